@@ -1,0 +1,363 @@
+"""Ultimate Tic-Tac-Toe rules exactly as the CS 4341 referee (v7) codes them, built for speed.
+
+No I/O here. A position is nine pairs of 9-bit masks (one per player per local board) plus a few
+global masks; moves are cell indices ``board * 9 + spot`` in the hot path and :class:`Move` values
+at the edges. ``push``/``pop`` make and unmake a move in O(1); ``key`` is a Zobrist hash kept up
+to date incrementally for the transposition table.
+
+Rules (PROTOCOL.md §5):
+
+* a local board is won by three in a row; a full board with no line is drawn; both are closed;
+* the next move goes to the board numbered like the previous spot if it is open, otherwise to any
+  empty cell of any board that is not won (drawn boards are full, so: any open board);
+* when a move decides a board: three boards won by one player in a line win the game; three
+  *drawn* boards in a line end the game as a tie (a quirk of the referee); all nine boards decided
+  with no line is a tie.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+
+X, O = 0, 1
+PLAYER_SYMBOLS = "XO"
+TIE = 2  # value of ``winner`` for a drawn game
+
+#: The eight lines of a 3x3 grid, as cell triples (row-major 0-8).
+LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
+LINE_MASKS = tuple((1 << a) | (1 << b) | (1 << c) for a, b, c in LINES)
+FULL = 0x1FF
+
+#: WINS[mask] is True when the 9-bit mask holds a complete line.
+WINS = tuple(any(m & line == line for line in LINE_MASKS) for m in range(512))
+
+#: FREE_SPOTS[occupied] lists the empty spots of a local board.
+FREE_SPOTS = tuple(tuple(s for s in range(9) if not occ >> s & 1) for occ in range(512))
+
+#: BOARD_MOVES[board][occupied] lists the empty cells (as move indices) of that board.
+BOARD_MOVES = tuple(tuple(tuple(b * 9 + s for s in free) for free in FREE_SPOTS) for b in range(9))
+
+BOARD_OF = tuple(i // 9 for i in range(81))
+SPOT_OF = tuple(i % 9 for i in range(81))
+BIT_OF = tuple(1 << (i % 9) for i in range(81))
+
+# Local board states.
+OPEN, WON_X, WON_O, DRAWN = 0, 1, 2, 3
+
+_zobrist_rng = random.Random(0x5EED_0F_7777)
+#: Zobrist keys: one per (player, cell) and one per forced board (index 0 = "play anywhere").
+ZOBRIST_CELL = tuple(tuple(_zobrist_rng.getrandbits(64) for _ in range(81)) for _ in range(2))
+ZOBRIST_FORCED = tuple(_zobrist_rng.getrandbits(64) for _ in range(10))
+
+
+class InvalidMoveError(ValueError):
+    """Text that does not parse as a move."""
+
+
+class IllegalMoveError(ValueError):
+    """A well-formed move that the rules do not allow in this position."""
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """A move: ``board`` 0-8 on the global grid, ``spot`` 0-8 inside it (both row-major).
+
+    >>> Move(4, 5)
+    Move(board=4, spot=5)
+    >>> str(Move(4, 5))
+    '4 5'
+    >>> Move.parse("4 5").index
+    41
+    """
+
+    board: int
+    spot: int
+
+    def __post_init__(self) -> None:
+        if not (0 <= self.board <= 8 and 0 <= self.spot <= 8):
+            raise InvalidMoveError(f"board and spot must be 0-8, got {self.board} {self.spot}")
+
+    @property
+    def index(self) -> int:
+        return self.board * 9 + self.spot
+
+    @classmethod
+    def from_index(cls, index: int) -> Move:
+        return cls(index // 9, index % 9)
+
+    @classmethod
+    def parse(cls, text: str) -> Move:
+        """Parse ``"BOARD SPOT"``."""
+        parts = text.split()
+        if len(parts) != 2:
+            raise InvalidMoveError(f"expected 'BOARD SPOT', got {text!r}")
+        return cls(*(_parse_coordinate(p, text) for p in parts))
+
+    def __str__(self) -> str:
+        return f"{self.board} {self.spot}"
+
+
+def _parse_coordinate(token: str, text: str) -> int:
+    # The referee converts with int(); we accept what it accepts and no more, then range-check.
+    try:
+        return int(token)
+    except ValueError:
+        raise InvalidMoveError(f"{token!r} is not a number in {text!r}") from None
+
+
+_NAME_PATTERN = re.compile(r"[A-Za-z0-9_\-]+\Z")
+
+
+def check_player_name(name: str) -> str:
+    """Return ``name`` if it is one token usable in a file name (``NAME.go``), else raise ValueError."""
+    if not _NAME_PATTERN.match(name or ""):
+        raise ValueError(
+            f"player name {name!r} must be one token of letters, digits, '_' or '-' "
+            "(it becomes the file name NAME.go and the first word of every move line)"
+        )
+    return name
+
+
+def parse_move_line(line: str) -> tuple[str, Move]:
+    """Parse a wire line ``NAME BOARD SPOT`` the way the referee does (extra tokens ignored).
+
+    >>> parse_move_line("Otter 2 4\\n")
+    ('Otter', Move(board=2, spot=4))
+    """
+    parts = line.split()
+    if len(parts) < 3:
+        raise InvalidMoveError(f"expected 'NAME BOARD SPOT', got {line.rstrip()!r}")
+    return parts[0], Move(_parse_coordinate(parts[1], line.rstrip()), _parse_coordinate(parts[2], line.rstrip()))
+
+
+def format_move_line(name: str, move: Move) -> str:
+    """The exact line an agent writes: ``NAME BOARD SPOT`` and one newline."""
+    return f"{name} {move.board} {move.spot}\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How a game ended: ``winner`` is X, O or None for a tie."""
+
+    winner: int | None
+    reason: str
+
+
+class Position:
+    """A mutable Ultimate Tic-Tac-Toe position with make/unmake.
+
+    Attributes read by the search (kept public and flat for speed): ``turn`` (X or O to move),
+    ``winner`` (None while the game goes on, else X, O or TIE), ``key`` (Zobrist hash), ``masks``
+    (``masks[player][board]`` 9-bit), ``occupied[board]``, ``status[board]`` (OPEN, WON_X, WON_O,
+    DRAWN), ``won`` (``won[player]``: 9-bit mask of boards won), ``drawn`` (mask of drawn boards),
+    ``forced`` (board the mover must play in, or -1 for any open board), ``ply``.
+    """
+
+    __slots__ = ("masks", "occupied", "status", "won", "drawn", "forced", "turn", "winner", "key", "ply", "_stack")
+
+    def __init__(self) -> None:
+        self.masks = [[0] * 9, [0] * 9]
+        self.occupied = [0] * 9
+        self.status = [OPEN] * 9
+        self.won = [0, 0]
+        self.drawn = 0
+        self.forced = -1
+        self.turn = X
+        self.winner: int | None = None
+        self.key = ZOBRIST_FORCED[0]
+        self.ply = 0
+        self._stack: list[tuple[int, int, int]] = []
+
+    @classmethod
+    def from_moves(cls, moves) -> Position:
+        """Play a sequence of moves (Move values or cell indices) from the empty board, checking each."""
+        position = cls()
+        for move in moves:
+            position.play(move)
+        return position
+
+    # -- queries -------------------------------------------------------------------------------
+
+    def legal_moves(self):
+        """Legal moves as cell indices (a tuple or list; empty once the game is over)."""
+        if self.winner is not None:
+            return ()
+        forced = self.forced
+        occupied = self.occupied
+        if forced >= 0:
+            return BOARD_MOVES[forced][occupied[forced]]
+        status = self.status
+        moves: list[int] = []
+        for b in range(9):
+            if status[b] == OPEN:
+                moves.extend(BOARD_MOVES[b][occupied[b]])
+        return moves
+
+    def is_legal(self, index: int) -> bool:
+        if self.winner is not None or not 0 <= index < 81:
+            return False
+        b = BOARD_OF[index]
+        if self.status[b] != OPEN or self.occupied[b] & BIT_OF[index]:
+            return False
+        return self.forced < 0 or self.forced == b
+
+    def is_over(self) -> bool:
+        return self.winner is not None
+
+    def outcome(self) -> Outcome | None:
+        if self.winner is None:
+            return None
+        if self.winner == TIE:
+            if any(self.drawn & line == line for line in LINE_MASKS):
+                return Outcome(None, "three drawn boards in a line")
+            return Outcome(None, "all boards decided with no line")
+        return Outcome(self.winner, "three local boards in a line")
+
+    def cell(self, index: int) -> int | None:
+        """The player occupying a cell, or None."""
+        bit, b = BIT_OF[index], BOARD_OF[index]
+        if self.masks[X][b] & bit:
+            return X
+        if self.masks[O][b] & bit:
+            return O
+        return None
+
+    @property
+    def last_move(self) -> int | None:
+        return self._stack[-1][0] if self._stack else None
+
+    def moves_played(self) -> list[int]:
+        return [entry[0] for entry in self._stack]
+
+    # -- make / unmake ---------------------------------------------------------------------------
+
+    def play(self, move) -> None:
+        """Apply a move given as a Move or a cell index, raising IllegalMoveError if not legal."""
+        index = move.index if isinstance(move, Move) else move
+        if not self.is_legal(index):
+            raise IllegalMoveError(f"{Move.from_index(index) if 0 <= index < 81 else index} is not legal: {self.why_illegal(index)}")
+        self.push(index)
+
+    def why_illegal(self, index: int) -> str:
+        """A human explanation of why a cell index cannot be played here ('' if it can)."""
+        if self.winner is not None:
+            return "the game is over"
+        if not 0 <= index < 81:
+            return "no such cell"
+        b = BOARD_OF[index]
+        if self.occupied[b] & BIT_OF[index]:
+            return f"cell {SPOT_OF[index]} of board {b} is occupied"
+        if self.status[b] != OPEN:
+            return f"board {b} is already {'drawn' if self.status[b] == DRAWN else 'won'}"
+        if self.forced >= 0 and self.forced != b:
+            return f"the move must be in board {self.forced}"
+        return ""
+
+    def push(self, index: int) -> None:
+        """Make a legal move (not checked: the search only plays generated moves)."""
+        b = BOARD_OF[index]
+        bit = BIT_OF[index]
+        p = self.turn
+        self._stack.append((index, self.forced, self.key))
+        mask = self.masks[p][b] | bit
+        self.masks[p][b] = mask
+        occupied = self.occupied[b] | bit
+        self.occupied[b] = occupied
+        status = self.status
+        if WINS[mask]:
+            status[b] = p + 1
+            won = self.won[p] | (1 << b)
+            self.won[p] = won
+            if WINS[won]:
+                self.winner = p
+            elif won | self.won[1 - p] | self.drawn == FULL:
+                self.winner = TIE
+        elif occupied == FULL:
+            status[b] = DRAWN
+            drawn = self.drawn | (1 << b)
+            self.drawn = drawn
+            if WINS[drawn] or drawn | self.won[0] | self.won[1] == FULL:
+                self.winner = TIE
+        spot = SPOT_OF[index]
+        forced = spot if status[spot] == OPEN else -1
+        self.key ^= ZOBRIST_CELL[p][index] ^ ZOBRIST_FORCED[self.forced + 1] ^ ZOBRIST_FORCED[forced + 1]
+        self.forced = forced
+        self.turn = 1 - p
+        self.ply += 1
+
+    def pop(self) -> int:
+        """Unmake the last move and return it."""
+        index, self.forced, self.key = self._stack.pop()
+        p = 1 - self.turn
+        self.turn = p
+        self.ply -= 1
+        self.winner = None
+        b = BOARD_OF[index]
+        bit = BIT_OF[index]
+        self.masks[p][b] ^= bit
+        self.occupied[b] ^= bit
+        state = self.status[b]
+        if state != OPEN:
+            self.status[b] = OPEN
+            if state == DRAWN:
+                self.drawn ^= 1 << b
+            else:
+                self.won[p] ^= 1 << b
+        return index
+
+    def copy(self) -> Position:
+        other = Position.__new__(Position)
+        other.masks = [self.masks[0][:], self.masks[1][:]]
+        other.occupied = self.occupied[:]
+        other.status = self.status[:]
+        other.won = self.won[:]
+        other.drawn = self.drawn
+        other.forced = self.forced
+        other.turn = self.turn
+        other.winner = self.winner
+        other.key = self.key
+        other.ply = self.ply
+        other._stack = self._stack[:]
+        return other
+
+    # -- display ---------------------------------------------------------------------------------
+
+    def render(self) -> str:
+        """The 9x9 grid as text, boards separated by lines; won boards are filled with their letter."""
+        rows = []
+        for big_row in range(3):
+            for small_row in range(3):
+                chunks = []
+                for big_col in range(3):
+                    b = big_row * 3 + big_col
+                    cells = []
+                    for small_col in range(3):
+                        s = small_row * 3 + small_col
+                        who = self.cell(b * 9 + s)
+                        cells.append("." if who is None else PLAYER_SYMBOLS[who])
+                    chunks.append(" ".join(cells))
+                rows.append(" | ".join(chunks))
+            if big_row < 2:
+                rows.append("------+-------+------")
+        return "\n".join(rows)
+
+    def __repr__(self) -> str:
+        return f"Position.from_moves({[str(Move.from_index(i)) for i in self.moves_played()]!r})"
+
+
+def perft(position: Position, depth: int) -> int:
+    """Count the leaf positions ``depth`` plies ahead (finished games count as leaves)."""
+    if depth == 0 or position.winner is not None:
+        return 1
+    moves = position.legal_moves()
+    if depth == 1:
+        return len(moves)
+    total = 0
+    push, pop = position.push, position.pop
+    for move in moves:
+        push(move)
+        total += perft(position, depth - 1)
+        pop()
+    return total

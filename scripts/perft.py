@@ -1,0 +1,46 @@
+"""Count leaf positions N plies from the empty board with the agent's fast rules.
+
+Usage: python scripts/perft.py N [--divide]
+The last line ends with the count. Expected (PROTOCOL.md §5): 81, 720, 6336, 55080, 473256,
+4020960, 33782544, 281067408 for N = 1..8.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from agent.rules import Move, Position, perft  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("depth", type=int)
+    parser.add_argument("--divide", action="store_true", help="print the count below each first move")
+    args = parser.parse_args(argv)
+    if args.depth < 0:
+        parser.error("depth must be >= 0")
+    position = Position()
+    start = time.perf_counter()
+    if args.divide and args.depth > 0:
+        total = 0
+        for move in position.legal_moves():
+            position.push(move)
+            count = perft(position, args.depth - 1)
+            position.pop()
+            total += count
+            print(f"{Move.from_index(move)}: {count}")
+    else:
+        total = perft(position, args.depth)
+    elapsed = time.perf_counter() - start
+    print(f"time {elapsed:.2f} s, {total / max(elapsed, 1e-9):,.0f} leaves/s")
+    print(f"perft {args.depth}: {total}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
