@@ -9,8 +9,10 @@ from __future__ import annotations
 import random
 import time
 
+from .evaluation import Evaluator
 from .limits import SearchLimit, SearchResult
 from .rules import Position
+from .search import AlphaBeta
 
 
 class RandomEngine:
@@ -27,7 +29,30 @@ class RandomEngine:
         return SearchResult(move=move, nodes=1, elapsed=time.perf_counter() - start)
 
 
-ENGINES = {"random": RandomEngine}
+class AlphaBetaEngine:
+    """The competition engine: iterative-deepening alpha-beta with the table-driven evaluation.
+
+    ``depth`` or ``nodes`` make it deterministic (fixed-depth or fixed-node searches, for tests
+    and baselines); with neither, the caller's deadline bounds it.
+    """
+
+    name = "alphabeta"
+
+    def __init__(self, depth: int | None = None, nodes: int | None = None, hash_mb: float = 192.0,
+                 weights=None) -> None:
+        self.depth = depth
+        self.nodes = nodes
+        self.evaluator = Evaluator(weights) if weights is not None else Evaluator()
+        self.searcher = AlphaBeta(self.evaluator, move_space=81, hash_mb=hash_mb)
+
+    def choose(self, position: Position, limit: SearchLimit) -> SearchResult:
+        if self.depth is not None or self.nodes is not None:
+            limit = SearchLimit(deadline=limit.deadline, depth=self.depth or limit.depth,
+                                nodes=self.nodes or limit.nodes)
+        return self.searcher.search(position, limit)
+
+
+ENGINES = {"alphabeta": AlphaBetaEngine, "random": RandomEngine}
 
 
 def make_engine(name: str, **options):

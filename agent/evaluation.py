@@ -1,0 +1,196 @@
+"""Static evaluation of Ultimate Tic-Tac-Toe positions, and the tactical move ordering.
+
+Two levels, both table-driven:
+
+* local: every (X mask, O mask) pattern of a 3x3 board gets a value from its open lines (one or
+  two marks of one player and none of the other), its centre and corners, or the won/drawn
+  state; each board's value is scaled by its place on the global grid (centre, corner, edge);
+* global: the lines of the global grid, from the masks of won and drawn boards: a line with two
+  boards of one player and a third still winnable is a threat, one board a start. Memoized, since
+  only a few hundred of these masks occur in a game.
+
+Plus a bonus for the side to move when it may play anywhere. The weights are chosen by matches
+(``scripts/tune_eval.py``), not by guesses; ``Weights`` keeps them in one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from .rules import BIT_OF, BOARD_OF, FULL, LINE_MASKS, OPEN, SPOT_OF, WINS, X, Position
+
+CORNERS = (0, 2, 6, 8)
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Evaluation weights, in score units (a local board won on an edge of the grid is ``board_won * edge``)."""
+
+    board_won: int = 100
+    local_two: int = 14
+    local_one: int = 3
+    local_center: int = 4
+    local_corner: int = 1
+    centre_board: int = 7  # scale of a local board's value by its place, over 5
+    corner_board: int = 6
+    edge_board: int = 5
+    global_two: int = 400
+    global_one: int = 60
+    free_move: int = 40
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+DEFAULT_WEIGHTS = Weights()
+
+
+def _local_value(xm: int, om: int, w: Weights) -> int:
+    """Value of one local board pattern for X (before the board-place scaling)."""
+    if WINS[xm]:
+        return w.board_won
+    if WINS[om]:
+        return -w.board_won
+    value = 0
+    live = False
+    for line in LINE_MASKS:
+        x, o = xm & line, om & line
+        if x and o:
+            continue
+        live = True
+        if x:
+            value += w.local_two if x & (x - 1) else w.local_one
+        elif o:
+            value -= w.local_two if o & (o - 1) else w.local_one
+    if not live:  # nobody can win this board any more: it will be drawn
+        return 0
+    if xm & 0x10:
+        value += w.local_center
+    elif om & 0x10:
+        value -= w.local_center
+    for c in CORNERS:
+        if xm >> c & 1:
+            value += w.local_corner
+        elif om >> c & 1:
+            value -= w.local_corner
+    return value
+
+
+def build_local_table(w: Weights) -> list[int]:
+    """LOCAL[(xmask << 9) | omask] for every disjoint pair of masks (3^9 patterns)."""
+    table = [0] * (1 << 18)
+    for xm, om in _disjoint_pairs():
+        table[xm << 9 | om] = _local_value(xm, om, w)
+    return table
+
+
+def _disjoint_pairs():
+    """Every (a, b) pair of disjoint 9-bit masks: the 3^9 patterns of a local board."""
+    for a in range(512):
+        free = FULL ^ a
+        b = free
+        while True:
+            yield a, b
+            if b == 0:
+                break
+            b = (b - 1) & free
+
+
+def build_can_win_table() -> list[bool]:
+    """CAN_WIN[(mover << 9) | other]: the mover can complete a line on this board in one move."""
+    table = [False] * (1 << 18)
+    for mover, other in _disjoint_pairs():
+        if WINS[mover] or WINS[other]:
+            continue
+        free = FULL ^ (mover | other)
+        table[mover << 9 | other] = any(WINS[mover | 1 << s] for s in range(9) if free >> s & 1)
+    return table
+
+
+def global_value(won_x: int, won_o: int, drawn: int, w: Weights) -> int:
+    """Value for X of the global grid's lines, from the masks of won and drawn boards."""
+    value = 0
+    for line in LINE_MASKS:
+        if line & drawn:
+            continue
+        x, o = won_x & line, won_o & line
+        if x and o:
+            continue
+        if x:
+            value += w.global_two if x & (x - 1) else w.global_one
+        elif o:
+            value -= w.global_two if o & (o - 1) else w.global_one
+    return value
+
+
+class Evaluator:
+    """``evaluate(position)`` from the side to move's view, and ``move_priority`` for ordering."""
+
+    def __init__(self, weights: Weights = DEFAULT_WEIGHTS) -> None:
+        self.weights = weights
+        self._local = build_local_table(weights)
+        self._global: dict[int, int] = {}
+        self._can_win_next = build_can_win_table()
+        self.evaluate = self._make_evaluate()
+
+    def _make_evaluate(self):
+        # A closure with the table and the nine board scales as locals: the hot path of the search.
+        w = self.weights
+        local = self._local
+        global_memo = self._global
+        free_move = w.free_move * 5
+        place = [w.corner_board, w.edge_board, w.corner_board,
+                 w.edge_board, w.centre_board, w.edge_board,
+                 w.corner_board, w.edge_board, w.corner_board]
+        c0, e1, c2, e3, m4, e5, c6, e7, c8 = place
+
+        def evaluate(pos: Position) -> int:
+            xm, om = pos.masks
+            won_x, won_o = pos.won
+            score = (local[xm[0] << 9 | om[0]] * c0 + local[xm[1] << 9 | om[1]] * e1
+                     + local[xm[2] << 9 | om[2]] * c2 + local[xm[3] << 9 | om[3]] * e3
+                     + local[xm[4] << 9 | om[4]] * m4 + local[xm[5] << 9 | om[5]] * e5
+                     + local[xm[6] << 9 | om[6]] * c6 + local[xm[7] << 9 | om[7]] * e7
+                     + local[xm[8] << 9 | om[8]] * c8)
+            if won_x | won_o:
+                key = won_x | won_o << 9 | pos.drawn << 18
+                g = global_memo.get(key)
+                if g is None:
+                    g = global_memo[key] = global_value(won_x, won_o, pos.drawn, w) * 5
+                score += g
+            if pos.turn != X:
+                score = -score
+            if pos.forced < 0:
+                score += free_move
+            return score
+
+        return evaluate
+
+    def move_priority(self, pos: Position, moves) -> list[int]:
+        """Static priority of each move: a local win first, then a block; a move that sends the
+        opponent to a board they can win at once, or lets them play anywhere, last."""
+        me = pos.masks[pos.turn]
+        them = pos.masks[1 - pos.turn]
+        status = pos.status
+        occupied = pos.occupied
+        can_win = self._can_win_next
+        priorities = []
+        for m in moves:
+            b, bit, s = BOARD_OF[m], BIT_OF[m], SPOT_OF[m]
+            if WINS[me[b] | bit]:
+                p = 4
+            elif WINS[them[b] | bit]:
+                p = 2
+            else:
+                p = 0
+            if s == b:  # sent back into this board, as it will be after the move
+                if p == 4 or occupied[b] | bit == FULL:
+                    p -= 2
+                elif can_win[them[b] << 9 | me[b] | bit]:
+                    p -= 3
+            elif status[s] != OPEN:
+                p -= 2
+            elif can_win[them[s] << 9 | me[s]]:
+                p -= 3
+            priorities.append(p)
+        return priorities

@@ -1,0 +1,314 @@
+"""Iterative-deepening alpha-beta (negamax with principal variation search) over a small game interface.
+
+The search knows nothing about Ultimate Tic-Tac-Toe. A game state must offer:
+
+* ``turn``: the player to move (0 or 1); ``winner``: None while the game goes on, else the winning
+  player (0 or 1) or any other value for a draw; ``key``: a hash of the position;
+* ``legal_moves()``: the moves (small ints below ``move_space``); ``push(move)`` / ``pop()``.
+
+Optionally ``ply`` (moves made so far, to take back moves after a stop) and ``max_plies_left()``
+(an upper bound on the plies the game can still last, to stop once the whole tree is seen).
+
+An evaluator must offer ``evaluate(state) -> int`` (from the side to move's point of view, well
+inside ``±PROVEN_SCORE``) and ``move_priority(state, moves) -> list[int]`` (a static priority per
+move, higher first: immediate wins and blocks, say; all zeros is allowed).
+
+Forced results score ``WIN_SCORE - plies`` so the search prefers the quickest win and the slowest
+loss. The transposition table is a dict bounded by an entry count derived from a memory budget.
+"""
+
+from __future__ import annotations
+
+import time
+from itertools import islice
+
+from .limits import SearchLimit, SearchResult
+
+WIN_SCORE = 1_000_000
+#: Scores beyond this are forced results (wins or losses within the longest possible game).
+PROVEN_SCORE = WIN_SCORE - 1000
+INFINITY = WIN_SCORE + 1
+
+EXACT, LOWER, UPPER = 0, 1, 2
+
+#: Nodes between two looks at the clock: about 2-5 ms of search in CPython, far below the margin.
+CLOCK_INTERVAL = 1024
+#: Resident bytes one transposition-table entry costs in CPython (dict slot, int key, 4-tuple), measured.
+TT_ENTRY_BYTES = 200
+MAX_PLY = 128
+
+
+class _Stop(Exception):
+    """Raised inside the tree when the clock or the node budget runs out."""
+
+
+class AlphaBeta:
+    """A reusable searcher: keeps its transposition table and history between moves of one game."""
+
+    def __init__(self, evaluator, move_space: int, hash_mb: float = 192.0) -> None:
+        self.evaluator = evaluator
+        self.move_space = move_space
+        self.tt: dict[int, tuple[int, int, int, int]] = {}
+        self.tt_capacity = max(1024, int(hash_mb * 1024 * 1024 / TT_ENTRY_BYTES))
+        self.history = [[0] * move_space for _ in range(2)]
+        self.killers = [[-1, -1] for _ in range(MAX_PLY)]
+        self.nodes = 0
+
+    # -- public ------------------------------------------------------------------------------
+
+    def search(self, state, limit: SearchLimit, on_iteration=None) -> SearchResult:
+        """The best move found within ``limit``: the deepest completed iteration's, or a move
+        proven better inside the unfinished one. ``on_iteration(result)`` is called after each depth."""
+        result = None
+        for result in self.iterate(state, limit):
+            if on_iteration is not None:
+                on_iteration(result)
+        return result
+
+    def iterate(self, state, limit: SearchLimit):
+        """Yield a SearchResult after every completed depth (and a last one if time ran out)."""
+        moves = list(state.legal_moves())
+        if not moves:
+            raise ValueError("no legal moves: the game is over")
+        start = time.perf_counter()
+        self.nodes = 0
+        self._deadline = limit.deadline
+        self._node_limit = limit.nodes
+        self._next_check = CLOCK_INTERVAL
+        self._trim_table()
+        for row in self.history:  # age the history so old cut-offs do not dominate
+            for i, value in enumerate(row):
+                row[i] = value >> 3
+        self.killers = [[-1, -1] for _ in range(MAX_PLY)]
+
+        best = SearchResult(move=self._initial_move(state, moves))
+        if len(moves) == 1 and limit.depth is None and limit.nodes is None:
+            best.elapsed = time.perf_counter() - start
+            yield best  # a forced move needs no thinking
+            return
+        max_depth = limit.depth if limit.depth is not None else MAX_PLY - 1
+        root_ply = state.ply if hasattr(state, "ply") else None
+        for depth in range(1, max_depth + 1):
+            self._root_best = None
+            try:
+                score, move = self._root(state, moves, depth)
+            except _Stop:
+                self._unwind(state, root_ply)
+                if self._root_best is not None:  # proven better than the completed first move
+                    best.move, best.score = self._root_best
+                best.nodes, best.elapsed = self.nodes, time.perf_counter() - start
+                yield best
+                return
+            best = SearchResult(move=move, score=score, depth=depth, nodes=self.nodes,
+                                elapsed=time.perf_counter() - start, pv=self._principal_variation(state, move, depth))
+            best.proven = abs(score) >= PROVEN_SCORE or depth >= self._plies_left_bound(state)
+            moves.remove(move)
+            moves.insert(0, move)
+            yield best
+            if best.proven:
+                return
+            if self._out_of_time():
+                return
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _initial_move(self, state, moves) -> int:
+        entry = self.tt.get(state.key)
+        if entry is not None and entry[3] in moves:
+            return entry[3]
+        priorities = self.evaluator.move_priority(state, moves)
+        return moves[priorities.index(max(priorities))]
+
+    @staticmethod
+    def _plies_left_bound(state) -> int:
+        """Searching deeper than the plies the game can still last can change nothing."""
+        bound = getattr(state, "max_plies_left", None)
+        return bound() if bound is not None else MAX_PLY
+
+    def _out_of_time(self) -> bool:
+        return self._deadline is not None and time.perf_counter() >= self._deadline
+
+    def _unwind(self, state, root_ply) -> None:
+        # A _Stop can leave moves made below the root; take them back.
+        if root_ply is not None:
+            while state.ply > root_ply:
+                state.pop()
+
+    def _check_limits(self) -> None:
+        self._next_check = self.nodes + CLOCK_INTERVAL
+        if self._node_limit is not None and self.nodes >= self._node_limit:
+            raise _Stop
+        if self._deadline is not None and time.perf_counter() >= self._deadline:
+            raise _Stop
+
+    def _trim_table(self) -> None:
+        # Dicts keep insertion order: dropping the oldest half keeps the recent, relevant entries.
+        excess = len(self.tt) - self.tt_capacity // 2
+        if len(self.tt) > self.tt_capacity * 3 // 4 and excess > 0:
+            for key in list(islice(self.tt, excess)):
+                del self.tt[key]
+
+    def _root(self, state, moves, depth):
+        alpha, beta = -INFINITY, INFINITY
+        best_move, best_score = moves[0], -INFINITY
+        first_score = None
+        for i, move in enumerate(moves):
+            state.push(move)
+            if i == 0:
+                score = -self._negamax(state, depth - 1, -beta, -alpha, 1)
+                first_score = score
+            else:
+                score = -self._negamax(state, depth - 1, -alpha - 1, -alpha, 1)
+                if score > alpha:
+                    score = -self._negamax(state, depth - 1, -beta, -alpha, 1)
+                    if score > first_score:
+                        self._root_best = (move, score)
+            state.pop()
+            if score > best_score:
+                best_score, best_move = score, move
+                alpha = max(alpha, score)
+        self.tt[state.key] = (depth, EXACT, best_score, best_move)
+        return best_score, best_move
+
+    def _negamax(self, state, depth, alpha, beta, ply):
+        self.nodes += 1
+        if self.nodes >= self._next_check:
+            self._check_limits()
+        winner = state.winner
+        if winner is not None:
+            return _terminal_score(winner, state.turn, ply)
+        if depth <= 0:
+            return self.evaluator.evaluate(state)
+
+        key = state.key
+        tt = self.tt
+        entry = tt.get(key)
+        tt_move = -1
+        if entry is not None:
+            e_depth, e_flag, e_score, tt_move = entry
+            if e_depth >= depth:
+                if e_score > PROVEN_SCORE:
+                    e_score -= ply
+                elif e_score < -PROVEN_SCORE:
+                    e_score += ply
+                if e_flag == EXACT:
+                    return e_score
+                if e_flag == LOWER:
+                    if e_score >= beta:
+                        return e_score
+                elif e_score <= alpha:
+                    return e_score
+
+        moves = self._ordered(state, depth, tt_move, ply)
+        push, pop = state.push, state.pop
+        original_alpha = alpha
+        best_score, best_move = -INFINITY, moves[0]
+
+        if depth == 1:
+            # Children are leaves: evaluate them here and save a call per child.
+            evaluate = self.evaluator.evaluate
+            child_ply = ply + 1
+            for move in moves:
+                push(move)
+                self.nodes += 1
+                winner = state.winner
+                if winner is None:
+                    score = -evaluate(state)
+                else:
+                    score = -_terminal_score(winner, state.turn, child_ply)
+                pop()
+                if score > best_score:
+                    best_score, best_move = score, move
+                    if score > alpha:
+                        alpha = score
+                        if score >= beta:
+                            break
+        else:
+            first = True
+            for move in moves:
+                push(move)
+                if first:
+                    score = -self._negamax(state, depth - 1, -beta, -alpha, ply + 1)
+                    first = False
+                else:
+                    score = -self._negamax(state, depth - 1, -alpha - 1, -alpha, ply + 1)
+                    if alpha < score < beta:
+                        score = -self._negamax(state, depth - 1, -beta, -score, ply + 1)
+                pop()
+                if score > best_score:
+                    best_score, best_move = score, move
+                    if score > alpha:
+                        alpha = score
+                        if score >= beta:
+                            break
+
+        if best_score >= beta:
+            flag = LOWER
+            killers = self.killers[ply]
+            if killers[0] != best_move:
+                killers[1] = killers[0]
+                killers[0] = best_move
+            self.history[state.turn][best_move] += depth * depth
+        elif best_score <= original_alpha:
+            flag = UPPER
+        else:
+            flag = EXACT
+        stored = best_score
+        if stored > PROVEN_SCORE:
+            stored += ply
+        elif stored < -PROVEN_SCORE:
+            stored -= ply
+        tt[key] = (depth, flag, stored, best_move)
+        return best_score
+
+    def _ordered(self, state, depth, tt_move, ply):
+        moves = state.legal_moves()
+        if len(moves) <= 1:
+            return moves
+        hist = self.history[state.turn]
+        if depth >= 2:
+            # Tactics first (wins, blocks), history among equals. Near the leaves history alone:
+            # the tactical scan costs more there than the cut-offs it buys.
+            priorities = self.evaluator.move_priority(state, moves)
+            keyed = sorted(zip(priorities, [hist[m] for m in moves], moves), reverse=True)
+            moves = [m for _, _, m in keyed]
+        else:
+            moves = sorted(moves, key=hist.__getitem__, reverse=True)
+        killers = self.killers[ply]
+        front = []
+        for m in (tt_move, killers[0], killers[1]):
+            if m >= 0 and m not in front and m in moves:
+                front.append(m)
+        if front:
+            moves = front + [m for m in moves if m not in front]
+        return moves
+
+    def _principal_variation(self, state, move, depth) -> list[int]:
+        pv = [move]
+        seen = {state.key}
+        state.push(move)
+        made = 1
+        while len(pv) < depth and state.winner is None:
+            entry = self.tt.get(state.key)
+            if entry is None or state.key in seen or not _is_legal(state, entry[3]):
+                break
+            seen.add(state.key)
+            pv.append(entry[3])
+            state.push(entry[3])
+            made += 1
+        for _ in range(made):
+            state.pop()
+        return pv
+
+
+def _is_legal(state, move) -> bool:
+    return move in state.legal_moves()
+
+
+def _terminal_score(winner, turn, ply) -> int:
+    """Score of a finished game for the side to move: quicker wins and slower losses score higher."""
+    if winner == turn:
+        return WIN_SCORE - ply
+    if winner == 1 - turn:
+        return -(WIN_SCORE - ply)
+    return 0
