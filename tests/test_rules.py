@@ -1,0 +1,165 @@
+"""The agent's fast rules: move generation counts, the referee's rules, make/unmake, parsing."""
+
+import random
+
+import pytest
+
+from agent.rules import (
+    DRAWN, OPEN, TIE, WON_O, WON_X, X, O, IllegalMoveError, InvalidMoveError, Move, Position,
+    ZOBRIST_CELL, ZOBRIST_FORCED, check_player_name, format_move_line, parse_move_line, perft,
+)
+
+PERFT = [81, 720, 6336, 55080, 473256, 4020960]
+
+
+@pytest.mark.parametrize("depth,count", list(enumerate(PERFT, start=1)))
+def test_perft(depth, count):
+    assert perft(Position(), depth) == count
+
+
+def play(*moves):
+    return Position.from_moves([Move(b, s) for b, s in moves])
+
+
+def snapshot(p: Position):
+    return (p.masks[0][:], p.masks[1][:], p.occupied[:], p.status[:], p.won[:], p.drawn, p.forced,
+            p.turn, p.winner, p.key, p.ply)
+
+
+def scratch_key(p: Position) -> int:
+    key = ZOBRIST_FORCED[p.forced + 1]
+    for index in range(81):
+        who = p.cell(index)
+        if who is not None:
+            key ^= ZOBRIST_CELL[who][index]
+    return key
+
+
+def test_first_move_anywhere_then_sent_to_the_spot_board():
+    p = Position()
+    assert len(p.legal_moves()) == 81
+    p.play(Move(4, 2))
+    assert sorted(p.legal_moves()) == [2 * 9 + s for s in range(9)]
+    with pytest.raises(IllegalMoveError, match="must be in board 2"):
+        p.play(Move(3, 0))
+
+
+def test_won_board_is_closed_and_sending_there_frees_the_mover():
+    q = Position()
+    for m in [(4, 0), (0, 4), (4, 3), (3, 4), (4, 6)]:  # X takes 0, 3, 6 of board 4 -> won
+        q.play(Move(*m))
+    assert q.status[4] == WON_X and q.won[X] == 1 << 4
+    # X's last spot 6 sends O to board 6, which is open.
+    assert q.forced == 6
+    q.play(Move(6, 4))  # O sends X to board 4, which is won: X may play anywhere but in board 4
+    assert q.forced == -1
+    moves = q.legal_moves()
+    assert all(m // 9 != 4 for m in moves)
+    assert len(moves) == 81 - 9 - 3  # board 4 closed; O holds 0 4, 3 4 and 6 4
+    with pytest.raises(IllegalMoveError, match="board 4 is already won"):
+        q.play(Move(4, 8))
+
+
+def test_drawn_board_and_three_drawn_in_a_line_is_a_tie():
+    p = Position()
+    # Reaching three drawn boards by play takes dozens of moves: set the masks up directly and
+    # check what push does when the last cell of the third board is filled.
+    p.masks[X][0], p.masks[O][0] = 0b110001101, 0b001110010   # X: 0 2 3 7 8, O: 1 4 5 6 -> full, no line
+    p.masks[X][1], p.masks[O][1] = 0b110001101, 0b001110010
+    for b in (0, 1):
+        p.occupied[b] = 0x1FF
+        p.status[b] = DRAWN
+    p.drawn = 0b11
+    # Board 2 one cell short of the same drawn pattern, X to move there.
+    p.masks[X][2], p.masks[O][2] = 0b110001100, 0b001110010
+    p.occupied[2] = p.masks[X][2] | p.masks[O][2]
+    p.forced = 2
+    p.push(2 * 9 + 0)
+    assert p.status[2] == DRAWN
+    assert p.winner == TIE
+    assert p.outcome().winner is None and "drawn" in p.outcome().reason
+    p.pop()
+    assert p.winner is None and p.status[2] == OPEN and p.drawn == 0b11
+
+
+def test_three_won_boards_in_a_line_win():
+    p = Position()
+    p.masks[X][0] = p.masks[X][4] = 0b111
+    p.occupied[0] = p.occupied[4] = 0b111
+    p.status[0] = p.status[4] = WON_X
+    p.won[X] = 1 | 1 << 4
+    p.masks[X][8] = 0b011
+    p.occupied[8] = 0b011
+    p.forced = 8
+    p.push(8 * 9 + 2)
+    assert p.winner == X
+    assert p.outcome().winner == X
+    assert p.legal_moves() == ()
+
+
+def test_push_pop_restores_everything_over_random_games():
+    rng = random.Random(7)
+    for _ in range(200):
+        p = Position()
+        history = []
+        while p.winner is None:
+            history.append(snapshot(p))
+            assert p.key == scratch_key(p)
+            p.push(rng.choice(list(p.legal_moves())))
+        while history:
+            p.pop()
+            assert snapshot(p) == history.pop()
+
+
+def test_copy_is_independent():
+    p = play((4, 4))
+    q = p.copy()
+    q.play(Move(4, 0))
+    assert p.ply == 1 and q.ply == 2 and p.cell(36) is None
+
+
+def test_move_text_round_trip_and_errors():
+    for index in range(81):
+        move = Move.from_index(index)
+        assert Move.parse(str(move)) == move and move.index == index
+    with pytest.raises(InvalidMoveError):
+        Move(9, 0)
+    with pytest.raises(InvalidMoveError, match="not a number"):
+        Move.parse("4 x")
+    with pytest.raises(InvalidMoveError, match="expected 'BOARD SPOT'"):
+        Move.parse("4")
+
+
+def test_move_line_parsing_matches_the_referee():
+    assert parse_move_line("Otter 2 4\n") == ("Otter", Move(2, 4))
+    assert parse_move_line("Otter 2 4 extra tokens") == ("Otter", Move(2, 4))  # ignored, like the referee
+    assert format_move_line("Otter", Move(2, 4)) == "Otter 2 4\n"
+    with pytest.raises(InvalidMoveError, match="expected 'NAME BOARD SPOT', got 'Otter 9'"):
+        parse_move_line("Otter 9")
+    with pytest.raises(InvalidMoveError, match="board and spot must be 0-8"):
+        parse_move_line("Otter 9 9")
+    # Nothing but ValueError escapes the parser, whatever the text.
+    rng = random.Random(1)
+    alphabet = "Ot 0123456789-+_x\n\t."
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        try:
+            name, move = parse_move_line(text)
+        except ValueError:
+            continue
+        assert parse_move_line(format_move_line(name, move)) == (name, move)
+
+
+def test_player_names():
+    assert check_player_name("Walrus_2") == "Walrus_2"
+    for bad in ["", "two words", "a/b", "x.go", "tab\t"]:
+        with pytest.raises(ValueError, match="must be one token"):
+            check_player_name(bad)
+
+
+def test_illegal_move_explanations():
+    p = play((4, 4))
+    assert "occupied" in p.why_illegal(4 * 9 + 4)
+    with pytest.raises(IllegalMoveError, match="4 4 is not legal"):
+        p.play(Move(4, 4))
+    assert p.why_illegal(4 * 9 + 0) == ""
