@@ -1,0 +1,393 @@
+"""The CS 4341 Ultimate Tic-Tac-Toe referee (v7) as a library, headless.
+
+Every file the real referee writes, in the same order, with the same timing rules
+(PROTOCOL.md §1-7): clean-up, coin flip, empty ``move_file``, ``first_four_moves``, then one
+turn after the other (delete the opponent's ``.go``, note the mtime of ``move_file``, create
+``P.go``, poll every 50 ms, read at once), ``end_game`` and both ``.go`` files at the end.
+
+>>> record = run_game(directory, "Walrus", "Otter", time_limit=10)   # doctest: +SKIP
+>>> record.end_text                                                    # doctest: +SKIP
+'END: Walrus WINS! Otter LOSES! The winning player has won 3 local boards in a row ...'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import random
+import re
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, TextIO
+
+from ref_sim.rules import TIE, Game
+
+MOVE_FILE = "move_file"
+FIRST_FOUR_MOVES = "first_four_moves"
+END_GAME = "end_game"
+
+#: The real referee's poll period; it stays 50 ms whatever the time limit.
+TICK = 0.05
+#: Start-up delay of the real referee (pygame) before the opening is written: the first
+#: ``.go`` appears about 0.3 s after launch.
+START_DELAY = 0.3
+#: How long to wait after the end before cleaning up, so agents can read ``end_game``.
+EXIT_DELAY = 1.0
+#: While lingering, the real referee may rewrite ``end_game`` and the ``.go`` files.
+LINGER_REWRITE_PERIOD = 1.0
+
+WIN_REASON = "The winning player has won 3 local boards in a row on the global board!"
+TIME_OUT = "Time out!"
+INVALID_MOVE = "Invalid move!"
+OUT_OF_ORDER = "Out-of-order move!"
+CRASHED = "referee crashed: move_file missing"
+INTERRUPTED = "referee interrupted"
+
+# The real referee's clean-up patterns, applied with re.match (anchored at the start only),
+# to regular files.  "(:?.*).go" therefore deletes any name with "go" after its first char.
+CLEANUP_PATTERNS = [re.compile(p) for p in ("move_file", "(:?.*).go", "end_game",
+                                            "first_four_moves")]
+
+
+def is_cleanup_name(name: str) -> bool:
+    """True if the referee's clean-up deletes a file called ``name``.
+
+    >>> [is_cleanup_name(n) for n in ("move_file.bak", "algo.py", "go.txt", "Otter.go")]
+    [True, True, False, True]
+    """
+    return any(pattern.match(name) for pattern in CLEANUP_PATTERNS)
+
+
+def clean(directory) -> list[str]:
+    """Delete the referee's files in ``directory`` like the real one; return their names."""
+    removed = []
+    directory = Path(directory)
+    for entry in sorted(os.listdir(directory)):
+        path = directory / entry
+        if path.is_file() and is_cleanup_name(entry):
+            try:
+                path.unlink()
+                removed.append(entry)
+            except FileNotFoundError:
+                pass
+    return removed
+
+
+@dataclass
+class MoveRecord:
+    """One move of the game after the opening."""
+    player: str
+    board: int
+    spot: int
+    seconds: float      # from the player's .go to the tick that saw the move
+
+
+@dataclass
+class GameRecord:
+    """Everything about one game, saved as JSON by :meth:`save`."""
+    names: tuple[str, str]
+    time_limit: float
+    seed: int | None = None
+    p1: str | None = None                       # X, moves first after the opening
+    p2: str | None = None
+    opening: list[tuple[str, int, int]] = field(default_factory=list)
+    moves: list[MoveRecord] = field(default_factory=list)
+    result: str | None = None                   # "win", "tie" or "aborted"
+    winner: str | None = None
+    loser: str | None = None
+    reason: str | None = None
+    end_text: str | None = None                 # exact content of end_game (None if aborted)
+    bad_line: str | None = None                 # the line read when the verdict was a loss
+    started: float = 0.0
+    duration: float = 0.0
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def save(self, path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path) -> "GameRecord":
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data["names"] = tuple(data["names"])
+        data["opening"] = [tuple(item) for item in data["opening"]]
+        data["moves"] = [MoveRecord(**item) for item in data["moves"]]
+        return cls(**data)
+
+
+@dataclass
+class Event:
+    """What ``on_event`` receives.
+
+    kind: "start" (opening written), "turn" (P.go created, clock running), "move" (a legal
+    move was applied), "end" (end_game and both .go files written), "abort".
+    """
+    kind: str
+    game: Game
+    record: GameRecord
+    player: str | None = None
+    move: MoveRecord | None = None
+
+
+class RefereeCrash(Exception):
+    """The real referee would crash here (move_file missing): no end_game is written."""
+
+
+def read_move_line(path) -> str:
+    """The line the real referee reads: the last line before the first blank line."""
+    with open(path, "r", encoding="utf-8", errors="replace") as handle:
+        lines = handle.readlines()
+    line = ""
+    for next_line in lines:
+        if next_line.isspace():
+            break
+        line = next_line
+    return line
+
+
+def parse_move_line(line: str) -> tuple[str, int, int] | None:
+    """Name, board, spot as the real referee parses them; None if unparseable."""
+    tokens = line.split()
+    try:
+        return tokens[0], int(tokens[1]), int(tokens[2])
+    except (IndexError, ValueError):
+        return None
+
+
+def _touch(path: Path) -> None:
+    open(path, "w").close()
+
+
+def random_opening(rng: random.Random, p1: str, p2: str) -> list[tuple[str, int, int]]:
+    """Four chained moves, no repeated cell: each board is the previous spot."""
+    game = Game()
+    opening = []
+    for index in range(4):
+        board, spot = rng.choice(game.legal_moves())
+        game.play(board, spot)
+        opening.append(((p1, p2)[index % 2], board, spot))
+    return opening
+
+
+def run_game(directory, name1: str, name2: str, time_limit: float = 10.0,
+             seed: int | None = None, linger: bool | float = False, busy_poll: bool = False,
+             on_event: Callable[[Event], None] | None = None, *,
+             exit_delay: float = EXIT_DELAY, start_delay: float = START_DELAY,
+             clean_at_exit: bool = True, first: str | None = None,
+             opening: list[tuple[int, int]] | None = None,
+             stop: threading.Event | None = None) -> GameRecord:
+    """Referee one game in ``directory`` between ``name1`` and ``name2``; return its record.
+
+    time_limit: seconds per move (float; below one second is allowed, the tick stays 50 ms).
+    seed: seeds the coin flip and the opening.  linger: after the end, keep waiting like the
+    real referee (True: until ``stop`` is set or Ctrl-C; a number: that many seconds),
+    rewriting end_game and the .go files now and then.  busy_poll: burn a core between
+    ticks like the real referee.  on_event: called with an :class:`Event` at each step.
+    exit_delay: pause after the end before the clean-up.  first / opening: force p1 and the
+    four opening cells (for paired games); by default a coin flip and a random opening.
+    stop: set it to abort a running game (treated like Ctrl-C).
+    """
+    directory = Path(directory)
+    if name1 == name2:
+        raise ValueError(f"the two names must differ, got {name1!r} twice")
+    rng = random.Random(seed)
+    p1, p2 = name1, name2
+    if first is None:
+        if rng.choice([True, False]):          # the coin flip, as in the real referee
+            p1, p2 = p2, p1
+    elif first == name2:
+        p1, p2 = name2, name1
+    elif first != name1:
+        raise ValueError(f"first={first!r} is neither {name1!r} nor {name2!r}")
+
+    record = GameRecord(names=(name1, name2), time_limit=time_limit, seed=seed, p1=p1, p2=p2,
+                        started=time.time())
+    game = Game()
+    notify = on_event or (lambda event: None)
+    move_path = directory / MOVE_FILE
+    go_path = {p1: directory / f"{p1}.go", p2: directory / f"{p2}.go"}
+    begin = time.perf_counter()
+
+    def wait(seconds: float) -> None:
+        if stop is not None:
+            if stop.wait(seconds):
+                raise KeyboardInterrupt
+        elif seconds > 0:
+            time.sleep(seconds)
+
+    try:
+        clean(directory)
+        _touch(move_path)
+        wait(start_delay)
+        if opening is None:
+            record.opening = random_opening(rng, p1, p2)
+        else:
+            record.opening = [((p1, p2)[i % 2], board, spot)
+                              for i, (board, spot) in enumerate(opening)]
+        for _, board, spot in record.opening:
+            game.play(board, spot)
+        (directory / FIRST_FOUR_MOVES).write_text(
+            "".join(f"{name} {board} {spot}\n" for name, board, spot in record.opening))
+        notify(Event("start", game, record))
+
+        while game.result is None:
+            mover = (p1, p2)[game.turn]
+            opponent = (p1, p2)[1 - game.turn]
+            verdict = _one_turn(directory, game, record, mover, opponent, time_limit,
+                                busy_poll, stop, notify)
+            if verdict is not None:
+                record.result, (record.winner, record.loser), record.reason = "win", *verdict
+                break
+        if game.result == TIE:
+            record.result, record.reason = "tie", "tie"
+        elif game.result is not None:
+            record.result, record.reason = "win", WIN_REASON
+            record.winner, record.loser = (p1, p2)[game.result], (p1, p2)[1 - game.result]
+
+        if record.result == "tie":
+            record.end_text = "END: Match TIED!"
+        else:
+            record.end_text = f"END: {record.winner} WINS! {record.loser} LOSES! {record.reason}"
+        _write_end(directory, record.end_text, go_path.values())
+        record.duration = time.perf_counter() - begin
+        notify(Event("end", game, record))
+        if linger:
+            _linger(directory, record.end_text, go_path.values(), linger, stop)
+        else:
+            wait(exit_delay)
+    except RefereeCrash:
+        record.result, record.reason = "aborted", CRASHED
+        record.duration = time.perf_counter() - begin
+        notify(Event("abort", game, record))
+    except KeyboardInterrupt:
+        if record.result is None:
+            record.result, record.reason = "aborted", INTERRUPTED
+            record.duration = time.perf_counter() - begin
+            notify(Event("abort", game, record))
+        if stop is None:
+            raise
+    finally:
+        if clean_at_exit:
+            clean(directory)
+    return record
+
+
+def _one_turn(directory: Path, game: Game, record: GameRecord, mover: str, opponent: str,
+              time_limit: float, busy_poll: bool, stop, notify):
+    """Play one turn; return None after a legal move, else (verdict (winner, loser), reason)."""
+    move_path = directory / MOVE_FILE
+    old = directory / f"{opponent}.go"
+    if old.exists():
+        old.unlink()
+    try:
+        mtime = os.stat(move_path).st_mtime
+    except FileNotFoundError:
+        raise RefereeCrash from None
+    _touch(directory / f"{mover}.go")
+    start = time.perf_counter()
+    notify(Event("turn", game, record, player=mover))
+
+    # The real loop: ticks at start + k * TICK while the clock is under the limit.
+    check_time = start + TICK
+    deadline = start + time_limit
+    modified = False
+    while True:
+        now = time.perf_counter()
+        if now >= deadline:
+            break
+        if now > check_time:
+            if stop is not None and stop.is_set():
+                raise KeyboardInterrupt
+            try:
+                if os.stat(move_path).st_mtime > mtime:
+                    modified = True
+                    break
+            except FileNotFoundError:
+                raise RefereeCrash from None
+            check_time += TICK
+        elif not busy_poll:
+            time.sleep(min(check_time, deadline) - now + 0.0005)
+    seconds = time.perf_counter() - start
+
+    if not modified:
+        return (opponent, mover), TIME_OUT
+    try:
+        line = read_move_line(move_path)
+    except FileNotFoundError:
+        raise RefereeCrash from None
+    parsed = parse_move_line(line)
+    if parsed is None:
+        record.bad_line = line
+        return (opponent, mover), INVALID_MOVE
+    name, board, spot = parsed
+    if name != mover:
+        record.bad_line = line
+        return (mover, opponent), OUT_OF_ORDER
+    if not game.is_legal(board, spot):
+        record.bad_line = line
+        return (opponent, mover), INVALID_MOVE
+    game.play(board, spot)
+    move = MoveRecord(mover, board, spot, round(seconds, 4))
+    record.moves.append(move)
+    notify(Event("move", game, record, player=mover, move=move))
+    return None
+
+
+def _write_end(directory: Path, text: str, go_paths) -> None:
+    """end_game first (one line, no newline), then create or truncate both .go files."""
+    (directory / END_GAME).write_text(text)
+    for path in go_paths:
+        _touch(path)
+
+
+def _linger(directory: Path, text: str, go_paths, linger, stop) -> None:
+    """Wait like the real referee after the end, rewriting its end files now and then."""
+    until = None if linger is True else time.monotonic() + float(linger)
+    while until is None or time.monotonic() < until:
+        period = LINGER_REWRITE_PERIOD
+        if until is not None:
+            period = min(period, max(0.0, until - time.monotonic()))
+        if stop is not None:
+            if stop.wait(period):
+                return
+        else:
+            time.sleep(period)
+        if until is None or time.monotonic() < until:
+            _write_end(directory, text, go_paths)
+
+
+# -- printing ----------------------------------------------------------------------------
+
+class Printer:
+    """An ``on_event`` callback that prints the game: boards unless ``boards=False``."""
+
+    def __init__(self, stream: TextIO | None = None, boards: bool = True) -> None:
+        self.stream = stream
+        self.boards = boards
+
+    def _print(self, *lines: str) -> None:
+        stream = self.stream or sys.stdout
+        for line in lines:
+            print(line, file=stream)
+        stream.flush()
+
+    def __call__(self, event: Event) -> None:
+        record = event.record
+        if event.kind == "start" and self.boards:
+            opening = ", ".join(f"{n} {b} {s}" for n, b, s in record.opening)
+            self._print(f"{record.p1} is X and moves first; {record.p2} is O.",
+                        f"Opening: {opening}", event.game.render(), "")
+        elif event.kind == "move" and self.boards:
+            move = event.move
+            number = 4 + len(record.moves)
+            self._print(f"Move {number}: {move.player} {move.board} {move.spot} "
+                        f"({move.seconds:.2f} s)", event.game.render(), "")
+        elif event.kind == "end":
+            self._print(record.end_text)
+        elif event.kind == "abort":
+            self._print(f"Game aborted: {record.reason}")

@@ -1,0 +1,301 @@
+"""The referee simulator against scripted (mis)behaving players (PROTOCOL.md §1-8)."""
+
+import os
+import time
+
+import pytest
+
+from ref_sim.referee import (CRASHED, GameRecord, clean, is_cleanup_name, parse_move_line,
+                             read_move_line, run_game)
+
+WIN = "The winning player has won 3 local boards in a row on the global board!"
+
+
+def loss_text(winner, loser, reason):
+    return f"END: {winner} WINS! {loser} LOSES! {reason}"
+
+
+def on_ply(ply, misbehave):
+    """An act that plays legal moves, and ``misbehave(turn)`` instead at ``ply``."""
+    def act(turn):
+        if turn.ply == ply:
+            misbehave(turn)
+        else:
+            turn.play_legal()
+    return act
+
+
+def check_end(record, winner, loser, reason, moves):
+    assert record.result == "win"
+    assert (record.winner, record.loser, record.reason) == (winner, loser, reason)
+    assert record.end_text == loss_text(winner, loser, reason)
+    assert len(record.moves) == moves
+
+
+# -- verdicts ----------------------------------------------------------------------------
+
+def test_time_out(scripted):
+    start = time.perf_counter()
+    record, _ = scripted(on_ply(0, lambda turn: None), time_limit=0.3)
+    assert 0.25 < time.perf_counter() - start < 1.5      # a float limit below one second
+    check_end(record, record.p2, record.p1, "Time out!", 0)
+
+
+def test_unparseable_line_loses(scripted):
+    record, _ = scripted(on_ply(1, lambda t: t.write(f"{t.player} four five\n")))
+    check_end(record, record.p1, record.p2, "Invalid move!", 1)
+    assert record.bad_line == f"{record.p2} four five\n"
+
+
+def test_occupied_cell_loses(scripted):
+    def occupied(turn):
+        board = turn.game.legal_moves()[0][0]
+        taken = [s for s in range(9) if turn.game.cells[board][s] is not None]
+        spot = taken[0] if taken else turn.game.moves[-1][1]
+        board, spot = (board, spot) if taken else turn.game.moves[-1]
+        turn.write(f"{turn.player} {board} {spot}\n")
+    record, _ = scripted(on_ply(0, occupied))
+    check_end(record, record.p2, record.p1, "Invalid move!", 0)
+
+
+def test_wrong_board_loses(scripted):
+    def wrong_board(turn):
+        forced = turn.game.moves[-1][1]
+        board = (forced + 1) % 9
+        spot = next(s for s in range(9) if turn.game.cells[board][s] is None)
+        turn.write(f"{turn.player} {board} {spot}\n")
+    record, _ = scripted(on_ply(0, wrong_board))
+    check_end(record, record.p2, record.p1, "Invalid move!", 0)
+
+
+def test_wrong_name_makes_the_mover_win(scripted):
+    def opponents_name(turn):
+        board, spot = turn.legal_move()
+        turn.write(f"{turn.opponent} {board} {spot}\n")
+    record, _ = scripted(on_ply(0, opponents_name))
+    check_end(record, record.p1, record.p2, "Out-of-order move!", 0)
+
+
+def test_name_is_case_sensitive(scripted):
+    def lower_case(turn):
+        board, spot = turn.legal_move()
+        turn.write(f"{turn.player.lower()} {board} {spot}\n")
+    record, _ = scripted(on_ply(0, lower_case))
+    check_end(record, record.p1, record.p2, "Out-of-order move!", 0)
+
+
+def test_leading_blank_line_is_an_empty_read(scripted):
+    def blank_first(turn):
+        board, spot = turn.legal_move()
+        turn.write(f"\n{turn.player} {board} {spot}\n")
+    record, _ = scripted(on_ply(0, blank_first))
+    check_end(record, record.p2, record.p1, "Invalid move!", 0)
+    assert record.bad_line == ""
+
+
+def test_extra_tokens_and_missing_newline_are_accepted(scripted):
+    def sloppy(turn):
+        if turn.ply == 0:
+            board, spot = turn.legal_move()
+            turn.write(f"  {turn.player}\t{board} {spot} extra tokens")
+    record, _ = scripted(sloppy, time_limit=0.3)
+    check_end(record, record.p1, record.p2, "Time out!", 1)
+
+
+def test_truncate_then_write_slowly_is_read_at_once(scripted):
+    def slow(turn):
+        board, spot = turn.legal_move()
+        time.sleep(0.015)
+        with open(turn.move_file, "w") as handle:       # truncates: mtime goes up now
+            handle.flush()
+            time.sleep(0.25)                            # several ticks before the line
+            handle.write(f"{turn.player} {board} {spot}\n")
+    record, _ = scripted(on_ply(1, slow), time_limit=1.0)
+    check_end(record, record.p1, record.p2, "Invalid move!", 1)
+    assert record.bad_line == ""
+
+
+def test_appending_plays_on_because_the_last_line_is_read(scripted, tmp_path):
+    seen = []
+
+    def append(turn):
+        board, spot = turn.legal_move()
+        time.sleep(0.015)
+        with open(turn.move_file, "a") as handle:
+            handle.write(f"{turn.player} {board} {spot}\n")
+
+    def observe(event):
+        if event.kind == "end":
+            seen.append((tmp_path / "move_file").read_text().count("\n"))
+    record, _ = scripted(append, observe)
+    assert record.reason in (WIN, "tie")
+    assert seen == [len(record.moves)]          # one line per move, all kept
+
+
+def test_appending_with_blank_lines_reads_the_first_line(scripted):
+    # p1: "P1 m\n\n" is read fine; p2 appends "P2 m\n\n" but the referee stops at the first
+    # blank line, reads p1's line again, and the name is not p2's: p2 wins out of order.
+    def append(turn):
+        board, spot = turn.legal_move()
+        time.sleep(0.015)
+        with open(turn.move_file, "a") as handle:
+            handle.write(f"{turn.player} {board} {spot}\n\n")
+    record, _ = scripted(append)
+    check_end(record, record.p2, record.p1, "Out-of-order move!", 1)
+
+
+def test_writing_during_the_opponents_turn_gives_the_opponent_the_win(scripted):
+    # At ply 1 (p2's turn) p1 writes again; p2 does nothing.  The referee sees the mtime
+    # change during p2's turn and reads p1's line as p2's move: out of order, p2 (the mover)
+    # wins and the intruder p1 loses.
+    def intrude(turn):
+        board, spot = turn.legal_move()
+        turn.write(f"{turn.opponent} {board} {spot}\n")
+    record, _ = scripted(on_ply(1, intrude))
+    check_end(record, record.p2, record.p1, "Out-of-order move!", 1)
+
+
+def test_move_file_deleted_crashes_without_end_game(scripted, tmp_path):
+    ends = []
+    record, events = scripted(on_ply(1, lambda t: os.remove(t.move_file)),
+                              observe=lambda e: ends.append(os.path.exists(tmp_path / "end_game")))
+    assert record.result == "aborted" and record.reason == CRASHED
+    assert record.end_text is None
+    assert events[-1][0] == "abort" and not any(ends)
+    assert not (tmp_path / "end_game").exists()
+
+
+# -- files -------------------------------------------------------------------------------
+
+def test_cleanup_patterns(tmp_path):
+    deleted = ["move_file", "move_file.bak", "end_game", "end_game~", "first_four_moves",
+               "first_four_moves.old", "Otter.go", "algo.py", "logo.png", "cargo.toml", ".go",
+               "ago", "xgo", "Mango"]
+    kept = ["go", "go.txt", "notes.txt", "game.log", "Go.txt", "my_move_file", "G.o",
+            ".uttt-tmp-123-ab12", "match.json"]
+    for name in deleted + kept:
+        (tmp_path / name).write_text("x")
+    (tmp_path / "algo").mkdir()                 # directories are never deleted
+    assert sorted(clean(tmp_path)) == sorted(deleted)
+    assert sorted(os.listdir(tmp_path)) == sorted(kept + ["algo"])
+    assert all(is_cleanup_name(n) for n in deleted)
+    assert not any(is_cleanup_name(n) for n in kept)
+
+
+def test_cleanup_at_start_and_at_exit(scripted, tmp_path):
+    for name in ("end_game", "Walrus.go", "first_four_moves", "logo.png", "notes.txt"):
+        (tmp_path / name).write_text("stale")
+    at_start = []
+
+    def observe(event):
+        if event.kind == "start":
+            at_start.append(sorted(os.listdir(tmp_path)))
+    scripted(on_ply(0, lambda t: None), observe, time_limit=0.2)
+    assert at_start == [["first_four_moves", "move_file", "notes.txt"]]
+    assert sorted(os.listdir(tmp_path)) == ["notes.txt"]
+
+
+def test_opening_and_empty_move_file(scripted, tmp_path):
+    seen = {}
+
+    def observe(event):
+        if event.kind == "turn" and "opening" not in seen:
+            seen["opening"] = (tmp_path / "first_four_moves").read_text()
+            seen["move_file"] = (tmp_path / "move_file").read_bytes()
+    for seed in range(5):
+        seen.clear()
+        record, _ = scripted(on_ply(0, lambda t: None), observe, time_limit=0.1, seed=seed)
+        text = seen["opening"]
+        assert seen["move_file"] == b""
+        assert text.endswith("\n") and text.count("\n") == 4
+        lines = [line.split(" ") for line in text.splitlines()]
+        assert [line[0] for line in lines] == [record.p1, record.p2, record.p1, record.p2]
+        cells = [(int(b), int(s)) for _, b, s in lines]
+        assert len(set(cells)) == 4
+        assert all(cells[i][0] == cells[i - 1][1] for i in range(1, 4))
+        assert [tuple(x) for x in record.opening] == [(n, b, s) for (n, _, _), (b, s)
+                                                      in zip(lines, cells)]
+
+
+def test_coin_flip_is_seeded_and_fair_enough(tmp_path):
+    firsts = set()
+    for seed in range(8):
+        record = run_game(tmp_path, "Walrus", "Otter", time_limit=0.05, seed=seed,
+                          exit_delay=0, start_delay=0)
+        again = run_game(tmp_path, "Walrus", "Otter", time_limit=0.05, seed=seed,
+                         exit_delay=0, start_delay=0)
+        assert (record.p1, record.opening) == (again.p1, again.opening)
+        firsts.add(record.p1)
+    assert firsts == {"Walrus", "Otter"}
+
+
+def test_go_file_life_cycle_and_end_game_text(scripted, tmp_path):
+    problems = []
+    at_end = {}
+
+    def observe(event):
+        files = set(os.listdir(tmp_path))
+        if event.kind == "turn":
+            other = [n for n in event.record.names if n != event.player][0]
+            if f"{event.player}.go" not in files or f"{other}.go" in files:
+                problems.append(("turn", event.player, sorted(files)))
+        elif event.kind == "move":      # the mover's .go lingers after its move
+            if f"{event.player}.go" not in files:
+                problems.append(("move", event.player, sorted(files)))
+        elif event.kind == "end":
+            at_end["files"] = files
+            at_end["end_game"] = (tmp_path / "end_game").read_bytes()
+            at_end["go"] = [(tmp_path / f"{n}.go").read_bytes() for n in event.record.names]
+    record, events = scripted(on_ply(6, lambda t: None), observe, time_limit=0.3)
+    assert not problems
+    assert [kind for kind, _ in events].count("move") == 6
+    check_end(record, record.p2, record.p1, "Time out!", 6)   # ply 6 is p1's
+    assert {"end_game", "Walrus.go", "Otter.go"} <= at_end["files"]
+    assert at_end["end_game"] == record.end_text.encode()
+    assert not at_end["end_game"].endswith(b"\n")
+    assert at_end["go"] == [b"", b""]
+
+
+def test_full_scripted_game_ends_with_a_win_or_tie(scripted):
+    record, _ = scripted(lambda turn: turn.play_legal(), time_limit=0.5, seed=3)
+    assert record.result in ("win", "tie")
+    if record.result == "tie":
+        assert record.end_text == "END: Match TIED!"
+    else:
+        assert record.end_text == loss_text(record.winner, record.loser, WIN)
+    assert all(0 < move.seconds < 0.5 for move in record.moves)
+
+
+def test_record_round_trip(scripted, tmp_path):
+    record, _ = scripted(on_ply(3, lambda t: None), time_limit=0.2, clean_at_exit=False)
+    path = tmp_path / "record.json"
+    record.save(path)
+    assert GameRecord.load(path) == record
+
+
+def test_linger_rewrites_then_cleans(tmp_path):
+    start = time.perf_counter()
+    record = run_game(tmp_path, "Walrus", "Otter", time_limit=0.1, seed=0, linger=0.3,
+                      start_delay=0)
+    assert 0.35 < time.perf_counter() - start < 2
+    assert record.reason == "Time out!"
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("text, line, parsed", [
+    ("A 1 2\n", "A 1 2\n", ("A", 1, 2)),
+    ("A 1 2\nB 3 4\n", "B 3 4\n", ("B", 3, 4)),
+    ("A 1 2\n\nB 3 4\n", "A 1 2\n", ("A", 1, 2)),
+    ("A 1 2\n   \nB 3 4\n", "A 1 2\n", ("A", 1, 2)),
+    ("\nA 1 2\n", "", None),
+    ("", "", None),
+    ("A 1\n", "A 1\n", None),
+    ("A 1 2 3 4", "A 1 2 3 4", ("A", 1, 2)),
+    ("A x 2", "A x 2", None),
+    ("A -1 12", "A -1 12", ("A", -1, 12)),
+])
+def test_reading_like_the_real_referee(tmp_path, text, line, parsed):
+    path = tmp_path / "move_file"
+    path.write_text(text)
+    assert read_move_line(path) == line
+    assert parse_move_line(line) == parsed
