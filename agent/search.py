@@ -42,13 +42,23 @@ class _Stop(Exception):
     """Raised inside the tree when the clock or the node budget runs out."""
 
 
+class _NoTable(dict):
+    """A transposition table that stores nothing (``hash_mb=0``), for plain alpha-beta."""
+
+    def __setitem__(self, key, value) -> None:
+        pass
+
+
 class AlphaBeta:
-    """A reusable searcher: keeps its transposition table and history between moves of one game."""
+    """A reusable searcher: keeps its transposition table and history between moves of one game.
+
+    ``hash_mb`` bounds the table's memory; 0 disables it.
+    """
 
     def __init__(self, evaluator, move_space: int, hash_mb: float = 192.0) -> None:
         self.evaluator = evaluator
         self.move_space = move_space
-        self.tt: dict[int, tuple[int, int, int, int]] = {}
+        self.tt: dict[int, tuple[int, int, int, int]] = _NoTable() if hash_mb <= 0 else {}
         self.tt_capacity = max(1024, int(hash_mb * 1024 * 1024 / TT_ENTRY_BYTES))
         self.history = [[0] * move_space for _ in range(2)]
         self.killers = [[-1, -1] for _ in range(MAX_PLY)]
