@@ -1,0 +1,105 @@
+"""Wake-ups for the protocol loop: watchdog events when available, plain sleeps otherwise.
+
+The watcher never decides anything. It only shortens the sleep between two looks at the disk:
+``wait()`` returns as soon as something changed in the directory (watchdog backend) or after
+``interval`` seconds (both backends), and the caller then reads the files again. With the
+polling backend alone the agent is still correct, just up to one ``interval`` slower to notice.
+
+Between turns this costs a stat of a few files every ``interval`` and nothing else: no busy loop
+(the referee already burns one core busy-polling, PROTOCOL.md §8.14).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+log = logging.getLogger(__name__)
+
+#: Default polling interval: 15 ms is well under the referee's 50 ms tick, and a few stat calls
+#: every 15 ms cost nothing measurable.
+POLL_INTERVAL = 0.015
+
+
+class DirectoryWatcher:
+    """Sleeps until ``directory`` changes or ``interval`` passes; see the module docstring.
+
+    ``use_watchdog=False`` (the ``--polling`` switch) never starts an observer. If the observer
+    cannot start, or dies later, the watcher logs a warning and keeps going by polling.
+    """
+
+    def __init__(self, directory, *, use_watchdog: bool = True, interval: float = POLL_INTERVAL) -> None:
+        self.directory = str(directory)
+        self.interval = interval
+        self._use_watchdog = use_watchdog
+        self._event = threading.Event()
+        self._observer = None
+        self.backend = "stopped"
+
+    def start(self) -> str:
+        """Start watching; return the backend in use, ``"watchdog"`` or ``"polling"``."""
+        if self._use_watchdog:
+            try:
+                self._observer = self._start_observer()
+                self.backend = "watchdog"
+            except Exception as error:  # ImportError, inotify limits, unsupported filesystem...
+                log.warning("cannot watch %s with watchdog (%s); falling back to polling every %.0f ms",
+                            self.directory, error, self.interval * 1000)
+                self._observer = None
+                self.backend = "polling"
+        else:
+            self.backend = "polling"
+        if self.backend == "polling":
+            log.info("watching %s by polling every %.0f ms", self.directory, self.interval * 1000)
+        else:
+            log.info("watching %s with watchdog (%s), polling every %.0f ms as a fallback",
+                     self.directory, type(self._observer).__name__, self.interval * 1000)
+        return self.backend
+
+    def _start_observer(self):
+        from watchdog.events import FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        event = self._event
+
+        class _WakeUp(FileSystemEventHandler):
+            def on_any_event(self, _event) -> None:
+                event.set()
+
+        observer = Observer()
+        observer.daemon = True
+        observer.schedule(_WakeUp(), self.directory, recursive=False)
+        observer.start()
+        return observer
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Sleep until a change is signalled or ``timeout`` (default ``interval``) passes.
+
+        Returns True when woken by an event. The flag is cleared on return, so a change that
+        happens while the caller reads the files wakes the next ``wait()`` at once.
+        """
+        if self._observer is not None and not self._observer.is_alive():
+            log.warning("the watchdog observer stopped; falling back to polling every %.0f ms",
+                        self.interval * 1000)
+            self._observer = None
+            self.backend = "polling"
+        woken = self._event.wait(self.interval if timeout is None else timeout)
+        self._event.clear()
+        return woken
+
+    def stop(self) -> None:
+        observer, self._observer = self._observer, None
+        if observer is not None:
+            try:
+                observer.stop()
+                observer.join(timeout=1.0)
+            except Exception as error:  # stopping must never turn a finished game into a crash
+                log.debug("stopping the watchdog observer: %s", error)
+        self.backend = "stopped"
+
+    def __enter__(self) -> DirectoryWatcher:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
