@@ -1,0 +1,586 @@
+"""The file protocol of the CS 4341 referee (PROTOCOL.md), played by :class:`FileProtocolAgent`.
+
+One agent object plays one game in one referee directory and returns a :class:`GameSummary`.
+What is on disk decides everything; the watcher only wakes the loop up early.
+
+How the loop reads the directory (the numbers are PROTOCOL.md §8 cases):
+
+* The game is identified by ``first_four_moves``. Files older than it are stale (8); a game that
+  had already ended when the agent started (``end_game`` at least as new as ``first_four_moves``)
+  is ignored until a new ``first_four_moves`` appears, and so is a ``NAME.go`` that was already
+  older than the thinking time at start-up.
+* ``end_game`` is checked first on every look (11), and the agent returns once it has read it
+  (13), whoever lingers.
+* It is my turn when ``NAME.go`` is current *and* the content of ``move_file`` says so: empty
+  while I am p1 and have not moved, or its last line is the opponent's and is not a move I
+  already answered (1). The ``.go`` alone means nothing: mine lingers ~50 ms after I move. I
+  never wait for it to vanish (2).
+* The opening is read only once my ``.go`` is current (10). The first ``.go`` must meet a fresh
+  game (empty ``move_file`` for p1, one opponent line for p2); otherwise the agent says it was
+  started after the game began and waits for ``end_game`` (9).
+* The opponent's move is checked against my own position; a malformed, misnamed or illegal
+  move is reported and the agent waits for ``end_game`` (16).
+* A move is one complete line written to a temp file in the same directory and renamed onto
+  ``move_file`` (3, 4, 5, 15), only after checking it is still my turn (6), and rewritten until
+  its mtime is seen to go up (7).
+* Missing files are normal while waiting (12); once the game is joined, protocol files missing
+  for longer than ``grace`` seconds mean the referee is gone: the game is reported aborted.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .limits import SearchLimit, SearchResult
+from .rules import (
+    O,
+    X,
+    IllegalMoveError,
+    InvalidMoveError,
+    Move,
+    Position,
+    check_player_name,
+    format_move_line,
+    parse_move_line,
+)
+from .watcher import POLL_INTERVAL, DirectoryWatcher
+
+log = logging.getLogger(__name__)
+
+MOVE_FILE = "move_file"
+OPENING_FILE = "first_four_moves"
+END_FILE = "end_game"
+
+#: The referee's clean-up (PROTOCOL.md §7) deletes every name matching one of these.
+CLEANUP_PATTERNS = (
+    re.compile(r"move_file"),
+    re.compile(r"end_game"),
+    re.compile(r"first_four_moves"),
+    re.compile(r"(:?.*).go"),
+)
+
+#: Name of the brief temp file a move is written to before the rename. It holds neither the
+#: player name (which may contain "go") nor any protocol prefix, so no clean-up pattern matches.
+#: One writer at a time: only the player whose turn it is writes, and self-play uses two
+#: processes whose turns never overlap; the pid keeps a crashed writer's leftover apart anyway.
+TEMP_NAME_TEMPLATE = "~uttt-move-{pid}.tmp"
+
+# Exit codes of the command line; GameSummary.exit_code picks one.
+EXIT_FINISHED = 0  # end_game read: won, lost or tied
+EXIT_INTERNAL = 1  # a bug in the agent itself
+EXIT_USAGE = 2  # bad command line: name, directory, log file, engine
+EXIT_ABORTED = 3  # the protocol files vanished (or were replaced) before any end_game
+EXIT_PROTOCOL_ERROR = 4  # end_game read, but the game could not be followed (late start, bad move)
+EXIT_INTERRUPTED = 130  # Ctrl-C
+
+#: Default seconds the protocol files may be missing in a joined game before it counts as aborted.
+VANISH_GRACE = 2.0
+
+#: How many times a rename onto move_file is retried on PermissionError (Windows, §8.15).
+REPLACE_ATTEMPTS = 20
+REPLACE_RETRY_SLEEP = 0.01
+
+#: Pause between two writes when move_file's mtime did not go up (coarse timestamps, §4.8).
+REWRITE_PAUSE = 0.05
+
+_END_WIN = re.compile(r"END:\s*(\S+)\s+WINS!\s*(\S+)\s+LOSES!\s*(.*)")
+_END_TIE = re.compile(r"END:\s*Match TIED!")
+
+
+def default_margin(time_limit: float) -> float:
+    """Seconds kept between the agent's cutoff and the referee's limit: ``max(0.1 * limit, 0.2)``.
+
+    At the tournament's 10 s this is 1 s: the move lands at about 9 s, leaving room for the
+    referee's last 50 ms tick (~9.95 s), the time to notice the ``.go``, a search that overruns
+    its deadline, and a loaded machine. At short test limits the 0.2 s floor still leaves
+    several referee ticks of slack.
+    """
+    return max(0.1 * time_limit, 0.2)
+
+
+def cutoff_for(time_limit: float, margin: float | None = None) -> float:
+    """Thinking budget from the ``.go`` creation: ``limit - margin``, never under a quarter of the limit."""
+    if margin is None:
+        margin = default_margin(time_limit)
+    return max(time_limit - margin, 0.25 * time_limit)
+
+
+def temp_name(pid: int | None = None) -> str:
+    return TEMP_NAME_TEMPLATE.format(pid=os.getpid() if pid is None else pid)
+
+
+def matches_cleanup(filename: str) -> bool:
+    """True when the referee's start/exit clean-up would delete a file of this name."""
+    return any(pattern.match(filename) for pattern in CLEANUP_PATTERNS)
+
+
+def referee_last_line(text: str) -> tuple[int, str] | None:
+    """The line the referee would read from ``move_file``: the last one before the first blank line.
+
+    Returns ``(line_number, line)`` (1-based, without its newline) or None for an empty read.
+
+    >>> referee_last_line("Otter 2 4\\n")
+    (1, 'Otter 2 4')
+    >>> referee_last_line("A 1 2\\nB 2 3\\n\\nC 4 5\\n")
+    (2, 'B 2 3')
+    >>> referee_last_line("\\nA 1 2\\n") is None
+    True
+    """
+    last = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            break
+        last = (number, line.strip())
+    return last
+
+
+@dataclass
+class GameSummary:
+    """How the agent's game went. ``status`` is "finished", "aborted" or "protocol_error"."""
+
+    name: str
+    status: str
+    end_text: str | None = None
+    result: str | None = None  # "won", "lost", "tied" or None (unknown / no end_game)
+    moves: int = 0  # moves this agent wrote
+    message: str = ""
+
+    @property
+    def exit_code(self) -> int:
+        return {"finished": EXIT_FINISHED, "aborted": EXIT_ABORTED}.get(self.status, EXIT_PROTOCOL_ERROR)
+
+    def result_line(self) -> str:
+        """The line printed on stdout, e.g. ``Walrus won: END: Walrus WINS! Otter LOSES! ...``."""
+        if self.end_text is None:
+            return f"{self.name}: no result ({self.message})"
+        if self.result is None:
+            return f"{self.name}: {self.end_text}"
+        return f"{self.name} {self.result}: {self.end_text}"
+
+
+def judge_end_text(name: str, text: str) -> str | None:
+    """'won', 'lost' or 'tied' for ``name`` from the end_game text, or None if it does not say."""
+    if _END_TIE.match(text):
+        return "tied"
+    match = _END_WIN.match(text)
+    if match:
+        if match.group(1) == name:
+            return "won"
+        if match.group(2) == name:
+            return "lost"
+    return None
+
+
+class ProtocolError(Exception):
+    """The game on disk cannot be followed (reported, then the agent waits for end_game)."""
+
+
+class GameAborted(Exception):
+    """The referee's files are gone or belong to another game; there will be no end_game."""
+
+
+@dataclass
+class _Game:
+    """What the agent knows about the game it joined."""
+
+    opening_id: tuple
+    opening_mtime_ns: int
+    position: Position
+    side: int  # X (p1) or O (p2)
+    opponent: str | None  # None when the opening used X/O instead of names
+    answered: str | None = None  # last opponent line already played on the position
+    written: str | None = None  # last line this agent wrote (without newline)
+    moves: int = 0
+
+
+def _stat(path: Path):
+    try:
+        return os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _identity(st) -> tuple:
+    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def _read_text(path: Path) -> str | None:
+    # Open, read, close at once: never hold a protocol file open (Windows renames, §8.15).
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except PermissionError:  # Windows: the file is being replaced right now; look again later
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+class FileProtocolAgent:
+    """Plays one game through the referee's files in ``directory`` (see the module docstring).
+
+    ``engine`` is anything with ``choose(position, limit) -> SearchResult``; it is built by the
+    caller before ``run()`` so the agent is ready before the first ``.go``. ``time_limit`` is the
+    referee's limit in seconds; the engine gets ``cutoff_for(time_limit, margin)`` seconds counted
+    from the ``.go`` file's mtime. ``depth`` and ``nodes`` go into every SearchLimit.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        directory,
+        engine,
+        *,
+        time_limit: float = 10.0,
+        margin: float | None = None,
+        depth: int | None = None,
+        nodes: int | None = None,
+        use_watchdog: bool = True,
+        poll_interval: float = POLL_INTERVAL,
+        grace: float = VANISH_GRACE,
+    ) -> None:
+        self.name = check_player_name(name)
+        self.directory = Path(directory)
+        self.engine = engine
+        self.time_limit = float(time_limit)
+        self.margin = default_margin(self.time_limit) if margin is None else float(margin)
+        self.cutoff = cutoff_for(self.time_limit, self.margin)
+        self.depth = depth
+        self.nodes = nodes
+        self.grace = grace
+        self.watcher = DirectoryWatcher(self.directory, use_watchdog=use_watchdog, interval=poll_interval)
+        self.move_path = self.directory / MOVE_FILE
+        self.opening_path = self.directory / OPENING_FILE
+        self.end_path = self.directory / END_FILE
+        self.go_path = self.directory / f"{self.name}.go"
+        self.temp_path = self.directory / temp_name()
+        assert not matches_cleanup(self.temp_path.name), self.temp_path.name
+        self._rng = random.Random()
+        self._game: _Game | None = None
+        self._error: str | None = None  # set once the game cannot be followed
+        self._finished_game_id: tuple | None = None  # a game that had ended before we started
+        self._startup_game_id: tuple | None = None
+        self._startup_go_id: tuple | None = None
+        self._missing_since: float | None = None
+        self._said: set[str] = set()  # one-time log messages already given
+
+    # -- the loop --------------------------------------------------------------------------------
+
+    def run(self) -> GameSummary:
+        """Play the game to its end (or abort) and return the summary. Never raises for game events."""
+        self.watcher.start()
+        try:
+            self._snapshot_startup()
+            while True:
+                try:
+                    summary = self._step()
+                except GameAborted as aborted:
+                    summary = self._summary("aborted", message=str(aborted))
+                    log.error("game aborted: %s", aborted)
+                if summary is not None:
+                    return summary
+                self.watcher.wait()
+        finally:
+            self.watcher.stop()
+            self._remove_temp()
+
+    def _snapshot_startup(self) -> None:
+        """Remember what an earlier game left behind, so it is not mistaken for ours (§8.8)."""
+        opening, end, go = _stat(self.opening_path), _stat(self.end_path), _stat(self.go_path)
+        if opening is None:
+            return
+        if end is not None and end.st_mtime_ns >= opening.st_mtime_ns:
+            self._finished_game_id = _identity(opening)
+            log.info("%s holds a game that ended before I started; waiting for a new %s", self.directory, OPENING_FILE)
+            return
+        self._startup_game_id = _identity(opening)
+        if go is not None and time.time() - go.st_mtime > self.cutoff:
+            self._startup_go_id = _identity(go)
+        log.info("%s already holds a game (in progress, or left by a killed referee); "
+                 "I only play it if my first turn there looks like a fresh start", self.directory)
+
+    def _step(self) -> GameSummary | None:
+        """Look at the directory once and act. Returns the summary once the game is over."""
+        opening = _stat(self.opening_path)
+        if opening is None or (self._game is not None and _stat(self.move_path) is None):
+            self._note_missing()
+            return None
+        opening_id = _identity(opening)
+        if opening_id == self._finished_game_id:
+            return None
+        if self._game is not None and opening_id != self._game.opening_id:
+            raise GameAborted(f"{OPENING_FILE} was replaced: a new game started in {self.directory} "
+                              "before mine ended")
+        self._missing_since = None
+
+        end_text = self._read_end_game(opening)
+        if end_text is not None:
+            return self._finish(end_text)
+        if self._error is not None:
+            return None  # waiting for end_game
+
+        go = _stat(self.go_path)
+        if go is None or go.st_mtime_ns < opening.st_mtime_ns:
+            return None  # not my turn, or a .go left from an earlier game
+        if opening_id == self._startup_game_id and _identity(go) == self._startup_go_id:
+            return None  # a .go that was already too old when I started
+        try:
+            self._take_turn_if_mine(opening, go)
+        except ProtocolError as error:
+            self._error = str(error)
+            log.error("%s; waiting for end_game", error)
+        return None
+
+    def _note_missing(self) -> None:
+        if self._game is None:
+            return  # no game joined yet: nothing to lose, keep waiting
+        now = time.monotonic()
+        if self._missing_since is None:
+            self._missing_since = now
+            log.debug("protocol files missing; giving the referee %.1f s", self.grace)
+        elif now - self._missing_since > self.grace:
+            raise GameAborted(f"the referee's files ({OPENING_FILE}, {MOVE_FILE}) vanished from {self.directory} "
+                              f"for more than {self.grace:g} s without an end_game: the referee was stopped")
+
+    # -- end of game -----------------------------------------------------------------------------
+
+    def _read_end_game(self, opening) -> str | None:
+        """The text of a current end_game (at least as new as first_four_moves), else None."""
+        end = _stat(self.end_path)
+        if end is None:
+            return None
+        if end.st_mtime_ns < opening.st_mtime_ns:
+            self._say_once("stale-end", logging.INFO, "ignoring an end_game older than first_four_moves "
+                           "(left from an earlier game)")
+            return None
+        text = _read_text(self.end_path)
+        # The referee may be between creating and writing it: give it a moment to fill in.
+        for _ in range(20):
+            if text:
+                break
+            time.sleep(0.01)
+            text = _read_text(self.end_path)
+        return (text or "").strip()
+
+    def _finish(self, end_text: str) -> GameSummary:
+        result = judge_end_text(self.name, end_text)
+        if self._error is not None:
+            return self._summary("protocol_error", end_text=end_text, result=result, message=self._error)
+        if self._game is None:
+            message = "the game ended before my first turn"
+        else:
+            message = "game over"
+        return self._summary("finished", end_text=end_text, result=result, message=message)
+
+    def _summary(self, status: str, **fields) -> GameSummary:
+        moves = self._game.moves if self._game is not None else 0
+        return GameSummary(name=self.name, status=status, moves=moves, **fields)
+
+    # -- turns -----------------------------------------------------------------------------------
+
+    def _take_turn_if_mine(self, opening, go) -> None:
+        text = _read_text(self.move_path)
+        if text is None:
+            return  # vanished between two stats; the next look decides
+        if _identity_or_none(self.go_path) != _identity(go):
+            return  # the .go changed while reading: the turn moved on, look again
+        last = referee_last_line(text)
+        if self._game is None:
+            self._join(opening, last)
+        game = self._game
+
+        if last is None:
+            if game.position.ply == 4 and game.side == X and game.written is None:
+                self._play(go)  # move 5
+            return
+        number, line = last
+        if line == game.written:
+            return  # my own move: my .go is lingering (§8.1)
+        if line != game.answered:
+            self._account_opponent(number, line, text)
+        if game.position.turn == game.side and game.position.winner is None:
+            self._play(go)
+
+    def _join(self, opening, last) -> None:
+        """Read the opening (now that my .go is current, §8.10) and check the game is fresh (§8.9)."""
+        opening_text = _read_text(self.opening_path) or ""
+        lines = [line for line in opening_text.splitlines() if line.strip()]
+        if len(lines) < 4:
+            # Not complete yet (it should be by now); look again before calling it broken.
+            time.sleep(0.02)
+            opening_text = _read_text(self.opening_path) or ""
+            lines = [line for line in opening_text.splitlines() if line.strip()]
+        if len(lines) != 4:
+            raise ProtocolError(f"{OPENING_FILE} has {len(lines)} lines, expected 4: {opening_text!r}")
+        position = Position()
+        names = []
+        for number, line in enumerate(lines, start=1):
+            try:
+                player, move = parse_move_line(line)
+                position.play(move)
+            except (InvalidMoveError, IllegalMoveError) as error:
+                raise ProtocolError(f"{OPENING_FILE} line {number}: {line.strip()!r}: {error}") from None
+            names.append(player)
+        p1, p2 = names[0], names[1]
+        if self.name == p1:
+            side, opponent = X, p2
+        elif self.name == p2:
+            side, opponent = O, p1
+        elif {p1, p2} <= {"X", "O"}:
+            # Older referee versions write X/O: the state of move_file at my first .go tells.
+            opponent = None
+            side = X if last is None or last[1].split()[0] == self.name else O
+        else:
+            raise ProtocolError(f"{OPENING_FILE} names {p1!r} and {p2!r}, not me ({self.name!r})")
+        self._game = _Game(_identity(opening), opening.st_mtime_ns, position, side, opponent)
+        log.info("game joined: I am %s (p%d) against %s; opening %s", self.name, side + 1, opponent or "?",
+                 " / ".join(line.strip() for line in lines))
+        fresh = (last is None) if side == X else (last is not None and last[1].split()[0] != self.name)
+        if not fresh:
+            raise ProtocolError(self._late_message(last))
+
+    def _late_message(self, last) -> str:
+        shown = "empty" if last is None else f"holds {last[1]!r} (line {last[0]})"
+        return (f"started after the game began: at my first turn {MOVE_FILE} is {shown}, which a fresh game "
+                "cannot show; I will not play from a position I did not see")
+
+    def _account_opponent(self, number: int, line: str, text: str) -> None:
+        """Parse and check the opponent's move, then play it on my position (§8.16)."""
+        game = self._game
+        # A non-atomic writer could still be busy: judge only text that stays the same.
+        time.sleep(0.005)
+        if _read_text(self.move_path) != text:
+            return
+        where = f"{MOVE_FILE} line {number}"
+        try:
+            player, move = parse_move_line(line)
+        except InvalidMoveError as error:
+            raise ProtocolError(f"{where}: {error}") from None
+        if player == self.name:
+            raise ProtocolError(f"{where}: {line!r} is in my name but is not the move I wrote "
+                                f"({game.written!r}); another writer is using my name")
+        if game.opponent is not None and player != game.opponent:
+            raise ProtocolError(f"{where}: {line!r} is not from my opponent {game.opponent!r}")
+        if game.position.turn == game.side:
+            raise ProtocolError(f"{where}: {line!r} arrived while it was my move")
+        try:
+            game.position.play(move)
+        except IllegalMoveError as error:
+            hint = " (or I was started after the game began)" if game.written is None else ""
+            raise ProtocolError(f"{where}: {line!r} is not legal: {game.position.why_illegal(move.index)}{hint}") from None
+        if game.opponent is None:
+            game.opponent = player
+        game.answered = line
+        log.debug("%s played %s", player, move)
+
+    # -- thinking and writing --------------------------------------------------------------------
+
+    def _deadlines(self, go) -> tuple[float, float]:
+        """(cutoff, referee limit) on the perf_counter clock, counted from the .go's mtime."""
+        now_wall, now_perf = time.time(), time.perf_counter()
+        elapsed = now_wall - go.st_mtime
+        if elapsed < -0.5 or elapsed > self.time_limit:
+            # A clock out of step with the filesystem's (network mounts) or a timestamp that
+            # cannot be this turn's: count from now instead.
+            log.warning("%s mtime is %.2f s %s; counting my time from now", self.go_path.name, abs(elapsed),
+                        "in the future" if elapsed < 0 else "old")
+            elapsed = 0.0
+        elapsed = max(elapsed, 0.0)
+        budget = max(self.cutoff - elapsed, 0.02)
+        hard = max(self.time_limit - elapsed, budget)
+        return now_perf + budget, now_perf + hard
+
+    def _play(self, go) -> None:
+        game = self._game
+        deadline, hard_deadline = self._deadlines(go)
+        limit = SearchLimit(deadline=deadline, depth=self.depth, nodes=self.nodes)
+        result = self._choose(game.position, limit)
+        move = Move.from_index(result.move)
+        # Last look before writing: only ever write during my own turn (§8.6).
+        if self._read_end_game(_stat(self.opening_path) or go) is not None:
+            return
+        if _stat(self.go_path) is None:
+            log.warning("my .go vanished while I was thinking; not writing %s", move)
+            return
+        line = format_move_line(self.name, move)
+        self._write_move(line, hard_deadline)
+        game.position.play(move)
+        game.written = line.strip()
+        game.moves += 1
+        took = time.time() - go.st_mtime
+        log.info("move %s  depth %d  score %+d  nodes %d  nps %.0f  %.3f s since .go%s",
+                 move, result.depth, result.score, result.nodes, result.nodes_per_second, took,
+                 "  (proven)" if result.proven else "")
+
+    def _choose(self, position: Position, limit: SearchLimit) -> SearchResult:
+        """Ask the engine; on any failure or an illegal answer, play a legal move anyway."""
+        started = time.perf_counter()
+        try:
+            result = self.engine.choose(position.copy(), limit)
+            if position.is_legal(result.move):
+                return result
+            log.error("engine returned an illegal move %r (%s); playing a random legal move",
+                      result.move, position.why_illegal(result.move) if isinstance(result.move, int) else "not a cell")
+        except Exception:
+            log.exception("engine failed; playing a random legal move instead")
+        move = self._rng.choice(list(position.legal_moves()))
+        return SearchResult(move=move, elapsed=time.perf_counter() - started)
+
+    def _write_move(self, line: str, hard_deadline: float) -> None:
+        """Put ``line`` into move_file atomically and make sure its mtime went up (§8.3, 8.7, 8.15)."""
+        before = _stat(self.move_path)
+        before_ns = before.st_mtime_ns if before is not None else -1
+        attempt = 0
+        while True:
+            attempt += 1
+            self._write_once(line)
+            after = _stat(self.move_path)
+            if after is not None and after.st_mtime_ns > before_ns:
+                if attempt > 1:
+                    log.info("move_file mtime went up after %d writes (coarse timestamps)", attempt)
+                return
+            if time.perf_counter() + REWRITE_PAUSE > hard_deadline:
+                log.error("move_file mtime did not go up after %d writes; the referee may not see my move", attempt)
+                return
+            log.debug("move_file mtime did not go up (coarse timestamps?); rewriting in %.0f ms",
+                      REWRITE_PAUSE * 1000)
+            time.sleep(REWRITE_PAUSE)
+
+    def _write_once(self, line: str) -> None:
+        with open(self.temp_path, "wb") as handle:
+            handle.write(line.encode("ascii"))
+        for attempt in range(REPLACE_ATTEMPTS):
+            try:
+                self._replace(self.temp_path, self.move_path)
+                return
+            except PermissionError:
+                # Windows: someone (the referee) has move_file open this instant.
+                if attempt == REPLACE_ATTEMPTS - 1:
+                    raise
+                time.sleep(REPLACE_RETRY_SLEEP)
+
+    def _replace(self, source: Path, target: Path) -> None:
+        """The atomic rename; a method so tests can stand in for odd filesystems."""
+        os.replace(source, target)
+
+    def _remove_temp(self) -> None:
+        try:
+            os.remove(self.temp_path)
+        except OSError:
+            pass
+
+    def _say_once(self, key: str, level: int, message: str) -> None:
+        if key not in self._said:
+            self._said.add(key)
+            log.log(level, message)
+
+
+def _identity_or_none(path: Path):
+    st = _stat(path)
+    return None if st is None else _identity(st)
