@@ -1,0 +1,192 @@
+"""Command line: ``python -m agent NAME`` / ``uttt-agent NAME`` plays one game in a referee directory."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+
+from . import engines
+from .protocol import (
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    FileProtocolAgent,
+    cutoff_for,
+    default_margin,
+    temp_name,
+)
+from .rules import check_player_name
+
+log = logging.getLogger("agent")
+
+PREFERRED_ENGINE = "alphabeta"
+FALLBACK_ENGINE = "random"
+
+EPILOG = f"""\
+timing:
+  The referee's clock starts when NAME.go is created; the agent counts from that file's mtime
+  and stops thinking at LIMIT - MARGIN seconds (never under a quarter of LIMIT). The default
+  margin is max(0.1 * LIMIT, 0.2): {cutoff_for(10):.1f} s of thought at the tournament's 10 s limit,
+  {cutoff_for(1):.2f} s at 1 s, {cutoff_for(0.5):.2f} s at 0.5 s. The referee polls every 50 ms, last at about
+  LIMIT - 0.05 s; the margin also covers noticing the .go, search overrun and a busy machine.
+
+exit codes:
+  0    the game finished (end_game read: won, lost or tied)
+  1    internal error in the agent
+  2    bad command line: player name, directory, log file or engine
+  3    game aborted: the referee's files vanished (or a new game replaced them) before end_game
+  4    protocol error: end_game was read, but the game could not be followed (started after
+       it began, malformed or illegal opponent move, unreadable first_four_moves)
+  130  interrupted (Ctrl-C)
+
+Logs go to stderr, or to --log-file, which must lie outside DIR: the referee deletes files
+in its directory. The result line goes to stdout."""
+
+
+def default_engine() -> str:
+    return PREFERRED_ENGINE if PREFERRED_ENGINE in engines.ENGINES else FALLBACK_ENGINE
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="uttt-agent",
+        description="Play one game of Ultimate Tic-Tac-Toe through the CS 4341 referee's files, "
+                    "then exit once end_game appears.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("name", metavar="NAME", help="player name: one token of letters, digits, '_' or '-'")
+    parser.add_argument("--dir", default=".", metavar="DIR", help="the referee's working directory (default: cwd)")
+    parser.add_argument("--time-limit", type=float, default=10.0, metavar="SECONDS",
+                        help="the referee's time limit per move (default: 10)")
+    parser.add_argument("--margin", type=float, default=None, metavar="SECONDS",
+                        help="seconds to keep below the limit (default: max(0.1 * limit, 0.2))")
+    parser.add_argument("--engine", default=None, metavar="E",
+                        help=f"move chooser, one of {', '.join(sorted(engines.ENGINES))} (default: {default_engine()})")
+    parser.add_argument("--depth", type=int, default=None, metavar="N", help="search at most N plies (deterministic)")
+    parser.add_argument("--nodes", type=int, default=None, metavar="N", help="search at most N nodes (deterministic)")
+    parser.add_argument("--polling", action="store_true", help="do not use watchdog; poll the directory only")
+    verbosity = parser.add_mutually_exclusive_group()
+    verbosity.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    verbosity.add_argument("-q", "--quiet", action="store_true", help="warnings and errors only")
+    parser.add_argument("--log-file", default=None, metavar="PATH", help="log here instead of stderr (outside DIR)")
+    return parser
+
+
+class UsageError(Exception):
+    """A command-line problem, reported in one line with exit code 2."""
+
+
+def _check_directory(directory: Path) -> Path:
+    if not directory.exists():
+        raise UsageError(f"referee directory {str(directory)!r} does not exist")
+    if not directory.is_dir():
+        raise UsageError(f"referee directory {str(directory)!r} is not a directory")
+    # Try what a move does: create the temp file there, then remove it.
+    probe = directory / temp_name()
+    try:
+        with open(probe, "wb"):
+            pass
+        os.remove(probe)
+    except OSError as error:
+        raise UsageError(f"cannot write in referee directory {str(directory)!r}: {error.strerror or error}") from None
+    return directory
+
+
+def _check_log_file(log_file: str | None, directory: Path) -> Path | None:
+    if log_file is None:
+        return None
+    path = Path(log_file)
+    resolved_dir = directory.resolve()
+    resolved = path.resolve()
+    if resolved == resolved_dir or resolved_dir in resolved.parents:
+        raise UsageError(f"log file {log_file!r} is inside the referee directory {str(directory)!r}, "
+                         "whose clean-up deletes files; put it elsewhere")
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as error:
+        raise UsageError(f"cannot write log file {log_file!r}: {error.strerror or error}") from None
+    return path
+
+
+def _setup_logging(args, log_path: Path | None, name: str) -> None:
+    level = logging.DEBUG if args.verbose else logging.WARNING if args.quiet else logging.INFO
+    handler = logging.FileHandler(log_path, encoding="utf-8") if log_path else logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"%(asctime)s.%(msecs)03d {name} %(levelname)s %(message)s",
+                                           datefmt="%H:%M:%S"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    # watchdog and other libraries stay quiet unless asked for debug.
+    logging.getLogger("watchdog").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
+
+
+def build_engine(name: str | None, depth: int | None, nodes: int | None):
+    """Make the engine; depth/nodes go in as options when given (engines that take none still get
+    them through every SearchLimit)."""
+    name = name or default_engine()
+    if name not in engines.ENGINES:
+        raise UsageError(f"unknown engine {name!r}; choose from {', '.join(sorted(engines.ENGINES))}")
+    options = {key: value for key, value in (("depth", depth), ("nodes", nodes)) if value is not None}
+    try:
+        return name, engines.make_engine(name, **options)
+    except TypeError:
+        if not options:
+            raise
+        log.info("engine %s takes no %s option; the limit is passed with every search instead",
+                 name, "/".join(options))
+        return name, engines.make_engine(name)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        name = check_player_name(args.name)
+        if args.time_limit <= 0:
+            raise UsageError(f"--time-limit must be positive, got {args.time_limit:g}")
+        if args.margin is not None and not 0 <= args.margin < args.time_limit:
+            raise UsageError(f"--margin must be at least 0 and below the time limit, got {args.margin:g}")
+        for option in ("depth", "nodes"):
+            value = getattr(args, option)
+            if value is not None and value < 1:
+                raise UsageError(f"--{option} must be at least 1, got {value}")
+        directory = _check_directory(Path(args.dir))
+        log_path = _check_log_file(args.log_file, directory)
+    except (UsageError, ValueError) as error:
+        print(f"uttt-agent: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    _setup_logging(args, log_path, name)
+
+    try:
+        # Build the engine before the first .go can appear: the referee gives no warning.
+        try:
+            engine_name, engine = build_engine(args.engine, args.depth, args.nodes)
+        except (UsageError, ValueError) as error:
+            print(f"uttt-agent: error: {error}", file=sys.stderr)
+            return EXIT_USAGE
+        if args.engine is None and engine_name != PREFERRED_ENGINE:
+            log.info("engine %s is not available yet; using %s", PREFERRED_ENGINE, engine_name)
+        agent = FileProtocolAgent(name, directory, engine, time_limit=args.time_limit, margin=args.margin,
+                                  depth=args.depth, nodes=args.nodes, use_watchdog=not args.polling)
+        margin = args.margin if args.margin is not None else default_margin(args.time_limit)
+        log.info("%s ready in %s: engine %s, limit %g s, thinking until %.2f s after each .go (margin %.2f s)",
+                 name, directory.resolve(), engine_name, args.time_limit, agent.cutoff, margin)
+        summary = agent.run()
+    except KeyboardInterrupt:
+        log.warning("interrupted")
+        return EXIT_INTERRUPTED
+    except Exception:
+        log.exception("internal error")
+        return EXIT_INTERNAL
+    print(summary.result_line(), flush=True)
+    if summary.status != "finished":
+        log.error("%s", summary.message)
+    return summary.exit_code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
