@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 import time
 
+from .baselines import SeedEvaluator
 from .evaluation import Evaluator
 from .limits import SearchLimit, SearchResult
 from .rules import Position
@@ -52,7 +53,21 @@ class AlphaBetaEngine:
         return self.searcher.search(position, limit)
 
 
-ENGINES = {"alphabeta": AlphaBetaEngine, "random": RandomEngine}
+class SeedEngine:
+    """A typical student bot: fixed-depth minimax (depth 3 by default) with the seed-style
+    line-count evaluation. Alpha-beta gives it the same moves as plain minimax, only faster."""
+
+    name = "seed"
+
+    def __init__(self, depth: int = 3) -> None:
+        self.depth = depth
+        self.searcher = AlphaBeta(SeedEvaluator(), move_space=81, hash_mb=0)
+
+    def choose(self, position: Position, limit: SearchLimit) -> SearchResult:
+        return self.searcher.search(position, SearchLimit(deadline=limit.deadline, depth=self.depth))
+
+
+ENGINES = {"alphabeta": AlphaBetaEngine, "random": RandomEngine, "seed": SeedEngine}
 
 
 def make_engine(name: str, **options):

@@ -1,0 +1,59 @@
+"""Choose evaluation weights by matches: each candidate change against the current weights.
+
+Usage: python scripts/tune_eval.py [--pairs N] [--nodes N] [--param NAME ...] [--factor F]
+
+For each parameter, plays ``--pairs`` openings twice (sides swapped) between the default weights
+scaled by ``factor`` and by ``1/factor`` in that parameter, and the defaults, at a fixed node
+count (so the result depends on the evaluation, not on the machine's load). Prints the score of
+each candidate with a 95% interval; a candidate whose interval lies above 50% is an improvement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from dataclasses import fields, replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from agent.engines import AlphaBetaEngine  # noqa: E402
+from agent.evaluation import DEFAULT_WEIGHTS  # noqa: E402
+from agent.selfplay import play_pairs  # noqa: E402
+
+
+def score_interval(wins: int, losses: int, draws: int) -> tuple[float, float]:
+    n = wins + losses + draws
+    score = (wins + draws / 2) / n
+    variance = (wins * (1 - score) ** 2 + losses * score ** 2 + draws * (0.5 - score) ** 2) / n
+    return score, 1.96 * math.sqrt(variance / n)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=20)
+    parser.add_argument("--nodes", type=int, default=15000)
+    parser.add_argument("--factor", type=float, default=1.5)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--param", nargs="*", default=[f.name for f in fields(DEFAULT_WEIGHTS)])
+    args = parser.parse_args(argv)
+    print(f"base weights: {DEFAULT_WEIGHTS.as_dict()}")
+    print(f"{args.pairs * 2} games per candidate at {args.nodes} nodes per move\n")
+    for name in args.param:
+        base = getattr(DEFAULT_WEIGHTS, name)
+        for value in sorted({round(base * args.factor), round(base / args.factor)} - {base}):
+            weights = replace(DEFAULT_WEIGHTS, **{name: value})
+            start = time.time()
+            wins, losses, draws = play_pairs(lambda: AlphaBetaEngine(nodes=args.nodes, weights=weights),
+                                             lambda: AlphaBetaEngine(nodes=args.nodes),
+                                             args.pairs, seed=args.seed)
+            score, margin = score_interval(wins, losses, draws)
+            print(f"{name}={value:<5} (base {base:<4}) +{wins} -{losses} ={draws}  "
+                  f"score {score:.3f} +/- {margin:.3f}  ({time.time() - start:.0f} s)", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
