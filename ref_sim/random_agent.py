@@ -1,0 +1,222 @@
+"""A random player that follows the referee's file protocol completely.
+
+    python -m ref_sim.random_agent NAME [--dir DIR] [--seed N]
+
+It is the reference implementation of the protocol side of a player (PROTOCOL.md §1-8) and
+the first opponent of every test; it uses only :mod:`ref_sim.rules`.  The loop, every ~10 ms:
+
+1. ``end_game`` exists and is not stale (as new as ``first_four_moves``): print it, exit 0.
+2. ``first_four_moves`` changed (a new game started): forget the old game.
+3. Wait for my ``.go`` (as new as ``first_four_moves``), then read the opening once.
+4. My turn is decided by the *content* of ``move_file`` (empty and I am p1 and have not
+   moved yet, or its last line is a new move of my opponent), read first, and *then* my
+   ``.go`` existing -- never by the ``.go`` alone: it lingers after I moved.
+5. Write ``NAME BOARD SPOT\\n`` to a temp file and ``os.replace`` it onto ``move_file``;
+   check that the mtime went up, else rewrite after a pause.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import time
+
+from ref_sim.rules import Game
+
+POLL = 0.01             # seconds between looks at the files: quick, but no busy loop
+ABORT_GRACE = 2.0       # protocol files gone this long without an end_game: game aborted
+REPLACE_RETRIES = 100   # os.replace fails on Windows while another process reads the file
+MTIME_RETRY_PAUSE = 0.05    # coarse-mtime filesystems need up to 2 s: we retry a few times
+MTIME_RETRIES = 40
+
+
+class RandomAgent:
+    def __init__(self, name: str, directory: str = ".", seed: int | None = None) -> None:
+        self.name = name
+        self.dir = directory
+        self.rng = random.Random(seed)
+        # The temp name matches none of the referee's clean-up patterns: it does not start
+        # with move_file/end_game/first_four_moves and has no "go" (hex digits have no g).
+        self.temp = os.path.join(directory, f".uttt-tmp-{os.getpid():x}")
+        self.reset()
+
+    def reset(self) -> None:
+        self.opening_id = None      # (mtime, size) of the first_four_moves we play
+        self.game: Game | None = None
+        self.me = None              # 0 if I am p1 (X), 1 if p2 (O)
+        self.last_seen = None       # the last line of move_file already accounted for
+        self.stuck = False          # the position is unknown: only wait for end_game
+
+    def path(self, name: str) -> str:
+        return os.path.join(self.dir, name)
+
+    def say(self, message: str) -> None:
+        print(f"[{self.name}] {message}", flush=True)
+
+    # -- reading files, all tolerant of files vanishing --------------------------------
+
+    def mtime(self, name: str) -> float | None:
+        try:
+            return os.stat(self.path(name)).st_mtime
+        except FileNotFoundError:
+            return None
+
+    def read(self, name: str) -> str | None:
+        try:
+            with open(self.path(name), encoding="utf-8", errors="replace") as handle:
+                return handle.read()
+        except FileNotFoundError:
+            return None
+
+    def fresh(self, name: str) -> bool:
+        """The file exists and is at least as new as the current first_four_moves."""
+        opening, mtime = self.mtime("first_four_moves"), self.mtime(name)
+        return opening is not None and mtime is not None and mtime >= opening
+
+    # -- the main loop -------------------------------------------------------------------
+
+    def run(self) -> int:
+        self.say(f"waiting in {os.path.abspath(self.dir)}")
+        seen_files = False          # have we seen a game's files at all?
+        missing_since = None
+        while True:
+            if self.fresh("end_game"):
+                text = self.read("end_game")
+                if text is not None:
+                    self.say(f"game over: {text.strip()}")
+                    return 0
+            opening = self.opening_key()
+            if opening is None and self.mtime("move_file") is None:
+                if seen_files:      # a new game re-creates them at once; an abort does not
+                    missing_since = missing_since or time.monotonic()
+                    if time.monotonic() - missing_since > ABORT_GRACE:
+                        self.say("game aborted: the referee's files vanished without end_game")
+                        return 1
+                time.sleep(POLL)
+                continue
+            missing_since = None
+            seen_files = seen_files or opening is not None
+            if self.game is not None and opening is not None and opening != self.opening_id:
+                self.say("a new game started: forgetting the old one")
+                self.reset()
+            if self.game is None:
+                self.load_opening()
+            elif not self.stuck and self.my_turn():
+                self.play()
+            time.sleep(POLL)
+
+    def opening_key(self):
+        try:
+            stat = os.stat(self.path("first_four_moves"))
+        except FileNotFoundError:
+            return None
+        return (stat.st_mtime, stat.st_size)
+
+    def load_opening(self) -> None:
+        """Read first_four_moves once my .go has appeared (it may be half-written before)."""
+        if not self.fresh(f"{self.name}.go"):
+            return
+        key, text = self.opening_key(), self.read("first_four_moves")
+        if text is None:
+            return
+        lines = [line.split() for line in text.splitlines() if line.strip()]
+        game = Game()
+        try:
+            names = [line[0] for line in lines]
+            for _, board, spot in (line[:3] for line in lines):
+                game.play(int(board), int(spot))
+        except (ValueError, IndexError):
+            self.say(f"first_four_moves is not an opening: {text!r}")
+            return
+        if len(lines) != 4:
+            return
+        move_file = self.read("move_file")
+        if self.name in names[:2]:
+            self.me = names.index(self.name)
+        else:      # old referees wrote X/O: p1 is whoever is called while move_file is empty
+            self.me = 0 if move_file == "" else 1
+        self.game, self.opening_id = game, key
+        self.say(f"opening {' '.join(f'{b}{s}' for _, b, s in lines)}: "
+                 f"I am {'XO'[self.me]} ({'first' if self.me == 0 else 'second'})")
+        if self.me == 0 and move_file != "" or self.me == 1 and move_file.count("\n") > 1:
+            self.say("I was started after the game began: I cannot know the position, "
+                     "waiting for end_game")
+            self.stuck = True
+
+    def my_turn(self) -> bool:
+        """Read move_file first, then check my .go: see the module docstring."""
+        text = self.read("move_file")
+        if text is None:
+            return False
+        last = ""
+        for line in text.splitlines():
+            if not line.strip():
+                break
+            last = line
+        if last == self.last_seen:
+            return False
+        tokens = last.split()
+        if not last:
+            fresh_start = self.me == 0 and len(self.game.moves) == 4 and text == ""
+            return fresh_start and self.fresh(f"{self.name}.go") and not self.fresh("end_game")
+        if tokens[0] == self.name or self.game.turn == self.me:
+            return False
+        if not self.fresh(f"{self.name}.go"):
+            return False
+        self.last_seen = last
+        try:
+            self.game.play(int(tokens[1]), int(tokens[2]))
+        except (ValueError, IndexError) as error:
+            self.say(f"opponent's move {last!r} is not legal here ({error}); "
+                     "waiting for end_game")
+            self.stuck = True
+            return False
+        # The move ended the game: the .go files are the referee's end signal, not a turn.
+        return self.game.result is None and not self.fresh("end_game")
+
+    def play(self) -> None:
+        board, spot = self.rng.choice(self.game.legal_moves())
+        before = self.mtime("move_file")
+        line = f"{self.name} {board} {spot}\n"
+        for _ in range(MTIME_RETRIES):
+            self.write(line)
+            after = self.mtime("move_file")
+            if before is None or after is None or after > before:
+                break
+            time.sleep(MTIME_RETRY_PAUSE)     # same timestamp as before: write again later
+        self.game.play(board, spot)
+        self.last_seen = line.rstrip("\n")
+        self.say(f"played {board} {spot}")
+
+    def write(self, line: str) -> None:
+        """The whole line at once: temp file in the same directory, then an atomic rename."""
+        with open(self.temp, "w", encoding="utf-8") as handle:
+            handle.write(line)
+        for attempt in range(REPLACE_RETRIES):
+            try:
+                os.replace(self.temp, self.path("move_file"))
+                return
+            except PermissionError:           # Windows: someone has move_file open
+                time.sleep(POLL)
+        self.say("could not replace move_file: giving up this write")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ref_sim.random_agent",
+                                     description="Play random legal moves through the files.")
+    parser.add_argument("name", help="my name, exactly as given to the referee")
+    parser.add_argument("--dir", default=".", help="the referee's directory (default: current)")
+    parser.add_argument("--seed", type=int, help="seed for the random moves")
+    args = parser.parse_args(argv)
+    if not os.path.isdir(args.dir):
+        parser.error(f"no such directory: {args.dir}")
+    try:
+        return RandomAgent(args.name, args.dir, args.seed).run()
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
