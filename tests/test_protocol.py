@@ -1,0 +1,537 @@
+"""FileProtocolAgent against files staged by hand: one test per PROTOCOL.md §8 case that files can show.
+
+The agent runs in a thread; the test plays the referee (and the opponent) by writing files.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from agent.limits import SearchResult
+from agent.protocol import (
+    EXIT_ABORTED,
+    EXIT_FINISHED,
+    EXIT_PROTOCOL_ERROR,
+    FileProtocolAgent,
+    cutoff_for,
+    judge_end_text,
+    matches_cleanup,
+    referee_last_line,
+    temp_name,
+)
+from agent.rules import Move, Position, parse_move_line
+from agent.watcher import DirectoryWatcher
+
+ME, OPP = "Gopher", "Otter"  # "go" inside my name: the temp file must still be safe
+OPENING_ME_FIRST = [f"{ME} 6 2", f"{OPP} 2 4", f"{ME} 4 5", f"{OPP} 5 8"]
+OPENING_OPP_FIRST = [f"{OPP} 6 2", f"{ME} 2 4", f"{OPP} 4 5", f"{ME} 5 8"]
+WIN_TEXT = f"END: {ME} WINS! {OPP} LOSES! Time out!"
+
+
+class RecordingEngine:
+    """Plays the first legal move (or raises / cheats on request) and records what it was given."""
+
+    def __init__(self, fail: bool = False, illegal: bool = False) -> None:
+        self.calls: list[tuple[list[int], object]] = []
+        self.fail = fail
+        self.illegal = illegal
+
+    def choose(self, position, limit):
+        self.calls.append((position.moves_played(), limit))
+        if self.fail:
+            raise RuntimeError("engine exploded")
+        if self.illegal:
+            return SearchResult(move=position.moves_played()[0])  # an occupied cell
+        return SearchResult(move=position.legal_moves()[0], depth=1, nodes=1, elapsed=0.001)
+
+
+class Referee:
+    """The files of one game in ``directory``, written the way the real referee writes them."""
+
+    def __init__(self, directory: Path, opening=OPENING_ME_FIRST) -> None:
+        self.dir = directory
+        self.opening = opening
+        self.position = Position.from_moves(parse_move_line(line)[1] for line in opening)
+
+    def path(self, name: str) -> Path:
+        return self.dir / name
+
+    def start(self, opening_text: str | None = None) -> None:
+        self.path("move_file").write_text("")
+        self.path("first_four_moves").write_text(opening_text if opening_text is not None
+                                                 else "".join(line + "\n" for line in self.opening))
+
+    def go(self, name: str = ME) -> None:
+        other = self.path(f"{OPP if name == ME else ME}.go")
+        if other.exists():
+            other.unlink()
+        self.path(f"{name}.go").touch()
+
+    def move_text(self) -> str:
+        try:
+            return self.path("move_file").read_text()
+        except FileNotFoundError:
+            return ""
+
+    def opponent_moves(self, line: str | None = None) -> str:
+        """Delete my .go, give the opponent its turn, and write its move (a legal one by default)."""
+        self.go(OPP)
+        if line is None:
+            line = f"{OPP} {Move.from_index(self.position.legal_moves()[-1])}"
+            self.position.play(parse_move_line(line)[1])
+        self.path("move_file").write_text(line + "\n")
+        return line
+
+    def end(self, text: str = WIN_TEXT) -> None:
+        self.path("end_game").write_text(text)
+        for name in (ME, OPP):
+            self.path(f"{name}.go").touch()
+
+
+class Runner:
+    """Runs an agent in a thread; ``summary`` is set when it returns."""
+
+    def __init__(self, directory: Path, engine=None, **options) -> None:
+        options.setdefault("time_limit", 1.0)
+        options.setdefault("grace", 0.5)
+        self.engine = engine or RecordingEngine()
+        self.agent = FileProtocolAgent(ME, directory, self.engine, **options)
+        self.summary = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        time.sleep(0.1)  # let the watcher start, as a real agent starts before the referee
+
+    def _run(self) -> None:
+        self.summary = self.agent.run()
+
+    def join(self, timeout: float = 3.0):
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "the agent did not exit"
+        return self.summary
+
+
+def wait_for(predicate, timeout: float = 2.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.005)
+    return predicate()
+
+
+def my_move_written(referee: Referee) -> bool:
+    return referee.move_text().startswith(ME + " ")
+
+
+@pytest.fixture
+def referee(tmp_path) -> Referee:
+    return Referee(tmp_path)
+
+
+# -- small pieces --------------------------------------------------------------------------------
+
+
+def test_cutoff_rule():
+    assert cutoff_for(10) == pytest.approx(9.0)
+    assert cutoff_for(1) == pytest.approx(0.8)
+    assert cutoff_for(0.5) == pytest.approx(0.3)
+    assert cutoff_for(10, margin=0.5) == pytest.approx(9.5)
+    assert cutoff_for(0.2) == pytest.approx(0.05)  # never under a quarter of the limit
+
+
+@pytest.mark.parametrize("name", ["algo.py", "logo.png", "x.go", "Otter.go", "move_file.tmp", "end_game~",
+                                  "first_four_moves.bak", "ago"])
+def test_cleanup_patterns_match_what_the_referee_deletes(name):
+    assert matches_cleanup(name)
+
+
+@pytest.mark.parametrize("pid", [0, 1, 42, 99999, 4194304])
+def test_temp_name_survives_the_referee_cleanup(pid):
+    name = temp_name(pid)
+    assert not matches_cleanup(name)
+    assert not matches_cleanup(name.lower()) and not matches_cleanup(name.upper())
+    try:
+        from ref_sim.referee import is_cleanup_name
+    except ImportError:  # pragma: no cover
+        return
+    assert not is_cleanup_name(name)
+
+
+def test_referee_last_line_reads_like_the_referee():
+    assert referee_last_line("") is None
+    assert referee_last_line("\nOtter 1 2\n") is None
+    assert referee_last_line("Otter 1 2") == (1, "Otter 1 2")
+    assert referee_last_line("A 1 2\nB 3 4\n   \nC 5 6\n") == (2, "B 3 4")
+
+
+def test_judge_end_text():
+    assert judge_end_text(ME, WIN_TEXT) == "won"
+    assert judge_end_text(OPP, WIN_TEXT) == "lost"
+    assert judge_end_text(ME, "END: Match TIED!") == "tied"
+    assert judge_end_text(ME, "something else") is None
+
+
+# -- turns ---------------------------------------------------------------------------------------
+
+
+def test_p1_moves_once_although_its_go_lingers(referee):
+    """§8.1, 8.4, 8.5: one line, my exact name, one write, though my .go stays for a while."""
+    runner = Runner(referee.dir)
+    referee.start()
+    referee.go(ME)
+    assert wait_for(lambda: my_move_written(referee))
+    first = referee.move_text()
+    mtime = os.stat(referee.path("move_file")).st_mtime_ns
+    time.sleep(0.3)  # my .go lingers far longer than the real referee's 50 ms
+    assert referee.move_text() == first
+    assert os.stat(referee.path("move_file")).st_mtime_ns == mtime
+    assert len(runner.engine.calls) == 1
+    name, move = parse_move_line(first)
+    assert first == f"{ME} {move}\n" and first.count("\n") == 1 and name == ME
+    assert referee.position.is_legal(move.index)
+    referee.end()
+    summary = runner.join()
+    assert summary.status == "finished" and summary.result == "won" and summary.moves == 1
+    assert summary.exit_code == EXIT_FINISHED
+
+
+@pytest.mark.parametrize("use_watchdog", [True, False], ids=["watchdog", "polling"])
+def test_instant_opponent_with_50ms_gaps(tmp_path, use_watchdog):
+    """§8.2, 8.6: my .go is gone only ~50 ms between turns; I never write during the opponent's turn."""
+    referee = Referee(tmp_path, OPENING_OPP_FIRST)
+    runner = Runner(tmp_path, use_watchdog=use_watchdog)
+    referee.start()
+    referee.go(OPP)
+    referee.opponent_moves()
+    time.sleep(0.05)
+    for turn in range(6):
+        referee.go(ME)
+        assert wait_for(lambda: my_move_written(referee)), f"no move at turn {turn}"
+        text = referee.move_text()
+        assert text.count("\n") == 1 and text.endswith("\n")
+        referee.position.play(parse_move_line(text)[1])
+        time.sleep(0.05)  # my .go lingers until the next referee tick
+        if referee.position.winner is not None:
+            break
+        opponent_line = referee.opponent_moves()  # instant opponent
+        time.sleep(0.05)  # the gap: my .go is absent for one tick
+        assert referee.move_text() == opponent_line + "\n", "the agent wrote outside its turn"
+    referee.end()
+    summary = runner.join()
+    assert summary.status == "finished" and summary.moves == len(runner.engine.calls)
+
+
+def test_move_is_written_whole_by_rename(referee, monkeypatch):
+    """§8.3, 8.15: move_file only ever changes by a rename of a complete one-line temp file."""
+    seen = []
+
+    class Checking(FileProtocolAgent):
+        def _replace(self, source, target):
+            seen.append((Path(source), Path(target), Path(source).read_text(), Path(target).read_text()))
+            super()._replace(source, target)
+
+    runner = Runner(referee.dir)
+    runner.agent.__class__ = Checking
+    referee.start()
+    referee.go(ME)
+    assert wait_for(lambda: my_move_written(referee))
+    referee.end()
+    runner.join()
+    (source, target, new, old), = seen
+    assert source.parent == target.parent == referee.dir
+    assert not matches_cleanup(source.name) and ME not in source.name
+    assert old == "" and new == referee.move_text() and new.count("\n") == 1
+    assert not source.exists()
+
+
+def test_rename_retried_when_windows_refuses(referee):
+    """§8.15: PermissionError from the rename is retried."""
+    failures = [PermissionError("in use"), PermissionError("in use")]
+
+    class Flaky(FileProtocolAgent):
+        def _replace(self, source, target):
+            if failures:
+                raise failures.pop()
+            super()._replace(source, target)
+
+    runner = Runner(referee.dir)
+    runner.agent.__class__ = Flaky
+    referee.start()
+    referee.go(ME)
+    assert wait_for(lambda: my_move_written(referee))
+    assert not failures
+    referee.end()
+    assert runner.join().status == "finished"
+
+
+def test_rewrites_until_the_mtime_goes_up(referee):
+    """§8.7: on a coarse-mtime filesystem the first writes may not raise the mtime: rewrite."""
+    replaced = []
+
+    class Coarse(FileProtocolAgent):
+        def _replace(self, source, target):
+            before = os.stat(target).st_mtime_ns
+            super()._replace(source, target)
+            replaced.append(Path(target).read_text())
+            if len(replaced) < 3:  # the first two writes land "in the same tick"
+                os.utime(target, ns=(before, before))
+
+    referee.start()
+    before = os.stat(referee.path("move_file")).st_mtime_ns
+    runner = Runner(referee.dir)
+    runner.agent.__class__ = Coarse
+    referee.go(ME)
+    assert wait_for(lambda: len(replaced) >= 3 and os.stat(referee.path("move_file")).st_mtime_ns > before)
+    time.sleep(0.2)
+    assert len(replaced) == 3 and len(set(replaced)) == 1
+    referee.end()
+    assert runner.join().moves == 1
+
+
+# -- stale and late ------------------------------------------------------------------------------
+
+
+def test_files_from_an_earlier_game_are_ignored(referee):
+    """§8.8: an old finished game, then an end_game and my .go older than the new opening."""
+    old = time.time() - 100
+    (referee.dir / "first_four_moves").write_text("".join(line + "\n" for line in OPENING_OPP_FIRST))
+    (referee.dir / "move_file").write_text(f"{OPP} 0 0\n")
+    (referee.dir / "end_game").write_text(f"END: {OPP} WINS! {ME} LOSES! Time out!")
+    (referee.dir / f"{ME}.go").touch()
+    for name in ("first_four_moves", "move_file"):
+        os.utime(referee.dir / name, (old - 10, old - 10))
+    for name in ("end_game", f"{ME}.go"):
+        os.utime(referee.dir / name, (old, old))
+    runner = Runner(referee.dir)
+    time.sleep(0.2)
+    assert runner.thread.is_alive(), "exited on an end_game from before it started"
+    referee.start()  # the new game; end_game and my .go stay behind, older than it
+    time.sleep(0.3)
+    assert runner.thread.is_alive(), "took an old end_game for the new game's"
+    assert referee.move_text() == "", "moved on a .go older than first_four_moves"
+    referee.go(ME)
+    assert wait_for(lambda: my_move_written(referee))
+    referee.end()
+    summary = runner.join()
+    assert summary.status == "finished" and summary.moves == 1
+
+
+@pytest.mark.parametrize("history", [f"{OPP} 8 0\n", f"{ME} 8 0\n"])
+def test_started_after_the_game_began_is_reported(referee, caplog, history):
+    """§8.9: my first .go meets a move_file that a fresh game cannot show: say so, do not play."""
+    caplog.set_level(logging.INFO, logger="agent")
+    runner = Runner(referee.dir)
+    referee.start()
+    referee.path("move_file").write_text(history)
+    referee.go(ME)
+    time.sleep(0.3)
+    assert referee.move_text() == history
+    assert not runner.engine.calls
+    assert "started after the game began" in caplog.text
+    referee.end()
+    summary = runner.join()
+    assert summary.status == "protocol_error" and summary.exit_code == EXIT_PROTOCOL_ERROR
+    assert "started after the game began" in summary.message and summary.end_text == WIN_TEXT
+
+
+def test_started_late_while_the_game_runs_waits_for_its_end(referee, caplog):
+    """§8.9: files of a running game already there at start-up: wait, never play it from a guess."""
+    referee.start()
+    referee.path("move_file").write_text(f"{ME} 8 0\n")
+    referee.go(OPP)
+    runner = Runner(referee.dir)
+    referee.path("move_file").write_text(f"{OPP} 0 3\n")
+    referee.go(ME)
+    time.sleep(0.3)
+    assert not runner.engine.calls and referee.move_text() == f"{OPP} 0 3\n"
+    referee.end()
+    assert runner.join().status == "protocol_error"
+
+
+def test_opening_read_only_after_my_go(referee):
+    """§8.10: a half-written first_four_moves before my .go is not read."""
+    runner = Runner(referee.dir)
+    referee.start(opening_text=OPENING_ME_FIRST[0] + "\n" + OPENING_ME_FIRST[1] + "\n")
+    time.sleep(0.2)
+    assert runner.thread.is_alive() and runner.agent._error is None
+    referee.path("first_four_moves").write_text("".join(line + "\n" for line in OPENING_ME_FIRST))
+    referee.go(ME)
+    assert wait_for(lambda: my_move_written(referee))
+    moves, _ = runner.engine.calls[0]
+    assert moves == [parse_move_line(line)[1].index for line in OPENING_ME_FIRST]
+    referee.end()
+    assert runner.join().status == "finished"
+
+
+def test_old_referee_x_o_opening(referee):
+    """§2: older referees write X/O instead of names; the side follows from move_file."""
+    referee.opening = [f"{tag} {line.split(' ', 1)[1]}" for tag, line in zip("XOXO", OPENING_OPP_FIRST)]
+    runner = Runner(referee.dir)
+    referee.start()
+    referee.position = Position.from_moves(parse_move_line(line)[1] for line in OPENING_OPP_FIRST)
+    referee.opponent_moves()
+    referee.go(ME)
+    assert wait_for(lambda: my_move_written(referee))
+    referee.end()
+    assert runner.join().status == "finished"
+
+
+# -- the end -------------------------------------------------------------------------------------
+
+
+def test_end_game_checked_before_moving(referee):
+    """§8.11: the game ended as my .go appeared (the referee creates both .go after end_game)."""
+    runner = Runner(referee.dir)
+    referee.start()
+    referee.end()
+    summary = runner.join()
+    assert referee.move_text() == "" and not runner.engine.calls
+    assert summary.status == "finished" and summary.result == "won"
+    assert summary.result_line() == f"{ME} won: {WIN_TEXT}"
+
+
+def test_exits_after_end_game_while_the_referee_lingers(referee):
+    """§8.13: end_game read -> return, although the referee keeps re-creating files."""
+    runner = Runner(referee.dir)
+    referee.start()
+    referee.go(ME)
+    assert wait_for(lambda: my_move_written(referee))
+    stop = threading.Event()
+
+    def linger():
+        while not stop.is_set():
+            referee.end("END: Match TIED!")
+            stop.wait(0.02)
+
+    lingerer = threading.Thread(target=linger, daemon=True)
+    lingerer.start()
+    try:
+        summary = runner.join(timeout=1.0)
+    finally:
+        stop.set()
+        lingerer.join()
+    assert summary.status == "finished" and summary.result == "tied"
+
+
+def test_vanished_files_abort_the_game(referee):
+    """§8.12: Ctrl-C of the referee deletes everything without end_game: give up after the grace."""
+    runner = Runner(referee.dir, grace=0.3)
+    referee.start()
+    referee.go(ME)
+    assert wait_for(lambda: my_move_written(referee))
+    for name in ("move_file", "first_four_moves", f"{ME}.go"):
+        referee.path(name).unlink()
+    started = time.monotonic()
+    summary = runner.join(timeout=2.0)
+    assert 0.25 < time.monotonic() - started < 1.5
+    assert summary.status == "aborted" and summary.exit_code == EXIT_ABORTED
+    assert "vanished" in summary.message and summary.end_text is None
+
+
+def test_a_new_game_replacing_mine_aborts_it(referee):
+    runner = Runner(referee.dir)
+    referee.start()
+    referee.go(ME)
+    assert wait_for(lambda: my_move_written(referee))
+    time.sleep(0.02)
+    Referee(referee.dir, OPENING_OPP_FIRST).start()
+    summary = runner.join()
+    assert summary.status == "aborted" and "new game" in summary.message
+
+
+# -- bad opponents -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("line, why", [
+    (f"{OPP} 9 9", "must be 0-8"),
+    (f"{OPP} x 1", "'x' is not a number"),
+    (f"{OPP} 4", "expected 'NAME BOARD SPOT'"),
+    ("Someone 8 0", "not from my opponent"),
+    (f"{OPP} 5 8", "is not legal: cell 8 of board 5 is occupied"),
+])
+def test_bad_opponent_move_is_reported_and_the_agent_waits_for_end_game(referee, caplog, line, why):
+    """§8.16: say what, where and why; do not crash, do not write; exit after end_game."""
+    caplog.set_level(logging.INFO, logger="agent")
+    runner = Runner(referee.dir)
+    referee.start()
+    referee.go(ME)
+    assert wait_for(lambda: my_move_written(referee))
+    time.sleep(0.05)
+    referee.opponent_moves(line)
+    time.sleep(0.05)
+    referee.go(ME)
+    time.sleep(0.3)
+    assert referee.move_text() == line + "\n"
+    assert len(runner.engine.calls) == 1
+    assert f"move_file line 1: " in caplog.text and why in caplog.text
+    referee.end()
+    summary = runner.join()
+    assert summary.status == "protocol_error" and why in summary.message
+
+
+# -- the engine and the clock --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("engine", [RecordingEngine(fail=True), RecordingEngine(illegal=True)], ids=["raises", "illegal"])
+def test_a_failing_engine_still_yields_a_legal_move(referee, engine):
+    runner = Runner(referee.dir, engine=engine)
+    referee.start()
+    referee.go(ME)
+    assert wait_for(lambda: my_move_written(referee))
+    assert referee.position.is_legal(parse_move_line(referee.move_text())[1].index)
+    referee.end()
+    assert runner.join().status == "finished"
+
+
+@pytest.mark.parametrize("age, expected", [(0.5, 1.3), (-30.0, 1.8), (1000.0, 1.8)],
+                         ids=["half-second-old", "future", "absurdly-old"])
+def test_deadline_counts_from_the_go_mtime(referee, age, expected):
+    """The clock starts at the .go's creation; an mtime that cannot be this turn's counts from now."""
+    runner = Runner(referee.dir, time_limit=2.0, depth=3, nodes=500)
+    referee.start()
+    stamp = time.time() - age
+    for name in ("first_four_moves", "move_file"):  # a .go older than the opening would be stale
+        os.utime(referee.path(name), (min(stamp, time.time()) - 1, min(stamp, time.time()) - 1))
+    staging = referee.dir / "staging"  # give the .go its mtime before the agent can see it
+    staging.mkdir()
+    (staging / f"{ME}.go").touch()
+    os.utime(staging / f"{ME}.go", (stamp, stamp))
+    os.replace(staging / f"{ME}.go", referee.path(f"{ME}.go"))
+    assert wait_for(lambda: runner.engine.calls)
+    noticed = time.perf_counter()
+    _, limit = runner.engine.calls[0]
+    assert limit.deadline - noticed == pytest.approx(expected, abs=0.15)
+    assert (limit.depth, limit.nodes) == (3, 500)
+    referee.end()
+    runner.join()
+
+
+# -- the watcher ---------------------------------------------------------------------------------
+
+
+def test_watcher_falls_back_to_polling_when_watchdog_cannot_start(tmp_path, caplog):
+    watcher = DirectoryWatcher(tmp_path / "missing")
+    assert watcher.start() == "polling"
+    assert "falling back to polling" in caplog.text
+    started = time.perf_counter()
+    assert watcher.wait() is False
+    assert 0.005 < time.perf_counter() - started < 0.2
+    watcher.stop()
+
+
+def test_watcher_wakes_on_change_and_survives_observer_death(tmp_path, caplog):
+    watcher = DirectoryWatcher(tmp_path, interval=0.015)
+    assert watcher.start() == "watchdog"
+    threading.Timer(0.05, (tmp_path / "x").touch).start()
+    assert any(watcher.wait(timeout=1.0) for _ in range(3))
+    watcher._observer.stop()
+    watcher._observer.join()
+    watcher.wait()
+    assert watcher.backend == "polling" and "observer stopped" in caplog.text
+    watcher.stop()
