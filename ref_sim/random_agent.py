@@ -5,7 +5,8 @@
 It is the reference implementation of the protocol side of a player (PROTOCOL.md §1-8) and
 the first opponent of every test; it uses only :mod:`ref_sim.rules`.  The loop, every ~10 ms:
 
-1. ``end_game`` exists and is not stale (as new as ``first_four_moves``): print it, exit 0.
+1. ``end_game`` exists and is not stale (as new as ``first_four_moves``, and not the one
+   that was there when I started): print it, exit 0.
 2. ``first_four_moves`` changed (a new game started): forget the old game.
 3. Wait for my ``.go`` (as new as ``first_four_moves``), then read the opening once.
 4. My turn is decided by the *content* of ``move_file`` (empty and I am p1 and have not
@@ -40,10 +41,14 @@ class RandomAgent:
         # The temp name matches none of the referee's clean-up patterns: it does not start
         # with move_file/end_game/first_four_moves and has no "go" (hex digits have no g).
         self.temp = os.path.join(directory, f".uttt-tmp-{os.getpid():x}")
+        # Files already there when I start belong to an earlier game (or to one that began
+        # without me): never trust those exact files, whatever their timestamps say.
+        self.stale = {name: self.identity(name) for name in ("first_four_moves", "end_game")}
+        self.warned_stale = False
         self.reset()
 
     def reset(self) -> None:
-        self.opening_id = None      # (mtime, size) of the first_four_moves we play
+        self.opening_id = None      # identity of the first_four_moves we play
         self.game: Game | None = None
         self.me = None              # 0 if I am p1 (X), 1 if p2 (O)
         self.last_seen = None       # the last line of move_file already accounted for
@@ -82,7 +87,7 @@ class RandomAgent:
         seen_files = False          # have we seen a game's files at all?
         missing_since = None
         while True:
-            if self.fresh("end_game"):
+            if self.game_over():
                 text = self.read("end_game")
                 if text is not None:
                     self.say(f"game over: {text.strip()}")
@@ -107,18 +112,33 @@ class RandomAgent:
                 self.play()
             time.sleep(POLL)
 
-    def opening_key(self):
+    def identity(self, name: str):
+        """Which version of a file this is: None if absent."""
         try:
-            stat = os.stat(self.path("first_four_moves"))
+            stat = os.stat(self.path(name))
         except FileNotFoundError:
             return None
-        return (stat.st_mtime, stat.st_size)
+        return (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+
+    def opening_key(self):
+        return self.identity("first_four_moves")
+
+    def game_over(self) -> bool:
+        """A fresh end_game that was not already there when I started."""
+        end = self.identity("end_game")
+        return end is not None and end != self.stale["end_game"] and self.fresh("end_game")
 
     def load_opening(self) -> None:
         """Read first_four_moves once my .go has appeared (it may be half-written before)."""
         if not self.fresh(f"{self.name}.go"):
             return
         key, text = self.opening_key(), self.read("first_four_moves")
+        if key is not None and key == self.stale["first_four_moves"]:
+            if not self.warned_stale:
+                self.say("first_four_moves was there before I started: a stale file or a "
+                         "game that began without me; waiting for a new game")
+                self.warned_stale = True
+            return
         if text is None:
             return
         lines = [line.split() for line in text.splitlines() if line.strip()]
