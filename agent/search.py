@@ -85,7 +85,8 @@ class AlphaBeta:
         self._deadline = limit.deadline
         self._node_limit = limit.nodes
         self._next_check = CLOCK_INTERVAL
-        self._trim_table()
+        if len(self.tt) > self.tt_capacity * 3 // 4:  # room for this search's new entries
+            self._trim_table(self.tt_capacity // 2)
         for row in self.history:  # age the history so old cut-offs do not dominate
             for i, value in enumerate(row):
                 row[i] = value >> 3
@@ -146,15 +147,17 @@ class AlphaBeta:
 
     def _check_limits(self) -> None:
         self._next_check = self.nodes + CLOCK_INTERVAL
+        if len(self.tt) > self.tt_capacity:  # the memory bound holds inside one long search too
+            self._trim_table(self.tt_capacity // 2)
         if self._node_limit is not None and self.nodes >= self._node_limit:
             raise _Stop
         if self._deadline is not None and time.perf_counter() >= self._deadline:
             raise _Stop
 
-    def _trim_table(self) -> None:
-        # Dicts keep insertion order: dropping the oldest half keeps the recent, relevant entries.
-        excess = len(self.tt) - self.tt_capacity // 2
-        if len(self.tt) > self.tt_capacity * 3 // 4 and excess > 0:
+    def _trim_table(self, target: int) -> None:
+        # Dicts keep insertion order: dropping the oldest entries keeps the recent, relevant ones.
+        excess = len(self.tt) - target
+        if excess > 0:
             for key in list(islice(self.tt, excess)):
                 del self.tt[key]
 

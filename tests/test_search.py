@@ -146,3 +146,11 @@ def test_single_legal_move_is_played_at_once():
     assert len(p.legal_moves()) == 1
     result = searcher().search(p, SearchLimit.seconds(5))
     assert result.move == p.legal_moves()[0] and result.nodes == 0
+
+
+def test_table_stays_within_its_memory_bound():
+    s = searcher(hash_mb=0.2)  # a tiny table: about 1,000 entries
+    pos = random_position(random.Random(13), 14)
+    s.search(pos, SearchLimit(depth=9))
+    assert s.nodes > 20 * s.tt_capacity  # the search would have stored far more entries than fit
+    assert len(s.tt) <= s.tt_capacity + 1100  # checked every 1024 nodes
