@@ -265,12 +265,14 @@ def run_game(directory, name1: str, name2: str, time_limit: float = 10.0,
         record.duration = time.perf_counter() - begin
         notify(Event("abort", game, record))
     except KeyboardInterrupt:
+        # After the end (exit pause, lingering) Ctrl-C is how the operator closes the
+        # referee: the game stands.  Before the end it aborts the game without end_game.
         if record.result is None:
             record.result, record.reason = "aborted", INTERRUPTED
             record.duration = time.perf_counter() - begin
             notify(Event("abort", game, record))
-        if stop is None:
-            raise
+            if stop is None:
+                raise
     finally:
         if clean_at_exit:
             clean(directory)
