@@ -35,6 +35,8 @@ from ref_sim.referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, Printer, run_g
 BUILTINS = {
     "random": "{python} -m ref_sim.random_agent {name} --dir {dir}",
     "agent": "{python} -m agent {name} --dir {dir} --time-limit {time_limit}",
+    # A typical student bot: depth-3 minimax with the seed code's line-count evaluation.
+    "seed": "{python} -m agent {name} --dir {dir} --time-limit {time_limit} --engine seed",
 }
 #: After end_game, how long an agent may take to exit before it is killed.
 EXIT_WAIT = 3.0
