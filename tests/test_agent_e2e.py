@@ -1,0 +1,166 @@
+"""Whole games: ``python -m agent`` processes refereed by ``ref_sim.referee.run_game``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+referee = pytest.importorskip("ref_sim.referee")
+
+from agent import engines  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+TIME_LIMIT = 0.5
+OUR_LOSSES = {referee.TIME_OUT, referee.INVALID_MOVE}
+FAST_ENGINE = ["--engine", "alphabeta", "--depth", "2"] if "alphabeta" in engines.ENGINES else ["--engine", "random"]
+
+
+class Player:
+    """A player process started before the referee, as in the tournament."""
+
+    def __init__(self, args: list[str], log_file: Path | None = None) -> None:
+        self.log_file = log_file
+        self.process = subprocess.Popen([sys.executable, "-m", *args], cwd=ROOT, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True)
+
+    def wait_ready(self, timeout: float = 10.0) -> None:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self.log_file.exists() and "watching" in self.log_file.read_text():
+                return
+            assert self.process.poll() is None, self.process.communicate()
+            time.sleep(0.02)
+        raise AssertionError("the agent was not ready in time")
+
+    def finish(self, timeout: float) -> tuple[int, str, str]:
+        try:
+            out, err = self.process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            out, err = self.process.communicate()
+            raise AssertionError(f"the player did not exit by itself:\n{err}") from None
+        return self.process.returncode, out, err
+
+
+def start_agent(name: str, game: Path, logs: Path, *extra: str) -> Player:
+    log_file = logs / f"{name}.log"
+    player = Player(["agent", name, "--dir", str(game), "--time-limit", str(TIME_LIMIT), *FAST_ENGINE,
+                     "--log-file", str(log_file), *extra], log_file)
+    player.wait_ready()
+    return player
+
+
+def referee_game(game: Path, name1: str, name2: str, **options):
+    """Run the referee in a thread so the players' exits can be timed against it."""
+    box = {}
+    thread = threading.Thread(target=lambda: box.setdefault("record", referee.run_game(
+        game, name1, name2, time_limit=TIME_LIMIT, **options)), daemon=True)
+    thread.start()
+    return thread, box
+
+
+def check_record(record, ours: set[str]) -> None:
+    assert record.result in ("win", "tie"), record
+    assert record.end_text
+    if record.loser in ours:
+        assert record.reason not in OUR_LOSSES, f"{record.loser} lost by {record.reason}: {record.bad_line!r}"
+    assert record.reason != referee.OUT_OF_ORDER
+    assert len(record.moves) >= 2
+
+
+@pytest.fixture
+def dirs(tmp_path):
+    game, logs = tmp_path / "game", tmp_path / "logs"
+    game.mkdir()
+    logs.mkdir()
+    return game, logs
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_agent_against_the_random_agent(dirs, seed):
+    game, logs = dirs
+    ours = start_agent("Walrus", game, logs)
+    theirs = Player(["ref_sim.random_agent", "Otter", "--dir", str(game), "--seed", str(seed)])
+    time.sleep(0.3)
+    thread, box = referee_game(game, "Walrus", "Otter", seed=seed, exit_delay=2.0)
+    thread.join(timeout=60)
+    assert not thread.is_alive()
+    record = box["record"]
+    check_record(record, {"Walrus"})
+    code, out, err = ours.finish(timeout=3)
+    assert code == 0, (ours.log_file.read_text(), err)
+    assert out.startswith("Walrus ") and record.end_text in out
+    assert theirs.finish(timeout=3)[0] == 0
+    log = ours.log_file.read_text()
+    assert "ERROR" not in log and "Traceback" not in log
+    assert log.count(" move ") == sum(move.player == "Walrus" for move in record.moves)
+
+
+def test_agent_against_itself_while_the_referee_lingers(dirs):
+    """Two names, one program; both exit by themselves while the referee keeps rewriting its files."""
+    game, logs = dirs
+    first = start_agent("Gopher", game, logs)
+    second = start_agent("Algo", game, logs, "--polling")
+    stop = threading.Event()
+    thread, box = referee_game(game, "Gopher", "Algo", seed=7, linger=True, stop=stop)
+    started = time.monotonic()
+    results = {}
+    for name, player in (("Gopher", first), ("Algo", second)):
+        results[name] = player.finish(timeout=50)
+    exited = time.monotonic() - started
+    assert thread.is_alive(), "the agents only exited because the referee stopped lingering"
+    stop.set()
+    thread.join(timeout=10)
+    record = box["record"]
+    check_record(record, {"Gopher", "Algo"})
+    assert exited < record.duration + 3
+    for name, (code, out, err) in results.items():
+        assert code == 0, err
+        assert out.strip().endswith(record.end_text)
+    assert "polling" in (logs / "Algo.log").read_text()
+
+
+def test_referee_interrupted_mid_game(dirs):
+    """§8.12: the referee is stopped (Ctrl-C): files vanish, no end_game; the agent exits with code 3."""
+    game, logs = dirs
+    ours = start_agent("Walrus", game, logs)
+    theirs = Player(["ref_sim.random_agent", "Otter", "--dir", str(game), "--seed", "5"])
+    time.sleep(0.3)
+    stop = threading.Event()
+
+    def on_event(event):
+        if event.kind == "move" and len(event.record.moves) >= 6:
+            stop.set()
+
+    thread, box = referee_game(game, "Walrus", "Otter", seed=5, on_event=on_event, stop=stop)
+    thread.join(timeout=30)
+    assert box["record"].result == "aborted"
+    code, out, err = ours.finish(timeout=6)
+    theirs.finish(timeout=6)
+    assert code == 3
+    assert "vanished" in ours.log_file.read_text()
+    assert "no result" in out
+
+
+@pytest.mark.slow
+def test_full_strength_agent_keeps_its_time_with_a_busy_polling_referee(dirs):
+    """The default engine thinking to its cutoff, the referee burning a core: every move in time."""
+    game, logs = dirs
+    log_file = logs / "Walrus.log"
+    ours = Player(["agent", "Walrus", "--dir", str(game), "--time-limit", "1", "--log-file", str(log_file)],
+                  log_file)
+    ours.wait_ready()
+    theirs = Player(["ref_sim.random_agent", "Otter", "--dir", str(game), "--seed", "3"])
+    time.sleep(0.3)
+    record = referee.run_game(game, "Walrus", "Otter", time_limit=1.0, seed=3, busy_poll=True)
+    print(log_file.read_text(), record)
+    check_record(record, {"Walrus"})
+    assert ours.finish(timeout=5)[0] == 0
+    theirs.finish(timeout=5)
+    ours_seconds = [move.seconds for move in record.moves if move.player == "Walrus"]
+    assert max(ours_seconds) < 0.95, ours_seconds
