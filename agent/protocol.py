@@ -438,6 +438,9 @@ class FileProtocolAgent:
             side = X if last is None or last[1].split()[0] == self.name else O
         else:
             raise ProtocolError(f"{OPENING_FILE} names {p1!r} and {p2!r}, not me ({self.name!r})")
+        # Identify the game by the file as it is now, complete: the stat taken before my .go
+        # appeared may have caught the referee in the middle of writing it.
+        opening = _stat(self.opening_path) or opening
         self._game = _Game(_identity(opening), opening.st_mtime_ns, position, side, opponent)
         log.info("game joined: I am %s (p%d) against %s; opening %s", self.name, side + 1, opponent or "?",
                  " / ".join(line.strip() for line in lines))
