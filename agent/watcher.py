@@ -21,6 +21,15 @@ log = logging.getLogger(__name__)
 POLL_INTERVAL = 0.015
 
 
+def _not_shutdown_noise(record: logging.LogRecord) -> bool:
+    # watchdog's inotify emitter logs this ERROR when stop() races with a pending read; it is
+    # harmless (we are stopping anyway) and would look like a failure in the game log.
+    return "called when the thread is inactive" not in record.getMessage()
+
+
+logging.getLogger("watchdog.observers.inotify").addFilter(_not_shutdown_noise)
+
+
 class DirectoryWatcher:
     """Sleeps until ``directory`` changes or ``interval`` passes; see the module docstring.
 
