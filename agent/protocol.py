@@ -542,7 +542,15 @@ class FileProtocolAgent:
         attempt = 0
         while True:
             attempt += 1
-            self._write_once(line)
+            try:
+                self._write_once(line)
+            except OSError as error:  # disk full, a locked file, a read-only mount...
+                if time.perf_counter() + REWRITE_PAUSE > hard_deadline:
+                    log.error("could not write my move to %s: %s; the referee will not see it", self.move_path, error)
+                    return
+                log.warning("writing my move failed (%s); retrying", error)
+                time.sleep(REWRITE_PAUSE)
+                continue
             after = _stat(self.move_path)
             if after is not None and after.st_mtime_ns > before_ns:
                 if attempt > 1:

@@ -270,6 +270,28 @@ def test_rename_retried_when_windows_refuses(referee):
     assert runner.join().status == "finished"
 
 
+def test_write_failures_beyond_the_rename_retries_are_retried_not_fatal(referee):
+    """A rename refused more often than its quick retries allow (or a failing temp write) must
+    not crash the agent: it keeps trying until the referee's limit."""
+    failures = [PermissionError("in use")] * 25  # more than REPLACE_ATTEMPTS in a row
+
+    class Stubborn(FileProtocolAgent):
+        def _replace(self, source, target):
+            if failures:
+                raise failures.pop()
+            super()._replace(source, target)
+
+    runner = Runner(referee.dir)
+    runner.agent.__class__ = Stubborn
+    referee.start()
+    referee.go(ME)
+    assert wait_for(lambda: my_move_written(referee), timeout=4.0)
+    assert not failures
+    referee.end()
+    summary = runner.join()
+    assert summary.status == "finished" and summary.moves == 1
+
+
 def test_rewrites_until_the_mtime_goes_up(referee):
     """§8.7: on a coarse-mtime filesystem the first writes may not raise the mtime: rewrite."""
     replaced = []
