@@ -1,7 +1,12 @@
-"""Whole games: ``python -m agent`` processes refereed by ``ref_sim.referee.run_game``."""
+"""Whole games: ``python -m agent`` processes refereed by ``ref_sim.referee.run_game``.
+
+The agent under test is ``python -m agent``, or the executable named by the environment variable
+``UTTT_AGENT_EXE`` (a ``scripts/build-exe`` build; ``tests/test_exe.py`` runs this file so).
+"""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -20,12 +25,22 @@ OUR_LOSSES = {referee.TIME_OUT, referee.INVALID_MOVE}
 FAST_ENGINE = ["--engine", "alphabeta", "--depth", "2"] if "alphabeta" in engines.ENGINES else ["--engine", "random"]
 
 
+def agent_command() -> list[str]:
+    """The command that starts our agent: UTTT_AGENT_EXE if set, else ``python -m agent``."""
+    exe = os.environ.get("UTTT_AGENT_EXE")
+    return [exe] if exe else [sys.executable, "-m", "agent"]
+
+
+def random_agent_command() -> list[str]:
+    return [sys.executable, "-m", "ref_sim.random_agent"]
+
+
 class Player:
     """A player process started before the referee, as in the tournament."""
 
-    def __init__(self, args: list[str], log_file: Path | None = None) -> None:
+    def __init__(self, command: list[str], log_file: Path | None = None) -> None:
         self.log_file = log_file
-        self.process = subprocess.Popen([sys.executable, "-m", *args], cwd=ROOT, stdout=subprocess.PIPE,
+        self.process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True)
 
     def wait_ready(self, timeout: float = 10.0) -> None:
@@ -49,7 +64,7 @@ class Player:
 
 def start_agent(name: str, game: Path, logs: Path, *extra: str) -> Player:
     log_file = logs / f"{name}.log"
-    player = Player(["agent", name, "--dir", str(game), "--time-limit", str(TIME_LIMIT), *FAST_ENGINE,
+    player = Player([*agent_command(), name, "--dir", str(game), "--time-limit", str(TIME_LIMIT), *FAST_ENGINE,
                      "--log-file", str(log_file), *extra], log_file)
     player.wait_ready()
     return player
@@ -85,7 +100,7 @@ def dirs(tmp_path):
 def test_agent_against_the_random_agent(dirs, seed):
     game, logs = dirs
     ours = start_agent("Walrus", game, logs)
-    theirs = Player(["ref_sim.random_agent", "Otter", "--dir", str(game), "--seed", str(seed)])
+    theirs = Player([*random_agent_command(), "Otter", "--dir", str(game), "--seed", str(seed)])
     time.sleep(0.3)
     thread, box = referee_game(game, "Walrus", "Otter", seed=seed, exit_delay=2.0)
     thread.join(timeout=60)
@@ -129,7 +144,7 @@ def test_referee_interrupted_mid_game(dirs):
     """§8.12: the referee is stopped (Ctrl-C): files vanish, no end_game; the agent exits with code 3."""
     game, logs = dirs
     ours = start_agent("Walrus", game, logs)
-    theirs = Player(["ref_sim.random_agent", "Otter", "--dir", str(game), "--seed", "5"])
+    theirs = Player([*random_agent_command(), "Otter", "--dir", str(game), "--seed", "5"])
     time.sleep(0.3)
     stop = threading.Event()
 
@@ -152,10 +167,10 @@ def test_full_strength_agent_keeps_its_time_with_a_busy_polling_referee(dirs):
     """The default engine thinking to its cutoff, the referee burning a core: every move in time."""
     game, logs = dirs
     log_file = logs / "Walrus.log"
-    ours = Player(["agent", "Walrus", "--dir", str(game), "--time-limit", "1", "--log-file", str(log_file)],
+    ours = Player([*agent_command(), "Walrus", "--dir", str(game), "--time-limit", "1", "--log-file", str(log_file)],
                   log_file)
     ours.wait_ready()
-    theirs = Player(["ref_sim.random_agent", "Otter", "--dir", str(game), "--seed", "3"])
+    theirs = Player([*random_agent_command(), "Otter", "--dir", str(game), "--seed", "3"])
     time.sleep(0.3)
     record = referee.run_game(game, "Walrus", "Otter", time_limit=1.0, seed=3, busy_poll=True)
     print(log_file.read_text(), record)
