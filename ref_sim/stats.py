@@ -1,0 +1,237 @@
+"""Match statistics as pure functions: Elo, error bars, LOS, pentanomial counts, SPRT.
+
+The formulas are the ones chess engine testers use, so the figures read like theirs:
+
+* Score ``mu = (W + D/2) / N``; logistic Elo ``-400 * log10(1/mu - 1)`` (cutechess-cli's
+  ``Elo::diff``).  All wins give ``+inf``, all losses ``-inf``.
+* 95 % error bar (cutechess-cli ``Elo::errorMargin``): with ``sigma`` the standard deviation of
+  the mean score, ``(elo(mu + 1.95996 sigma) - elo(mu - 1.95996 sigma)) / 2``.  ``sigma`` comes
+  from the trinomial per-game variance ``(w (1-mu)^2 + l mu^2 + d (1/2-mu)^2) / N`` (``w, l, d``
+  frequencies), or, for paired games, from the pentanomial variance of the pair scores
+  (0, 1/4, 1/2, 3/4, 1 per game) divided by the number of pairs, as fastchess does: the two
+  games of a pair share an opening, so they are not independent.
+* LOS (likelihood of superiority) ``0.5 * (1 + erf((W - L) / sqrt(2 (W + L))))``; 50 % when
+  W + L = 0.
+* SPRT: the generalized SPRT with the normal approximation (Michel Van den Bergh; fishtest's
+  ``LLR_logistic``, fastchess's "logistic" model).  With the sample mean ``mu`` and variance
+  ``var`` of the per-game score (per pair for the pentanomial), over ``n`` samples, and
+  ``s0, s1`` the expected scores of logistic ``elo0, elo1``:
+  ``LLR = n (s1 - s0) (2 mu - s0 - s1) / (2 var)``.
+  Bounds (Wald): ``lower = ln(beta / (1 - alpha))``, ``upper = ln((1 - beta) / alpha)``;
+  LLR >= upper accepts H1 (elo >= elo1), LLR <= lower accepts H0 (elo <= elo0).
+  Like fishtest, empty outcome classes count as 1e-3 of a sample in the LLR, so that a
+  series of wins only (variance 0) still accepts H1 instead of never deciding.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+#: Two-sided 95 %: the 0.975 quantile of the standard normal distribution.
+Z95 = 1.959963984540054
+#: What an empty outcome class counts as in the SPRT (fishtest's regularisation).
+EPSILON = 1e-3
+#: Scores of a pentanomial pair, per game: 0-2, 1/2-2, 1-2, 3/2-2, 2-2 points out of 2.
+PAIR_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+def score(wins: int, losses: int, draws: int) -> float:
+    """Points per game, a draw counting 1/2; 0.5 for no games.
+
+    >>> score(2, 1, 1)
+    0.625
+    """
+    n = wins + losses + draws
+    return (wins + draws / 2) / n if n else 0.5
+
+
+def elo_from_score(mu: float) -> float:
+    """Logistic Elo difference for an expected score ``mu`` (0..1); +-inf at 1 and 0.
+
+    >>> round(elo_from_score(0.75), 1)
+    190.8
+    """
+    if mu >= 1.0:
+        return math.inf
+    if mu <= 0.0:
+        return -math.inf
+    return -400.0 * math.log10(1.0 / mu - 1.0)
+
+
+def score_from_elo(elo: float) -> float:
+    """The expected score for a logistic Elo difference (inverse of :func:`elo_from_score`).
+
+    >>> score_from_elo(0.0)
+    0.5
+    """
+    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+
+
+def trinomial_variance(wins: int, losses: int, draws: int) -> float:
+    """Variance of one game's score (1, 0, 1/2) over the observed frequencies; 0 for no games."""
+    n = wins + losses + draws
+    if not n:
+        return 0.0
+    mu = score(wins, losses, draws)
+    return (wins * (1 - mu) ** 2 + losses * mu ** 2 + draws * (0.5 - mu) ** 2) / n
+
+
+def pentanomial_mean_variance(ptnml) -> tuple[float, float]:
+    """Mean and variance of a pair's score per game (0, 1/4, 1/2, 3/4, 1) over the counts."""
+    pairs = sum(ptnml)
+    if not pairs:
+        return 0.5, 0.0
+    mu = sum(c * s for c, s in zip(ptnml, PAIR_SCORES)) / pairs
+    return mu, sum(c * (s - mu) ** 2 for c, s in zip(ptnml, PAIR_SCORES)) / pairs
+
+
+def elo_error(mu: float, sigma: float) -> float:
+    """Half the width of the 95 % Elo interval for score ``mu`` with standard error ``sigma``.
+
+    Infinite when an end of the interval reaches a score of 0 or 1 (all wins, say).
+    """
+    low, high = mu - Z95 * sigma, mu + Z95 * sigma
+    if low <= 0.0 or high >= 1.0:
+        return math.inf
+    return (elo_from_score(high) - elo_from_score(low)) / 2.0
+
+
+def los(wins: int, losses: int) -> float:
+    """Likelihood of superiority (0..1); draws do not count; 0.5 when W + L = 0.
+
+    >>> los(10, 10)
+    0.5
+    """
+    if wins + losses == 0:
+        return 0.5
+    return 0.5 * (1.0 + math.erf((wins - losses) / math.sqrt(2.0 * (wins + losses))))
+
+
+def draw_ratio(wins: int, losses: int, draws: int) -> float:
+    """Draws per game (0 for no games)."""
+    n = wins + losses + draws
+    return draws / n if n else 0.0
+
+
+def pentanomial(pair_points) -> list[int]:
+    """Count pairs by the first player's points over both games: ``[0, 1/2, 1, 3/2, 2]``.
+
+    ``pair_points`` holds, per pair, the two game scores (1, 1/2 or 0) of the same agent.
+
+    >>> pentanomial([(1, 1), (1, 0), (0.5, 0.5), (0, 0.5)])
+    [0, 1, 2, 0, 1]
+    """
+    counts = [0] * 5
+    for a, b in pair_points:
+        counts[round((a + b) * 2)] += 1
+    return counts
+
+
+@dataclass(frozen=True)
+class EloEstimate:
+    """What the ``Elo difference`` line shows."""
+    elo: float
+    error: float
+    los: float          # 0..1
+    draw_ratio: float   # 0..1
+
+    def line(self) -> str:
+        """``Elo difference: 85.3 +/- 40.1, LOS: 99.9 %, DrawRatio: 12.0 %``."""
+        return (f"Elo difference: {format_elo(self.elo)} +/- {format_elo(self.error, sign=False)}, "
+                f"LOS: {100 * self.los:.1f} %, DrawRatio: {100 * self.draw_ratio:.1f} %")
+
+
+def estimate(wins: int, losses: int, draws: int, ptnml=None) -> EloEstimate:
+    """Elo, 95 % error, LOS and draw ratio for W/L/D.
+
+    The Elo is the score's over all games.  The error bar uses the pentanomial variance when
+    ``ptnml`` (the counts over complete pairs) has at least two pairs (one pair has no
+    spread to measure), else the trinomial one.
+    """
+    n = wins + losses + draws
+    mu = score(wins, losses, draws)
+    if ptnml is not None and sum(ptnml) >= 2:
+        _, var = pentanomial_mean_variance(ptnml)
+        sigma = math.sqrt(var / sum(ptnml))
+    else:
+        sigma = math.sqrt(trinomial_variance(wins, losses, draws) / n) if n else 0.0
+    error = elo_error(mu, sigma) if n else 0.0
+    return EloEstimate(elo_from_score(mu) if n else 0.0, error, los(wins, losses),
+                       draw_ratio(wins, losses, draws))
+
+
+def format_elo(value: float, sign: bool = True) -> str:
+    """One decimal; ``+inf``/``-inf`` and ``inf`` spelled out (never a traceback, never ``nan``)."""
+    if math.isnan(value):
+        return "n/a"
+    if math.isinf(value):
+        return ("+inf" if value > 0 else "-inf") if sign else "inf"
+    text = f"{value:.1f}"
+    return "0.0" if text == "-0.0" else text
+
+
+# -- SPRT ---------------------------------------------------------------------------------
+
+def sprt_bounds(alpha: float, beta: float) -> tuple[float, float]:
+    """Wald's bounds on the LLR: ``(ln(beta / (1 - alpha)), ln((1 - beta) / alpha))``."""
+    return math.log(beta / (1.0 - alpha)), math.log((1.0 - beta) / alpha)
+
+
+def _llr(values, counts, elo0: float, elo1: float) -> float:
+    n = sum(counts)
+    if not n:
+        return 0.0
+    counts = [c if c else EPSILON for c in counts]      # fishtest's regularisation
+    total = sum(counts)
+    mu = sum(c * v for c, v in zip(counts, values)) / total
+    var = sum(c * (v - mu) ** 2 for c, v in zip(counts, values)) / total
+    if var <= 0:
+        return 0.0
+    s0, s1 = score_from_elo(elo0), score_from_elo(elo1)
+    return n * (s1 - s0) * (2 * mu - s0 - s1) / (2 * var)
+
+
+def llr_trinomial(wins: int, losses: int, draws: int, elo0: float, elo1: float) -> float:
+    """GSPRT log-likelihood ratio of H1 (elo1) against H0 (elo0) from independent games."""
+    return _llr((1.0, 0.5, 0.0), (wins, draws, losses), elo0, elo1)
+
+
+def llr_pentanomial(ptnml, elo0: float, elo1: float) -> float:
+    """GSPRT log-likelihood ratio from pair counts ``[0, 1/2, 1, 3/2, 2]`` points per pair."""
+    return _llr(PAIR_SCORES, list(ptnml), elo0, elo1)
+
+
+@dataclass(frozen=True)
+class SprtResult:
+    llr: float
+    lower: float
+    upper: float
+
+    @property
+    def decision(self) -> str | None:
+        """``"H1"`` (elo >= elo1 accepted), ``"H0"`` (elo <= elo0 accepted) or None."""
+        if self.llr >= self.upper:
+            return "H1"
+        if self.llr <= self.lower:
+            return "H0"
+        return None
+
+    def line(self) -> str:
+        """``SPRT: llr 1.23 (41.8%), lbound -2.94, ubound 2.94``; the percentage is of the
+        bound the LLR heads for (negative towards the lower bound)."""
+        bound = self.upper if self.llr >= 0 else -self.lower
+        return (f"SPRT: llr {self.llr:.3g} ({100 * self.llr / bound:.1f}%), "
+                f"lbound {self.lower:.3g}, ubound {self.upper:.3g}")
+
+
+def sprt(elo0: float, elo1: float, alpha: float, beta: float, *, trinomial=None,
+         ptnml=None) -> SprtResult:
+    """The SPRT state: pentanomial if ``ptnml`` (pair counts) is given, else ``trinomial``
+    (a ``(wins, losses, draws)`` triple)."""
+    lower, upper = sprt_bounds(alpha, beta)
+    if ptnml is not None:
+        value = llr_pentanomial(ptnml, elo0, elo1)
+    else:
+        value = llr_trinomial(*trinomial, elo0, elo1)
+    return SprtResult(value, lower, upper)
