@@ -37,10 +37,22 @@ class RecordError(ValueError):
 
 @dataclass(frozen=True)
 class Games:
-    """The games of one file: ``series`` is True for a JSON-lines file."""
+    """The games of one file: ``series`` is True for a JSON-lines file.
+
+    The match runner writes games.jsonl in the order games finish, each with its number in
+    ``"game"``; when every game has one, games are sorted by it and ``--game N`` means that
+    number.  Otherwise the games are numbered by line, from 1.
+    """
     path: str
     games: list[dict]
     series: bool
+
+    def numbers(self) -> list[int]:
+        """The number of each game, as ``--game`` takes it."""
+        if self.games and all(isinstance(g.get("game"), int) and not isinstance(g["game"], bool)
+                              for g in self.games):
+            return [g["game"] for g in self.games]
+        return list(range(1, len(self.games) + 1))
 
 
 def load_games(path) -> Games:
@@ -77,7 +89,10 @@ def load_games(path) -> Games:
                                   f"{error.lineno} column {error.colno})") from None
             raise RecordError(f"{path} line {number}: not JSON ({error.msg})") from None
         games.append(_check_record(data, f"{path} line {number}"))
-    return Games(path, games, True)
+    series = Games(path, games, True)
+    numbers = series.numbers()
+    return Games(path, [game for _, game in sorted(zip(numbers, games),
+                                                   key=lambda item: item[0])], True)
 
 
 def _check_record(data, where: str) -> dict:
@@ -91,16 +106,18 @@ def _check_record(data, where: str) -> dict:
 
 
 def select(games: Games, number: int | None) -> dict:
-    """Game ``number`` (1-based) of ``games``; RecordError if out of range."""
+    """Game ``number`` (see :meth:`Games.numbers`) of ``games``; RecordError if there is none."""
     count = len(games.games)
     if number is None:
         if count == 1:
             return games.games[0]
         raise RecordError(f"{games.path} holds {count} games: choose one with --game N")
-    if not 1 <= number <= count:
-        held = "1 game" if count == 1 else f"{count} games (1-{count})"
+    numbers = games.numbers()
+    if number not in numbers:
+        held = (f"{count} games" if count > 1 else "1 game") + \
+            (f" ({min(numbers)}-{max(numbers)})" if count > 1 else f" (game {numbers[0]})")
         raise RecordError(f"--game {number} is out of range: {games.path} holds {held}")
-    return games.games[number - 1]
+    return games.games[numbers.index(number)]
 
 
 # -- replaying ---------------------------------------------------------------------------
@@ -478,7 +495,7 @@ def main(argv: list[str] | None = None) -> int:
                 and not (args.svg or args.png or args.ply is not None):
             print(f"{games.path}: {len(games.games)} games (show one with --game N)",
                   file=stream)
-            for number, record in enumerate(games.games, 1):
+            for number, record in zip(games.numbers(), games.games):
                 print(summary(number, record), file=stream)
             return 0
         record = select(games, args.number)

@@ -134,6 +134,23 @@ def test_ply_shows_one_position(saved, capsys):
     assert code == 0 and "Result: " in out
 
 
+def test_series_numbered_by_game_field_in_finishing_order(tmp_path, capsys):
+    """games.jsonl lists games as they finish; "game" is their number in the series."""
+    path = tmp_path / "games.jsonl"
+    records = [random_record(seed)[0] for seed in range(3)]
+    for number, record in zip((3, 1, 2), records):
+        record["game"] = number
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    code, out, _ = run([path], capsys)
+    assert [line.split()[0] for line in out.strip().splitlines()[1:]] == ["1", "2", "3"]
+    code, out, _ = run([path, "--game", 3, "--ply", 4, "--no-color"], capsys)
+    move4 = records[0]["opening"][3]
+    assert code == 0 and out.startswith("Game 3: ")
+    assert f"Move 4: {move4[0]} (O) {move4[1]} {move4[2]}" in out
+    code, _, err = run([path, "--game", 4], capsys)
+    assert code == 2 and "holds 3 games (1-3)" in err
+
+
 def test_series_lists_games_and_selects_one(tmp_path, capsys):
     path = tmp_path / "games.jsonl"
     records = [random_record(seed, extra=True)[0] for seed in range(3)]
