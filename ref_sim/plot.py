@@ -188,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m ref_sim.plot``."""
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Plot a series: the running score of agent A with a 95%% band, and the "
+        description="Plot a series: the running score of agent A with a 95% band, and the "
                     "time of every move.  Needs matplotlib: pip install 'uttt-agent[plot]'.",
         epilog="Exit codes: 0 done, 2 bad input or matplotlib missing.")
     parser.add_argument("series", metavar="SERIES",

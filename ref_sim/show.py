@@ -448,7 +448,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("game", metavar="GAME", help="a game record (.json) or a series "
                                                      "(.jsonl, one game per line)")
     parser.add_argument("--game", type=int, metavar="N", dest="number",
-                        help="the game to show from a series, numbered from 1")
+                        help="the game to show from a series: its number ('game' in "
+                             "games.jsonl), else its line, from 1")
     parser.add_argument("--ply", type=int, metavar="K",
                         help="only the position after K moves; the referee's 4 opening moves "
                              "count (moves 1-4), 0 is the empty board (default: every move; "
