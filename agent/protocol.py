@@ -8,7 +8,7 @@ How the loop reads the directory (the numbers are PROTOCOL.md §8 cases):
 * The game is identified by ``first_four_moves``. Files older than it are stale (8); a game that
   had already ended when the agent started (``end_game`` at least as new as ``first_four_moves``)
   is ignored until a new ``first_four_moves`` appears, and so is a ``NAME.go`` that was already
-  older than the thinking time at start-up.
+  older than the referee's limit at start-up (a younger one is a live turn: answered at once).
 * ``end_game`` is checked first on every look (11), and the agent returns once it has read it
   (13), whoever lingers.
 * It is my turn when ``NAME.go`` is current *and* the content of ``move_file`` says so: empty
@@ -300,7 +300,10 @@ class FileProtocolAgent:
             log.info("%s holds a game that ended before I started; waiting for a new %s", self.directory, OPENING_FILE)
             return
         self._startup_game_id = _identity(opening)
-        if go is not None and time.time() - go.st_mtime > self.cutoff:
+        # A live turn's .go is younger than the limit: past it the referee has already called a
+        # time-out. A younger one is my turn, started late (a loaded machine): answer at once
+        # with the time left rather than lose on time. An older one is a killed referee's.
+        if go is not None and time.time() - go.st_mtime > self.time_limit:
             self._startup_go_id = _identity(go)
         log.info("%s already holds a game (in progress, or left by a killed referee); "
                  "I only play it if my first turn there looks like a fresh start", self.directory)
@@ -329,7 +332,7 @@ class FileProtocolAgent:
         if go is None or go.st_mtime_ns < opening.st_mtime_ns:
             return None  # not my turn, or a .go left from an earlier game
         if opening_id == self._startup_game_id and _identity(go) == self._startup_go_id:
-            return None  # a .go that was already too old when I started
+            return None  # a .go that was already older than the limit when I started
         try:
             self._take_turn_if_mine(opening, go)
         except ProtocolError as error:

@@ -344,6 +344,38 @@ def test_files_from_an_earlier_game_are_ignored(referee):
     assert summary.status == "finished" and summary.moves == 1
 
 
+def test_started_late_in_my_first_turn_still_moves_in_time(referee):
+    """A loaded machine can start the agent after its first .go appeared: with time left before
+    the referee's limit it must still move (a quick search), not wait and lose on time."""
+    referee.start()
+    referee.go(ME)
+    go_age = 0.35  # older than the cutoff (0.3 s at a 0.5 s limit) but younger than the limit
+    stamp = time.time() - go_age
+    for name in ("first_four_moves", "move_file"):  # written just before the .go, as the referee does
+        os.utime(referee.path(name), (stamp - 0.01, stamp - 0.01))
+    os.utime(referee.path(f"{ME}.go"), (stamp, stamp))
+    runner = Runner(referee.dir, time_limit=0.5)  # cutoff 0.3 s: the .go is already older than it
+    assert wait_for(lambda: my_move_written(referee), timeout=1.0)
+    written = os.stat(referee.path("move_file")).st_mtime
+    assert written - stamp < 0.5, "moved after the referee's limit"
+    referee.end()
+    assert runner.join().moves == 1
+
+
+def test_a_go_older_than_the_limit_at_start_is_a_leftover(referee):
+    """A killed referee leaves a fresh-looking game behind; its .go is older than any live turn."""
+    referee.start()
+    referee.go(ME)
+    stamp = time.time() - 5
+    for name in ("first_four_moves", "move_file", f"{ME}.go"):
+        os.utime(referee.path(name), (stamp, stamp))
+    runner = Runner(referee.dir, time_limit=1.0)
+    time.sleep(0.3)
+    assert referee.move_text() == "", "played in a dead referee's game"
+    referee.end()
+    assert runner.join().moves == 0
+
+
 @pytest.mark.parametrize("history", [f"{OPP} 8 0\n", f"{ME} 8 0\n"])
 def test_started_after_the_game_began_is_reported(referee, caplog, history):
     """§8.9: my first .go meets a move_file that a fresh game cannot show: say so, do not play."""
