@@ -1,21 +1,82 @@
 """Play a series of games between two agents through the simulated referee.
 
     python -m ref_sim.match AGENT1 AGENT2 [--games N] [--time-limit S] [--seed N]
-                            [--out DIR] [--show] [--paired] [-q]
+                            [--out DIR] [--resume] [--unpaired] [--concurrency N]
+                            [--sprt ELO0 ELO1 ALPHA BETA] [--show] [-q]
 
-AGENT is a built-in name (see :data:`BUILTINS`) or a shell-style command with the
-placeholders ``{name}``, ``{dir}`` and ``{time_limit}``, e.g.
-``"python my_player.py {name} --dir {dir}"``.  Agent 1 is called ``<Label>1`` and agent 2
-``<Label>2`` in every game (``Random1``, ``Agent2``...).
+AGENT is a built-in agent, optionally with options, or a shell-style command:
 
-Each game runs as in the tournament: the agents are started first, then the referee, in a
-fresh directory ``<out>/game-0001/``; the agents' output goes to ``<out>/logs/`` (outside
-the game directory, which the referee cleans), with the JSON record of each game.
+``random``                the reference random player (ref_sim.random_agent), seeded per game
+``seed``, ``seed:depth=4``    a typical student bot: line-count minimax at depth 3 (or N)
+                          (``python -m agent NAME --engine seed --depth N``)
+``agent``                 our agent at full strength (iterative deepening to the time limit)
+``agent:depth=6``, ``agent:nodes=20000``   our agent at a fixed depth / node count (still
+                          bounded by the time limit)
+a command                 with the placeholders ``{name}``, ``{dir}``, ``{time_limit}`` (and
+                          ``{seed}``, a per-game seed), e.g. ``"python my_bot.py {name} {dir}"``
+
+Agent 1 is called ``<Label>1`` and agent 2 ``<Label>2`` in every game (``Random1``,
+``Agent2``...).  Each game runs as in the tournament: the agents are started first, then the
+referee, in a fresh directory ``<out>/game-0001/``; the agents' output goes to
+``<out>/logs/game-0001-<name>.log`` (outside the game directory, which the referee cleans).
+
+Openings and pairs (:mod:`ref_sim.openings`): random 4-move openings like the referee's, each
+played twice with the sides swapped (``--unpaired``: one game per opening, a coin flip for
+p1).  An odd ``--games`` is rounded up to whole pairs, except ``--games 1`` (one game).  The
+whole schedule follows from ``--seed`` (random and printed when not given), so a series is
+reproducible up to the agents' timing, and game k is always the same game.
+
+Results, in the style of cutechess-cli and fastchess (formulas in :mod:`ref_sim.stats`)::
+
+    Score of Agent1 vs Seed2: 120 - 30 - 50  [0.725] 200
+    Elo difference: 168.4 +/- 48.2, LOS: 100.0 %, DrawRatio: 25.0 %
+    Ptnml(0-2): [1, 5, 20, 34, 40]
+    SPRT: llr 2.95 (100.1%), lbound -2.94, ubound 2.94 - H1 was accepted
+
+Scores and Elo are agent 1's.  The error bar and the SPRT use the pentanomial model over
+complete pairs when the games are paired, the trinomial model otherwise.  With ``--sprt`` the
+series stops as soon as the LLR crosses a bound (``--games`` is then a maximum, default 1000).
+Time-outs, invalid and out-of-order moves, crashes (an agent that exits before the end) and
+hangs (an agent still running ``EXIT_WAIT`` seconds after ``end_game``, then killed) are
+counted per agent.  Every game starts new agent processes, so a crash costs one game only.
+
+Files in ``--out``:
+
+``series.json``   the series: ``{"format": 1, "seed", "agents": [spec1, spec2], "names",
+                  "time_limit", "paired"}``; ``--resume`` checks it and continues the series.
+``games.jsonl``   one JSON object per finished game, one line each, in the order the games
+                  finished (sort by ``game``).  Games aborted by Ctrl-C are not written, so
+                  ``--resume`` plays them again.  Keys:
+
+    format      1
+    game        game number, 1-based (the schedule's k)
+    pair        0-based pair number (games 2p+1 and 2p+2), or null when unpaired
+    series_seed the series' --seed;  seed: the referee's seed for this game
+    time_limit  seconds per move
+    agents      [{"name": "Agent1", "spec": "agent:depth=6", "command": [...], "seed": N},
+                 {... agent 2 ...}]   (index 0 is always agent 1)
+    names       the two names in the order given to the referee
+    p1, p2      who was X (moves first after the opening) and O
+    opening     [[name, board, spot] x 4], p1's moves first
+    moves       [{"player", "board", "spot", "seconds"} ...], the moves after the opening;
+                "seconds" from the player's .go to the referee tick that saw the move.
+                Where the agent logs its search (our agent does), also "depth", "score"
+                (centipawn-like, from the mover's view), "nodes", "nps" and "agent_seconds".
+    result      "win", "tie" or "aborted";  winner, loser (names or null)
+    reason      the referee's reason ("Time out!", "Invalid move!", "Out-of-order move!",
+                the 3-in-a-row text, "tie", or why it was aborted);  end_text: end_game's text
+    bad_line    the move line read when the verdict was a loss by a bad move, else null
+    score       agent 1's points: 1, 0.5 or 0 (null if aborted)
+    notes       {name: "crashed (exited with code 3)" | "did not exit (killed)"} per agent
+    started     Unix time of the start;  duration: seconds
+
+``logs/``         each agent's output per game and ``game-NNNN.json`` (the referee's record).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import re
@@ -26,38 +87,70 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ref_sim.referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, Printer, run_game
+from ref_sim import openings, stats
+from ref_sim.referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, GameRecord, Printer, run_game
 
-#: Built-in agents: label -> command template.  {python} is this interpreter.
+#: Built-in agents: name -> (command template, {option: command-line flag}).
+#: {python} is this interpreter; {seed} a per-game seed.
 BUILTINS = {
-    "random": "{python} -m ref_sim.random_agent {name} --dir {dir}",
-    "agent": "{python} -m agent {name} --dir {dir} --time-limit {time_limit}",
+    "random": ("{python} -m ref_sim.random_agent {name} --dir {dir} --seed {seed}", {}),
+    "agent": ("{python} -m agent {name} --dir {dir} --time-limit {time_limit}",
+              {"depth": "--depth", "nodes": "--nodes"}),
     # A typical student bot: depth-3 minimax with the seed code's line-count evaluation.
-    "seed": "{python} -m agent {name} --dir {dir} --time-limit {time_limit} --engine seed",
+    "seed": ("{python} -m agent {name} --dir {dir} --time-limit {time_limit} --engine seed",
+             {"depth": "--depth"}),
 }
 #: After end_game, how long an agent may take to exit before it is killed.
 EXIT_WAIT = 3.0
+#: The referee starts once each agent has printed something (it is up) or exited, or after
+#: this many seconds.  The real referee has no handshake and writes the opening 0.3 s after
+#: its launch; in a tournament the players are started by hand well before it, so a player
+#: still importing its modules when the opening appears would be a runner artefact.
+STARTUP_WAIT = 2.0
+#: --games with --sprt when not given: a maximum, the SPRT should decide before.
+SPRT_MAX_GAMES = 1000
 PROJECT_ROOT = str(Path(__file__).resolve().parent.parent)
+FORMAT = 1
+
+#: Our agent's per-move log line (agent/protocol.py, FileProtocolAgent._play).
+SEARCH_LINE = re.compile(r"\bmove (\d) (\d)\s+depth (-?\d+)\s+score ([+-]?\d+)\s+nodes (\d+)"
+                         r"\s+nps (\d+)\s+([\d.]+) s since \.go")
 
 
 @dataclass
 class AgentSpec:
     label: str          # e.g. "Random"; the name in a game is label + "1" or "2"
-    template: str       # command with {name}, {dir}, {time_limit}
+    template: str       # command with {name}, {dir}, {time_limit}, {seed}
+    spec: str = ""      # what the user wrote: "seed:depth=4", or the command
 
-    def command(self, name: str, directory: Path, time_limit: float) -> list[str]:
+    def command(self, name: str, directory, time_limit: float, seed: int = 0) -> list[str]:
         values = {"name": name, "dir": str(directory), "time_limit": f"{time_limit:g}",
-                  "python": sys.executable}
+                  "python": sys.executable, "seed": str(seed)}
         return [token.format(**values) for token in shlex.split(self.template)]
 
 
 def agent_spec(text: str) -> AgentSpec:
-    """A built-in name or a command; the label is derived from the program's name."""
-    if text in BUILTINS:
-        return AgentSpec(text.capitalize(), BUILTINS[text])
+    """A built-in (``random``, ``seed:depth=4``, ``agent:nodes=20000``) or a command.
+
+    >>> agent_spec("seed:depth=4").template.endswith("--engine seed --depth 4")
+    True
+    """
+    base, _, options = text.partition(":")
+    if base in BUILTINS and " " not in text:
+        template, allowed = BUILTINS[base]
+        for item in filter(None, options.split(",")):
+            key, eq, value = item.partition("=")
+            if key not in allowed:
+                known = ", ".join(allowed) or "none"
+                raise ValueError(f"{base!r} takes no option {key!r} (options: {known})")
+            if not eq or not value.isdigit() or int(value) < 1:
+                raise ValueError(f"{text!r}: {key} must be a positive integer, as in {base}:{key}=4")
+            template += f" {allowed[key]} {int(value)}"
+        return AgentSpec(base.capitalize(), template, text)
     tokens = shlex.split(text)
     if not tokens:
         raise ValueError("empty agent command")
@@ -71,53 +164,77 @@ def agent_spec(text: str) -> AgentSpec:
         else:
             program = "Python"
     label = re.sub(r"[^A-Za-z0-9]", "", Path(program).stem).capitalize() or "Player"
-    return AgentSpec(label, text)
+    return AgentSpec(label, text, text)
 
 
-@dataclass
-class Side:
-    """One agent's results over the series."""
-    name: str
-    wins: int = 0
-    losses: int = 0
-    draws: int = 0
-    reasons: Counter = field(default_factory=Counter)   # e.g. "lost: Time out!"
+# -- one game -----------------------------------------------------------------------------
 
-    def line(self) -> str:
-        reasons = ", ".join(f"{k} {v}" for k, v in sorted(self.reasons.items()))
-        return (f"{self.name}: {self.wins} wins, {self.losses} losses, {self.draws} draws"
-                + (f" ({reasons})" if reasons else ""))
-
-
-def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, log: Path):
+def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, log: Path,
+                seed: int = 0):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [PROJECT_ROOT, env.get("PYTHONPATH")]))
     env["PYTHONUNBUFFERED"] = "1"
     handle = open(log, "w", encoding="utf-8")
     try:
-        command = spec.command(name, directory, time_limit)
+        command = spec.command(name, directory, time_limit, seed)
         handle.write(f"$ {shlex.join(command)}\n")
         handle.flush()
+        # A session of its own: Ctrl-C in the terminal stops the runner, which stops the
+        # agents, instead of every agent dying as a "crash" in the middle of its game.
         process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, env=env)
-    except OSError as error:
+                                   stdin=subprocess.DEVNULL, env=env,
+                                   start_new_session=os.name == "posix")
+    except (OSError, ValueError) as error:
         handle.write(f"could not start: {error}\n")
         process = None
     handle.close()
     return process
 
 
+def wait_until_started(processes: dict, logs: dict, timeout: float) -> None:
+    """Wait until each agent has written past its log's command line, or exited."""
+    deadline = time.monotonic() + timeout
+    waiting = set(processes)
+    while waiting and time.monotonic() < deadline:
+        for name in list(waiting):
+            process = processes[name]
+            try:
+                text = logs[name].read_bytes()
+                grown = len(text) > text.find(b"\n") + 1      # output after the "$ command"
+            except OSError:
+                grown = True
+            if process is None or process.poll() is not None or grown:
+                waiting.discard(name)
+        if waiting:
+            time.sleep(0.02)
+
+
+def _kill(process) -> None:
+    try:
+        process.kill()
+    except OSError:
+        pass
+    process.wait()
+
+
 def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time_limit: float,
-              seed: int | None, first=None, opening=None, show=False):
+              seed: int | None, first=None, opening=None, show=False, stop=None,
+              agent_seeds=None, exit_wait: float | None = None):
     """One game: start both agents, referee, then collect them.  Returns (record, notes).
 
     specs maps each name to its AgentSpec; names is the order given to the referee.
+    notes maps a name to "crashed (...)" (exited before the end) or "did not exit (killed)".
+    stop: a threading.Event that aborts the game (Ctrl-C).
     """
+    exit_wait = EXIT_WAIT if exit_wait is None else exit_wait
+    agent_seeds = agent_seeds or {}
     directory.mkdir(parents=True, exist_ok=True)
-    processes = {}
+    processes, log_paths = {}, {}
     for name in names:
+        log_paths[name] = logs / f"game-{number:04d}-{name}.log"
         processes[name] = start_agent(specs[name], name, directory, time_limit,
-                                      logs / f"game-{number:04d}-{name}.log")
+                                      log_paths[name], agent_seeds.get(name, 0))
+    wait_until_started(processes, log_paths, STARTUP_WAIT)
     exited_early = {}
     finished = threading.Event()
 
@@ -138,128 +255,494 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
             finished.set()
         if printer is not None and event.kind != "end":
             printer(event)
-    record = run_game(directory, names[0], names[1], time_limit=time_limit, seed=seed,
-                      on_event=on_event, first=first, opening=opening)
-    finished.set()
-    watcher.join()
+    try:
+        record = run_game(directory, names[0], names[1], time_limit=time_limit, seed=seed,
+                          on_event=on_event, first=first, opening=opening, stop=stop)
+    finally:
+        finished.set()
+        watcher.join()
+        if stop is not None and stop.is_set():
+            for process in processes.values():
+                if process is not None and process.poll() is None:
+                    _kill(process)
     notes = {name: f"crashed ({why})" for name, why in exited_early.items()}
-    deadline = time.monotonic() + max(0.0, EXIT_WAIT - 1.0)   # run_game waited 1 s already
+    deadline = time.monotonic() + max(0.0, exit_wait - 1.0)   # run_game waited 1 s already
     for name, process in processes.items():
         if process is None or name in notes:
             continue
         try:
             process.wait(max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-            notes[name] = "did not exit"
+            _kill(process)
+            notes[name] = "did not exit (killed)"
     record.save(logs / f"game-{number:04d}.json")
     return record, notes
 
 
-def describe(record, notes) -> str:
+def parse_search_lines(text: str) -> list[dict]:
+    """The per-move search lines our agent logs, in order.
+
+    >>> parse_search_lines("12:00:01.002 Agent1 INFO move 4 8  depth 7  score -15  nodes 900"
+    ...                    "  nps 45000  0.021 s since .go")[0]["score"]
+    -15
+    """
+    found = []
+    for match in SEARCH_LINE.finditer(text):
+        board, spot, depth, score, nodes, nps, seconds = match.groups()
+        found.append({"board": int(board), "spot": int(spot), "depth": int(depth),
+                      "score": int(score), "nodes": int(nodes), "nps": int(nps),
+                      "agent_seconds": float(seconds)})
+    return found
+
+
+def attach_search_info(moves: list[dict], player: str, logged: list[dict]) -> int:
+    """Add depth/score/... from ``logged`` to ``player``'s moves, matched in order by cell.
+
+    A logged move the referee never accepted (written too late) is skipped.  Returns how
+    many moves got their search figures.
+    """
+    mine = [move for move in moves if move["player"] == player]
+    attached = 0
+    position = 0
+    for entry in logged:
+        if position >= len(mine):
+            break
+        move = mine[position]
+        if (entry["board"], entry["spot"]) == (move["board"], move["spot"]):
+            move.update({k: v for k, v in entry.items() if k not in ("board", "spot")})
+            position += 1
+            attached += 1
+    return attached
+
+
+def game_line(record: GameRecord, notes: dict, scheduled: openings.Scheduled, series_seed: int,
+              specs: list[AgentSpec], names: list[str], logs: Path) -> dict:
+    """The games.jsonl object of a game (see the module docstring)."""
+    data = record.to_dict()
+    moves = data["moves"]
+    for name in names:
+        try:
+            text = (logs / f"game-{scheduled.index:04d}-{name}.log").read_text(
+                encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        attach_search_info(moves, name, parse_search_lines(text))
     if record.result == "tie":
-        text = "draw"
+        points = 0.5
     elif record.result == "win":
-        text = f"{record.winner} wins: {record.reason}"
+        points = 1.0 if record.winner == names[0] else 0.0
     else:
-        text = f"aborted: {record.reason}"
-    extra = "; ".join(f"{name} {note}" for name, note in notes.items())
-    return (f"{record.p1} (X) vs {record.p2} (O): {text} "
-            f"[{len(record.moves) + 4} moves, {record.duration:.1f} s]"
+        points = None
+    return {
+        "format": FORMAT, "game": scheduled.index, "pair": scheduled.pair,
+        "series_seed": series_seed, "seed": scheduled.seed, "time_limit": record.time_limit,
+        "agents": [{"name": name, "spec": spec.spec,
+                    "command": spec.command(name, "{dir}", record.time_limit, agent_seed),
+                    "seed": agent_seed}
+                   for name, spec, agent_seed in zip(names, specs, scheduled.agent_seeds)],
+        "names": list(record.names), "p1": record.p1, "p2": record.p2,
+        "opening": [list(item) for item in record.opening], "moves": moves,
+        "result": record.result, "winner": record.winner, "loser": record.loser,
+        "reason": record.reason, "end_text": record.end_text, "bad_line": record.bad_line,
+        "score": points, "notes": dict(notes),
+        "started": record.started, "duration": round(record.duration, 3),
+    }
+
+
+def describe(game: dict) -> str:
+    """One line about a finished game."""
+    if game["result"] == "tie":
+        text = "draw"
+    elif game["result"] == "win":
+        text = f"{game['winner']} wins: {game['reason']}"
+    else:
+        text = f"aborted: {game['reason']}"
+    extra = "; ".join(f"{name} {note}" for name, note in game["notes"].items())
+    return (f"{game['p1']} (X) vs {game['p2']} (O): {text} "
+            f"[{len(game['moves']) + 4} moves, {game['duration']:.1f} s]"
             + (f" -- {extra}" if extra else ""))
 
 
-def tally(sides: dict, record, notes) -> None:
-    short = {TIME_OUT: "time-outs", INVALID_MOVE: "invalid moves",
-             OUT_OF_ORDER: "out-of-order"}
-    for name, side in sides.items():
-        if record.result == "tie":
-            side.draws += 1
-        elif record.result == "win":
-            if record.winner == name:
-                side.wins += 1
+# -- the series ---------------------------------------------------------------------------
+
+SHORT = {TIME_OUT: "time-outs", INVALID_MOVE: "invalid moves", OUT_OF_ORDER: "out-of-order"}
+
+
+@dataclass
+class Side:
+    """One agent's results over the series."""
+    name: str
+    wins: int = 0
+    losses: int = 0
+    draws: int = 0
+    reasons: Counter = field(default_factory=Counter)   # "time-outs", "crashes", ...
+    details: Counter = field(default_factory=Counter)   # "exited with code 3", ...
+
+    def line(self) -> str:
+        parts = []
+        for reason, count in sorted(self.reasons.items()):
+            parts.append(f"{reason} {count}")
+        details = ", ".join(f"{why} x{count}" for why, count in sorted(self.details.items()))
+        text = (f"{self.name}: {self.wins} wins, {self.losses} losses, {self.draws} draws"
+                + (f" ({', '.join(parts)})" if parts else ""))
+        return text + (f"; {details}" if details else "")
+
+
+def tally(games: list[dict], names: list[str]) -> dict[str, Side]:
+    """Each agent's wins, losses, draws and what went wrong, over ``games``."""
+    sides = {name: Side(name) for name in names}
+    for game in games:
+        for name, side in sides.items():
+            if game["result"] == "tie":
+                side.draws += 1
+            elif game["result"] == "win":
+                if game["winner"] == name:
+                    side.wins += 1
+                else:
+                    side.losses += 1
+                    if game["reason"] in SHORT:
+                        side.reasons[SHORT[game["reason"]]] += 1
             else:
-                side.losses += 1
-                if record.reason in short:
-                    side.reasons[short[record.reason]] += 1
+                side.reasons["aborted"] += 1
+            note = game["notes"].get(name)
+            if note:
+                if note.startswith("crashed"):
+                    side.reasons["crashes"] += 1
+                    side.details[note[len("crashed ("):-1]] += 1
+                else:
+                    side.reasons["hangs"] += 1
+                    side.details[note] += 1
+    return sides
+
+
+def pair_counts(games: list[dict]) -> list[int]:
+    """Pentanomial counts of agent 1 over the complete pairs among ``games``."""
+    by_pair: dict[int, list[float]] = {}
+    for game in games:
+        if game["pair"] is not None and game["score"] is not None:
+            by_pair.setdefault(game["pair"], []).append(game["score"])
+    return stats.pentanomial(points for points in by_pair.values() if len(points) == 2)
+
+
+@dataclass
+class Summary:
+    wins: int
+    losses: int
+    draws: int
+    ptnml: list[int] | None
+    sprt: stats.SprtResult | None
+
+    @property
+    def played(self) -> int:
+        return self.wins + self.losses + self.draws
+
+
+def summarize(games: list[dict], names: list[str], paired: bool, sprt_args=None) -> Summary:
+    sides = tally(games, names)
+    a = sides[names[0]]
+    ptnml = pair_counts(games) if paired else None
+    result = None
+    if sprt_args is not None:
+        elo0, elo1, alpha, beta = sprt_args
+        if paired:
+            result = stats.sprt(elo0, elo1, alpha, beta, ptnml=ptnml)
         else:
-            side.reasons["aborted"] += 1
-        note = notes.get(name)
-        if note:
-            side.reasons["crashes" if note.startswith("crashed") else note] += 1
+            result = stats.sprt(elo0, elo1, alpha, beta, trinomial=(a.wins, a.losses, a.draws))
+    return Summary(a.wins, a.losses, a.draws, ptnml, result)
+
+
+def report_lines(games: list[dict], names: list[str], paired: bool, sprt_args=None) -> list[str]:
+    """The cutechess-style summary."""
+    summary = summarize(games, names, paired, sprt_args)
+    w, l, d = summary.wins, summary.losses, summary.draws
+    lines = [f"Score of {names[0]} vs {names[1]}: {w} - {l} - {d}  "
+             f"[{stats.score(w, l, d):.3f}] {summary.played}"]
+    ptnml = summary.ptnml if summary.ptnml and sum(summary.ptnml) else None
+    lines.append(stats.estimate(w, l, d, ptnml).line())
+    if summary.ptnml is not None:
+        lines.append(f"Ptnml(0-2): [{', '.join(map(str, summary.ptnml))}]")
+    if summary.sprt is not None:
+        decision = summary.sprt.decision
+        elo0, elo1 = sprt_args[:2]
+        lines.append(summary.sprt.line() + {
+            "H1": f" - H1 was accepted (Elo >= {elo1:g})",
+            "H0": f" - H0 was accepted (Elo <= {elo0:g})",
+            None: ""}[decision])
+    sides = tally(games, names)
+    lines += [sides[name].line() for name in names]
+    return lines
+
+
+class Progress:
+    """A one-line progress bar redrawn with ``\\r`` (only on a terminal)."""
+
+    def __init__(self, total: int, stream=None, width: int = 30) -> None:
+        self.total, self.width = total, width
+        self.stream = stream or sys.stdout
+        self.started = time.monotonic()
+
+    def update(self, done: int, summary: Summary) -> None:
+        filled = self.width * done // max(self.total, 1)
+        elapsed = time.monotonic() - self.started
+        est = stats.estimate(summary.wins, summary.losses, summary.draws)
+        text = (f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{self.total}  "
+                f"+{summary.wins} -{summary.losses} ={summary.draws}  "
+                f"Elo {stats.format_elo(est.elo)}  {elapsed:.0f} s")
+        if summary.sprt is not None:
+            text += f"  llr {summary.sprt.llr:.2f}"
+        self.stream.write(text + "\033[K")
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.write("\n")
+        self.stream.flush()
+
+
+def concurrency_cap() -> int:
+    """At most one game per core but one: each referee polls, each agent thinks."""
+    return max(1, (os.cpu_count() or 2) - 1)
+
+
+def read_games(path: Path) -> tuple[list[dict], int]:
+    """The valid game lines of ``games.jsonl`` (the last game kept when one repeats) and the
+    number of lines that could not be read (a line cut by a crash)."""
+    games: dict[int, dict] = {}
+    bad = 0
+    if not path.exists():
+        return [], 0
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        try:
+            game = json.loads(line)
+            games[int(game["game"])] = game
+        except (ValueError, KeyError, TypeError):
+            bad += 1
+    return [games[k] for k in sorted(games)], bad
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m ref_sim.match",
-        description="Play a series of games between two agents through the referee files.",
-        epilog=f"Built-in agents: {', '.join(BUILTINS)}.  Otherwise AGENT is a command with "
-               "{name}, {dir} and {time_limit} placeholders.")
-    parser.add_argument("agent1")
-    parser.add_argument("agent2")
-    parser.add_argument("--games", type=int, default=2, help="number of games (default 2)")
+        description="Play a series of games between two agents through the referee files, "
+                    "with paired openings, cutechess-style statistics and optional SPRT.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="""\
+agents:
+  random                  the reference random player
+  seed, seed:depth=N      the seed-style student bot (line-count minimax, depth 3 or N)
+  agent                   our agent, full strength
+  agent:depth=N, agent:nodes=N   our agent at a fixed depth / node count
+  "COMMAND"               any command; placeholders {name} {dir} {time_limit} {seed}
+                          e.g. "python my_bot.py {name} --dir {dir}"
+
+output (agent 1's view; error bars at 95 %, pentanomial over pairs when paired):
+  Score of A vs B: W - L - D  [score] games
+  Elo difference: E +/- err, LOS: x %, DrawRatio: y %
+  Ptnml(0-2): [pairs scoring 0, 1/2, 1, 3/2, 2 points]
+  SPRT: llr L (p%), lbound a, ubound b   (GSPRT, normal approximation, logistic Elo)
+
+files in --out: series.json, games.jsonl (one JSON line per game; see the docstring of
+ref_sim/match.py for the keys), logs/ (each agent's output per game).
+
+examples:
+  python -m ref_sim.match agent random --games 1 --time-limit 1 --show
+  python -m ref_sim.match agent seed:depth=4 --games 100 --time-limit 0.5 --seed 1
+  python -m ref_sim.match agent agent:depth=4 --sprt 0 10 0.05 0.05 --out runs/a --resume""")
+    parser.add_argument("agent1", metavar="AGENT1")
+    parser.add_argument("agent2", metavar="AGENT2")
+    parser.add_argument("--games", type=int, default=None,
+                        help="games to play (default 2; with --sprt a maximum, default "
+                             f"{SPRT_MAX_GAMES}); rounded up to whole pairs when paired")
     parser.add_argument("--time-limit", type=float, default=10.0, metavar="S",
                         help="seconds per move (default 10)")
-    parser.add_argument("--seed", type=int, help="seed of the series (coin flips, openings)")
+    parser.add_argument("--seed", type=int, help="seed of the series: openings, who moves "
+                        "first, the agents' seeds (default: random, printed)")
     parser.add_argument("--out", help="directory for the games, logs and records "
                                       "(default: a new temporary directory)")
-    parser.add_argument("--paired", action="store_true",
-                        help="games in pairs: same opening, the other agent moves first")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the series in --out: games already in games.jsonl "
+                             "are not replayed, and they count in the statistics")
+    pairing = parser.add_mutually_exclusive_group()
+    pairing.add_argument("--paired", action="store_true", default=True,
+                         help="each opening twice, sides swapped (the default)")
+    pairing.add_argument("--unpaired", dest="paired", action="store_false",
+                         help="one game per opening, a coin flip for who moves first")
+    parser.add_argument("--concurrency", type=int, default=1, metavar="N",
+                        help="games at once (default 1; at most the number of cores - 1)")
+    parser.add_argument("--sprt", nargs=4, type=float, metavar=("ELO0", "ELO1", "ALPHA", "BETA"),
+                        help="stop when the SPRT accepts H0 (Elo <= ELO0) or H1 (Elo >= ELO1), "
+                             "e.g. --sprt 0 10 0.05 0.05")
     parser.add_argument("--show", action="store_true", help="print the boards as games go")
     parser.add_argument("-q", "--quiet", action="store_true", help="only the final summary")
     return parser
 
 
+def _series_file(out: Path, data: dict, resume: bool, seed_given: bool) -> dict:
+    """Write series.json, or check it against this run's settings when resuming."""
+    path = out / "series.json"
+    if resume and path.exists():
+        old = json.loads(path.read_text(encoding="utf-8"))
+        if seed_given and old.get("seed") != data["seed"]:
+            raise ValueError(f"--seed {data['seed']} but the series in {out} has seed "
+                             f"{old.get('seed')}")
+        for key in ("agents", "time_limit", "paired"):
+            if old.get(key) != data[key]:
+                raise ValueError(f"cannot resume: {key} was {old.get(key)!r}, now {data[key]!r}")
+        return old
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return data
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.games is None:
+        args.games = SPRT_MAX_GAMES if args.sprt else 2
     if args.games < 1:
         parser.error("--games must be at least 1")
     if not args.time_limit > 0:
         parser.error("--time-limit must be positive")
+    if args.concurrency < 1:
+        parser.error("--concurrency must be at least 1")
+    if args.sprt:
+        elo0, elo1, alpha, beta = args.sprt
+        if not elo0 < elo1 or not (0 < alpha < 1 and 0 < beta < 1):
+            parser.error("--sprt needs ELO0 < ELO1 and 0 < ALPHA, BETA < 1")
+    if args.resume and not args.out:
+        parser.error("--resume needs --out (the directory of the series to continue)")
     try:
         specs = [agent_spec(args.agent1), agent_spec(args.agent2)]
     except ValueError as error:
         parser.error(str(error))
     names = [specs[0].label + "1", specs[1].label + "2"]
+    say = (lambda *a, **k: None) if args.quiet else print
+
+    games_wanted = args.games
+    if args.paired and args.games > 1 and args.games % 2:
+        args.games += 1
+        say(f"--games {games_wanted} rounded up to {args.games}: openings are played in pairs "
+            "(--unpaired for an odd number)")
+    elif args.paired and args.games == 1:
+        say("--games 1: one game, the first of its opening pair")
+
+    concurrency = args.concurrency
+    if concurrency > concurrency_cap():
+        concurrency = concurrency_cap()
+        print(f"warning: --concurrency {args.concurrency} capped to {concurrency} "
+              f"({os.cpu_count()} cores; each game needs a core for the referee's polling)",
+              file=sys.stderr)
+    if args.show and concurrency > 1:
+        print("warning: --show plays one game at a time", file=sys.stderr)
+        concurrency = 1
+
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="uttt-match-"))
     logs = out / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    rng = random.Random(args.seed)
-    sides = {name: Side(name) for name in names}
-    say = (lambda *a, **k: None) if args.quiet else print
-    say(f"{names[0]}: {specs[0].template}\n{names[1]}: {specs[1].template}\n"
-        f"games, logs and records in {out}")
-
-    pair = None
+    games_path = out / "games.jsonl"
+    done, bad = read_games(games_path)
+    if done and not args.resume:
+        parser.error(f"{games_path} already holds {len(done)} games: "
+                     "add --resume to continue that series, or choose another --out")
+    series_seed = args.seed if args.seed is not None else random.randrange(2 ** 32)
     try:
-        for number in range(1, args.games + 1):
-            seed = rng.randrange(2 ** 32)
-            order = names if number % 2 else names[::-1]      # alternate the name order
-            first = opening = None
-            if args.paired and pair is not None:
-                previous = pair
-                first = previous.p2                        # the other agent moves first
-                opening = [(b, s) for _, b, s in previous.opening]
-                pair = None
-            record, notes = play_game(number, dict(zip(names, specs)), order, out / f"game-{number:04d}", logs,
-                                      args.time_limit, seed, first, opening, args.show)
-            if args.paired and first is None:
-                pair = record
-            tally(sides, record, notes)
-            say(f"Game {number}/{args.games}: {describe(record, notes)}", flush=True)
+        series = _series_file(out, {"format": FORMAT, "seed": series_seed,
+                                    "agents": [args.agent1, args.agent2], "names": names,
+                                    "time_limit": args.time_limit, "paired": args.paired},
+                              args.resume, args.seed is not None)
+    except ValueError as error:
+        parser.error(str(error))
+    series_seed = series["seed"]
+    if bad:
+        say(f"{games_path}: {bad} unreadable line(s) dropped (those games are played again)")
+        games_path.write_text("".join(json.dumps(g) + "\n" for g in done), encoding="utf-8")
+
+    done = [g for g in done if g["game"] <= args.games]
+    done_numbers = {g["game"] for g in done}
+    todo = [s for s in openings.schedule(series_seed, args.games, args.paired)
+            if s.index not in done_numbers]
+    say(f"{names[0]}: {specs[0].template}\n{names[1]}: {specs[1].template}\n"
+        f"series seed {series_seed}; {args.games} game{'s' if args.games > 1 else ''}"
+        + (" in pairs" if args.paired else "") + f" at {args.time_limit:g} s per move"
+        + (f", {concurrency} at once" if concurrency > 1 else "")
+        + f"; games, logs and records in {out}")
+    if done:
+        say(f"resuming: {len(done)} of {args.games} games already played, {len(todo)} to go")
+
+    games = list(done)
+    spec_by_name = dict(zip(names, specs))
+    progress = Progress(args.games) if (sys.stdout.isatty() and not args.show
+                                        and not args.quiet) else None
+    stop = threading.Event()
+    decided = None
+
+    def run(scheduled: openings.Scheduled):
+        order = names if scheduled.index % 2 else names[::-1]     # name order: no meaning
+        record, notes = play_game(
+            scheduled.index, spec_by_name, order, out / f"game-{scheduled.index:04d}", logs,
+            args.time_limit, scheduled.seed, first=names[scheduled.first],
+            opening=list(scheduled.opening), show=args.show, stop=stop,
+            agent_seeds=dict(zip(names, scheduled.agent_seeds)))
+        return scheduled, record, notes
+
+    def finished(scheduled, record, notes) -> dict | None:
+        nonlocal decided
+        if stop.is_set() and record.result == "aborted":
+            return None                          # Ctrl-C: not a game; --resume replays it
+        game = game_line(record, notes, scheduled, series_seed, specs, names, logs)
+        with open(games_path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(game) + "\n")
+        games.append(game)
+        summary = summarize(games, names, args.paired, args.sprt)
+        if progress is not None:
+            progress.update(len(games), summary)
+        else:
+            say(f"Game {scheduled.index}/{args.games}: {describe(game)}", flush=True)
+        if summary.sprt is not None and summary.sprt.decision:
+            decided = summary.sprt.decision
+        return game
+
+    interrupted = False
+    pending = iter(todo)
+    executor = ThreadPoolExecutor(max_workers=concurrency)
+    running = set()
+    try:
+        if progress is not None and games:
+            progress.update(len(games), summarize(games, names, args.paired, args.sprt))
+        while True:
+            while decided is None and len(running) < concurrency:
+                scheduled = next(pending, None)
+                if scheduled is None:
+                    break
+                running.add(executor.submit(run, scheduled))
+            if not running:
+                break
+            ready, running = wait(running, return_when=FIRST_COMPLETED)
+            for future in sorted(ready, key=lambda f: f.result()[0].index):
+                finished(*future.result())
     except KeyboardInterrupt:
-        print("Interrupted.", file=sys.stderr)
-    a, b = sides[names[0]], sides[names[1]]
-    played = a.wins + a.losses + a.draws
-    score = (a.wins + a.draws / 2) / played if played else 0.0
-    print(f"Score of {a.name} vs {b.name}: {a.wins} - {a.losses} - {a.draws} "
-          f"[{score:.2f}] {played}")
-    print(a.line())
-    print(b.line())
-    print(f"Logs and records: {logs}")
-    return 0
+        interrupted = True
+        stop.set()
+        for future in running:
+            try:
+                finished(*future.result())
+            except KeyboardInterrupt:
+                pass
+    finally:
+        executor.shutdown(wait=True)
+    if progress is not None:
+        progress.close()
+    if interrupted:
+        print(f"Interrupted after {len(games)} games; --resume --out {out} continues the series.",
+              file=sys.stderr)
+    elif decided:
+        say(f"SPRT decided ({decided} accepted) after {len(games)} games.")
+
+    games.sort(key=lambda g: g["game"])
+    for line in report_lines(games, names, args.paired, args.sprt):
+        print(line)
+    print(f"Games: {games_path}  logs: {logs}")
+    return 130 if interrupted else 0
 
 
 if __name__ == "__main__":

@@ -1,9 +1,17 @@
-"""The match runner: a short series, and a crashing agent that loses while the series goes on."""
+"""The match runner: agent specs, the schedule, log parsing, and the series logic.
+
+Series logic runs against a stand-in for ``play_game`` (no processes, instant games);
+``tests/test_match_series.py`` plays real games through the referee.
+"""
 
 import json
 import sys
 
-from ref_sim import match
+import pytest
+
+from ref_sim import match, openings
+from ref_sim.referee import WIN_REASON, GameRecord
+from ref_sim.rules import Game
 
 
 def test_agent_specs_and_names():
@@ -16,38 +24,193 @@ def test_agent_specs_and_names():
                                                "-t", "0.5"]
 
 
-def test_random_vs_random_series(tmp_path, capsys):
-    assert match.main(["random", "random", "--games", "2", "--time-limit", "0.5",
-                       "--seed", "3", "--out", str(tmp_path)]) == 0
+def test_builtin_options():
+    seed = match.agent_spec("seed:depth=4")
+    assert seed.label == "Seed" and seed.spec == "seed:depth=4"
+    assert seed.command("Seed2", "/d", 1)[1:] == [
+        "-m", "agent", "Seed2", "--dir", "/d", "--time-limit", "1", "--engine", "seed",
+        "--depth", "4"]
+    assert match.agent_spec("seed").command("S", "/d", 1)[-2:] == ["--engine", "seed"]
+    assert match.agent_spec("agent:depth=6").command("A", "/d", 1)[-2:] == ["--depth", "6"]
+    assert match.agent_spec("agent:nodes=20000").command("A", "/d", 1)[-2:] == \
+        ["--nodes", "20000"]
+    assert match.agent_spec("random").command("R", "/d", 1, seed=7)[-2:] == ["--seed", "7"]
+    for bad in ("seed:nodes=5", "agent:depth=0", "agent:depth=x", "random:depth=3",
+                "agent:depth"):
+        with pytest.raises(ValueError):
+            match.agent_spec(bad)
+
+
+def test_bad_spec_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        match.main(["seed:nodes=5", "random"])
+    assert exit_info.value.code == 2
+    assert "takes no option 'nodes'" in capsys.readouterr().err
+
+
+def test_schedule_pairs_share_openings_with_sides_swapped():
+    games = openings.schedule(11, 20)
+    for a, b in zip(games[::2], games[1::2]):
+        assert a.pair == b.pair and a.opening == b.opening and a.first != b.first
+    assert len({g.opening for g in games}) == 10
+    assert {g.first for g in games[::2]} == {0, 1}          # the coin is flipped per pair
+    for g in games:                                         # chained, legal, no repeats
+        assert len(g.opening) == 4 and len(set(g.opening)) == 4
+        for (_, spot), (board, _) in zip(g.opening, g.opening[1:]):
+            assert board == spot
+        position = Game()
+        for board, spot in g.opening:
+            assert position.is_legal(board, spot)
+            position.play(board, spot)
+    # Deterministic: game k is the same game however many are scheduled.
+    assert openings.schedule(11, 7) == games[:7]
+    assert openings.schedule(12, 4) != games[:4]
+    unpaired = openings.schedule(11, 6, paired=False)
+    assert all(g.pair is None for g in unpaired)
+    assert len({g.opening for g in unpaired}) == 6
+
+
+def test_search_lines_are_attached_to_the_right_moves():
+    log = "\n".join([
+        "$ python -m agent Agent1 --dir /x",
+        "06:46:54.2 Agent1 INFO Agent1 ready in /x",
+        "06:46:54.6 Agent1 INFO move 4 4  depth 4  score -20  nodes 459  nps 452602  "
+        "0.009 s since .go",
+        "06:46:54.8 Agent1 INFO move 4 2  depth 6  score +20  nodes 419  nps 477632  "
+        "0.310 s since .go  (proven)",
+        "06:46:55.0 Agent1 INFO move 0 0  depth 1  score +0  nodes 1  nps 10  1.2 s since .go",
+    ])
+    logged = match.parse_search_lines(log)
+    assert [(e["board"], e["spot"], e["depth"], e["score"]) for e in logged] == \
+        [(4, 4, 4, -20), (4, 2, 6, 20), (0, 0, 1, 0)]
+    moves = [{"player": "Agent1", "board": 4, "spot": 4}, {"player": "Seed2", "board": 4,
+                                                           "spot": 2},
+             {"player": "Agent1", "board": 4, "spot": 2}]
+    # The last logged move was never accepted (too late): it is not attached anywhere.
+    assert match.attach_search_info(moves, "Agent1", logged) == 2
+    assert moves[0]["depth"] == 4 and moves[0]["nodes"] == 459
+    assert moves[2]["score"] == 20 and moves[2]["agent_seconds"] == 0.31
+    assert "depth" not in moves[1]
+    assert match.attach_search_info(moves, "Seed2", []) == 0       # agents that log nothing
+
+
+# -- series logic with instant fake games ---------------------------------------------------
+
+class FakeGames:
+    """Stands in for play_game: ``winner(scheduled_index, p1_name, names)`` decides."""
+
+    def __init__(self, decide):
+        self.decide = decide
+        self.played = []
+
+    def __call__(self, number, specs, names, directory, logs, time_limit, seed, first=None,
+                 opening=None, show=False, stop=None, agent_seeds=None):
+        p1 = first
+        p2 = [n for n in names if n != p1][0]
+        record = GameRecord(names=tuple(names), time_limit=time_limit, seed=seed, p1=p1, p2=p2,
+                            opening=[((p1, p2)[i % 2], b, s) for i, (b, s) in enumerate(opening)],
+                            duration=0.01)
+        winner = self.decide(number, p1, sorted(specs))
+        if winner is None:
+            record.result, record.reason = "tie", "tie"
+        else:
+            record.result, record.reason = "win", WIN_REASON
+            record.winner, record.loser = winner, [n for n in names if n != winner][0]
+        self.played.append((number, p1, [tuple(m) for m in opening]))
+        return record, {}
+
+
+def read_lines(out):
+    return [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+
+
+def test_sprt_stops_the_series_and_says_which(tmp_path, capsys, monkeypatch):
+    fake = FakeGames(lambda number, p1, names: "Agent1")      # Agent1 wins every game
+    monkeypatch.setattr(match, "play_game", fake)
+    assert match.main(["agent", "random", "--sprt", "0", "10", "0.05", "0.05", "--seed", "3",
+                       "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "Game 1/2" in out and "Game 2/2" in out
-    assert "Score of Random1 vs Random2:" in out
-    logs = tmp_path / "logs"
-    records = [json.loads((logs / f"game-000{n}.json").read_text()) for n in (1, 2)]
-    assert all(r["result"] in ("win", "tie") for r in records)
-    assert all(sorted(r["names"]) == ["Random1", "Random2"] for r in records)
-    for n in (1, 2):
-        for name in ("Random1", "Random2"):
-            assert "game over: END:" in (logs / f"game-000{n}-{name}.log").read_text()
-    assert not any((tmp_path / "game-0001").iterdir())    # referee cleaned its directory
-    assert "did not exit" not in out and "crash" not in out
+    assert "H1 was accepted (Elo >= 10)" in out and "SPRT decided (H1 accepted)" in out
+    lines = read_lines(tmp_path)
+    assert 2 <= len(lines) < match.SPRT_MAX_GAMES and len(lines) % 2 == 0
+    assert len(lines) == len(fake.played)
+    assert f"Score of Agent1 vs Random2: {len(lines)} - 0 - 0  [1.000] {len(lines)}" in out
+    assert "Elo difference: +inf +/- inf" in out
+    assert f"Ptnml(0-2): [0, 0, 0, 0, {len(lines) // 2}]" in out
 
 
-def test_crashing_agent_loses_and_the_series_goes_on(tmp_path, capsys):
-    crash = f"{sys.executable} -c 'import sys; sys.exit(3)'"
-    assert match.main(["random", crash, "--games", "2", "--time-limit", "0.3",
-                       "--seed", "1", "--out", str(tmp_path)]) == 0
+def test_sprt_accepts_h0_for_a_losing_agent(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(match, "play_game", FakeGames(lambda n, p1, names: "Random2"))
+    match.main(["agent", "random", "--sprt", "0", "10", "0.05", "0.05", "--unpaired",
+                "--games", "500", "--out", str(tmp_path), "-q"])
     out = capsys.readouterr().out
-    assert out.count("Random1 wins: Time out!") == 2
-    assert "Python2 crashed (exited with code 3)" in out
-    assert "Score of Random1 vs Python2: 2 - 0 - 0 [1.00] 2" in out
-    assert "Python2: 0 wins, 2 losses, 0 draws (crashes 2, time-outs 2)" in out
+    assert "H0 was accepted (Elo <= 0)" in out and "Ptnml" not in out
+    assert len(read_lines(tmp_path)) < 500
 
 
-def test_hung_agent_is_killed_after_the_game(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(match, "EXIT_WAIT", 1.5)
-    hang = f"{sys.executable} -c 'import time; time.sleep(60)'"
-    match.main(["random", hang, "--games", "1", "--time-limit", "0.3", "--seed", "2",
-                "--out", str(tmp_path), "-q"])
+def test_pairs_rounding_and_pentanomial(tmp_path, capsys, monkeypatch):
+    # p1 always wins: every pair is split 1-1, so the pentanomial is all in the middle.
+    fake = FakeGames(lambda number, p1, names: p1)
+    monkeypatch.setattr(match, "play_game", fake)
+    match.main(["agent", "random", "--games", "5", "--seed", "8", "--out", str(tmp_path)])
     out = capsys.readouterr().out
-    assert "Python2: 0 wins, 1 losses, 0 draws (did not exit 1, time-outs 1)" in out
+    assert "--games 5 rounded up to 6" in out
+    assert "Score of Agent1 vs Random2: 3 - 3 - 0  [0.500] 6" in out
+    assert "Ptnml(0-2): [0, 0, 3, 0, 0]" in out
+    lines = read_lines(tmp_path)
+    assert sorted(g["game"] for g in lines) == [1, 2, 3, 4, 5, 6]
+    for a, b in zip(lines[::2], lines[1::2]):
+        assert a["pair"] == b["pair"] and a["p1"] == b["p2"]
+        assert [m[1:] for m in a["opening"]] == [m[1:] for m in b["opening"]]
+
+
+def test_an_existing_series_needs_resume(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(match, "play_game", FakeGames(lambda n, p1, names: None))
+    match.main(["random", "random", "--games", "2", "--seed", "1", "--out", str(tmp_path)])
+    with pytest.raises(SystemExit):
+        match.main(["random", "random", "--games", "2", "--out", str(tmp_path)])
+    assert "add --resume" in capsys.readouterr().err
+    with pytest.raises(SystemExit):      # a different series cannot be resumed
+        match.main(["random", "agent", "--games", "4", "--out", str(tmp_path), "--resume"])
+    assert "cannot resume: agents" in capsys.readouterr().err
+    # A line cut by a crash is dropped and its game played again.
+    path = tmp_path / "games.jsonl"
+    path.write_text(path.read_text() + '{"format": 1, "game": 3, "pa')
+    match.main(["random", "random", "--games", "4", "--out", str(tmp_path), "--resume"])
+    out = capsys.readouterr().out
+    assert "1 unreadable line(s) dropped" in out and "2 of 4 games already played, 2 to go" in out
+    assert sorted(g["game"] for g in read_lines(tmp_path)) == [1, 2, 3, 4]
+    assert "Score of Random1 vs Random2: 0 - 0 - 4  [0.500] 4" in out
+
+
+def test_concurrency_is_capped_below_the_cores(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(match, "play_game", FakeGames(lambda n, p1, names: p1))
+    monkeypatch.setattr(match.os, "cpu_count", lambda: 4)
+    assert match.concurrency_cap() == 3
+    match.main(["random", "random", "--games", "8", "--concurrency", "16", "--out",
+                str(tmp_path), "-q"])
+    assert "--concurrency 16 capped to 3" in capsys.readouterr().err
+    assert len(read_lines(tmp_path)) == 8
+    monkeypatch.setattr(match.os, "cpu_count", lambda: 1)
+    assert match.concurrency_cap() == 1
+
+
+def test_help_documents_the_agents_and_output(capsys):
+    with pytest.raises(SystemExit):
+        match.main(["--help"])
+    text = capsys.readouterr().out
+    for needle in ("seed:depth=N", "agent:nodes=N", "{time_limit}", "--sprt", "Ptnml(0-2)",
+                   "--resume", "--concurrency", "games.jsonl"):
+        assert needle in text
+
+
+def test_records_of_a_real_crash_are_kept(tmp_path, capsys):
+    """A command that cannot even start: the game is lost, the series goes on."""
+    missing = "/nonexistent/bot {name}"
+    assert match.main(["random", missing, "--games", "2", "--time-limit", "0.3", "--seed", "4",
+                       "--out", str(tmp_path), "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "Score of Random1 vs Bot2: 2 - 0 - 0  [1.000] 2" in out
+    assert "Bot2: 0 wins, 2 losses, 0 draws (crashes 2, time-outs 2); could not start x2" in out
+    assert sys.executable  # the random agent really ran
+    assert len(read_lines(tmp_path)) == 2
