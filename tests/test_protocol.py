@@ -250,9 +250,12 @@ def test_move_is_written_whole_by_rename(referee, monkeypatch):
     assert not source.exists()
 
 
-def test_rename_retried_when_windows_refuses(referee):
-    """§8.15: PermissionError from the rename is retried."""
-    failures = [PermissionError("in use"), PermissionError("in use")]
+@pytest.mark.parametrize("refusals", [2, 25])
+def test_rename_retried_when_windows_refuses(referee, refusals):
+    """§8.15: PermissionError from the rename is retried: quickly at first (2 refusals), and
+    past the quick retries (25, more than REPLACE_ATTEMPTS) until the referee's limit, never
+    crashing the agent."""
+    failures = [PermissionError("in use")] * refusals
 
     class Flaky(FileProtocolAgent):
         def _replace(self, source, target):
@@ -262,27 +265,6 @@ def test_rename_retried_when_windows_refuses(referee):
 
     runner = Runner(referee.dir)
     runner.agent.__class__ = Flaky
-    referee.start()
-    referee.go(ME)
-    assert wait_for(lambda: my_move_written(referee))
-    assert not failures
-    referee.end()
-    assert runner.join().status == "finished"
-
-
-def test_write_failures_beyond_the_rename_retries_are_retried_not_fatal(referee):
-    """A rename refused more often than its quick retries allow (or a failing temp write) must
-    not crash the agent: it keeps trying until the referee's limit."""
-    failures = [PermissionError("in use")] * 25  # more than REPLACE_ATTEMPTS in a row
-
-    class Stubborn(FileProtocolAgent):
-        def _replace(self, source, target):
-            if failures:
-                raise failures.pop()
-            super()._replace(source, target)
-
-    runner = Runner(referee.dir)
-    runner.agent.__class__ = Stubborn
     referee.start()
     referee.go(ME)
     assert wait_for(lambda: my_move_written(referee), timeout=4.0)
