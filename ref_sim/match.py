@@ -493,6 +493,10 @@ class Progress:
         self.stream.write(text + "\033[K")
         self.stream.flush()
 
+    def note(self, line: str) -> None:
+        """Print a line above the bar (a game that went wrong)."""
+        self.stream.write(f"\r{line}\033[K\n")
+
     def close(self) -> None:
         self.stream.write("\n")
         self.stream.flush()
@@ -675,6 +679,8 @@ def main(argv: list[str] | None = None) -> int:
                                         and not args.quiet) else None
     stop = threading.Event()
     decided = None
+    if done and args.sprt:          # a resumed series may have been decided already
+        decided = summarize(games, names, args.paired, args.sprt).sprt.decision
 
     def run(scheduled: openings.Scheduled):
         order = names if scheduled.index % 2 else names[::-1]     # name order: no meaning
@@ -695,6 +701,8 @@ def main(argv: list[str] | None = None) -> int:
         games.append(game)
         summary = summarize(games, names, args.paired, args.sprt)
         if progress is not None:
+            if game["notes"] or game["reason"] in SHORT or game["result"] == "aborted":
+                progress.note(f"Game {scheduled.index}/{args.games}: {describe(game)}")
             progress.update(len(games), summary)
         else:
             say(f"Game {scheduled.index}/{args.games}: {describe(game)}", flush=True)
@@ -707,7 +715,7 @@ def main(argv: list[str] | None = None) -> int:
     executor = ThreadPoolExecutor(max_workers=concurrency)
     running = set()
     try:
-        if progress is not None and games:
+        if progress is not None:
             progress.update(len(games), summarize(games, names, args.paired, args.sprt))
         while True:
             while decided is None and len(running) < concurrency:

@@ -137,6 +137,11 @@ def test_sprt_stops_the_series_and_says_which(tmp_path, capsys, monkeypatch):
     assert f"Score of Agent1 vs Random2: {len(lines)} - 0 - 0  [1.000] {len(lines)}" in out
     assert "Elo difference: +inf +/- inf" in out
     assert f"Ptnml(0-2): [0, 0, 0, 0, {len(lines) // 2}]" in out
+    # Resuming a decided series plays nothing more.
+    match.main(["agent", "random", "--sprt", "0", "10", "0.05", "0.05", "--out", str(tmp_path),
+                "--resume"])
+    assert len(read_lines(tmp_path)) == len(lines) == len(fake.played)
+    assert "H1 was accepted" in capsys.readouterr().out
 
 
 def test_sprt_accepts_h0_for_a_losing_agent(tmp_path, capsys, monkeypatch):
