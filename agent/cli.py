@@ -15,7 +15,6 @@ from .protocol import (
     EXIT_USAGE,
     FileProtocolAgent,
     cutoff_for,
-    default_margin,
     temp_name,
 )
 from .rules import check_player_name
@@ -172,10 +171,7 @@ def main(argv: list[str] | None = None) -> int:
             log.info("engine %s is not available yet; using %s", PREFERRED_ENGINE, engine_name)
         agent = FileProtocolAgent(name, directory, engine, time_limit=args.time_limit, margin=args.margin,
                                   depth=args.depth, nodes=args.nodes, use_watchdog=not args.polling)
-        margin = args.margin if args.margin is not None else default_margin(args.time_limit)
-        log.info("%s ready in %s: engine %s, limit %g s, thinking until %.2f s after each .go (margin %.2f s)",
-                 name, directory.resolve(), engine_name, args.time_limit, agent.cutoff, margin)
-        summary = agent.run()
+        summary = agent.run()  # logs "ready" once it is watching: match runners wait for that
     except KeyboardInterrupt:
         log.warning("interrupted")
         return EXIT_INTERRUPTED

@@ -275,6 +275,11 @@ class FileProtocolAgent:
     def run(self) -> GameSummary:
         """Play the game to its end (or abort) and return the summary. Never raises for game events."""
         self.watcher.start()
+        # The first line the agent prints only once it is watching: a runner that starts the
+        # referee when an agent speaks (as ref_sim.match does) then cannot start it too early.
+        log.info("%s ready in %s: engine %s, limit %g s, thinking until %.2f s after each .go (margin %.2f s)",
+                 self.name, self.directory.resolve(), getattr(self.engine, "name", type(self.engine).__name__),
+                 self.time_limit, self.cutoff, self.margin)
         try:
             self._snapshot_startup()
             while True:
@@ -477,7 +482,7 @@ class FileProtocolAgent:
             raise ProtocolError(f"{where}: {line!r} arrived while it was my move")
         try:
             game.position.play(move)
-        except IllegalMoveError as error:
+        except IllegalMoveError:
             hint = " (or I was started after the game began)" if game.written is None else ""
             raise ProtocolError(f"{where}: {line!r} is not legal: {game.position.why_illegal(move.index)}{hint}") from None
         if game.opponent is None:

@@ -505,7 +505,7 @@ def test_bad_opponent_move_is_reported_and_the_agent_waits_for_end_game(referee,
     time.sleep(0.3)
     assert referee.move_text() == line + "\n"
     assert len(runner.engine.calls) == 1
-    assert f"move_file line 1: " in caplog.text and why in caplog.text
+    assert "move_file line 1: " in caplog.text and why in caplog.text
     referee.end()
     summary = runner.join()
     assert summary.status == "protocol_error" and why in summary.message

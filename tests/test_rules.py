@@ -5,7 +5,7 @@ import random
 import pytest
 
 from agent.rules import (
-    DRAWN, OPEN, TIE, WON_O, WON_X, X, O, IllegalMoveError, InvalidMoveError, Move, Position,
+    DRAWN, OPEN, TIE, WON_X, X, O, IllegalMoveError, InvalidMoveError, Move, Position,
     ZOBRIST_CELL, ZOBRIST_FORCED, check_player_name, format_move_line, parse_move_line, perft,
 )
 
