@@ -13,6 +13,10 @@ Rules (PROTOCOL.md §5):
 * when a move decides a board: three boards won by one player in a line win the game; three
   *drawn* boards in a line end the game as a tie (a quirk of the referee); all nine boards decided
   with no line is a tie.
+
+The ``codingame`` variant (CodinGame's "Ultimate Tic-Tac-Toe") differs in one point: when all
+boards are decided with no line, the player who won more boards wins (equal counts: a draw), and
+three drawn boards in a line mean nothing.
 """
 
 from __future__ import annotations
@@ -42,6 +46,10 @@ BOARD_MOVES = tuple(tuple(tuple(b * 9 + s for s in free) for free in FREE_SPOTS)
 BOARD_OF = tuple(i // 9 for i in range(81))
 SPOT_OF = tuple(i % 9 for i in range(81))
 BIT_OF = tuple(1 << (i % 9) for i in range(81))
+
+#: Rule variants: the CS 4341 referee's (default) and CodinGame's.
+WPI, CODINGAME = "wpi", "codingame"
+VARIANTS = (WPI, CODINGAME)
 
 # Local board states.
 OPEN, WON_X, WON_O, DRAWN = 0, 1, 2, 3
@@ -155,9 +163,14 @@ class Position:
     ``forced`` (board the mover must play in, or -1 for any open board), ``ply``.
     """
 
-    __slots__ = ("masks", "occupied", "status", "won", "drawn", "forced", "turn", "winner", "key", "ply", "_stack")
+    __slots__ = ("masks", "occupied", "status", "won", "drawn", "forced", "turn", "winner", "key", "ply", "_stack",
+                 "variant", "_drawn_lines_tie")
 
-    def __init__(self) -> None:
+    def __init__(self, variant: str = WPI) -> None:
+        if variant not in VARIANTS:
+            raise ValueError(f"unknown rules variant {variant!r}; choose from {', '.join(VARIANTS)}")
+        self.variant = variant
+        self._drawn_lines_tie = variant == WPI
         self.masks = [[0] * 9, [0] * 9]
         self.occupied = [0] * 9
         self.status = [OPEN] * 9
@@ -171,9 +184,9 @@ class Position:
         self._stack: list[tuple[int, int, int]] = []
 
     @classmethod
-    def from_moves(cls, moves) -> Position:
+    def from_moves(cls, moves, variant: str = WPI) -> Position:
         """Play a sequence of moves (Move values or cell indices) from the empty board, checking each."""
-        position = cls()
+        position = cls(variant)
         for move in moves:
             position.play(move)
         return position
@@ -216,9 +229,11 @@ class Position:
         if self.winner is None:
             return None
         if self.winner == TIE:
-            if any(self.drawn & line == line for line in LINE_MASKS):
+            if self._drawn_lines_tie and any(self.drawn & line == line for line in LINE_MASKS):
                 return Outcome(None, "three drawn boards in a line")
             return Outcome(None, "all boards decided with no line")
+        if not WINS[self.won[self.winner]]:
+            return Outcome(self.winner, "more local boards won when all boards were decided")
         return Outcome(self.winner, "three local boards in a line")
 
     def cell(self, index: int) -> int | None:
@@ -279,19 +294,29 @@ class Position:
             if WINS[won]:
                 self.winner = p
             elif won | self.won[1 - p] | self.drawn == FULL:
-                self.winner = TIE
+                self.winner = self._decided_result()
         elif occupied == FULL:
             status[b] = DRAWN
             drawn = self.drawn | (1 << b)
             self.drawn = drawn
-            if WINS[drawn] or drawn | self.won[0] | self.won[1] == FULL:
+            if WINS[drawn] and self._drawn_lines_tie:
                 self.winner = TIE
+            elif drawn | self.won[0] | self.won[1] == FULL:
+                self.winner = self._decided_result()
         spot = SPOT_OF[index]
         forced = spot if status[spot] == OPEN else -1
         self.key ^= ZOBRIST_CELL[p][index] ^ ZOBRIST_FORCED[self.forced + 1] ^ ZOBRIST_FORCED[forced + 1]
         self.forced = forced
         self.turn = 1 - p
         self.ply += 1
+
+    def _decided_result(self) -> int:
+        """The result once all nine boards are decided with no line: a tie for the referee;
+        for CodinGame, the player with more boards won (equal counts: a tie)."""
+        if self._drawn_lines_tie:
+            return TIE
+        x, o = bin(self.won[X]).count("1"), bin(self.won[O]).count("1")
+        return X if x > o else O if o > x else TIE
 
     def pop(self) -> int:
         """Unmake the last move and return it."""
@@ -315,6 +340,8 @@ class Position:
 
     def copy(self) -> Position:
         other = Position.__new__(Position)
+        other.variant = self.variant
+        other._drawn_lines_tie = self._drawn_lines_tie
         other.masks = [self.masks[0][:], self.masks[1][:]]
         other.occupied = self.occupied[:]
         other.status = self.status[:]

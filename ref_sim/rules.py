@@ -29,6 +29,9 @@ X, O = 0, 1
 DRAW = "draw"
 #: Global result of a game that ends without a winner.
 TIE = "tie"
+#: Rule variants: the CS 4341 referee's (default) and CodinGame's, which ends a game with all
+#: boards decided and no line by counting the boards won, and has no drawn-line quirk.
+WPI, CODINGAME = "wpi", "codingame"
 
 SYMBOLS = {X: "X", O: "O", None: "."}
 
@@ -54,7 +57,11 @@ def line_winner(values) -> int | str | None:
 class Game:
     """A game of Ultimate Tic-Tac-Toe from the empty board, X (player 0) to move."""
 
-    def __init__(self) -> None:
+    def __init__(self, variant: str = WPI) -> None:
+        if variant not in (WPI, CODINGAME):
+            raise ValueError(f"unknown rules variant {variant!r}")
+        #: Which rules: WPI (the referee's) or CODINGAME.
+        self.variant = variant
         #: cells[board][spot] is None (empty), 0 (X) or 1 (O).
         self.cells: list[list[int | None]] = [[None] * 9 for _ in range(9)]
         #: The player to move: 0 or 1.
@@ -117,13 +124,21 @@ class Game:
     def _check_global(self) -> None:
         """Called when a move has just decided a local board (PROTOCOL.md §5)."""
         results = self.local_results()
-        winner = line_winner(results)
+        if self.variant == CODINGAME:
+            # Drawn boards make no line here: look for a line of won boards only.
+            winner = line_winner([r if r != DRAW else None for r in results])
+        else:
+            winner = line_winner(results)
         if winner == DRAW:
             self.result = TIE          # the quirk: three drawn boards in a line
         elif winner is not None:
             self.result = winner
         elif all(result is not None for result in results):
-            self.result = TIE
+            if self.variant == CODINGAME:  # more boards won wins; equal counts are a tie
+                x_boards, o_boards = results.count(X), results.count(O)
+                self.result = X if x_boards > o_boards else O if o_boards > x_boards else TIE
+            else:
+                self.result = TIE
 
     def _why_illegal(self, board: int, spot: int) -> str:
         where = f"move ({board!r}, {spot!r})"
@@ -142,7 +157,7 @@ class Game:
         return f"{where}: not legal"
 
     def copy(self) -> "Game":
-        other = Game()
+        other = Game(self.variant)
         other.cells = [list(row) for row in self.cells]
         other.turn = self.turn
         other.moves = list(self.moves)

@@ -1,8 +1,9 @@
 """Count leaf positions N plies from the empty board with the agent's fast rules.
 
-Usage: python scripts/perft.py N [--divide]
+Usage: python scripts/perft.py N [--divide] [--variant wpi|codingame]
 The last line ends with the count. Expected (PROTOCOL.md §5): 81, 720, 6336, 55080, 473256,
-4020960, 33782544, 281067408 for N = 1..8.
+4020960, 33782544, 281067408 for N = 1..8, for both rule variants (they differ only in how a
+game with all boards decided ends, which cannot happen within 8 plies).
 """
 
 from __future__ import annotations
@@ -14,17 +15,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent.rules import Move, Position, perft  # noqa: E402
+from agent.rules import VARIANTS, WPI, Move, Position, perft  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("depth", type=int)
     parser.add_argument("--divide", action="store_true", help="print the count below each first move")
+    parser.add_argument("--variant", choices=VARIANTS, default=WPI, help="rules variant (default: wpi)")
     args = parser.parse_args(argv)
     if args.depth < 0:
         parser.error("depth must be >= 0")
-    position = Position()
+    position = Position(args.variant)
     start = time.perf_counter()
     if args.divide and args.depth > 0:
         total = 0

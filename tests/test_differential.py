@@ -6,7 +6,9 @@ thousands of random games are the best evidence that both follow PROTOCOL.md §5
 
 import random
 
-from agent.rules import DRAWN, OPEN, TIE, WON_O, WON_X, Position
+import pytest
+
+from agent.rules import CODINGAME, DRAWN, OPEN, TIE, WON_O, WON_X, WPI, Position
 from ref_sim.rules import Game
 
 GAMES = 10_000
@@ -14,8 +16,8 @@ STATUS_AS_PLAIN = {OPEN: None, WON_X: 0, WON_O: 1, DRAWN: "draw"}
 WINNER_AS_PLAIN = {0: 0, 1: 1, TIE: "tie", None: None}
 
 
-def play_both(rng: random.Random) -> tuple[int, object]:
-    fast, plain = Position(), Game()
+def play_both(rng: random.Random, variant: str = WPI) -> tuple[int, object]:
+    fast, plain = Position(variant), Game(variant)
     while True:
         plain_moves = plain.legal_moves()
         fast_moves = sorted(divmod(m, 9) for m in fast.legal_moves())
@@ -29,11 +31,12 @@ def play_both(rng: random.Random) -> tuple[int, object]:
         fast.play(board * 9 + spot)
 
 
-def test_fast_and_plain_rules_agree_on_random_games():
+@pytest.mark.parametrize("variant,games", [(WPI, GAMES), (CODINGAME, GAMES // 2)])
+def test_fast_and_plain_rules_agree_on_random_games(variant, games):
     rng = random.Random(2022)
     results = {}
-    for _ in range(GAMES):
-        _, result = play_both(rng)
+    for _ in range(games):
+        _, result = play_both(rng, variant)
         results[result] = results.get(result, 0) + 1
     # The games must cover every kind of ending, or the comparison proves little.
     assert set(results) == {0, 1, "tie"}, results

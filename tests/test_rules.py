@@ -5,7 +5,7 @@ import random
 import pytest
 
 from agent.rules import (
-    DRAWN, OPEN, TIE, WON_X, X, O, IllegalMoveError, InvalidMoveError, Move, Position,
+    CODINGAME, DRAWN, OPEN, TIE, WON_O, WON_X, WPI, X, O, IllegalMoveError, InvalidMoveError, Move, Position,
     ZOBRIST_CELL, ZOBRIST_FORCED, check_player_name, format_move_line, parse_move_line, perft,
 )
 
@@ -163,3 +163,72 @@ def test_illegal_move_explanations():
     with pytest.raises(IllegalMoveError, match="4 4 is not legal"):
         p.play(Move(4, 4))
     assert p.why_illegal(4 * 9 + 0) == ""
+
+
+# -- the CodinGame variant -------------------------------------------------------------------------
+
+def all_but_one_decided(variant, x_boards, o_boards, drawn_boards):
+    """Boards 0-7 decided as given, board 8 one move from a draw, X to move there."""
+    p = Position(variant)
+    for b in range(8):
+        if b in x_boards:
+            p.masks[X][b] = 0b111
+        elif b in o_boards:
+            p.masks[O][b] = 0b111
+        else:
+            assert b in drawn_boards
+            p.masks[X][b], p.masks[O][b] = 0b110001101, 0b001110010
+        p.occupied[b] = p.masks[X][b] | p.masks[O][b]
+        if b in x_boards or b in o_boards:
+            p.occupied[b] = 0b111
+    for b in x_boards:
+        p.status[b], p.won[X] = WON_X, p.won[X] | 1 << b
+    for b in o_boards:
+        p.status[b], p.won[O] = WON_O, p.won[O] | 1 << b
+    for b in drawn_boards:
+        p.status[b], p.drawn = DRAWN, p.drawn | 1 << b
+    p.masks[X][8], p.masks[O][8] = 0b110001100, 0b001110010  # one cell (spot 0) left, no line
+    p.occupied[8] = p.masks[X][8] | p.masks[O][8]
+    p.forced = 8
+    return p
+
+
+@pytest.mark.parametrize("x_boards,o_boards,winner", [
+    ((0, 5, 7), (1, 3), X),          # 3 boards to 2, no line
+    ((1, 3), (0, 5, 7), O),
+    ((0, 5), (1, 3), TIE),           # equal counts
+])
+def test_codingame_counts_boards_when_all_are_decided(x_boards, o_boards, winner):
+    drawn = tuple(b for b in range(8) if b not in x_boards + o_boards)
+    for variant, expected in ((CODINGAME, winner), (WPI, TIE)):
+        p = all_but_one_decided(variant, x_boards, o_boards, drawn)
+        p.push(8 * 9 + 0)  # board 8 drawn: all boards decided, no line
+        assert p.status[8] == DRAWN
+        assert p.winner == expected, variant
+        if expected != TIE:
+            assert "more local boards" in p.outcome().reason
+
+
+def test_codingame_has_no_drawn_line_quirk():
+    for variant, ends in ((WPI, True), (CODINGAME, False)):
+        p = Position(variant)
+        for b in (0, 1):  # boards 0 and 1 drawn
+            p.masks[X][b], p.masks[O][b] = 0b110001101, 0b001110010
+            p.occupied[b], p.status[b] = 0x1FF, DRAWN
+        p.drawn = 0b11
+        p.masks[X][2], p.masks[O][2] = 0b110001100, 0b001110010
+        p.occupied[2] = p.masks[X][2] | p.masks[O][2]
+        p.forced = 2
+        p.push(2 * 9 + 0)  # board 2 drawn: three drawn boards in the top row
+        assert (p.winner == TIE) is ends, variant
+        assert p.copy().variant == variant
+
+
+def test_perft_is_the_same_for_both_variants():
+    for depth in range(1, 6):
+        assert perft(Position(CODINGAME), depth) == PERFT[depth - 1]
+
+
+def test_unknown_variant_is_refused():
+    with pytest.raises(ValueError, match="unknown rules variant"):
+        Position("chess")
