@@ -1,0 +1,172 @@
+"""The games by name, each with what tools need to treat all of them alike.
+
+A :class:`Game` bundles a state factory, an evaluator factory and the move space (what the generic
+:class:`agent.search.AlphaBeta` needs), the move text for people (parse/format, an example), a
+board drawing, and the defaults of the tools (seconds per move, random opening plies in series).
+Ultimate Tic-Tac-Toe is here too, through its own ``agent.rules.Position`` and
+``agent.evaluation.Evaluator``, so ``agent.play`` and ``agent.arena`` serve all four games.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from ..evaluation import Evaluator
+from ..limits import SearchLimit, SearchResult
+from ..rules import DRAWN, OPEN, WON_X, IllegalMoveError, Move, Position
+from ..search import AlphaBeta
+from .nineboard import NineBoard, NineBoardEvaluator, render_grid
+from .qubic import Qubic, QubicEvaluator
+from .tictactoe import TicTacToe, TicTacToeEvaluator
+
+
+@dataclass(frozen=True)
+class Game:
+    name: str
+    title: str
+    new_state: Callable[[], object]
+    new_evaluator: Callable[[], object]
+    move_space: int
+    parse_move: Callable[[object, str], int]     # (state, text) -> move; InvalidMoveError / IllegalMoveError
+    format_move: Callable[[object, int], str]    # (state, move) -> text
+    render: Callable[[object], str]
+    move_example: str                            # shown in prompts: how to type a move
+    seconds: float                               # default thinking time per move
+    opening_plies: int                           # default random plies before a series game
+
+    def searcher(self, hash_mb: float = 64.0) -> AlphaBeta:
+        """The generic search with this game's evaluator."""
+        return AlphaBeta(self.new_evaluator(), self.move_space, hash_mb)
+
+
+# -- Ultimate Tic-Tac-Toe, through agent.rules (not edited here) --------------------------------
+
+def _uttt_parse(state: Position, text: str) -> int:
+    move = Move.parse(text.replace(",", " "))
+    reason = state.why_illegal(move.index)
+    if reason:
+        raise IllegalMoveError(reason)
+    return move.index
+
+
+def _uttt_note(state: Position, board: int) -> str:
+    status = state.status[board]
+    return "" if status == OPEN else " drawn" if status == DRAWN else " X won" if status == WON_X else " O won"
+
+
+def _uttt_render(state: Position) -> str:
+    text = render_grid(state.cell, first_number=0, marked=state.forced if state.winner is None else -1,
+                       closed=lambda b: _uttt_note(state, b))
+    if state.winner is None:
+        where = "any open board" if state.forced < 0 else f"board {state.forced}"
+        text += f"\n  spots are numbered 0-8 like the boards; {'XO'[state.turn]} to play in {where}"
+    return text
+
+
+GAMES: dict[str, Game] = {
+    "ttt": Game("ttt", "tic-tac-toe", TicTacToe, TicTacToeEvaluator, 9,
+                TicTacToe.parse_move, lambda s, m: TicTacToe.format_move(m), TicTacToe.render,
+                "b2 (column a-c, row 1-3) or '2 2' (row col)", 1.0, 1),
+    "nineboard": Game("nineboard", "nine-board tic-tac-toe", NineBoard, NineBoardEvaluator, 81,
+                      NineBoard.parse_move, lambda s, m: NineBoard.format_move(m), NineBoard.render,
+                      "5 1 (board 1-9, cell 1-9; the cell alone when the board is forced)", 2.0, 2),
+    "qubic": Game("qubic", "Qubic (4x4x4)", Qubic, QubicEvaluator, 64,
+                  Qubic.parse_move, lambda s, m: Qubic.format_move(m), Qubic.render,
+                  "2 3 1 (layer row col, each 1-4)", 5.0, 2),
+    "uttt": Game("uttt", "Ultimate Tic-Tac-Toe", Position, Evaluator, 81,
+                 _uttt_parse, lambda s, m: str(Move.from_index(m)), _uttt_render,
+                 "4 0 (board 0-8, spot 0-8, like the referee)", 2.0, 4),
+}
+
+
+def get_game(name: str) -> Game:
+    try:
+        return GAMES[name]
+    except KeyError:
+        raise ValueError(f"unknown game {name!r}; choose from {', '.join(GAMES)}") from None
+
+
+def result_text(state) -> str:
+    """'X wins', 'O wins' or 'draw' for a finished game."""
+    if state.winner in (0, 1):
+        return f"{'XO'[state.winner]} wins"
+    return "draw"
+
+
+# -- engines for any game --------------------------------------------------------------------
+
+class SearchEngine:
+    """The generic alpha-beta with the game's evaluator; ``depth``/``nodes`` fix its effort
+    (deterministic), otherwise the caller's limit (a deadline) bounds it."""
+
+    name = "alphabeta"
+
+    def __init__(self, game: Game, depth: int | None = None, nodes: int | None = None,
+                 hash_mb: float = 64.0) -> None:
+        self.depth, self.nodes = depth, nodes
+        self.searcher = game.searcher(hash_mb)
+
+    def choose(self, state, limit: SearchLimit) -> SearchResult:
+        if self.depth is not None or self.nodes is not None:
+            limit = SearchLimit(deadline=limit.deadline, depth=self.depth or limit.depth,
+                                nodes=self.nodes or limit.nodes)
+        return self.searcher.search(state, limit)
+
+
+class RandomEngine:
+    """A uniformly random legal move."""
+
+    name = "random"
+
+    def __init__(self, game: Game, seed: int | None = None) -> None:
+        self._rng = random.Random(seed)
+
+    def choose(self, state, limit: SearchLimit) -> SearchResult:
+        start = time.perf_counter()
+        move = self._rng.choice(list(state.legal_moves()))
+        return SearchResult(move=move, nodes=1, elapsed=time.perf_counter() - start)
+
+
+def _seed_engine(game: Game, depth: int = 3):
+    if game.name != "uttt":
+        raise ValueError("the 'seed' engine plays Ultimate Tic-Tac-Toe only")
+    from ..engines import SeedEngine
+    return SeedEngine(depth=depth)
+
+
+ENGINES = {"alphabeta": SearchEngine, "random": RandomEngine, "seed": _seed_engine}
+#: Options each engine takes from a spec like ``alphabeta:depth=4,hash_mb=16``, with their types.
+ENGINE_OPTIONS = {"alphabeta": {"depth": int, "nodes": int, "hash_mb": float},
+                  "random": {"seed": int}, "seed": {"depth": int}}
+
+
+def parse_engine_spec(text: str) -> tuple[str, dict]:
+    """``NAME`` or ``NAME:KEY=VALUE,...`` -> (name, options); ValueError with the choices.
+
+    >>> parse_engine_spec("alphabeta:depth=4,hash_mb=0")
+    ('alphabeta', {'depth': 4, 'hash_mb': 0.0})
+    """
+    name, _, rest = text.partition(":")
+    if name not in ENGINES:
+        raise ValueError(f"unknown engine {name!r}; choose from {', '.join(ENGINES)}")
+    options = {}
+    for item in filter(None, rest.split(",")):
+        key, eq, value = item.partition("=")
+        kinds = ENGINE_OPTIONS[name]
+        if not eq or key not in kinds:
+            raise ValueError(f"engine {name!r} takes {', '.join(f'{k}=N' for k in kinds) or 'no options'}, got {item!r}")
+        try:
+            options[key] = kinds[key](value)
+        except ValueError:
+            raise ValueError(f"{key} must be a number, got {value!r}") from None
+    return name, options
+
+
+def make_engine(game: Game, spec: str, **extra):
+    """An engine for ``game`` from a spec (``alphabeta``, ``alphabeta:depth=4``, ``random``...)."""
+    name, options = parse_engine_spec(spec)
+    options.update({k: v for k, v in extra.items() if k in ENGINE_OPTIONS[name] and k not in options})
+    return ENGINES[name](game, **options)
