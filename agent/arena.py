@@ -1,0 +1,189 @@
+"""Engine-vs-engine series for any game of the family, in one process (no referee files).
+
+    python -m agent.arena qubic alphabeta random --games 10 --seconds 0.2
+    python -m agent.arena nineboard alphabeta:depth=4 alphabeta:depth=2 --games 40 --seed 3
+    python -m agent.arena ttt alphabeta alphabeta:depth=1 --games 18 --opening-plies 1
+
+Engines: ``alphabeta`` (options ``depth``, ``nodes``, ``hash_mb``: ``alphabeta:depth=4,hash_mb=16``),
+``random`` (``random:seed=N``), and for uttt also ``seed`` (``seed:depth=N``). ``--seconds``,
+``--depth`` or ``--nodes`` limit every move of both (an engine's own options win). Games come in
+pairs: each opening (``--opening-plies`` random plies, default per game) is played twice with the
+sides swapped, and fresh engines play every game so no table carries over. The summary is the
+match runner's (``ref_sim.stats``): Score, Elo +/- (pentanomial error bar), LOS, DrawRatio, Ptnml.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from dataclasses import dataclass, field
+
+from ref_sim import stats
+
+from .games import GAMES, get_game, make_engine, parse_engine_spec
+from .limits import SearchLimit
+
+
+@dataclass
+class GameRecord:
+    pair: int
+    first: int                  # which engine (0 = A, 1 = B) played X
+    opening: list[int]
+    moves: list[int]            # after the opening
+    winner: int | None          # engine 0 or 1, None for a draw
+
+    @property
+    def score_a(self) -> float:
+        return 0.5 if self.winner is None else 1.0 if self.winner == 0 else 0.0
+
+
+@dataclass
+class Series:
+    names: tuple[str, str]
+    games: list[GameRecord] = field(default_factory=list)
+
+    @property
+    def wins(self) -> int:
+        return sum(g.winner == 0 for g in self.games)
+
+    @property
+    def losses(self) -> int:
+        return sum(g.winner == 1 for g in self.games)
+
+    @property
+    def draws(self) -> int:
+        return sum(g.winner is None for g in self.games)
+
+    def ptnml(self) -> list[int]:
+        pairs: dict[int, list[float]] = {}
+        for g in self.games:
+            pairs.setdefault(g.pair, []).append(g.score_a)
+        return stats.pentanomial(p for p in pairs.values() if len(p) == 2)
+
+    def report_lines(self) -> list[str]:
+        w, l, d = self.wins, self.losses, self.draws
+        ptnml = self.ptnml()
+        lines = [f"Score of {self.names[0]} vs {self.names[1]}: {w} - {l} - {d}  "
+                 f"[{stats.score(w, l, d):.3f}] {len(self.games)}",
+                 stats.estimate(w, l, d, ptnml if sum(ptnml) else None).line(),
+                 f"Ptnml(0-2): [{', '.join(map(str, ptnml))}]"]
+        return lines
+
+
+def random_opening(game, rng: random.Random, plies: int) -> list[int]:
+    """``plies`` random moves that leave the game open (redrawn until they do)."""
+    for _ in range(1000):
+        state = game.new_state()
+        moves = []
+        while len(moves) < plies and state.winner is None:
+            move = rng.choice(list(state.legal_moves()))
+            state.push(move)
+            moves.append(move)
+        if state.winner is None:
+            return moves
+    raise ValueError(f"no opening of {plies} plies leaves the game open")
+
+
+def play_game(game, engines, opening, first: int, limit_kwargs: dict):
+    """One game from ``opening``; ``engines[first]`` plays X. Returns (moves after the opening,
+    winner as engine index or None). Every move is checked against the rules."""
+    state = game.new_state()
+    for move in opening:
+        state.push(move)
+    # X belongs to engines[first] (with an odd opening, O moves first after it).
+    by_side = {0: engines[first], 1: engines[1 - first]}
+    moves = []
+    while state.winner is None:
+        limit = SearchLimit.seconds(limit_kwargs["seconds"]) if limit_kwargs.get("seconds") else \
+            SearchLimit(depth=limit_kwargs.get("depth"), nodes=limit_kwargs.get("nodes"))
+        move = by_side[state.turn].choose(state, limit).move
+        if move not in state.legal_moves():
+            raise RuntimeError(f"engine {by_side[state.turn]!r} chose an illegal move {move}")
+        state.push(move)
+        moves.append(move)
+    if state.winner in (0, 1):
+        winner = first if state.winner == 0 else 1 - first
+    else:
+        winner = None
+    return moves, winner
+
+
+def run_series(game, spec_a: str, spec_b: str, games: int, seed: int = 0, opening_plies: int | None = None,
+               seconds: float | None = None, depth: int | None = None, nodes: int | None = None,
+               on_game=None) -> Series:
+    """Play ``games`` games (rounded up to pairs) between two engine specs."""
+    parse_engine_spec(spec_a), parse_engine_spec(spec_b)  # fail before playing
+    rng = random.Random(seed)
+    plies = game.opening_plies if opening_plies is None else opening_plies
+    names = (f"{spec_a}#1", f"{spec_b}#2")
+    series = Series(names)
+    limit_kwargs = {"seconds": seconds, "depth": depth, "nodes": nodes}
+    if not (seconds or depth or nodes):
+        limit_kwargs["seconds"] = game.seconds
+    for pair in range((games + 1) // 2):
+        opening = random_opening(game, rng, plies)
+        for first in (0, 1):
+            engines = (make_engine(game, spec_a, seed=rng.randrange(1 << 30)),
+                       make_engine(game, spec_b, seed=rng.randrange(1 << 30)))
+            moves, winner = play_game(game, engines, opening, first, limit_kwargs)
+            record = GameRecord(pair, first, opening, moves, winner)
+            series.games.append(record)
+            if on_game is not None:
+                on_game(record, series)
+    return series
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m agent.arena", description=__doc__.split("\n\n")[0],
+                                     epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("game", choices=list(GAMES))
+    parser.add_argument("engine_a")
+    parser.add_argument("engine_b")
+    parser.add_argument("--games", type=int, default=10, help="games to play, rounded up to pairs (default 10)")
+    effort = parser.add_mutually_exclusive_group()
+    effort.add_argument("--seconds", type=float, help="seconds per move (default: the game's, e.g. qubic 5)")
+    effort.add_argument("--depth", type=int, help="fixed search depth per move")
+    effort.add_argument("--nodes", type=int, help="fixed node budget per move")
+    parser.add_argument("--seed", type=int, default=0, help="series seed: openings and random engines")
+    parser.add_argument("--opening-plies", type=int, default=None,
+                        help="random plies before each pair's games (default: ttt 1, nineboard 2, qubic 2, uttt 4)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print every game's moves")
+    return parser
+
+
+def main(argv=None, stdout=None) -> int:
+    out = stdout if stdout is not None else sys.stdout
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    game = get_game(args.game)
+    for spec in (args.engine_a, args.engine_b):
+        try:
+            parse_engine_spec(spec)
+        except ValueError as error:
+            parser.error(str(error))
+    if args.games < 1:
+        parser.error("--games must be at least 1")
+
+    def on_game(record: GameRecord, series: Series) -> None:
+        if args.verbose:
+            state = game.new_state()
+            texts = []
+            for m in record.opening + record.moves:
+                texts.append(game.format_move(state, m))
+                state.push(m)
+            result = "draw" if record.winner is None else f"{series.names[record.winner]} wins"
+            print(f"game {len(series.games)}: X={series.names[record.first]} opening "
+                  f"[{', '.join(texts[:len(record.opening)])}] then [{', '.join(texts[len(record.opening):])}]: "
+                  f"{result}", file=out, flush=True)
+
+    series = run_series(game, args.engine_a, args.engine_b, args.games, seed=args.seed,
+                        opening_plies=args.opening_plies, seconds=args.seconds, depth=args.depth,
+                        nodes=args.nodes, on_game=on_game)
+    for line in series.report_lines():
+        print(line, file=out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

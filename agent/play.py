@@ -1,0 +1,119 @@
+"""Play a game of the tic-tac-toe family against the engine in the terminal.
+
+    python -m agent.play ttt                      # you are X and move first
+    python -m agent.play qubic --first engine --seconds 5
+    python -m agent.play nineboard
+    python -m agent.play uttt --seconds 3
+
+Type a move as the prompt shows (``moves`` lists the legal ones, ``quit`` or end of input stops).
+A bad or illegal entry is explained and asked again. After each engine move one line says what
+the search found: depth, score (from the engine's view; 'win in N' once proven), nodes, time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .games import GAMES, SearchEngine, get_game, result_text
+from .limits import SearchLimit, SearchResult
+from .search import PROVEN_SCORE, WIN_SCORE
+
+SYMBOLS = "XO"
+
+
+def describe_score(score: int) -> str:
+    """'+12', '-3', or 'win in 3' / 'loss in 4' (plies) for proven results."""
+    if score >= PROVEN_SCORE:
+        return f"win in {WIN_SCORE - score}"
+    if score <= -PROVEN_SCORE:
+        return f"loss in {WIN_SCORE + score}"
+    return f"{score:+d}"
+
+
+def thinking_line(game, state_before, result: SearchResult) -> str:
+    return (f"Engine plays {game.format_move(state_before, result.move)}   "
+            f"(depth {result.depth}, score {describe_score(result.score)}, nodes {result.nodes}, "
+            f"{result.elapsed:.2f} s)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m agent.play", description=__doc__.split("\n\n")[0])
+    parser.add_argument("game", choices=list(GAMES), help="ttt, nineboard, qubic or uttt")
+    parser.add_argument("--first", choices=("human", "engine"), default="human",
+                        help="who moves first and plays X (default: human)")
+    parser.add_argument("--seconds", type=float, default=None,
+                        help="engine's thinking time per move (default: per game: ttt 1, nineboard 2, qubic 5, uttt 2)")
+    parser.add_argument("--depth", type=int, default=None, help="a fixed search depth instead (weaker, instant)")
+    return parser
+
+
+def main(argv=None, stdin=None, stdout=None) -> int:
+    stdin = stdin if stdin is not None else sys.stdin
+    out = stdout if stdout is not None else sys.stdout
+    args = build_parser().parse_args(argv)
+    game = get_game(args.game)
+    seconds = args.seconds if args.seconds is not None else game.seconds
+    state = game.new_state()
+    engine = SearchEngine(game, depth=args.depth)
+    human = 0 if args.first == "human" else 1
+
+    def say(text: str = "") -> None:
+        print(text, file=out, flush=True)
+
+    say(f"{game.title}: you are {SYMBOLS[human]}, the engine is {SYMBOLS[1 - human]}"
+        f" ({seconds:g} s per move). Type 'moves' for the legal moves, 'quit' to stop.")
+    while state.winner is None:
+        say()
+        say(game.render(state))
+        if state.turn == human:
+            move = ask_move(game, state, stdin, out)
+            if move is None:
+                say("\nGame abandoned.")
+                return 0
+            state.push(move)
+        else:
+            limit = SearchLimit(depth=args.depth) if args.depth else SearchLimit.seconds(seconds)
+            result = engine.choose(state, limit)
+            say(thinking_line(game, state, result))
+            state.push(result.move)
+    say()
+    say(game.render(state))
+    verdict = result_text(state)
+    if state.winner == human:
+        verdict += ": you win!"
+    elif state.winner == 1 - human:
+        verdict += ": the engine wins."
+    say(f"Game over, {verdict}")
+    return 0
+
+
+def ask_move(game, state, stdin, out):
+    """Read lines until one is a legal move; None on 'quit' or end of input."""
+    legal = set(state.legal_moves())
+    while True:
+        print(f"Your move ({SYMBOLS[state.turn]}), e.g. {game.move_example}: ", end="", file=out, flush=True)
+        line = stdin.readline()
+        if not line:
+            return None
+        text = line.strip()
+        if text.lower() in ("quit", "exit", "q"):
+            return None
+        if not text:
+            continue
+        if text.lower() in ("moves", "help", "?"):
+            print("Legal moves: " + ", ".join(sorted(game.format_move(state, m) for m in legal)), file=out)
+            continue
+        try:
+            move = game.parse_move(state, text)
+        except ValueError as error:  # InvalidMoveError (typo) or IllegalMoveError (rules)
+            print(f"Not a move here: {error}. Try again.", file=out)
+            continue
+        if move not in legal:  # parsers check legality; this guards against any gap
+            print(f"Not a legal move here: {text}. Try again.", file=out)
+            continue
+        return move
+
+
+if __name__ == "__main__":
+    sys.exit(main())
