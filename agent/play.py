@@ -32,6 +32,8 @@ def describe_score(score: int) -> str:
 
 
 def thinking_line(game, state_before, result: SearchResult) -> str:
+    if result.depth == 0 and len(state_before.legal_moves()) == 1:
+        return f"Engine plays {game.format_move(state_before, result.move)}   (the only legal move)"
     return (f"Engine plays {game.format_move(state_before, result.move)}   "
             f"(depth {result.depth}, score {describe_score(result.score)}, nodes {result.nodes}, "
             f"{result.elapsed:.2f} s)")
