@@ -1,0 +1,79 @@
+"""agent.arena: paired engine series for every game, with the match runner's statistics."""
+
+import io
+import random
+
+import pytest
+
+from agent.arena import main, random_opening, run_series
+from agent.games import GAMES, get_game, make_engine, parse_engine_spec
+from agent.limits import SearchLimit
+
+
+def test_perfect_ttt_engine_never_loses_to_random():
+    series = run_series(get_game("ttt"), "alphabeta", "random", games=20, seed=3)
+    assert len(series.games) == 20 and series.losses == 0 and series.wins > 10
+    assert sum(series.ptnml()) == 10
+
+
+def test_games_come_in_pairs_with_sides_swapped_and_a_shared_opening():
+    series = run_series(get_game("nineboard"), "alphabeta:depth=1", "random", games=6, seed=7, opening_plies=3)
+    for a, b in zip(series.games[::2], series.games[1::2]):
+        assert a.pair == b.pair and a.opening == b.opening and len(a.opening) == 3
+        assert (a.first, b.first) == (0, 1)
+    assert len({tuple(g.opening) for g in series.games}) == 3  # different openings per pair
+
+
+def test_deterministic_engines_do_not_replay_one_game():
+    series = run_series(get_game("ttt"), "alphabeta", "alphabeta", games=8, seed=1)
+    assert len({tuple(g.opening + g.moves) for g in series.games}) > 1
+    assert series.wins == series.losses == 0  # perfect against perfect: all draws
+
+
+@pytest.mark.parametrize("game", list(GAMES))
+def test_every_game_runs_alphabeta_against_random(game):
+    series = run_series(get_game(game), "alphabeta", "random", games=2, depth=1, seed=2)
+    assert len(series.games) == 2
+    for record in series.games:  # replaying every game through the rules checks legality
+        state = get_game(game).new_state()
+        for move in record.opening + record.moves:
+            assert move in state.legal_moves()
+            state.push(move)
+        assert state.winner is not None
+
+
+def test_cli_prints_the_match_runner_summary():
+    out = io.StringIO()
+    assert main(["qubic", "alphabeta", "random", "--games", "2", "--depth", "1", "--seed", "5", "-v"], out) == 0
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("game 1: X=alphabeta#1")
+    assert lines[-3].startswith("Score of alphabeta#1 vs random#2: ")
+    assert lines[-2].startswith("Elo difference: ") and "LOS: " in lines[-2] and "DrawRatio: " in lines[-2]
+    assert lines[-1].startswith("Ptnml(0-2): [")
+
+
+def test_bad_engine_specs_are_refused():
+    with pytest.raises(ValueError, match="unknown engine"):
+        parse_engine_spec("minimax")
+    with pytest.raises(ValueError, match="takes depth=N"):
+        parse_engine_spec("alphabeta:speed=3")
+    with pytest.raises(ValueError, match="Ultimate"):
+        make_engine(get_game("ttt"), "seed")
+    with pytest.raises(SystemExit):
+        main(["ttt", "alphabeta", "nonsense"], io.StringIO())
+
+
+def test_openings_leave_the_game_open_and_the_registry_is_uniform():
+    rng = random.Random(0)
+    for name, game in GAMES.items():
+        opening = random_opening(game, rng, game.opening_plies)
+        state = game.new_state()
+        for move in opening:
+            state.push(move)
+        assert state.winner is None
+        # Move text round-trips for every legal move, and the engine answers with one of them.
+        for move in state.legal_moves():
+            assert game.parse_move(state, game.format_move(state, move)) == move
+        result = make_engine(game, "alphabeta:depth=2").choose(state, SearchLimit())
+        assert result.move in state.legal_moves()
+        assert game.render(state)
