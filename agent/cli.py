@@ -1,4 +1,5 @@
-"""Command line: ``python -m agent NAME`` / ``uttt-agent NAME`` plays one game in a referee directory."""
+"""Command line: ``python -m agent NAME`` / ``uttt-agent NAME`` plays one game in a referee directory;
+``python -m agent --protocol codingame`` plays one game over stdin/stdout (:mod:`agent.codingame`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import engines
+from . import codingame, engines
 from .protocol import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -42,7 +43,9 @@ exit codes:
   130  interrupted (Ctrl-C)
 
 Logs go to stderr, or to --log-file, which must lie outside DIR: the referee deletes files
-in its directory. The result line goes to stdout."""
+in its directory. The result line goes to stdout.
+
+""" + codingame.EPILOG
 
 
 def default_engine() -> str:
@@ -57,7 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("name", metavar="NAME", help="player name: one token of letters, digits, '_' or '-'")
+    parser.add_argument("name", metavar="NAME", nargs="?",
+                        help="player name: one token of letters, digits, '_' or '-' (file protocol)")
+    parser.add_argument("--protocol", choices=("file", "codingame"), default="file",
+                        help="file: the CS 4341 referee's files (default); codingame: stdin/stdout")
     parser.add_argument("--dir", default=".", metavar="DIR", help="the referee's working directory (default: cwd)")
     parser.add_argument("--time-limit", type=float, default=10.0, metavar="SECONDS",
                         help="the referee's time limit per move (default: 10)")
@@ -72,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     verbosity.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     verbosity.add_argument("-q", "--quiet", action="store_true", help="warnings and errors only")
     parser.add_argument("--log-file", default=None, metavar="PATH", help="log here instead of stderr (outside DIR)")
+    codingame.add_arguments(parser)
     return parser
 
 
@@ -143,7 +150,11 @@ def build_engine(name: str | None, depth: int | None, nodes: int | None):
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.protocol == "codingame":
+        return codingame.main(args)
     try:
+        if args.name is None:
+            raise UsageError("NAME is required with the file protocol")
         name = check_player_name(args.name)
         if args.time_limit <= 0:
             raise UsageError(f"--time-limit must be positive, got {args.time_limit:g}")

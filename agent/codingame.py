@@ -1,0 +1,477 @@
+"""The CodinGame "Ultimate Tic-Tac-Toe" protocol over stdin/stdout: ``python -m agent --protocol codingame``.
+
+One process plays one game. Every turn the referee sends ``opponentRow opponentCol`` (``-1 -1``
+when we move first), a line with ``validActionCount``, then that many ``row col`` lines; we answer
+one ``row col`` line and flush. Nothing else is ever written to stdout: the per-move line (move,
+depth, score, nodes, nps, time) and every message go to stderr through :mod:`logging`.
+
+Coordinates are the 9x9 grid, 0-8 from the top-left: cell ``(row, col)`` is local board
+``(row // 3) * 3 + col // 3``, square ``(row % 3) * 3 + col % 3``; our move index is
+``board * 9 + square`` (:func:`cell_to_index`, :func:`index_to_cell`). The rules are the
+``codingame`` variant of :mod:`agent.rules` (all boards decided with no line: more boards won
+wins). The engine is the same one the file protocol drives, through ``engine.choose``; it is
+built, and the garbage collector settled, before the first line is read.
+
+Timing. The referee allows ``--turn-ms`` (100) per turn and ``--first-turn-ms`` (1000) on our
+first turn, counted from when it wrote the input. We cannot see its clock: the stopwatch starts
+when the turn's first line arrives (a reader thread stamps each line as it comes in) and the
+search stops ``--margin-ms`` (15) before the limit, so reading the action list, the search's
+overshoot, writing the answer and the referee's own latency all fit in the margin (figures in
+``scripts/bench_codingame.py``). On a loaded machine the search overshoots more: the deadline
+also keeps back the largest overshoot of the last ``OVERSHOOT_WINDOW`` turns. If the first line was already waiting when we became ready, the
+referee may have written it while we were starting up, so the first turn counts from the moment
+this module was imported instead.
+
+Bad input. Every case is one message on stderr, never a traceback:
+
+* input ends (EOF) between turns: the game is over for the referee. Exit 0 if it is over by our
+  rules too, or if some reply of the opponent could end it (CodinGame never sends the final
+  move); otherwise exit 3 (``EXIT_INPUT_ENDED``: stopped early, e.g. a time-out or a crash of
+  either side, or no input at all, or we had lost track of the position);
+* a malformed line (not two integers, coordinates outside 0-8, a count that is not 1-81, a
+  repeated action, input ending inside a turn, action lines missing when the turn's time is up,
+  or more lines than announced): exit 4 (``EXIT_BAD_INPUT``) at once, without answering;
+* an opponent move that is illegal in our position (``-1 -1`` after the first turn included):
+  we trust the referee. We lose track of the position and, from then on, play the first action
+  of the referee's list every turn;
+* a valid-action list that differs from our legal moves: we trust the referee and play only
+  from its list: our engine's move if it is in the list, else the first listed action that is
+  legal for us (keeping our position, which may agree again next turn), else the first listed
+  action (and we lose track of the position).
+
+Exit codes: 0 finished, 1 internal error, 2 bad command line, 3 input ended early, 4 bad input,
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+from collections import deque
+import os
+import queue
+import sys
+import threading
+import time
+from dataclasses import dataclass
+
+from .limits import SearchLimit, SearchResult
+from .rules import CODINGAME, TIE, Position
+
+log = logging.getLogger(__name__)
+
+#: When this module was imported: the earliest moment we can vouch for on the first turn.
+IMPORTED_AT = time.perf_counter()
+
+EXIT_FINISHED = 0
+EXIT_INTERNAL = 1
+EXIT_USAGE = 2
+EXIT_INPUT_ENDED = 3
+EXIT_BAD_INPUT = 4
+EXIT_INTERRUPTED = 130
+
+#: CodinGame's limits for this game.
+DEFAULT_TURN_MS = 100.0
+DEFAULT_FIRST_TURN_MS = 1000.0
+#: Kept below the limit, counted from the turn's first line. Measured on a 2-core machine
+#: (scripts/bench_codingame.py): the search overshoots its deadline by up to ~4 ms (it looks at
+#: the clock every 1024 nodes), reading the list, answering and the referee's pipe latency take
+#: well under 1 ms, which leaves ~10 ms for a busy machine's scheduling.
+DEFAULT_MARGIN_MS = 20.0
+#: The deadline also keeps back the largest overshoot (answer written after the planned
+#: deadline) of this many recent turns: on a loaded machine the search runs slower and is
+#: descheduled for longer, and this margin grows with what was actually measured.
+OVERSHOOT_WINDOW = 8
+#: A first line stamped within this long of our being ready was probably waiting already.
+WAITING_ALREADY_S = 0.002
+
+EPILOG = f"""\
+CodinGame protocol (--protocol codingame; NAME, --dir, --time-limit, --margin, --polling unused):
+  Reads each turn from stdin ('oppRow oppCol', 'N', N x 'row col'), answers 'row col' on
+  stdout and prints nothing else; logs go to stderr (or --log-file). Thinks until
+  --margin-ms (default {DEFAULT_MARGIN_MS:g}) before --turn-ms (default {DEFAULT_TURN_MS:g}; --first-turn-ms,
+  default {DEFAULT_FIRST_TURN_MS:g}, on the first turn), counted from the turn's first line.
+  Bad input, one message on stderr, never a traceback:
+    EOF between turns         exit 0 if the game is over by our rules or the opponent's
+                              (unsent) reply could end it, else exit 3
+    malformed line            exit 4: not two integers, coordinate not 0-8, count not 1-81,
+                              repeated action, EOF inside a turn, too few or too many lines
+    illegal opponent move     trust the referee: position lost, play the first listed action
+    action list != our moves  play only from the list: our engine's move if listed, else the
+                              first listed move legal for us, else the first listed
+  exit codes: 0 finished, 1 internal error, 2 bad command line, 3 input ended early,
+  4 bad input, 130 interrupted"""
+
+
+def cell_to_index(row: int, col: int) -> int:
+    """Our move index of the grid cell ``(row, col)``.
+
+    >>> cell_to_index(0, 0), cell_to_index(4, 5), cell_to_index(8, 8)
+    (0, 41, 80)
+    """
+    board = (row // 3) * 3 + col // 3
+    square = (row % 3) * 3 + col % 3
+    return board * 9 + square
+
+
+def index_to_cell(index: int) -> tuple[int, int]:
+    """The grid cell ``(row, col)`` of a move index (inverse of :func:`cell_to_index`).
+
+    >>> index_to_cell(41)
+    (4, 5)
+    """
+    board, square = divmod(index, 9)
+    return (board // 3) * 3 + square // 3, (board % 3) * 3 + square % 3
+
+
+class BadInput(Exception):
+    """A line that breaks the protocol: reported, then the agent exits with EXIT_BAD_INPUT."""
+
+
+class InputEnded(Exception):
+    """stdin reached its end."""
+
+
+class LineReader:
+    """Reads lines in a thread and stamps each with ``time.perf_counter()`` as it arrives, so the
+    stopwatch starts when the referee's input does, whatever the main thread is doing."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+        self._lines: queue.Queue = queue.Queue()
+        self._thread = threading.Thread(target=self._run, name="stdin-reader", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            while True:
+                line = self._stream.readline()
+                now = time.perf_counter()
+                if not line:
+                    break
+                if isinstance(line, bytes):
+                    line = line.decode("utf-8", errors="replace")
+                self._lines.put((now, line))
+        except (OSError, ValueError):  # stdin closed under us
+            pass
+        self._lines.put((time.perf_counter(), None))
+
+    def get(self, timeout: float | None = None) -> tuple[float, str] | None:
+        """The next ``(arrival, line)``; None if nothing came within ``timeout`` seconds; raises
+        InputEnded at the end of the input (and keeps raising it)."""
+        try:
+            arrived, line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        if line is None:
+            self._lines.put((arrived, None))
+            raise InputEnded
+        return arrived, line
+
+    def pending(self) -> bool:
+        """True when a line (not the end of input) is already waiting."""
+        try:
+            item = self._lines.queue[0]
+        except IndexError:
+            return False
+        return item[1] is not None
+
+
+def parse_pair(line: str, what: str, allow_none: bool = False) -> tuple[int, int] | None:
+    """Two integers 0-8 (``-1 -1`` too when ``allow_none``, returned as None), else BadInput.
+
+    >>> parse_pair("4 5\\n", "action")
+    (4, 5)
+    >>> parse_pair("-1 -1", "opponent move", allow_none=True) is None
+    True
+    """
+    parts = line.split()
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        row, col = int(parts[0]), int(parts[1])
+    except ValueError:
+        raise BadInput(f"{what}: expected 'row col', got {line.rstrip()!r}") from None
+    if allow_none and (row, col) == (-1, -1):
+        return None
+    if not (0 <= row <= 8 and 0 <= col <= 8):
+        raise BadInput(f"{what}: row and col must be 0-8{' (or -1 -1)' if allow_none else ''}, "
+                       f"got {line.rstrip()!r}")
+    return row, col
+
+
+@dataclass
+class Turn:
+    """One turn's input: when its first line arrived, the opponent's move (None for ``-1 -1``)
+    and the referee's valid actions, as move indices in the referee's order."""
+
+    started: float
+    deadline: float  # when the search must stop (perf_counter)
+    opponent: int | None
+    actions: list[int]
+
+
+def _cell_text(index: int) -> str:
+    return "%d %d" % index_to_cell(index)
+
+
+class CodinGameAgent:
+    """Plays one game over a pair of streams; :meth:`run` returns the exit code."""
+
+    def __init__(self, engine, *, turn_ms: float = DEFAULT_TURN_MS,
+                 first_turn_ms: float = DEFAULT_FIRST_TURN_MS, margin_ms: float = DEFAULT_MARGIN_MS,
+                 depth: int | None = None, nodes: int | None = None, stdin=None, stdout=None,
+                 position: Position | None = None, launched: float | None = IMPORTED_AT) -> None:
+        self.engine = engine
+        self.turn_ms, self.first_turn_ms, self.margin_ms = turn_ms, first_turn_ms, margin_ms
+        self.depth, self.nodes = depth, nodes
+        self.stdin = stdin if stdin is not None else sys.stdin.buffer
+        self.stdout = stdout if stdout is not None else sys.stdout
+        #: Our view of the game; None once we have lost track of it (then we follow the list).
+        self.position: Position | None = position if position is not None else Position(CODINGAME)
+        self.turns = 0  # turns answered
+        self.reader = LineReader(self.stdin)
+        #: The earliest moment the referee may have written our first input (None: when it arrives).
+        self.launched = launched
+        self.ready_at = 0.0
+        self.overshoots: deque[float] = deque(maxlen=OVERSHOOT_WINDOW)
+
+    # -- the loop ------------------------------------------------------------------------
+
+    def run(self) -> int:
+        gc.collect()
+        gc.freeze()  # what exists now (engine tables) is never traversed by a collection again
+        self.reader.start()
+        self.ready_at = time.perf_counter()
+        log.info("ready: CodinGame protocol, engine %s, %g ms per turn (first %g ms), margin %g ms",
+                 getattr(self.engine, "name", type(self.engine).__name__), self.turn_ms,
+                 self.first_turn_ms, self.margin_ms)
+        while True:
+            try:
+                turn = self.read_turn()
+            except InputEnded:
+                return self._input_ended()
+            except BadInput as error:
+                log.error("bad input: %s; exiting (code %d)", error, EXIT_BAD_INPUT)
+                return EXIT_BAD_INPUT
+            self.play(turn)
+            # Objects that survived this turn (mostly table entries) are not garbage: keep the
+            # collector from walking them in the middle of a later search.
+            gc.freeze()
+
+    def budget(self) -> float:
+        """Seconds of thought this turn, counted from the turn's first line: the limit less the
+        margin and the largest recent overshoot, never under a quarter of the limit."""
+        limit = self.first_turn_ms if self.turns == 0 else self.turn_ms
+        extra = 1000.0 * max(self.overshoots, default=0.0)
+        return max(limit - self.margin_ms - extra, 0.25 * limit) / 1000.0
+
+    def read_turn(self) -> Turn:
+        """Read and check one turn's lines (BadInput, InputEnded)."""
+        arrived, line = self.reader.get()
+        started = arrived
+        if self.turns == 0 and self.launched is not None and arrived - self.ready_at < WAITING_ALREADY_S:
+            started = min(arrived, self.launched)  # it may have waited since we were launched
+            log.info("the first input was waiting when I became ready: counting from my launch, "
+                     "%.3f s ago", arrived - started)
+        deadline = started + self.budget()
+        # The rest of the turn comes at once; lines still missing when the whole turn's time
+        # is up will not come (the count was wrong).
+        read_deadline = arrived + (self.first_turn_ms if self.turns == 0 else self.turn_ms) / 1000.0
+        pair = parse_pair(line, "opponent move", allow_none=True)
+        opponent = None if pair is None else cell_to_index(*pair)
+        count_line = self._next_line(read_deadline, "the valid-action count")
+        try:
+            count = int(count_line)
+        except ValueError:
+            raise BadInput(f"valid-action count: expected an integer, got {count_line.rstrip()!r}") from None
+        if not 1 <= count <= 81:
+            raise BadInput(f"valid-action count must be 1-81, got {count}")
+        actions: list[int] = []
+        for number in range(1, count + 1):
+            text = self._next_line(read_deadline, f"valid action {number} of {count}")
+            index = cell_to_index(*parse_pair(text, f"valid action {number} of {count}"))
+            if index in actions:
+                raise BadInput(f"valid action {number} of {count}: {text.strip()!r} is listed twice")
+            actions.append(index)
+        if self.reader.pending():
+            raise BadInput(f"more input than the {count} announced valid actions: "
+                           f"{self.reader.get(0)[1].rstrip()!r}")
+        return Turn(started, deadline, opponent, actions)
+
+    def _next_line(self, deadline: float, what: str) -> str:
+        try:
+            item = self.reader.get(timeout=max(0.0, deadline - time.perf_counter()))
+        except InputEnded:
+            raise BadInput(f"input ended inside a turn, before {what}") from None
+        if item is None:
+            raise BadInput(f"{what} did not arrive within the turn's time")
+        return item[1]
+
+    # -- one turn ------------------------------------------------------------------------
+
+    def play(self, turn: Turn) -> None:
+        """Follow the opponent's move, choose from the referee's list, answer, log."""
+        self._follow_opponent(turn.opponent)
+        position = self.position
+        limit = SearchLimit(deadline=turn.deadline, depth=self.depth, nodes=self.nodes)
+        result: SearchResult | None = None
+        note = ""
+        listed = set(turn.actions)
+        if position is not None and set(position.legal_moves()) == listed:
+            result = self.engine.choose(position, limit)
+            move = result.move
+        elif position is not None and position.winner is None:
+            mine = set(position.legal_moves())
+            log.warning("the referee's %d valid actions differ from my %d legal moves "
+                        "(only theirs: %s; only mine: %s); playing from its list",
+                        len(listed), len(mine), _cells(listed - mine), _cells(mine - listed))
+            result = self.engine.choose(position, limit)
+            if result.move in listed:
+                move, note = result.move, "  (my move, listed by the referee)"
+            else:
+                move = next((m for m in turn.actions if m in mine), turn.actions[0])
+                note = "  (first listed action%s)" % (" legal for me" if move in mine else "")
+                result = None
+        else:
+            move, note = turn.actions[0], "  (first listed action: position unknown)"
+        self.stdout.write(_cell_text(move) + "\n")
+        self.stdout.flush()
+        answered = time.perf_counter()
+        took = answered - turn.started
+        self.overshoots.append(max(0.0, answered - turn.deadline))
+        self.turns += 1
+        self._follow_mine(move)
+        if result is not None:
+            log.info("move %s  depth %d  score %+d  nodes %d  nps %.0f  %.3f s since input%s",
+                     _cell_text(move), result.depth, result.score, result.nodes,
+                     result.nodes_per_second, took, note)
+        else:
+            log.info("move %s  %.3f s since input%s", _cell_text(move), took, note)
+        if self.position is not None and self.position.winner is not None:
+            log.info("game over by my rules after my move: %s", _describe(self.position))
+
+    def _follow_opponent(self, opponent: int | None) -> None:
+        position = self.position
+        if position is None:
+            return
+        if opponent is None:
+            if self.turns == 0 and position.ply == 0:
+                return  # we move first
+            log.warning("opponent move -1 -1 after the first turn; I lose track of the position "
+                        "and follow the referee's list from now on")
+            self.position = None
+        elif position.is_legal(opponent):
+            position.push(opponent)
+        else:
+            log.warning("opponent move %s is illegal in my position (%s); I lose track of the "
+                        "position and follow the referee's list from now on",
+                        _cell_text(opponent), position.why_illegal(opponent))
+            self.position = None
+
+    def _follow_mine(self, move: int) -> None:
+        if self.position is None:
+            return
+        if self.position.is_legal(move):
+            self.position.push(move)
+        else:
+            log.warning("my move %s is illegal in my position; I lose track of it", _cell_text(move))
+            self.position = None
+
+    def _input_ended(self) -> int:
+        position = self.position
+        if self.turns == 0:
+            log.warning("input ended before the first turn; exiting (code %d)", EXIT_INPUT_ENDED)
+            return EXIT_INPUT_ENDED
+        if position is None:
+            log.warning("input ended; I had lost track of the position (code %d)", EXIT_INPUT_ENDED)
+            return EXIT_INPUT_ENDED
+        if position.winner is not None:
+            log.info("input ended: game over (%s)", _describe(position))
+            return EXIT_FINISHED
+        if _reply_can_end(position):
+            log.info("input ended: the game is over for the referee (an opponent reply can end "
+                     "it, and CodinGame does not send the final move)")
+            return EXIT_FINISHED
+        log.warning("input ended although no opponent reply can end the game (a time-out, a "
+                    "crash or an early stop); exiting (code %d)", EXIT_INPUT_ENDED)
+        return EXIT_INPUT_ENDED
+
+
+def _reply_can_end(position: Position) -> bool:
+    """True when some legal move of the side to move ends the game."""
+    for move in list(position.legal_moves()):
+        position.push(move)
+        over = position.winner is not None
+        position.pop()
+        if over:
+            return True
+    return False
+
+
+def _describe(position: Position) -> str:
+    outcome = position.outcome()
+    if outcome is None:
+        return "not over"
+    who = "tie" if outcome.winner is None or outcome.winner == TIE else "XO"[outcome.winner] + " wins"
+    x, o = bin(position.won[0]).count("1"), bin(position.won[1]).count("1")
+    return f"{who}: {outcome.reason} (boards X {x}, O {o})"
+
+
+def _cells(indices) -> str:
+    return ", ".join(_cell_text(i) for i in sorted(indices)) or "none"
+
+
+def add_arguments(parser) -> None:
+    """The CodinGame options of ``python -m agent``."""
+    group = parser.add_argument_group("CodinGame protocol (--protocol codingame)")
+    group.add_argument("--turn-ms", type=float, default=DEFAULT_TURN_MS, metavar="MS",
+                       help=f"time per turn (default {DEFAULT_TURN_MS:g})")
+    group.add_argument("--first-turn-ms", type=float, default=DEFAULT_FIRST_TURN_MS, metavar="MS",
+                       help=f"time for our first turn (default {DEFAULT_FIRST_TURN_MS:g})")
+    group.add_argument("--margin-ms", type=float, default=DEFAULT_MARGIN_MS, metavar="MS",
+                       help=f"stop thinking this long before the limit (default {DEFAULT_MARGIN_MS:g})")
+
+
+def main(args) -> int:
+    """Run the CodinGame protocol for parsed ``python -m agent`` arguments."""
+    from .cli import UsageError, _setup_logging, build_engine  # the file protocol's CLI helpers
+
+    try:
+        for option in ("turn_ms", "first_turn_ms"):
+            if not getattr(args, option) > 0:
+                raise UsageError(f"--{option.replace('_', '-')} must be positive")
+        if not 0 <= args.margin_ms < min(args.turn_ms, args.first_turn_ms):
+            raise UsageError(f"--margin-ms must be at least 0 and below the turn time, got {args.margin_ms:g}")
+        for option in ("depth", "nodes"):
+            value = getattr(args, option)
+            if value is not None and value < 1:
+                raise UsageError(f"--{option} must be at least 1, got {value}")
+        if args.log_file is not None:
+            try:
+                with open(args.log_file, "a", encoding="utf-8"):
+                    pass
+            except OSError as error:
+                raise UsageError(f"cannot write log file {args.log_file!r}: {error.strerror or error}") from None
+        engine_name, engine = build_engine(args.engine, args.depth, args.nodes)
+    except (UsageError, ValueError) as error:
+        print(f"uttt-agent: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    _setup_logging(args, args.log_file, args.name or "codingame")
+    try:
+        agent = CodinGameAgent(engine, turn_ms=args.turn_ms, first_turn_ms=args.first_turn_ms,
+                               margin_ms=args.margin_ms, depth=args.depth, nodes=args.nodes)
+        return agent.run()
+    except KeyboardInterrupt:
+        log.warning("interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        log.warning("stdout closed by the referee; exiting (code %d)", EXIT_INPUT_ENDED)
+        # Python flushes stdout again on exit: point it at nothing so that says nothing either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_INPUT_ENDED
+    except Exception:
+        log.exception("internal error")
+        return EXIT_INTERNAL
