@@ -1,0 +1,533 @@
+"""A referee for stdin/stdout programs with CodinGame's rules, and a series runner.
+
+    python -m ref_sim.stdio AGENT1 AGENT2 [--games N] [--turn-ms 100] [--first-turn-ms 1000]
+                            [--grace-ms 5] [--seed N] [--out DIR] [--show] [-q]
+
+The protocol is CodinGame's "Ultimate Tic-Tac-Toe": each program is one process per game.  On
+its turn a program reads ``opponentRow opponentCol`` (``-1 -1`` on the very first move of the
+game), a line ``validActionCount`` and that many ``row col`` lines (sorted by row, then
+column), and answers one line ``row col`` (more words after the two numbers are allowed, as a
+message).  Rows and columns run 0-8 over the 9x9 grid from the top-left: cell ``(row, col)`` is
+local board ``(row // 3) * 3 + col // 3``, square ``(row % 3) * 3 + col % 3``.  The rules are
+:class:`ref_sim.rules.Game` with ``variant="codingame"``: when all boards are decided with no
+line, more boards won wins (equal: a draw).
+
+AGENT is a built-in or a command (split like a shell would, placeholders ``{python}``,
+``{seed}``, ``{turn_ms}``, ``{first_turn_ms}``):
+
+``agent``, ``agent:depth=N``, ``agent:nodes=N``   ``python -m agent --protocol codingame``
+``random``                                        ``python -m ref_sim.stdio_random --seed {seed}``
+
+Timing, fair but strict.  Both programs are started first, and the first input is sent once
+each has written something on stderr (our agent logs ``ready``) or exited, or after
+``STARTUP_WAIT`` seconds: start-up is not charged to the first turn.  A turn's time runs from
+the moment its input has been written and flushed to the moment the answer line is read (a
+thread per program stamps each line as it arrives): ``--turn-ms``, or ``--first-turn-ms`` on a
+program's first turn, plus ``--grace-ms`` (default 5: the referee's own pipe and thread
+latency, well under 1 ms, with room to spare).  Verdicts, each a loss for the program at fault:
+
+* no answer within the limit: ``Time out!``;
+* an answer that is not ``row col`` or not one of the valid actions: ``Invalid move!`` (the line
+  is kept as ``bad_line``).  A program that printed more than one line in a turn has its next
+  line read as the answer to the next turn, as CodinGame does;
+* the program's output ended (it exited) or its input pipe broke before it answered: a crash
+  (reason ``Crashed!``, and the note ``crashed (exited with code N)``).
+
+When the game ends, both programs' stdin is closed (CodinGame never sends the final move); a
+program still running ``EXIT_WAIT`` seconds later is killed and noted ``did not exit (killed)``.
+
+Series.  CodinGame starts every game from the empty board, and a program knows only its
+opponent's moves, so a referee cannot impose an opening without making a player "play" moves
+it never chose.  Games therefore come in pairs with the sides swapped: agent 1 moves first in
+odd games, agent 2 in even games; variety comes from the programs (``{seed}`` is a per-game
+seed from ``--seed``; our agent varies with its timing).  Two deterministic programs (fixed
+depth) play the same pair over and over.  An odd ``--games`` is rounded up to whole pairs,
+except ``--games 1``.  The summary is ``ref_sim.match``'s (cutechess-style Score, Elo, LOS,
+DrawRatio, Ptnml, then each program's wins, losses, draws, time-outs, invalid moves, crashes
+and hangs), from :func:`ref_sim.match.report_lines` and :mod:`ref_sim.stats`.
+
+Files in ``--out`` (default: a new temporary directory): ``games.jsonl``, one JSON object per
+game, and ``logs/game-NNNN-NAME.log``, each program's stderr.  Keys of a game line:
+
+    format 1;  rules "codingame";  game (1-based);  pair (0-based);  series_seed
+    turn_ms, first_turn_ms, grace_ms
+    agents      [{"name", "spec", "command", "seed"}] (index 0 is agent 1)
+    names, p1, p2   the names; p1 moved first (X)
+    moves       [{"player", "row", "col", "board", "spot", "ms"}], "ms" the referee's measure;
+                where the program logs its search like our agent, also "depth", "score",
+                "nodes", "nps" and "agent_seconds"
+    result      "win" or "tie";  winner, loser (names or null);  reason;  bad_line
+    late_ms     after a time-out, when the late answer came (null if none within LATE_WAIT)
+    boards      {name: local boards won}
+    score       agent 1's points: 1, 0.5 or 0
+    notes       {name: "crashed (exited with code N)" | "did not exit (killed)"}
+    slowest_ms  {name: the longest turn of that program}
+    started     Unix time;  duration: seconds
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import random
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ref_sim.match import agent_spec as _file_agent_spec
+from ref_sim.match import report_lines
+from ref_sim.referee import INVALID_MOVE, TIME_OUT
+from ref_sim.rules import CODINGAME, TIE, Game, IllegalMoveError, line_winner
+
+#: Built-in programs: name -> (command template, {option: command-line flag}).
+BUILTINS = {
+    "agent": ("{python} -m agent --protocol codingame --turn-ms {turn_ms} --first-turn-ms {first_turn_ms}",
+              {"depth": "--depth", "nodes": "--nodes"}),
+    "random": ("{python} -m ref_sim.stdio_random --seed {seed}", {}),
+}
+DEFAULT_TURN_MS = 100.0
+DEFAULT_FIRST_TURN_MS = 1000.0
+#: Added to every turn's limit: the referee's own latency (pipe write, a thread handing over
+#: the line) is well under 1 ms; 5 ms keeps a verdict about the program, not about us.
+DEFAULT_GRACE_MS = 5.0
+#: The first input waits for each program to write on stderr or exit, at most this long.
+STARTUP_WAIT = 2.0
+#: After the end, how long a program may take to exit once its stdin is closed.
+EXIT_WAIT = 2.0
+#: After a time-out, how long to wait for the late answer, only to record how late it was.
+LATE_WAIT = 1.0
+CRASHED = "Crashed!"
+LINE_WIN = "three local boards in a line"
+COUNT_WIN = "more local boards won when all boards were decided"
+FORMAT = 1
+PROJECT_ROOT = str(Path(__file__).resolve().parent.parent)
+
+#: Our agent's per-move stderr line (agent/codingame.py).
+SEARCH_LINE = re.compile(r"\bmove (\d) (\d)\s+depth (-?\d+)\s+score ([+-]?\d+)\s+nodes (\d+)"
+                         r"\s+nps (\d+)\s+([\d.]+) s since input")
+
+
+def to_cell(board: int, spot: int) -> tuple[int, int]:
+    """``(row, col)`` of a ``(board, spot)``.
+
+    >>> to_cell(4, 5)
+    (4, 5)
+    >>> to_cell(2, 3)
+    (1, 6)
+    """
+    return (board // 3) * 3 + spot // 3, (board % 3) * 3 + spot % 3
+
+
+def from_cell(row: int, col: int) -> tuple[int, int]:
+    """``(board, spot)`` of a ``(row, col)`` (inverse of :func:`to_cell`).
+
+    >>> from_cell(1, 6)
+    (2, 3)
+    """
+    return (row // 3) * 3 + col // 3, (row % 3) * 3 + col % 3
+
+
+# -- programs -----------------------------------------------------------------------------
+
+@dataclass
+class StdioSpec:
+    label: str          # the name in a game is label + "1" or "2"
+    template: str
+    spec: str
+
+    def command(self, seed: int, turn_ms: float, first_turn_ms: float) -> list[str]:
+        values = {"python": sys.executable, "seed": str(seed), "turn_ms": f"{turn_ms:g}",
+                  "first_turn_ms": f"{first_turn_ms:g}"}
+        return [token.format(**values) for token in shlex.split(self.template)]
+
+
+def stdio_spec(text: str) -> StdioSpec:
+    """A built-in (``agent``, ``agent:depth=4``, ``random``) or a command.
+
+    >>> stdio_spec("agent:depth=4").template.endswith("--depth 4")
+    True
+    >>> stdio_spec("python bot.py").label
+    'Bot'
+    """
+    base, _, options = text.partition(":")
+    if base in BUILTINS and " " not in text:
+        template, allowed = BUILTINS[base]
+        for item in filter(None, options.split(",")):
+            key, eq, value = item.partition("=")
+            if key not in allowed:
+                raise ValueError(f"{base!r} takes no option {key!r} (options: {', '.join(allowed) or 'none'})")
+            if not eq or not value.isdigit() or int(value) < 1:
+                raise ValueError(f"{text!r}: {key} must be a positive integer, as in {base}:{key}=4")
+            template += f" {allowed[key]} {int(value)}"
+        return StdioSpec(base.capitalize(), template, text)
+    if not shlex.split(text):
+        raise ValueError("empty agent command")
+    return StdioSpec(_file_agent_spec(text).label, text, text)
+
+
+class Program:
+    """One running program: its stdin, a thread stamping its stdout lines, stderr to a log."""
+
+    def __init__(self, name: str, command: list[str], log: Path) -> None:
+        self.name = name
+        self.command = command
+        self.log = log
+        self.turns = 0
+        self.lines: queue.Queue = queue.Queue()
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [PROJECT_ROOT, env.get("PYTHONPATH")]))
+        env["PYTHONUNBUFFERED"] = "1"
+        with open(log, "w", encoding="utf-8") as handle:
+            handle.write(f"$ {shlex.join(command)}\n")
+            handle.flush()
+            try:
+                self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                                stderr=handle, env=env, bufsize=0,
+                                                start_new_session=os.name == "posix")
+            except (OSError, ValueError) as error:
+                handle.write(f"could not start: {error}\n")
+                self.process = None
+        if self.process is not None:
+            threading.Thread(target=self._read, daemon=True).start()
+        else:
+            self.lines.put((time.perf_counter(), None))
+
+    def _read(self) -> None:
+        stream = self.process.stdout
+        try:
+            for line in iter(stream.readline, b""):
+                self.lines.put((time.perf_counter(), line.decode("utf-8", errors="replace")))
+        except (OSError, ValueError):
+            pass
+        self.lines.put((time.perf_counter(), None))
+
+    def started(self) -> bool:
+        """True once the program wrote past its log's command line, or exited."""
+        if self.process is None or self.process.poll() is not None:
+            return True
+        try:
+            return self.log.stat().st_size > len(f"$ {shlex.join(self.command)}\n".encode())
+        except OSError:
+            return True
+
+    def send(self, text: str) -> float:
+        """Write a turn's input; returns when it was written (perf_counter). Raises OSError."""
+        if self.process is None:
+            raise BrokenPipeError("not started")
+        self.process.stdin.write(text.encode())
+        self.process.stdin.flush()
+        return time.perf_counter()
+
+    def answer(self, timeout: float):
+        """``(arrival, line)``, ``(arrival, None)`` at the end of its output, or None on time-out."""
+        try:
+            item = self.lines.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        if item[1] is None:
+            self.lines.put(item)
+        return item
+
+    def exit_note(self, wait: float) -> str:
+        """Why its output ended: "exited with code N" (waiting up to ``wait`` s to know)."""
+        if self.process is None:
+            return "could not start"
+        try:
+            code = self.process.wait(wait)
+        except subprocess.TimeoutExpired:
+            return "closed its output"
+        return f"exited with code {code}"
+
+    def finish(self, wait: float) -> str | None:
+        """Close its stdin and wait for it to exit; kill it after ``wait`` s ("did not exit (killed)")."""
+        if self.process is None:
+            return None
+        try:
+            self.process.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.process.wait(wait)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            return "did not exit (killed)"
+        finally:
+            self.process.stdout.close()
+        return None
+
+
+# -- one game -----------------------------------------------------------------------------
+
+def turn_input(game: Game) -> str:
+    """The input of the next turn: last move, count, the valid actions sorted by row and col.
+
+    >>> turn_input(Game(CODINGAME)).splitlines()[:3]
+    ['-1 -1', '81', '0 0']
+    """
+    last = "%d %d" % to_cell(*game.moves[-1]) if game.moves else "-1 -1"
+    actions = sorted(to_cell(board, spot) for board, spot in game.legal_moves())
+    return "".join([f"{last}\n{len(actions)}\n"] + [f"{row} {col}\n" for row, col in actions])
+
+
+def parse_answer(line: str) -> tuple[int, int] | None:
+    """``(board, spot)`` from ``row col [message]``, or None if it is not that.
+
+    >>> parse_answer("1 6\\n"), parse_answer("4 4 hello"), parse_answer("9 0"), parse_answer("a b")
+    ((2, 3), (4, 4), None, None)
+    """
+    parts = line.split()
+    if len(parts) < 2 or not all(re.fullmatch(r"-?\d+", p) for p in parts[:2]):
+        return None
+    row, col = int(parts[0]), int(parts[1])
+    if not (0 <= row <= 8 and 0 <= col <= 8):
+        return None
+    return from_cell(row, col)
+
+
+def boards_won(game: Game) -> tuple[int, int]:
+    results = game.local_results()
+    return results.count(0), results.count(1)
+
+
+def play_game(commands: dict[str, list[str]], first: str, logs: Path, number: int = 1,
+              turn_ms: float = DEFAULT_TURN_MS, first_turn_ms: float = DEFAULT_FIRST_TURN_MS,
+              grace_ms: float = DEFAULT_GRACE_MS, show=None, exit_wait: float = EXIT_WAIT) -> dict:
+    """Play one game between two commands (``{name: argv}``); ``first`` moves first.
+
+    Returns the game's record (the keys of a games.jsonl line that concern the game itself).
+    ``show``: a callable given each position's text after each move.
+    """
+    names = [first] + [name for name in commands if name != first]
+    started_at, clock = time.time(), time.perf_counter()
+    logs.mkdir(parents=True, exist_ok=True)
+    programs = {name: Program(name, commands[name], logs / f"game-{number:04d}-{name}.log") for name in names}
+    deadline = time.monotonic() + STARTUP_WAIT
+    while time.monotonic() < deadline and not all(p.started() for p in programs.values()):
+        time.sleep(0.01)
+    game = Game(CODINGAME)
+    moves: list[dict] = []
+    result = winner = loser = reason = bad_line = late_ms = None
+    notes: dict[str, str] = {}
+    while game.result is None:
+        name = names[len(game.moves) % 2]
+        other = names[1 - len(game.moves) % 2]
+        program = programs[name]
+        limit = (first_turn_ms if program.turns == 0 else turn_ms) + grace_ms
+        try:
+            sent = program.send(turn_input(game))
+            answer = program.answer(limit / 1000.0)
+        except OSError:
+            answer = (time.perf_counter(), None)
+            sent = answer[0]
+        program.turns += 1
+        if answer is None or answer[1] is not None and (answer[0] - sent) * 1000.0 > limit:
+            reason, bad_line = TIME_OUT, None
+            late = answer or program.answer(LATE_WAIT)      # how late, for the record only
+            if late is not None and late[1] is not None:
+                late_ms = round((late[0] - sent) * 1000.0, 2)
+        elif answer[1] is None:
+            reason = CRASHED
+            notes[name] = f"crashed ({program.exit_note(0.5)})"
+        else:
+            line = answer[1].rstrip("\r\n")
+            move = parse_answer(line)
+            try:
+                if move is None:
+                    raise IllegalMoveError(f"not 'row col' with both 0-8: {line!r}")
+                game.play(*move)
+            except IllegalMoveError:
+                reason, bad_line = INVALID_MOVE, line
+            else:
+                row, col = to_cell(*move)
+                moves.append({"player": name, "row": row, "col": col, "board": move[0], "spot": move[1],
+                              "ms": round(max(0.0, answer[0] - sent) * 1000.0, 2)})
+                if show is not None:
+                    show(f"Move {len(moves)}: {name} {row} {col} ({moves[-1]['ms']:.1f} ms)\n{game.render()}\n")
+                continue
+        result, winner, loser = "win", other, name
+        break
+    if result is None:
+        if game.result == TIE:
+            result, reason = "tie", "tie"
+        else:
+            result = "win"
+            winner, loser = names[game.result], names[1 - game.result]
+            won = line_winner([r if r in (0, 1) else None for r in game.local_results()])
+            reason = LINE_WIN if won is not None else COUNT_WIN
+    for name, program in programs.items():
+        note = program.finish(exit_wait)
+        if note and name not in notes:
+            notes[name] = note
+    x, o = boards_won(game)
+    slowest = {name: max((m["ms"] for m in moves if m["player"] == name), default=0.0) for name in names}
+    return {
+        "rules": CODINGAME, "turn_ms": turn_ms, "first_turn_ms": first_turn_ms, "grace_ms": grace_ms,
+        "names": names, "p1": names[0], "p2": names[1], "moves": moves,
+        "result": result, "winner": winner, "loser": loser, "reason": reason, "bad_line": bad_line,
+        "late_ms": late_ms,
+        "boards": {names[0]: x, names[1]: o}, "notes": notes, "slowest_ms": slowest,
+        "started": started_at, "duration": round(time.perf_counter() - clock, 3),
+    }
+
+
+def parse_search_lines(text: str) -> list[dict]:
+    """Our agent's per-move stderr lines, in order: row, col, depth, score, nodes, nps, seconds."""
+    return [{"row": int(r), "col": int(c), "depth": int(d), "score": int(s), "nodes": int(n),
+             "nps": int(v), "agent_seconds": float(t)}
+            for r, c, d, s, n, v, t in SEARCH_LINE.findall(text)]
+
+
+def attach_search_info(moves: list[dict], player: str, log: Path) -> None:
+    """Add each logged search's figures to ``player``'s moves, matched in order by cell."""
+    try:
+        logged = parse_search_lines(log.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return
+    mine = iter(m for m in moves if m["player"] == player)
+    move = next(mine, None)
+    for entry in logged:
+        if move is None:
+            break
+        if (entry["row"], entry["col"]) == (move["row"], move["col"]):
+            move.update({k: v for k, v in entry.items() if k not in ("row", "col")})
+            move = next(mine, None)
+
+
+def describe(game: dict) -> str:
+    """One line about a finished game."""
+    if game["result"] == "tie":
+        text = f"draw ({game['boards'][game['p1']]}-{game['boards'][game['p2']]} boards)"
+    else:
+        text = f"{game['winner']} wins: {game['reason']}"
+        if game["bad_line"] is not None:
+            text += f" ({game['bad_line']!r})"
+        if game.get("late_ms") is not None:
+            text += f" (answer after {game['late_ms']:.1f} ms)"
+    extra = "; ".join(f"{name} {note}" for name, note in game["notes"].items())
+    slowest = max(game["slowest_ms"].values(), default=0.0)
+    return (f"{game['p1']} (X) vs {game['p2']} (O): {text} [{len(game['moves'])} moves, "
+            f"{game['duration']:.1f} s, slowest turn {slowest:.1f} ms]" + (f" -- {extra}" if extra else ""))
+
+
+# -- the series ---------------------------------------------------------------------------
+
+def run_series(specs: list[StdioSpec], games: int, out: Path, seed: int, turn_ms: float = DEFAULT_TURN_MS,
+               first_turn_ms: float = DEFAULT_FIRST_TURN_MS, grace_ms: float = DEFAULT_GRACE_MS,
+               say=print, show=None) -> list[dict]:
+    """Play ``games`` games (agent 1 first in odd games), append each to ``out/games.jsonl``."""
+    names = [specs[0].label + "1", specs[1].label + "2"]
+    logs = out / "logs"
+    played = []
+    for number in range(1, games + 1):
+        rng = random.Random(f"uttt-stdio/{seed}/{number}")
+        agent_seeds = [rng.randrange(2 ** 32), rng.randrange(2 ** 32)]
+        commands = {name: spec.command(agent_seed, turn_ms, first_turn_ms)
+                    for name, spec, agent_seed in zip(names, specs, agent_seeds)}
+        first = names[(number - 1) % 2]
+        record = play_game(commands, first, logs, number, turn_ms, first_turn_ms, grace_ms, show)
+        for name in names:
+            attach_search_info(record["moves"], name, logs / f"game-{number:04d}-{name}.log")
+        score = (0.5 if record["result"] == "tie" else 1.0 if record["winner"] == names[0] else 0.0)
+        game = {"format": FORMAT, "game": number, "pair": (number - 1) // 2, "series_seed": seed,
+                "agents": [{"name": name, "spec": spec.spec, "command": commands[name], "seed": agent_seed}
+                           for name, spec, agent_seed in zip(names, specs, agent_seeds)],
+                **record, "score": score}
+        with open(out / "games.jsonl", "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(game) + "\n")
+        played.append(game)
+        say(f"Game {number}/{games}: {describe(game)}")
+    return played
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m ref_sim.stdio",
+        description="Referee games between two stdin/stdout programs with CodinGame's Ultimate "
+                    "Tic-Tac-Toe protocol and rules, in pairs, with cutechess-style statistics.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="""\
+agents:
+  agent, agent:depth=N, agent:nodes=N   our agent (python -m agent --protocol codingame)
+  random                  a random player (python -m ref_sim.stdio_random)
+  "COMMAND"               any command; placeholders {python} {seed} {turn_ms} {first_turn_ms}
+
+pairs: agent 1 moves first in odd games, agent 2 in even games (every game starts from the
+empty board, as on CodinGame). Verdicts: Time out! (no answer within the turn's time + grace,
+measured from writing the input to reading the answer), Invalid move! (not 'row col' or not a
+valid action), Crashed! (output ended before an answer).
+
+output (agent 1's view; error bars at 95 %, pentanomial over pairs):
+  Score of A vs B: W - L - D  [score] games
+  Elo difference: E +/- err, LOS: x %, DrawRatio: y %
+  Ptnml(0-2): [pairs scoring 0, 1/2, 1, 3/2, 2 points]
+
+files in --out: games.jsonl (one JSON line per game; keys in the docstring of
+ref_sim/stdio.py), logs/ (each program's stderr per game).
+
+examples:
+  python -m ref_sim.stdio agent random --games 2
+  python -m ref_sim.stdio agent agent:depth=4 --games 20 --seed 1 --out runs/cg""")
+    parser.add_argument("agent1", metavar="AGENT1")
+    parser.add_argument("agent2", metavar="AGENT2")
+    parser.add_argument("--games", type=int, default=2, help="games to play (default 2), rounded up to pairs")
+    parser.add_argument("--turn-ms", type=float, default=DEFAULT_TURN_MS, metavar="MS",
+                        help=f"time per turn (default {DEFAULT_TURN_MS:g})")
+    parser.add_argument("--first-turn-ms", type=float, default=DEFAULT_FIRST_TURN_MS, metavar="MS",
+                        help=f"time of each program's first turn (default {DEFAULT_FIRST_TURN_MS:g})")
+    parser.add_argument("--grace-ms", type=float, default=DEFAULT_GRACE_MS, metavar="MS",
+                        help=f"added to every turn's limit (default {DEFAULT_GRACE_MS:g})")
+    parser.add_argument("--seed", type=int, help="seed of the series: the programs' {seed} (default: random, printed)")
+    parser.add_argument("--out", help="directory for games.jsonl and logs (default: a new temporary directory)")
+    parser.add_argument("--show", action="store_true", help="print the board after every move")
+    parser.add_argument("-q", "--quiet", action="store_true", help="only the final summary")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.games < 1:
+        parser.error("--games must be at least 1")
+    if not (args.turn_ms > 0 and args.first_turn_ms > 0 and args.grace_ms >= 0):
+        parser.error("--turn-ms and --first-turn-ms must be positive, --grace-ms at least 0")
+    try:
+        specs = [stdio_spec(args.agent1), stdio_spec(args.agent2)]
+    except ValueError as error:
+        parser.error(str(error))
+    say = (lambda *a, **k: None) if args.quiet else (lambda *a, **k: print(*a, **k, flush=True))
+    if args.games > 1 and args.games % 2:
+        args.games += 1
+        say(f"--games rounded up to {args.games}: games are played in pairs, sides swapped")
+    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="uttt-stdio-"))
+    out.mkdir(parents=True, exist_ok=True)
+    if (out / "games.jsonl").exists() and (out / "games.jsonl").stat().st_size:
+        parser.error(f"{out / 'games.jsonl'} already holds games; choose another --out")
+    seed = args.seed if args.seed is not None else random.randrange(2 ** 32)
+    names = [specs[0].label + "1", specs[1].label + "2"]
+    say(f"{names[0]}: {specs[0].template}\n{names[1]}: {specs[1].template}\n"
+        f"series seed {seed}; {args.games} game{'s' if args.games > 1 else ''} at {args.turn_ms:g} ms "
+        f"per turn (first {args.first_turn_ms:g} ms, grace {args.grace_ms:g} ms); files in {out}")
+    show = (lambda text: print(text, flush=True)) if args.show else None
+    try:
+        games = run_series(specs, args.games, out, seed, args.turn_ms, args.first_turn_ms,
+                           args.grace_ms, say, show)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    for line in report_lines(games, names, paired=args.games > 1):
+        print(line)
+    print(f"Games: {out / 'games.jsonl'}  logs: {out / 'logs'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

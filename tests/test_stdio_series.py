@@ -1,0 +1,133 @@
+"""ref_sim.stdio: the CodinGame referee for stdin/stdout programs, its verdicts, the boards-count
+tie-break, and a series of our agent against the random stdio player."""
+
+import json
+import sys
+import textwrap
+
+import pytest
+
+from ref_sim import stdio
+from ref_sim.rules import WPI, Game
+
+#: The same random game as tests/test_codingame.py (cells board*9+spot): after it, O's move
+#: 72 decides the last boards with no line, O holding more boards.
+COUNT_WIN_GAME = [19, 13, 37, 15, 56, 18, 6, 61, 64, 9, 2, 22, 44, 79, 70, 65, 21, 32, 50, 51, 58, 36,
+                  7, 69, 59, 48, 28, 11, 26, 75, 27, 1, 23, 45, 3, 31, 43, 67, 40, 78, 57, 30, 74, 20,
+                  24, 25, 8, 72]
+
+#: A scripted player: each turn takes the next word of its arguments: "R,C" plays that cell,
+#: "first" the first valid action, "garbage" prints a non-move, "sleep" answers after 0.5 s,
+#: "exit" exits with code 3, "twice" prints the first action twice.
+SCRIPT = textwrap.dedent("""\
+    import sys, time
+    plan = sys.argv[1:]
+    print("ready", file=sys.stderr, flush=True)
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            sys.exit(0)
+        actions = [sys.stdin.readline().strip() for _ in range(int(sys.stdin.readline()))]
+        step = plan.pop(0) if plan else "first"
+        if step == "exit":
+            sys.exit(3)
+        if step == "sleep":
+            time.sleep(0.5)
+        text = {"garbage": "hello", "first": actions[0], "sleep": actions[0],
+                "twice": actions[0] + "\\n" + actions[0]}.get(step, step.replace(",", " "))
+        print(text, flush=True)
+""")
+
+
+@pytest.fixture
+def script(tmp_path):
+    path = tmp_path / "scripted.py"
+    path.write_text(SCRIPT)
+    return lambda *plan: [sys.executable, str(path), *plan]
+
+
+def play(commands, first="A", tmp_path=None, **kwargs):
+    kwargs.setdefault("turn_ms", 100)
+    kwargs.setdefault("first_turn_ms", 100)
+    return stdio.play_game(commands, first, tmp_path / "logs", **kwargs)
+
+
+def test_coordinates_and_turn_input():
+    assert [stdio.from_cell(*stdio.to_cell(b, s)) for b in range(9) for s in range(9)] == \
+        [(b, s) for b in range(9) for s in range(9)]
+    game = Game("codingame")
+    game.play(4, 5)                 # row 4, col 5: sends the opponent to board 5
+    lines = stdio.turn_input(game).splitlines()
+    assert lines[:2] == ["4 5", "9"]
+    assert lines[2:] == [f"{r} {c}" for r in range(3, 6) for c in range(6, 9)]
+
+
+def test_more_boards_won_wins_where_the_referee_would_tie(script, tmp_path):
+    cells = ["%d,%d" % stdio.to_cell(*divmod(i, 9)) for i in COUNT_WIN_GAME]
+    record = play({"A": script(*cells[0::2]), "B": script(*cells[1::2])}, tmp_path=tmp_path)
+    assert record["result"] == "win" and record["winner"] == "B" and record["reason"] == stdio.COUNT_WIN
+    assert record["boards"]["B"] > record["boards"]["A"]
+    assert len(record["moves"]) == len(COUNT_WIN_GAME)
+    plain = Game(WPI)
+    for index in COUNT_WIN_GAME:
+        plain.play(*divmod(index, 9))
+    assert plain.result == "tie"
+
+
+@pytest.mark.parametrize("plan, reason, bad_line, note", [
+    (["garbage"], stdio.INVALID_MOVE, "hello", None),
+    (["0,0"], stdio.INVALID_MOVE, "0 0", None),            # not in board 4, where 4 4 sends A
+    (["sleep"], stdio.TIME_OUT, None, None),
+    (["exit"], stdio.CRASHED, None, "crashed (exited with code 3)"),
+    (["twice", "first"], stdio.INVALID_MOVE, None, None),   # the extra line answers the next turn
+], ids=["garbage", "illegal", "time-out", "crash", "two-lines"])
+def test_verdicts(script, tmp_path, plan, reason, bad_line, note):
+    # B moves first at the centre; A then misbehaves as planned.
+    record = play({"A": script(*plan), "B": script("4,4", "first", "first")}, first="B", tmp_path=tmp_path)
+    assert record["result"] == "win" and record["loser"] == "A" and record["reason"] == reason
+    if bad_line is not None:
+        assert record["bad_line"] == bad_line
+    assert record["notes"].get("A") == note
+    assert "B" not in record["notes"]
+    if reason == stdio.TIME_OUT:
+        assert record["late_ms"] is not None and record["late_ms"] > 100
+
+
+def test_first_turn_is_longer(script, tmp_path):
+    # 0.5 s is too slow for a 100 ms turn, but fits a 1000 ms first turn.
+    record = play({"A": script("sleep"), "B": script("4,4", "first")}, first="B", first_turn_ms=1000,
+                  tmp_path=tmp_path)
+    assert record["reason"] != stdio.TIME_OUT
+    assert record["moves"][1]["player"] == "A" and record["moves"][1]["ms"] > 400
+
+
+def test_series_of_our_agent_against_random(tmp_path, capsys):
+    out = tmp_path / "series"
+    # A small fixed depth keeps the test about the protocol, not about this machine's load; the
+    # grace makes a descheduled process on a busy test machine no reason to fail.
+    code = stdio.main(["agent:depth=3", "random", "--games", "2", "--seed", "7", "--out", str(out),
+                       "--turn-ms", "100", "--first-turn-ms", "1000", "--grace-ms", "400"])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "Score of Agent1 vs Random2:" in text
+    assert "Elo difference:" in text and "LOS:" in text and "DrawRatio:" in text
+    assert "Ptnml(0-2):" in text
+    games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+    assert [g["game"] for g in games] == [1, 2] and [g["pair"] for g in games] == [0, 0]
+    assert [g["p1"] for g in games] == ["Agent1", "Random2"]     # the sides swap
+    for game in games:
+        assert game["rules"] == "codingame"
+        assert game["reason"] not in (stdio.TIME_OUT, stdio.INVALID_MOVE, stdio.CRASHED)
+        assert game["result"] in ("win", "tie") and game["score"] in (0, 0.5, 1)
+        assert not game["notes"]
+        ours = [m for m in game["moves"] if m["player"] == "Agent1"]
+        assert ours and all(m.get("depth") == 3 for m in ours[:-1])
+        assert all(m["ms"] >= 0 for m in game["moves"])
+        assert (out / "logs" / f"game-{game['game']:04d}-Agent1.log").exists()
+
+
+def test_specs():
+    assert stdio.stdio_spec("agent:nodes=500").template.endswith("--nodes 500")
+    assert stdio.stdio_spec("random").command(5, 100, 1000)[-2:] == ["--seed", "5"]
+    with pytest.raises(ValueError):
+        stdio.stdio_spec("random:depth=3")
