@@ -1,0 +1,84 @@
+"""Our agent at CodinGame's time control through the stdin/stdout referee (ref_sim.stdio).
+
+    python scripts/bench_codingame.py [--turn-ms 100] [--first-turn-ms 1000] [--margin-ms M]
+                                      [--games 1] [--seed 1] [--out DIR]
+
+Plays ``--games`` full games against the random stdio player and as many against our own agent
+(agent 1 moves first in odd games), then prints for each opponent: the result, our nodes/s
+(mean over our searched moves), the depth our agent completed on each of its moves (read from
+its stderr lines), and the slowest turn as the referee measured it, next to the agent's own
+measure (from its first input line to its answer) and the limit. Figures only: no assertion.
+The machine's load shows in the slowest turn; run it on an idle machine for CodinGame-like
+conditions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from ref_sim import stdio  # noqa: E402
+
+
+def agent_command(args) -> str:
+    command = "{python} -m agent --protocol codingame --turn-ms {turn_ms} --first-turn-ms {first_turn_ms}"
+    if args.margin_ms is not None:
+        command += f" --margin-ms {args.margin_ms:g}"
+    return command
+
+
+def report(title: str, games: list[dict], name: str, args) -> None:
+    mine = [m for g in games for m in g["moves"] if m["player"] == name]
+    searched = [m for m in mine if "nps" in m]
+    later = [m for g in games for m in [m for m in g["moves"] if m["player"] == name][1:]]
+    first = [m for g in games for m in [m for m in g["moves"] if m["player"] == name][:1]]
+    print(f"== {title}")
+    for game in games:
+        print(f"  game {game['game']}: {stdio.describe(game)}")
+    if searched:
+        print(f"  nodes/s: mean {statistics.mean(m['nps'] for m in searched):,.0f}, "
+              f"median {statistics.median(m['nps'] for m in searched):,.0f} over {len(searched)} moves")
+        print("  depth per move: " + " ".join(str(m["depth"]) for m in searched))
+    if later:
+        slow = max(later, key=lambda m: m["ms"])
+        print(f"  slowest turn (referee): {slow['ms']:.1f} ms of {args.turn_ms:g} "
+              f"(agent's own measure {1000 * slow.get('agent_seconds', float('nan')):.1f} ms); "
+              f"median {statistics.median(m['ms'] for m in later):.1f} ms")
+    if first:
+        print(f"  first turn (referee): {max(m['ms'] for m in first):.1f} ms of {args.first_turn_ms:g}")
+    for game in games:
+        if game["reason"] in (stdio.TIME_OUT, stdio.INVALID_MOVE, stdio.CRASHED) or game["notes"]:
+            print(f"  !! game {game['game']}: {game['reason']} {game['notes']}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turn-ms", type=float, default=stdio.DEFAULT_TURN_MS)
+    parser.add_argument("--first-turn-ms", type=float, default=stdio.DEFAULT_FIRST_TURN_MS)
+    parser.add_argument("--grace-ms", type=float, default=stdio.DEFAULT_GRACE_MS)
+    parser.add_argument("--margin-ms", type=float, default=None, help="the agent's margin (default: its own)")
+    parser.add_argument("--games", type=int, default=1, help="games against each opponent (default 1)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args(argv)
+    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="uttt-bench-cg-"))
+    print(f"{os.cpu_count()} cores, load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}; files in {out}")
+    ours = stdio.StdioSpec("Agent", agent_command(args), "agent")
+    for title, opponent in (("vs random", stdio.stdio_spec("random")),
+                            ("vs our agent", stdio.StdioSpec("Self", agent_command(args), "agent"))):
+        where = out / title.replace(" ", "-")
+        where.mkdir(parents=True, exist_ok=True)
+        games = stdio.run_series([ours, opponent], args.games, where, args.seed, args.turn_ms,
+                                 args.first_turn_ms, args.grace_ms, say=lambda *a: None)
+        report(title, games, "Agent1", args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
