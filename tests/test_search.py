@@ -123,7 +123,7 @@ def test_stops_at_the_deadline_or_node_limit_and_restores_the_position():
     pos = random_position(random.Random(11), 12)
     before = state_of(pos)
     result = searcher().search(pos, SearchLimit(nodes=5000))
-    assert 5000 <= result.nodes < 5000 + 1100  # the limit is checked every 1024 nodes
+    assert 5000 <= result.nodes < 5000 + 300  # the limit is checked every 256 nodes
     assert state_of(pos) == before
     assert result.move in pos.legal_moves()
     result = searcher().search(pos, SearchLimit.seconds(0.05))
@@ -153,4 +153,4 @@ def test_table_stays_within_its_memory_bound():
     pos = random_position(random.Random(13), 14)
     s.search(pos, SearchLimit(depth=9))
     assert s.nodes > 20 * s.tt_capacity  # the search would have stored far more entries than fit
-    assert len(s.tt) <= s.tt_capacity + 1100  # checked every 1024 nodes
+    assert len(s.tt) <= s.tt_capacity + 300  # checked every 256 nodes
