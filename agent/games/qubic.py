@@ -14,6 +14,7 @@ from __future__ import annotations
 import random
 
 from ..rules import IllegalMoveError, InvalidMoveError, O, X
+from .base import MarksState
 from .tictactoe import DRAW, SYMBOLS, WIN_NEXT
 
 N = 4
@@ -62,27 +63,12 @@ P_WIN, P_BLOCK = 100_000, 50_000
 P_OWN, P_THEIRS = (1, 4, 30), (1, 3, 20)  # adding to an open line holding 0, 1, 2 of our / their marks
 
 
-class Qubic:
+class Qubic(MarksState):
     """A mutable Qubic position: ``masks[player]`` 64-bit, ``turn``, ``winner`` (None, X, O or
     DRAW), Zobrist ``key``, ``ply``; push/pop."""
 
-    __slots__ = ("masks", "turn", "winner", "key", "ply", "_stack")
+    __slots__ = ()
     move_space = CELLS
-
-    def __init__(self) -> None:
-        self.masks = [0, 0]
-        self.turn = X
-        self.winner: int | None = None
-        self.key = 0
-        self.ply = 0
-        self._stack: list[int] = []
-
-    @classmethod
-    def from_moves(cls, moves) -> Qubic:
-        state = cls()
-        for move in moves:
-            state.play(move)
-        return state
 
     @classmethod
     def setup(cls, x_cells=(), o_cells=(), turn: int | None = None) -> Qubic:
@@ -143,16 +129,6 @@ class Qubic:
         return 0 if self.winner is not None else CELLS - (self.masks[0] | self.masks[1]).bit_count()
 
     # -- for people ---------------------------------------------------------------------------
-
-    def cell(self, index: int) -> int | None:
-        if self.masks[X] >> index & 1:
-            return X
-        if self.masks[O] >> index & 1:
-            return O
-        return None
-
-    def moves_played(self) -> list[int]:
-        return list(self._stack)
 
     def play(self, move: int) -> None:
         if self.winner is not None:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from itertools import product
 
-from ..rules import FREE_SPOTS, FULL, LINE_MASKS, WINS, IllegalMoveError, InvalidMoveError, O, TIE, X
+from ..rules import FREE_SPOTS, FULL, LINE_MASKS, WINS, IllegalMoveError, InvalidMoveError, TIE
+from .base import MarksState
 
 DRAW = TIE  #: ``winner`` of a drawn game (any value other than 0 and 1 is a draw for the search)
 SYMBOLS = "XO"
@@ -72,7 +73,7 @@ def _build_tables():
 LOCAL_VALUE, THREATS = _build_tables()
 
 
-class TicTacToe:
+class TicTacToe(MarksState):
     """A mutable 3x3 tic-tac-toe position with push/pop.
 
     ``key`` is the position itself (``X mask | O mask << 9``): a perfect hash, so no Zobrist
@@ -83,23 +84,8 @@ class TicTacToe:
     (1, None, 'b2')
     """
 
-    __slots__ = ("masks", "turn", "winner", "key", "ply", "_stack")
+    __slots__ = ()
     move_space = 9
-
-    def __init__(self) -> None:
-        self.masks = [0, 0]
-        self.turn = X
-        self.winner: int | None = None
-        self.key = 0
-        self.ply = 0
-        self._stack: list[int] = []
-
-    @classmethod
-    def from_moves(cls, moves) -> TicTacToe:
-        state = cls()
-        for move in moves:
-            state.play(move)
-        return state
 
     @classmethod
     def from_text(cls, text: str) -> TicTacToe:
@@ -143,16 +129,6 @@ class TicTacToe:
         return 0 if self.winner is not None else 9 - self.ply
 
     # -- for people ---------------------------------------------------------------------------
-
-    def cell(self, index: int) -> int | None:
-        if self.masks[X] >> index & 1:
-            return X
-        if self.masks[O] >> index & 1:
-            return O
-        return None
-
-    def moves_played(self) -> list[int]:
-        return list(self._stack)
 
     def play(self, move: int) -> None:
         """Push a move after checking it is legal (IllegalMoveError if not)."""
