@@ -15,12 +15,12 @@ built, and the garbage collector settled, before the first line is read.
 Timing. The referee allows ``--turn-ms`` (100) per turn and ``--first-turn-ms`` (1000) on our
 first turn, counted from when it wrote the input. We cannot see its clock: the stopwatch starts
 when the turn's first line arrives (a reader thread stamps each line as it comes in) and the
-search stops ``--margin-ms`` (15) before the limit, so reading the action list, the search's
+search stops ``--margin-ms`` (20) before the limit, so reading the action list, the search's
 overshoot, writing the answer and the referee's own latency all fit in the margin (figures in
 ``scripts/bench_codingame.py``). On a loaded machine the search overshoots more: the deadline
-also keeps back the largest overshoot of the last ``OVERSHOOT_WINDOW`` turns. If the first line was already waiting when we became ready, the
-referee may have written it while we were starting up, so the first turn counts from the moment
-this module was imported instead.
+also keeps back the largest overshoot of the last ``OVERSHOOT_WINDOW`` turns. If the first line
+was already waiting when we became ready, the referee may have written it while we were starting
+up, so the first turn counts from the moment this module was imported instead.
 
 Bad input. Every case is one message on stderr, never a traceback:
 
@@ -47,12 +47,12 @@ from __future__ import annotations
 
 import gc
 import logging
-from collections import deque
 import os
 import queue
 import sys
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 
 from .limits import SearchLimit, SearchResult
