@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ref_sim.match import agent_spec, start_agent  # noqa: E402
+from ref_sim.match import agent_spec, start_agent, wait_until_started  # noqa: E402
 from ref_sim.referee import run_game  # noqa: E402
 
 OURS = "Agent1"
@@ -56,8 +56,9 @@ def main(argv=None) -> int:
     game_dir.mkdir()
     logs.mkdir()
     names = [OURS, "Opponent2"]
-    agents = [start_agent(agent_spec("agent"), names[0], game_dir, args.time_limit, logs / "agent.log"),
-              start_agent(agent_spec(args.opponent), names[1], game_dir, args.time_limit, logs / "opponent.log")]
+    log_paths = [logs / "agent.log", logs / "opponent.log"]
+    agents = [start_agent(agent_spec("agent"), names[0], game_dir, args.time_limit, log_paths[0]),
+              start_agent(agent_spec(args.opponent), names[1], game_dir, args.time_limit, log_paths[1])]
     hogs = [multiprocessing.Process(target=spin, args=(time.time() + 3600,), daemon=True) for _ in range(args.hogs)]
     for hog in hogs:
         hog.start()
@@ -70,7 +71,8 @@ def main(argv=None) -> int:
 
     watcher = threading.Thread(target=watch_memory, daemon=True)
     watcher.start()
-    time.sleep(1.0)  # agents start before the referee, as in the tournament
+    # Agents start before the referee, as in the tournament: wait until both say they are ready.
+    wait_until_started(dict(zip(names, agents)), dict(zip(names, log_paths)), timeout=10.0)
     print(f"one game at {args.time_limit:g} s, busy-polling referee, {args.hogs} CPU hog(s); logs in {logs}",
           flush=True)
     try:
