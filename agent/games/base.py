@@ -6,7 +6,9 @@ and its move text.
 
 from __future__ import annotations
 
-from ..rules import O, X
+from ..rules import IllegalMoveError, O, X
+
+SYMBOLS = "XO"
 
 
 class MarksState:
@@ -41,3 +43,11 @@ class MarksState:
 
     def moves_played(self) -> list[int]:
         return list(self._stack)
+
+    def check_free(self, move: int) -> int:
+        """``move`` if it may still be played, else IllegalMoveError saying why (for people)."""
+        if self.winner is not None:
+            raise IllegalMoveError("the game is over")
+        if self.cell(move) is not None:
+            raise IllegalMoveError(f"{self.format_move(move)} is taken by {SYMBOLS[self.cell(move)]}")
+        return move

@@ -16,7 +16,8 @@ from __future__ import annotations
 import random
 
 from ..rules import BOARD_MOVES, FULL, WINS, IllegalMoveError, InvalidMoveError, O, X
-from .tictactoe import DRAW, LOCAL_VALUE, SYMBOLS, THREATS, WIN_NEXT
+from .base import SYMBOLS
+from .tictactoe import DRAW, LOCAL_VALUE, THREATS, WIN_NEXT
 
 _rng = random.Random(0x9B0A4D)
 ZOBRIST_CELL = tuple(tuple(_rng.getrandbits(64) for _ in range(81)) for _ in range(2))

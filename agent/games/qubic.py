@@ -14,8 +14,8 @@ from __future__ import annotations
 import random
 
 from ..rules import IllegalMoveError, InvalidMoveError, O, X
-from .base import MarksState
-from .tictactoe import DRAW, SYMBOLS, WIN_NEXT
+from .base import SYMBOLS, MarksState
+from .tictactoe import DRAW, WIN_NEXT
 
 N = 4
 CELLS = N ** 3
@@ -150,11 +150,7 @@ class Qubic(MarksState):
         if len(parts) != 3 or not all(len(p) == 1 and p in "1234" for p in parts):
             raise InvalidMoveError(f"expected 'LAYER ROW COL', each 1-4 (like '2 3 1'), got {text.strip()!r}")
         move = cell_index(*(int(p) - 1 for p in parts))
-        if self.winner is not None:
-            raise IllegalMoveError("the game is over")
-        if self.cell(move) is not None:
-            raise IllegalMoveError(f"{self.format_move(move)} is taken by {SYMBOLS[self.cell(move)]}")
-        return move
+        return self.check_free(move)
 
     def render(self) -> str:
         """The four layers side by side, rows and columns numbered 1-4."""

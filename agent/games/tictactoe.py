@@ -15,10 +15,9 @@ from __future__ import annotations
 from itertools import product
 
 from ..rules import FREE_SPOTS, FULL, LINE_MASKS, WINS, IllegalMoveError, InvalidMoveError, TIE
-from .base import MarksState
+from .base import SYMBOLS, MarksState
 
 DRAW = TIE  #: ``winner`` of a drawn game (any value other than 0 and 1 is a draw for the search)
-SYMBOLS = "XO"
 COLUMNS = "abc"
 
 #: Score for "the side to move completes a line on its next move": a near-certain win that the
@@ -148,11 +147,7 @@ class TicTacToe(MarksState):
         (6, 6)
         """
         move = parse_cell(text)
-        if self.winner is not None:
-            raise IllegalMoveError("the game is over")
-        if self.cell(move) is not None:
-            raise IllegalMoveError(f"{self.format_move(move)} is taken by {SYMBOLS[self.cell(move)]}")
-        return move
+        return self.check_free(move)
 
     def render(self) -> str:
         """The board with column letters above and row numbers at the left."""
