@@ -133,24 +133,41 @@ class AgentSpec:
         return [token.format(**values) for token in shlex.split(self.template)]
 
 
+def builtin_command(text: str, builtins: dict) -> str | None:
+    """The command template of a built-in with its options (``seed:depth=4``), or None when
+    ``text`` names no built-in of ``builtins`` (``name -> (template, {option: flag})``)."""
+    base, _, options = text.partition(":")
+    if base not in builtins or " " in text:
+        return None
+    template, allowed = builtins[base]
+    for item in filter(None, options.split(",")):
+        key, eq, value = item.partition("=")
+        if key not in allowed:
+            known = ", ".join(allowed) or "none"
+            raise ValueError(f"{base!r} takes no option {key!r} (options: {known})")
+        if not eq or not value.isdigit() or int(value) < 1:
+            raise ValueError(f"{text!r}: {key} must be a positive integer, as in {base}:{key}=4")
+        template += f" {allowed[key]} {int(value)}"
+    return template
+
+
+def child_env() -> dict:
+    """The environment of an agent process: this project importable, output unbuffered."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [PROJECT_ROOT, env.get("PYTHONPATH")]))
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
 def agent_spec(text: str) -> AgentSpec:
     """A built-in (``random``, ``seed:depth=4``, ``agent:nodes=20000``) or a command.
 
     >>> agent_spec("seed:depth=4").template.endswith("--engine seed --depth 4")
     True
     """
-    base, _, options = text.partition(":")
-    if base in BUILTINS and " " not in text:
-        template, allowed = BUILTINS[base]
-        for item in filter(None, options.split(",")):
-            key, eq, value = item.partition("=")
-            if key not in allowed:
-                known = ", ".join(allowed) or "none"
-                raise ValueError(f"{base!r} takes no option {key!r} (options: {known})")
-            if not eq or not value.isdigit() or int(value) < 1:
-                raise ValueError(f"{text!r}: {key} must be a positive integer, as in {base}:{key}=4")
-            template += f" {allowed[key]} {int(value)}"
-        return AgentSpec(base.capitalize(), template, text)
+    template = builtin_command(text, BUILTINS)
+    if template is not None:
+        return AgentSpec(text.partition(":")[0].capitalize(), template, text)
     tokens = shlex.split(text)
     if not tokens:
         raise ValueError("empty agent command")
@@ -171,9 +188,7 @@ def agent_spec(text: str) -> AgentSpec:
 
 def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, log: Path,
                 seed: int = 0):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [PROJECT_ROOT, env.get("PYTHONPATH")]))
-    env["PYTHONUNBUFFERED"] = "1"
+    env = child_env()
     handle = open(log, "w", encoding="utf-8")
     try:
         command = spec.command(name, directory, time_limit, seed)

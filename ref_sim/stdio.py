@@ -83,7 +83,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ref_sim.match import agent_spec as _file_agent_spec
-from ref_sim.match import report_lines
+from ref_sim.match import builtin_command, child_env, report_lines
 from ref_sim.referee import INVALID_MOVE, TIME_OUT
 from ref_sim.rules import CODINGAME, TIE, Game, IllegalMoveError, line_winner
 
@@ -108,7 +108,6 @@ CRASHED = "Crashed!"
 LINE_WIN = "three local boards in a line"
 COUNT_WIN = "more local boards won when all boards were decided"
 FORMAT = 1
-PROJECT_ROOT = str(Path(__file__).resolve().parent.parent)
 
 #: Our agent's per-move stderr line (agent/codingame.py).
 SEARCH_LINE = re.compile(r"\bmove (\d) (\d)\s+depth (-?\d+)\s+score ([+-]?\d+)\s+nodes (\d+)"
@@ -157,17 +156,9 @@ def stdio_spec(text: str) -> StdioSpec:
     >>> stdio_spec("python bot.py").label
     'Bot'
     """
-    base, _, options = text.partition(":")
-    if base in BUILTINS and " " not in text:
-        template, allowed = BUILTINS[base]
-        for item in filter(None, options.split(",")):
-            key, eq, value = item.partition("=")
-            if key not in allowed:
-                raise ValueError(f"{base!r} takes no option {key!r} (options: {', '.join(allowed) or 'none'})")
-            if not eq or not value.isdigit() or int(value) < 1:
-                raise ValueError(f"{text!r}: {key} must be a positive integer, as in {base}:{key}=4")
-            template += f" {allowed[key]} {int(value)}"
-        return StdioSpec(base.capitalize(), template, text)
+    template = builtin_command(text, BUILTINS)
+    if template is not None:
+        return StdioSpec(text.partition(":")[0].capitalize(), template, text)
     if not shlex.split(text):
         raise ValueError("empty agent command")
     return StdioSpec(_file_agent_spec(text).label, text, text)
@@ -182,9 +173,7 @@ class Program:
         self.log = log
         self.turns = 0
         self.lines: queue.Queue = queue.Queue()
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [PROJECT_ROOT, env.get("PYTHONPATH")]))
-        env["PYTHONUNBUFFERED"] = "1"
+        env = child_env()
         with open(log, "w", encoding="utf-8") as handle:
             handle.write(f"$ {shlex.join(command)}\n")
             handle.flush()
