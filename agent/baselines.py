@@ -8,8 +8,7 @@ beyond what the search sees (a won game is a won game).
 
 from __future__ import annotations
 
-from .evaluation import _disjoint_pairs
-from .rules import LINE_MASKS, X, Position
+from .rules import LINE_MASKS, X, Position, board_patterns
 
 LINE_POINTS = (0, 5, 50, 500)
 
@@ -29,7 +28,7 @@ class SeedEvaluator:
 
     def __init__(self) -> None:
         table = [0] * (1 << 18)
-        for xm, om in _disjoint_pairs():
+        for xm, om in board_patterns():
             table[xm << 9 | om] = _seed_board_value(xm, om)
         self._table = table
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from .rules import BIT_OF, BOARD_OF, FULL, LINE_MASKS, OPEN, SPOT_OF, WINS, X, Position
+from .rules import BIT_OF, BOARD_OF, FULL, LINE_MASKS, OPEN, SPOT_OF, WINS, X, Position, board_patterns
 
 CORNERS = (0, 2, 6, 8)
 
@@ -85,27 +85,15 @@ def _local_value(xm: int, om: int, w: Weights) -> int:
 def build_local_table(w: Weights) -> list[int]:
     """LOCAL[(xmask << 9) | omask] for every disjoint pair of masks (3^9 patterns)."""
     table = [0] * (1 << 18)
-    for xm, om in _disjoint_pairs():
+    for xm, om in board_patterns():
         table[xm << 9 | om] = _local_value(xm, om, w)
     return table
-
-
-def _disjoint_pairs():
-    """Every (a, b) pair of disjoint 9-bit masks: the 3^9 patterns of a local board."""
-    for a in range(512):
-        free = FULL ^ a
-        b = free
-        while True:
-            yield a, b
-            if b == 0:
-                break
-            b = (b - 1) & free
 
 
 def build_can_win_table() -> list[bool]:
     """CAN_WIN[(mover << 9) | other]: the mover can complete a line on this board in one move."""
     table = [False] * (1 << 18)
-    for mover, other in _disjoint_pairs():
+    for mover, other in board_patterns():
         if WINS[mover] or WINS[other]:
             continue
         free = FULL ^ (mover | other)

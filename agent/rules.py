@@ -60,6 +60,19 @@ ZOBRIST_CELL = tuple(tuple(_zobrist_rng.getrandbits(64) for _ in range(81)) for 
 ZOBRIST_FORCED = tuple(_zobrist_rng.getrandbits(64) for _ in range(10))
 
 
+def board_patterns():
+    """Every (X mask, O mask) pair of disjoint 9-bit masks: the 3^9 fillings of one 3x3 board
+    (including ones no game reaches), for building tables indexed by ``xmask << 9 | omask``."""
+    for xm in range(512):
+        free = FULL ^ xm
+        om = free
+        while True:  # every subset of the cells X does not hold
+            yield xm, om
+            if om == 0:
+                break
+            om = (om - 1) & free
+
+
 class InvalidMoveError(ValueError):
     """Text that does not parse as a move."""
 

@@ -12,9 +12,7 @@ The 3x3 tables here (``LOCAL_VALUE``, ``THREATS``) are shared with nine-board ti
 
 from __future__ import annotations
 
-from itertools import product
-
-from ..rules import FREE_SPOTS, FULL, LINE_MASKS, WINS, IllegalMoveError, InvalidMoveError, TIE
+from ..rules import FREE_SPOTS, FULL, LINE_MASKS, TIE, WINS, IllegalMoveError, InvalidMoveError, board_patterns
 from .base import SYMBOLS, MarksState
 
 DRAW = TIE  #: ``winner`` of a drawn game (any value other than 0 and 1 is a draw for the search)
@@ -29,22 +27,10 @@ LINE_WEIGHTS = (0, 1, 10)
 CENTRE_BONUS = 2
 
 
-def _patterns():
-    """Every (X mask, O mask) pair of disjoint 3x3 masks: the 3**9 fillings of one board."""
-    for cells in product((0, 1, 2), repeat=9):
-        xm = om = 0
-        for i, c in enumerate(cells):
-            if c == 1:
-                xm |= 1 << i
-            elif c == 2:
-                om |= 1 << i
-        yield xm, om
-
-
 def _build_tables():
     local = [0] * (1 << 18)
     threats = [0] * (1 << 18)
-    for xm, om in _patterns():
+    for xm, om in board_patterns():
         value = 0
         threat = 0
         for line in LINE_MASKS:
