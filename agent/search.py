@@ -59,7 +59,6 @@ class AlphaBeta:
 
     def __init__(self, evaluator, move_space: int, hash_mb: float = 192.0) -> None:
         self.evaluator = evaluator
-        self.move_space = move_space
         self.tt: dict[int, tuple[int, int, int, int]] = _NoTable() if hash_mb <= 0 else {}
         self.tt_capacity = max(1024, int(hash_mb * 1024 * 1024 / TT_ENTRY_BYTES))
         self.history = [[0] * move_space for _ in range(2)]
