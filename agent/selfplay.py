@@ -9,8 +9,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from .limits import SearchLimit
-from .rules import TIE, Position
+from . import arena
+from .games import get_game
 
 
 def random_opening(rng: random.Random, length: int = 4) -> list[int]:
@@ -34,17 +34,10 @@ class GameResult:
 
 def play_game(engines, opening: list[int], first: int, seconds: float | None = None) -> GameResult:
     """Play one game; ``engines[first]`` moves first. ``seconds`` per move if the engines are not
-    limited by depth or nodes themselves."""
-    pos = Position.from_moves(opening)
-    side_engine = {0: engines[first], 1: engines[1 - first]}
-    while pos.winner is None:
-        limit = SearchLimit.seconds(seconds) if seconds else SearchLimit()
-        pos.play(side_engine[pos.turn].choose(pos, limit).move)
-    if pos.winner == TIE:
-        winner = None
-    else:
-        winner = first if pos.winner == 0 else 1 - first
-    return GameResult(winner, pos.ply, pos.moves_played())
+    limited by depth or nodes themselves. ``moves`` in the result include the opening."""
+    moves, winner = arena.play_game(get_game("uttt"), engines, opening, first, {"seconds": seconds})
+    played = list(opening) + moves
+    return GameResult(winner, len(played), played)
 
 
 def play_pairs(make_a, make_b, pairs: int, seed: int = 0, seconds: float | None = None, on_game=None):
