@@ -62,13 +62,7 @@ class Series:
         return stats.pentanomial(p for p in pairs.values() if len(p) == 2)
 
     def report_lines(self) -> list[str]:
-        w, l, d = self.wins, self.losses, self.draws
-        ptnml = self.ptnml()
-        lines = [f"Score of {self.names[0]} vs {self.names[1]}: {w} - {l} - {d}  "
-                 f"[{stats.score(w, l, d):.3f}] {len(self.games)}",
-                 stats.estimate(w, l, d, ptnml if sum(ptnml) else None).line(),
-                 f"Ptnml(0-2): [{', '.join(map(str, ptnml))}]"]
-        return lines
+        return stats.summary_lines(self.names, self.wins, self.losses, self.draws, self.ptnml())
 
 
 def random_opening(game, rng: random.Random, plies: int) -> list[int]:

@@ -469,13 +469,7 @@ def summarize(games: list[dict], names: list[str], paired: bool, sprt_args=None)
 def report_lines(games: list[dict], names: list[str], paired: bool, sprt_args=None) -> list[str]:
     """The cutechess-style summary."""
     summary = summarize(games, names, paired, sprt_args)
-    w, l, d = summary.wins, summary.losses, summary.draws
-    lines = [f"Score of {names[0]} vs {names[1]}: {w} - {l} - {d}  "
-             f"[{stats.score(w, l, d):.3f}] {summary.played}"]
-    ptnml = summary.ptnml if summary.ptnml and sum(summary.ptnml) else None
-    lines.append(stats.estimate(w, l, d, ptnml).line())
-    if summary.ptnml is not None:
-        lines.append(f"Ptnml(0-2): [{', '.join(map(str, summary.ptnml))}]")
+    lines = stats.summary_lines(names, summary.wins, summary.losses, summary.draws, summary.ptnml)
     if summary.sprt is not None:
         decision = summary.sprt.decision
         elo0, elo1 = sprt_args[:2]

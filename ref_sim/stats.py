@@ -161,6 +161,17 @@ def estimate(wins: int, losses: int, draws: int, ptnml=None) -> EloEstimate:
                        draw_ratio(wins, losses, draws))
 
 
+def summary_lines(names, wins: int, losses: int, draws: int, ptnml=None) -> list[str]:
+    """The cutechess-style lines: ``Score of A vs B: W - L - D  [s] N``, the Elo estimate (with
+    the pentanomial error bar when ``ptnml`` has pairs), and ``Ptnml(0-2)`` when given."""
+    lines = [f"Score of {names[0]} vs {names[1]}: {wins} - {losses} - {draws}  "
+             f"[{score(wins, losses, draws):.3f}] {wins + losses + draws}",
+             estimate(wins, losses, draws, ptnml if ptnml and sum(ptnml) else None).line()]
+    if ptnml is not None:
+        lines.append(f"Ptnml(0-2): [{', '.join(map(str, ptnml))}]")
+    return lines
+
+
 def format_elo(value: float, sign: bool = True) -> str:
     """One decimal; ``+inf``/``-inf`` and ``inf`` spelled out (never a traceback, never ``nan``)."""
     if math.isnan(value):
