@@ -30,27 +30,33 @@ class RandomEngine:
         return SearchResult(move=move, nodes=1, elapsed=time.perf_counter() - start)
 
 
-class AlphaBetaEngine:
-    """The competition engine: iterative-deepening alpha-beta with the table-driven evaluation.
-
-    ``depth`` or ``nodes`` make it deterministic (fixed-depth or fixed-node searches, for tests
-    and baselines); with neither, the caller's deadline bounds it.
-    """
+class SearchEngine:
+    """The generic alpha-beta around a searcher (any game). ``depth`` or ``nodes`` make it
+    deterministic (fixed-depth or fixed-node searches, for tests and baselines); with neither,
+    the caller's deadline bounds it."""
 
     name = "alphabeta"
 
-    def __init__(self, depth: int | None = None, nodes: int | None = None, hash_mb: float = 192.0,
-                 weights=None) -> None:
+    def __init__(self, searcher: AlphaBeta, depth: int | None = None, nodes: int | None = None) -> None:
+        self.searcher = searcher
         self.depth = depth
         self.nodes = nodes
-        self.evaluator = Evaluator(weights) if weights is not None else Evaluator()
-        self.searcher = AlphaBeta(self.evaluator, move_space=81, hash_mb=hash_mb)
 
-    def choose(self, position: Position, limit: SearchLimit) -> SearchResult:
+    def choose(self, position, limit: SearchLimit) -> SearchResult:
         if self.depth is not None or self.nodes is not None:
             limit = SearchLimit(deadline=limit.deadline, depth=self.depth or limit.depth,
                                 nodes=self.nodes or limit.nodes)
         return self.searcher.search(position, limit)
+
+
+class AlphaBetaEngine(SearchEngine):
+    """The competition engine: the search with the table-driven Ultimate Tic-Tac-Toe evaluation
+    (``weights`` to try others)."""
+
+    def __init__(self, depth: int | None = None, nodes: int | None = None, hash_mb: float = 192.0,
+                 weights=None) -> None:
+        self.evaluator = Evaluator(weights) if weights is not None else Evaluator()
+        super().__init__(AlphaBeta(self.evaluator, move_space=81, hash_mb=hash_mb), depth, nodes)
 
 
 class SeedEngine:

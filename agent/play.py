@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .games import GAMES, SearchEngine, get_game, result_text
+from .games import GAMES, get_game, result_text, search_engine
 from .limits import SearchLimit, SearchResult
 from .search import PROVEN_SCORE, WIN_SCORE
 
@@ -57,7 +57,7 @@ def main(argv=None, stdin=None, stdout=None) -> int:
     game = get_game(args.game)
     seconds = args.seconds if args.seconds is not None else game.seconds
     state = game.new_state()
-    engine = SearchEngine(game, depth=args.depth)
+    engine = search_engine(game, depth=args.depth)
     human = 0 if args.first == "human" else 1
 
     def say(text: str = "") -> None:

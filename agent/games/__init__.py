@@ -6,7 +6,7 @@ Every state offers what ``agent.search`` needs (``turn``, ``winner``, ``key``, `
 for people; every game has its own evaluator. The search itself is shared, never copied.
 """
 
-from .registry import GAMES, Game, RandomEngine, SearchEngine, get_game, make_engine, parse_engine_spec, result_text
+from .registry import GAMES, Game, get_game, make_engine, parse_engine_spec, result_text, search_engine
 
-__all__ = ["GAMES", "Game", "RandomEngine", "SearchEngine", "get_game", "make_engine", "parse_engine_spec",
-           "result_text"]
+__all__ = ["GAMES", "Game", "get_game", "make_engine", "parse_engine_spec", "result_text",
+           "search_engine"]

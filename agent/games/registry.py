@@ -9,13 +9,11 @@ Ultimate Tic-Tac-Toe is here too, through its own ``agent.rules.Position`` and
 
 from __future__ import annotations
 
-import random
-import time
 from dataclasses import dataclass
 from typing import Callable
 
+from ..engines import RandomEngine, SearchEngine, SeedEngine
 from ..evaluation import Evaluator
-from ..limits import SearchLimit, SearchResult
 from ..rules import DRAWN, OPEN, WON_X, IllegalMoveError, Move, Position
 from ..search import AlphaBeta
 from .nineboard import NineBoard, NineBoardEvaluator, render_grid
@@ -98,46 +96,24 @@ def result_text(state) -> str:
 
 # -- engines for any game --------------------------------------------------------------------
 
-class SearchEngine:
+def search_engine(game: Game, depth: int | None = None, nodes: int | None = None,
+                  hash_mb: float = 64.0) -> SearchEngine:
     """The generic alpha-beta with the game's evaluator; ``depth``/``nodes`` fix its effort
     (deterministic), otherwise the caller's limit (a deadline) bounds it."""
-
-    name = "alphabeta"
-
-    def __init__(self, game: Game, depth: int | None = None, nodes: int | None = None,
-                 hash_mb: float = 64.0) -> None:
-        self.depth, self.nodes = depth, nodes
-        self.searcher = game.searcher(hash_mb)
-
-    def choose(self, state, limit: SearchLimit) -> SearchResult:
-        if self.depth is not None or self.nodes is not None:
-            limit = SearchLimit(deadline=limit.deadline, depth=self.depth or limit.depth,
-                                nodes=self.nodes or limit.nodes)
-        return self.searcher.search(state, limit)
+    return SearchEngine(game.searcher(hash_mb), depth, nodes)
 
 
-class RandomEngine:
-    """A uniformly random legal move."""
-
-    name = "random"
-
-    def __init__(self, game: Game, seed: int | None = None) -> None:
-        self._rng = random.Random(seed)
-
-    def choose(self, state, limit: SearchLimit) -> SearchResult:
-        start = time.perf_counter()
-        move = self._rng.choice(list(state.legal_moves()))
-        return SearchResult(move=move, nodes=1, elapsed=time.perf_counter() - start)
+def _random_engine(game: Game, seed: int | None = None) -> RandomEngine:
+    return RandomEngine(seed)
 
 
 def _seed_engine(game: Game, depth: int = 3):
     if game.name != "uttt":
         raise ValueError("the 'seed' engine plays Ultimate Tic-Tac-Toe only")
-    from ..engines import SeedEngine
     return SeedEngine(depth=depth)
 
 
-ENGINES = {"alphabeta": SearchEngine, "random": RandomEngine, "seed": _seed_engine}
+ENGINES = {"alphabeta": search_engine, "random": _random_engine, "seed": _seed_engine}
 #: Options each engine takes from a spec like ``alphabeta:depth=4,hash_mb=16``, with their types.
 ENGINE_OPTIONS = {"alphabeta": {"depth": int, "nodes": int, "hash_mb": float},
                   "random": {"seed": int}, "seed": {"depth": int}}
