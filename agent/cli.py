@@ -22,8 +22,7 @@ from .rules import check_player_name
 
 log = logging.getLogger("agent")
 
-PREFERRED_ENGINE = "alphabeta"
-FALLBACK_ENGINE = "random"
+DEFAULT_ENGINE = "alphabeta"
 
 EPILOG = f"""\
 timing:
@@ -48,10 +47,6 @@ in its directory. The result line goes to stdout.
 """ + codingame.EPILOG
 
 
-def default_engine() -> str:
-    return PREFERRED_ENGINE if PREFERRED_ENGINE in engines.ENGINES else FALLBACK_ENGINE
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="uttt-agent",
@@ -70,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--margin", type=float, default=None, metavar="SECONDS",
                         help="seconds to keep below the limit (default: max(0.1 * limit, 0.2))")
     parser.add_argument("--engine", default=None, metavar="E",
-                        help=f"move chooser, one of {', '.join(sorted(engines.ENGINES))} (default: {default_engine()})")
+                        help=f"move chooser, one of {', '.join(sorted(engines.ENGINES))} (default: {DEFAULT_ENGINE})")
     parser.add_argument("--depth", type=int, default=None, metavar="N", help="search at most N plies (deterministic)")
     parser.add_argument("--nodes", type=int, default=None, metavar="N", help="search at most N nodes (deterministic)")
     parser.add_argument("--polling", action="store_true", help="do not use watchdog; poll the directory only")
@@ -134,7 +129,7 @@ def _setup_logging(args, log_path: Path | None, name: str) -> None:
 def build_engine(name: str | None, depth: int | None, nodes: int | None):
     """Make the engine; depth/nodes go in as options when given (engines that take none still get
     them through every SearchLimit)."""
-    name = name or default_engine()
+    name = name or DEFAULT_ENGINE
     if name not in engines.ENGINES:
         raise UsageError(f"unknown engine {name!r}; choose from {', '.join(sorted(engines.ENGINES))}")
     options = {key: value for key, value in (("depth", depth), ("nodes", nodes)) if value is not None}
@@ -174,12 +169,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # Build the engine before the first .go can appear: the referee gives no warning.
         try:
-            engine_name, engine = build_engine(args.engine, args.depth, args.nodes)
+            _, engine = build_engine(args.engine, args.depth, args.nodes)
         except (UsageError, ValueError) as error:
             print(f"uttt-agent: error: {error}", file=sys.stderr)
             return EXIT_USAGE
-        if args.engine is None and engine_name != PREFERRED_ENGINE:
-            log.info("engine %s is not available yet; using %s", PREFERRED_ENGINE, engine_name)
         agent = FileProtocolAgent(name, directory, engine, time_limit=args.time_limit, margin=args.margin,
                                   depth=args.depth, nodes=args.nodes, use_watchdog=not args.polling)
         summary = agent.run()  # logs "ready" once it is watching: match runners wait for that
