@@ -12,15 +12,19 @@ The formulas are the ones chess engine testers use, so the figures read like the
   games of a pair share an opening, so they are not independent.
 * LOS (likelihood of superiority) ``0.5 * (1 + erf((W - L) / sqrt(2 (W + L))))``; 50 % when
   W + L = 0.
-* SPRT: the generalized SPRT with the normal approximation (Michel Van den Bergh; fishtest's
-  ``LLR_logistic``, fastchess's "logistic" model).  With the sample mean ``mu`` and variance
-  ``var`` of the per-game score (per pair for the pentanomial), over ``n`` samples, and
-  ``s0, s1`` the expected scores of logistic ``elo0, elo1``:
-  ``LLR = n (s1 - s0) (2 mu - s0 - s1) / (2 var)``.
+* SPRT: the generalized SPRT (GSPRT) of the expected score, as fishtest (``LLR_logistic``)
+  and fastchess (the "logistic" model) compute it.  The outcome frequencies (per game for
+  the trinomial, per pair for the pentanomial) are first *regularised*: an empty class
+  counts as 1e-3 of a sample.  For each hypothesis ``s`` (the expected score of logistic
+  ``elo0`` or ``elo1``) the maximum-likelihood distribution with mean ``s`` is
+  ``p_i = f_i / (1 + theta (a_i - s))`` (``f_i`` the regularised frequencies, ``a_i`` the
+  scores of the classes), ``theta`` the root of ``sum f_i (a_i - s) / (1 + theta (a_i - s))
+  = 0``; the LLR is ``N sum f_i ln(p1_i / p0_i)`` with ``N`` the regularised count.
+  Unlike the normal approximation ``N (s1 - s0) (2 mu - s0 - s1) / (2 var)``, it stays
+  small while the sample is small: one won pair, whose variance is ~0, no longer
+  "decides" (the approximation gave 7.46 for the README's ``--sprt 0 20``).
   Bounds (Wald): ``lower = ln(beta / (1 - alpha))``, ``upper = ln((1 - beta) / alpha)``;
   LLR >= upper accepts H1 (elo >= elo1), LLR <= lower accepts H0 (elo <= elo0).
-  Like fishtest, empty outcome classes count as 1e-3 of a sample in the LLR, so that a
-  series of wins only (variance 0) still accepts H1 instead of never deciding.
 """
 
 from __future__ import annotations
@@ -30,8 +34,11 @@ from dataclasses import dataclass
 
 #: Two-sided 95 %: the 0.975 quantile of the standard normal distribution.
 Z95 = 1.959963984540054
-#: What an empty outcome class counts as in the SPRT (fishtest's regularisation).
+#: What an empty outcome class counts as in the SPRT (fishtest's and fastchess's
+#: regularisation).
 EPSILON = 1e-3
+#: Fewer games than this give no Elo estimate ("too few games").
+MIN_GAMES = 2
 #: Scores of a pentanomial pair, per game: 0-2, 1/2-2, 1-2, 3/2-2, 2-2 points out of 2.
 PAIR_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)
 
@@ -135,10 +142,18 @@ class EloEstimate:
     error: float
     los: float          # 0..1
     draw_ratio: float   # 0..1
+    games: int = 2
+
+    def elo_text(self) -> str:
+        """``85.3 +/- 40.1``, or ``too few games`` below :data:`MIN_GAMES` games (one game
+        would say ``+inf +/- inf``, which reads like a result)."""
+        if self.games < MIN_GAMES:
+            return "too few games"
+        return f"{format_elo(self.elo)} +/- {format_elo(self.error, sign=False)}"
 
     def line(self) -> str:
         """``Elo difference: 85.3 +/- 40.1, LOS: 99.9 %, DrawRatio: 12.0 %``."""
-        return (f"Elo difference: {format_elo(self.elo)} +/- {format_elo(self.error, sign=False)}, "
+        return (f"Elo difference: {self.elo_text()}, "
                 f"LOS: {100 * self.los:.1f} %, DrawRatio: {100 * self.draw_ratio:.1f} %")
 
 
@@ -158,12 +173,16 @@ def estimate(wins: int, losses: int, draws: int, ptnml=None) -> EloEstimate:
         sigma = math.sqrt(trinomial_variance(wins, losses, draws) / n) if n else 0.0
     error = elo_error(mu, sigma) if n else 0.0
     return EloEstimate(elo_from_score(mu) if n else 0.0, error, los(wins, losses),
-                       draw_ratio(wins, losses, draws))
+                       draw_ratio(wins, losses, draws), n)
 
 
 def summary_lines(names, wins: int, losses: int, draws: int, ptnml=None) -> list[str]:
     """The cutechess-style lines: ``Score of A vs B: W - L - D  [s] N``, the Elo estimate (with
-    the pentanomial error bar when ``ptnml`` has pairs), and ``Ptnml(0-2)`` when given."""
+    the pentanomial error bar when ``ptnml`` has pairs), and ``Ptnml(0-2)`` when given.
+
+    Every series tool (ref_sim.match, ref_sim.stdio, agent.arena) prints these, so they
+    share one convention: the score with 3 decimals as cutechess-cli prints it, and a game
+    with no winner is a "draw" (``D``, ``DrawRatio``)."""
     lines = [f"Score of {names[0]} vs {names[1]}: {wins} - {losses} - {draws}  "
              f"[{score(wins, losses, draws):.3f}] {wins + losses + draws}",
              estimate(wins, losses, draws, ptnml if ptnml and sum(ptnml) else None).line()]
@@ -189,18 +208,39 @@ def sprt_bounds(alpha: float, beta: float) -> tuple[float, float]:
     return math.log(beta / (1.0 - alpha)), math.log((1.0 - beta) / alpha)
 
 
+def _mle_theta(values, freqs, s: float) -> float:
+    """The root of ``sum f_i d_i / (1 + theta d_i)`` (``d_i = a_i - s``), by bisection.
+
+    The sum falls from +inf to -inf on ``(-1 / max d, -1 / min d)``, where every
+    ``1 + theta d_i`` is positive, so the root is unique and bisection cannot miss it.
+    """
+    deltas = [a - s for a in values]
+    low, high = -1.0 / max(deltas), -1.0 / min(deltas)
+    for _ in range(200):
+        middle = (low + high) / 2.0
+        if middle in (low, high):          # the interval cannot shrink any more
+            break
+        total = sum(f * d / (1.0 + middle * d) for f, d in zip(freqs, deltas))
+        if total > 0:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2.0
+
+
 def _llr(values, counts, elo0: float, elo1: float) -> float:
-    n = sum(counts)
-    if not n:
+    if not sum(counts):
         return 0.0
-    counts = [c if c else EPSILON for c in counts]      # fishtest's regularisation
+    counts = [c if c else EPSILON for c in counts]      # the regularisation
     total = sum(counts)
-    mu = sum(c * v for c, v in zip(counts, values)) / total
-    var = sum(c * (v - mu) ** 2 for c, v in zip(counts, values)) / total
-    if var <= 0:
-        return 0.0
+    freqs = [c / total for c in counts]
+    log_ratio = 0.0
     s0, s1 = score_from_elo(elo0), score_from_elo(elo1)
-    return n * (s1 - s0) * (2 * mu - s0 - s1) / (2 * var)
+    theta0, theta1 = _mle_theta(values, freqs, s0), _mle_theta(values, freqs, s1)
+    for a, f in zip(values, freqs):
+        # ln(p1 / p0) with p = f / (1 + theta (a - s)): the f cancels.
+        log_ratio += f * (math.log1p(theta0 * (a - s0)) - math.log1p(theta1 * (a - s1)))
+    return total * log_ratio
 
 
 def llr_trinomial(wins: int, losses: int, draws: int, elo0: float, elo1: float) -> float:

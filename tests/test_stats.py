@@ -100,7 +100,7 @@ def test_edge_cases_print_sensibly():
     assert stats.estimate(0, 0, 10).line() == \
         "Elo difference: 0.0 +/- 0.0, LOS: 50.0 %, DrawRatio: 100.0 %"
     assert stats.estimate(0, 0, 0).line() == \
-        "Elo difference: 0.0 +/- 0.0, LOS: 50.0 %, DrawRatio: 0.0 %"
+        "Elo difference: too few games, LOS: 50.0 %, DrawRatio: 0.0 %"
     assert stats.format_elo(-0.04) == "0.0"
     assert stats.format_elo(float("nan")) == "n/a"
 
@@ -114,37 +114,153 @@ def test_sprt_bounds():
     assert close(lower, -2.2512918) and close(upper, 2.8903718)
 
 
+def quadratic_llr(wins, losses, draws, elo0, elo1):
+    """The regularised trinomial GLR worked out another way than the module's bisection.
+
+    With three classes the MLE equation sum f_i d_i / (1 + t d_i) = 0 (d_i = a_i - s),
+    multiplied by the three (1 + t d_j), is the quadratic
+    t^2 (d0 d1 d2) + t (sum_i f_i d_i (sum_{j != i} d_j)) + sum_i f_i d_i = 0,
+    whose root in (-1 / max d, -1 / min d) gives p_i = f_i / (1 + t d_i).
+    """
+    counts = [c or 1e-3 for c in (losses, draws, wins)]
+    total = sum(counts)
+    f = [c / total for c in counts]
+    values = (0.0, 0.5, 1.0)
+
+    def mle(s):
+        d = [a - s for a in values]
+        qa = d[0] * d[1] * d[2]
+        qb = sum(f[i] * d[i] * (sum(d) - d[i]) for i in range(3))
+        qc = sum(f[i] * d[i] for i in range(3))
+        low, high = -1 / max(d), -1 / min(d)
+        if abs(qa) < 1e-15:     # s = 0.5: the draw's d is 0 and the equation is linear
+            roots = [-qc / qb]
+        else:
+            roots = [(-qb + sign * math.sqrt(qb * qb - 4 * qa * qc)) / (2 * qa) for sign in (1, -1)]
+        (t,) = [r for r in roots if low < r < high]
+        return [f[i] / (1 + t * d[i]) for i in range(3)]
+    s0, s1 = (1 / (1 + 10 ** (-elo / 400)) for elo in (elo0, elo1))
+    p0, p1 = mle(s0), mle(s1)
+    return total * sum(f[i] * math.log(p1[i] / p0[i]) for i in range(3))
+
+
 def test_sprt_llr_trinomial():
-    # 60-30-10, H0: 0 Elo (s0 = 0.5), H1: 10 Elo (s1 = 0.5143872); mu 0.65, var 0.2025
-    # LLR = n (s1 - s0) (2 mu - s0 - s1) / (2 var)
-    #     = 100 * 0.0143872 * (1.3 - 0.5 - 0.5143872) / 0.405
-    #     = 100 * 0.0143872 * 0.2856128 / 0.405 = 1.0146084
-    assert close(stats.llr_trinomial(60, 30, 10, 0, 10), 1.0146084)
+    # 60-30-10, H0: 0 Elo, H1: 10 Elo.  The normal approximation
+    # n (s1 - s0) (2 mu - s0 - s1) / (2 var) = 1.0146084 (mu 0.65, var 0.2025); the exact
+    # GLR of fishtest and fastchess is a little lower here.
+    llr = stats.llr_trinomial(60, 30, 10, 0, 10)
+    assert close(llr, quadratic_llr(60, 30, 10, 0, 10), 1e-9)
+    assert 0.9 < llr < 1.0146084
     result = stats.sprt(0, 10, 0.05, 0.05, trinomial=(60, 30, 10))
     assert result.decision is None
-    # 1.0146084 / 2.9444390 = 34.46 %
-    assert result.line() == "SPRT: llr 1.01 (34.5%), lbound -2.94, ubound 2.94"
+    assert result.line() == f"SPRT: llr {llr:.3g} ({100 * llr / 2.9444390:.1f}%), lbound -2.94, ubound 2.94"
     # The mirror image heads for the lower bound with the same size.
-    assert close(stats.llr_trinomial(30, 60, 10, -10, 0), -1.0146084)
+    assert close(stats.llr_trinomial(30, 60, 10, -10, 0), -llr, 1e-9)
 
 
-def test_sprt_llr_pentanomial():
-    # counts [1, 2, 3, 2, 2]: mu 0.55, var 0.0975, 10 pairs; H0 0, H1 5 Elo:
-    # s1 = 1 / (1 + 10^(-0.0125)) = 1 / (1 + 0.9716279) = 0.5071951
-    # LLR = 10 * 0.0071951 * (1.1 - 0.5 - 0.5071951) / (2 * 0.0975)
-    #     = 10 * 0.0071951 * 0.0928049 / 0.195 = 0.0342430
-    assert close(stats.llr_pentanomial([1, 2, 3, 2, 2], 0, 5), 0.0342430)
+@pytest.mark.parametrize("wins, losses, draws", [(2, 0, 0), (0, 0, 2), (1, 1, 0), (7, 2, 5),
+                                                 (0, 3, 1)])
+def test_sprt_llr_trinomial_small_counts_by_the_quadratic(wins, losses, draws):
+    assert close(stats.llr_trinomial(wins, losses, draws, 0, 20),
+                 quadratic_llr(wins, losses, draws, 0, 20), 1e-9)
+
+
+def test_two_wins_by_hand():
+    # W 2, L 0, D 0 regularised: counts (L, D, W) = (0.001, 0.001, 2), N = 2.002,
+    # f = (0.00049950, 0.00049950, 0.99900100).
+    # H0, s0 = 0.5: d = (-0.5, 0, 0.5); the draw term vanishes, so
+    #   f_L (-0.5) / (1 - t/2) + f_W (0.5) / (1 + t/2) = 0  =>  t0 = 2 (f_W - f_L) / (f_W + f_L)
+    #   = 2 * 0.99850150 / 0.99950050 = 1.99800100;
+    #   p0 = (f_L / 0.00099950, f_D, f_W / 1.99900050) = (0.49975, 0.00049950, 0.49975).
+    # H1, 20 Elo: s1 = 1 / (1 + 10^-0.05) = 1 / 1.8912509 = 0.5287506; the quadratic of
+    # quadratic_llr gives t1 = 1.8892452, so 1 + t1 (1 - s1) = 1.8903057 and for the class
+    # holding 99.9 % of the mass ln(p1_W / p0_W) = ln(1.9990010 / 1.8903057) = 0.0559087.
+    # LLR ~ N f_W 0.0559087 = 2.002 * 0.9990010 * 0.0559087 = 0.1118180, less a trace from
+    # the two regularised classes: 0.1118140.
+    assert close(stats.llr_trinomial(2, 0, 0, 0, 20), 0.1118140, 1e-6)
+
+
+def test_sprt_llr_matches_fastchess_figures():
+    # fastchess's own SPRT tests (app/tests/sprt_test.cpp, "logistic" model), to their
+    # precision of 1 %: trinomial W-L-D and pentanomial [LL, LD, WL + DD, WD, WW].
+    cases = [
+        (stats.llr_trinomial(21404, 21184, 40708, 0.5, 2.5), -1.57),
+        (stats.llr_trinomial(57433, 57030, 106593, 0, 2), -2.59),
+        (stats.llr_pentanomial([223, 9863, 20279 + 1000, 10037, 246], 0.5, 2.5), -3.07),
+        (stats.llr_pentanomial([871, 26175, 55003 + 980, 26678, 821], 0, 2), -4.98),
+    ]
+    for llr, expected in cases:
+        assert llr == pytest.approx(expected, rel=0.01)
+
+
+def polynomial_llr(ptnml, elo0, elo1):
+    """The pentanomial GLR through the roots of the quartic (numpy), not by bisection."""
+    np = pytest.importorskip("numpy")
+    counts = [c or 1e-3 for c in ptnml]
+    total = sum(counts)
+    f = [c / total for c in counts]
+    values = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+    def mle(s):
+        d = [a - s for a in values]
+        poly = np.polynomial.Polynomial([0.0])
+        for i in range(5):
+            term = np.polynomial.Polynomial([f[i] * d[i]])
+            for j in range(5):
+                if j != i:
+                    term = term * np.polynomial.Polynomial([1.0, d[j]])
+            poly = poly + term
+        low, high = -1 / max(d), -1 / min(d)
+        (t,) = [r.real for r in poly.roots() if abs(r.imag) < 1e-12 and low < r.real < high]
+        return [f[i] / (1 + t * d[i]) for i in range(5)]
+    s0, s1 = (1 / (1 + 10 ** (-elo / 400)) for elo in (elo0, elo1))
+    p0, p1 = mle(s0), mle(s1)
+    return total * sum(f[i] * math.log(p1[i] / p0[i]) for i in range(5))
+
+
+@pytest.mark.parametrize("ptnml", [[1, 2, 3, 2, 2], [0, 0, 0, 0, 1], [0, 0, 1, 0, 0],
+                                   [0, 1, 5, 9, 3], [4, 0, 0, 0, 0]])
+def test_sprt_llr_pentanomial_by_the_quartic(ptnml):
+    assert close(stats.llr_pentanomial(ptnml, 0, 20), polynomial_llr(ptnml, 0, 20), 1e-7)
+
+
+def test_one_pair_does_not_decide():
+    # The README's example, --sprt 0 20 0.05 0.05, after one pair won twice: the normal
+    # approximation on near-zero variance gave LLR 7.46 and "H1 accepted" after 2 games.
+    # The regularised GLR is 0.056: 1.9 % of the way to the upper bound.
+    won = stats.sprt(0, 20, 0.05, 0.05, ptnml=[0, 0, 0, 0, 1])
+    assert close(won.llr, 0.0560167, 1e-6) and won.decision is None
+    split = stats.sprt(0, 20, 0.05, 0.05, ptnml=[0, 0, 1, 0, 0])
+    assert split.decision is None and -2.94 < split.llr < 0
+    # Unpaired, two games won: the same story.
+    assert stats.sprt(0, 20, 0.05, 0.05, trinomial=(2, 0, 0)).decision is None
 
 
 def test_sprt_decides_on_one_sided_series_without_crashing():
-    # Wins only: the variance is 0; empty classes count 1e-3 (fishtest), so H1 is accepted.
-    wins = stats.sprt(0, 5, 0.05, 0.05, trinomial=(10, 0, 0))
+    # Wins only: it takes many of them, but H1 is accepted (each won pair adds ~0.056).
+    assert stats.sprt(0, 20, 0.05, 0.05, ptnml=[0, 0, 0, 0, 10]).decision is None
+    wins = stats.sprt(0, 20, 0.05, 0.05, ptnml=[0, 0, 0, 0, 60])
     assert wins.decision == "H1" and math.isfinite(wins.llr)
-    # Draws only: the score sits at 0.5 = H0's score, far from H1's: H0.
-    draws = stats.sprt(0, 5, 0.05, 0.05, trinomial=(0, 0, 10))
+    # Draws only: the score sits at 0.5 = H0's score, far from H1's: H0, in time.
+    draws = stats.sprt(0, 20, 0.05, 0.05, trinomial=(0, 0, 300))
     assert draws.decision == "H0"
-    losses = stats.sprt(0, 5, 0.05, 0.05, ptnml=[6, 0, 0, 0, 0])
+    losses = stats.sprt(0, 20, 0.05, 0.05, ptnml=[60, 0, 0, 0, 0])
     assert losses.decision == "H0"
     nothing = stats.sprt(0, 5, 0.05, 0.05, ptnml=[0, 0, 0, 0, 0])
     assert nothing.llr == 0 and nothing.decision is None
     assert nothing.line() == "SPRT: llr 0 (0.0%), lbound -2.94, ubound 2.94"
+
+
+def test_one_game_says_too_few_games():
+    # One win used to print "Elo +inf +/- inf", which reads like a result.
+    # LOS: 0.5 * (1 + erf(1 / sqrt 2)) = 0.5 * (1 + 0.6826895) = 0.8413447
+    lines = stats.summary_lines(["A", "B"], 1, 0, 0)
+    assert lines == ["Score of A vs B: 1 - 0 - 0  [1.000] 1",
+                     "Elo difference: too few games, LOS: 84.1 %, DrawRatio: 0.0 %"]
+    assert stats.estimate(0, 0, 1).elo_text() == "too few games"
+    assert stats.estimate(2, 0, 0).elo_text() == "+inf +/- inf"
+
+
+def test_score_has_three_decimals_like_cutechess():
+    # 37 - 2 - 1: (37 + 0.5) / 40 = 0.9375 -> "0.938" (never "0.94")
+    assert stats.summary_lines(["A", "B"], 37, 2, 1)[0] == "Score of A vs B: 37 - 2 - 1  [0.938] 40"
