@@ -6,7 +6,7 @@ SERIES is the match runner's ``<out>/games.jsonl`` (one game record per line), a
 game record, or a directory of records (``<out>/logs/``, ``game-*.json``).  Needs
 matplotlib (``pip install 'uttt-agent[plot]'``).
 
-Top panel: the score of agent A (1 a win, 1/2 a tie, 0 a loss; aborted games left out) as
+Top panel: the score of agent A (1 a win, 1/2 a draw, 0 a loss; aborted games left out) as
 its running mean over the games, with a 95 % band ``mean ± 1.96·sd/√n``.  Bottom panel:
 each move's time (``seconds`` in the records) against its move number (the referee's four
 opening moves are 1-4, so the first timed move is 5), one colour per agent, with the time
@@ -20,7 +20,7 @@ import math
 import sys
 from pathlib import Path
 
-from ref_sim import render
+from ref_sim import render, stats
 from ref_sim.show import RecordError, load_games, player_names
 
 PROG = "python -m ref_sim.plot"
@@ -126,9 +126,7 @@ def plot(records: list[dict], out, agent: str | None = None) -> str:
     losses = sum(1 for _, s in played if s == 0.0)
     draws = len(played) - wins - losses
     band = running_score([s for _, s in played])
-    final = band[-1][0] if band else float("nan")
-    headline = (f"Score of {a} vs {b}: {wins} - {losses} - {draws} "
-                f"[{final:.2f}] {len(played)}")
+    headline = stats.summary_lines((a, b), wins, losses, draws)[0]   # as the runners print it
 
     figure = Figure(figsize=(9, 7.5), dpi=100, layout="constrained")
     FigureCanvasAgg(figure)

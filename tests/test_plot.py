@@ -3,6 +3,7 @@
 import builtins
 import json
 import random
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -80,6 +81,8 @@ def test_writes_png_and_svg(series, tmp_path, capsys):
     assert ET.parse(svg).getroot().tag.endswith("svg")
     out = capsys.readouterr().out
     assert "Score of A1 vs B2: " in out and "Score of B2 vs A1: " in out
+    # The same line as the series runners print: the score with three decimals.
+    assert re.search(r"Score of A1 vs B2: \d+ - \d+ - \d+  \[\d\.\d{3}\] \d+", out)
 
 
 def test_a_logs_directory_is_a_series(tmp_path):
