@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+
+
+#: Seconds between two calls of ``SearchLimit.should_stop`` inside a search: "promptly" for a
+#: person or a referee, and rare enough that the call (a few stat calls) costs nothing.
+STOP_POLL_SECONDS = 0.01
 
 
 @dataclass(frozen=True)
@@ -12,11 +18,17 @@ class SearchLimit:
 
     Any combination may be given; the search stops at the first one reached. With none, it
     searches until the result is proven.
+
+    ``should_stop``, if given, is a cheap callable that returns True when the answer is no longer
+    wanted (the referee's game ended while we think). A search asks it only now and then, where
+    it already looks at the clock and only once ``STOP_POLL_SECONDS`` have passed since the last
+    question, and stops as at the deadline. Searches that cannot ask it simply ignore it.
     """
 
     deadline: float | None = None
     depth: int | None = None
     nodes: int | None = None
+    should_stop: Callable[[], bool] | None = None
 
     @classmethod
     def seconds(cls, seconds: float, **kwargs) -> SearchLimit:

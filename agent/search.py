@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from itertools import islice
 
-from .limits import SearchLimit, SearchResult
+from .limits import STOP_POLL_SECONDS, SearchLimit, SearchResult
 
 WIN_SCORE = 1_000_000
 #: Scores beyond this are forced results (wins or losses within the longest possible game).
@@ -85,6 +85,8 @@ class AlphaBeta:
         self.nodes = 0
         self._deadline = limit.deadline
         self._node_limit = limit.nodes
+        self._should_stop = limit.should_stop
+        self._next_stop_poll = start + STOP_POLL_SECONDS
         self._next_check = CLOCK_INTERVAL
         if len(self.tt) > self.tt_capacity * 3 // 4:  # room for this search's new entries
             self._trim_table(self.tt_capacity // 2)
@@ -154,6 +156,12 @@ class AlphaBeta:
             raise _Stop
         if self._deadline is not None and time.perf_counter() >= self._deadline:
             raise _Stop
+        if self._should_stop is not None:  # rare: only every STOP_POLL_SECONDS
+            now = time.perf_counter()
+            if now >= self._next_stop_poll:
+                self._next_stop_poll = now + STOP_POLL_SECONDS
+                if self._should_stop():
+                    raise _Stop
 
     def _trim_table(self, target: int) -> None:
         # Dicts keep insertion order: dropping the oldest entries keeps the recent, relevant ones.
