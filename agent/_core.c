@@ -1,0 +1,1152 @@
+/* The compiled search core for Ultimate Tic-Tac-Toe: agent._core.
+ *
+ * A line-by-line mirror of the pure-Python reference, which stays the readable definition:
+ *   rules      agent/rules.py       Position.push/pop/legal_moves (both rule variants)
+ *   evaluation agent/evaluation.py  Evaluator.evaluate and Evaluator.move_priority
+ *   search     agent/search.py      AlphaBeta._root, _negamax, _ordered, _check_limits
+ * The iterative deepening around _root lives in Python (agent/core.py), as in AlphaBeta.iterate.
+ * At a fixed depth both cores return the same move, score and node count; tests/test_core.py
+ * holds them together, so a change to one that is not made to the other fails.
+ *
+ * One difference by design: the transposition table is a flat array of 16-byte entries (linear
+ * probing within a window, replacement by age then depth once a window is full) instead of a
+ * dict trimmed by insertion order. While no entry is replaced it behaves exactly like the dict.
+ *
+ * The search runs without the GIL; it takes the GIL back only to call Python: the evaluation's
+ * memo function (a few hundred times per game) and the limit's should_stop (every ~10 ms).
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _WIN32
+#include <windows.h>
+#else
+#include <time.h>
+#endif
+
+/* -- constants, as in agent/search.py and agent/rules.py -------------------------------------- */
+
+#define WIN_SCORE 1000000
+#define PROVEN_SCORE (WIN_SCORE - 1000)
+#define INFINITY_SCORE (WIN_SCORE + 1)
+#define EXACT 0
+#define LOWER 1
+#define UPPER 2
+#define CLOCK_INTERVAL 256
+#define MAX_PLY 128
+
+#define FULL 0x1FF
+#define OPEN 0
+#define DRAWN 3
+#define TIE 2
+#define NO_WINNER (-1)
+
+/* Entries looked at from a key's home slot: long enough that a window never fills while the
+ * table is under a quarter full, short enough to keep a probe within a few cache lines. */
+#define TT_WINDOW 32
+/* Seconds between two calls of the limit's should_stop. */
+#define SHOULD_STOP_INTERVAL 0.010
+
+static const int LINES[8] = {0x007, 0x038, 0x1C0, 0x049, 0x092, 0x124, 0x111, 0x054};
+static uint8_t WINS[512];
+static const uint32_t POW4[9] = {1, 4, 16, 64, 256, 1024, 4096, 16384, 65536};
+#define STATUS_CODES 262144 /* 4^9: every combination of board states */
+
+/* -- clock ------------------------------------------------------------------------------------ */
+
+static double now_seconds(void) {
+#ifdef _WIN32
+    static LARGE_INTEGER frequency;
+    LARGE_INTEGER counter;
+    if (frequency.QuadPart == 0) QueryPerformanceFrequency(&frequency);
+    QueryPerformanceCounter(&counter);
+    return (double)counter.QuadPart / (double)frequency.QuadPart;
+#else
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+#endif
+}
+
+/* -- position (agent/rules.py Position) -------------------------------------------------------- */
+
+typedef struct {
+    uint8_t index;
+    int8_t forced;
+    uint64_t key;
+} Undo;
+
+typedef struct {
+    uint16_t masks[2][9];
+    uint16_t occupied[9];
+    uint8_t status[9];
+    uint16_t won[2];
+    uint16_t drawn;
+    int forced;    /* board the mover must play in, -1 for any open board */
+    int turn;
+    int winner;    /* NO_WINNER, 0, 1 or TIE */
+    uint64_t key;
+    int ply;
+    int drawn_lines_tie; /* the CS 4341 referee's variant; CodinGame's counts boards instead */
+    uint32_t status_code; /* sum of status[b] * 4^b: the memo index of the evaluation */
+    int sp;
+    Undo stack[MAX_PLY];
+} Pos;
+
+static uint64_t ZOBRIST_CELL[2][81];
+static uint64_t ZOBRIST_FORCED[10];
+
+static int popcount9(unsigned m) {
+    int n = 0;
+    while (m) {
+        m &= m - 1;
+        n++;
+    }
+    return n;
+}
+
+static int decided_result(const Pos *p) {
+    if (p->drawn_lines_tie) return TIE;
+    int x = popcount9(p->won[0]), o = popcount9(p->won[1]);
+    return x > o ? 0 : o > x ? 1 : TIE;
+}
+
+static void pos_push(Pos *p, int index) {
+    int b = index / 9, spot = index % 9;
+    uint16_t bit = (uint16_t)(1u << spot);
+    int me = p->turn;
+    Undo *u = &p->stack[p->sp++];
+    u->index = (uint8_t)index;
+    u->forced = (int8_t)p->forced;
+    u->key = p->key;
+    uint16_t mask = p->masks[me][b] |= bit;
+    uint16_t occupied = p->occupied[b] |= bit;
+    if (WINS[mask]) {
+        p->status[b] = (uint8_t)(me + 1);
+        p->status_code += (uint32_t)(me + 1) * POW4[b];
+        uint16_t won = p->won[me] |= (uint16_t)(1u << b);
+        if (WINS[won])
+            p->winner = me;
+        else if ((won | p->won[1 - me] | p->drawn) == FULL)
+            p->winner = decided_result(p);
+    } else if (occupied == FULL) {
+        p->status[b] = DRAWN;
+        p->status_code += DRAWN * POW4[b];
+        uint16_t drawn = p->drawn |= (uint16_t)(1u << b);
+        if (WINS[drawn] && p->drawn_lines_tie)
+            p->winner = TIE;
+        else if ((drawn | p->won[0] | p->won[1]) == FULL)
+            p->winner = decided_result(p);
+    }
+    int forced = p->status[spot] == OPEN ? spot : -1;
+    p->key ^= ZOBRIST_CELL[me][index] ^ ZOBRIST_FORCED[p->forced + 1] ^ ZOBRIST_FORCED[forced + 1];
+    p->forced = forced;
+    p->turn = 1 - me;
+    p->ply++;
+}
+
+static void pos_pop(Pos *p) {
+    Undo *u = &p->stack[--p->sp];
+    int index = u->index;
+    p->forced = u->forced;
+    p->key = u->key;
+    int me = 1 - p->turn;
+    p->turn = me;
+    p->ply--;
+    p->winner = NO_WINNER;
+    int b = index / 9;
+    uint16_t bit = (uint16_t)(1u << (index % 9));
+    p->masks[me][b] ^= bit;
+    p->occupied[b] ^= bit;
+    int state = p->status[b];
+    if (state != OPEN) {
+        p->status[b] = OPEN;
+        p->status_code -= (uint32_t)state * POW4[b];
+        if (state == DRAWN)
+            p->drawn ^= (uint16_t)(1u << b);
+        else
+            p->won[me] ^= (uint16_t)(1u << b);
+    }
+}
+
+/* The legal moves in the order Position.legal_moves gives them (ascending cell index). */
+static int pos_moves(const Pos *p, uint8_t *out) {
+    int n = 0;
+    if (p->winner != NO_WINNER) return 0;
+    for (int b = 0; b < 9; b++) {
+        if (p->forced >= 0 ? b != p->forced : p->status[b] != OPEN) continue;
+        unsigned free_cells = FULL & ~p->occupied[b];
+        for (int s = 0; s < 9; s++)
+            if (free_cells >> s & 1) out[n++] = (uint8_t)(b * 9 + s);
+    }
+    return n;
+}
+
+/* -- transposition table ------------------------------------------------------------------------ */
+
+typedef struct {
+    uint64_t key;
+    int32_t score;
+    int8_t depth;
+    uint8_t flag;
+    uint8_t move;
+    uint8_t gen; /* search that stored it; 0 = empty slot */
+} TTEntry;
+
+/* -- the searcher object ----------------------------------------------------------------------- */
+
+typedef struct {
+    int32_t values[10]; /* global value * 5, then the nine board scales (Evaluator memo) */
+    uint8_t ready;
+} Memo;
+
+typedef struct {
+    PyObject_HEAD
+    Pos pos;
+    uint8_t *can_win;      /* CAN_WIN[(mover << 9) | other], 2^18: move ordering */
+    int eval_kind;         /* EVAL_NONE until set_classic or set_fitted */
+    /* classic (agent/evaluation.py Evaluator): local table, memo filled by a Python callback */
+    int32_t *local;        /* LOCAL[(xmask << 9) | omask], 2^18 */
+    Memo *memo;            /* by status_code, filled on first use */
+    PyObject *memo_fn;     /* (won_x, won_o, drawn) -> 10 ints */
+    long long free_move;   /* Weights.free_move * 5 */
+    /* fitted (agent/eval_fitted.py FittedEvaluator): chances by (mover's mask << 9 | other's) */
+    int32_t *idle_m, *idle_t, *sent_m, *sent_t;
+    long long q, q3, w_line, w_board, w_tempo, w_free_move;
+    /* table and ordering */
+    TTEntry *tt;
+    uint64_t tt_mask;
+    long long tt_count;
+    long long tt_replaced;
+    uint8_t gen;
+    long long history[2][81];
+    int killers[MAX_PLY][2];
+    /* limits of the current search */
+    long long nodes;
+    long long next_check;
+    long long node_limit; /* -1: none */
+    double deadline;      /* on now_seconds(); < 0: none */
+    PyObject *should_stop;
+    double next_should_stop;
+    int stopped;
+    int failed; /* a Python call raised: the exception is set */
+    PyThreadState *thread; /* while the GIL is released */
+    int root_best_valid;
+    int root_best_move;
+    int root_best_score;
+} Searcher;
+
+/* Run Python code from inside the GIL-free search. */
+#define WITH_GIL_BEGIN(s) PyEval_RestoreThread((s)->thread);
+#define WITH_GIL_END(s) (s)->thread = PyEval_SaveThread();
+
+static int fill_memo(Searcher *s, Memo *m) {
+    const Pos *p = &s->pos;
+    int ok = 0;
+    WITH_GIL_BEGIN(s)
+    PyObject *result = PyObject_CallFunction(s->memo_fn, "iii", (int)p->won[0], (int)p->won[1], (int)p->drawn);
+    if (result != NULL) {
+        PyObject *seq = PySequence_Fast(result, "the evaluation memo must return a sequence");
+        if (seq != NULL) {
+            if (PySequence_Fast_GET_SIZE(seq) != 10) {
+                PyErr_SetString(PyExc_ValueError, "the evaluation memo must return 10 integers");
+            } else {
+                ok = 1;
+                for (int i = 0; i < 10 && ok; i++) {
+                    long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+                    if (v == -1 && PyErr_Occurred()) ok = 0;
+                    m->values[i] = (int32_t)v;
+                }
+            }
+            Py_DECREF(seq);
+        }
+        Py_DECREF(result);
+    }
+    WITH_GIL_END(s)
+    if (!ok) {
+        s->failed = 1;
+        s->stopped = 1;
+        return 0;
+    }
+    m->ready = 1;
+    return 1;
+}
+
+/* -- evaluation: the one section to change when the evaluation changes --------------------------- */
+
+#define EVAL_NONE 0
+#define EVAL_CLASSIC 1
+#define EVAL_FITTED 2
+
+/* agent/evaluation.py Evaluator.evaluate */
+static int evaluate_classic(Searcher *s) {
+    const Pos *p = &s->pos;
+    Memo *m = &s->memo[p->status_code];
+    if (!m->ready && !fill_memo(s, m)) return 0;
+    const int32_t *local = s->local;
+    long long score = m->values[0];
+    for (int b = 0; b < 9; b++)
+        score += (long long)local[(unsigned)p->masks[0][b] << 9 | p->masks[1][b]] * m->values[1 + b];
+    if (p->turn != 0) score = -score;
+    if (p->forced < 0) score += s->free_move;
+    return (int)score;
+}
+
+/* agent/eval_fitted.py FittedEvaluator.evaluate: every division is of non-negative integers,
+ * so C's truncation equals Python's floor division. */
+static int evaluate_fitted(Searcher *s) {
+    const Pos *p = &s->pos;
+    const uint16_t *me = p->masks[p->turn], *them = p->masks[1 - p->turn];
+    long long m[9], t[9], score = s->w_tempo;
+    for (int b = 0; b < 9; b++) {
+        unsigned i = (unsigned)me[b] << 9 | them[b];
+        m[b] = s->idle_m[i];
+        t[b] = s->idle_t[i];
+    }
+    if (p->forced >= 0) {
+        unsigned i = (unsigned)me[p->forced] << 9 | them[p->forced];
+        m[p->forced] = s->sent_m[i];
+        t[p->forced] = s->sent_t[i];
+    } else {
+        score += s->w_free_move;
+    }
+    long long mine = m[0] * m[1] * m[2] + m[3] * m[4] * m[5] + m[6] * m[7] * m[8] + m[0] * m[3] * m[6] +
+                     m[1] * m[4] * m[7] + m[2] * m[5] * m[8] + m[0] * m[4] * m[8] + m[2] * m[4] * m[6];
+    long long theirs = t[0] * t[1] * t[2] + t[3] * t[4] * t[5] + t[6] * t[7] * t[8] + t[0] * t[3] * t[6] +
+                       t[1] * t[4] * t[7] + t[2] * t[5] * t[8] + t[0] * t[4] * t[8] + t[2] * t[4] * t[6];
+    long long sum_m = 0, sum_t = 0;
+    for (int b = 0; b < 9; b++) {
+        sum_m += m[b];
+        sum_t += t[b];
+    }
+    score += s->w_line * mine / s->q3 - s->w_line * theirs / s->q3 + s->w_board * sum_m / s->q -
+             s->w_board * sum_t / s->q;
+    return (int)score;
+}
+
+static int evaluate(Searcher *s) {
+    return s->eval_kind == EVAL_FITTED ? evaluate_fitted(s) : evaluate_classic(s);
+}
+
+/* Evaluator.move_priority: a local win first, then a block; a move that sends the opponent to a
+ * board they can win at once, or lets them play anywhere, last. */
+static void move_priority(const Searcher *s, const uint8_t *moves, int n, int *out) {
+    const Pos *p = &s->pos;
+    const uint16_t *me = p->masks[p->turn], *them = p->masks[1 - p->turn];
+    for (int i = 0; i < n; i++) {
+        int m = moves[i], b = m / 9, spot = m % 9;
+        unsigned bit = 1u << spot;
+        int priority;
+        if (WINS[me[b] | bit])
+            priority = 4;
+        else if (WINS[them[b] | bit])
+            priority = 2;
+        else
+            priority = 0;
+        if (spot == b) {
+            if (priority == 4 || (p->occupied[b] | bit) == FULL)
+                priority -= 2;
+            else if (s->can_win[(unsigned)them[b] << 9 | me[b] | bit])
+                priority -= 3;
+        } else if (p->status[spot] != OPEN) {
+            priority -= 2;
+        } else if (s->can_win[(unsigned)them[spot] << 9 | me[spot]]) {
+            priority -= 3;
+        }
+        out[i] = priority;
+    }
+}
+
+/* -- table ------------------------------------------------------------------------------------- */
+
+static TTEntry *tt_probe(Searcher *s, uint64_t key) {
+    uint64_t home = key & s->tt_mask;
+    for (int k = 0; k < TT_WINDOW; k++) {
+        TTEntry *e = &s->tt[(home + k) & s->tt_mask];
+        if (e->gen == 0) return NULL;
+        if (e->key == key) return e;
+    }
+    return NULL;
+}
+
+static void tt_store(Searcher *s, uint64_t key, int depth, int flag, int score, int move) {
+    uint64_t home = key & s->tt_mask;
+    TTEntry *victim = NULL;
+    int victim_age = -1;
+    for (int k = 0; k < TT_WINDOW; k++) {
+        TTEntry *e = &s->tt[(home + k) & s->tt_mask];
+        if (e->gen == 0) {
+            s->tt_count++;
+            victim = e;
+            break;
+        }
+        if (e->key == key) {
+            victim = e;
+            break;
+        }
+        /* A full window: replace the oldest entry, the shallowest among equally old ones. */
+        int age = (uint8_t)(s->gen - e->gen);
+        if (victim == NULL || age > victim_age || (age == victim_age && e->depth < victim->depth)) {
+            victim = e;
+            victim_age = age;
+        }
+        if (k == TT_WINDOW - 1) s->tt_replaced++;
+    }
+    victim->key = key;
+    victim->depth = (int8_t)depth;
+    victim->flag = (uint8_t)flag;
+    victim->score = score;
+    victim->move = (uint8_t)move;
+    victim->gen = s->gen;
+}
+
+/* -- search (agent/search.py AlphaBeta) ---------------------------------------------------------- */
+
+static int check_limits(Searcher *s) {
+    s->next_check = s->nodes + CLOCK_INTERVAL;
+    if (s->node_limit >= 0 && s->nodes >= s->node_limit) return 1;
+    if (s->deadline >= 0 || s->should_stop != NULL) {
+        double now = now_seconds();
+        if (s->deadline >= 0 && now >= s->deadline) return 1;
+        if (s->should_stop != NULL && now >= s->next_should_stop) {
+            s->next_should_stop = now + SHOULD_STOP_INTERVAL;
+            int stop;
+            WITH_GIL_BEGIN(s)
+            PyObject *answer = PyObject_CallNoArgs(s->should_stop);
+            stop = answer == NULL ? -1 : PyObject_IsTrue(answer);
+            Py_XDECREF(answer);
+            WITH_GIL_END(s)
+            if (stop < 0) {
+                s->failed = 1;
+                return 1;
+            }
+            if (stop) return 1;
+        }
+    }
+    return 0;
+}
+
+static inline int terminal_score(int winner, int turn, int ply) {
+    if (winner == turn) return WIN_SCORE - ply;
+    if (winner == 1 - turn) return -(WIN_SCORE - ply);
+    return 0;
+}
+
+typedef struct {
+    int priority;
+    long long history;
+    int move;
+} OrderKey;
+
+/* AlphaBeta._ordered: the table's move, then the killers, then tactics (at depth >= 2) and
+ * history; Python's sorts are mirrored exactly, ties included. */
+static int ordered_moves(Searcher *s, int depth, int tt_move, int ply, uint8_t *out) {
+    uint8_t moves[81];
+    int n = pos_moves(&s->pos, moves);
+    if (n <= 1) {
+        if (n == 1) out[0] = moves[0];
+        return n;
+    }
+    const long long *hist = s->history[s->pos.turn];
+    if (depth >= 2) {
+        /* sorted(zip(priorities, history, moves), reverse=True): all three descending */
+        int priorities[81];
+        OrderKey keys[81];
+        move_priority(s, moves, n, priorities);
+        for (int i = 0; i < n; i++) {
+            OrderKey k = {priorities[i], hist[moves[i]], moves[i]};
+            int j = i;
+            while (j > 0 && (keys[j - 1].priority < k.priority ||
+                             (keys[j - 1].priority == k.priority &&
+                              (keys[j - 1].history < k.history ||
+                               (keys[j - 1].history == k.history && keys[j - 1].move < k.move))))) {
+                keys[j] = keys[j - 1];
+                j--;
+            }
+            keys[j] = k;
+        }
+        for (int i = 0; i < n; i++) moves[i] = (uint8_t)keys[i].move;
+    } else {
+        /* sorted(moves, key=history, reverse=True): stable, so equal histories keep their order */
+        for (int i = 1; i < n; i++) {
+            uint8_t m = moves[i];
+            long long h = hist[m];
+            int j = i;
+            while (j > 0 && hist[moves[j - 1]] < h) {
+                moves[j] = moves[j - 1];
+                j--;
+            }
+            moves[j] = m;
+        }
+    }
+    int front[3], nfront = 0;
+    int candidates[3] = {tt_move, s->killers[ply][0], s->killers[ply][1]};
+    for (int c = 0; c < 3; c++) {
+        int m = candidates[c];
+        if (m < 0) continue;
+        int dup = 0;
+        for (int f = 0; f < nfront; f++) dup |= front[f] == m;
+        if (dup) continue;
+        for (int i = 0; i < n; i++)
+            if (moves[i] == m) {
+                front[nfront++] = m;
+                break;
+            }
+    }
+    int k = 0;
+    for (int f = 0; f < nfront; f++) out[k++] = (uint8_t)front[f];
+    for (int i = 0; i < n; i++) {
+        int in_front = 0;
+        for (int f = 0; f < nfront; f++) in_front |= front[f] == moves[i];
+        if (!in_front) out[k++] = moves[i];
+    }
+    return n;
+}
+
+static int negamax(Searcher *s, int depth, int alpha, int beta, int ply) {
+    Pos *p = &s->pos;
+    s->nodes++;
+    if (s->nodes >= s->next_check && check_limits(s)) {
+        s->stopped = 1;
+        return 0;
+    }
+    if (p->winner != NO_WINNER) return terminal_score(p->winner, p->turn, ply);
+    if (depth <= 0) return evaluate(s);
+
+    uint64_t key = p->key;
+    int tt_move = -1;
+    TTEntry *entry = tt_probe(s, key);
+    if (entry != NULL) {
+        tt_move = entry->move;
+        if (entry->depth >= depth) {
+            int e_score = entry->score;
+            if (e_score > PROVEN_SCORE)
+                e_score -= ply;
+            else if (e_score < -PROVEN_SCORE)
+                e_score += ply;
+            if (entry->flag == EXACT) return e_score;
+            if (entry->flag == LOWER) {
+                if (e_score >= beta) return e_score;
+            } else if (e_score <= alpha) {
+                return e_score;
+            }
+        }
+    }
+
+    uint8_t moves[81];
+    int n = ordered_moves(s, depth, tt_move, ply, moves);
+    int original_alpha = alpha;
+    int best_score = -INFINITY_SCORE, best_move = moves[0];
+
+    if (depth == 1) {
+        /* Children are leaves: evaluated here, as in the Python search. */
+        int child_ply = ply + 1;
+        for (int i = 0; i < n; i++) {
+            int move = moves[i], score;
+            pos_push(p, move);
+            s->nodes++;
+            if (p->winner == NO_WINNER)
+                score = -evaluate(s);
+            else
+                score = -terminal_score(p->winner, p->turn, child_ply);
+            pos_pop(p);
+            if (s->stopped) return 0; /* the memo function failed */
+            if (score > best_score) {
+                best_score = score;
+                best_move = move;
+                if (score > alpha) {
+                    alpha = score;
+                    if (score >= beta) break;
+                }
+            }
+        }
+    } else {
+        for (int i = 0; i < n; i++) {
+            int move = moves[i], score;
+            pos_push(p, move);
+            if (i == 0) {
+                score = -negamax(s, depth - 1, -beta, -alpha, ply + 1);
+            } else {
+                score = -negamax(s, depth - 1, -alpha - 1, -alpha, ply + 1);
+                if (!s->stopped && alpha < score && score < beta)
+                    score = -negamax(s, depth - 1, -beta, -score, ply + 1);
+            }
+            pos_pop(p);
+            if (s->stopped) return 0;
+            if (score > best_score) {
+                best_score = score;
+                best_move = move;
+                if (score > alpha) {
+                    alpha = score;
+                    if (score >= beta) break;
+                }
+            }
+        }
+    }
+
+    int flag;
+    if (best_score >= beta) {
+        flag = LOWER;
+        int *killers = s->killers[ply];
+        if (killers[0] != best_move) {
+            killers[1] = killers[0];
+            killers[0] = best_move;
+        }
+        s->history[p->turn][best_move] += (long long)depth * depth;
+    } else if (best_score <= original_alpha) {
+        flag = UPPER;
+    } else {
+        flag = EXACT;
+    }
+    int stored = best_score;
+    if (stored > PROVEN_SCORE)
+        stored += ply;
+    else if (stored < -PROVEN_SCORE)
+        stored -= ply;
+    tt_store(s, key, depth, flag, stored, best_move);
+    return best_score;
+}
+
+/* AlphaBeta._root: returns 0 when the search stopped (root_best may hold a proven-better move). */
+static int search_root(Searcher *s, const uint8_t *moves, int n, int depth, int *out_score, int *out_move) {
+    Pos *p = &s->pos;
+    int alpha = -INFINITY_SCORE, beta = INFINITY_SCORE;
+    int best_move = moves[0], best_score = -INFINITY_SCORE, first_score = 0;
+    for (int i = 0; i < n; i++) {
+        int move = moves[i], score;
+        pos_push(p, move);
+        if (i == 0) {
+            score = -negamax(s, depth - 1, -beta, -alpha, 1);
+            first_score = score;
+        } else {
+            score = -negamax(s, depth - 1, -alpha - 1, -alpha, 1);
+            if (!s->stopped && score > alpha) {
+                score = -negamax(s, depth - 1, -beta, -alpha, 1);
+                if (!s->stopped && score > first_score) {
+                    s->root_best_valid = 1;
+                    s->root_best_move = move;
+                    s->root_best_score = score;
+                }
+            }
+        }
+        pos_pop(p);
+        if (s->stopped) return 0;
+        if (score > best_score) {
+            best_score = score;
+            best_move = move;
+            if (score > alpha) alpha = score;
+        }
+    }
+    tt_store(s, p->key, depth, EXACT, best_score, best_move);
+    *out_score = best_score;
+    *out_move = best_move;
+    return 1;
+}
+
+/* -- Python interface --------------------------------------------------------------------------- */
+
+static int read_u64_table(PyObject *seq, uint64_t *out, Py_ssize_t n, const char *what) {
+    PyObject *fast = PySequence_Fast(seq, what);
+    if (fast == NULL) return 0;
+    if (PySequence_Fast_GET_SIZE(fast) != n) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %zd values", what, n);
+        Py_DECREF(fast);
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        out[i] = PyLong_AsUnsignedLongLongMask(PySequence_Fast_GET_ITEM(fast, i));
+        if (PyErr_Occurred()) {
+            Py_DECREF(fast);
+            return 0;
+        }
+    }
+    Py_DECREF(fast);
+    return 1;
+}
+
+static int zobrist_ready = 0;
+
+static PyObject *core_set_zobrist(PyObject *module, PyObject *args) {
+    PyObject *cell_x, *cell_o, *forced;
+    if (!PyArg_ParseTuple(args, "OOO", &cell_x, &cell_o, &forced)) return NULL;
+    if (!read_u64_table(cell_x, ZOBRIST_CELL[0], 81, "ZOBRIST_CELL[0]") ||
+        !read_u64_table(cell_o, ZOBRIST_CELL[1], 81, "ZOBRIST_CELL[1]") ||
+        !read_u64_table(forced, ZOBRIST_FORCED, 10, "ZOBRIST_FORCED"))
+        return NULL;
+    zobrist_ready = 1;
+    Py_RETURN_NONE;
+}
+
+static void Searcher_dealloc(Searcher *s) {
+    Py_XDECREF(s->memo_fn);
+    Py_XDECREF(s->should_stop);
+    PyMem_RawFree(s->can_win);
+    PyMem_RawFree(s->local);
+    free(s->memo);
+    PyMem_RawFree(s->idle_m);
+    PyMem_RawFree(s->idle_t);
+    PyMem_RawFree(s->sent_m);
+    PyMem_RawFree(s->sent_t);
+    free(s->tt);
+    Py_TYPE(s)->tp_free((PyObject *)s);
+}
+
+/* A fresh copy of a bytes-like object of exactly ``size`` bytes. */
+static int copy_buffer(PyObject *obj, void **out, Py_ssize_t size, const char *what) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE) < 0) return 0;
+    if (view.len != size) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %zd bytes, got %zd", what, size, view.len);
+        PyBuffer_Release(&view);
+        return 0;
+    }
+    void *copy = PyMem_RawMalloc(size);
+    if (copy == NULL) {
+        PyBuffer_Release(&view);
+        PyErr_NoMemory();
+        return 0;
+    }
+    memcpy(copy, view.buf, size);
+    PyBuffer_Release(&view);
+    PyMem_RawFree(*out);
+    *out = copy;
+    return 1;
+}
+
+#define TABLE_BYTES ((Py_ssize_t)sizeof(int32_t) << 18)
+
+/* Searcher(can_win, tt_slots): can_win is 2^18 bytes (evaluation.build_can_win_table), tt_slots a
+ * power of two. Then set_classic or set_fitted chooses the evaluation. */
+static int Searcher_init(Searcher *s, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"can_win", "tt_slots", NULL};
+    PyObject *can_win;
+    long long tt_slots;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OL", names, &can_win, &tt_slots)) return -1;
+    if (!zobrist_ready) {
+        PyErr_SetString(PyExc_RuntimeError, "call set_zobrist() before making a Searcher");
+        return -1;
+    }
+    if (tt_slots < TT_WINDOW || (tt_slots & (tt_slots - 1)) != 0) {
+        PyErr_Format(PyExc_ValueError, "tt_slots must be a power of two of at least %d", TT_WINDOW);
+        return -1;
+    }
+    if (s->tt != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Searcher is already initialised");
+        return -1;
+    }
+    if (!copy_buffer(can_win, (void **)&s->can_win, 1 << 18, "can_win")) return -1;
+    s->tt = calloc((size_t)tt_slots, sizeof(TTEntry)); /* pages become resident only when touched */
+    if (s->tt == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    s->tt_mask = (uint64_t)tt_slots - 1;
+    s->eval_kind = EVAL_NONE;
+    s->pos.winner = NO_WINNER;
+    s->pos.forced = -1;
+    s->pos.drawn_lines_tie = 1;
+    s->pos.key = ZOBRIST_FORCED[0];
+    return 0;
+}
+
+static int check_ready(Searcher *s);
+
+/* set_classic(local, memo, free_move): local is 2^18 native int32 (build_local_table), memo(won_x,
+ * won_o, drawn) -> (global value * 5, nine board scales), free_move = Weights.free_move * 5. */
+static PyObject *Searcher_set_classic(Searcher *s, PyObject *args) {
+    PyObject *local, *memo_fn;
+    long long free_move;
+    if (!check_ready(s)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOL", &local, &memo_fn, &free_move)) return NULL;
+    if (!PyCallable_Check(memo_fn)) {
+        PyErr_SetString(PyExc_TypeError, "memo must be callable");
+        return NULL;
+    }
+    if (!copy_buffer(local, (void **)&s->local, TABLE_BYTES, "local")) return NULL;
+    free(s->memo);
+    s->memo = calloc(STATUS_CODES, sizeof(Memo)); /* lazily resident, like the table */
+    if (s->memo == NULL) return PyErr_NoMemory();
+    Py_INCREF(memo_fn);
+    Py_XSETREF(s->memo_fn, memo_fn);
+    s->free_move = free_move;
+    s->eval_kind = EVAL_CLASSIC;
+    Py_RETURN_NONE;
+}
+
+/* set_fitted(idle_m, idle_t, sent_m, sent_t, q, line, board, tempo, free_move): four tables of 2^18
+ * native int32 by (mover's mask << 9 | other's mask), and the data file's scale and weights. */
+static PyObject *Searcher_set_fitted(Searcher *s, PyObject *args) {
+    PyObject *tables[4];
+    long long q, line, board, tempo, free_move;
+    if (!check_ready(s)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOOLLLLL", &tables[0], &tables[1], &tables[2], &tables[3], &q, &line, &board,
+                          &tempo, &free_move))
+        return NULL;
+    if (q < 1 || q > 100000 || line < 0 || board < 0) {
+        PyErr_SetString(PyExc_ValueError, "scale must be 1-100000, line and board non-negative");
+        return NULL;
+    }
+    if (!copy_buffer(tables[0], (void **)&s->idle_m, TABLE_BYTES, "idle_m") ||
+        !copy_buffer(tables[1], (void **)&s->idle_t, TABLE_BYTES, "idle_t") ||
+        !copy_buffer(tables[2], (void **)&s->sent_m, TABLE_BYTES, "sent_m") ||
+        !copy_buffer(tables[3], (void **)&s->sent_t, TABLE_BYTES, "sent_t"))
+        return NULL;
+    s->q = q;
+    s->q3 = q * q * q;
+    s->w_line = line;
+    s->w_board = board;
+    s->w_tempo = tempo;
+    s->w_free_move = free_move;
+    s->eval_kind = EVAL_FITTED;
+    Py_RETURN_NONE;
+}
+
+static int check_ready(Searcher *s) {
+    if (s->tt == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Searcher is not initialised");
+        return 0;
+    }
+    return 1;
+}
+
+static int check_evaluation(Searcher *s) {
+    if (!check_ready(s)) return 0;
+    if (s->eval_kind == EVAL_NONE) {
+        PyErr_SetString(PyExc_RuntimeError, "no evaluation: call set_classic or set_fitted first");
+        return 0;
+    }
+    return 1;
+}
+
+/* set_position(masks_x, masks_o, status, forced, turn, winner, key, ply, drawn_lines_tie):
+ * the Python Position's fields; occupied, won and drawn follow from them. */
+static PyObject *Searcher_set_position(Searcher *s, PyObject *args) {
+    PyObject *mx, *mo, *st;
+    int forced, turn, winner, ply, drawn_lines_tie;
+    unsigned long long key;
+    if (!check_ready(s)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOiiiKip", &mx, &mo, &st, &forced, &turn, &winner, &key, &ply, &drawn_lines_tie))
+        return NULL;
+    uint64_t values[27];
+    if (!read_u64_table(mx, values, 9, "masks[0]") || !read_u64_table(mo, values + 9, 9, "masks[1]") ||
+        !read_u64_table(st, values + 18, 9, "status"))
+        return NULL;
+    Pos p;
+    memset(&p, 0, sizeof p);
+    for (int b = 0; b < 9; b++) {
+        uint64_t x = values[b], o = values[9 + b], state = values[18 + b];
+        if (x > FULL || o > FULL || (x & o) || state > DRAWN) {
+            PyErr_SetString(PyExc_ValueError, "not a valid position");
+            return NULL;
+        }
+        p.masks[0][b] = (uint16_t)x;
+        p.masks[1][b] = (uint16_t)o;
+        p.occupied[b] = (uint16_t)(x | o);
+        p.status[b] = (uint8_t)state;
+        p.status_code += (uint32_t)state * POW4[b];
+        if (state == 1) p.won[0] |= (uint16_t)(1u << b);
+        if (state == 2) p.won[1] |= (uint16_t)(1u << b);
+        if (state == DRAWN) p.drawn |= (uint16_t)(1u << b);
+    }
+    if (forced < -1 || forced > 8 || (turn != 0 && turn != 1) || winner < -1 || winner > 2) {
+        PyErr_SetString(PyExc_ValueError, "not a valid position");
+        return NULL;
+    }
+    p.forced = forced;
+    p.turn = turn;
+    p.winner = winner;
+    p.key = key;
+    p.ply = ply;
+    p.drawn_lines_tie = drawn_lines_tie;
+    s->pos = p;
+    Py_RETURN_NONE;
+}
+
+/* new_search(seconds_left or None, node_limit or None, should_stop or None): what AlphaBeta.iterate
+ * resets before the first depth: node count, clock, killers; the history is aged. */
+static PyObject *Searcher_new_search(Searcher *s, PyObject *args) {
+    PyObject *seconds, *nodes, *should_stop;
+    if (!check_ready(s)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOO", &seconds, &nodes, &should_stop)) return NULL;
+    double now = now_seconds();
+    s->deadline = -1;
+    if (seconds != Py_None) {
+        double left = PyFloat_AsDouble(seconds);
+        if (left == -1.0 && PyErr_Occurred()) return NULL;
+        s->deadline = now + (left > 0 ? left : 0);
+    }
+    s->node_limit = -1;
+    if (nodes != Py_None) {
+        s->node_limit = PyLong_AsLongLong(nodes);
+        if (s->node_limit == -1 && PyErr_Occurred()) return NULL;
+    }
+    Py_CLEAR(s->should_stop);
+    if (should_stop != Py_None) {
+        if (!PyCallable_Check(should_stop)) {
+            PyErr_SetString(PyExc_TypeError, "should_stop must be callable");
+            return NULL;
+        }
+        Py_INCREF(should_stop);
+        s->should_stop = should_stop;
+    }
+    s->next_should_stop = now + SHOULD_STOP_INTERVAL;
+    s->nodes = 0;
+    s->next_check = CLOCK_INTERVAL;
+    for (int t = 0; t < 2; t++)
+        for (int m = 0; m < 81; m++) s->history[t][m] >>= 3; /* old cut-offs must not dominate */
+    for (int i = 0; i < MAX_PLY; i++) s->killers[i][0] = s->killers[i][1] = -1;
+    s->gen = (uint8_t)(s->gen + 1);
+    if (s->gen == 0) s->gen = 1; /* 0 marks an empty slot */
+    Py_RETURN_NONE;
+}
+
+static int read_moves(PyObject *seq, uint8_t *moves, int *n) {
+    PyObject *fast = PySequence_Fast(seq, "moves must be a sequence");
+    if (fast == NULL) return 0;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
+    if (count < 1 || count > 81) {
+        PyErr_SetString(PyExc_ValueError, "between 1 and 81 moves expected");
+        Py_DECREF(fast);
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        long m = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, i));
+        if (m < 0 || m > 80) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "moves are cell indices 0-80");
+            Py_DECREF(fast);
+            return 0;
+        }
+        moves[i] = (uint8_t)m;
+    }
+    *n = (int)count;
+    Py_DECREF(fast);
+    return 1;
+}
+
+/* root(moves, depth) -> (score, move), or None when a limit stopped it (see root_best). */
+static PyObject *Searcher_root(Searcher *s, PyObject *args) {
+    PyObject *seq;
+    int depth;
+    uint8_t moves[81];
+    int n;
+    if (!check_evaluation(s)) return NULL;
+    if (!PyArg_ParseTuple(args, "Oi", &seq, &depth)) return NULL;
+    if (depth < 1 || depth >= MAX_PLY) {
+        PyErr_Format(PyExc_ValueError, "depth must be 1-%d", MAX_PLY - 1);
+        return NULL;
+    }
+    if (!read_moves(seq, moves, &n)) return NULL;
+    uint8_t legal[81];
+    int n_legal = pos_moves(&s->pos, legal);
+    for (int i = 0; i < n; i++) {
+        int ok = 0;
+        for (int j = 0; j < n_legal; j++) ok |= legal[j] == moves[i];
+        if (!ok) {
+            PyErr_Format(PyExc_ValueError, "move %d is not legal in the position", (int)moves[i]);
+            return NULL;
+        }
+    }
+    int score = 0, move = -1, done;
+    s->stopped = 0;
+    s->failed = 0;
+    s->root_best_valid = 0;
+    s->thread = PyEval_SaveThread();
+    done = search_root(s, moves, n, depth, &score, &move);
+    PyEval_RestoreThread(s->thread);
+    s->thread = NULL;
+    if (s->failed) return NULL; /* a Python callback raised; its exception is set */
+    if (!done) Py_RETURN_NONE;
+    return Py_BuildValue("ii", score, move);
+}
+
+static PyObject *Searcher_get_root_best(Searcher *s, void *closure) {
+    if (!s->root_best_valid) Py_RETURN_NONE;
+    return Py_BuildValue("ii", s->root_best_move, s->root_best_score);
+}
+
+/* probe(key) -> (depth, flag, score, move) or None, like AlphaBeta.tt.get(key). */
+static PyObject *Searcher_probe(Searcher *s, PyObject *arg) {
+    if (!check_ready(s)) return NULL;
+    unsigned long long key = PyLong_AsUnsignedLongLongMask(arg);
+    if (PyErr_Occurred()) return NULL;
+    TTEntry *e = tt_probe(s, key);
+    if (e == NULL) Py_RETURN_NONE;
+    return Py_BuildValue("iiii", (int)e->depth, (int)e->flag, (int)e->score, (int)e->move);
+}
+
+static PyObject *moves_list(const uint8_t *moves, int n) {
+    PyObject *list = PyList_New(n);
+    if (list == NULL) return NULL;
+    for (int i = 0; i < n; i++) PyList_SET_ITEM(list, i, PyLong_FromLong(moves[i]));
+    return list;
+}
+
+/* Checks of the parts against the Python reference (tests and the engine's self-check). */
+
+static PyObject *Searcher_evaluate(Searcher *s, PyObject *unused) {
+    if (!check_evaluation(s)) return NULL;
+    s->failed = 0;
+    s->thread = PyEval_SaveThread();
+    int score = evaluate(s);
+    PyEval_RestoreThread(s->thread);
+    s->thread = NULL;
+    if (s->failed) return NULL;
+    return PyLong_FromLong(score);
+}
+
+static PyObject *Searcher_move_priority(Searcher *s, PyObject *seq) {
+    uint8_t moves[81];
+    int n, priorities[81];
+    if (!check_ready(s) || !read_moves(seq, moves, &n)) return NULL;
+    move_priority(s, moves, n, priorities);
+    PyObject *list = PyList_New(n);
+    if (list == NULL) return NULL;
+    for (int i = 0; i < n; i++) PyList_SET_ITEM(list, i, PyLong_FromLong(priorities[i]));
+    return list;
+}
+
+static PyObject *Searcher_legal_moves(Searcher *s, PyObject *unused) {
+    uint8_t moves[81];
+    if (!check_ready(s)) return NULL;
+    return moves_list(moves, pos_moves(&s->pos, moves));
+}
+
+static PyObject *Searcher_state(Searcher *s, PyObject *unused) {
+    const Pos *p = &s->pos;
+    return Py_BuildValue("iiiKi", p->turn, p->winner, p->forced, (unsigned long long)p->key, p->ply);
+}
+
+static long long perft(Pos *p, int depth) {
+    if (depth == 0 || p->winner != NO_WINNER) return 1;
+    uint8_t moves[81];
+    int n = pos_moves(p, moves);
+    if (depth == 1) return n;
+    long long total = 0;
+    for (int i = 0; i < n; i++) {
+        pos_push(p, moves[i]);
+        total += perft(p, depth - 1);
+        pos_pop(p);
+    }
+    return total;
+}
+
+static PyObject *Searcher_perft(Searcher *s, PyObject *arg) {
+    if (!check_ready(s)) return NULL;
+    long depth = PyLong_AsLong(arg);
+    if (depth == -1 && PyErr_Occurred()) return NULL;
+    if (depth < 0 || depth > 81 - s->pos.sp) {
+        PyErr_SetString(PyExc_ValueError, "perft depth out of range");
+        return NULL;
+    }
+    long long total;
+    Py_BEGIN_ALLOW_THREADS
+    total = perft(&s->pos, (int)depth);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLongLong(total);
+}
+
+static PyObject *Searcher_push(Searcher *s, PyObject *arg) {
+    if (!check_ready(s)) return NULL;
+    long m = PyLong_AsLong(arg);
+    if (m == -1 && PyErr_Occurred()) return NULL;
+    uint8_t moves[81];
+    int n = pos_moves(&s->pos, moves), ok = 0;
+    for (int i = 0; i < n; i++) ok |= moves[i] == m;
+    if (!ok || s->pos.sp >= MAX_PLY) {
+        PyErr_Format(PyExc_ValueError, "move %ld is not legal", m);
+        return NULL;
+    }
+    pos_push(&s->pos, (int)m);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Searcher_pop(Searcher *s, PyObject *unused) {
+    if (!check_ready(s)) return NULL;
+    if (s->pos.sp == 0) {
+        PyErr_SetString(PyExc_IndexError, "no move to take back");
+        return NULL;
+    }
+    pos_pop(&s->pos);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Searcher_get_nodes(Searcher *s, void *c) { return PyLong_FromLongLong(s->nodes); }
+static PyObject *Searcher_get_tt_count(Searcher *s, void *c) { return PyLong_FromLongLong(s->tt_count); }
+static PyObject *Searcher_get_tt_replaced(Searcher *s, void *c) { return PyLong_FromLongLong(s->tt_replaced); }
+static PyObject *Searcher_get_tt_slots(Searcher *s, void *c) {
+    return PyLong_FromUnsignedLongLong(s->tt == NULL ? 0 : s->tt_mask + 1);
+}
+
+static PyMethodDef Searcher_methods[] = {
+    {"set_classic", (PyCFunction)Searcher_set_classic, METH_VARARGS, "Evaluate with agent.evaluation.Evaluator."},
+    {"set_fitted", (PyCFunction)Searcher_set_fitted, METH_VARARGS, "Evaluate with agent.eval_fitted.FittedEvaluator."},
+    {"set_position", (PyCFunction)Searcher_set_position, METH_VARARGS, "Copy a Python Position in."},
+    {"new_search", (PyCFunction)Searcher_new_search, METH_VARARGS, "Start a search: limits, killers, history age."},
+    {"root", (PyCFunction)Searcher_root, METH_VARARGS, "One depth of the root search: (score, move) or None."},
+    {"probe", (PyCFunction)Searcher_probe, METH_O, "The table entry of a key: (depth, flag, score, move) or None."},
+    {"evaluate", (PyCFunction)Searcher_evaluate, METH_NOARGS, "The evaluation of the current position."},
+    {"move_priority", (PyCFunction)Searcher_move_priority, METH_O, "Priorities of moves here."},
+    {"legal_moves", (PyCFunction)Searcher_legal_moves, METH_NOARGS, "Legal moves here."},
+    {"state", (PyCFunction)Searcher_state, METH_NOARGS, "(turn, winner, forced, key, ply)."},
+    {"perft", (PyCFunction)Searcher_perft, METH_O, "Leaf count at a depth."},
+    {"push", (PyCFunction)Searcher_push, METH_O, "Make a legal move."},
+    {"pop", (PyCFunction)Searcher_pop, METH_NOARGS, "Take back the last move."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Searcher_getset[] = {
+    {"nodes", (getter)Searcher_get_nodes, NULL, "nodes of the current search", NULL},
+    {"root_best", (getter)Searcher_get_root_best, NULL, "(move, score) proven better in a stopped depth", NULL},
+    {"tt_count", (getter)Searcher_get_tt_count, NULL, "table entries in use", NULL},
+    {"tt_replaced", (getter)Searcher_get_tt_replaced, NULL, "entries replaced by another key so far", NULL},
+    {"tt_slots", (getter)Searcher_get_tt_slots, NULL, "table size in entries", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject SearcherType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "agent._core.Searcher",
+    .tp_basicsize = sizeof(Searcher),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The compiled alpha-beta search of agent/search.py for Ultimate Tic-Tac-Toe.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Searcher_init,
+    .tp_dealloc = (destructor)Searcher_dealloc,
+    .tp_methods = Searcher_methods,
+    .tp_getset = Searcher_getset,
+};
+
+static PyMethodDef core_methods[] = {
+    {"set_zobrist", core_set_zobrist, METH_VARARGS, "set_zobrist(cell_x, cell_o, forced): agent.rules' keys."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef core_module = {
+    PyModuleDef_HEAD_INIT, "agent._core", "Compiled search core (see agent/core.py).", -1, core_methods,
+};
+
+PyMODINIT_FUNC PyInit__core(void) {
+    for (int m = 0; m < 512; m++) {
+        WINS[m] = 0;
+        for (int l = 0; l < 8; l++)
+            if ((m & LINES[l]) == LINES[l]) WINS[m] = 1;
+    }
+    if (PyType_Ready(&SearcherType) < 0) return NULL;
+    PyObject *module = PyModule_Create(&core_module);
+    if (module == NULL) return NULL;
+    Py_INCREF(&SearcherType);
+    if (PyModule_AddObject(module, "Searcher", (PyObject *)&SearcherType) < 0) {
+        Py_DECREF(&SearcherType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    PyModule_AddIntConstant(module, "WIN_SCORE", WIN_SCORE);
+    PyModule_AddIntConstant(module, "CLOCK_INTERVAL", CLOCK_INTERVAL);
+    PyModule_AddIntConstant(module, "MAX_PLY", MAX_PLY);
+    PyModule_AddIntConstant(module, "TT_ENTRY_BYTES", (int)sizeof(TTEntry));
+    return module;
+}

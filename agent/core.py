@@ -1,0 +1,326 @@
+"""The compiled search core (``agent._core``, from agent/_core.c) behind AlphaBeta's interface,
+and the choice between it and the pure-Python search.
+
+:class:`CompiledAlphaBeta` is :class:`agent.search.AlphaBeta` for Ultimate Tic-Tac-Toe with the
+tree search in C: ``search(state, limit, on_iteration)`` and ``iterate(state, limit)`` behave
+alike, line for line (this module keeps the iterative deepening, as ``AlphaBeta.iterate`` does;
+the C code mirrors ``_root``, ``_negamax``, ``_ordered``, the rules and the evaluation). At a
+fixed depth the two return the same move, score and node count (tests/test_core.py).
+
+The core is optional: ``pip install`` builds it where a C compiler works and carries on without
+it where none does. :func:`make_searcher` picks the core: ``core="python"``, ``"compiled"`` (an
+error where it is missing) or ``"auto"`` (compiled when it is there); ``None`` reads the
+``UTTT_CORE`` environment variable, default ``auto``. It says once per process, in the log,
+which core runs and why.
+
+The compiled core supports the evaluations it mirrors (the classic ``Evaluator`` and the fitted
+``FittedEvaluator``); it checks itself against the Python evaluator on a few thousand positions
+when first built for one, and for any other evaluator, or one that disagrees, the engine runs
+the pure-Python search and says so.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import time
+from array import array
+
+from .limits import SearchLimit, SearchResult
+from .rules import ZOBRIST_CELL, ZOBRIST_FORCED, Position
+from .search import MAX_PLY, PROVEN_SCORE, AlphaBeta
+
+log = logging.getLogger(__name__)
+
+CORES = ("auto", "compiled", "python")
+CORE_ENV = "UTTT_CORE"
+
+try:
+    from . import _core
+except ImportError as error:  # not built: no compiler when it was installed
+    _core = None
+    IMPORT_ERROR = str(error)
+else:
+    IMPORT_ERROR = ""
+    _core.set_zobrist(ZOBRIST_CELL[0], ZOBRIST_CELL[1], ZOBRIST_FORCED)
+    if _core.CLOCK_INTERVAL != 256 or _core.MAX_PLY != MAX_PLY:  # pragma: no cover - a stale build
+        _core, IMPORT_ERROR = None, "agent._core was built from an older agent/_core.c; reinstall"
+
+#: Bytes of one table entry in C (the Python table's dict entry costs about 200).
+TT_ENTRY_BYTES = _core.TT_ENTRY_BYTES if _core is not None else 16
+
+
+class CoreUnavailable(ValueError):
+    """The compiled core was asked for but cannot run here."""
+
+
+class UnsupportedEvaluation(Exception):
+    """The compiled core does not compute this evaluator's evaluation."""
+
+
+def compiled_available() -> bool:
+    return _core is not None
+
+
+def unavailable_reason() -> str:
+    """Why the compiled core is missing ('' when it is there), with what to do about it."""
+    if _core is not None:
+        return ""
+    return (f"the compiled core is not built ({IMPORT_ERROR}); install with a C compiler present "
+            "(python -m pip install -e .) to build it")
+
+
+def requested_core(core: str | None = None) -> str:
+    """``core`` or, when None, the ``UTTT_CORE`` environment variable, or ``auto``; checked."""
+    choice = core if core is not None else os.environ.get(CORE_ENV, "").strip().lower() or "auto"
+    if choice not in CORES:
+        source = "core" if core is not None else f"{CORE_ENV}"
+        raise ValueError(f"{source} must be one of {', '.join(CORES)}, got {choice!r}")
+    return choice
+
+
+def default_core_text() -> str:
+    """For --help: what ``auto`` means on this installation."""
+    return "compiled (C) here" if _core is not None else f"pure Python here: {unavailable_reason()}"
+
+
+def table_slots(hash_mb: float) -> int:
+    """Entries of the flat table within ``hash_mb`` megabytes: the largest power of two that fits."""
+    slots = 1024
+    while slots * 2 * TT_ENTRY_BYTES <= hash_mb * 1024 * 1024:
+        slots *= 2
+    return slots
+
+
+# -- evaluations the core computes ----------------------------------------------------------------
+
+def _int32_bytes(values) -> bytes:
+    table = array("i", values)
+    if table.itemsize != 4:  # pragma: no cover - every platform CPython builds on has 4-byte ints
+        raise UnsupportedEvaluation("array('i') is not 32-bit here")
+    return table.tobytes()
+
+
+def _configure_classic(searcher, evaluator) -> None:
+    from .evaluation import board_scales, global_value
+
+    w = evaluator.weights
+
+    def memo(won_x: int, won_o: int, drawn: int) -> tuple:  # as in Evaluator._make_evaluate
+        return (global_value(won_x, won_o, drawn, w) * 5, *board_scales(won_x, won_o, drawn, w))
+
+    searcher.set_classic(_int32_bytes(evaluator._local), memo, w.free_move * 5)
+
+
+def _configure_fitted(searcher, evaluator) -> None:
+    idle, sent = evaluator._idle, evaluator._sent
+    # Patterns no board can hold (overlapping masks) are None in the Python tables: never read.
+    tables = [_int32_bytes(0 if pair is None else pair[k] for pair in table) for table in (idle, sent) for k in (0, 1)]
+    data = evaluator.data
+    w = data["weights"]
+    searcher.set_fitted(*tables, data["scale"], w["line"], w["board"], w["tempo"], w["free_move"])
+
+
+def _evaluation_kind(evaluator) -> str:
+    from .evaluation import Evaluator
+
+    if type(evaluator) is Evaluator:
+        return "classic"
+    try:
+        from .eval_fitted import FittedEvaluator
+    except ImportError:  # pragma: no cover - the fitted evaluation is not in this version
+        FittedEvaluator = None
+    if FittedEvaluator is not None and type(evaluator) is FittedEvaluator:
+        return "fitted"
+    raise UnsupportedEvaluation(f"the compiled core has no {type(evaluator).__name__} evaluation")
+
+
+_CONFIGURE = {"classic": _configure_classic, "fitted": _configure_fitted}
+#: Evaluators that passed the self-check, by what determines their tables.
+_checked: set = set()
+
+
+def _check_key(evaluator, kind: str):
+    if kind == "classic":
+        return kind, evaluator.weights
+    return kind, id(evaluator.data)
+
+
+def self_check_positions(games: int = 24, seed: int = 20261122):
+    """Positions of seeded random games (both rule variants), every ply: for comparing the cores."""
+    rng = random.Random(seed)
+    for g in range(games):
+        pos = Position("codingame" if g % 4 == 3 else "wpi")
+        while pos.winner is None:
+            yield pos
+            pos.push(rng.choice(list(pos.legal_moves())))
+
+
+def _self_check(searcher, evaluator) -> None:
+    """The compiled evaluation and move ordering agree with the Python evaluator's, or raise."""
+    for pos in self_check_positions():
+        load_position(searcher, pos)
+        moves = list(pos.legal_moves())
+        mine, theirs = searcher.evaluate(), evaluator.evaluate(pos)
+        if mine != theirs:
+            raise UnsupportedEvaluation(f"the compiled evaluation gives {mine}, Python {theirs}, at {pos!r}")
+        if searcher.move_priority(moves) != evaluator.move_priority(pos, moves):
+            raise UnsupportedEvaluation(f"the compiled move priorities differ from Python's at {pos!r}")
+
+
+def load_position(searcher, pos: Position) -> None:
+    """Copy a Position into the C searcher."""
+    searcher.set_position(pos.masks[0], pos.masks[1], pos.status, pos.forced, pos.turn,
+                          -1 if pos.winner is None else pos.winner, pos.key, pos.ply, pos.variant == "wpi")
+
+
+# -- the searcher --------------------------------------------------------------------------------
+
+class CompiledAlphaBeta:
+    """AlphaBeta for Ultimate Tic-Tac-Toe with the tree search in C: keeps its table and history
+    between moves of one game. ``hash_mb`` bounds the table (a flat array of 16-byte entries);
+    ``tt_slots`` sets its size directly (a power of two)."""
+
+    def __init__(self, evaluator, hash_mb: float = 192.0, tt_slots: int | None = None) -> None:
+        if _core is None:
+            raise CoreUnavailable(unavailable_reason())
+        kind = _evaluation_kind(evaluator)
+        self.evaluator = evaluator
+        self.evaluation = kind
+        self._core = _core.Searcher(bytes(evaluator._can_win_next), tt_slots or table_slots(hash_mb))
+        _CONFIGURE[kind](self._core, evaluator)
+        key = _check_key(evaluator, kind)
+        if key not in _checked:
+            _self_check(self._core, evaluator)
+            _checked.add(key)
+        self._deadline = None
+
+    @property
+    def nodes(self) -> int:
+        return self._core.nodes
+
+    @property
+    def tt_slots(self) -> int:
+        return self._core.tt_slots
+
+    @property
+    def tt_count(self) -> int:
+        return self._core.tt_count
+
+    @property
+    def tt_replaced(self) -> int:
+        """Entries replaced by another position's so far: 0 means the table acted like a dict."""
+        return self._core.tt_replaced
+
+    # -- public: as AlphaBeta ------------------------------------------------------------------
+
+    def search(self, state: Position, limit: SearchLimit, on_iteration=None) -> SearchResult:
+        """The best move found within ``limit`` (see AlphaBeta.search)."""
+        result = None
+        for result in self.iterate(state, limit):
+            if on_iteration is not None:
+                on_iteration(result)
+        return result
+
+    def iterate(self, state: Position, limit: SearchLimit):
+        """Yield a SearchResult after every completed depth (and a last one if time ran out):
+        AlphaBeta.iterate, with each depth's tree searched in C."""
+        moves = list(state.legal_moves())
+        if not moves:
+            raise ValueError("no legal moves: the game is over")
+        start = time.perf_counter()
+        core = self._core
+        load_position(core, state)
+        self._deadline = limit.deadline
+        core.new_search(None if limit.deadline is None else limit.deadline - time.perf_counter(), limit.nodes,
+                        getattr(limit, "should_stop", None))
+
+        best = SearchResult(move=self._initial_move(state, moves))
+        if len(moves) == 1 and limit.depth is None and limit.nodes is None:
+            best.elapsed = time.perf_counter() - start
+            yield best  # a forced move needs no thinking
+            return
+        max_depth = limit.depth if limit.depth is not None else MAX_PLY - 1
+        for depth in range(1, max_depth + 1):
+            found = core.root(moves, depth)
+            if found is None:  # a limit stopped this depth
+                if core.root_best is not None:  # proven better than the completed first move
+                    best.move, best.score = core.root_best
+                best.nodes, best.elapsed = core.nodes, time.perf_counter() - start
+                yield best
+                return
+            score, move = found
+            best = SearchResult(move=move, score=score, depth=depth, nodes=core.nodes,
+                                elapsed=time.perf_counter() - start, pv=self._principal_variation(state, move, depth))
+            best.proven = abs(score) >= PROVEN_SCORE or depth >= AlphaBeta._plies_left_bound(state)
+            moves.remove(move)
+            moves.insert(0, move)
+            yield best
+            if best.proven:
+                return
+            if self._out_of_time():
+                return
+
+    # -- internals: as AlphaBeta's, reading the C table ------------------------------------------
+
+    def _initial_move(self, state, moves) -> int:
+        entry = self._core.probe(state.key)
+        if entry is not None and entry[3] in moves:
+            return entry[3]
+        priorities = self.evaluator.move_priority(state, moves)
+        return moves[priorities.index(max(priorities))]
+
+    def _out_of_time(self) -> bool:
+        return self._deadline is not None and time.perf_counter() >= self._deadline
+
+    def _principal_variation(self, state, move, depth) -> list[int]:
+        pv = [move]
+        seen = {state.key}
+        state.push(move)
+        made = 1
+        while len(pv) < depth and state.winner is None:
+            entry = self._core.probe(state.key)
+            if entry is None or state.key in seen or entry[3] not in state.legal_moves():
+                break
+            seen.add(state.key)
+            pv.append(entry[3])
+            state.push(entry[3])
+            made += 1
+        for _ in range(made):
+            state.pop()
+        return pv
+
+
+# -- the choice of core ------------------------------------------------------------------------
+
+_announced: set[str] = set()
+
+
+def _announce(message: str, level: int = logging.INFO) -> None:
+    if message not in _announced:
+        _announced.add(message)
+        log.log(level, "%s", message)
+
+
+def make_searcher(evaluator, hash_mb: float = 192.0, core: str | None = None):
+    """The searcher for ``core`` (see the module docstring) and which core it is:
+    ``(searcher, "compiled" | "python")``. CoreUnavailable when ``compiled`` cannot run."""
+    choice = requested_core(core)
+    if choice != "python":
+        try:
+            searcher = CompiledAlphaBeta(evaluator, hash_mb=hash_mb)
+        except (CoreUnavailable, UnsupportedEvaluation) as error:
+            if choice == "compiled":
+                raise CoreUnavailable(f"--core compiled: {error}") from None
+            _announce(f"search core: pure Python ({error})",
+                      logging.WARNING if isinstance(error, UnsupportedEvaluation) else logging.INFO)
+        else:
+            _announce(f"search core: compiled (C, agent._core), {searcher.evaluation} evaluation, "
+                      f"table {searcher.tt_slots:,} entries")
+            return searcher, "compiled"
+    elif core is None:
+        _announce(f"search core: pure Python ({CORE_ENV}=python)")
+    else:
+        _announce("search core: pure Python (--core python)")
+    return AlphaBeta(evaluator, move_space=81, hash_mb=hash_mb), "python"
