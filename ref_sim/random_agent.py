@@ -24,6 +24,7 @@ import random
 import sys
 import time
 
+from ref_sim.referee import last_line, one_line, referee_lines
 from ref_sim.rules import Game
 
 POLL = 0.01             # seconds between looks at the files: quick, but no busy loop
@@ -45,6 +46,7 @@ class RandomAgent:
         # without me): never trust those exact files, whatever their timestamps say.
         self.stale = {name: self.identity(name) for name in ("first_four_moves", "end_game")}
         self.warned_stale = False
+        self.refused_opening = None     # identity of a first_four_moves already refused
         self.reset()
 
     def reset(self) -> None:
@@ -90,7 +92,7 @@ class RandomAgent:
             if self.game_over():
                 text = self.read("end_game")
                 if text is not None:
-                    self.say(f"game over: {text.strip()}")
+                    self.say(f"game over: {one_line(text)}")
                     return 0
             opening = self.opening_key()
             if opening is None and self.mtime("move_file") is None:
@@ -139,18 +141,27 @@ class RandomAgent:
                          "game that began without me; waiting for a new game")
                 self.warned_stale = True
             return
-        if text is None:
+        if text is None or key == self.refused_opening:
             return
-        lines = [line.split() for line in text.splitlines() if line.strip()]
+        # Lines as the referee's Python cuts them (only \n, \r, \r\n end one).
+        lines = [line.split() for line in referee_lines(text) if not line.isspace()]
         game = Game()
         try:
             names = [line[0] for line in lines]
             for _, board, spot in (line[:3] for line in lines):
                 game.play(int(board), int(spot))
-        except (ValueError, IndexError):
-            self.say(f"first_four_moves is not an opening: {text!r}")
-            return
-        if len(lines) != 4:
+            problem = None if len(lines) == 4 else f"{len(lines)} lines, not 4"
+            if not problem and (names[2], names[3]) != (names[0], names[1]):
+                problem = (f"lines 3-4 name {names[2]} and {names[3]}, lines 1-2 "
+                           f"{names[0]} and {names[1]}")
+            if not problem and names[0] == names[1]:
+                problem = f"both players are called {names[0]}"
+        except (ValueError, IndexError) as error:
+            problem = str(error) or "a line is not NAME BOARD SPOT"
+        if problem:
+            self.say(f"first_four_moves is not an opening ({problem}): "
+                     f"{one_line(repr(text))}; waiting for end_game")
+            self.refused_opening = key
             return
         move_file = self.read("move_file")
         if self.name in names[:2]:
@@ -158,7 +169,7 @@ class RandomAgent:
         else:      # old referees wrote X/O: p1 is whoever is called while move_file is empty
             self.me = 0 if move_file == "" else 1
         self.game, self.opening_id = game, key
-        self.say(f"opening {' '.join(f'{b}{s}' for _, b, s in lines)}: "
+        self.say(f"opening {' '.join(f'{b}{s}' for b, s in game.moves)}: "
                  f"I am {'XO'[self.me]} ({'first' if self.me == 0 else 'second'})")
         if self.me == 0 and move_file != "" or self.me == 1 and move_file.count("\n") > 1:
             self.say("I was started after the game began: I cannot know the position, "
@@ -170,11 +181,7 @@ class RandomAgent:
         text = self.read("move_file")
         if text is None:
             return False
-        last = ""
-        for line in text.splitlines():
-            if not line.strip():
-                break
-            last = line
+        last = last_line(referee_lines(text)).rstrip("\n")     # what the referee reads
         if last == self.last_seen:
             return False
         tokens = last.split()

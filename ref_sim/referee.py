@@ -13,6 +13,7 @@ turn after the other (delete the opponent's ``.go``, note the mtime of ``move_fi
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import os
 import random
@@ -138,16 +139,47 @@ class RefereeCrash(Exception):
     """The real referee would crash here (move_file missing): no end_game is written."""
 
 
-def read_move_line(path) -> str:
-    """The line the real referee reads: the last line before the first blank line."""
-    with open(path, "r", encoding="utf-8", errors="replace") as handle:
-        lines = handle.readlines()
+def referee_lines(text: str) -> list[str]:
+    """``text`` cut into lines (each with its ``\\n``) as the referee's Python reads a file.
+
+    Universal newlines: only ``\\n``, ``\\r`` and ``\\r\\n`` end a line.  ``str.splitlines``
+    also cuts at ``\\x0b \\x0c \\x1c \\x1d \\x1e \\x85 \\u2028 \\u2029``, where the referee
+    does not: inside a line those are whitespace, so ``Otter 3 4\\x1cjunk`` is the move 3 4.
+
+    >>> referee_lines("A 1 2\\x0bA 5 6\\rB 3 4\\r\\n")
+    ['A 1 2\\x0bA 5 6\\n', 'B 3 4\\n']
+    """
+    return io.StringIO(text, newline=None).readlines()
+
+
+def last_line(lines: list[str]) -> str:
+    """The line the real referee keeps: the last one before the first blank line ("" if the
+    first line is blank or there is none)."""
     line = ""
     for next_line in lines:
         if next_line.isspace():
             break
         line = next_line
     return line
+
+
+def read_move_line(path) -> str:
+    """The line the real referee reads from ``move_file`` (see :func:`referee_lines`)."""
+    with open(path, "r", encoding="utf-8", errors="replace") as handle:   # universal newlines
+        return last_line(handle.readlines())
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """``text`` fit to print on one line: stripped, control and other unprintable characters
+    escaped (``\\x1b``...), cut at ``limit`` characters with ``...``.  A file written by
+    someone else (``end_game``) must not move the cursor or paint the terminal.
+
+    >>> one_line("END: A WINS!\\x1b[2J\\nmore")
+    'END: A WINS!\\\\x1b[2J\\\\nmore'
+    """
+    text = text.strip()
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return shown if len(shown) <= limit else shown[:limit] + "..."
 
 
 def parse_move_line(line: str) -> tuple[str, int, int] | None:

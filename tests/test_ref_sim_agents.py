@@ -7,6 +7,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from ref_sim.referee import run_game
 
 ROOT = str(Path(__file__).resolve().parent.parent)
@@ -67,3 +69,71 @@ def test_random_agent_exits_when_the_game_is_aborted(tmp_path):
         code, output = finish(agent, timeout=6)
     assert record.result == "aborted"
     assert code == 1 and "aborted" in output
+
+
+# -- reading the files as the referee does (issue 9, item 1) -----------------------------
+
+# Walrus (p1) 4 0, Otter 0 4, Walrus 4 8, Otter 8 4: Walrus plays next, in board 4.
+OPENING = ["Walrus 4 0", "Otter 0 4", "Walrus 4 8", "Otter 8 4"]
+
+
+def joined_agent(tmp_path, name, opening_text, move_file=""):
+    """A RandomAgent that has just seen its .go appear on the given files."""
+    from ref_sim.random_agent import RandomAgent
+    agent = RandomAgent(name, str(tmp_path), seed=1)     # files written after: not stale
+    (tmp_path / "move_file").write_text(move_file, newline="")
+    (tmp_path / "first_four_moves").write_text(opening_text, newline="")
+    (tmp_path / f"{name}.go").write_text("")
+    agent.load_opening()
+    return agent
+
+
+@pytest.mark.parametrize("separator", ["\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85",
+                                       "\u2028", "\u2029"])
+def test_opening_lines_are_cut_only_where_the_referee_cuts(tmp_path, separator):
+    # str.splitlines would cut "Walrus 4 0<sep>junk" in two and refuse a 5-line opening.
+    text = f"{OPENING[0]}{separator}junk\n{OPENING[1]}\r\n{OPENING[2]}\r{OPENING[3]}\n"
+    agent = joined_agent(tmp_path, "Walrus", text)
+    assert agent.game is not None and agent.me == 0
+    assert agent.game.moves == [(4, 0), (0, 4), (4, 8), (8, 4)]
+
+
+@pytest.mark.parametrize("separator", ["\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85",
+                                       "\u2028", "\u2029"])
+def test_opponent_move_is_read_as_the_referee_reads_it(tmp_path, separator):
+    # The referee's Python reads "Walrus 4 1<sep>Walrus 4 2" as one line, tokens
+    # Walrus 4 1 Walrus 4 2: the move is 4 1.  splitlines would have seen 4 2.
+    agent = joined_agent(tmp_path, "Otter", "\n".join(OPENING) + "\n",
+                         f"Walrus 4 1{separator}Walrus 4 2\n")
+    assert agent.me == 1
+    assert agent.my_turn() and agent.game.moves[-1] == (4, 1)
+
+
+def test_opponent_move_with_trailing_junk_after_a_separator(tmp_path):
+    agent = joined_agent(tmp_path, "Otter", "\n".join(OPENING) + "\n", "Walrus 4 3\x1cjunk\n")
+    assert agent.my_turn() and agent.game.moves[-1] == (4, 3)
+    assert not agent.stuck
+
+
+def test_carriage_returns_end_lines(tmp_path):
+    agent = joined_agent(tmp_path, "Otter", "\r\n".join(OPENING) + "\r\n", "Walrus 4 2\rWalrus 4 1\r")
+    assert agent.my_turn() and agent.game.moves[-1] == (4, 1)
+
+
+def test_opening_naming_a_third_player_is_refused(tmp_path, capsys):
+    text = "\n".join(OPENING[:2] + ["Walrus 4 8", "Seal 8 4"]) + "\n"
+    agent = joined_agent(tmp_path, "Walrus", text)
+    assert agent.game is None
+    out = capsys.readouterr().out
+    assert "not an opening (lines 3-4 name Walrus and Seal" in out and "waiting for end_game" in out
+    agent.load_opening()                   # said once, not at every poll
+    assert capsys.readouterr().out == ""
+
+
+def test_end_game_garbage_is_printed_as_one_clean_line(tmp_path):
+    from ref_sim.referee import one_line
+    assert one_line("END: Match TIED!") == "END: Match TIED!"
+    shown = one_line("END: A WINS!\x1b[2J\nrm -rf ~\r" + "x" * 500)
+    assert "\n" not in shown and "\x1b" not in shown and "\r" not in shown
+    assert shown.startswith("END: A WINS!\\x1b[2J\\nrm -rf ~\\r") and shown.endswith("...")
+    assert len(shown) == 203

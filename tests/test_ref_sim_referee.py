@@ -293,9 +293,27 @@ def test_linger_rewrites_then_cleans(tmp_path):
     ("A 1 2 3 4", "A 1 2 3 4", ("A", 1, 2)),
     ("A x 2", "A x 2", None),
     ("A -1 12", "A -1 12", ("A", -1, 12)),
+    # Universal newlines: only \n, \r, \r\n end a line (issue 9, item 1).
+    ("A 1 2\rB 3 4\r", "B 3 4\n", ("B", 3, 4)),
+    ("A 1 2\r\n\r\nB 3 4\r\n", "A 1 2\n", ("A", 1, 2)),
+    ("A 1 2\x1cjunk\n", "A 1 2\x1cjunk\n", ("A", 1, 2)),
+    ("A 1 2\x0bA 5 6\n", "A 1 2\x0bA 5 6\n", ("A", 1, 2)),
+    ("A 1 2\u2028B 5 6\n", "A 1 2\u2028B 5 6\n", ("A", 1, 2)),
+    ("A 1 2\x85B 5 6", "A 1 2\x85B 5 6", ("A", 1, 2)),
 ])
 def test_reading_like_the_real_referee(tmp_path, text, line, parsed):
     path = tmp_path / "move_file"
-    path.write_text(text)
+    path.write_text(text, encoding="utf-8", newline="")
     assert read_move_line(path) == line
     assert parse_move_line(line) == parsed
+
+
+@pytest.mark.parametrize("separator", ["\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85",
+                                       "\u2028", "\u2029"])
+def test_separators_inside_a_line_are_whitespace_to_the_referee(scripted, separator):
+    # A move line with a separator and more words after it is still the move before it.
+    def act(turn):
+        board, spot = turn.legal_move()
+        turn.write(f"{turn.player} {board} {spot}{separator}{turn.player} 9 9\n")
+    record, _ = scripted(on_ply(0, act), time_limit=0.3)
+    assert len(record.moves) >= 1 and record.reason != "Invalid move!"
