@@ -49,13 +49,31 @@ class SearchEngine:
         return self.searcher.search(position, limit)
 
 
+#: The Ultimate Tic-Tac-Toe evaluations by name: ``classic`` (hand-shaped, agent/evaluation.py)
+#: and ``fitted`` (board chances compounded along global lines, agent/eval_fitted.py).
+EVALUATIONS = ("classic", "fitted")
+DEFAULT_EVALUATION = "classic"
+
+
+def make_evaluator(evaluation: str = DEFAULT_EVALUATION, weights=None):
+    """An evaluator by name (``EVALUATIONS``); ``weights`` only for the classic one."""
+    if evaluation == "classic":
+        return Evaluator(weights) if weights is not None else Evaluator()
+    if evaluation == "fitted":
+        if weights is not None:
+            raise ValueError("weights apply to the classic evaluation only")
+        from .eval_fitted import FittedEvaluator  # its data file is read only when chosen
+        return FittedEvaluator()
+    raise ValueError(f"unknown evaluation {evaluation!r}; choose from {', '.join(EVALUATIONS)}")
+
+
 class AlphaBetaEngine(SearchEngine):
-    """The competition engine: the search with the table-driven Ultimate Tic-Tac-Toe evaluation
-    (``weights`` to try others)."""
+    """The competition engine: the search with a table-driven Ultimate Tic-Tac-Toe evaluation
+    (``evaluation`` by name, see ``EVALUATIONS``; ``weights`` to try other classic ones)."""
 
     def __init__(self, depth: int | None = None, nodes: int | None = None, hash_mb: float = 192.0,
-                 weights=None) -> None:
-        self.evaluator = Evaluator(weights) if weights is not None else Evaluator()
+                 weights=None, evaluation: str = DEFAULT_EVALUATION) -> None:
+        self.evaluator = make_evaluator(evaluation, weights)
         super().__init__(AlphaBeta(self.evaluator, move_space=81, hash_mb=hash_mb), depth, nodes)
 
 

@@ -132,14 +132,62 @@ def board_scales(won_x: int, won_o: int, drawn: int, w: Weights) -> list[int]:
     return scales
 
 
-class Evaluator:
-    """``evaluate(position)`` from the side to move's view, and ``move_priority`` for ordering."""
+_can_win_table: list[bool] | None = None
+
+
+def can_win_table() -> list[bool]:
+    """``build_can_win_table()``, built once per process and shared by every evaluator."""
+    global _can_win_table
+    if _can_win_table is None:
+        _can_win_table = build_can_win_table()
+    return _can_win_table
+
+
+class TacticalOrdering:
+    """``move_priority``: the static move ordering every Ultimate Tic-Tac-Toe evaluator shares."""
+
+    def __init__(self) -> None:
+        self._can_win_next = can_win_table()
+
+    def move_priority(self, pos: Position, moves) -> list[int]:
+        """Static priority of each move: a local win first, then a block; a move that sends the
+        opponent to a board they can win at once, or lets them play anywhere, last."""
+        me = pos.masks[pos.turn]
+        them = pos.masks[1 - pos.turn]
+        status = pos.status
+        occupied = pos.occupied
+        can_win = self._can_win_next
+        priorities = []
+        for m in moves:
+            b, bit, s = BOARD_OF[m], BIT_OF[m], SPOT_OF[m]
+            if WINS[me[b] | bit]:
+                p = 4
+            elif WINS[them[b] | bit]:
+                p = 2
+            else:
+                p = 0
+            if s == b:  # sent back into this board, as it will be after the move
+                if p == 4 or occupied[b] | bit == FULL:
+                    p -= 2
+                elif can_win[them[b] << 9 | me[b] | bit]:
+                    p -= 3
+            elif status[s] != OPEN:
+                p -= 2
+            elif can_win[them[s] << 9 | me[s]]:
+                p -= 3
+            priorities.append(p)
+        return priorities
+
+
+class Evaluator(TacticalOrdering):
+    """The classic evaluation: ``evaluate(position)`` from the side to move's view, and
+    ``move_priority`` for ordering."""
 
     def __init__(self, weights: Weights = DEFAULT_WEIGHTS) -> None:
+        super().__init__()
         self.weights = weights
         self._local = build_local_table(weights)
         self._global: dict[int, int] = {}
-        self._can_win_next = build_can_win_table()
         self.evaluate = self._make_evaluate()
 
     def _make_evaluate(self):
@@ -170,32 +218,3 @@ class Evaluator:
             return score
 
         return evaluate
-
-    def move_priority(self, pos: Position, moves) -> list[int]:
-        """Static priority of each move: a local win first, then a block; a move that sends the
-        opponent to a board they can win at once, or lets them play anywhere, last."""
-        me = pos.masks[pos.turn]
-        them = pos.masks[1 - pos.turn]
-        status = pos.status
-        occupied = pos.occupied
-        can_win = self._can_win_next
-        priorities = []
-        for m in moves:
-            b, bit, s = BOARD_OF[m], BIT_OF[m], SPOT_OF[m]
-            if WINS[me[b] | bit]:
-                p = 4
-            elif WINS[them[b] | bit]:
-                p = 2
-            else:
-                p = 0
-            if s == b:  # sent back into this board, as it will be after the move
-                if p == 4 or occupied[b] | bit == FULL:
-                    p -= 2
-                elif can_win[them[b] << 9 | me[b] | bit]:
-                    p -= 3
-            elif status[s] != OPEN:
-                p -= 2
-            elif can_win[them[s] << 9 | me[s]]:
-                p -= 3
-            priorities.append(p)
-        return priorities

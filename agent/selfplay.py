@@ -55,3 +55,30 @@ def play_pairs(make_a, make_b, pairs: int, seed: int = 0, seconds: float | None 
             if on_game is not None:
                 on_game(result, tally)
     return tuple(tally)
+
+
+def training_game(seed: int, make_engine, deviation: float = 0.04, deviate_until: int = 30) -> GameResult:
+    """One self-play game for fitting the evaluation, fully determined by ``seed``.
+
+    A referee-style random four-move opening, then ``make_engine()`` plays both sides (one fresh
+    engine per side, fixed effort, so the game does not depend on the machine's load), except that
+    before ply ``deviate_until`` each move is, with probability ``deviation``, a random legal move
+    instead: many different middle games from few openings. ``winner`` is the side (0 = X, 1 = O)
+    or None for a draw.
+    """
+    from .limits import SearchLimit
+    from .rules import Position
+
+    rng = random.Random(seed)
+    opening = random_opening(rng)
+    position = Position.from_moves(opening)
+    engines = (make_engine(), make_engine())
+    while position.winner is None:
+        moves = list(position.legal_moves())
+        if position.ply < deviate_until and rng.random() < deviation:
+            move = rng.choice(moves)
+        else:
+            move = engines[position.turn].choose(position, SearchLimit()).move
+        position.push(move)
+    winner = position.winner if position.winner in (0, 1) else None
+    return GameResult(winner, position.ply, position.moves_played())

@@ -1,0 +1,198 @@
+"""The fitted evaluation: each board's chance to be won by each side, compounded along global lines.
+
+This module is the one definition of what the evaluation computes (the compiled core mirrors it);
+``scripts/train_eval.py`` only chooses the numbers in the data file it reads.
+
+Chances
+    Every local board gets two integer chances in ``0..Q`` (``Q`` = ``scale`` in the data file,
+    1000): ``m``, that the side to move ("me") wins it, and ``t``, that the other side ("them")
+    does. They are looked up, never computed, from three tables of the data file, each with one
+    entry per 3x3 pattern (3^9 = 19683) in *pattern order*:
+    ``index(a, b) = sum over spots s (0-8, row-major) of 3**s * (1 if a has s, 2 if b has s, else 0)``
+    for two disjoint 9-bit masks ``a`` and ``b``:
+
+    * ``chance[index(a, b)]``: the chance that the owner of ``a`` wins the board when nobody is
+      sent there now;
+    * ``mover[index(a, b)]`` and ``waiter[index(a, b)]``: for the board the side to move is sent
+      to (``forced``), with ``a`` the mover's marks, the chance that the mover (``mover``) or the
+      other side (``waiter``) wins it.
+
+    So for board ``i`` with my marks ``a`` and theirs ``b``:
+    ``(m, t) = (mover[index(a, b)], waiter[index(a, b)])`` if ``i == forced``, else
+    ``(chance[index(a, b)], chance[index(b, a)])``. Decided boards need no special case: the tables
+    hold ``Q`` for a pattern its first player has won and 0 for one the other has won, for a full
+    board and for a side that has no line left on it, so a dead global line multiplies to 0.
+
+Score (an int, from the mover's point of view; every division below is of non-negative integers,
+truncating, which is the same in Python and C)::
+
+    M = sum over the 8 global lines (i, j, k) of m_i * m_j * m_k      (each product in 0..Q^3)
+    T = sum over the 8 global lines (i, j, k) of t_i * t_j * t_k
+    score = line * M // Q^3 - line * T // Q^3
+          + board * (m_0 + ... + m_8) // Q - board * (t_0 + ... + t_8) // Q
+          + tempo + (free_move if forced == -1 else 0)
+
+``line`` and ``board`` are non-negative; ``tempo`` and ``free_move`` any sign. The score is in
+units of ``score_per_logit`` per logit of the fitted chance to win the game: sigmoid(score /
+score_per_logit) estimates the mover's expected result. Magnitudes stay below ``line + 9 * board
++ |tempo| + |free_move|``, far inside the search's proven-score range (the loader checks).
+
+Data file (JSON, ``agent/data/eval-v1.json``)::
+
+    {"format": "uttt-eval", "version": 1, "scale": Q, "score_per_logit": int,
+     "weights": {"line": int, "board": int, "tempo": int, "free_move": int},
+     "chance": [19683 ints], "mover": [19683 ints], "waiter": [19683 ints],
+     "fit": {...how it was made: the float parameters, data, losses; informative only...}}
+
+Speed: the tables are re-indexed at load by ``a << 9 | b`` into (m, t) pairs, so a leaf costs nine
+list lookups (one replaced for the forced board), sixteen products and two sums.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .evaluation import TacticalOrdering
+from .rules import WINS, Position, board_patterns
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+DEFAULT_DATA = DATA_DIR / "eval-v1.json"
+FORMAT = "uttt-eval"
+VERSION = 1
+PATTERNS = 3 ** 9
+#: Scores must stay well inside the search's forced-result range (PROVEN_SCORE is 999,000).
+MAX_SCORE = 100_000
+#: The global grid's lines, as board triples.
+GLOBAL_LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
+
+#: TERNARY[mask]: the pattern-order digits of a mask's spots, 3**s per spot s (first player's marks).
+TERNARY = tuple(sum(3 ** s for s in range(9) if mask >> s & 1) for mask in range(512))
+
+
+def pattern_index(a: int, b: int) -> int:
+    """Pattern order: spot s counts 3**s if ``a`` holds it, 2 * 3**s if ``b`` does."""
+    return TERNARY[a] + 2 * TERNARY[b]
+
+
+class EvalDataError(ValueError):
+    """A data file that is not a valid fitted-evaluation file."""
+
+
+def load_data(path: Path | str = DEFAULT_DATA) -> dict:
+    """Read and check a data file; EvalDataError with one line saying what is wrong."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise EvalDataError(f"cannot read evaluation data {path}: {error}") from None
+    check_data(data, str(path))
+    return data
+
+
+def check_data(data: dict, where: str = "evaluation data") -> None:
+    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("version") != VERSION:
+        raise EvalDataError(f"{where}: not a {FORMAT} version {VERSION} file")
+    q = data.get("scale")
+    if not isinstance(q, int) or q < 1:
+        raise EvalDataError(f"{where}: scale must be a positive integer")
+    weights = data.get("weights", {})
+    for name in ("line", "board", "tempo", "free_move"):
+        if not isinstance(weights.get(name), int):
+            raise EvalDataError(f"{where}: weights.{name} must be an integer")
+    if weights["line"] < 0 or weights["board"] < 0:
+        raise EvalDataError(f"{where}: weights.line and weights.board must be non-negative")
+    bound = weights["line"] + 9 * weights["board"] + abs(weights["tempo"]) + abs(weights["free_move"])
+    if bound >= MAX_SCORE:
+        raise EvalDataError(f"{where}: scores could reach {bound}, not below {MAX_SCORE}")
+    for name in ("chance", "mover", "waiter"):
+        table = data.get(name)
+        if not isinstance(table, list) or len(table) != PATTERNS or \
+                not all(isinstance(v, int) and 0 <= v <= q for v in table):
+            raise EvalDataError(f"{where}: {name} must be {PATTERNS} integers in 0..{q}")
+
+
+class FittedEvaluator(TacticalOrdering):
+    """``evaluate(position)`` (see the module docstring for the formula) and the shared
+    ``move_priority``. ``data`` is a loaded data file (default: the packaged one)."""
+
+    name = "fitted"
+
+    def __init__(self, data: dict | None = None) -> None:
+        super().__init__()
+        self.data = data if data is not None else _default_data()
+        check_data(self.data)
+        q = self.data["scale"]
+        chance, mover, waiter = self.data["chance"], self.data["mover"], self.data["waiter"]
+        # (m, t) pairs by a << 9 | b, a the mover's marks: for a board nobody is sent to, and for
+        # the board the mover is sent to.
+        idle: list = [None] * (1 << 18)
+        sent: list = [None] * (1 << 18)
+        for a, b in board_patterns():
+            i, j = pattern_index(a, b), pattern_index(b, a)
+            idle[a << 9 | b] = (chance[i], chance[j])
+            sent[a << 9 | b] = (mover[i], waiter[i])
+        self._idle, self._sent = idle, sent
+        self.evaluate = self._make_evaluate(q, self.data["weights"])
+
+    def _make_evaluate(self, q: int, weights: dict):
+        # A closure with the tables as locals: the hot path of the search.
+        idle, sent = self._idle, self._sent
+        line, board, tempo, free_move = weights["line"], weights["board"], weights["tempo"], weights["free_move"]
+        q3 = q * q * q
+
+        def evaluate(pos: Position) -> int:
+            me = pos.masks[pos.turn]
+            them = pos.masks[1 - pos.turn]
+            a0, a1, a2, a3, a4, a5, a6, a7, a8 = me
+            b0, b1, b2, b3, b4, b5, b6, b7, b8 = them
+            pairs = [idle[a0 << 9 | b0], idle[a1 << 9 | b1], idle[a2 << 9 | b2], idle[a3 << 9 | b3],
+                     idle[a4 << 9 | b4], idle[a5 << 9 | b5], idle[a6 << 9 | b6], idle[a7 << 9 | b7],
+                     idle[a8 << 9 | b8]]
+            forced = pos.forced
+            if forced >= 0:
+                pairs[forced] = sent[me[forced] << 9 | them[forced]]
+                score = tempo
+            else:
+                score = tempo + free_move
+            (m0, t0), (m1, t1), (m2, t2), (m3, t3), (m4, t4), (m5, t5), (m6, t6), (m7, t7), (m8, t8) = pairs
+            mine = (m0 * m1 * m2 + m3 * m4 * m5 + m6 * m7 * m8 + m0 * m3 * m6 + m1 * m4 * m7 + m2 * m5 * m8
+                    + m0 * m4 * m8 + m2 * m4 * m6)
+            theirs = (t0 * t1 * t2 + t3 * t4 * t5 + t6 * t7 * t8 + t0 * t3 * t6 + t1 * t4 * t7 + t2 * t5 * t8
+                      + t0 * t4 * t8 + t2 * t4 * t6)
+            return (score + line * mine // q3 - line * theirs // q3
+                    + board * (m0 + m1 + m2 + m3 + m4 + m5 + m6 + m7 + m8) // q
+                    - board * (t0 + t1 + t2 + t3 + t4 + t5 + t6 + t7 + t8) // q)
+
+        return evaluate
+
+    def chances(self, pos: Position) -> list[tuple[int, int]]:
+        """Each board's (mover's chance, other side's chance) in 0..Q, as ``evaluate`` uses them."""
+        me, them = pos.masks[pos.turn], pos.masks[1 - pos.turn]
+        pairs = [self._idle[a << 9 | b] for a, b in zip(me, them)]
+        if pos.forced >= 0:
+            pairs[pos.forced] = self._sent[me[pos.forced] << 9 | them[pos.forced]]
+        return pairs
+
+
+_default: dict | None = None
+
+
+def _default_data() -> dict:
+    """The packaged data file, read once per process."""
+    global _default
+    if _default is None:
+        _default = load_data(DEFAULT_DATA)
+    return _default
+
+
+def decided_chance(a: int, b: int, q: int) -> int | None:
+    """The chance every table must hold for a decided board (``a``'s owner's view), else None."""
+    if WINS[a]:
+        return q
+    if WINS[b] or (a | b) == 0x1FF:
+        return 0
+    return None
+
+
+
