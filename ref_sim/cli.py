@@ -2,6 +2,16 @@
 
     python -m ref_sim NAME1 NAME2 [--dir DIR] [--time-limit SECONDS] [--seed N]
                       [--linger] [--busy-poll] [--record FILE] [-q]
+
+``--dir`` is created if it does not exist.  After the end, ``end_game`` and both ``.go``
+files stay for one time limit (at least a second), so that an agent still thinking can
+read the result, then the protocol files are deleted (``--linger``: until Ctrl-C, as the
+real referee waits for its operator).  Limits below 0.1 s are refused (the referee looks
+for a move every 50 ms); limits that are not whole seconds are for rehearsal only (the
+real referee takes whole seconds) and say so in one line.
+
+Exit codes: 0 a game was played, 1 it was aborted (move_file vanished), 2 bad arguments,
+130 interrupted (Ctrl-C), 141 output closed (broken pipe).
 """
 
 from __future__ import annotations
@@ -11,7 +21,8 @@ import os
 import re
 import sys
 
-from ref_sim.referee import Printer, run_game
+from ref_sim.console import entry_point
+from ref_sim.referee import Printer, check_time_limit, run_game
 
 #: A player name: one token usable in a file name ("NAME.go") and in "NAME BOARD SPOT".
 NAME_PATTERN = re.compile(r"[^\s/\\:*?\"<>|\x00]+")
@@ -34,9 +45,11 @@ def build_parser() -> argparse.ArgumentParser:
                     "the CS 4341 referee v7 (start the two agents first).")
     parser.add_argument("name1", help="first player's name (the coin flip decides who starts)")
     parser.add_argument("name2", help="second player's name")
-    parser.add_argument("--dir", default=".", help="game directory (default: current)")
+    parser.add_argument("--dir", default=".",
+                        help="game directory, created if missing (default: current)")
     parser.add_argument("--time-limit", type=float, default=10.0, metavar="SECONDS",
-                        help="seconds per move, may be below 1 (default 10)")
+                        help="seconds per move, at least 0.1 (default 10; the real referee "
+                             "takes whole seconds)")
     parser.add_argument("--seed", type=int, help="seed for the coin flip and the opening")
     parser.add_argument("--linger", action="store_true",
                         help="after the end, keep running like the real referee until Ctrl-C")
@@ -48,6 +61,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def prepare_directory(path: str) -> str | None:
+    """Make sure ``path`` is a directory, creating it (and its parents) if it does not
+    exist; None when it is ready, else why it cannot be used."""
+    if os.path.isdir(path):
+        return None
+    if os.path.exists(path):
+        return f"--dir {path}: not a directory (it is a file)"
+    try:
+        os.makedirs(path)
+    except OSError as error:
+        return f"--dir {path}: cannot create it ({error.strerror or error})"
+    return None
+
+
+@entry_point("python -m ref_sim")
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -57,10 +85,17 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(problem)
     if args.name1 == args.name2:
         parser.error(f"the two names must differ (both are {args.name1!r})")
-    if not os.path.isdir(args.dir):
-        parser.error(f"no such directory: {args.dir}")
-    if not args.time_limit > 0:
-        parser.error("--time-limit must be positive")
+    error, warning = check_time_limit(args.time_limit)
+    if error:
+        parser.error(error)
+    created = not os.path.exists(args.dir)
+    problem = prepare_directory(args.dir)
+    if problem:
+        parser.error(problem)
+    if created:
+        print(f"created the game directory {args.dir}", file=sys.stderr)
+    if warning:
+        print(warning, file=sys.stderr)
     try:
         record = run_game(args.dir, args.name1, args.name2, time_limit=args.time_limit,
                           seed=args.seed, linger=args.linger, busy_poll=args.busy_poll,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import math
 import os
 import random
 import re
@@ -33,10 +34,14 @@ END_GAME = "end_game"
 
 #: The real referee's poll period; it stays 50 ms whatever the time limit.
 TICK = 0.05
+#: The shortest limit the commands accept: two ticks.  At 0.1 s the mover's move is looked
+#: for once, at 50 ms; below that, not at all, so no move could ever count.
+MIN_TIME_LIMIT = 2 * TICK
 #: Start-up delay of the real referee (pygame) before the opening is written: the first
 #: ``.go`` appears about 0.3 s after launch.
 START_DELAY = 0.3
-#: How long to wait after the end before cleaning up, so agents can read ``end_game``.
+#: After the end, the files stay at least this long, and at least one time limit (an
+#: agent still searching when end_game appears reads it only when its search ends).
 EXIT_DELAY = 1.0
 #: While lingering, the real referee may rewrite ``end_game`` and the ``.go`` files.
 LINGER_REWRITE_PERIOD = 1.0
@@ -191,6 +196,34 @@ def parse_move_line(line: str) -> tuple[str, int, int] | None:
         return None
 
 
+def tick_count(time_limit: float) -> int:
+    """How many times the referee looks at ``move_file`` in a turn: at ``k * TICK`` after
+    the ``.go``, ``k = 1, 2, ...``, while under the limit (PROTOCOL.md §4.2, §4.6).
+
+    >>> tick_count(10), tick_count(1), tick_count(0.1), tick_count(0.125)
+    (199, 19, 1, 2)
+    """
+    return max(0, math.ceil(round(time_limit / TICK, 9)) - 1)
+
+
+def check_time_limit(time_limit: float) -> tuple[str | None, str | None]:
+    """``(error, warning)`` about a limit given on a command line (either may be None).
+
+    Below :data:`MIN_TIME_LIMIT` the simulator cannot referee fairly: an error.  The real
+    referee takes whole seconds (``--time_limit N``): any other limit is for rehearsal only,
+    which the warning says in one line.
+    """
+    if not time_limit >= MIN_TIME_LIMIT:
+        return (f"--time-limit {time_limit:g}: the referee looks for a move every "
+                f"{TICK * 1000:.0f} ms, so a limit below {MIN_TIME_LIMIT:g} s leaves no fair "
+                f"look at the move (at {MIN_TIME_LIMIT:g} s there is one, at "
+                f"{TICK * 1000:.0f} ms); use at least {MIN_TIME_LIMIT:g}"), None
+    if time_limit != int(time_limit):
+        return None, (f"warning: the real referee takes whole seconds (--time_limit N); "
+                      f"{time_limit:g} s per move is for rehearsal only")
+    return None, None
+
+
 def _touch(path: Path) -> None:
     open(path, "w").close()
 
@@ -209,10 +242,11 @@ def random_opening(rng: random.Random, p1: str, p2: str) -> list[tuple[str, int,
 def run_game(directory, name1: str, name2: str, time_limit: float = 10.0,
              seed: int | None = None, linger: bool | float = False, busy_poll: bool = False,
              on_event: Callable[[Event], None] | None = None, *,
-             exit_delay: float = EXIT_DELAY, start_delay: float = START_DELAY,
+             exit_delay: float | None = None, start_delay: float = START_DELAY,
              clean_at_exit: bool = True, first: str | None = None,
              opening: list[tuple[int, int]] | None = None,
-             stop: threading.Event | None = None) -> GameRecord:
+             stop: threading.Event | None = None,
+             agents_gone: Callable[[], bool] | None = None) -> GameRecord:
     """Referee one game in ``directory`` between ``name1`` and ``name2``; return its record.
 
     time_limit: seconds per move (float; below one second is allowed, the tick stays 50 ms).
@@ -220,9 +254,14 @@ def run_game(directory, name1: str, name2: str, time_limit: float = 10.0,
     real referee (True: until ``stop`` is set or Ctrl-C; a number: that many seconds),
     rewriting end_game and the .go files now and then.  busy_poll: burn a core between
     ticks like the real referee.  on_event: called with an :class:`Event` at each step.
-    exit_delay: pause after the end before the clean-up.  first / opening: force p1 and the
-    four opening cells (for paired games); by default a coin flip and a random opening.
-    stop: set it to abort a running game (treated like Ctrl-C).
+    exit_delay: how long ``end_game`` and the ``.go`` files stay after the end before the
+    clean-up; by default ``max(EXIT_DELAY, time_limit)``, so that an agent still searching
+    when the game ended (it may search up to the limit) can read the result.  agents_gone:
+    when the caller launched the agents, a test that they have all exited: the clean-up
+    then comes as soon as it is true.  The real referee keeps its files until its operator
+    closes it.  first / opening: force p1 and the four opening cells (for paired games); by
+    default a coin flip and a random opening.  stop: set it to abort a running game
+    (treated like Ctrl-C).
     """
     directory = Path(directory)
     if name1 == name2:
@@ -291,7 +330,12 @@ def run_game(directory, name1: str, name2: str, time_limit: float = 10.0,
         if linger:
             _linger(directory, record.end_text, go_path.values(), linger, stop)
         else:
-            wait(exit_delay)
+            keep = max(EXIT_DELAY, time_limit) if exit_delay is None else exit_delay
+            until = time.monotonic() + keep
+            while (left := until - time.monotonic()) > 0:
+                if agents_gone is not None and agents_gone():
+                    break
+                wait(min(left, 0.02) if agents_gone is not None else left)
     except RefereeCrash:
         record.result, record.reason = "aborted", CRASHED
         record.duration = time.perf_counter() - begin
@@ -326,26 +370,37 @@ def _one_turn(directory: Path, game: Game, record: GameRecord, mover: str, oppon
     start = time.perf_counter()
     notify(Event("turn", game, record, player=mover))
 
-    # The real loop: ticks at start + k * TICK while the clock is under the limit.
-    check_time = start + TICK
+    # The real loop: ticks at start + k * TICK while the clock is under the limit, the
+    # first tick that sees the mtime go up reads at once; none after the limit.  A tick
+    # missed because this process was held up is not replayed: the next one is due next.
     deadline = start + time_limit
+    last_tick = tick_count(time_limit)
+    tick = 1
     modified = False
-    while True:
+    while tick <= last_tick:
         now = time.perf_counter()
+        due = start + tick * TICK
         if now >= deadline:
             break
-        if now > check_time:
+        if now < due:
+            if not busy_poll:
+                time.sleep(due - now + 0.0005)
+            continue
+        if stop is not None and stop.is_set():
+            raise KeyboardInterrupt
+        try:
+            if os.stat(move_path).st_mtime > mtime:
+                modified = True
+                break
+        except FileNotFoundError:
+            raise RefereeCrash from None
+        tick = max(tick + 1, int((time.perf_counter() - start) / TICK) + 1)
+    if not modified:                            # the verdict comes at the limit
+        while (now := time.perf_counter()) < deadline:
             if stop is not None and stop.is_set():
                 raise KeyboardInterrupt
-            try:
-                if os.stat(move_path).st_mtime > mtime:
-                    modified = True
-                    break
-            except FileNotFoundError:
-                raise RefereeCrash from None
-            check_time += TICK
-        elif not busy_poll:
-            time.sleep(min(check_time, deadline) - now + 0.0005)
+            if not busy_poll:
+                time.sleep(min(TICK, deadline - now))
     seconds = time.perf_counter() - start
 
     if not modified:
@@ -423,5 +478,6 @@ class Printer:
                         f"({move.seconds:.2f} s)", event.game.render(), "")
         elif event.kind == "end":
             self._print(record.end_text)
-        elif event.kind == "abort":
+        elif event.kind == "abort" and record.reason != INTERRUPTED:
+            # Ctrl-C is reported once, by whoever handles it (the command line).
             self._print(f"Game aborted: {record.reason}")

@@ -8,13 +8,81 @@ from ref_sim.cli import main
 
 
 @pytest.mark.parametrize("argv", [["A", "A"], ["A B", "C"], ["", "C"], ["a/b", "C"],
-                                  ["A", "B", "--dir", "/no/such/dir"],
                                   ["A", "B", "--time-limit", "0"]])
 def test_bad_arguments_exit_2(argv, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
     assert exit_info.value.code == 2
     assert "error:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("limit", ["0.05", "0.099", "-1", "nan"])
+def test_limits_below_two_ticks_are_refused(limit, capsys):
+    # At 0.1 s the referee looks once (at 50 ms); below, a move could never count.
+    with pytest.raises(SystemExit) as exit_info:
+        main(["A", "B", "--time-limit", limit, "--dir", "/nonexistent-never-created"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "every 50 ms" in err and "use at least 0.1" in err
+
+
+def test_a_file_as_dir_is_named_as_a_file(tmp_path, capsys):
+    path = tmp_path / "notes.txt"
+    path.write_text("x")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["A", "B", "--dir", str(path)])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "not a directory (it is a file)" in err and "no such directory" not in err
+
+
+def test_missing_dir_is_created_and_short_limits_warned(tmp_path, capsys):
+    game_dir = tmp_path / "new" / "game"
+    assert main(["Walrus", "Otter", "--dir", str(game_dir), "--time-limit", "0.1",
+                 "--seed", "1", "-q"]) == 0
+    assert game_dir.is_dir() and list(game_dir.iterdir()) == []
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"created the game directory {game_dir}"
+    assert err[1] == ("warning: the real referee takes whole seconds (--time_limit N); "
+                      "0.1 s per move is for rehearsal only")
+    assert len(err) == 2
+
+
+def test_end_game_stays_one_time_limit(tmp_path, capsys, monkeypatch):
+    # An agent still searching when the game ends must find end_game: the files stay one
+    # time limit (here 1.2 s, more than the old fixed second) before the clean-up.
+    import threading
+    import time
+    seen = []
+
+    def watch():
+        while not (tmp_path / "end_game").exists():
+            time.sleep(0.005)
+        start = time.monotonic()
+        while (tmp_path / "end_game").exists():
+            time.sleep(0.005)
+        seen.append(time.monotonic() - start)
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    assert main(["Walrus", "Otter", "--dir", str(tmp_path), "--time-limit", "1.2",
+                 "--seed", "1", "-q"]) == 0
+    thread.join(5)
+    assert seen and seen[0] >= 1.15
+
+
+def test_ctrl_c_is_reported_once(tmp_path, capsys, monkeypatch):
+    import ref_sim.cli as cli
+    from ref_sim.referee import INTERRUPTED, Event, GameRecord
+
+    def interrupted(directory, name1, name2, on_event=None, **kwargs):
+        record = GameRecord((name1, name2), 1.0, result="aborted", reason=INTERRUPTED)
+        on_event(Event("abort", None, record))
+        raise KeyboardInterrupt
+    monkeypatch.setattr(cli, "run_game", interrupted)
+    assert main(["A", "B", "--dir", str(tmp_path), "--time-limit", "1"]) == 130
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip() == "Interrupted: protocol files deleted, no end_game written."
 
 
 def test_quiet_game_prints_the_result_and_saves_the_record(tmp_path, capsys):

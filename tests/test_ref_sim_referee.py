@@ -317,3 +317,53 @@ def test_separators_inside_a_line_are_whitespace_to_the_referee(scripted, separa
         turn.write(f"{turn.player} {board} {spot}{separator}{turn.player} 9 9\n")
     record, _ = scripted(on_ply(0, act), time_limit=0.3)
     assert len(record.moves) >= 1 and record.reason != "Invalid move!"
+
+
+# -- the tick (PROTOCOL.md §4.2, §4.6; issue 9, item 6) ----------------------------------
+
+def test_tick_count_is_the_referees():
+    from ref_sim.referee import MIN_TIME_LIMIT, tick_count
+    # Looks at k * 50 ms while under the limit: the last one at 9.95 s of 10 s.
+    assert [tick_count(t) for t in (10, 2, 1, 0.5, 0.3, 0.125, 0.1, 0.05)] == \
+        [199, 39, 19, 9, 5, 2, 1, 0]
+    assert MIN_TIME_LIMIT == 0.1 and tick_count(MIN_TIME_LIMIT) == 1
+
+
+def test_limit_messages():
+    from ref_sim.referee import check_time_limit
+    assert check_time_limit(10) == (None, None)
+    error, _ = check_time_limit(0.08)
+    assert error.startswith("--time-limit 0.08: the referee looks for a move every 50 ms")
+    assert check_time_limit(0.5)[1] == ("warning: the real referee takes whole seconds "
+                                        "(--time_limit N); 0.5 s per move is for rehearsal only")
+
+
+def test_looks_at_move_file_once_per_tick_and_never_after_the_limit(scripted, tmp_path,
+                                                                    monkeypatch):
+    # A turn that times out at 0.3 s: the mtime noted before the .go, then at most one look
+    # per tick (5: at 50..250 ms; a tick missed under load is not replayed), none at or
+    # after the limit, and the verdict at the limit.
+    import ref_sim.referee as referee
+    looks = []
+    real_stat = os.stat
+
+    def spy(path, *args, **kwargs):
+        if str(path).endswith("move_file"):
+            looks.append(time.perf_counter())
+        return real_stat(path, *args, **kwargs)
+    monkeypatch.setattr(referee.os, "stat", spy)
+    turn_start, verdict = [], []
+
+    def observe(event):
+        if event.kind == "turn":
+            turn_start.append(time.perf_counter())
+        elif event.kind == "end":
+            verdict.append(time.perf_counter() - turn_start[0])
+    record, _ = scripted(on_ply(0, lambda t: None), observe, time_limit=0.3)
+    monkeypatch.undo()
+    assert record.reason == "Time out!" and verdict[0] >= 0.3
+    ticks = [t - turn_start[0] for t in looks
+             if turn_start[0] < t < turn_start[0] + verdict[0]]   # not the clean-up's
+    assert 1 <= len(ticks) <= 5
+    assert all(0.05 <= t < 0.3 for t in ticks)
+    assert all(b - a >= 0.045 for a, b in zip(ticks, ticks[1:]))

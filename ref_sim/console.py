@@ -1,0 +1,58 @@
+"""How every ``ref_sim`` command ends when the user stops it: one line, never a traceback.
+
+``@entry_point(prog)`` wraps a command's ``main``:
+
+* Ctrl-C (KeyboardInterrupt) that the command did not handle itself: ``PROG: interrupted``
+  on stderr, exit code 130 (128 + SIGINT, what a shell reports for Ctrl-C).
+* Its output closed early (``... | head -2``: BrokenPipeError): ``PROG: output closed
+  (broken pipe)`` on stderr, exit code 141 (128 + SIGPIPE, what ``head`` leaves a shell
+  program with).  Standard output is pointed at the null device first, so that Python's own
+  flush at exit does not fail a second time.
+
+A command that must clean up (stop its games, kill its agents) catches these itself first.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+
+#: Exit codes shared by the commands.
+INTERRUPTED = 130
+BROKEN_PIPE = 141
+
+
+def silence_stdout() -> None:
+    """Send whatever is still to be written to stdout to the null device."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):
+        pass                    # not a real file (a test's capture): nothing to protect
+
+
+def say_error(prog: str, message: str) -> None:
+    try:
+        print(f"{prog}: {message}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+def entry_point(prog: str):
+    """Decorate a command's ``main(argv=None) -> int`` (see the module docstring)."""
+    def wrap(main):
+        @functools.wraps(main)
+        def run(argv: list[str] | None = None) -> int:
+            try:
+                return main(argv)
+            except KeyboardInterrupt:
+                say_error(prog, "interrupted")
+                return INTERRUPTED
+            except BrokenPipeError:
+                silence_stdout()
+                say_error(prog, "output closed (broken pipe)")
+                return BROKEN_PIPE
+        return run
+    return wrap
