@@ -25,9 +25,10 @@ import logging
 import os
 import random
 import time
+import weakref
 from array import array
 
-from .limits import SearchLimit, SearchResult
+from .limits import STOP_POLL_SECONDS, SearchLimit, SearchResult
 from .rules import ZOBRIST_CELL, ZOBRIST_FORCED, Position
 from .search import MAX_PLY, PROVEN_SCORE, AlphaBeta
 
@@ -102,7 +103,7 @@ def _int32_bytes(values) -> bytes:
     return table.tobytes()
 
 
-def _configure_classic(searcher, evaluator) -> None:
+def _classic_arguments(evaluator) -> tuple:
     from .evaluation import board_scales, global_value
 
     w = evaluator.weights
@@ -110,16 +111,35 @@ def _configure_classic(searcher, evaluator) -> None:
     def memo(won_x: int, won_o: int, drawn: int) -> tuple:  # as in Evaluator._make_evaluate
         return (global_value(won_x, won_o, drawn, w) * 5, *board_scales(won_x, won_o, drawn, w))
 
-    searcher.set_classic(_int32_bytes(evaluator._local), memo, w.free_move * 5)
+    return _int32_bytes(evaluator._local), memo, w.free_move * 5
 
 
-def _configure_fitted(searcher, evaluator) -> None:
+def _fitted_arguments(evaluator) -> tuple:
     idle, sent = evaluator._idle, evaluator._sent
     # Patterns no board can hold (overlapping masks) are None in the Python tables: never read.
     tables = [_int32_bytes(0 if pair is None else pair[k] for pair in table) for table in (idle, sent) for k in (0, 1)]
     data = evaluator.data
     w = data["weights"]
-    searcher.set_fitted(*tables, data["scale"], w["line"], w["board"], w["tempo"], w["free_move"])
+    return (*tables, data["scale"], w["line"], w["board"], w["tempo"], w["free_move"])
+
+
+def _configure_classic(searcher, evaluator) -> None:
+    searcher.set_classic(*_arguments(evaluator, _classic_arguments))
+
+
+def _configure_fitted(searcher, evaluator) -> None:
+    searcher.set_fitted(*_arguments(evaluator, _fitted_arguments))
+
+
+#: The C tables of each evaluator, converted once (an engine per game reuses its evaluator's).
+_arguments_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _arguments(evaluator, convert) -> tuple:
+    arguments = _arguments_cache.get(evaluator)
+    if arguments is None:
+        arguments = _arguments_cache[evaluator] = convert(evaluator)
+    return arguments
 
 
 def _evaluation_kind(evaluator) -> str:
@@ -234,7 +254,7 @@ class CompiledAlphaBeta:
         load_position(core, state)
         self._deadline = limit.deadline
         core.new_search(None if limit.deadline is None else limit.deadline - time.perf_counter(), limit.nodes,
-                        getattr(limit, "should_stop", None))
+                        limit.should_stop, STOP_POLL_SECONDS)
 
         best = SearchResult(move=self._initial_move(state, moves))
         if len(moves) == 1 and limit.depth is None and limit.nodes is None:

@@ -10,6 +10,7 @@ import random
 import time
 
 from .baselines import SeedEvaluator
+from .core import make_searcher
 from .evaluation import Evaluator
 from .limits import SearchLimit, SearchResult
 from .rules import Position
@@ -69,12 +70,16 @@ def make_evaluator(evaluation: str = DEFAULT_EVALUATION, weights=None):
 
 class AlphaBetaEngine(SearchEngine):
     """The competition engine: the search with a table-driven Ultimate Tic-Tac-Toe evaluation
-    (``evaluation`` by name, see ``EVALUATIONS``; ``weights`` to try other classic ones)."""
+    (``evaluation`` by name, see ``EVALUATIONS``; ``weights`` to try other classic ones).
+    ``core``: ``auto``, ``compiled`` or ``python`` (None: ``$UTTT_CORE``, else auto), see agent/core.py;
+    ``self.core`` and the engine's name say which one runs."""
 
     def __init__(self, depth: int | None = None, nodes: int | None = None, hash_mb: float = 192.0,
-                 weights=None, evaluation: str = DEFAULT_EVALUATION) -> None:
+                 weights=None, evaluation: str = DEFAULT_EVALUATION, core: str | None = None) -> None:
         self.evaluator = make_evaluator(evaluation, weights)
-        super().__init__(AlphaBeta(self.evaluator, move_space=81, hash_mb=hash_mb), depth, nodes)
+        searcher, self.core = make_searcher(self.evaluator, hash_mb, core)
+        self.name = f"alphabeta ({self.core} core)"
+        super().__init__(searcher, depth, nodes)
 
 
 class SeedEngine:

@@ -1,0 +1,350 @@
+"""The compiled search core (agent/_core.c via agent/core.py) against the pure-Python reference.
+
+Same results: at a fixed depth both cores give the same move, score, principal variation and node
+count on the 35 benchmark positions and on a few hundred positions of random games (both rule
+variants), over whole games with one engine per side (table and history carried between moves),
+under node limits (the stop and the proven-better root move), for each evaluation the core
+supports. The parts are compared too: move generation (perft), evaluation, move priorities.
+
+Where the core is not built these tests are skipped with the reason (pytest -rs shows it); the
+fallback tests run everywhere.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent import core
+from agent.baselines import SeedEvaluator
+from agent.engines import AlphaBetaEngine
+from agent.evaluation import Evaluator, Weights
+from agent.limits import SearchLimit
+from agent.rules import CODINGAME, Position, perft
+from agent.search import AlphaBeta
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from bench_speed import load_suite  # noqa: E402
+
+compiled = pytest.mark.skipif(not core.compiled_available(), reason=core.unavailable_reason() or "built")
+
+#: Large enough that neither table drops anything in these searches: the Python one is never
+#: trimmed and no C entry is replaced, which is when node counts must agree.
+PY_HASH_MB = 256.0
+C_SLOTS = 1 << 20
+
+
+def evaluators():
+    found = [pytest.param(Evaluator(), id="classic")]
+    try:
+        from agent.eval_fitted import FittedEvaluator
+    except ImportError:  # the fitted evaluation is not in this version
+        return found
+    return found + [pytest.param(FittedEvaluator(), id="fitted")]
+
+
+def pair(evaluator):
+    return AlphaBeta(evaluator, move_space=81, hash_mb=PY_HASH_MB), core.CompiledAlphaBeta(evaluator, tt_slots=C_SLOTS)
+
+
+def outcome(result):
+    return result.move, result.score, result.depth, result.nodes, result.pv, result.proven
+
+
+def assert_same(python, compiled_result, where):
+    assert outcome(compiled_result) == outcome(python), where
+
+
+def assert_nothing_dropped(py, c):
+    assert len(py.tt) <= py.tt_capacity * 3 // 4  # never trimmed
+    assert c.tt_replaced == 0
+
+
+def random_positions(count: int, seed: int):
+    """Positions of random games at every stage (a quarter under CodinGame's rules)."""
+    rng = random.Random(seed)
+    positions = []
+    while len(positions) < count:
+        variant = CODINGAME if len(positions) % 4 == 3 else "wpi"
+        pos = Position(variant)
+        stop = rng.randint(0, 60)
+        while pos.winner is None and pos.ply < stop:
+            pos.push(rng.choice(list(pos.legal_moves())))
+        if pos.winner is None:
+            positions.append(pos)
+    return positions
+
+
+# -- the parts -----------------------------------------------------------------------------------
+
+@compiled
+@pytest.mark.parametrize("variant", ["wpi", CODINGAME])
+def test_move_generation_matches_perft(variant):
+    rng = random.Random(11)
+    for plies in (0, 8, 20, 35, 50):
+        pos = Position(variant)
+        while pos.winner is None and pos.ply < plies:
+            pos.push(rng.choice(list(pos.legal_moves())))
+        if pos.winner is not None:
+            continue
+        searcher = core.CompiledAlphaBeta(Evaluator(), tt_slots=1024)._core
+        core.load_position(searcher, pos)
+        assert searcher.legal_moves() == list(pos.legal_moves())
+        depth = 3 if plies < 20 else 4
+        assert searcher.perft(depth) == perft(pos, depth), (variant, plies)
+
+
+@compiled
+def test_make_unmake_follows_the_python_position_to_the_end_of_games():
+    rng = random.Random(5)
+    searcher = core.CompiledAlphaBeta(Evaluator(), tt_slots=1024)._core
+    for variant in ("wpi", CODINGAME) * 10:
+        pos = Position(variant)
+        core.load_position(searcher, pos)
+        while pos.winner is None:
+            move = rng.choice(list(pos.legal_moves()))
+            pos.push(move)
+            searcher.push(move)
+            winner = -1 if pos.winner is None else pos.winner
+            assert searcher.state() == (pos.turn, winner, pos.forced, pos.key, pos.ply)
+        while pos.ply:
+            pos.pop()
+            searcher.pop()
+            assert searcher.state() == (pos.turn, -1, pos.forced, pos.key, pos.ply)
+
+
+@compiled
+@pytest.mark.parametrize("evaluator", evaluators())
+def test_evaluation_and_move_priority_match_python(evaluator):
+    searcher = core.CompiledAlphaBeta(evaluator, tt_slots=1024)._core
+    checked = 0
+    for pos in random_positions(600, seed=3) + [p for _, p in load_suite()]:
+        core.load_position(searcher, pos)
+        moves = list(pos.legal_moves())
+        assert searcher.evaluate() == evaluator.evaluate(pos), pos
+        assert searcher.move_priority(moves) == evaluator.move_priority(pos, moves), pos
+        checked += 1
+    assert checked == 635
+
+
+# -- whole searches ------------------------------------------------------------------------------
+
+@compiled
+@pytest.mark.parametrize("evaluator", evaluators())
+def test_same_results_on_the_benchmark_positions(evaluator):
+    suite = load_suite()
+    assert len(suite) == 35
+    for phase, pos in suite:
+        py, c = pair(evaluator)
+        assert_same(py.search(pos, SearchLimit(depth=6)), c.search(pos, SearchLimit(depth=6)), (phase, pos))
+        assert_nothing_dropped(py, c)
+
+
+@compiled
+@pytest.mark.parametrize("evaluator", evaluators())
+def test_same_results_on_positions_of_random_games(evaluator):
+    for i, pos in enumerate(random_positions(300, seed=2026)):
+        py, c = pair(evaluator)
+        depth = 3 + i % 3  # 3, 4 and 5 plies
+        assert_same(py.search(pos, SearchLimit(depth=depth)), c.search(pos, SearchLimit(depth=depth)), (depth, pos))
+        assert_nothing_dropped(py, c)
+
+
+@compiled
+@pytest.mark.parametrize("evaluator", evaluators())
+def test_same_results_under_node_limits(evaluator):
+    """A node limit stops both at the same node (the clock is looked at every 256 nodes in both),
+    so even the unfinished depth's proven-better root move agrees."""
+    for i, pos in enumerate(random_positions(40, seed=7)):
+        py, c = pair(evaluator)
+        nodes = 300 + 397 * i
+        a, b = py.search(pos, SearchLimit(nodes=nodes)), c.search(pos, SearchLimit(nodes=nodes))
+        assert_same(a, b, (nodes, pos))
+
+
+@compiled
+@pytest.mark.parametrize("evaluator", evaluators())
+def test_same_moves_over_whole_games_with_tables_kept_between_moves(evaluator):
+    """One searcher per side for the whole game, as in a match: the table, its generations and
+    the aged history carry over from move to move."""
+    rng = random.Random(99)
+    for game in range(2):
+        pos = Position(CODINGAME if game else "wpi")
+        for _ in range(4):
+            pos.push(rng.choice(list(pos.legal_moves())))
+        pys, cs = zip(pair(evaluator), pair(evaluator))
+        while pos.winner is None:
+            side = pos.turn
+            limit = SearchLimit(depth=5)
+            a, b = pys[side].search(pos, limit), cs[side].search(pos, limit)
+            assert_same(a, b, pos)
+            assert_nothing_dropped(pys[side], cs[side])
+            pos.push(a.move)
+
+
+@compiled
+def test_iterations_report_the_same_results_at_every_depth():
+    pos = load_suite()[15][1]
+    py, c = pair(Evaluator())
+    assert [outcome(r) for r in py.iterate(pos, SearchLimit(depth=7))] == \
+        [outcome(r) for r in c.iterate(pos, SearchLimit(depth=7))]
+
+
+@compiled
+def test_a_tiny_table_replaces_entries_and_still_plays_legal_moves():
+    pos = load_suite()[20][1]
+    c = core.CompiledAlphaBeta(Evaluator(), tt_slots=64)
+    result = c.search(pos, SearchLimit(depth=6))
+    assert c.tt_replaced > 0 and c.tt_count <= 64
+    assert result.move in pos.legal_moves() and result.depth == 6
+
+
+@compiled
+def test_the_search_leaves_the_position_as_it_found_it():
+    pos = load_suite()[3][1]
+    before = (pos.key, pos.ply, pos.moves_played())
+    c = core.CompiledAlphaBeta(Evaluator(), tt_slots=1 << 16)
+    c.search(pos, SearchLimit(nodes=3000))  # stopped mid-depth
+    c.search(pos, SearchLimit(depth=4))
+    assert (pos.key, pos.ply, pos.moves_played()) == before
+
+
+@compiled
+def test_a_deadline_stops_the_compiled_search():
+    pos = load_suite()[15][1]
+    result = core.CompiledAlphaBeta(Evaluator()).search(pos, SearchLimit.seconds(0.05))
+    assert result.move in pos.legal_moves() and 1 <= result.depth < 20 and not result.proven
+
+
+@compiled
+def test_should_stop_stops_the_compiled_search():
+    pos = load_suite()[15][1]
+    asked = []
+
+    def should_stop():
+        asked.append(1)
+        return len(asked) >= 2
+
+    result = core.CompiledAlphaBeta(Evaluator()).search(pos, SearchLimit(should_stop=should_stop))
+    assert len(asked) == 2  # asked every STOP_POLL_SECONDS, and stopped at the first True
+    assert result.move in pos.legal_moves() and not result.proven
+
+
+@compiled
+def test_an_exception_in_should_stop_reaches_the_caller():
+    def broken():
+        raise RuntimeError("watcher gone")
+
+    pos = load_suite()[15][1]
+    before = pos.key
+    with pytest.raises(RuntimeError, match="watcher gone"):
+        core.CompiledAlphaBeta(Evaluator()).search(pos, SearchLimit(should_stop=broken))
+    assert pos.key == before
+
+
+@compiled
+def test_an_exception_in_the_evaluation_memo_reaches_the_caller():
+    c = core.CompiledAlphaBeta(Evaluator(), tt_slots=1024)
+
+    def broken(won_x, won_o, drawn):
+        raise ArithmeticError("memo failed")
+
+    c._core.set_classic(core._int32_bytes(Evaluator()._local), broken, 200)
+    with pytest.raises(ArithmeticError, match="memo failed"):
+        c.search(Position(), SearchLimit(depth=3))
+
+
+# -- choosing the core, and falling back ------------------------------------------------------------
+
+@compiled
+def test_auto_runs_the_compiled_core_and_the_engine_says_so(monkeypatch, caplog):
+    monkeypatch.delenv(core.CORE_ENV, raising=False)
+    engine = AlphaBetaEngine(depth=2)
+    assert engine.core == "compiled" and isinstance(engine.searcher, core.CompiledAlphaBeta)
+    assert engine.name == "alphabeta (compiled core)"
+    assert engine.choose(Position(), SearchLimit()).move in Position().legal_moves()
+
+
+def test_python_is_chosen_by_argument_or_environment(monkeypatch):
+    assert AlphaBetaEngine(core="python").core == "python"
+    monkeypatch.setenv(core.CORE_ENV, "python")
+    engine = AlphaBetaEngine()
+    assert engine.core == "python" and type(engine.searcher) is AlphaBeta
+    assert engine.name == "alphabeta (python core)"
+
+
+def test_a_bad_core_name_is_a_clear_error(monkeypatch):
+    with pytest.raises(ValueError, match="core must be one of auto, compiled, python, got 'fast'"):
+        AlphaBetaEngine(core="fast")
+    monkeypatch.setenv(core.CORE_ENV, "fast")
+    with pytest.raises(ValueError, match="UTTT_CORE must be one of"):
+        AlphaBetaEngine()
+
+
+def test_without_the_core_auto_falls_back_and_compiled_is_an_error(monkeypatch, caplog):
+    monkeypatch.setattr(core, "_core", None)
+    monkeypatch.setattr(core, "IMPORT_ERROR", "No module named 'agent._core'")
+    monkeypatch.setattr(core, "_announced", set())
+    monkeypatch.delenv(core.CORE_ENV, raising=False)
+    with caplog.at_level(logging.INFO, logger="agent.core"):
+        engine = AlphaBetaEngine(depth=2)
+        AlphaBetaEngine(depth=2)
+    assert engine.core == "python" and type(engine.searcher) is AlphaBeta
+    said = [r.getMessage() for r in caplog.records if r.name == "agent.core"]
+    assert said == ["search core: pure Python (the compiled core is not built (No module named 'agent._core'); "
+                    "install with a C compiler present (python -m pip install -e .) to build it)"]  # once
+    with pytest.raises(core.CoreUnavailable, match="--core compiled: the compiled core is not built"):
+        AlphaBetaEngine(core="compiled")
+
+
+@compiled
+def test_an_evaluator_the_core_does_not_compute_falls_back_with_a_warning(monkeypatch, caplog):
+    monkeypatch.setattr(core, "_announced", set())
+    with caplog.at_level(logging.INFO, logger="agent.core"):
+        searcher, used = core.make_searcher(SeedEvaluator(), hash_mb=1, core="auto")
+    assert used == "python" and type(searcher) is AlphaBeta
+    assert "no SeedEvaluator evaluation" in caplog.text and "WARNING" in [r.levelname for r in caplog.records]
+    with pytest.raises(core.CoreUnavailable, match="no SeedEvaluator evaluation"):
+        core.make_searcher(SeedEvaluator(), hash_mb=1, core="compiled")
+
+
+@compiled
+def test_the_self_check_refuses_a_compiled_evaluation_that_disagrees(monkeypatch):
+    """Drift between the C and Python evaluations is caught when an engine is made."""
+    real = core._configure_classic
+
+    def off_by_one(searcher, evaluator):
+        real(searcher, evaluator)
+        searcher.set_classic(core._int32_bytes(evaluator._local), lambda *masks: (1,) + (2,) * 9,
+                             evaluator.weights.free_move * 5)
+
+    monkeypatch.setattr(core, "_CONFIGURE", {**core._CONFIGURE, "classic": off_by_one})
+    monkeypatch.setattr(core, "_checked", set())
+    with pytest.raises(core.UnsupportedEvaluation, match="the compiled evaluation gives"):
+        core.CompiledAlphaBeta(Evaluator(Weights(free_move=41)), tt_slots=1024)
+
+
+def test_the_table_fits_the_memory_budget():
+    assert core.table_slots(192) * core.TT_ENTRY_BYTES <= 192 * 2**20 < core.table_slots(192) * 2 * core.TT_ENTRY_BYTES
+    assert core.table_slots(0) == 1024
+
+
+@pytest.mark.slow
+def test_installation_without_a_compiler_succeeds_with_a_warning(tmp_path):
+    """setup.py's build_ext with a compiler that always fails (CC=/bin/false): exit 0, a warning."""
+    if sys.platform == "win32":
+        pytest.skip("CC does not choose the compiler on Windows")
+    env = dict(os.environ, CC="/bin/false", LDSHARED="/bin/false")
+    done = subprocess.run([sys.executable, "setup.py", "build_ext", "--build-lib", str(tmp_path / "lib"),
+                           "--build-temp", str(tmp_path / "temp")], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "could not be built" in done.stderr and "pure-Python search" in done.stderr
+    assert not list((tmp_path / "lib").rglob("_core*"))
