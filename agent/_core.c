@@ -48,8 +48,6 @@
 /* Entries looked at from a key's home slot: long enough that a window never fills while the
  * table is under a quarter full, short enough to keep a probe within a few cache lines. */
 #define TT_WINDOW 32
-/* Seconds between two calls of the limit's should_stop. */
-#define SHOULD_STOP_INTERVAL 0.010
 
 static const int LINES[8] = {0x007, 0x038, 0x1C0, 0x049, 0x092, 0x124, 0x111, 0x054};
 static uint8_t WINS[512];
@@ -232,6 +230,7 @@ typedef struct {
     double deadline;      /* on now_seconds(); < 0: none */
     PyObject *should_stop;
     double next_should_stop;
+    double should_stop_every; /* seconds between two calls: agent.limits.STOP_POLL_SECONDS */
     int stopped;
     int failed; /* a Python call raised: the exception is set */
     PyThreadState *thread; /* while the GIL is released */
@@ -413,7 +412,7 @@ static int check_limits(Searcher *s) {
         double now = now_seconds();
         if (s->deadline >= 0 && now >= s->deadline) return 1;
         if (s->should_stop != NULL && now >= s->next_should_stop) {
-            s->next_should_stop = now + SHOULD_STOP_INTERVAL;
+            s->next_should_stop = now + s->should_stop_every;
             int stop;
             WITH_GIL_BEGIN(s)
             PyObject *answer = PyObject_CallNoArgs(s->should_stop);
@@ -866,12 +865,13 @@ static PyObject *Searcher_set_position(Searcher *s, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* new_search(seconds_left or None, node_limit or None, should_stop or None): what AlphaBeta.iterate
- * resets before the first depth: node count, clock, killers; the history is aged. */
+/* new_search(seconds_left or None, node_limit or None, should_stop or None, poll_seconds): what
+ * AlphaBeta.iterate resets before the first depth: node count, clock, killers; the history is aged. */
 static PyObject *Searcher_new_search(Searcher *s, PyObject *args) {
     PyObject *seconds, *nodes, *should_stop;
+    double poll_seconds = 0.01;
     if (!check_ready(s)) return NULL;
-    if (!PyArg_ParseTuple(args, "OOO", &seconds, &nodes, &should_stop)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOO|d", &seconds, &nodes, &should_stop, &poll_seconds)) return NULL;
     double now = now_seconds();
     s->deadline = -1;
     if (seconds != Py_None) {
@@ -893,7 +893,8 @@ static PyObject *Searcher_new_search(Searcher *s, PyObject *args) {
         Py_INCREF(should_stop);
         s->should_stop = should_stop;
     }
-    s->next_should_stop = now + SHOULD_STOP_INTERVAL;
+    s->should_stop_every = poll_seconds;
+    s->next_should_stop = now + poll_seconds;
     s->nodes = 0;
     s->next_check = CLOCK_INTERVAL;
     for (int t = 0; t < 2; t++)
