@@ -1,7 +1,31 @@
-"""``python -m agent NAME ...``: see :mod:`agent.cli`."""
+"""``python -m agent NAME ...`` and the ``uttt-agent`` command (pyproject's entry point is
+:func:`run`): see :mod:`agent.cli`.
+
+Ctrl-C can come while the agent's modules are still loading (a few hundred milliseconds on a
+busy machine). Those imports happen inside :func:`run`, not when this module loads, so an
+interrupt there also ends in one line on stderr and exit code 130, as it does later on.
+"""
 
 import sys
 
-from .cli import main
+#: The agent's documented code for Ctrl-C (agent.protocol's EXIT_INTERRUPTED, which may be
+#: the very module that was loading).
+EXIT_INTERRUPTED = 130
 
-sys.exit(main())
+
+def run(argv: list[str] | None = None) -> int:
+    """Import the command line and run it; an interrupt at any point is one line, not a traceback."""
+    try:
+        from .cli import main
+
+        return main(argv)
+    except KeyboardInterrupt:
+        try:
+            print("uttt-agent: interrupted", file=sys.stderr, flush=True)
+        except (OSError, ValueError):
+            pass
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(run())

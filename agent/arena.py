@@ -10,11 +10,15 @@ Engines: ``alphabeta`` (options ``depth``, ``nodes``, ``hash_mb``: ``alphabeta:d
 pairs: each opening (``--opening-plies`` random plies, default per game) is played twice with the
 sides swapped, and fresh engines play every game so no table carries over. The summary is the
 match runner's (``ref_sim.stats``): Score, Elo +/- (pentanomial error bar), LOS, DrawRatio, Ptnml.
+
+Exit codes: 0 done, 2 bad command line, 130 interrupted (Ctrl-C: the summary of the games
+finished so far, then one line on stderr), 141 output closed (``| head``: one line on stderr).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 from dataclasses import dataclass, field
@@ -23,6 +27,10 @@ from ref_sim import stats
 
 from .games import GAMES, get_game, make_engine, parse_engine_spec
 from .limits import SearchLimit
+
+PROG = "python -m agent.arena"
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
 
 
 @dataclass
@@ -129,7 +137,7 @@ def run_series(game, spec_a: str, spec_b: str, games: int, seed: int = 0, openin
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m agent.arena", description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
                                      epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("game", choices=list(GAMES))
     parser.add_argument("engine_a")
@@ -159,7 +167,10 @@ def main(argv=None, stdout=None) -> int:
     if args.games < 1:
         parser.error("--games must be at least 1")
 
+    so_far: list[Series] = []
+
     def on_game(record: GameRecord, series: Series) -> None:
+        so_far[:] = [series]
         if args.verbose:
             state = game.new_state()
             texts = []
@@ -171,12 +182,42 @@ def main(argv=None, stdout=None) -> int:
                   f"[{', '.join(texts[:len(record.opening)])}] then [{', '.join(texts[len(record.opening):])}]: "
                   f"{result}", file=out, flush=True)
 
-    series = run_series(game, args.engine_a, args.engine_b, args.games, seed=args.seed,
-                        opening_plies=args.opening_plies, seconds=args.seconds, depth=args.depth,
-                        nodes=args.nodes, on_game=on_game)
-    for line in series.report_lines():
-        print(line, file=out)
+    try:
+        try:
+            series = run_series(game, args.engine_a, args.engine_b, args.games, seed=args.seed,
+                                opening_plies=args.opening_plies, seconds=args.seconds, depth=args.depth,
+                                nodes=args.nodes, on_game=on_game)
+        except KeyboardInterrupt:
+            played = so_far[0].games if so_far else []
+            if played:
+                for line in so_far[0].report_lines():
+                    print(line, file=out, flush=True)
+            _say_error(f"interrupted after {len(played)} game{'' if len(played) == 1 else 's'}")
+            return EXIT_INTERRUPTED
+        for line in series.report_lines():
+            print(line, file=out, flush=True)
+    except BrokenPipeError:
+        _silence(out)
+        _say_error("output closed (broken pipe)")
+        return EXIT_BROKEN_PIPE
     return 0
+
+
+def _say_error(message: str) -> None:
+    try:
+        print(f"{PROG}: {message}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _silence(out) -> None:
+    """Point a closed stdout at the null device, so Python's flush at exit fails no second time."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, out.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):
+        pass  # not a real file (a test's stream): nothing is flushed at exit
 
 
 if __name__ == "__main__":

@@ -8,11 +8,16 @@
 Type a move as the prompt shows (``moves`` lists the legal ones, ``quit`` or end of input stops).
 A bad or illegal entry is explained and asked again. After each engine move one line says what
 the search found: depth, score (from the engine's view; 'win in N' once proven), nodes, time.
+
+Exit codes: 0 the game ended or was abandoned, 2 bad command line, 130 interrupted (Ctrl-C, at
+the prompt or while the engine thinks), 141 output closed (``| head``). Each of the last two
+prints one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .games import GAMES, get_game, result_text, search_engine
@@ -20,6 +25,9 @@ from .limits import SearchLimit, SearchResult
 from .search import PROVEN_SCORE, WIN_SCORE
 
 SYMBOLS = "XO"
+PROG = "python -m agent.play"
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
 
 
 def describe_score(score: int) -> str:
@@ -40,7 +48,7 @@ def thinking_line(game, state_before, result: SearchResult) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m agent.play", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("game", choices=list(GAMES), help="ttt, nineboard, qubic or uttt")
     parser.add_argument("--first", choices=("human", "engine"), default="human",
                         help="who moves first and plays X (default: human)")
@@ -54,6 +62,37 @@ def main(argv=None, stdin=None, stdout=None) -> int:
     stdin = stdin if stdin is not None else sys.stdin
     out = stdout if stdout is not None else sys.stdout
     args = build_parser().parse_args(argv)
+    try:
+        return play(args, stdin, out)
+    except KeyboardInterrupt:
+        # At the prompt the cursor sits after "Your move ...: ": start a line of our own.
+        _say_error("interrupted", start="\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _silence(out)
+        _say_error("output closed (broken pipe)")
+        return EXIT_BROKEN_PIPE
+
+
+def _say_error(message: str, start: str = "") -> None:
+    try:
+        print(f"{start}{PROG}: {message}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _silence(out) -> None:
+    """Point a closed stdout at the null device, so Python's flush at exit fails no second time."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, out.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):
+        pass  # not a real file (a test's stream): nothing is flushed at exit
+
+
+def play(args, stdin, out) -> int:
+    """One game on the terminal for parsed arguments; returns the exit code."""
     game = get_game(args.game)
     seconds = args.seconds if args.seconds is not None else game.seconds
     state = game.new_state()
