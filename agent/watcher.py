@@ -6,12 +6,17 @@ The watcher never decides anything. It only shortens the sleep between two looks
 polling backend alone the agent is still correct, just up to one ``interval`` slower to notice.
 
 Between turns this costs a stat of a few files every ``interval`` and nothing else: no busy loop
-(the referee already burns one core busy-polling, PROTOCOL.md §8.14).
+(the referee already burns one core busy-polling, PROTOCOL.md §8.14). Only events that can change
+what the caller decides wake it: watchdog >= 4 also reports every open and every close without a
+write, and the caller's own reads of the files raise those, so waking on them would make each look
+at the disk trigger the next one at once (a full core burnt while the agent's ``.go`` lingers).
+With ``names``, events about other files (the agent's own temp file, unrelated files) are ignored too.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 
 log = logging.getLogger(__name__)
@@ -29,17 +34,35 @@ def _not_shutdown_noise(record: logging.LogRecord) -> bool:
 
 logging.getLogger("watchdog.observers.inotify").addFilter(_not_shutdown_noise)
 
+#: watchdog event types that only say a file was looked at: reading a file raises them.
+READ_ONLY_EVENTS = frozenset({"opened", "closed_no_write"})
+
+
+def is_change(event, names=None) -> bool:
+    """True when a watchdog ``event`` may have changed what is on disk (for one of ``names``, if given)."""
+    if event.event_type in READ_ONLY_EVENTS:
+        return False
+    if names is None:
+        return True
+    if event.is_directory:
+        return False
+    paths = (event.src_path, getattr(event, "dest_path", "") or "")
+    return any(os.path.basename(os.fsdecode(path)) in names for path in paths if path)
+
 
 class DirectoryWatcher:
     """Sleeps until ``directory`` changes or ``interval`` passes; see the module docstring.
 
     ``use_watchdog=False`` (the ``--polling`` switch) never starts an observer. If the observer
-    cannot start, or dies later, the watcher logs a warning and keeps going by polling.
+    cannot start, or dies later, the watcher logs a warning and keeps going by polling. ``names``
+    (file names in ``directory``) limits the wake-ups to changes of those files.
     """
 
-    def __init__(self, directory, *, use_watchdog: bool = True, interval: float = POLL_INTERVAL) -> None:
+    def __init__(self, directory, *, use_watchdog: bool = True, interval: float = POLL_INTERVAL,
+                 names=None) -> None:
         self.directory = str(directory)
         self.interval = interval
+        self.names = None if names is None else frozenset(names)
         self._use_watchdog = use_watchdog
         self._event = threading.Event()
         self._observer = None
@@ -69,11 +92,12 @@ class DirectoryWatcher:
         from watchdog.events import FileSystemEventHandler
         from watchdog.observers import Observer
 
-        event = self._event
+        event, names = self._event, self.names
 
         class _WakeUp(FileSystemEventHandler):
-            def on_any_event(self, _event) -> None:
-                event.set()
+            def on_any_event(self, change) -> None:
+                if is_change(change, names):
+                    event.set()
 
         observer = Observer()
         observer.daemon = True

@@ -5,6 +5,7 @@ The agent runs in a thread; the test plays the referee (and the opponent) by wri
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import threading
@@ -13,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from agent import protocol
 from agent.limits import SearchResult
 from agent.protocol import (
+    REFEREE_TICK,
     EXIT_ABORTED,
     EXIT_FINISHED,
     EXIT_PROTOCOL_ERROR,
@@ -125,6 +128,15 @@ def wait_for(predicate, timeout: float = 2.0) -> bool:
     return predicate()
 
 
+def stage_go(referee: Referee, stamp: float) -> None:
+    """Create my .go with mtime ``stamp``, set before the agent can see the file."""
+    staging = referee.dir / "staging"
+    staging.mkdir(exist_ok=True)
+    (staging / f"{ME}.go").touch()
+    os.utime(staging / f"{ME}.go", (stamp, stamp))
+    os.replace(staging / f"{ME}.go", referee.path(f"{ME}.go"))
+
+
 def my_move_written(referee: Referee) -> bool:
     return referee.move_text().startswith(ME + " ")
 
@@ -142,7 +154,11 @@ def test_cutoff_rule():
     assert cutoff_for(1) == pytest.approx(0.8)
     assert cutoff_for(0.5) == pytest.approx(0.3)
     assert cutoff_for(10, margin=0.5) == pytest.approx(9.5)
-    assert cutoff_for(0.2) == pytest.approx(0.05)  # never under a quarter of the limit
+    # Short limits: only the referee's ticks under the limit count (last at 0.15 s for 0.2 s, at
+    # 0.05 s for 0.1 s); the agent thinks 40 % of the time to the last one.
+    assert cutoff_for(0.2) == pytest.approx(0.06)
+    assert cutoff_for(0.1) == pytest.approx(0.02)
+    assert cutoff_for(10, margin=0) == pytest.approx(9.95)  # never past the last tick
 
 
 @pytest.mark.parametrize("name", ["algo.py", "logo.png", "x.go", "Otter.go", "move_file.tmp", "end_game~",
@@ -168,6 +184,33 @@ def test_referee_last_line_reads_like_the_referee():
     assert referee_last_line("\nOtter 1 2\n") is None
     assert referee_last_line("Otter 1 2") == (1, "Otter 1 2")
     assert referee_last_line("A 1 2\nB 3 4\n   \nC 5 6\n") == (2, "B 3 4")
+
+
+INSIDE_A_LINE = ["\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
+
+
+@pytest.mark.parametrize("separator", INSIDE_A_LINE, ids=lambda c: f"U+{ord(c):04X}")
+def test_only_universal_newlines_end_a_line(tmp_path, separator):
+    """Item 1: str.splitlines() also splits at these; the referee's text mode does not (its
+    str.split() then treats them as spaces). Checked against ref_sim's reading of the same bytes."""
+    from ref_sim.referee import parse_move_line as referee_parse
+    from ref_sim.referee import read_move_line
+
+    for text in (f"{OPP} 3 4{separator}junk\n", f"{OPP} 1 2{separator}{OPP} 5 6\n",
+                 f"{ME} 0 0\n{OPP} 1 2{separator}\n", f"{OPP} 7 7\r{OPP} 2 2{separator}8 8\r\n"):
+        path = tmp_path / "move_file"
+        path.write_bytes(text.encode("utf-8"))
+        ours = referee_last_line(protocol._read_text(path))
+        name, move = parse_move_line(ours[1])
+        assert referee_parse(read_move_line(path)) == (name, move.board, move.spot), text
+    assert referee_last_line(f"{OPP} 1 2{separator}{OPP} 5 6\n") == (1, f"{OPP} 1 2{separator}{OPP} 5 6")
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r", "\r\n"], ids=["LF", "CR", "CRLF"])
+def test_universal_newlines_do_end_lines(newline):
+    text = newline.join([f"{ME} 1 2", f"{OPP} 3 4", "", f"{ME} 5 6"]) + newline
+    assert protocol.referee_lines(text) == [f"{ME} 1 2", f"{OPP} 3 4"]
+    assert referee_last_line(text) == (2, f"{OPP} 3 4")
 
 
 def test_judge_end_text():
@@ -251,10 +294,10 @@ def test_move_is_written_whole_by_rename(referee, monkeypatch):
 
 
 @pytest.mark.parametrize("refusals", [2, 25])
-def test_rename_retried_when_windows_refuses(referee, refusals):
-    """§8.15: PermissionError from the rename is retried: quickly at first (2 refusals), and
-    past the quick retries (25, more than REPLACE_ATTEMPTS) until the referee's limit, never
-    crashing the agent."""
+def test_rename_retried_when_windows_refuses(referee, refusals, monkeypatch):
+    """§8.15: on Windows a PermissionError from the rename is retried quickly (2 refusals); past
+    REPLACE_ATTEMPTS (25) the line goes into move_file in place; never crashing the agent."""
+    monkeypatch.setattr(protocol, "RENAME_REFUSAL_IS_TRANSIENT", True)
     failures = [PermissionError("in use")] * refusals
 
     class Flaky(FileProtocolAgent):
@@ -268,10 +311,86 @@ def test_rename_retried_when_windows_refuses(referee, refusals):
     referee.start()
     referee.go(ME)
     assert wait_for(lambda: my_move_written(referee), timeout=4.0)
-    assert not failures
+    assert len(failures) == max(refusals - protocol.REPLACE_ATTEMPTS, 0)
+    assert referee.move_text().count("\n") == 1
     referee.end()
     summary = runner.join()
     assert summary.status == "finished" and summary.moves == 1
+
+
+class RenameRefused(FileProtocolAgent):
+    """A sticky shared directory (mode 1777) where move_file belongs to another user: EPERM."""
+
+    def _replace(self, source, target):
+        raise PermissionError(errno.EPERM, "Operation not permitted", str(target))
+
+
+def test_refused_rename_falls_back_to_writing_in_place(tmp_path, caplog):
+    """Item 4: the rename is refused for good: the line is written into move_file in place, whole."""
+    caplog.set_level(logging.INFO, logger="agent")
+    referee = Referee(tmp_path, OPENING_OPP_FIRST)
+    runner = Runner(tmp_path)
+    runner.agent.__class__ = RenameRefused
+    referee.start()
+    referee.opponent_moves()
+    referee.go(ME)
+    assert wait_for(lambda: my_move_written(referee))
+    text = referee.move_text()
+    name, move = parse_move_line(text)
+    assert text == f"{ME} {move}\n" and referee.position.is_legal(move.index)
+    assert caplog.text.count("writing my moves into it in place") == 1
+    assert not any(name.endswith(".tmp") for name in os.listdir(tmp_path))
+    referee.end()
+    assert runner.join().moves == 1
+
+
+def test_in_place_write_never_shows_a_wrong_line(tmp_path, monkeypatch):
+    """Item 4: longer older text stays behind our line until the file is cut, but behind a blank
+    line, where the referee stops reading: at every moment it reads our line or the old one."""
+    move_file = tmp_path / "move_file"
+    move_file.write_text("Hippopotamus 1 2\nHippopotamus 3 4\nHippopotamus 5 6\n")
+    agent = FileProtocolAgent(ME, tmp_path, RecordingEngine())
+    seen = []
+    real_ftruncate = os.ftruncate
+
+    def ftruncate(fd, length):
+        seen.append(referee_last_line(move_file.read_text()))
+        real_ftruncate(fd, length)
+
+    monkeypatch.setattr(protocol.os, "ftruncate", ftruncate)
+    agent._write_in_place(f"{ME} 3 4\n".encode())
+    assert seen == [(1, f"{ME} 3 4")]
+    assert move_file.read_text() == f"{ME} 3 4\n"
+
+
+@pytest.mark.parametrize("transient", [True, False], ids=["windows", "posix"])
+def test_write_retries_stop_at_the_referee_limit(referee, monkeypatch, transient):
+    """Item 4: every retry (rename or in place) ends by the referee's limit, counted from the .go."""
+    monkeypatch.setattr(protocol, "RENAME_REFUSAL_IS_TRANSIENT", transient)
+    attempts = []
+
+    class Refused(FileProtocolAgent):
+        def _replace(self, source, target):
+            attempts.append(time.time())
+            raise PermissionError(errno.EACCES, "Permission denied", str(target))
+
+        def _write_in_place(self, data):
+            attempts.append(time.time())
+            raise PermissionError(errno.EACCES, "Permission denied", str(self.move_path))
+
+    runner = Runner(referee.dir, time_limit=0.5)
+    runner.agent.__class__ = Refused
+    referee.start()
+    stamp = time.time() - 0.4  # 0.1 s left of a 0.5 s limit: less than 20 quick rename retries
+    for name in ("first_four_moves", "move_file"):
+        os.utime(referee.path(name), (stamp - 0.01, stamp - 0.01))
+    stage_go(referee, stamp)
+    assert wait_for(lambda: attempts and time.time() - attempts[-1] > 0.3, timeout=3.0)
+    assert referee.move_text() == ""
+    # The last retry starts before the limit; one retry pause (50 ms) of scheduling slack.
+    assert max(attempts) - stamp < 0.5 + 0.05, [round(a - stamp, 3) for a in attempts]
+    referee.end()
+    assert runner.join().status == "finished"
 
 
 def test_rewrites_until_the_mtime_goes_up(referee):
@@ -470,15 +589,47 @@ def test_vanished_files_abort_the_game(referee):
     assert "vanished" in summary.message and summary.end_text is None
 
 
-def test_a_new_game_replacing_mine_aborts_it(referee):
+def test_a_new_game_replacing_mine_is_joined(referee, caplog):
+    """Item 2: a new first_four_moves before any end_game: the old game was abandoned; play the new one."""
+    caplog.set_level(logging.INFO, logger="agent")
     runner = Runner(referee.dir)
     referee.start()
     referee.go(ME)
     assert wait_for(lambda: my_move_written(referee))
     time.sleep(0.02)
-    Referee(referee.dir, OPENING_OPP_FIRST).start()
+    new_game = Referee(referee.dir, OPENING_OPP_FIRST)
+    new_game.start()
+    new_game.opponent_moves()
+    new_game.go(ME)
+    assert wait_for(lambda: my_move_written(new_game))
+    assert new_game.position.is_legal(parse_move_line(new_game.move_text())[1].index)
+    new_game.end()
     summary = runner.join()
-    assert summary.status == "aborted" and "new game" in summary.message
+    assert summary.status == "finished" and summary.exit_code == EXIT_FINISHED and summary.moves == 1
+    assert "that game was abandoned" in caplog.text
+
+
+def test_a_dead_game_joined_at_start_then_the_live_one(referee):
+    """Item 2: started within the limit after a referee was killed on my turn, the agent moves in the
+    dead game (harmless); the next referee's game must still be played, not abandoned."""
+    referee.start()
+    referee.go(ME)
+    stamp = time.time() - 0.2  # younger than the limit: looks like a live turn
+    for name in ("first_four_moves", "move_file"):
+        os.utime(referee.path(name), (stamp - 0.01, stamp - 0.01))
+    os.utime(referee.path(f"{ME}.go"), (stamp, stamp))
+    runner = Runner(referee.dir, time_limit=1.0)
+    assert wait_for(lambda: my_move_written(referee))
+    time.sleep(0.2)
+    for name in ("move_file", "first_four_moves", f"{ME}.go"):  # the new referee's clean-up
+        referee.path(name).unlink()
+    live = Referee(referee.dir, OPENING_ME_FIRST)
+    live.start()
+    live.go(ME)
+    assert wait_for(lambda: my_move_written(live))
+    live.end()
+    summary = runner.join()
+    assert summary.status == "finished" and summary.exit_code == EXIT_FINISHED
 
 
 # -- bad opponents -------------------------------------------------------------------------------
@@ -534,11 +685,7 @@ def test_deadline_counts_from_the_go_mtime(referee, age, expected):
     stamp = time.time() - age
     for name in ("first_four_moves", "move_file"):  # a .go older than the opening would be stale
         os.utime(referee.path(name), (min(stamp, time.time()) - 1, min(stamp, time.time()) - 1))
-    staging = referee.dir / "staging"  # give the .go its mtime before the agent can see it
-    staging.mkdir()
-    (staging / f"{ME}.go").touch()
-    os.utime(staging / f"{ME}.go", (stamp, stamp))
-    os.replace(staging / f"{ME}.go", referee.path(f"{ME}.go"))
+    stage_go(referee, stamp)
     assert wait_for(lambda: runner.engine.calls)
     noticed = time.perf_counter()
     _, limit = runner.engine.calls[0]
@@ -571,3 +718,264 @@ def test_watcher_wakes_on_change_and_survives_observer_death(tmp_path, caplog):
     watcher.wait()
     assert watcher.backend == "polling" and "observer stopped" in caplog.text
     watcher.stop()
+
+
+# -- lines read as the referee reads them (item 1) --------------------------------------------
+
+
+@pytest.mark.parametrize("separator", INSIDE_A_LINE, ids=lambda c: f"U+{ord(c):04X}")
+def test_opponent_line_with_an_odd_separator_is_the_referees_move(tmp_path, separator):
+    """``Otter 1 2<sep>Otter 5 6``: the referee played 1 2 and so must my position."""
+    referee = Referee(tmp_path, OPENING_OPP_FIRST)
+    runner = Runner(tmp_path)
+    referee.start()
+    position = referee.position
+    first, second = position.legal_moves()[0], position.legal_moves()[-1]
+    referee.opponent_moves(f"{OPP} {Move.from_index(first)}{separator}{OPP} {Move.from_index(second)}")
+    referee.go(ME)
+    assert wait_for(lambda: my_move_written(referee)), runner.agent._error
+    moves, _ = runner.engine.calls[0]
+    assert moves[-1] == first
+    referee.end()
+    assert runner.join().status == "finished"
+
+
+def test_opening_and_end_game_read_as_the_referee_writes_them(referee):
+    """first_four_moves with a form feed inside a line and CR line ends; an end_game with a
+    line separator and trailing junk: one game, one sanitised result line."""
+    runner = Runner(referee.dir)
+    lines = list(OPENING_ME_FIRST)
+    lines[1] += "\x0cjunk"
+    referee.start(opening_text="\r".join(lines) + "\r")
+    referee.go(ME)
+    assert wait_for(lambda: my_move_written(referee)), runner.agent._error
+    referee.path("end_game").write_text(WIN_TEXT + "\u2028\x1b[2Jgarbage\nsecond line")
+    summary = runner.join()
+    assert summary.status == "finished" and summary.result == "won"
+    line = summary.result_line()
+    assert line.isprintable() and line.startswith(f"{ME} won: {WIN_TEXT}") and "second line" not in line
+
+
+def test_opening_naming_a_third_player_is_refused(referee):
+    runner = Runner(referee.dir)
+    referee.start(opening_text="".join(line + "\n" for line in OPENING_ME_FIRST[:3] + ["Stoat 5 8"]))
+    referee.go(ME)
+    time.sleep(0.3)
+    assert referee.move_text() == "" and not runner.engine.calls
+    referee.end()
+    summary = runner.join()
+    assert summary.status == "protocol_error" and "lines 1 and 3" in summary.message
+
+
+# -- started mid-game as p2 (item 3) --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("gap, plays", [(5.0, False), (1.5, True)], ids=["mid-game", "slow-p1"])
+def test_p2_first_turn_long_after_the_opening_is_refused(tmp_path, gap, plays):
+    """At p2's first turn in a fresh game the .go is at most one turn newer than the opening
+    (limit 1 s + 1 s); 5 s later the game was under way, whatever move_file's line looks like."""
+    referee = Referee(tmp_path, OPENING_OPP_FIRST)
+    runner = Runner(tmp_path, time_limit=1.0)
+    referee.start()
+    referee.opponent_moves()  # a move legal in the opening position
+    os.remove(referee.path(f"{OPP}.go"))
+    now = time.time()
+    for name in ("first_four_moves",):
+        os.utime(referee.path(name), (now - gap, now - gap))
+    stage_go(referee, now)
+    if plays:
+        assert wait_for(lambda: my_move_written(referee))
+    else:
+        time.sleep(0.3)
+        assert not my_move_written(referee) and not runner.engine.calls
+    referee.end()
+    summary = runner.join()
+    assert (summary.status == "finished") == plays
+    if not plays:
+        assert "started after the game began" in summary.message and "5.0 s after" in summary.message
+
+
+# -- coarse timestamps (item 5) -------------------------------------------------------------------
+
+
+class WholeSeconds(FileProtocolAgent):
+    """A filesystem that keeps whole-second mtimes (ext3, and FAT's 2 s at even seconds)."""
+
+    granule = 1
+
+    def _replace(self, source, target):
+        super()._replace(source, target)
+        stamp = int(time.time()) // self.granule * self.granule
+        os.utime(target, (stamp, stamp))
+
+
+@pytest.mark.parametrize("granule", [1, 2])
+def test_coarse_timestamps_move_lands_at_a_later_second(referee, caplog, granule):
+    """The referee recorded move_file's truncated mtime M before my .go; my write must reach an
+    mtime above M, which takes until the next granule, past the truncated .go mtime + the limit."""
+    caplog.set_level(logging.INFO, logger="agent")
+    agent_class = type("Coarse", (WholeSeconds,), {"granule": granule})
+    limit = 1.0 if granule == 1 else 2.0
+    runner = Runner(referee.dir, time_limit=limit)
+    runner.agent.__class__ = agent_class
+    # Create the .go 0.3 s after a granule boundary S: all three files carry the mtime S.
+    while not 0.25 < time.time() % granule < 0.35:
+        time.sleep(0.01)
+    created = time.time()
+    boundary = int(created) // granule * granule
+    referee.start()
+    for name in ("first_four_moves", "move_file"):
+        os.utime(referee.path(name), (boundary, boundary))
+    stage_go(referee, boundary)
+    assert wait_for(lambda: os.stat(referee.path("move_file")).st_mtime > boundary, timeout=4.0)
+    landed = time.time()
+    assert my_move_written(referee)
+    assert landed < created + limit - REFEREE_TICK, "landed after the referee's last tick"
+    assert caplog.text.count("whole-second timestamps") == 1
+    referee.end()
+    assert runner.join().status == "finished"
+
+
+# -- a referee that died, and end_game while thinking (item 9) ------------------------------------
+
+
+def test_a_silent_game_is_aborted(referee):
+    """A killed referee leaves its files as they were: after ``silence`` s without a change, exit 3."""
+    runner = Runner(referee.dir, silence=0.6)
+    referee.start()
+    referee.go(ME)
+    assert wait_for(lambda: my_move_written(referee))
+    summary = runner.join(timeout=3.0)
+    assert summary.status == "aborted" and summary.exit_code == EXIT_ABORTED
+    assert "nothing changed" in summary.message
+
+
+def test_no_silence_limit_before_a_game_starts(tmp_path):
+    """An agent started long before its referee waits for it."""
+    runner = Runner(tmp_path, silence=0.2)
+    time.sleep(0.5)
+    assert runner.thread.is_alive()
+    referee = Referee(tmp_path)
+    referee.start()
+    referee.go(ME)
+    assert wait_for(lambda: my_move_written(referee))
+    referee.end()
+    assert runner.join().status == "finished"
+
+
+def test_silence_default_is_generous():
+    agent = FileProtocolAgent(ME, ".", RecordingEngine(), time_limit=10)
+    assert agent.silence == 30.0
+    assert FileProtocolAgent(ME, ".", RecordingEngine(), time_limit=20).silence == 60.0
+
+
+def test_end_game_stops_a_long_search_promptly(referee):
+    """The full engine with an 18 s cutoff returns soon after end_game appears, and writes nothing."""
+    from agent.engines import AlphaBetaEngine
+
+    class Timed(AlphaBetaEngine):
+        started = None
+
+        def choose(self, position, limit):
+            Timed.started = time.monotonic()
+            return super().choose(position, limit)
+
+    runner = Runner(referee.dir, engine=Timed(hash_mb=16), time_limit=20.0)
+    referee.start()
+    referee.go(ME)
+    assert wait_for(lambda: Timed.started is not None)
+    time.sleep(0.3)
+    referee.end()
+    ended = time.monotonic()
+    summary = runner.join(timeout=5.0)
+    assert summary.status == "finished" and referee.move_text() == ""
+    print(f"returned {time.monotonic() - ended:.3f} s after end_game")
+
+
+# -- what the files tell about setup mistakes (item 14) -------------------------------------------
+
+
+def test_a_second_agent_with_my_name_is_named(referee, caplog):
+    """A move in my name that I did not write: say that two agents probably share my name."""
+    caplog.set_level(logging.INFO, logger="agent")
+    runner = Runner(referee.dir)
+    referee.start()
+    referee.go(ME)
+    assert wait_for(lambda: my_move_written(referee))
+    mine = parse_move_line(referee.move_text())[1]
+    other = next(Move.from_index(i) for i in reversed(referee.position.legal_moves()) if i != mine.index)
+    referee.path("move_file").write_text(f"{ME} {other}\n")  # the twin's move lands too
+    time.sleep(0.1)
+    referee.end()
+    summary = runner.join()
+    assert f"another agent named {ME!r} is probably playing" in summary.message
+
+
+def test_my_go_vanishing_while_i_think_is_explained(referee, caplog):
+    """The twin moved for me while I thought: the referee moved on (my .go gone). Write nothing."""
+    caplog.set_level(logging.INFO, logger="agent")
+
+    class Twin(RecordingEngine):
+        def choose(self, position, limit):
+            referee.path("move_file").write_text(f"{ME} {Move.from_index(position.legal_moves()[-1])}\n")
+            referee.go(OPP)
+            return super().choose(position, limit)
+
+    runner = Runner(referee.dir, engine=Twin())
+    referee.start()
+    referee.go(ME)
+    assert wait_for(lambda: runner.engine.calls)
+    time.sleep(0.2)
+    assert referee.move_text().startswith(ME) and runner.agent._game.moves == 0
+    assert "my .go vanished while I was thinking" in caplog.text
+    assert f"another agent named {ME!r} is probably playing" in caplog.text
+    referee.end()
+    runner.join()
+
+
+def test_a_time_out_before_my_limit_names_the_limit_mismatch(referee, caplog):
+    """The referee's limit is 0.5 s, mine 3 s: the end_game times me out long before my limit."""
+    caplog.set_level(logging.INFO, logger="agent")
+    from agent.engines import AlphaBetaEngine
+
+    runner = Runner(referee.dir, engine=AlphaBetaEngine(hash_mb=16), time_limit=3.0)
+    referee.start()
+    referee.go(ME)
+    time.sleep(0.5)
+    referee.end(f"END: {OPP} WINS! {ME} LOSES! Time out!")
+    summary = runner.join()
+    assert summary.result == "lost"
+    assert "probably shorter than mine; start me with the referee's --time-limit" in caplog.text
+
+
+# -- waiting costs nothing (item 8) ---------------------------------------------------------------
+
+
+def test_reading_the_files_does_not_wake_the_watcher(tmp_path):
+    """watchdog reports opens and close-without-write: the agent's own reads must not wake it,
+    or every look at move_file triggers the next one at once (a busy loop)."""
+    (tmp_path / "move_file").write_text(f"{ME} 1 2\n")
+    watcher = DirectoryWatcher(tmp_path, names=("move_file",))
+    assert watcher.start() == "watchdog"
+    try:
+        time.sleep(0.05)
+        watcher.wait(timeout=0.01)
+        stop = threading.Event()
+
+        def read_repeatedly():
+            while not stop.is_set():
+                (tmp_path / "move_file").read_bytes()
+                (tmp_path / "other").write_text("x")  # not a watched name
+                time.sleep(0.01)
+
+        reader = threading.Thread(target=read_repeatedly, daemon=True)
+        reader.start()
+        try:
+            assert watcher.wait(timeout=0.3) is False
+        finally:
+            stop.set()
+            reader.join()
+        threading.Timer(0.05, lambda: (tmp_path / "move_file").write_text(f"{OPP} 2 3\n")).start()
+        assert watcher.wait(timeout=2.0) is True
+    finally:
+        watcher.stop()
