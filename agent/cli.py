@@ -27,19 +27,26 @@ DEFAULT_ENGINE = "alphabeta"
 EPILOG = f"""\
 timing:
   The referee's clock starts when NAME.go is created; the agent counts from that file's mtime
-  and stops thinking at LIMIT - MARGIN seconds (never under a quarter of LIMIT). The default
-  margin is max(0.1 * LIMIT, 0.2): {cutoff_for(10):.1f} s of thought at the tournament's 10 s limit,
-  {cutoff_for(1):.2f} s at 1 s, {cutoff_for(0.5):.2f} s at 0.5 s. The referee polls every 50 ms, last at about
-  LIMIT - 0.05 s; the margin also covers noticing the .go, search overrun and a busy machine.
+  and stops thinking at LIMIT - MARGIN seconds. The default margin is max(0.1 * LIMIT, 0.2):
+  {cutoff_for(10):.1f} s of thought at the tournament's 10 s limit, {cutoff_for(1):.2f} s at 1 s, {cutoff_for(0.5):.2f} s at 0.5 s. The referee
+  polls every 50 ms and only polls under the limit count (last at 9.95 s of 10 s, at 0.05 s of
+  0.1 s), so at short rehearsal limits the agent thinks 40 % of the time to that last poll
+  ({cutoff_for(0.2):.2f} s at 0.2 s, {cutoff_for(0.1):.2f} s at 0.1 s). Give the agent the referee's own --time-limit: with a
+  longer one it is timed out, with a shorter one it plays faster than it may (the log says so).
 
 exit codes:
   0    the game finished (end_game read: won, lost or tied)
   1    internal error in the agent
   2    bad command line: player name, directory, log file or engine
-  3    game aborted: the referee's files vanished (or a new game replaced them) before end_game
+  3    game aborted before end_game: the referee's files vanished (Ctrl-C of the referee), or
+       nothing changed in them for --silence seconds (a killed referee)
   4    protocol error: end_game was read, but the game could not be followed (started after
-       it began, malformed or illegal opponent move, unreadable first_four_moves)
+       it began, malformed or illegal opponent move, unreadable first_four_moves, a second
+       agent playing under the same name)
   130  interrupted (Ctrl-C)
+
+A new first_four_moves before any end_game is a new game (the old one's referee was stopped):
+the agent says so and plays it; it still plays one game and exits after that game's end_game.
 
 Logs go to stderr, or to --log-file, which must lie outside DIR: the referee deletes files
 in its directory. The result line goes to stdout.
@@ -68,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"move chooser, one of {', '.join(sorted(engines.ENGINES))} (default: {DEFAULT_ENGINE})")
     parser.add_argument("--depth", type=int, default=None, metavar="N", help="search at most N plies (deterministic)")
     parser.add_argument("--nodes", type=int, default=None, metavar="N", help="search at most N nodes (deterministic)")
+    parser.add_argument("--silence", type=float, default=None, metavar="SECONDS",
+                        help="report the game aborted (exit 3) after this long without any change in the referee's "
+                             "files, as a killed referee leaves them (default: max(3 * limit, 30); 0: never)")
     parser.add_argument("--polling", action="store_true", help="do not use watchdog; poll the directory only")
     verbosity = parser.add_mutually_exclusive_group()
     verbosity.add_argument("-v", "--verbose", action="store_true", help="debug logging")
@@ -155,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(f"--time-limit must be positive, got {args.time_limit:g}")
         if args.margin is not None and not 0 <= args.margin < args.time_limit:
             raise UsageError(f"--margin must be at least 0 and below the time limit, got {args.margin:g}")
+        if args.silence is not None and args.silence < 0:
+            raise UsageError(f"--silence must be at least 0 (0: never), got {args.silence:g}")
         for option in ("depth", "nodes"):
             value = getattr(args, option)
             if value is not None and value < 1:
@@ -174,7 +186,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"uttt-agent: error: {error}", file=sys.stderr)
             return EXIT_USAGE
         agent = FileProtocolAgent(name, directory, engine, time_limit=args.time_limit, margin=args.margin,
-                                  depth=args.depth, nodes=args.nodes, use_watchdog=not args.polling)
+                                  depth=args.depth, nodes=args.nodes, use_watchdog=not args.polling,
+                                  silence=args.silence)
         summary = agent.run()  # logs "ready" once it is watching: match runners wait for that
     except KeyboardInterrupt:
         log.warning("interrupted")

@@ -78,6 +78,7 @@ def test_log_file_inside_the_referee_directory(tmp_path, where):
     (["--time-limit", "0"], ["--time-limit"]),
     (["--margin", "5", "--time-limit", "2"], ["--margin"]),
     (["--depth", "0"], ["--depth"]),
+    (["--silence", "-1"], ["--silence"]),
 ])
 def test_bad_options(tmp_path, args, words):
     assert_usage_error(run_cli("Walrus", "--dir", str(tmp_path), *args), *words)
@@ -87,6 +88,9 @@ def test_help_documents_timing_and_exit_codes():
     result = run_cli("--help")
     assert result.returncode == 0
     for text in ("exit codes:", "130", "aborted", "protocol error", "max(0.1 * LIMIT, 0.2)", "9.0 s"):
+        assert text in result.stdout
+    # Issue 9: the silence abort, the tick-aware short limits, a replaced opening, the limit to pass.
+    for text in ("--silence", "a killed referee", "0.02 s at 0.1 s", "is a new game", "the referee's own --time-limit"):
         assert text in result.stdout
 
 
@@ -131,3 +135,30 @@ def test_a_staged_game_through_the_command_line(tmp_path):
     assert f"move {move}" in log and "since .go" in log and "nps" in log
     assert "watching" in log and "watchdog" in log
     assert sorted(os.listdir(game)) == ["Walrus.go", "end_game", "first_four_moves", "move_file"]
+
+
+def test_a_killed_referee_ends_the_agent_with_exit_3(tmp_path):
+    """Item 9: a referee killed after my move leaves its files as they were; with --silence 1 the
+    agent reports the game aborted and exits 3 instead of waiting forever."""
+    game = tmp_path / "game"
+    game.mkdir()
+    log_file = tmp_path / "walrus.log"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agent", "Walrus", "--dir", str(game), "--time-limit", "0.5", "--engine", "random",
+         "--silence", "1", "--log-file", str(log_file)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 10
+        while "watching" not in (log_file.read_text() if log_file.exists() else "") and time.monotonic() < deadline:
+            time.sleep(0.02)
+        (game / "move_file").write_text("")
+        (game / "first_four_moves").write_text("Walrus 6 2\nOtter 2 4\nWalrus 4 5\nOtter 5 8\n")
+        (game / "Walrus.go").touch()
+        out, err = process.communicate(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 3
+    assert (game / "move_file").read_text().startswith("Walrus ")
+    assert out.startswith("Walrus: no result (nothing changed") and out.count("\n") == 1
+    assert "the referee was probably killed" in log_file.read_text()
