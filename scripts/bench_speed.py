@@ -1,16 +1,22 @@
-"""Search speed on a fixed suite of positions from real games: nodes/s and completed depth.
+"""Search speed of both cores on a fixed suite of positions from real games: nodes/s, completed depth, ratio.
 
 Usage:
   python scripts/bench_speed.py [--seconds 1 9] [--phase opening middle endgame] [--limit N]
+                                [--cores python compiled] [--evaluation classic|fitted]
+  python scripts/bench_speed.py --quick      # 2 positions per phase, 1 s: about 15 s
   python scripts/bench_speed.py --generate   # rebuild scripts/bench_positions.txt from new games
 
-Each position is searched from a fresh engine (empty table) for each time budget. The summary
-gives the mean nodes/s and the median completed depth per phase.
+Each position is searched by each core (the pure-Python search and the compiled one, agent/core.py)
+from a fresh engine (empty table) for each time budget, one after the other on the same position.
+The summary gives per budget each core's mean nodes/s and their ratio, and the median completed
+depth per phase with the difference. The machine's load average is printed before and after:
+figures taken on a busy machine are lower and noisier.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import sys
@@ -18,7 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent.engines import AlphaBetaEngine  # noqa: E402
+from agent import core as search_core  # noqa: E402
+from agent.engines import DEFAULT_EVALUATION, EVALUATIONS, AlphaBetaEngine  # noqa: E402
 from agent.limits import SearchLimit  # noqa: E402
 from agent.rules import Move, Position  # noqa: E402
 from agent.selfplay import play_game, random_opening  # noqa: E402
@@ -54,40 +61,85 @@ def load_suite() -> list[tuple[str, Position]]:
     return suite
 
 
+def load_text() -> str:
+    try:
+        return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except (AttributeError, OSError):  # not on Windows
+        return "load average unknown"
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, nargs="+", default=[1.0, 9.0])
+    parser.add_argument("--seconds", type=float, nargs="+", default=None, help="budgets per position (default: 1 9)")
     parser.add_argument("--phase", nargs="+", choices=list(PHASES), default=list(PHASES))
     parser.add_argument("--limit", type=int, help="only the first N positions of each phase")
+    parser.add_argument("--cores", nargs="+", choices=("python", "compiled"), default=["python", "compiled"])
+    parser.add_argument("--evaluation", choices=EVALUATIONS, default=DEFAULT_EVALUATION)
+    parser.add_argument("--quick", action="store_true", help="a short run: --limit 2 --seconds 1")
     parser.add_argument("--generate", action="store_true")
     args = parser.parse_args(argv)
     if args.generate:
         generate()
         return 0
+    if args.quick:
+        args.limit = args.limit or 2
+        args.seconds = args.seconds or [1.0]
+    args.seconds = args.seconds or [1.0, 9.0]
+    if "compiled" in args.cores and not search_core.compiled_available():
+        print(f"bench_speed: {search_core.unavailable_reason()}; measuring the Python core only", file=sys.stderr)
+        args.cores = [c for c in args.cores if c != "compiled"]
+    cores = args.cores
     suite = [(phase, pos) for phase, pos in load_suite() if phase in args.phase]
     if args.limit:
         suite = [item for phase in args.phase for item in [s for s in suite if s[0] == phase][: args.limit]]
-    print(f"{len(suite)} positions, budgets {args.seconds} s, python {sys.version.split()[0]}")
-    print(f"{'#':>3} {'phase':8} {'ply':>3} " + " ".join(f"{f'depth@{s:g}s':>9} {'knodes/s':>9}" for s in args.seconds))
-    table = {s: [] for s in args.seconds}
+    print(f"{len(suite)} positions, budgets {args.seconds} s, cores {' and '.join(cores)}, "
+          f"{args.evaluation} evaluation, python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {load_text()}")
+    short = {"python": "py", "compiled": "C"}
+    header = f"{'#':>3} {'phase':8} {'ply':>3}"
+    for seconds in args.seconds:
+        for name in cores:
+            header += f" {f'{short[name]} d@{seconds:g}s':>10} {'knodes/s':>8}"
+        if len(cores) == 2:
+            header += f" {'ratio':>6}"
+    print(header)
+    table = {(s, name): [] for s in args.seconds for name in cores}
     for i, (phase, pos) in enumerate(suite, 1):
         cells = []
         for seconds in args.seconds:
-            engine = AlphaBetaEngine()
-            result = engine.choose(pos, SearchLimit.seconds(seconds))
-            table[seconds].append((phase, result))
-            mark = "*" if result.proven else ""
-            cells.append(f"{str(result.depth) + mark:>9} {result.nodes_per_second / 1000:>9.0f}")
+            results = []
+            for name in cores:
+                engine = AlphaBetaEngine(core=name, evaluation=args.evaluation)
+                result = engine.choose(pos, SearchLimit.seconds(seconds))
+                table[seconds, name].append((phase, result))
+                results.append(result)
+                mark = "*" if result.proven else ""
+                cells.append(f"{str(result.depth) + mark:>10} {result.nodes_per_second / 1000:>8.0f}")
+            if len(cores) == 2:
+                slow, fast = results
+                cells.append(f"{fast.nodes_per_second / max(slow.nodes_per_second, 1):>6.1f}")
         print(f"{i:>3} {phase:8} {pos.ply:>3} " + " ".join(cells), flush=True)
     print("\n(* = result proven: the search stopped early)")
-    for seconds, rows in table.items():
-        nps = statistics.mean(r.nodes_per_second for _, r in rows)
-        print(f"\n{seconds:g} s per position: mean {nps:,.0f} nodes/s over {len(rows)} positions")
+    for seconds in args.seconds:
+        print(f"\n{seconds:g} s per position, {len(suite)} positions:")
+        means = {}
+        for name in cores:
+            rows = table[seconds, name]
+            means[name] = statistics.mean(r.nodes_per_second for _, r in rows)
+            print(f"  {name:8} core: mean {means[name]:>12,.0f} nodes/s")
+        if len(cores) == 2:
+            ratios = [c.nodes_per_second / max(p.nodes_per_second, 1)
+                      for (_, p), (_, c) in zip(table[seconds, "python"], table[seconds, "compiled"])]
+            print(f"  compiled / python: {means['compiled'] / means['python']:.1f}x the mean nodes/s "
+                  f"(per position: median {statistics.median(ratios):.1f}x, min {min(ratios):.1f}x)")
         for phase in args.phase:
-            depths = [r.depth for p, r in rows if p == phase]
-            if depths:
-                print(f"  {phase:8} median completed depth {statistics.median(depths):g} "
-                      f"(min {min(depths)}, max {max(depths)}, n={len(depths)})")
+            depths = {name: [r.depth for p, r in table[seconds, name] if p == phase] for name in cores}
+            if not depths[cores[0]]:
+                continue
+            text = ", ".join(f"{name} {statistics.median(d):g} (min {min(d)}, max {max(d)})" for name, d in depths.items())
+            if len(cores) == 2:
+                text += f": {statistics.median(depths['compiled']) - statistics.median(depths['python']):+g} plies"
+            print(f"  {phase:8} median completed depth: {text}, n={len(depths[cores[0]])}")
+    print(f"\n{load_text()}")
     return 0
 
 

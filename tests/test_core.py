@@ -38,7 +38,7 @@ compiled = pytest.mark.skipif(not core.compiled_available(), reason=core.unavail
 #: Large enough that neither table drops anything in these searches: the Python one is never
 #: trimmed and no C entry is replaced, which is when node counts must agree.
 PY_HASH_MB = 256.0
-C_SLOTS = 1 << 20
+C_SLOTS = 1 << 22  # a few percent full at most
 
 
 def evaluators():
@@ -51,7 +51,7 @@ def evaluators():
 
 
 def pair(evaluator):
-    return AlphaBeta(evaluator, move_space=81, hash_mb=PY_HASH_MB), core.CompiledAlphaBeta(evaluator, tt_slots=C_SLOTS)
+    return AlphaBeta(evaluator, move_space=81, hash_mb=PY_HASH_MB), core.CompiledAlphaBeta(evaluator, tt_slots=C_SLOTS, prefault=False)
 
 
 def outcome(result):
