@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import codingame, engines
+from . import codingame, core, engines
 from .protocol import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -75,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"move chooser, one of {', '.join(sorted(engines.ENGINES))} (default: {DEFAULT_ENGINE})")
     parser.add_argument("--depth", type=int, default=None, metavar="N", help="search at most N plies (deterministic)")
     parser.add_argument("--nodes", type=int, default=None, metavar="N", help="search at most N nodes (deterministic)")
+    parser.add_argument("--core", choices=core.CORES, default=None,
+                        help=f"search core of the alphabeta engine: compiled (C) or pure Python; auto (default, "
+                             f"or ${core.CORE_ENV}) takes the compiled one where it is built: {core.default_core_text()}")
     parser.add_argument("--silence", type=float, default=None, metavar="SECONDS",
                         help="report the game aborted (exit 3) after this long without any change in the referee's "
                              "files, as a killed referee leaves them (default: max(3 * limit, 30); 0: never)")
@@ -155,6 +158,8 @@ def build_engine(name: str | None, depth: int | None, nodes: int | None):
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.core is not None:  # every engine this process makes reads it (agent/core.py)
+        os.environ[core.CORE_ENV] = args.core
     if args.protocol == "codingame":
         return codingame.main(args)
     try:
