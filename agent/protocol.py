@@ -109,6 +109,10 @@ REPLACE_RETRY_SLEEP = 0.01
 #: place at once.
 RENAME_REFUSAL_IS_TRANSIENT = os.name == "nt"
 
+#: Longest time a quiet watchdog-backed loop trusts unchanged file identities without reading
+#: the files (a backstop for filesystems whose events or timestamps miss a change).
+FULL_LOOK_INTERVAL = 0.25
+
 #: The referee's poll period (PROTOCOL.md §4.2): it looks for a move at start + k * TICK only
 #: while that is under the limit.
 REFEREE_TICK = 0.05
@@ -373,6 +377,8 @@ class FileProtocolAgent:
         self._missing_since: float | None = None
         self._last_seen: tuple | None = None  # identities of the protocol files at the last look
         self._changed_at = time.monotonic()  # when they last changed
+        self._settled: tuple | None = None  # identities at the last full look that changed nothing
+        self._settled_at = 0.0
         self._said: set[str] = set()  # one-time log messages already given
 
     # -- the loop --------------------------------------------------------------------------------
@@ -387,14 +393,17 @@ class FileProtocolAgent:
                  self.time_limit, self.cutoff, self.margin)
         try:
             self._snapshot_startup()
+            full = True
             while True:
                 try:
-                    summary = self._step()
+                    summary = self._step(full)
                 except GameAborted as aborted:
                     summary = self._summary("aborted", message=str(aborted))
                 if summary is not None:
                     return summary
-                self.watcher.wait()
+                # A watchdog event (or polling, which has none) calls for a full look; a quiet
+                # time-out only for the cheap check of the files' identities.
+                full = self.watcher.wait() or self.watcher.backend != "watchdog"
         finally:
             self.watcher.stop()
             self._remove_temp()
@@ -417,8 +426,12 @@ class FileProtocolAgent:
         log.info("%s already holds a game (in progress, or left by a killed referee); "
                  "I only play it if my first turn there looks like a fresh start", self.directory)
 
-    def _step(self) -> GameSummary | None:
-        """Look at the directory once and act. Returns the summary once the game is over."""
+    def _step(self, full: bool = True) -> GameSummary | None:
+        """Look at the directory once and act. Returns the summary once the game is over.
+
+        ``full=False`` (a quiet watchdog time-out) skips reading the files when their identities are
+        those of the last full look, less than ``FULL_LOOK_INTERVAL`` ago: a look reads move_file,
+        and a full look every 15 ms is most of what a waiting agent costs."""
         opening = _stat(self.opening_path)
         move = _stat(self.move_path)
         if opening is None or (self._game is not None and move is None):
@@ -433,7 +446,11 @@ class FileProtocolAgent:
             log.warning("%s was replaced before my game ended: that game was abandoned (its referee was "
                         "stopped or killed); joining the new one", OPENING_FILE)
             self._game, self._error, self._error_opening_id = None, None, None
-        self._check_silence(opening, move)
+        seen = self._check_silence(opening, move)
+        now = time.monotonic()
+        if not full and seen == self._settled and now - self._settled_at < FULL_LOOK_INTERVAL:
+            return None
+        self._settled, self._settled_at = seen, now
 
         end_text = self._read_end_game(opening)
         if end_text is not None:
@@ -465,7 +482,7 @@ class FileProtocolAgent:
             raise GameAborted(f"the referee's files ({OPENING_FILE}, {MOVE_FILE}) vanished from {self.directory} "
                               f"for more than {self.grace:g} s without an end_game: the referee was stopped")
 
-    def _check_silence(self, opening, move) -> None:
+    def _check_silence(self, opening, move) -> tuple:
         """A killed referee leaves its files as they were: a game where nothing changes for
         ``silence`` seconds is over. Counted only in a game that started after me, or that I joined
         and that is not a start-up leftover (that one may stay silent until the next referee)."""
@@ -474,13 +491,14 @@ class FileProtocolAgent:
         now = time.monotonic()
         if seen != self._last_seen:
             self._last_seen, self._changed_at = seen, now
-            return
+            return seen
         if self.silence <= 0 or seen[0] in (self._startup_game_id, self._finished_game_id):
-            return
+            return seen
         if now - self._changed_at > self.silence:
             raise GameAborted(f"nothing changed in the referee's files in {self.directory} for {self.silence:g} s "
                               f"(more than any turn at my limit of {self.time_limit:g} s) and no end_game: "
                               "the referee was probably killed")
+        return seen
 
     # -- end of game -----------------------------------------------------------------------------
 
@@ -539,10 +557,9 @@ class FileProtocolAgent:
 
     def _take_turn_if_mine(self, opening, go) -> None:
         text = _read_text(self.move_path)
-        if text is None:
-            return  # vanished between two stats; the next look decides
-        if _identity_or_none(self.go_path) != _identity(go):
-            return  # the .go changed while reading: the turn moved on, look again
+        if text is None or _identity_or_none(self.go_path) != _identity(go):
+            self._settled = None  # it vanished or the turn moved on while reading: look again, fully
+            return
         last = referee_last_line(text)
         if self._game is None:
             self._join(opening, go, last)
@@ -556,7 +573,8 @@ class FileProtocolAgent:
         if line == game.written:
             return  # my own move: my .go is lingering (§8.1)
         if line != game.answered and not self._account_opponent(number, line, text):
-            return  # the text was still changing: look again
+            self._settled = None  # the text was still changing: look again, fully
+            return
         if game.position.turn == game.side and game.position.winner is None:
             self._play(go)
 
