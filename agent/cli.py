@@ -14,6 +14,7 @@ from .protocol import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_USAGE,
+    SHORT_LIMIT_SHARE,
     FileProtocolAgent,
     cutoff_for,
     temp_name,
@@ -30,8 +31,8 @@ timing:
   and stops thinking at LIMIT - MARGIN seconds. The default margin is max(0.1 * LIMIT, 0.2):
   {cutoff_for(10):.1f} s of thought at the tournament's 10 s limit, {cutoff_for(1):.2f} s at 1 s, {cutoff_for(0.5):.2f} s at 0.5 s. The referee
   polls every 50 ms and only polls under the limit count (last at 9.95 s of 10 s, at 0.05 s of
-  0.1 s), so at short rehearsal limits the agent thinks 40 % of the time to that last poll
-  ({cutoff_for(0.2):.2f} s at 0.2 s, {cutoff_for(0.1):.2f} s at 0.1 s). Give the agent the referee's own --time-limit: with a
+  0.1 s), so at short rehearsal limits the agent thinks {SHORT_LIMIT_SHARE:.0%} of the time to that last poll
+  ({cutoff_for(0.2):.3f} s at 0.2 s, {cutoff_for(0.1):.3f} s at 0.1 s). Give the agent the referee's own --time-limit: with a
   longer one it is timed out, with a shorter one it plays faster than it may (the log says so).
 
 exit codes:
@@ -78,6 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--core", choices=core.CORES, default=None,
                         help=f"search core of the alphabeta engine: compiled (C) or pure Python; auto (default, "
                              f"or ${core.CORE_ENV}) takes the compiled one where it is built: {core.default_core_text()}")
+    parser.add_argument("--eval", default=None, choices=engines.EVALUATIONS, dest="evaluation",
+                        help=f"evaluation of the alphabeta engine (default: {engines.DEFAULT_EVALUATION})")
     parser.add_argument("--silence", type=float, default=None, metavar="SECONDS",
                         help="report the game aborted (exit 3) after this long without any change in the referee's "
                              "files, as a killed referee leaves them (default: max(3 * limit, 30); 0: never)")
@@ -139,13 +142,14 @@ def _setup_logging(args, log_path: Path | None, name: str) -> None:
     logging.getLogger("watchdog").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
 
 
-def build_engine(name: str | None, depth: int | None, nodes: int | None):
-    """Make the engine; depth/nodes go in as options when given (engines that take none still get
-    them through every SearchLimit)."""
+def build_engine(name: str | None, depth: int | None, nodes: int | None, evaluation: str | None = None):
+    """Make the engine; depth/nodes (and the evaluation) go in as options when given (engines that
+    take none still get depth/nodes through every SearchLimit)."""
     name = name or DEFAULT_ENGINE
     if name not in engines.ENGINES:
         raise UsageError(f"unknown engine {name!r}; choose from {', '.join(sorted(engines.ENGINES))}")
-    options = {key: value for key, value in (("depth", depth), ("nodes", nodes)) if value is not None}
+    options = {key: value for key, value in (("depth", depth), ("nodes", nodes), ("evaluation", evaluation))
+               if value is not None}
     try:
         return name, engines.make_engine(name, **options)
     except TypeError:
@@ -186,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # Build the engine before the first .go can appear: the referee gives no warning.
         try:
-            _, engine = build_engine(args.engine, args.depth, args.nodes)
+            _, engine = build_engine(args.engine, args.depth, args.nodes, args.evaluation)
         except (UsageError, ValueError) as error:
             print(f"uttt-agent: error: {error}", file=sys.stderr)
             return EXIT_USAGE
