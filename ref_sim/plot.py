@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 from ref_sim import render, stats
+from ref_sim.console import entry_point
 from ref_sim.show import RecordError, load_games, player_names
 
 PROG = "python -m ref_sim.plot"
@@ -198,6 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@entry_point("python -m ref_sim.plot")
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m ref_sim.plot``; returns the exit code."""
     args = build_parser().parse_args(argv)

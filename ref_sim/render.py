@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
+from ref_sim.console import entry_point
 from ref_sim.rules import DRAW, O, SYMBOLS, TIE, X, Game, IllegalMoveError
 
 #: Side of one cell in SVG user units (pixels at 100 %); marks are drawn inside it.
@@ -151,7 +152,7 @@ def describe(game: Game, names: tuple[str, str] | None = None) -> str:
     else:
         parts.append("empty board")
     if game.result == TIE:
-        parts.append("tie")
+        parts.append("draw")
     elif game.result is not None:
         parts.append(f"{who(game.result)} wins")
     else:
@@ -348,13 +349,23 @@ def save(shapes: list, path) -> None:
 
 # -- move lists --------------------------------------------------------------------------
 
+#: What a move list may hold besides its digits: spaces and the usual separators.
+MOVE_LIST_PUNCTUATION = " \t\n,;:()[]{}/|-"
+
+
 def parse_moves(text: str) -> list[tuple[int, int]]:
-    """The ``(board, spot)`` pairs of a move list; every digit counts, nothing else does.
+    """The ``(board, spot)`` pairs of a move list: every digit counts, the spaces and
+    separators of :data:`MOVE_LIST_PUNCTUATION` do not, anything else (a letter: ``"hello"``
+    is not an empty move list) is an error.  An empty string is the empty board.
 
     >>> parse_moves("40 03, (3,8)")
     [(4, 0), (0, 3), (3, 8)]
     """
-    digits = [int(d) for d in re.findall(r"\d", text)]
+    stray = sorted({c for c in text if not c.isdigit() and c not in MOVE_LIST_PUNCTUATION})
+    if stray or any(c.isdigit() and not "0" <= c <= "9" for c in text):
+        raise ValueError(f"move list {text!r} is not a move list: only digits 0-8 as "
+                         "board-spot pairs, such as \"4 0 0 3\" or \"40 03\"")
+    digits = [int(d) for d in re.findall(r"[0-9]", text)]
     if re.search(r"\d\d\d", text):
         raise ValueError(f"move list {text!r}: write each move as board and spot, 0-8 each")
     if len(digits) % 2:
@@ -386,13 +397,14 @@ def build_parser() -> argparse.ArgumentParser:
                "Exit codes: 0 done, 2 bad input or matplotlib missing.")
     parser.add_argument("moves", metavar="MOVES",
                         help="moves from the empty board as 'board spot' pairs: "
-                             "\"4 0 0 3\" or \"40 03\"")
+                             "\"4 0 0 3\" or \"40 03\" (\"\" for the empty board)")
     parser.add_argument("--out", required=True, metavar="FILE",
                         help="output file, .svg or .png")
     parser.add_argument("--title", help="a title above the board")
     return parser
 
 
+@entry_point("python -m ref_sim.render")
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m ref_sim.render``; returns the exit code."""
     args = build_parser().parse_args(argv)

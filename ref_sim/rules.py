@@ -170,7 +170,8 @@ class Game:
         """A plain text picture: the 9x9 grid on the left, the global board on the right.
 
         Marks are X, O and '.'; the last move (default: the last one played) is shown in
-        lower case.  On the right, each local board is X or O (won), '=' (drawn) or '.'.
+        lower case, and a legend line under the grid says so.  On the right, each local
+        board is X or O (won), '=' (drawn) or '.'.
         """
         if last_move is None and self.moves:
             last_move = self.moves[-1]
@@ -197,8 +198,13 @@ class Game:
             if grid_row in (0, 1, 2):
                 line += "    " + summary[grid_row]
             lines.append(line.rstrip())
+        if last_move is not None:       # say what the lower case and the right side mean
+            board, spot = last_move
+            mark = SYMBOLS[self.cells[board][spot]].lower()
+            lines.append(f"{mark} = the last move ({board} {spot}); right: the global board "
+                         "(X/O won, = drawn, . open)")
         if self.result == TIE:
-            lines.append("Result: tie")
+            lines.append("Result: draw")
         elif self.result is not None:
             lines.append(f"Result: {SYMBOLS[self.result]} wins")
         return "\n".join(lines)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ref_sim import render
+from ref_sim.console import entry_point
 from ref_sim.rules import DRAW, O, SYMBOLS, TIE, X, Game, IllegalMoveError
 
 PROG = "python -m ref_sim.show"
@@ -204,15 +205,15 @@ def position(record: dict, ply: int | None = None) -> Game:
 # -- words -------------------------------------------------------------------------------
 
 def result_text(record: dict) -> str:
-    """The result in one line: who won and why, a tie, or why there is none."""
+    """The result in one line: who won and why, a draw, or why there is none."""
     result = record.get("result")
     names = player_names(record)
     marks = {names[X]: "X", names[O]: "O"}
 
     def who(name):
         return f"{name} ({marks[name]})" if name in marks else str(name)
-    if result == "tie":
-        return "Result: tie"
+    if result == "tie":             # the records' word; every tool prints "draw"
+        return "Result: draw"
     if result == "win":
         text = f"Result: {who(record.get('winner'))} wins"
         if record.get("reason"):
@@ -235,7 +236,7 @@ def summary(number: int, record: dict) -> str:
         if reason and "3 local boards in a row" not in reason:
             outcome += f" ({reason.rstrip('!').lower()})"
     elif result == "tie":
-        outcome = "tie"
+        outcome = "draw"
     else:
         outcome = result or "no result"
     count = len(record.get("opening") or []) + len(record.get("moves") or [])
@@ -271,7 +272,7 @@ def move_line(move: Ply, before: Game, after: Game) -> str:
         notes.append("draws board" if now == DRAW else "wins board")
         notes[-1] += f" {move.board}"
     if after.result == TIE:
-        notes.append("the game is a tie")
+        notes.append("the game is a draw")
     elif after.result is not None:
         notes.append("wins the game")
     if notes:
@@ -486,6 +487,7 @@ def draw(record: dict, path, ply: int | None = None) -> None:
     render.save(render.scene(game, title=title, subtitle=subtitle), path)
 
 
+@entry_point("python -m ref_sim.show")
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m ref_sim.show``; returns the exit code."""
     args = build_parser().parse_args(argv)

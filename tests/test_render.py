@@ -21,11 +21,15 @@ def elements(svg_text, cls):
 
 def test_parse_moves_accepts_any_spacing_and_rejects_nonsense():
     assert render.parse_moves("4 0, 0 3") == render.parse_moves("40 03") == [(4, 0), (0, 3)]
-    for bad in ("4 0 0", "49", "403 1"):
+    for bad in ("4 0 0", "49", "403 1", "hello", "4 0 x", "4 0 0 3 then 3 8", "\u0664 0"):
         with pytest.raises(ValueError):
             render.parse_moves(bad)
     with pytest.raises(ValueError, match="move 2 of the list is illegal"):
         render.position_from_moves([(4, 0), (4, 1)])
+    # "hello" used to draw an empty board; the empty board is asked for with "".
+    with pytest.raises(ValueError, match="'hello' is not a move list"):
+        render.parse_moves("hello")
+    assert render.parse_moves("") == [] and render.parse_moves("[(4, 0); (0, 3)]") == [(4, 0), (0, 3)]
 
 
 def test_svg_has_one_mark_per_occupied_cell_and_the_highlights():

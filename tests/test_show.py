@@ -232,3 +232,17 @@ def test_a_record_from_the_referee_simulator(scripted, tmp_path, capsys):
     assert out.count("+----0----+") == 4
     assert out.rstrip().endswith(f"Result: {record.winner} ({'XO'[record.p1 != record.winner]})"
                                  " wins: Time out!")
+
+
+def test_a_game_without_winner_is_a_draw_as_in_every_summary():
+    # The records keep "tie" (their format); what a user reads says "draw", as the Score
+    # lines and DrawRatio of the series tools do (issue 9, item 15).
+    for seed in range(300):
+        record, game = random_record(seed)
+        if record["result"] == "tie":
+            break
+    else:
+        raise AssertionError("no drawn game in 300 seeds")
+    assert show.result_text(record) == "Result: draw"
+    assert show.summary(1, record).endswith(": draw, " + f"{len(game.moves)} moves")
+    assert game.render().splitlines()[-1] == "Result: draw"
