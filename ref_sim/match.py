@@ -37,8 +37,11 @@ Scores and Elo are agent 1's.  The error bar and the SPRT use the pentanomial mo
 complete pairs when the games are paired, the trinomial model otherwise.  With ``--sprt`` the
 series stops as soon as the LLR crosses a bound (``--games`` is then a maximum, default 1000).
 Time-outs, invalid and out-of-order moves, crashes (an agent that exits before the end) and
-hangs (an agent still running ``EXIT_WAIT`` seconds after ``end_game``, then killed) are
-counted per agent.  Every game starts new agent processes, so a crash costs one game only.
+hangs (an agent still running ``EXIT_WAIT`` seconds after ``end_game``, or one time limit
+and a second if longer, then killed) are counted per agent.  The game's files stay until
+every agent has exited or that time is up, so an agent still searching when the game ended
+reads ``end_game`` as it would with the real referee.  Every game starts new agent
+processes, so a crash costs one game only.
 
 Files in ``--out``:
 
@@ -81,6 +84,7 @@ import os
 import random
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -91,8 +95,9 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ref_sim import openings, stats
-from ref_sim.referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, GameRecord, Printer, run_game
+from ref_sim import console, openings, stats
+from ref_sim.referee import (INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, GameRecord, Printer,
+                             check_time_limit, run_game)
 
 #: Built-in agents: name -> (command template, {option: command-line flag}).
 #: {python} is this interpreter; {seed} a per-game seed.
@@ -104,7 +109,9 @@ BUILTINS = {
     "seed": ("{python} -m agent {name} --dir {dir} --time-limit {time_limit} --engine seed",
              {"depth": "--depth"}),
 }
-#: After end_game, how long an agent may take to exit before it is killed.
+#: After end_game, how long an agent may take to exit before it is killed: this, or one
+#: time limit and a second if that is longer (an agent may be searching when the game
+#: ends).  The game's files stay until then, or until every agent has exited.
 EXIT_WAIT = 3.0
 #: The referee starts once each agent has printed something (it is up) or exited, or after
 #: this many seconds.  The real referee has no handshake and writes the opening 0.3 s after
@@ -159,18 +166,35 @@ def child_env() -> dict:
     return env
 
 
-def agent_spec(text: str) -> AgentSpec:
+def check_bare_word(text: str, builtins: dict) -> None:
+    """ValueError if ``text`` is one bare word that is neither a built-in of ``builtins``
+    nor a command on the PATH: a mistyped built-in (``Random``, ``agnet``) would otherwise
+    run as a command that cannot start, and every game be scored as a forfeit."""
+    tokens = shlex.split(text)
+    if len(tokens) != 1 or "{" in text or os.sep in text or (os.altsep or os.sep) in text:
+        return
+    if shutil.which(tokens[0]) is not None:
+        return
+    base = text.partition(":")[0]
+    hint = next((f"; did you mean {name!r}?" for name in builtins if name == base.lower()), "")
+    raise ValueError(f"{text!r} is not a built-in agent (built-ins: {', '.join(builtins)}) "
+                     f"nor a command found on the PATH{hint}")
+
+
+def agent_spec(text: str, builtins: dict | None = None) -> AgentSpec:
     """A built-in (``random``, ``seed:depth=4``, ``agent:nodes=20000``) or a command.
 
     >>> agent_spec("seed:depth=4").template.endswith("--engine seed --depth 4")
     True
     """
-    template = builtin_command(text, BUILTINS)
+    builtins = BUILTINS if builtins is None else builtins
+    template = builtin_command(text, builtins)
     if template is not None:
         return AgentSpec(text.partition(":")[0].capitalize(), template, text)
     tokens = shlex.split(text)
     if not tokens:
         raise ValueError("empty agent command")
+    check_bare_word(text, builtins)
     program = tokens[0]
     if Path(program).name.startswith("python") and len(tokens) > 1:
         rest = tokens[1:]
@@ -224,6 +248,24 @@ def wait_until_started(processes: dict, logs: dict, timeout: float) -> None:
             time.sleep(0.02)
 
 
+class AgentCannotStart(Exception):
+    """An agent exited (or could not be launched) before its first game began: its command
+    is wrong, and every game of the series would be a forfeit."""
+
+    def __init__(self, name: str, why: str, log: Path) -> None:
+        super().__init__(f"{name} could not start ({why}); its output: {log}")
+        self.name, self.why, self.log = name, why, log
+
+
+def last_output_line(log: Path) -> str:
+    """The last line an agent wrote to its log (after the command line), or ""."""
+    try:
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()[1:]
+    except OSError:
+        return ""
+    return next((line.strip() for line in reversed(lines) if line.strip()), "")
+
+
 def _kill(process) -> None:
     try:
         process.kill()
@@ -232,16 +274,22 @@ def _kill(process) -> None:
     process.wait()
 
 
+def exit_time(time_limit: float, exit_wait: float | None = None) -> float:
+    """Seconds an agent has after end_game to exit (see :data:`EXIT_WAIT`)."""
+    return max(EXIT_WAIT if exit_wait is None else exit_wait, time_limit + 1.0)
+
+
 def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time_limit: float,
               seed: int | None, first=None, opening=None, show=False, stop=None,
-              agent_seeds=None, exit_wait: float | None = None):
+              agent_seeds=None, exit_wait: float | None = None, must_start: bool = False):
     """One game: start both agents, referee, then collect them.  Returns (record, notes).
 
     specs maps each name to its AgentSpec; names is the order given to the referee.
     notes maps a name to "crashed (...)" (exited before the end) or "did not exit (killed)".
-    stop: a threading.Event that aborts the game (Ctrl-C).
+    stop: a threading.Event that aborts the game (Ctrl-C).  must_start: raise
+    :class:`AgentCannotStart` instead of playing when an agent has already exited (or could
+    not be launched) once the others are up (the first game of a series).
     """
-    exit_wait = EXIT_WAIT if exit_wait is None else exit_wait
     agent_seeds = agent_seeds or {}
     directory.mkdir(parents=True, exist_ok=True)
     processes, log_paths = {}, {}
@@ -250,6 +298,17 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
         processes[name] = start_agent(specs[name], name, directory, time_limit,
                                       log_paths[name], agent_seeds.get(name, 0))
     wait_until_started(processes, log_paths, STARTUP_WAIT)
+    if must_start:
+        for name, process in processes.items():
+            if process is None or process.poll() is not None:
+                for other in processes.values():
+                    if other is not None and other.poll() is None:
+                        _kill(other)
+                why = ("the command could not be launched" if process is None
+                       else f"exited with code {process.returncode} before the game began")
+                said = last_output_line(log_paths[name])
+                raise AgentCannotStart(name, why + (f": {said}" if said else ""),
+                                       log_paths[name])
     exited_early = {}
     finished = threading.Event()
 
@@ -270,9 +329,12 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
             finished.set()
         if printer is not None and event.kind != "end":
             printer(event)
+    def all_exited() -> bool:
+        return all(p is None or p.poll() is not None for p in processes.values())
     try:
         record = run_game(directory, names[0], names[1], time_limit=time_limit, seed=seed,
-                          on_event=on_event, first=first, opening=opening, stop=stop)
+                          on_event=on_event, first=first, opening=opening, stop=stop,
+                          exit_delay=exit_time(time_limit, exit_wait), agents_gone=all_exited)
     finally:
         finished.set()
         watcher.join()
@@ -281,16 +343,20 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
                 if process is not None and process.poll() is None:
                     _kill(process)
     notes = {name: f"crashed ({why})" for name, why in exited_early.items()}
-    deadline = time.monotonic() + max(0.0, exit_wait - 1.0)   # run_game waited 1 s already
-    for name, process in processes.items():
+    for name, process in processes.items():     # run_game waited for them to exit
         if process is None or name in notes:
             continue
         try:
-            process.wait(max(0.0, deadline - time.monotonic()))
+            process.wait(0.05)
         except subprocess.TimeoutExpired:
             _kill(process)
-            notes[name] = "did not exit (killed)"
+            if record.result != "aborted":      # no end_game to read: not the agent's fault
+                notes[name] = "did not exit (killed)"
     record.save(logs / f"game-{number:04d}.json")
+    try:
+        directory.rmdir()                   # the referee cleaned it: no empty folder left
+    except OSError:
+        pass                                # something else is in it: keep it
     return record, notes
 
 
@@ -496,7 +562,7 @@ class Progress:
         est = stats.estimate(summary.wins, summary.losses, summary.draws)
         text = (f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{self.total}  "
                 f"+{summary.wins} -{summary.losses} ={summary.draws}  "
-                f"Elo {stats.format_elo(est.elo)}  {elapsed:.0f} s")
+                f"Elo {est.elo_text()}  {elapsed:.0f} s")
         if summary.sprt is not None:
             text += f"  llr {summary.sprt.llr:.2f}"
         self.stream.write(text + "\033[K")
@@ -555,8 +621,20 @@ output (agent 1's view; error bars at 95 %, pentanomial over pairs when paired):
   Ptnml(0-2): [pairs scoring 0, 1/2, 1, 3/2, 2 points]
   SPRT: llr L (p%), lbound a, ubound b   (GSPRT, normal approximation, logistic Elo)
 
-files in --out: series.json, games.jsonl (one JSON line per game; see the docstring of
-ref_sim/match.py for the keys), logs/ (each agent's output per game).
+files in --out (created if missing): series.json, games.jsonl (one JSON line per game;
+see the docstring of ref_sim/match.py for the keys), logs/ (each agent's output per game).
+Without --out they go to a temporary directory that is deleted at the end.
+
+time limit: at least 0.1 s (the referee looks for a move every 50 ms); the real referee
+takes whole seconds, other limits are for rehearsal.  The built-in agents are always given
+the series' limit; an agent command gets it through {time_limit}.  After end_game the
+game's files stay until both agents have exited (at most max(3 s, limit + 1 s), then a
+still-running agent is killed and counted as a hang).
+
+exit codes: 0 the series ran, 1 an agent could not start in the first game (its command
+is wrong: the series stops rather than score forfeits), 2 bad arguments (a bare word that
+is neither a built-in nor a command on the PATH, such as "Random"), 130 Ctrl-C (games
+played so far are kept: --resume continues), 141 the output was closed (| head).
 
 examples:
   python -m ref_sim.match agent random --games 1 --time-limit 1 --show
@@ -607,6 +685,19 @@ def _series_file(out: Path, data: dict, resume: bool, seed_given: bool) -> dict:
     return data
 
 
+def prepare_out(path: str) -> str | None:
+    """Make ``--out`` a directory (created with its parents if missing); None when it is
+    ready, else why it cannot be used."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        return f"--out {path}: not a directory (it is a file)"
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as error:
+        return f"--out {path}: cannot create it ({error.strerror or error})"
+    return None
+
+
+@console.entry_point("python -m ref_sim.match")
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -614,8 +705,9 @@ def main(argv: list[str] | None = None) -> int:
         args.games = SPRT_MAX_GAMES if args.sprt else 2
     if args.games < 1:
         parser.error("--games must be at least 1")
-    if not args.time_limit > 0:
-        parser.error("--time-limit must be positive")
+    limit_error, limit_warning = check_time_limit(args.time_limit)
+    if limit_error:
+        parser.error(limit_error)
     if args.concurrency < 1:
         parser.error("--concurrency must be at least 1")
     if args.sprt:
@@ -649,7 +741,23 @@ def main(argv: list[str] | None = None) -> int:
         print("warning: --show plays one game at a time", file=sys.stderr)
         concurrency = 1
 
+    if args.out:
+        problem = prepare_out(args.out)
+        if problem:
+            parser.error(problem)
+    if limit_warning:
+        print(limit_warning, file=sys.stderr)
+    # Without --out the files live in a temporary directory, deleted at the end.
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="uttt-match-"))
+    try:
+        return _run_series(args, parser, specs, out, say, concurrency)
+    finally:
+        if not args.out:
+            shutil.rmtree(out, ignore_errors=True)
+
+
+def _run_series(args, parser, specs, out: Path, say, concurrency: int) -> int:
+    names = [specs[0].label + "1", specs[1].label + "2"]
     logs = out / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     games_path = out / "games.jsonl"
@@ -678,7 +786,9 @@ def main(argv: list[str] | None = None) -> int:
         f"series seed {series_seed}; {args.games} game{'s' if args.games > 1 else ''}"
         + (" in pairs" if args.paired else "") + f" at {args.time_limit:g} s per move"
         + (f", {concurrency} at once" if concurrency > 1 else "")
-        + f"; games, logs and records in {out}")
+        + (f"; games, logs and records in {out}" if args.out else
+           "; games and logs in a temporary directory, deleted at the end (--out DIR "
+           "keeps them)"))
     if done:
         say(f"resuming: {len(done)} of {args.games} games already played, {len(todo)} to go")
 
@@ -691,13 +801,13 @@ def main(argv: list[str] | None = None) -> int:
     if done and args.sprt:          # a resumed series may have been decided already
         decided = summarize(games, names, args.paired, args.sprt).sprt.decision
 
-    def run(scheduled: openings.Scheduled):
+    def run(scheduled: openings.Scheduled, must_start: bool):
         order = names if scheduled.index % 2 else names[::-1]     # name order: no meaning
         record, notes = play_game(
             scheduled.index, spec_by_name, order, out / f"game-{scheduled.index:04d}", logs,
             args.time_limit, scheduled.seed, first=names[scheduled.first],
             opening=list(scheduled.opening), show=args.show, stop=stop,
-            agent_seeds=dict(zip(names, scheduled.agent_seeds)))
+            agent_seeds=dict(zip(names, scheduled.agent_seeds)), must_start=must_start)
         return scheduled, record, notes
 
     def finished(scheduled, record, notes) -> dict | None:
@@ -709,17 +819,20 @@ def main(argv: list[str] | None = None) -> int:
             handle.write(json.dumps(game) + "\n")
         games.append(game)
         summary = summarize(games, names, args.paired, args.sprt)
+        if summary.sprt is not None and summary.sprt.decision:
+            decided = summary.sprt.decision
         if progress is not None:
             if game["notes"] or game["reason"] in SHORT or game["result"] == "aborted":
                 progress.note(f"Game {scheduled.index}/{args.games}: {describe(game)}")
             progress.update(len(games), summary)
         else:
             say(f"Game {scheduled.index}/{args.games}: {describe(game)}", flush=True)
-        if summary.sprt is not None and summary.sprt.decision:
-            decided = summary.sprt.decision
         return game
 
-    interrupted = False
+    # How the series ends early: Ctrl-C, the output closed (| head), or an agent that
+    # cannot start in the first games of this run (its command is wrong).
+    stopped_by = None
+    cannot_start = None
     pending = iter(todo)
     executor = ThreadPoolExecutor(max_workers=concurrency)
     running = set()
@@ -731,26 +844,45 @@ def main(argv: list[str] | None = None) -> int:
                 scheduled = next(pending, None)
                 if scheduled is None:
                     break
-                running.add(executor.submit(run, scheduled))
+                first_games = len(games) == len(done)      # nothing finished in this run
+                running.add(executor.submit(run, scheduled, first_games))
             if not running:
                 break
             ready, running = wait(running, return_when=FIRST_COMPLETED)
-            for future in sorted(ready, key=lambda f: f.result()[0].index):
+            for future in sorted(ready, key=lambda f: f.exception() is None
+                                 and f.result()[0].index):
                 finished(*future.result())
+    except AgentCannotStart as error:
+        stopped_by, cannot_start = "cannot start", error
     except KeyboardInterrupt:
-        interrupted = True
-        stop.set()
-        for future in running:
-            try:
-                finished(*future.result())
-            except KeyboardInterrupt:
-                pass
+        stopped_by = "interrupted"
+    except BrokenPipeError:
+        stopped_by = "broken pipe"
+        console.silence_stdout()
     finally:
+        if stopped_by:
+            stop.set()
+            for future in running:
+                try:
+                    finished(*future.result())
+                except (KeyboardInterrupt, AgentCannotStart):
+                    pass
+                except BrokenPipeError:
+                    console.silence_stdout()
         executor.shutdown(wait=True)
+    if stopped_by == "broken pipe":
+        console.say_error("python -m ref_sim.match", f"output closed (broken pipe) after "
+                          f"{len(games)} games; the series stopped")
+        return console.BROKEN_PIPE
     if progress is not None:
         progress.close()
-    if interrupted:
-        print(f"Interrupted after {len(games)} games; --resume --out {out} continues the series.",
+    if stopped_by == "cannot start":
+        print(f"error: {cannot_start}; the series stopped (a command that cannot start "
+              "would lose every game)", file=sys.stderr)
+        return 1
+    if stopped_by == "interrupted":
+        print(f"Interrupted after {len(games)} games"
+              + (f"; --resume --out {out} continues the series." if args.out else "."),
               file=sys.stderr)
     elif decided:
         say(f"SPRT decided ({decided} accepted) after {len(games)} games.")
@@ -758,8 +890,9 @@ def main(argv: list[str] | None = None) -> int:
     games.sort(key=lambda g: g["game"])
     for line in report_lines(games, names, args.paired, args.sprt):
         print(line)
-    print(f"Games: {games_path}  logs: {logs}")
-    return 130 if interrupted else 0
+    if args.out:
+        print(f"Games: {games_path}  logs: {logs}")
+    return console.INTERRUPTED if stopped_by == "interrupted" else 0
 
 
 if __name__ == "__main__":

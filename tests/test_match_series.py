@@ -11,7 +11,11 @@ import pytest
 
 from ref_sim import match
 
-CRASH = f"{sys.executable} -c 'import sys; sys.exit(3)'"
+# Crashes once the game has begun (the opening is written): a crash in a game.  An agent
+# that exits before its first game begins cannot start at all: that stops the series.
+CRASH = (f"{sys.executable} -c 'import os, sys, time\n"
+         "while not os.path.exists(sys.argv[1]): time.sleep(0.01)\n"
+         "sys.exit(3)' {dir}/first_four_moves")
 HANG = f"{sys.executable} -c 'import time; time.sleep(60)'"
 
 
@@ -50,7 +54,7 @@ def test_paired_series_then_resume(tmp_path, capsys):
     for n in (1, 2):
         for name in ("Random1", "Random2"):
             assert "game over: END:" in (logs / f"game-000{n}-{name}.log").read_text()
-    assert not any((tmp_path / "game-0001").iterdir())    # referee cleaned its directory
+    assert not (tmp_path / "game-0001").exists()    # cleaned by the referee, then removed
 
     # Resume after losing game 2 (as if interrupted): only game 2 is played again, and it
     # is the same game: same opening, same first player, same seeds.
@@ -114,3 +118,87 @@ def test_one_game_shown_with_our_agents_search_figures(tmp_path, capsys, monkeyp
     theirs = [m for m in game["moves"] if m["player"] == "Random2"]
     assert ours and all(m["depth"] == 1 and isinstance(m["score"], int) for m in ours)
     assert theirs and not any("depth" in m for m in theirs)      # logs nothing of the kind
+
+
+# -- issue 9: what users see ------------------------------------------------------------
+
+WAIT_THEN_READ = (f"{sys.executable} -c 'import os, sys, time\n"
+                  "path = os.path.join(sys.argv[1], \"end_game\")\n"
+                  "print(\"up\", flush=True)\n"
+                  "while not os.path.exists(path): time.sleep(0.01)\n"
+                  "time.sleep(1.3)\n"
+                  "try: print(\"read:\", open(path).read(), flush=True)\n"
+                  "except OSError: print(\"end_game was gone\", flush=True)' {dir}")
+
+
+def test_end_game_stays_for_an_agent_still_searching(tmp_path, capsys):
+    # An agent that reads end_game 1.3 s after it appeared (as one still searching at a 1 s
+    # limit would): the files stay until it has exited, so it reads the result.  The old
+    # fixed second after the end cleaned them first.
+    assert match.main([WAIT_THEN_READ, "random", "--games", "1", "--time-limit", "1",
+                       "--seed", "5", "--out", str(tmp_path), "-q"]) == 0
+    (game,) = read_lines(tmp_path)
+    log = (tmp_path / "logs" / "game-0001-Python1.log").read_text()
+    assert f"read: {game['end_text']}" in log, log
+    assert game["notes"] == {}
+
+
+def test_an_agent_that_cannot_start_stops_the_series(tmp_path, capsys):
+    # Exits at once with an error (a wrong path): the series stops with one error line
+    # instead of scoring forfeits, and no game is recorded.
+    missing = f"{sys.executable} {tmp_path / 'no_such_bot.py'} {{name}}"
+    assert match.main(["random", missing, "--games", "4", "--time-limit", "1",
+                       "--seed", "4", "--out", str(tmp_path / "out")]) == 1
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: Nosuchbot2 could not start (exited "
+                                               "with code 2 before the game began: ")
+    assert "No such file or directory" in err[0] and "the series stopped" in err[0]
+    assert "Score of" not in captured.out and "Traceback" not in captured.err
+    assert read_lines_or_none(tmp_path / "out") == []
+
+
+def read_lines_or_none(out):
+    path = out / "games.jsonl"
+    return read_lines(out) if path.exists() else []
+
+
+def test_a_command_that_cannot_be_launched_stops_the_series(tmp_path, capsys):
+    assert match.main(["random", "/nonexistent/bot {name}", "--games", "2", "--time-limit",
+                       "0.3", "--seed", "4", "--out", str(tmp_path), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert "Bot2 could not start (the command could not be launched: could not start:" in err
+    assert read_lines_or_none(tmp_path) == []
+
+
+def test_no_out_leaves_nothing_behind(tmp_path, capsys, monkeypatch):
+    # Without --out the series used to leave a uttt-match-* folder in /tmp at every run.
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    assert match.main(["random", "random", "--games", "2", "--time-limit", "0.2",
+                       "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "deleted at the end (--out DIR keeps them)" in out and "Games: " not in out
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_closed_output_ends_in_one_line(tmp_path):
+    # python -m ref_sim.match ... | head -2: no traceback, exit code 141, the games stop.
+    import os
+    import subprocess
+    env = dict(os.environ)
+    env.pop("PYTHONUNBUFFERED", None)       # buffered, as in a shell: the pipe breaks mid-series
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ref_sim.match", "random", "random", "--games", "6",
+         "--time-limit", "1", "--seed", "1", "--out", str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(tmp_path), env=env)
+    head = [process.stdout.readline() for _ in range(2)]
+    process.stdout.close()
+    err = process.stderr.read().decode()
+    assert process.wait(60) == 141, err
+    assert all(head)
+    assert "Traceback" not in err
+    assert err.strip().splitlines() == [err.strip()]
+    assert err.startswith("python -m ref_sim.match: output closed (broken pipe) after ")
+    assert "the series stopped" in err
+    assert 1 <= len(read_lines_or_none(tmp_path)) < 6

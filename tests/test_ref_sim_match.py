@@ -104,7 +104,7 @@ class FakeGames:
         self.played = []
 
     def __call__(self, number, specs, names, directory, logs, time_limit, seed, first=None,
-                 opening=None, show=False, stop=None, agent_seeds=None):
+                 opening=None, show=False, stop=None, agent_seeds=None, must_start=False):
         p1 = first
         p2 = [n for n in names if n != p1][0]
         record = GameRecord(names=tuple(names), time_limit=time_limit, seed=seed, p1=p1, p2=p2,
@@ -209,13 +209,67 @@ def test_help_documents_the_agents_and_output(capsys):
         assert needle in text
 
 
-def test_records_of_a_real_crash_are_kept(tmp_path, capsys):
-    """A command that cannot even start: the game is lost, the series goes on."""
-    missing = "/nonexistent/bot {name}"
-    assert match.main(["random", missing, "--games", "2", "--time-limit", "0.3", "--seed", "4",
-                       "--out", str(tmp_path), "-q"]) == 0
+def test_mistyped_builtin_is_a_usage_error(capsys):
+    # "Random" ran as a shell command, crashed every game and scored 2-0 with exit 0.
+    for typo, hint in (("Random", "; did you mean 'random'?"), ("foo", ""), ("agnet", ""),
+                       ("Seed:depth=4", "; did you mean 'seed'?")):
+        with pytest.raises(SystemExit) as exit_info:
+            match.main(["agent", typo])
+        assert exit_info.value.code == 2
+        err = capsys.readouterr().err
+        assert (f"error: {typo!r} is not a built-in agent (built-ins: random, agent, seed) "
+                f"nor a command found on the PATH{hint}\n") in err
+    # A command on the PATH, or anything with arguments or a path, is still a command.
+    assert match.agent_spec("python3").template == "python3"
+    assert match.agent_spec("./my_bot {name}").label == "Mybot"
+
+
+def test_out_pointing_at_a_file_is_one_clear_error(tmp_path, capsys):
+    path = tmp_path / "results.txt"
+    path.write_text("x")
+    with pytest.raises(SystemExit) as exit_info:
+        match.main(["random", "random", "--out", str(path)])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"error: --out {path}: not a directory (it is a file)" in err
+    assert "Traceback" not in err
+
+
+def test_time_limits_are_checked(tmp_path, capsys, monkeypatch):
+    with pytest.raises(SystemExit) as exit_info:
+        match.main(["random", "random", "--time-limit", "0.05"])
+    assert exit_info.value.code == 2
+    assert "use at least 0.1" in capsys.readouterr().err
+    monkeypatch.setattr(match, "play_game", FakeGames(lambda number, p1, names: None))
+    assert match.main(["random", "random", "--time-limit", "0.5", "--out", str(tmp_path)]) == 0
+    assert capsys.readouterr().err == ("warning: the real referee takes whole seconds "
+                                       "(--time_limit N); 0.5 s per move is for rehearsal only\n")
+
+
+def test_builtin_agents_always_get_the_series_limit():
+    # An agent left at its default 10 s against a shorter referee loses on time: every
+    # built-in that thinks is given the limit (the random agent answers at once).
+    for spec in ("agent", "agent:depth=6", "agent:nodes=500", "seed", "seed:depth=2"):
+        command = match.agent_spec(spec).command("A1", "/d", 0.7)
+        assert command[command.index("--time-limit") + 1] == "0.7", spec
+    assert "{time_limit}" not in match.BUILTINS["random"][0]
+
+
+def test_readme_sprt_example_does_not_stop_after_one_pair(tmp_path, capsys, monkeypatch):
+    # --sprt 0 20 0.05 0.05 used to accept H1 after 2 won games (LLR 7.46).  Each won pair
+    # now adds ~0.056 to the LLR: H1 is accepted only after dozens of won pairs.
+    fake = FakeGames(lambda number, p1, names: "Agent1")
+    monkeypatch.setattr(match, "play_game", fake)
+    assert match.main(["agent", "agent:depth=6", "--sprt", "0", "20", "0.05", "0.05",
+                       "--seed", "1", "--out", str(tmp_path), "-q"]) == 0
     out = capsys.readouterr().out
-    assert "Score of Random1 vs Bot2: 2 - 0 - 0  [1.000] 2" in out
-    assert "Bot2: 0 wins, 2 losses, 0 draws (crashes 2, time-outs 2); could not start x2" in out
-    assert sys.executable  # the random agent really ran
-    assert len(read_lines(tmp_path)) == 2
+    assert "H1 was accepted (Elo >= 20)" in out
+    assert len(fake.played) >= 100
+
+
+def test_progress_line_says_too_few_games():
+    import io
+    stream = io.StringIO()
+    progress = match.Progress(2, stream=stream)
+    progress.update(1, match.Summary(1, 0, 0, None, None))
+    assert "Elo too few games" in stream.getvalue() and "inf" not in stream.getvalue()
