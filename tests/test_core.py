@@ -42,12 +42,15 @@ C_SLOTS = 1 << 22  # a few percent full at most
 
 
 def evaluators():
+    """Every evaluation the compiled core computes; one that cannot be loaded is a visible skip."""
     found = [pytest.param(Evaluator(), id="classic")]
     try:
         from agent.eval_fitted import FittedEvaluator
-    except ImportError:  # the fitted evaluation is not in this version
-        return found
-    return found + [pytest.param(FittedEvaluator(), id="fitted")]
+
+        fitted = FittedEvaluator()
+    except (ImportError, ValueError) as error:  # not in this version, or its data file is missing
+        return found + [pytest.param(None, id="fitted", marks=pytest.mark.skip(reason=f"no fitted evaluation: {error}"))]
+    return found + [pytest.param(fitted, id="fitted")]
 
 
 def pair(evaluator):
@@ -348,3 +351,57 @@ def test_installation_without_a_compiler_succeeds_with_a_warning(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "could not be built" in done.stderr and "pure-Python search" in done.stderr
     assert not list((tmp_path / "lib").rglob("_core*"))
+
+
+# -- the command line ------------------------------------------------------------------------------
+
+def test_help_says_which_core_auto_runs_here():
+    from agent import cli
+
+    text = " ".join(cli.build_parser().format_help().split())
+    expected = "compiled (C) here" if core.compiled_available() else "pure Python here: the compiled core is not built"
+    assert "--core {auto,compiled,python}" in text and expected in text
+
+
+def test_asking_for_the_missing_core_on_the_command_line_is_a_usage_error(monkeypatch, tmp_path, capsys):
+    from agent import cli
+
+    monkeypatch.setattr(core, "_core", None)
+    monkeypatch.setenv(core.CORE_ENV, "auto")  # restored afterwards: --core sets it for the process
+    assert cli.main(["Probe", "--dir", str(tmp_path), "--core", "compiled"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("uttt-agent: error: --core compiled: the compiled core is not built") and "\n" not in err
+    assert list(tmp_path.iterdir()) == []  # nothing written in the referee's directory
+
+
+@pytest.mark.parametrize("choice", ["python", "compiled"])
+def test_the_agent_process_runs_the_core_asked_for_and_says_so(choice, tmp_path):
+    if choice == "compiled" and not core.compiled_available():
+        pytest.skip(core.unavailable_reason())
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop(core.CORE_ENV, None)
+    process = subprocess.Popen([sys.executable, "-m", "agent", "Probe", "--dir", str(tmp_path), "--core", choice],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True, env=env)
+    lines = []
+    try:
+        for line in process.stderr:
+            lines.append(line)
+            if " ready in " in line:
+                break
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        process.stderr.close()
+    assert f"engine alphabeta ({choice} core)" in lines[-1], lines
+    said = [line for line in lines if "search core:" in line]
+    assert len(said) == 1 and f"search core: {'compiled' if choice == 'compiled' else 'pure Python'}" in said[0]
+
+
+def test_the_codingame_protocol_takes_the_core_option_too():
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop(core.CORE_ENV, None)
+    done = subprocess.run([sys.executable, "-m", "agent", "--protocol", "codingame", "--core", "python"],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, timeout=60)
+    assert "ready: CodinGame protocol, engine alphabeta (python core)" in done.stderr, done.stderr
+    assert done.stdout == ""
