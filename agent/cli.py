@@ -14,6 +14,7 @@ from .protocol import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_USAGE,
+    SHORT_LIMIT_SHARE,
     FileProtocolAgent,
     cutoff_for,
     temp_name,
@@ -30,8 +31,8 @@ timing:
   and stops thinking at LIMIT - MARGIN seconds. The default margin is max(0.1 * LIMIT, 0.2):
   {cutoff_for(10):.1f} s of thought at the tournament's 10 s limit, {cutoff_for(1):.2f} s at 1 s, {cutoff_for(0.5):.2f} s at 0.5 s. The referee
   polls every 50 ms and only polls under the limit count (last at 9.95 s of 10 s, at 0.05 s of
-  0.1 s), so at short rehearsal limits the agent thinks 40 % of the time to that last poll
-  ({cutoff_for(0.2):.2f} s at 0.2 s, {cutoff_for(0.1):.2f} s at 0.1 s). Give the agent the referee's own --time-limit: with a
+  0.1 s), so at short rehearsal limits the agent thinks {SHORT_LIMIT_SHARE:.0%} of the time to that last poll
+  ({cutoff_for(0.2):.3f} s at 0.2 s, {cutoff_for(0.1):.3f} s at 0.1 s). Give the agent the referee's own --time-limit: with a
   longer one it is timed out, with a shorter one it plays faster than it may (the log says so).
 
 exit codes:

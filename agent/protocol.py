@@ -117,6 +117,9 @@ FULL_LOOK_INTERVAL = 0.25
 #: while that is under the limit.
 REFEREE_TICK = 0.05
 
+#: Share of the time to the referee's last tick the agent thinks at short limits (:func:`cutoff_for`).
+SHORT_LIMIT_SHARE = 0.3
+
 #: The coarsest file timestamps an agent may meet (FAT: 2 s). On a filesystem whose timestamps are
 #: whole seconds, a .go was really created up to this long after its mtime says.
 COARSEST_TIMESTAMP = 2.0
@@ -166,16 +169,17 @@ def last_tick(time_limit: float) -> float:
 
 def cutoff_for(time_limit: float, margin: float | None = None) -> float:
     """Thinking budget from the ``.go`` creation: ``limit - margin``, never past the referee's last
-    tick, and never under 40 % of the time to that tick.
+    tick, and never under ``SHORT_LIMIT_SHARE`` (30 %) of the time to that tick.
 
     The floor matters at rehearsal limits (under ~0.4 s), where ``limit - margin`` leaves nothing:
-    at 0.1 s only the 50 ms tick sees a move, so the agent thinks 20 ms and keeps 30 ms for
-    noticing the ``.go``, stopping the search and writing.
+    at 0.1 s only the 50 ms tick sees a move, so the agent thinks 15 ms and keeps 35 ms for
+    noticing the ``.go``, stopping the search and writing (about 7 ms on an idle machine, past
+    20 ms on a loaded one).
     """
     if margin is None:
         margin = default_margin(time_limit)
     tick = last_tick(time_limit)
-    return max(min(time_limit - margin, tick), 0.4 * tick)
+    return max(min(time_limit - margin, tick), SHORT_LIMIT_SHARE * tick)
 
 
 def temp_name(pid: int | None = None) -> str:

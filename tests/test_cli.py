@@ -90,7 +90,7 @@ def test_help_documents_timing_and_exit_codes():
     for text in ("exit codes:", "130", "aborted", "protocol error", "max(0.1 * LIMIT, 0.2)", "9.0 s"):
         assert text in result.stdout
     # Issue 9: the silence abort, the tick-aware short limits, a replaced opening, the limit to pass.
-    for text in ("--silence", "a killed referee", "0.02 s at 0.1 s", "is a new game", "the referee's own --time-limit"):
+    for text in ("--silence", "a killed referee", "0.015 s at 0.1 s", "is a new game", "the referee's own --time-limit"):
         assert text in result.stdout
 
 

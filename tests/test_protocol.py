@@ -155,9 +155,10 @@ def test_cutoff_rule():
     assert cutoff_for(0.5) == pytest.approx(0.3)
     assert cutoff_for(10, margin=0.5) == pytest.approx(9.5)
     # Short limits: only the referee's ticks under the limit count (last at 0.15 s for 0.2 s, at
-    # 0.05 s for 0.1 s); the agent thinks 40 % of the time to the last one.
-    assert cutoff_for(0.2) == pytest.approx(0.06)
-    assert cutoff_for(0.1) == pytest.approx(0.02)
+    # 0.05 s for 0.1 s); the agent thinks 30 % of the time to the last one.
+    assert cutoff_for(0.2) == pytest.approx(0.045)
+    assert cutoff_for(0.1) == pytest.approx(0.015)
+    assert cutoff_for(0.3) == pytest.approx(0.1)
     assert cutoff_for(10, margin=0) == pytest.approx(9.95)  # never past the last tick
 
 
