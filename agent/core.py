@@ -325,13 +325,15 @@ def _announce(message: str, level: int = logging.INFO) -> None:
         log.log(level, "%s", message)
 
 
-def make_searcher(evaluator, hash_mb: float = 192.0, core: str | None = None):
+def make_searcher(evaluator, hash_mb: float = 192.0, core: str | None = None, prefault: bool = True):
     """The searcher for ``core`` (see the module docstring) and which core it is:
-    ``(searcher, "compiled" | "python")``. CoreUnavailable when ``compiled`` cannot run."""
+    ``(searcher, "compiled" | "python")``. CoreUnavailable when ``compiled`` cannot run.
+    ``prefault=False`` for searches that no clock limits: the table's pages are then only made
+    when used (fast to make, for many short fixed-effort games)."""
     choice = requested_core(core)
     if choice != "python":
         try:
-            searcher = CompiledAlphaBeta(evaluator, hash_mb=hash_mb)
+            searcher = CompiledAlphaBeta(evaluator, hash_mb=hash_mb, prefault=prefault)
         except (CoreUnavailable, UnsupportedEvaluation) as error:
             if choice == "compiled":
                 raise CoreUnavailable(f"--core compiled: {error}") from None

@@ -77,7 +77,9 @@ class AlphaBetaEngine(SearchEngine):
     def __init__(self, depth: int | None = None, nodes: int | None = None, hash_mb: float = 192.0,
                  weights=None, evaluation: str = DEFAULT_EVALUATION, core: str | None = None) -> None:
         self.evaluator = make_evaluator(evaluation, weights)
-        searcher, self.core = make_searcher(self.evaluator, hash_mb, core)
+        # A fixed-effort engine (tests, self-play data) does not race a clock: no need to touch
+        # the whole table up front.
+        searcher, self.core = make_searcher(self.evaluator, hash_mb, core, prefault=depth is None and nodes is None)
         self.name = f"alphabeta ({self.core} core)"
         super().__init__(searcher, depth, nodes)
 
