@@ -266,6 +266,24 @@ def last_output_line(log: Path) -> str:
     return next((line.strip() for line in reversed(lines) if line.strip()), "")
 
 
+#: In the first game, how long an agent that is up must stay up before the game begins to
+#: count as started (one that prints an error and exits is caught exiting).
+START_SETTLE = 0.3
+
+
+def first_to_exit(processes: dict, seconds: float) -> str | None:
+    """The name of a process (``{name: Popen or None}``) that is not running (None: it could
+    not be launched) or exits within ``seconds``; None if all keep running."""
+    deadline = time.monotonic() + seconds
+    while True:
+        for name, process in processes.items():
+            if process is None or process.poll() is not None:
+                return name
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.02)
+
+
 def _kill(process) -> None:
     try:
         process.kill()
@@ -298,17 +316,16 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
         processes[name] = start_agent(specs[name], name, directory, time_limit,
                                       log_paths[name], agent_seeds.get(name, 0))
     wait_until_started(processes, log_paths, STARTUP_WAIT)
-    if must_start:
-        for name, process in processes.items():
-            if process is None or process.poll() is not None:
-                for other in processes.values():
-                    if other is not None and other.poll() is None:
-                        _kill(other)
-                why = ("the command could not be launched" if process is None
-                       else f"exited with code {process.returncode} before the game began")
-                said = last_output_line(log_paths[name])
-                raise AgentCannotStart(name, why + (f": {said}" if said else ""),
-                                       log_paths[name])
+    gone = first_to_exit(processes, START_SETTLE) if must_start else None
+    if gone is not None:
+        for other in processes.values():
+            if other is not None and other.poll() is None:
+                _kill(other)
+        process = processes[gone]
+        why = ("the command could not be launched" if process is None
+               else f"exited with code {process.returncode} before the game began")
+        said = last_output_line(log_paths[gone])
+        raise AgentCannotStart(gone, why + (f": {said}" if said else ""), log_paths[gone])
     exited_early = {}
     finished = threading.Event()
 

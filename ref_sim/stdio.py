@@ -74,6 +74,7 @@ import queue
 import random
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -82,8 +83,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ref_sim import console
+from ref_sim.match import (START_SETTLE, AgentCannotStart, builtin_command, child_env,
+                           first_to_exit, last_output_line, prepare_out, report_lines)
 from ref_sim.match import agent_spec as _file_agent_spec
-from ref_sim.match import builtin_command, child_env, report_lines
 from ref_sim.referee import INVALID_MOVE, TIME_OUT
 from ref_sim.rules import CODINGAME, TIE, Game, IllegalMoveError, line_winner
 
@@ -161,7 +164,7 @@ def stdio_spec(text: str) -> StdioSpec:
         return StdioSpec(text.partition(":")[0].capitalize(), template, text)
     if not shlex.split(text):
         raise ValueError("empty agent command")
-    return StdioSpec(_file_agent_spec(text).label, text, text)
+    return StdioSpec(_file_agent_spec(text, BUILTINS).label, text, text)   # a typo: ValueError
 
 
 class Program:
@@ -289,11 +292,14 @@ def boards_won(game: Game) -> tuple[int, int]:
 
 def play_game(commands: dict[str, list[str]], first: str, logs: Path, number: int = 1,
               turn_ms: float = DEFAULT_TURN_MS, first_turn_ms: float = DEFAULT_FIRST_TURN_MS,
-              grace_ms: float = DEFAULT_GRACE_MS, show=None, exit_wait: float = EXIT_WAIT) -> dict:
+              grace_ms: float = DEFAULT_GRACE_MS, show=None, exit_wait: float = EXIT_WAIT,
+              must_start: bool = False) -> dict:
     """Play one game between two commands (``{name: argv}``); ``first`` moves first.
 
     Returns the game's record (the keys of a games.jsonl line that concern the game itself).
-    ``show``: a callable given each position's text after each move.
+    ``show``: a callable given each position's text after each move.  ``must_start``: raise
+    :class:`ref_sim.match.AgentCannotStart` when a program has exited (or could not be
+    launched) before the first input (the first game of a series: its command is wrong).
     """
     names = [first] + [name for name in commands if name != first]
     started_at, clock = time.time(), time.perf_counter()
@@ -302,6 +308,15 @@ def play_game(commands: dict[str, list[str]], first: str, logs: Path, number: in
     deadline = time.monotonic() + STARTUP_WAIT
     while time.monotonic() < deadline and not all(p.started() for p in programs.values()):
         time.sleep(0.01)
+    gone = first_to_exit({n: p.process for n, p in programs.items()}, START_SETTLE) if must_start else None
+    if gone is not None:
+        for other in programs.values():
+            other.finish(0.0)
+        process = programs[gone].process
+        why = ("the command could not be launched" if process is None
+               else f"exited with code {process.returncode} before the game began")
+        said = last_output_line(programs[gone].log)
+        raise AgentCannotStart(gone, why + (f": {said}" if said else ""), programs[gone].log)
     game = Game(CODINGAME)
     moves: list[dict] = []
     result = winner = loser = reason = bad_line = late_ms = None
@@ -422,7 +437,8 @@ def run_series(specs: list[StdioSpec], games: int, out: Path, seed: int, turn_ms
         commands = {name: spec.command(agent_seed, turn_ms, first_turn_ms)
                     for name, spec, agent_seed in zip(names, specs, agent_seeds)}
         first = names[(number - 1) % 2]
-        record = play_game(commands, first, logs, number, turn_ms, first_turn_ms, grace_ms, show)
+        record = play_game(commands, first, logs, number, turn_ms, first_turn_ms, grace_ms, show,
+                           must_start=number == 1)
         for name in names:
             attach_search_info(record["moves"], name, logs / f"game-{number:04d}-{name}.log")
         score = (0.5 if record["result"] == "tie" else 1.0 if record["winner"] == names[0] else 0.0)
@@ -462,6 +478,12 @@ output (agent 1's view; error bars at 95 %, pentanomial over pairs):
 files in --out: games.jsonl (one JSON line per game; keys in the docstring of
 ref_sim/stdio.py), logs/ (each program's stderr per game).
 
+files go to a temporary directory, deleted at the end, unless --out is given (created if
+missing).  Exit codes: 0 the series ran, 1 a program could not start in the first game
+(its command is wrong: the series stops rather than score forfeits), 2 bad arguments (a
+bare word that is neither a built-in nor a command on the PATH), 130 Ctrl-C, 141 the
+output was closed (| head).
+
 examples:
   python -m ref_sim.stdio agent random --games 2
   python -m ref_sim.stdio agent agent:depth=4 --games 20 --seed 1 --out runs/cg""")
@@ -481,6 +503,7 @@ examples:
     return parser
 
 
+@console.entry_point("python -m ref_sim.stdio")
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -496,25 +519,44 @@ def main(argv: list[str] | None = None) -> int:
     if args.games > 1 and args.games % 2:
         args.games += 1
         say(f"--games rounded up to {args.games}: games are played in pairs, sides swapped")
+    if args.out:
+        problem = prepare_out(args.out)
+        if problem:
+            parser.error(problem)
+        if (Path(args.out) / "games.jsonl").exists() and (Path(args.out) / "games.jsonl").stat().st_size:
+            parser.error(f"{Path(args.out) / 'games.jsonl'} already holds games; choose another --out")
+    # Without --out the files live in a temporary directory, deleted at the end.
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="uttt-stdio-"))
-    out.mkdir(parents=True, exist_ok=True)
-    if (out / "games.jsonl").exists() and (out / "games.jsonl").stat().st_size:
-        parser.error(f"{out / 'games.jsonl'} already holds games; choose another --out")
+    try:
+        return _run(args, specs, out, say)
+    finally:
+        if not args.out:
+            shutil.rmtree(out, ignore_errors=True)
+
+
+def _run(args, specs, out: Path, say) -> int:
     seed = args.seed if args.seed is not None else random.randrange(2 ** 32)
     names = [specs[0].label + "1", specs[1].label + "2"]
     say(f"{names[0]}: {specs[0].template}\n{names[1]}: {specs[1].template}\n"
         f"series seed {seed}; {args.games} game{'s' if args.games > 1 else ''} at {args.turn_ms:g} ms "
-        f"per turn (first {args.first_turn_ms:g} ms, grace {args.grace_ms:g} ms); files in {out}")
+        f"per turn (first {args.first_turn_ms:g} ms, grace {args.grace_ms:g} ms); "
+        + (f"files in {out}" if args.out else "files in a temporary directory, deleted at the end "
+           "(--out DIR keeps them)"))
     show = (lambda text: print(text, flush=True)) if args.show else None
     try:
         games = run_series(specs, args.games, out, seed, args.turn_ms, args.first_turn_ms,
                            args.grace_ms, say, show)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return console.INTERRUPTED
+    except AgentCannotStart as error:
+        print(f"error: {error}; the series stopped (a command that cannot start would lose "
+              "every game)", file=sys.stderr)
+        return 1
     for line in report_lines(games, names, paired=args.games > 1):
         print(line)
-    print(f"Games: {out / 'games.jsonl'}  logs: {out / 'logs'}")
+    if args.out:
+        print(f"Games: {out / 'games.jsonl'}  logs: {out / 'logs'}")
     return 0
 
 

@@ -95,3 +95,23 @@ def test_quiet_game_prints_the_result_and_saves_the_record(tmp_path, capsys):
     data = json.loads(record_path.read_text())
     assert out == data["end_text"]
     assert out.endswith("LOSES! Time out!")
+
+
+def test_every_command_ends_ctrl_c_and_a_closed_pipe_in_one_line(capsys):
+    from ref_sim import console
+
+    @console.entry_point("python -m tool")
+    def interrupted(argv=None):
+        raise KeyboardInterrupt
+
+    @console.entry_point("python -m tool")
+    def piped(argv=None):
+        print("one line")
+        raise BrokenPipeError
+    assert interrupted([]) == 130
+    assert capsys.readouterr().err == "python -m tool: interrupted\n"
+    assert piped([]) == 141
+    assert capsys.readouterr().err == "python -m tool: output closed (broken pipe)\n"
+    from ref_sim import match, plot, render, show, stdio
+    for command in (main, match.main, plot.main, render.main, show.main, stdio.main):
+        assert command.__wrapped__ is not None        # each one is wrapped

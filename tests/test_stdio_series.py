@@ -131,3 +131,41 @@ def test_specs():
     assert stdio.stdio_spec("random").command(5, 100, 1000)[-2:] == ["--seed", "5"]
     with pytest.raises(ValueError):
         stdio.stdio_spec("random:depth=3")
+
+
+# -- issue 9: what users see ------------------------------------------------------------
+
+def test_mistyped_builtin_names_the_stdio_builtins(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        stdio.main(["agent", "Random"])
+    assert exit_info.value.code == 2
+    assert ("'Random' is not a built-in agent (built-ins: agent, random) nor a command found "
+            "on the PATH; did you mean 'random'?") in capsys.readouterr().err
+
+
+def test_a_program_that_cannot_start_stops_the_series(tmp_path, capsys):
+    missing = f"{sys.executable} {tmp_path / 'no_such_bot.py'}"
+    assert stdio.main(["random", missing, "--games", "4", "--seed", "1",
+                       "--out", str(tmp_path / "out")]) == 1
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: Nosuchbot2 could not start (exited with "
+                                               "code 2 before the game began: ")
+    assert "Score of" not in captured.out
+    assert not (tmp_path / "out" / "games.jsonl").exists()
+
+
+def test_out_on_a_file_and_no_out_leaves_nothing(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "file.txt"
+    path.write_text("x")
+    with pytest.raises(SystemExit):
+        stdio.main(["random", "random", "--out", str(path)])
+    assert "not a directory (it is a file)" in capsys.readouterr().err
+    import tempfile
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    assert stdio.main(["random", "random", "--games", "2", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "deleted at the end (--out DIR keeps them)" in out and "Games: " not in out
+    assert list(temp.iterdir()) == []
