@@ -344,8 +344,10 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
     def on_event(event):
         if event.kind in ("end", "abort"):
             finished.set()
-        if printer is not None and event.kind != "end":
+        # The end and an abort are reported once, by the series' "Game N:" line.
+        if printer is not None and event.kind not in ("end", "abort"):
             printer(event)
+
     def all_exited() -> bool:
         return all(p is None or p.poll() is not None for p in processes.values())
     try:

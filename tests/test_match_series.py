@@ -202,3 +202,20 @@ def test_closed_output_ends_in_one_line(tmp_path):
     assert err.startswith("python -m ref_sim.match: output closed (broken pipe) after ")
     assert "the series stopped" in err
     assert 1 <= len(read_lines_or_none(tmp_path)) < 6
+
+
+def test_an_aborted_game_is_reported_once_with_show(tmp_path, capsys, monkeypatch):
+    from ref_sim.referee import CRASHED, Event, GameRecord
+
+    def crashed_referee(directory, name1, name2, on_event=None, first=None, **kwargs):
+        record = GameRecord((name1, name2), 1.0, p1=first,
+                            p2=name2 if first == name1 else name1,
+                            result="aborted", reason=CRASHED)
+        on_event(Event("abort", None, record))
+        return record
+    monkeypatch.setattr(match, "run_game", crashed_referee)
+    assert match.main(["random", "random", "--games", "1", "--time-limit", "1", "--seed", "1",
+                       "--out", str(tmp_path), "--show"]) == 0
+    out = capsys.readouterr().out
+    assert out.count(CRASHED) == 1, out           # the "Game 1/1:" line only
+    assert "Game 1/1: " in out and f"aborted: {CRASHED}" in out
