@@ -22,7 +22,7 @@ import re
 import sys
 
 from ref_sim.console import entry_point
-from ref_sim.referee import Printer, check_time_limit, run_game
+from ref_sim.referee import EXIT_DELAY, Printer, check_time_limit, run_game
 
 #: A player name: one token usable in a file name ("NAME.go") and in "NAME BOARD SPOT".
 NAME_PATTERN = re.compile(r"[^\s/\\:*?\"<>|\x00]+")
@@ -96,10 +96,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"created the game directory {args.dir}", file=sys.stderr)
     if warning:
         print(warning, file=sys.stderr)
+    printer = Printer(boards=not args.quiet)
+
+    def on_event(event):
+        printer(event)
+        if event.kind == "end" and not args.quiet and not args.linger:
+            keep = max(EXIT_DELAY, args.time_limit)
+            print(f"(end_game stays {keep:g} s for the agents to read, then the files are "
+                  "deleted; Ctrl-C closes now)", file=sys.stderr, flush=True)
     try:
         record = run_game(args.dir, args.name1, args.name2, time_limit=args.time_limit,
                           seed=args.seed, linger=args.linger, busy_poll=args.busy_poll,
-                          on_event=Printer(boards=not args.quiet))
+                          on_event=on_event)
     except KeyboardInterrupt:
         print("Interrupted: protocol files deleted, no end_game written.", file=sys.stderr)
         return 130

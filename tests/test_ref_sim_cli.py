@@ -68,6 +68,14 @@ def test_end_game_stays_one_time_limit(tmp_path, capsys, monkeypatch):
                  "--seed", "1", "-q"]) == 0
     thread.join(5)
     assert seen and seen[0] >= 1.15
+    assert "end_game stays" not in capsys.readouterr().err     # -q: only the result line
+
+
+def test_the_wait_after_the_end_is_announced(tmp_path, capsys):
+    assert main(["Walrus", "Otter", "--dir", str(tmp_path), "--time-limit", "1",
+                 "--seed", "1"]) == 0
+    assert capsys.readouterr().err == ("(end_game stays 1 s for the agents to read, then the "
+                                       "files are deleted; Ctrl-C closes now)\n")
 
 
 def test_ctrl_c_is_reported_once(tmp_path, capsys, monkeypatch):
