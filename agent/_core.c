@@ -406,26 +406,30 @@ static void tt_store(Searcher *s, uint64_t key, int depth, int flag, int score, 
 
 /* -- search (agent/search.py AlphaBeta) ---------------------------------------------------------- */
 
+/* AlphaBeta._check_limits; also lets Python handle signals (Ctrl-C) now and then, which it cannot
+ * do by itself while this code holds the thread. */
 static int check_limits(Searcher *s) {
     s->next_check = s->nodes + CLOCK_INTERVAL;
     if (s->node_limit >= 0 && s->nodes >= s->node_limit) return 1;
-    if (s->deadline >= 0 || s->should_stop != NULL) {
-        double now = now_seconds();
-        if (s->deadline >= 0 && now >= s->deadline) return 1;
-        if (s->should_stop != NULL && now >= s->next_should_stop) {
-            s->next_should_stop = now + s->should_stop_every;
-            int stop;
-            WITH_GIL_BEGIN(s)
+    double now = now_seconds();
+    if (s->deadline >= 0 && now >= s->deadline) return 1;
+    if (now >= s->next_should_stop) {
+        s->next_should_stop = now + s->should_stop_every;
+        int stop = 0;
+        WITH_GIL_BEGIN(s)
+        if (PyErr_CheckSignals() < 0) {
+            stop = -1;
+        } else if (s->should_stop != NULL) {
             PyObject *answer = PyObject_CallNoArgs(s->should_stop);
             stop = answer == NULL ? -1 : PyObject_IsTrue(answer);
             Py_XDECREF(answer);
-            WITH_GIL_END(s)
-            if (stop < 0) {
-                s->failed = 1;
-                return 1;
-            }
-            if (stop) return 1;
         }
+        WITH_GIL_END(s)
+        if (stop < 0) {
+            s->failed = 1;
+            return 1;
+        }
+        if (stop) return 1;
     }
     return 0;
 }

@@ -17,6 +17,7 @@ import os
 import random
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -405,3 +406,33 @@ def test_the_codingame_protocol_takes_the_core_option_too():
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, timeout=60)
     assert "ready: CodinGame protocol, engine alphabeta (python core)" in done.stderr, done.stderr
     assert done.stdout == ""
+
+
+@compiled
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process is POSIX")
+def test_ctrl_c_interrupts_a_compiled_search():
+    """Python runs signal handlers only between its own instructions: the C search lets it now and
+    then, or Ctrl-C would wait for the search (here one without any limit: forever). The fitted
+    evaluation, where it loads, never calls Python from the search by itself."""
+    import signal
+
+    code = ("import time; from agent import engines; from agent.core import CompiledAlphaBeta; "
+            "from agent.core import load_position; from agent.rules import Position\n"
+            "try:\n    evaluator = engines.make_evaluator('fitted')\n"
+            "except Exception:\n    evaluator = engines.make_evaluator('classic')\n"
+            "searcher = CompiledAlphaBeta(evaluator, tt_slots=1 << 16)._core\n"
+            "load_position(searcher, Position())\n"
+            "searcher.new_search(None, None, None)\n"
+            "print('searching', flush=True)\n"
+            "searcher.root(list(range(81)), 40)")  # one depth of 40 plies: it would take years
+    process = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    try:
+        assert process.stdout.readline() == "searching\n"
+        time.sleep(0.5)  # well inside the C search
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+        process.wait()
+    assert "KeyboardInterrupt" in err
