@@ -392,7 +392,7 @@ class FileProtocolAgent:
         self.watcher.start()
         # The first line the agent prints only once it is watching: a runner that starts the
         # referee when an agent speaks (as ref_sim.match does) then cannot start it too early.
-        log.info("%s ready in %s: engine %s, limit %g s, thinking until %.2f s after each .go (margin %.2f s)",
+        log.info("%s ready in %s: engine %s, limit %g s, thinking until %.3f s after each .go (margin %.2f s)",
                  self.name, self.directory.resolve(), getattr(self.engine, "name", type(self.engine).__name__),
                  self.time_limit, self.cutoff, self.margin)
         try:

@@ -70,13 +70,25 @@ def start_agent(name: str, game: Path, logs: Path, *extra: str) -> Player:
     return player
 
 
-def referee_game(game: Path, name1: str, name2: str, **options):
+def referee_game(game: Path, name1: str, name2: str, time_limit: float = TIME_LIMIT, **options):
     """Run the referee in a thread so the players' exits can be timed against it."""
     box = {}
     thread = threading.Thread(target=lambda: box.setdefault("record", referee.run_game(
-        game, name1, name2, time_limit=TIME_LIMIT, **options)), daemon=True)
+        game, name1, name2, time_limit=time_limit, **options)), daemon=True)
     thread.start()
     return thread, box
+
+
+def wait_for_line(game: Path, prefix: str, timeout: float = 10.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            if (game / "move_file").read_text().startswith(prefix):
+                return True
+        except FileNotFoundError:
+            pass
+        time.sleep(0.01)
+    return False
 
 
 def check_record(record, ours: set[str]) -> None:
@@ -179,3 +191,40 @@ def test_full_strength_agent_keeps_its_time_with_a_busy_polling_referee(dirs):
     theirs.finish(timeout=5)
     ours_seconds = [move.seconds for move in record.moves if move.player == "Walrus"]
     assert max(ours_seconds) < 0.95, ours_seconds
+
+
+def test_started_after_a_killed_referee_then_plays_the_next_game(dirs):
+    """Issue 9 item 2: a referee killed (SIGKILL) on our turn leaves a .go younger than the limit;
+    an agent started then moves in that dead game, and must still play the next referee's game
+    (a new first_four_moves before any end_game) instead of exiting with code 3."""
+    import signal
+
+    game, logs = dirs
+    otter = Player([*random_agent_command(), "Otter", "--dir", str(game), "--seed", "4"])
+    time.sleep(0.3)
+    dead = subprocess.Popen([sys.executable, "-m", "ref_sim", "Walrus", "Otter", "--dir", str(game),
+                             "--time-limit", "5", "--seed", "4", "-q"], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        end = time.monotonic() + 10
+        while not (game / "Walrus.go").exists() and time.monotonic() < end:
+            time.sleep(0.002)
+        dead.send_signal(signal.SIGKILL)
+    finally:
+        dead.wait()
+        otter.process.kill()
+        otter.process.communicate()
+    assert (game / "Walrus.go").exists() and not (game / "end_game").exists()
+    ours = start_agent("Walrus", game, logs, "--time-limit", "5")  # within the limit of the dead turn
+    assert wait_for_line(game, "Walrus "), "it did not answer the dead game's turn"
+    theirs = Player([*random_agent_command(), "Otter", "--dir", str(game), "--seed", "6"])
+    time.sleep(0.3)
+    thread, box = referee_game(game, "Walrus", "Otter", time_limit=5.0, seed=6, exit_delay=2.0)
+    thread.join(timeout=60)
+    record = box["record"]
+    check_record(record, {"Walrus"})
+    code, out, err = ours.finish(timeout=5)
+    theirs.finish(timeout=5)
+    assert code == 0, (ours.log_file.read_text(), err)
+    assert record.end_text in out
+    assert "that game was abandoned" in ours.log_file.read_text()
