@@ -219,6 +219,7 @@ typedef struct {
     /* table and ordering */
     TTEntry *tt;
     uint64_t tt_mask;
+    int no_table; /* hash_mb=0: store nothing, like search._NoTable */
     long long tt_count;
     long long tt_replaced;
     uint8_t gen;
@@ -364,6 +365,7 @@ static void move_priority(const Searcher *s, const uint8_t *moves, int n, int *o
 /* -- table ------------------------------------------------------------------------------------- */
 
 static TTEntry *tt_probe(Searcher *s, uint64_t key) {
+    if (s->no_table) return NULL;
     uint64_t home = key & s->tt_mask;
     for (int k = 0; k < TT_WINDOW; k++) {
         TTEntry *e = &s->tt[(home + k) & s->tt_mask];
@@ -374,6 +376,7 @@ static TTEntry *tt_probe(Searcher *s, uint64_t key) {
 }
 
 static void tt_store(Searcher *s, uint64_t key, int depth, int flag, int score, int move) {
+    if (s->no_table) return;
     uint64_t home = key & s->tt_mask;
     TTEntry *victim = NULL;
     int victim_age = -1;
@@ -724,7 +727,7 @@ static int copy_buffer(PyObject *obj, void **out, Py_ssize_t size, const char *w
 #define TABLE_BYTES ((Py_ssize_t)sizeof(int32_t) << 18)
 
 /* Searcher(can_win, tt_slots, prefault=True): can_win is 2^18 bytes (evaluation.build_can_win_table),
- * tt_slots a power of two. Then set_classic or set_fitted chooses the evaluation. */
+ * tt_slots a power of two, or 0 for no table. Then set_classic or set_fitted chooses the evaluation. */
 static int Searcher_init(Searcher *s, PyObject *args, PyObject *kwargs) {
     static char *names[] = {"can_win", "tt_slots", "prefault", NULL};
     PyObject *can_win;
@@ -735,8 +738,11 @@ static int Searcher_init(Searcher *s, PyObject *args, PyObject *kwargs) {
         PyErr_SetString(PyExc_RuntimeError, "call set_zobrist() before making a Searcher");
         return -1;
     }
-    if (tt_slots < TT_WINDOW || (tt_slots & (tt_slots - 1)) != 0) {
-        PyErr_Format(PyExc_ValueError, "tt_slots must be a power of two of at least %d", TT_WINDOW);
+    if (tt_slots == 0) {
+        s->no_table = 1;
+        tt_slots = TT_WINDOW;
+    } else if (tt_slots < TT_WINDOW || (tt_slots & (tt_slots - 1)) != 0) {
+        PyErr_Format(PyExc_ValueError, "tt_slots must be 0 or a power of two of at least %d", TT_WINDOW);
         return -1;
     }
     if (s->tt != NULL) {
@@ -1092,7 +1098,7 @@ static PyObject *Searcher_get_nodes(Searcher *s, void *c) { return PyLong_FromLo
 static PyObject *Searcher_get_tt_count(Searcher *s, void *c) { return PyLong_FromLongLong(s->tt_count); }
 static PyObject *Searcher_get_tt_replaced(Searcher *s, void *c) { return PyLong_FromLongLong(s->tt_replaced); }
 static PyObject *Searcher_get_tt_slots(Searcher *s, void *c) {
-    return PyLong_FromUnsignedLongLong(s->tt == NULL ? 0 : s->tt_mask + 1);
+    return PyLong_FromUnsignedLongLong(s->tt == NULL || s->no_table ? 0 : s->tt_mask + 1);
 }
 
 static PyMethodDef Searcher_methods[] = {

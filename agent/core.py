@@ -200,8 +200,9 @@ def load_position(searcher, pos: Position) -> None:
 class CompiledAlphaBeta:
     """AlphaBeta for Ultimate Tic-Tac-Toe with the tree search in C: keeps its table and history
     between moves of one game. ``hash_mb`` bounds the table (a flat array of 16-byte entries);
-    ``tt_slots`` sets its size directly (a power of two). The table's memory is touched when it is
-    made (``prefault``) so that page faults do not slow the first searches."""
+    ``tt_slots`` sets its size directly (a power of two). ``hash_mb=0`` means no table, as in
+    AlphaBeta. The table's memory is touched when it is made (``prefault``) so that page faults
+    do not slow the first searches."""
 
     def __init__(self, evaluator, hash_mb: float = 192.0, tt_slots: int | None = None,
                  prefault: bool = True) -> None:
@@ -210,7 +211,7 @@ class CompiledAlphaBeta:
         kind = _evaluation_kind(evaluator)
         self.evaluator = evaluator
         self.evaluation = kind
-        self._core = _core.Searcher(bytes(evaluator._can_win_next), tt_slots or table_slots(hash_mb), prefault)
+        self._core = _core.Searcher(bytes(evaluator._can_win_next), tt_slots or (table_slots(hash_mb) if hash_mb > 0 else 0), prefault)
         _CONFIGURE[kind](self._core, evaluator)
         key = _check_key(evaluator, kind)
         if key not in _checked:

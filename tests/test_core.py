@@ -202,6 +202,17 @@ def test_iterations_report_the_same_results_at_every_depth():
 
 
 @compiled
+def test_same_results_without_a_table():
+    """hash_mb=0: plain alpha-beta with the same ordering, in both cores."""
+    for i, pos in enumerate(random_positions(30, seed=8)):
+        py = AlphaBeta(Evaluator(), move_space=81, hash_mb=0)
+        c = core.CompiledAlphaBeta(Evaluator(), hash_mb=0)
+        assert c.tt_slots == 0
+        depth = 3 + i % 2
+        assert_same(py.search(pos, SearchLimit(depth=depth)), c.search(pos, SearchLimit(depth=depth)), pos)
+
+
+@compiled
 def test_a_tiny_table_replaces_entries_and_still_plays_legal_moves():
     pos = load_suite()[20][1]
     c = core.CompiledAlphaBeta(Evaluator(), tt_slots=64)
