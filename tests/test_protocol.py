@@ -980,3 +980,24 @@ def test_reading_the_files_does_not_wake_the_watcher(tmp_path):
         assert watcher.wait(timeout=2.0) is True
     finally:
         watcher.stop()
+
+
+# -- probes that passed before issue 9 and must keep passing ---------------------------------------
+
+
+@pytest.mark.parametrize("filler, newline", [("", "\r\n"), (f"{OPP} 0 0\n" * 1_000_000, "\n")],
+                         ids=["CRLF", "10MB-move_file"])
+def test_crlf_and_a_huge_move_file_still_read(tmp_path, filler, newline):
+    """A CRLF opponent line, and a 10 MB move_file whose last line is the move, as the referee reads them."""
+    referee = Referee(tmp_path, OPENING_OPP_FIRST)
+    runner = Runner(tmp_path)
+    referee.start()
+    line = f"{OPP} {Move.from_index(referee.position.legal_moves()[0])}"
+    referee.position.play(parse_move_line(line)[1])
+    referee.go(OPP)
+    referee.path("move_file").write_text(filler + line + newline, newline="")
+    referee.go(ME)
+    assert wait_for(lambda: my_move_written(referee), timeout=3.0), runner.agent._error
+    assert referee.position.is_legal(parse_move_line(referee.move_text())[1].index)
+    referee.end()
+    assert runner.join().status == "finished"
