@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import time
+from dataclasses import replace
 
 from .baselines import SeedEvaluator
 from .core import make_searcher
@@ -45,8 +46,7 @@ class SearchEngine:
 
     def choose(self, position, limit: SearchLimit) -> SearchResult:
         if self.depth is not None or self.nodes is not None:
-            limit = SearchLimit(deadline=limit.deadline, depth=self.depth or limit.depth,
-                                nodes=self.nodes or limit.nodes)
+            limit = replace(limit, depth=self.depth or limit.depth, nodes=self.nodes or limit.nodes)
         return self.searcher.search(position, limit)
 
 
@@ -95,7 +95,7 @@ class SeedEngine:
         self.searcher = AlphaBeta(SeedEvaluator(), move_space=81, hash_mb=0)
 
     def choose(self, position: Position, limit: SearchLimit) -> SearchResult:
-        return self.searcher.search(position, SearchLimit(deadline=limit.deadline, depth=self.depth))
+        return self.searcher.search(position, replace(limit, depth=self.depth, nodes=None))
 
 
 ENGINES = {"alphabeta": AlphaBetaEngine, "random": RandomEngine, "seed": SeedEngine}
