@@ -638,7 +638,8 @@ output (agent 1's view; error bars at 95 %, pentanomial over pairs when paired):
   Score of A vs B: W - L - D  [score] games
   Elo difference: E +/- err, LOS: x %, DrawRatio: y %
   Ptnml(0-2): [pairs scoring 0, 1/2, 1, 3/2, 2 points]
-  SPRT: llr L (p%), lbound a, ubound b   (GSPRT, normal approximation, logistic Elo)
+  SPRT: llr L (p%), lbound a, ubound b   (GSPRT on the expected score, logistic Elo,
+        regularised as fishtest and fastchess do: one won pair adds ~0.06 at --sprt 0 20)
 
 files in --out (created if missing): series.json, games.jsonl (one JSON line per game;
 see the docstring of ref_sim/match.py for the keys), logs/ (each agent's output per game).

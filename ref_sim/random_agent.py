@@ -24,6 +24,7 @@ import random
 import sys
 import time
 
+from ref_sim.cli import prepare_directory
 from ref_sim.referee import last_line, one_line, referee_lines
 from ref_sim.rules import Game
 
@@ -234,11 +235,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ref_sim.random_agent",
                                      description="Play random legal moves through the files.")
     parser.add_argument("name", help="my name, exactly as given to the referee")
-    parser.add_argument("--dir", default=".", help="the referee's directory (default: current)")
+    parser.add_argument("--dir", default=".",
+                        help="the referee's directory, created if missing (default: current)")
     parser.add_argument("--seed", type=int, help="seed for the random moves")
     args = parser.parse_args(argv)
-    if not os.path.isdir(args.dir):
-        parser.error(f"no such directory: {args.dir}")
+    problem = prepare_directory(args.dir)       # created if missing, as python -m ref_sim does
+    if problem:
+        parser.error(problem)
     try:
         return RandomAgent(args.name, args.dir, args.seed).run()
     except KeyboardInterrupt:

@@ -137,3 +137,13 @@ def test_end_game_garbage_is_printed_as_one_clean_line(tmp_path):
     assert "\n" not in shown and "\x1b" not in shown and "\r" not in shown
     assert shown.startswith("END: A WINS!\\x1b[2J\\nrm -rf ~\\r") and shown.endswith("...")
     assert len(shown) == 203
+
+
+def test_random_agent_dir_on_a_file_is_named_as_a_file(tmp_path, capsys):
+    from ref_sim.random_agent import main
+    path = tmp_path / "file.txt"
+    path.write_text("x")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["Walrus", "--dir", str(path)])
+    assert exit_info.value.code == 2
+    assert f"--dir {path}: not a directory (it is a file)" in capsys.readouterr().err
