@@ -151,6 +151,17 @@ def test_same_results_on_the_benchmark_positions(evaluator):
         assert_nothing_dropped(py, c)
 
 
+@pytest.mark.slow
+@compiled
+@pytest.mark.parametrize("evaluator", evaluators())
+def test_same_results_deeper_on_the_benchmark_positions(evaluator):
+    """Depth 8 (opt-in: pytest -m slow): minutes of Python search."""
+    for phase, pos in load_suite():
+        py, c = pair(evaluator)
+        assert_same(py.search(pos, SearchLimit(depth=8)), c.search(pos, SearchLimit(depth=8)), (phase, pos))
+        assert_nothing_dropped(py, c)
+
+
 @compiled
 @pytest.mark.parametrize("evaluator", evaluators())
 def test_same_results_on_positions_of_random_games(evaluator):
