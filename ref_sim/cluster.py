@@ -1,0 +1,461 @@
+"""Series on several machines through Dask's distributed scheduler (the ``cluster`` extra).
+
+    pip install 'uttt-agent[cluster]'                 # on the client and on every worker
+    dask scheduler                                    # the head: prints tcp://HOST:8786
+    dask worker tcp://HOST:8786                       # on each machine, from the same version
+    python -m ref_sim.match agent seed --games 1000 --cluster tcp://HOST:8786
+
+Without a cluster address (``--cluster`` or the ``UTTT_CLUSTER`` environment variable) the
+runners play locally as before and nothing here imports Dask.  With one, each game is one task:
+
+* **Admission.**  A worker plugin runs on every worker, present and future, when it joins.  It
+  compares the worker's :func:`project_version` (the installed version and a digest of the
+  sources of ``agent/`` and ``ref_sim/``) with the client's.  A worker with the same code is
+  given ``cores - 1`` game slots (the Dask resource :data:`RESOURCE`; every referee busy-polls
+  a core, as ``--concurrency`` knows); a worker without the project, or with other code, gets
+  none, is closed, and the client prints why.  Game tasks need one slot, so no game can land on
+  a worker that was not admitted, even in the moment before it is closed.  The plugin class is
+  built inside :func:`admission_plugin` so that it travels by value: a worker without the
+  project can still load it and say what is missing.
+* **Streaming.**  :class:`ClusterRunner` and :class:`LocalRunner` share one small API
+  (``submit``, ``wait``, ``capacity``, ``cancel``): the runners keep ``capacity()`` games in
+  flight and handle each result as it finishes, so the progress bar and the SPRT stop work as
+  before.  A result says which worker played the game.
+* **Faults.**  When a worker dies, the scheduler runs its games again elsewhere (Dask's
+  ``allowed-failures``, 3 by default).  Each game announces its start (an event with the
+  worker's address), so the client counts the games that were started more than once
+  (:meth:`ClusterRunner.retried`); a game's result is handled once, whatever happened.
+* **Files.**  A game runs in a temporary directory of the worker; its logs travel back with
+  its result (:func:`file_game`, :func:`stdio_game`) and the client writes them under ``--out``,
+  so ``games.jsonl``, the logs and ``--resume`` are the same as in a local series.
+
+Games are deterministic functions of their schedule (:mod:`ref_sim.openings`), so a seeded
+series played here has the same openings, sides and seeds as the local one, and the same
+results when the agents are (fixed depth or nodes).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import os
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+#: The environment variable that stands for ``--cluster ADDRESS``.
+ENV = "UTTT_CLUSTER"
+#: The Dask worker resource that counts game slots; admission grants it.
+RESOURCE = "uttt-games"
+#: Event topic of admissions and refusals (workers log, the client prints).
+ADMISSION_TOPIC = "uttt-admission"
+INSTALL_HINT = "pip install 'uttt-agent[cluster]'"
+#: Seconds :func:`connect` waits for a first admitted worker before giving up.
+CONNECT_WAIT = 30.0
+#: The sources whose digest is part of the version: what a game's outcome depends on.
+SOURCE_SUFFIXES = (".py", ".c", ".json")
+
+
+class ClusterError(RuntimeError):
+    """The cluster cannot be used: no engine installed, no scheduler, no admitted worker."""
+
+
+def cluster_address(given: str | None = None) -> str | None:
+    """``--cluster``'s value, else ``UTTT_CLUSTER``, else None (play locally).
+
+    >>> cluster_address("tcp://head:8786")
+    'tcp://head:8786'
+    """
+    return given or os.environ.get(ENV) or None
+
+
+# -- what a worker must have ------------------------------------------------------------
+
+def _package_dir(name: str) -> Path | None:
+    import importlib.util
+    spec = importlib.util.find_spec(name)        # finds, does not import, a top-level package
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def project_version() -> str:
+    """``"uttt-agent 0.1.0, sources 1a2b3c4d5e6f"``: the installed version and a digest of the
+    sources of ``agent/`` and ``ref_sim/`` (two checkouts of one version can differ; a
+    compiled core built on each machine does not count, its C source does).  Read afresh at
+    each call: agents are started from the files as they are now."""
+    from importlib import metadata
+    try:
+        version = metadata.version("uttt-agent")
+    except metadata.PackageNotFoundError:
+        version = "not installed"
+    digest = hashlib.sha256()
+    for package in ("agent", "ref_sim"):
+        root = _package_dir(package)
+        if root is None:
+            digest.update(f"{package}: missing".encode())
+            continue
+        for path in sorted(root.rglob("*")):
+            if path.suffix in SOURCE_SUFFIXES and "__pycache__" not in path.parts:
+                digest.update(f"{package}/{path.relative_to(root).as_posix()}\0".encode())
+                digest.update(path.read_bytes())
+    return f"uttt-agent {version}, sources {digest.hexdigest()[:12]}"
+
+
+def available_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 2
+
+
+def game_slots(nthreads: int, cores: int | None = None) -> int:
+    """Games a worker plays at once: one per core but one (each referee busy-polls a core),
+    no more than its threads (each game occupies one), at least one.
+
+    >>> game_slots(8, cores=8), game_slots(2, cores=8), game_slots(1, cores=1)
+    (7, 2, 1)
+    """
+    cores = available_cores() if cores is None else cores
+    return max(1, min(cores - 1, nthreads))
+
+
+def admission_plugin(expected: str):
+    """A Dask ``WorkerPlugin`` that admits a worker whose :func:`project_version` is
+    ``expected`` (granting it :func:`game_slots` of :data:`RESOURCE`) and closes any other.
+
+    Defined here, not at module level, so that it is pickled by value: a worker without this
+    project can load it (it needs only ``distributed``) and report what it lacks.
+    """
+    from distributed import WorkerPlugin
+
+    class UtttAdmission(WorkerPlugin):
+        name = "uttt-admission"
+
+        def __init__(self, expected: str, resource: str, topic: str, hint: str) -> None:
+            self.expected, self.resource, self.topic, self.hint = expected, resource, topic, hint
+
+        async def setup(self, worker) -> None:
+            import asyncio
+            import importlib
+            try:
+                cluster = importlib.import_module("ref_sim.cluster")
+                found = cluster.project_version()
+            except Exception as error:          # ImportError, or a broken install
+                cluster = None
+                why = f"the project is not installed there ({type(error).__name__}: {error})"
+            else:
+                why = None if found == self.expected else f"it has {found}"
+            if cluster is not None and why is None:
+                slots = cluster.game_slots(worker.state.nthreads)
+                await worker.set_resources(**{self.resource: slots})
+                worker.log_event(self.topic, {"worker": worker.address, "slots": slots})
+                return
+            message = (f"worker {worker.address} refused: {why}; this client has "
+                       f"{self.expected}: install the same version there "
+                       f"({self.hint} from the same commit)")
+            worker.log_event(self.topic, {"worker": worker.address, "refused": message})
+            # Closed a moment later, from its own loop: not from inside its registration.
+            # nanny=True: its nanny stops too instead of starting it again.
+            asyncio.get_running_loop().call_later(
+                0.2, lambda: asyncio.ensure_future(
+                    worker.close(nanny=True, reason="uttt-agent version mismatch")))
+
+    return UtttAdmission(expected, RESOURCE, ADMISSION_TOPIC, INSTALL_HINT)
+
+
+# -- running games: locally or on the cluster -------------------------------------------
+
+class Ticket:
+    """A submitted game: ``label`` (e.g. ``"game-7"``), and once finished, ``result()`` and
+    ``worker`` (``"local"`` on this machine, the worker's address on a cluster)."""
+
+    def __init__(self, label: str, future, remote: bool) -> None:
+        self.label, self.future, self.remote = label, future, remote
+        self.worker = None if remote else "local"
+
+    def result(self):
+        """The game function's value; raises what it raised (:class:`ClusterError` for a game
+        that lost every worker that tried it)."""
+        if not self.remote:
+            return self.future.result()
+        try:
+            value, self.worker = self.future.result()
+        except Exception as error:
+            if type(error).__name__ == "KilledWorker":
+                raise ClusterError(f"{self.label}: every worker that played it died ({error}); "
+                                   "see the workers' logs") from error
+            raise
+        return value
+
+    def __repr__(self) -> str:
+        return f"Ticket({self.label!r}, worker={self.worker!r})"
+
+
+class LocalRunner:
+    """Games in threads of this process, ``concurrency`` at once (today's local runners)."""
+
+    remote = False
+
+    def __init__(self, concurrency: int = 1) -> None:
+        self.concurrency = concurrency
+        self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=concurrency)
+
+    def capacity(self) -> int:
+        return self.concurrency
+
+    def submit(self, label: str, fn, *args, **kwargs) -> Ticket:
+        return Ticket(label, self._executor.submit(fn, *args, **kwargs), remote=False)
+
+    def wait(self, tickets) -> tuple[set, set]:
+        """Block until at least one of ``tickets`` is done: (done, still running)."""
+        by_future = {ticket.future: ticket for ticket in tickets}
+        done, pending = concurrent.futures.wait(by_future, return_when="FIRST_COMPLETED")
+        return {by_future[f] for f in done}, {by_future[f] for f in pending}
+
+    def cancel(self, tickets) -> None:
+        for ticket in tickets:
+            ticket.future.cancel()
+
+    def attempts(self, ticket: Ticket) -> int:
+        return 1
+
+    def retried(self) -> dict[str, list[str]]:
+        return {}
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _announce_and_run(topic: str, label: str, fn, args, kwargs):
+    """Runs on a worker: say that ``label`` starts here, play it, return (value, worker)."""
+    from distributed import get_worker
+    worker = get_worker()
+    worker.log_event(topic, {"label": label, "worker": worker.address})
+    return fn(*args, **kwargs), worker.address
+
+
+class ClusterRunner:
+    """Games as tasks on a Dask cluster: one slot of :data:`RESOURCE` each.
+
+    ``say`` prints the cluster's news (a worker admitted or refused) as it happens.
+    """
+
+    remote = True
+
+    def __init__(self, client, say=None, connect_wait: float = CONNECT_WAIT) -> None:
+        self.client = client
+        self.say = say or (lambda text: print(text, file=sys.stderr, flush=True))
+        self.token = uuid.uuid4().hex[:8]
+        self.started_topic = f"uttt-started-{self.token}"
+        self._lock = threading.Lock()
+        self._starts: dict[str, list[str]] = {}
+        self._seen: set = set()
+        self.admitted: dict[str, int] = {}          # worker -> slots
+        self.refused: dict[str, str] = {}           # worker -> message
+        self.version = project_version()
+        client.subscribe_topic(ADMISSION_TOPIC, self._admission)
+        client.subscribe_topic(self.started_topic, self._started)
+        since = time.time()
+        client.register_plugin(admission_plugin(self.version))
+        # Events logged before the subscription reached the scheduler are read back once.
+        for event in client.get_events(ADMISSION_TOPIC):
+            if event[0] >= since - 1.0:
+                self._admission(event)
+        self._wait_for_slots(connect_wait)
+
+    # events, called in the client's event loop
+    def _admission(self, event) -> None:
+        stamp, message = event
+        with self._lock:
+            if (stamp, message.get("worker")) in self._seen:
+                return
+            self._seen.add((stamp, message.get("worker")))
+        if "refused" in message:
+            self.refused[message["worker"]] = message["refused"]
+            self.say(f"cluster: {message['refused']}")
+        else:
+            self.admitted[message["worker"]] = message["slots"]
+
+    def _started(self, event) -> None:
+        message = event[1]
+        with self._lock:
+            self._starts.setdefault(message["label"], []).append(message["worker"])
+
+    def slots(self) -> dict[str, int]:
+        """Game slots of each worker now in the cluster."""
+        workers = self.client.scheduler_info()["workers"]
+        return {address: int(info.get("resources", {}).get(RESOURCE, 0))
+                for address, info in workers.items()
+                if info.get("resources", {}).get(RESOURCE)}
+
+    def _wait_for_slots(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not self.slots():
+            if time.monotonic() > deadline:
+                workers = len(self.client.scheduler_info()["workers"])
+                why = "; ".join(self.refused.values()) or (
+                    f"{workers} worker(s) connected, none admitted yet" if workers
+                    else "no worker has joined the scheduler")
+                raise ClusterError(f"no worker can play games after {timeout:g} s: {why}")
+            time.sleep(0.2)
+
+    def capacity(self) -> int:
+        """Games to keep in flight: every slot of the cluster now (at least one, which waits
+        at the scheduler for a worker while the cluster has none)."""
+        return max(1, sum(self.slots().values()))
+
+    def submit(self, label: str, fn, *args, **kwargs) -> Ticket:
+        """Play ``fn(*args, **kwargs)`` on a worker with a free slot.  ``fn`` must be importable
+        there (a module-level function of this project)."""
+        future = self.client.submit(_announce_and_run, self.started_topic, label, fn, args, kwargs,
+                                    key=f"uttt-{label}-{self.token}", resources={RESOURCE: 1},
+                                    pure=False)
+        return Ticket(label, future, remote=True)
+
+    def wait(self, tickets) -> tuple[set, set]:
+        from distributed import wait
+        by_future = {ticket.future: ticket for ticket in tickets}
+        done, pending = wait(list(by_future), return_when="FIRST_COMPLETED")
+        return {by_future[f] for f in done}, {by_future[f] for f in pending}
+
+    def cancel(self, tickets) -> None:
+        """Forget ``tickets``: queued games do not start; a game already playing finishes on its
+        worker and its result is dropped."""
+        futures = [ticket.future for ticket in tickets]
+        if futures:
+            self.client.cancel(futures)
+
+    def attempts(self, ticket: Ticket) -> int:
+        """How many times the game was started (more than one: its worker was lost)."""
+        with self._lock:
+            return max(1, len(self._starts.get(ticket.label, ())))
+
+    def retried(self) -> dict[str, list[str]]:
+        """The games started more than once, each with the workers that started it in turn
+        (all but the last were lost while playing it)."""
+        with self._lock:
+            return {label: list(workers) for label, workers in self._starts.items()
+                    if len(workers) > 1}
+
+    def close(self) -> None:
+        try:
+            self.client.unsubscribe_topic(ADMISSION_TOPIC)
+            self.client.unsubscribe_topic(self.started_topic)
+        finally:
+            self.client.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def connect(address: str, say=None, connect_wait: float = CONNECT_WAIT) -> ClusterRunner:
+    """A :class:`ClusterRunner` on the scheduler at ``address`` (``tcp://host:8786``), once at
+    least one worker has been admitted.  Raises :class:`ClusterError` with a one-line reason."""
+    try:
+        import distributed
+    except ImportError:
+        raise ClusterError(f"--cluster needs Dask's distributed scheduler: {INSTALL_HINT} "
+                           "(or pip install -e '.[cluster]' in a checkout)") from None
+    try:
+        client = distributed.Client(address, timeout=connect_wait)
+    except (OSError, TimeoutError) as error:
+        raise ClusterError(f"cannot reach the scheduler at {address}: {error}") from None
+    try:
+        return ClusterRunner(client, say=say, connect_wait=connect_wait)
+    except BaseException:
+        client.close()
+        raise
+
+
+def runner(address: str | None, concurrency: int = 1, say=None):
+    """:func:`connect` to ``address`` (or ``UTTT_CLUSTER``), or a :class:`LocalRunner`."""
+    address = cluster_address(address)
+    return connect(address, say=say) if address else LocalRunner(concurrency)
+
+
+# -- games that run on a worker and send their files back --------------------------------
+
+def _collect(directory: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(directory.iterdir()) if path.is_file()}
+
+
+def save_files(directory: Path, files: dict[str, bytes]) -> None:
+    """Write the files a worker sent back (a game's logs) into ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        (directory / Path(name).name).write_bytes(data)        # a bare name: stays inside
+
+
+def file_game(number: int, specs: dict, names, time_limit: float, seed, **options):
+    """:func:`ref_sim.match.play_game` in a temporary directory of this machine.
+
+    Returns ``(record, notes, files)``: ``files`` are the game's logs (each agent's output and
+    ``game-NNNN.json``), for :func:`save_files` into the series' ``logs/``.
+    """
+    from ref_sim.match import play_game
+    with tempfile.TemporaryDirectory(prefix="uttt-game-") as temp:
+        logs = Path(temp) / "logs"
+        logs.mkdir()
+        record, notes = play_game(number, specs, names, Path(temp) / f"game-{number:04d}", logs,
+                                  time_limit, seed, **options)
+        return record, notes, _collect(logs)
+
+
+def stdio_game(number: int, specs: dict, agent_seeds: dict, first: str, turn_ms: float,
+               first_turn_ms: float, grace_ms: float, **options):
+    """:func:`ref_sim.stdio.play_game` on this machine, the programs' commands built here (this
+    machine's Python).  ``specs`` and ``agent_seeds`` map each name to its
+    :class:`~ref_sim.stdio.StdioSpec` and seed.  Returns ``(record, commands, files)``."""
+    from ref_sim.stdio import play_game
+    commands = {name: spec.command(agent_seeds[name], turn_ms, first_turn_ms)
+                for name, spec in specs.items()}
+    with tempfile.TemporaryDirectory(prefix="uttt-game-") as temp:
+        logs = Path(temp) / "logs"
+        record = play_game(commands, first, logs, number, turn_ms, first_turn_ms, grace_ms,
+                           **options)
+        return record, commands, _collect(logs)
+
+
+# -- the summary ------------------------------------------------------------------------
+
+def worker_lines(games: list[dict], timeout_reason: str, retried: int | None = None) -> list[str]:
+    """Per-worker lines for a series summary: games and time-outs of each worker that played
+    (games with a ``"worker"`` key), then how many games were started again elsewhere.
+
+    >>> games = [{"worker": "tcp://a:1", "reason": "Time out!", "attempts": 2},
+    ...          {"worker": "tcp://b:1", "reason": "tie", "attempts": 1}]
+    >>> for line in worker_lines(games, "Time out!"): print(line)
+    Worker tcp://a:1: 1 games, 1 time-outs
+    Worker tcp://b:1: 1 games, 0 time-outs
+    Retried: 1 game started again after its worker was lost
+    """
+    per_worker: dict[str, list[int]] = {}
+    for game in games:
+        worker = game.get("worker")
+        if worker:
+            counts = per_worker.setdefault(worker, [0, 0])
+            counts[0] += 1
+            counts[1] += game.get("reason") == timeout_reason
+    if not per_worker:
+        return []
+    lines = [f"Worker {worker}: {played} games, {timeouts} time-outs"
+             for worker, (played, timeouts) in sorted(per_worker.items())]
+    if retried is None:
+        retried = sum(game.get("attempts", 1) > 1 for game in games)
+    lines.append(f"Retried: {retried} game{'' if retried == 1 else 's'} started again after "
+                 f"{'its' if retried == 1 else 'their'} worker was lost")
+    return lines
