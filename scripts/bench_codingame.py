@@ -1,22 +1,26 @@
 """Our agent at CodinGame's time control through the stdin/stdout referee (ref_sim.stdio).
 
     python scripts/bench_codingame.py [--turn-ms 100] [--first-turn-ms 1000] [--margin-ms M]
-                                      [--games 1] [--seed 1] [--out DIR]
+                                      [--games 1] [--seed 1] [--out DIR] [--hog]
 
 Plays ``--games`` full games against the random stdio player and as many against our own agent
 (agent 1 moves first in odd games), then prints for each opponent: the result, our nodes/s
 (mean over our searched moves), the depth our agent completed on each of its moves (read from
 its stderr lines), and the slowest turn as the referee measured it, next to the agent's own
-measure (from its first input line to its answer) and the limit. Figures only: no assertion.
-The machine's load shows in the slowest turn; run it on an idle machine for CodinGame-like
-conditions.
+measure (from its first input line to its answer) and the limit, the time-outs, invalid moves
+and crashes, and how much the agent kept back for the pauses it measured. Figures only: no
+assertion. The machine's load shows in the slowest turn; run it on an idle machine for
+CodinGame-like conditions, and with ``--hog`` (a busy loop on another core for the whole run)
+for a loaded one: ``--hog --games 20`` should show no time-out.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -52,9 +56,26 @@ def report(title: str, games: list[dict], name: str, args) -> None:
               f"median {statistics.median(m['ms'] for m in later):.1f} ms")
     if first:
         print(f"  first turn (referee): {max(m['ms'] for m in first):.1f} ms of {args.first_turn_ms:g}")
+    lost = {reason: sum(g["loser"] == name and g["reason"] == reason for g in games)
+            for reason in (stdio.TIME_OUT, stdio.INVALID_MOVE, stdio.CRASHED)}
+    print(f"  time-outs {lost[stdio.TIME_OUT]} of {len(games)} games, invalid moves "
+          f"{lost[stdio.INVALID_MOVE]}, crashes {lost[stdio.CRASHED]}")
+    kept = [int(ms) for g in games
+            for ms in re.findall(r"kept back (\d+) ms", read_log(g, name))]
+    if kept:
+        print(f"  kept back for pauses: median {statistics.median(kept):.0f} ms, most {max(kept)} ms "
+              f"({len(kept)} of {len(later)} later turns)")
     for game in games:
         if game["reason"] in (stdio.TIME_OUT, stdio.INVALID_MOVE, stdio.CRASHED) or game["notes"]:
             print(f"  !! game {game['game']}: {game['reason']} {game['notes']}")
+
+
+def read_log(game: dict, name: str) -> str:
+    """The agent's stderr in that game (ref_sim.stdio's logs/game-NNNN-NAME.log)."""
+    try:
+        return (Path(game["out"]) / "logs" / f"game-{game['game']:04d}-{name}.log").read_text(errors="replace")
+    except OSError:
+        return ""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,17 +87,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=1, help="games against each opponent (default 1)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", default=None)
+    parser.add_argument("--hog", action="store_true", help="keep a busy loop running on another core meanwhile")
     args = parser.parse_args(argv)
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="uttt-bench-cg-"))
-    print(f"{os.cpu_count()} cores, load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}; files in {out}")
-    ours = stdio.StdioSpec("Agent", agent_command(args), "agent")
-    for title, opponent in (("vs random", stdio.stdio_spec("random")),
-                            ("vs our agent", stdio.StdioSpec("Self", agent_command(args), "agent"))):
-        where = out / title.replace(" ", "-")
-        where.mkdir(parents=True, exist_ok=True)
-        games = stdio.run_series([ours, opponent], args.games, where, args.seed, args.turn_ms,
-                                 args.first_turn_ms, args.grace_ms, say=lambda *a: None)
-        report(title, games, "Agent1", args)
+    print(f"{os.cpu_count()} cores, load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}"
+          f"{', with a CPU hog' if args.hog else ''}; files in {out}")
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.hog else None
+    try:
+        ours = stdio.StdioSpec("Agent", agent_command(args), "agent")
+        for title, opponent in (("vs random", stdio.stdio_spec("random")),
+                                ("vs our agent", stdio.StdioSpec("Self", agent_command(args), "agent"))):
+            where = out / title.replace(" ", "-")
+            where.mkdir(parents=True, exist_ok=True)
+            games = stdio.run_series([ours, opponent], args.games, where, args.seed, args.turn_ms,
+                                     args.first_turn_ms, args.grace_ms, say=lambda *a: None)
+            for game in games:
+                game["out"] = str(where)
+            report(title, games, "Agent1", args)
+    finally:
+        if hog is not None:
+            hog.kill()
+            hog.wait()
+    print(f"load average at the end {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
 
