@@ -1164,6 +1164,8 @@ PyMODINIT_FUNC PyInit__core(void) {
         Py_DECREF(module);
         return NULL;
     }
+    /* agent/core.py refuses a build whose version it does not drive: raise with interface changes. */
+    PyModule_AddIntConstant(module, "CORE_VERSION", 1);
     PyModule_AddIntConstant(module, "WIN_SCORE", WIN_SCORE);
     PyModule_AddIntConstant(module, "CLOCK_INTERVAL", CLOCK_INTERVAL);
     PyModule_AddIntConstant(module, "MAX_PLY", MAX_PLY);

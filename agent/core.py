@@ -37,6 +37,9 @@ log = logging.getLogger(__name__)
 CORES = ("auto", "compiled", "python")
 CORE_ENV = "UTTT_CORE"
 
+#: agent/_core.c's CORE_VERSION this module drives: raised with every change to the C interface.
+CORE_VERSION = 1
+
 try:
     from . import _core
 except ImportError as error:  # not built: no compiler when it was installed
@@ -44,9 +47,10 @@ except ImportError as error:  # not built: no compiler when it was installed
     IMPORT_ERROR = str(error)
 else:
     IMPORT_ERROR = ""
-    _core.set_zobrist(ZOBRIST_CELL[0], ZOBRIST_CELL[1], ZOBRIST_FORCED)
-    if _core.CLOCK_INTERVAL != 256 or _core.MAX_PLY != MAX_PLY:  # pragma: no cover - a stale build
-        _core, IMPORT_ERROR = None, "agent._core was built from an older agent/_core.c; reinstall"
+    if getattr(_core, "CORE_VERSION", None) != CORE_VERSION:  # built from another version of _core.c
+        _core, IMPORT_ERROR = None, "agent._core was built from another version of agent/_core.c; reinstall"
+    else:
+        _core.set_zobrist(ZOBRIST_CELL[0], ZOBRIST_CELL[1], ZOBRIST_FORCED)
 
 #: Bytes of one table entry in C (the Python table's dict entry costs about 200).
 TT_ENTRY_BYTES = _core.TT_ENTRY_BYTES if _core is not None else 16
