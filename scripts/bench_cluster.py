@@ -1,0 +1,127 @@
+"""Games per minute locally and on a local Dask cluster: the engine's overhead per game.
+
+Usage: python scripts/bench_cluster.py [--games 8] [--agents agent:depth=2 seed:depth=1]
+                                       [--time-limit 2] [--seed 5] [--round-trips 50]
+
+Needs the cluster extra (pip install -e '.[cluster]').  Plays the same fixed-depth file-protocol
+games (the referee simulator, real agent processes) three ways on this machine:
+
+  local       ref_sim.cluster.LocalRunner, one game at a time (what ref_sim.match does on a
+              2-core machine, whose --concurrency cap is 1)
+  cluster x1  a LocalCluster of 1 worker process: one game slot, so the same one game at a time;
+              the difference from `local` is the engine's overhead per game
+  cluster x2  2 worker processes, one slot each on 2 cores (the cores-1 rule applies per worker):
+              what a 2-worker cluster on one machine gives
+
+and prints, for each, the wall time, games per minute, the mean time inside a game (measured where
+it ran) and the wall time per game beyond it.  It also times --round-trips empty tasks on the
+2-worker cluster: the scheduler's own latency per task.  Start-up of a cluster is printed apart;
+it is paid once per series.  The games are checked to be the same everywhere (fixed depth).
+Figures depend on the machine's load: `uptime` is printed first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from ref_sim import cluster, openings  # noqa: E402
+from ref_sim.match import agent_spec  # noqa: E402
+
+
+def timed_game(*args, **kwargs):
+    """:func:`ref_sim.cluster.file_game`, and how long it took where it ran."""
+    started = time.perf_counter()
+    record, notes, _files = cluster.file_game(*args, **kwargs)
+    return (record.result, record.winner, len(record.moves)), time.perf_counter() - started
+
+
+def play(runner, schedule, specs, names, time_limit) -> tuple[float, dict, list[float]]:
+    """All games through ``runner``, ``capacity()`` in flight: (wall s, outcomes, game times)."""
+    by_name = dict(zip(names, specs))
+    pending = iter(schedule)
+    running, outcomes, inside = set(), {}, []
+    started = time.perf_counter()
+    while True:
+        while len(running) < runner.capacity():
+            scheduled = next(pending, None)
+            if scheduled is None:
+                break
+            order = names if scheduled.index % 2 else names[::-1]
+            running.add(runner.submit(
+                f"game-{scheduled.index}", timed_game, scheduled.index, by_name, order,
+                time_limit, scheduled.seed, first=names[scheduled.first],
+                opening=list(scheduled.opening),
+                agent_seeds=dict(zip(names, scheduled.agent_seeds))))
+        if not running:
+            return time.perf_counter() - started, outcomes, inside
+        done, running = runner.wait(running)
+        for ticket in done:
+            outcome, seconds = ticket.result()
+            outcomes[ticket.label] = outcome
+            inside.append(seconds)
+
+
+def report(label: str, games: int, wall: float, inside: list[float], slots: int) -> None:
+    mean = statistics.fmean(inside)
+    beyond = wall * slots / games - mean
+    print(f"{label:<11} {games} games, {slots} at once: {wall:6.1f} s wall, "
+          f"{games * 60 / wall:5.1f} games/min, {mean:5.2f} s in a game, "
+          f"{beyond * 1000:+7.0f} ms per game beyond it")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=8)
+    parser.add_argument("--agents", nargs=2, default=["agent:depth=2", "seed:depth=1"])
+    parser.add_argument("--time-limit", type=float, default=2.0)
+    parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--round-trips", type=int, default=50)
+    args = parser.parse_args(argv)
+    try:
+        from distributed import LocalCluster
+    except ImportError:
+        print(f"needs the cluster extra: {cluster.INSTALL_HINT}", file=sys.stderr)
+        return 2
+    specs = [agent_spec(text) for text in args.agents]
+    names = [specs[0].label + "1", specs[1].label + "2"]
+    schedule = openings.schedule(args.seed, args.games)
+    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} "
+          f"on {os.cpu_count()} cores; {args.games} games {args.agents[0]} vs {args.agents[1]}, "
+          f"seed {args.seed}, {args.time_limit:g} s limit")
+
+    with cluster.LocalRunner(1) as runner:
+        wall, reference, inside = play(runner, schedule, specs, names, args.time_limit)
+    report("local", args.games, wall, inside, 1)
+
+    for workers in (1, 2):
+        started = time.perf_counter()
+        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                          dashboard_address=None, silence_logs=40) as local_cluster:
+            with cluster.connect(local_cluster.scheduler_address) as runner:
+                up = time.perf_counter() - started
+                slots = sum(runner.slots().values())
+                wall, outcomes, inside = play(runner, schedule, specs, names, args.time_limit)
+                report(f"cluster x{workers}", args.games, wall, inside, slots)
+                print(f"{'':<11} (cluster start-up and admission {up:.1f} s, once per series; "
+                      f"same games as local: {'yes' if outcomes == reference else 'NO'})")
+                if workers == 2 and args.round_trips:
+                    times = []
+                    for number in range(args.round_trips):
+                        begin = time.perf_counter()
+                        runner.submit(f"empty-{number}", time.sleep, 0).result()
+                        times.append(time.perf_counter() - begin)
+                    print(f"{'':<11} an empty task's round trip: median "
+                          f"{statistics.median(times) * 1000:.1f} ms, max "
+                          f"{max(times) * 1000:.1f} ms ({args.round_trips} tasks)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
