@@ -40,6 +40,18 @@ def say_error(prog: str, message: str) -> None:
         pass
 
 
+def quiet_interrupt_hook(previous):
+    """A ``sys.excepthook`` that prints one line for an uncaught KeyboardInterrupt (Python
+    then still exits as killed by SIGINT: 130 in a shell) and leaves every other exception
+    to ``previous``."""
+    def hook(kind, value, traceback):
+        if issubclass(kind, KeyboardInterrupt):
+            say_error("python -m ref_sim", "interrupted")
+        else:
+            previous(kind, value, traceback)
+    return hook
+
+
 def entry_point(prog: str):
     """Decorate a command's ``main(argv=None) -> int`` (see the module docstring)."""
     def wrap(main):

@@ -123,3 +123,24 @@ def test_every_command_ends_ctrl_c_and_a_closed_pipe_in_one_line(capsys):
     from ref_sim import match, plot, render, show, stdio
     for command in (main, match.main, plot.main, render.main, show.main, stdio.main):
         assert command.__wrapped__ is not None        # each one is wrapped
+
+
+def test_ctrl_c_while_a_command_imports_is_one_line():
+    # What python -m ref_sim.<command> looks like while it imports (argv[0] is "-m"): an
+    # uncaught Ctrl-C prints one line, and Python still exits as interrupted by SIGINT.
+    # Other errors keep their traceback.
+    import subprocess
+    import sys
+    code = "import sys; sys.argv[0] = '-m'; import ref_sim; raise {}"
+    result = subprocess.run([sys.executable, "-c", code.format("KeyboardInterrupt")],
+                            capture_output=True, text=True)
+    assert result.stderr == "python -m ref_sim: interrupted\n"
+    assert result.returncode in (130, -2)
+    result = subprocess.run([sys.executable, "-c", code.format("ValueError('x')")],
+                            capture_output=True, text=True)
+    assert "Traceback" in result.stderr and result.returncode == 1
+    # Imported as a library (argv[0] is not "-m"), ref_sim leaves sys.excepthook alone.
+    result = subprocess.run([sys.executable, "-c", "import sys, ref_sim; "
+                             "print(sys.excepthook is sys.__excepthook__)"],
+                            capture_output=True, text=True)
+    assert result.stdout == "True\n"
