@@ -1,0 +1,286 @@
+"""Soak test: many games through the simulated referee on a busy machine; no game may be lost
+to time, a bad move or a crash.
+
+    python scripts/soak.py [--games 100] [--limits 2 0.5] [--opponents random seed]
+                           [--seed 1] [--out DIR] [--no-hog] [--quick]
+
+Our agent (``agent``, full strength) plays ``--games`` games in all, split evenly over every
+time limit and opponent (each share rounded up to whole pairs: 4 x 26 = 104 by default),
+through ``ref_sim.match``'s own game runner (paired openings, both agents as separate
+processes, the referee's files in a fresh directory). Conditions are made hard on purpose:
+
+* the referee busy-polls between its 50 ms ticks, as the real one does, so it burns a core;
+* a CPU hog (``python -c "while True: pass"``) runs for the whole soak (``--no-hog`` to skip),
+  so on a 2-core machine the agent thinks on a core it shares.
+
+After each game one progress line; at the end, per time limit and opponent and in total, our
+agent's time-outs, invalid moves, crashes and hangs (target: 0 each), its results, and the
+slowest move as a fraction of the limit (the referee's measure, from the ``.go`` to the tick
+that saw the move, and the agent's own). Exit code 0 when every target is met, 1 otherwise, 130
+on Ctrl-C (the games so far are summarised). Games, logs and records stay in ``--out`` (default:
+a new temporary directory, printed), readable with ``python -m ref_sim.show``.
+
+A full soak takes about 40 minutes (a 2 s game lasts ~40 s, a 0.5 s game ~10 s); ``--quick``
+plays 4 games at 0.5 s (one pair per opponent) as a smoke test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, wait
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from ref_sim import match, openings  # noqa: E402
+from ref_sim.referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, check_time_limit  # noqa: E402
+
+OURS = "agent"
+DEFAULT_GAMES = 100
+DEFAULT_LIMITS = (2.0, 0.5)
+DEFAULT_OPPONENTS = ("random", "seed")
+QUICK_GAMES, QUICK_LIMITS = 4, (0.5,)
+#: Rough seconds per game at a limit: our agent thinks to ~90 % of it about 20 times a game.
+SECONDS_PER_GAME_PER_LIMIT_SECOND = 20.0
+
+
+@dataclass
+class Tally:
+    """What happened to our agent over some games."""
+    games: int = 0
+    wins: int = 0
+    losses: int = 0
+    draws: int = 0
+    time_outs: int = 0
+    invalid_moves: int = 0
+    crashes: int = 0
+    hangs: int = 0
+    aborted: int = 0
+    slowest: float = 0.0            # referee's measure / limit
+    slowest_own: float = 0.0        # agent's own measure / limit
+    where: list[str] = field(default_factory=list)   # "0.5 s vs seed, game 7: Time out!"
+
+    def add(self, game: dict, ours: str, label: str) -> None:
+        self.games += 1
+        limit = game["time_limit"]
+        if game["result"] == "tie":
+            self.draws += 1
+        elif game["result"] == "win":
+            if game["winner"] == ours:
+                self.wins += 1
+            else:
+                self.losses += 1
+        else:
+            self.aborted += 1
+            self.where.append(f"{label}, game {game['game']}: aborted ({game['reason']})")
+        if game["result"] == "win" and game["loser"] == ours:
+            if game["reason"] == TIME_OUT:
+                self.time_outs += 1
+            elif game["reason"] in (INVALID_MOVE, OUT_OF_ORDER):
+                self.invalid_moves += 1
+            if game["reason"] in (TIME_OUT, INVALID_MOVE, OUT_OF_ORDER):
+                self.where.append(f"{label}, game {game['game']}: {game['reason']}")
+        note = game["notes"].get(ours, "")
+        if note.startswith("crashed"):
+            self.crashes += 1
+        elif note:
+            self.hangs += 1
+        if note:
+            self.where.append(f"{label}, game {game['game']}: {note}")
+        mine = [m for m in game["moves"] if m["player"] == ours]
+        self.slowest = max([self.slowest] + [m["seconds"] / limit for m in mine])
+        self.slowest_own = max([self.slowest_own] + [m["agent_seconds"] / limit
+                                                     for m in mine if "agent_seconds" in m])
+
+    def merge(self, other: Tally) -> None:
+        for name in ("games", "wins", "losses", "draws", "time_outs", "invalid_moves", "crashes",
+                     "hangs", "aborted"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.slowest = max(self.slowest, other.slowest)
+        self.slowest_own = max(self.slowest_own, other.slowest_own)
+        self.where += other.where
+
+    def failures(self) -> int:
+        return self.time_outs + self.invalid_moves + self.crashes + self.hangs
+
+    def line(self, label: str) -> str:
+        return row(label, self.games, f"{self.wins}-{self.losses}-{self.draws}", self.time_outs,
+                   self.invalid_moves, self.crashes, self.hangs, f"{self.slowest:.2f}",
+                   f"{self.slowest_own:.2f}")
+
+
+def row(*cells) -> str:
+    widths = (-18, 5, 11, 10, 8, 8, 6, 8, 6)        # negative: left-aligned
+    return "".join(f"{str(c):<{-w}}" if w < 0 else f"{str(c):>{w}}" for c, w in zip(cells, widths))
+
+
+HEADER = row("", "games", "W-L-D", "time-outs", "invalid", "crashes", "hangs", "slowest", "own")
+RULE = "-" * len(HEADER)
+
+
+@contextmanager
+def busy_polling_referee():
+    """Run ``ref_sim.match``'s games with a referee that burns a core between its ticks, as the
+    real one does. ``match.play_game`` has no option for it, so its ``run_game`` is given
+    ``busy_poll=True`` for the duration."""
+    original = match.run_game
+    match.run_game = functools.partial(original, busy_poll=True)
+    try:
+        yield
+    finally:
+        match.run_game = original
+
+
+@contextmanager
+def cpu_hog(enabled: bool):
+    """A busy loop in another process, killed at the end."""
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if enabled else None
+    try:
+        yield
+    finally:
+        if hog is not None:
+            hog.kill()
+            hog.wait()
+
+
+def play_share(limit: float, opponent: str, games: int, seed: int, out: Path, stop: threading.Event,
+               on_game) -> list[dict]:
+    """``games`` games of our agent against ``opponent`` at ``limit``, through match.play_game;
+    each finished game goes to ``out/games.jsonl`` and to ``on_game(game)``."""
+    specs = [match.agent_spec(OURS), match.agent_spec(opponent)]
+    names = [specs[0].label + "1", specs[1].label + "2"]
+    by_name = dict(zip(names, specs))
+    logs = out / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    played = []
+    for scheduled in openings.schedule(seed, games, True):
+        if stop.is_set():
+            break
+        order = names if scheduled.index % 2 else names[::-1]
+        record, notes = match.play_game(
+            scheduled.index, by_name, order, out / f"game-{scheduled.index:04d}", logs, limit,
+            scheduled.seed, first=names[scheduled.first], opening=list(scheduled.opening),
+            stop=stop, agent_seeds=dict(zip(names, scheduled.agent_seeds)))
+        if stop.is_set() and record.result == "aborted":
+            break                                   # Ctrl-C: not a game
+        game = match.game_line(record, notes, scheduled, seed, specs, names, logs)
+        with open(out / "games.jsonl", "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(game) + "\n")
+        played.append(game)
+        on_game(game)
+    return played
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python scripts/soak.py", description=__doc__.split("\n\n")[0],
+                                     epilog=__doc__.split("\n\n", 1)[1],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--games", type=int, default=None,
+                        help=f"games in all, split over limits and opponents (default {DEFAULT_GAMES})")
+    parser.add_argument("--limits", type=float, nargs="+", default=None, metavar="S",
+                        help=f"time limits in seconds (default {' '.join(f'{x:g}' for x in DEFAULT_LIMITS)})")
+    parser.add_argument("--opponents", nargs="+", default=list(DEFAULT_OPPONENTS), metavar="AGENT",
+                        help="ref_sim.match agents to play (default: random seed)")
+    parser.add_argument("--seed", type=int, default=1, help="series seed: openings and agents' seeds")
+    parser.add_argument("--out", help="directory for the games and logs (default: a new temporary one)")
+    parser.add_argument("--no-hog", dest="hog", action="store_false", help="no CPU hog")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"smoke test: {QUICK_GAMES} games at {QUICK_LIMITS[0]:g} s unless given")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    total = args.games if args.games is not None else QUICK_GAMES if args.quick else DEFAULT_GAMES
+    limits = args.limits or list(QUICK_LIMITS if args.quick else DEFAULT_LIMITS)
+    if total < 1:
+        parser.error("--games must be at least 1")
+    for limit in limits:
+        error, _ = check_time_limit(limit)
+        if error:
+            parser.error(error)
+    try:
+        for opponent in args.opponents:
+            match.agent_spec(opponent)
+    except ValueError as error:
+        parser.error(str(error))
+    shares = [(limit, opponent) for limit in limits for opponent in args.opponents]
+    per_share = -(-total // len(shares))
+    per_share += per_share % 2                      # whole pairs
+    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="uttt-soak-"))
+    out.mkdir(parents=True, exist_ok=True)
+    estimate = sum(per_share * SECONDS_PER_GAME_PER_LIMIT_SECOND * limit for limit, _ in shares)
+    print(f"soak: {per_share * len(shares)} games ({per_share} per limit and opponent: "
+          f"{', '.join(f'{limit:g} s vs {opponent}' for limit, opponent in shares)}); "
+          f"busy-polling referee{', CPU hog' if args.hog else ''}; {os.cpu_count()} cores, "
+          f"load average {os.getloadavg()[0]:.2f}; about {estimate / 60:.0f} min; files in {out}",
+          flush=True)
+
+    tallies: dict[str, Tally] = {}
+    stop = threading.Event()
+    done = [0]
+    started, cpu_started = time.monotonic(), time.process_time()
+    interrupted = False
+    with cpu_hog(args.hog), busy_polling_referee(), ThreadPoolExecutor(max_workers=1) as runner:
+        for limit, opponent in shares:
+            label = f"{limit:g} s vs {opponent}"
+            tally = tallies.setdefault(label, Tally())
+
+            def on_game(game, label=label, tally=tally):
+                done[0] += 1
+                tally.add(game, "Agent1", label)
+                mine = [m for m in game["moves"] if m["player"] == "Agent1"]
+                slowest = max((m["seconds"] for m in mine), default=0.0) / game["time_limit"]
+                print(f"[{done[0]}/{per_share * len(shares)}] {label}: {match.describe(game)}; "
+                      f"our slowest move {slowest:.2f} of the limit "
+                      f"({time.monotonic() - started:.0f} s)", flush=True)
+
+            where = out / f"{limit:g}s-{opponent.replace(':', '-')}"
+            future = runner.submit(play_share, limit, opponent, per_share, args.seed, where, stop, on_game)
+            try:
+                while not wait([future], timeout=0.5).done:    # a timeout so that Ctrl-C is seen
+                    pass
+                future.result()
+            except KeyboardInterrupt:
+                interrupted = True
+                stop.set()
+                future.exception()                      # wait for the game to be stopped
+                break
+
+    total_tally = Tally()
+    print(f"\nour agent ({OURS}); slowest = slowest move / limit (the referee's measure, then the "
+          f"agent's own); targets: 0 time-outs, invalid moves, crashes, hangs")
+    print(HEADER)
+    print(RULE)
+    for label, tally in tallies.items():
+        print(tally.line(label))
+        total_tally.merge(tally)
+    print(RULE)
+    print(total_tally.line("all"))
+    for where in total_tally.where:
+        print(f"  !! {where}")
+    wall = time.monotonic() - started
+    # The referee runs in this process: busy-polling, it takes a whole core when it can get one
+    # (one CPU-second per second); on a crowded machine the scheduler gives it less.
+    print(f"{wall:.0f} s; referee (this process) {(time.process_time() - cpu_started) / max(wall, 1e-9):.2f} "
+          f"CPU-s/s; load average now {os.getloadavg()[0]:.2f}; games and logs in {out}")
+    if interrupted:
+        played = total_tally.games
+        print(f"soak: interrupted after {played} game{'' if played == 1 else 's'}", file=sys.stderr)
+        return 130
+    return 0 if total_tally.failures() == 0 and total_tally.aborted == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
