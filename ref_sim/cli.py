@@ -42,7 +42,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m ref_sim",
         description="Referee one game of Ultimate Tic-Tac-Toe through files, exactly like "
-                    "the CS 4341 referee v7 (start the two agents first).")
+                    "the CS 4341 referee v7 (start the two agents first, each with the "
+                    "same --time-limit as the referee).",
+        epilog="After the end, end_game and both .go files stay one time limit (at least "
+               "1 s) so that an agent still searching can read the result; then the "
+               "protocol files are deleted (--linger: not before Ctrl-C, like the real "
+               "referee). Exit codes: 0 a game was played, 1 it was aborted (move_file "
+               "vanished), 2 bad arguments, 130 Ctrl-C, 141 output closed.")
     parser.add_argument("name1", help="first player's name (the coin flip decides who starts)")
     parser.add_argument("name2", help="second player's name")
     parser.add_argument("--dir", default=".",

@@ -144,3 +144,11 @@ def test_ctrl_c_while_a_command_imports_is_one_line():
                              "print(sys.excepthook is sys.__excepthook__)"],
                             capture_output=True, text=True)
     assert result.stdout == "True\n"
+
+
+def test_help_says_how_long_the_files_stay(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "stay one time limit (at least 1 s)" in text and "created if missing" in text
+    assert "at least 0.1" in text and "same --time-limit as the referee" in text
