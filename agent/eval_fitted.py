@@ -32,7 +32,8 @@ truncating, which is the same in Python and C)::
           + board * (m_0 + ... + m_8) // Q - board * (t_0 + ... + t_8) // Q
           + tempo + (free_move if forced == -1 else 0)
 
-``line`` and ``board`` are non-negative; ``tempo`` and ``free_move`` any sign. The score is in
+``line`` and ``board`` are non-negative; ``tempo`` and ``free_move`` any sign. Products and sums
+need 64-bit integers (``line * M`` reaches ``line * 8 * Q^3``); each line product fits in 32 bits. The score is in
 units of ``score_per_logit`` per logit of the fitted chance to win the game: sigmoid(score /
 score_per_logit) estimates the mover's expected result. Magnitudes stay below ``line + 9 * board
 + |tempo| + |free_move|``, far inside the search's proven-score range (the loader checks).

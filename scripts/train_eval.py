@@ -222,6 +222,59 @@ def model_loss(params, pt, data) -> float:
     return cross_entropy(logits(chance_tables(params, pt), split(params)[3], data), data["result"])
 
 
+def loss_and_gradient(params, pt, data):
+    """The training loss and its exact gradient (the chain rule through lines, tables, sigmoids)."""
+    import numpy as np
+
+    from agent.eval_fitted import GLOBAL_LINES, PATTERNS
+
+    theta, mu, omega, weights = split(params)
+    line, board, tempo, free_move = weights
+    chance, mover, waiter = tables = chance_tables(params, pt)
+    sent, mine, theirs = data["sent"], data["mine"], data["theirs"]
+    m = np.where(sent, mover[mine], chance[mine])
+    t = np.where(sent, waiter[mine], chance[theirs])
+    lines_m = sum(m[i] * m[j] * m[k] for i, j, k in GLOBAL_LINES)
+    lines_t = sum(t[i] * t[j] * t[k] for i, j, k in GLOBAL_LINES)
+    z = line * (lines_m - lines_t) + board * (m.sum(0) - t.sum(0)) + tempo + free_move * data["free"]
+    n = len(z)
+    loss = cross_entropy(z, data["result"])
+    dz = (0.5 + 0.5 * np.tanh(z / 2) - data["result"]) / n          # d loss / d z
+    # d z / d m_b = line * (sum over lines through b of the other two boards' product) + board
+    dm, dt = np.full_like(m, board), np.full_like(t, -board)
+    for i, j, k in GLOBAL_LINES:
+        dm[i] += line * m[j] * m[k]
+        dm[j] += line * m[i] * m[k]
+        dm[k] += line * m[i] * m[j]
+        dt[i] -= line * t[j] * t[k]
+        dt[j] -= line * t[i] * t[k]
+        dt[k] -= line * t[i] * t[j]
+    dm *= dz
+    dt *= dz
+
+    def scatter(index, values, where):
+        return np.bincount(index[where], weights=values[where], minlength=PATTERNS)
+
+    idle = ~sent
+    g_chance = scatter(mine, dm, idle) + scatter(theirs, dt, idle)   # d loss / d chance[pattern]
+    g_mover = scatter(mine, dm, sent)
+    g_waiter = scatter(mine, dt, sent)
+    # Through the sigmoids (decided patterns are constants): d p / d z = p (1 - p).
+    live = ~(pt["won"] | pt["dead"])
+    g_chance = g_chance * chance * (1 - chance) * live
+    g_mover = g_mover * mover * (1 - mover) * live
+    swap = pt["swap"]
+    g_waiter = g_waiter * waiter * (1 - waiter) * live[swap]
+    phi, extra = pt["phi"], pt["extra"]
+    grad_theta = phi.T @ g_chance + phi.T @ g_mover + phi[swap].T @ g_waiter
+    grad_mu = extra.T @ g_mover
+    grad_omega = extra[swap].T @ g_waiter
+    grad_weights = [float(dz @ (lines_m - lines_t)), float(dz @ (m.sum(0) - t.sum(0))), float(dz.sum()),
+                    float(dz @ data["free"])]
+    del tables
+    return loss, np.concatenate([grad_theta, grad_mu, grad_omega, grad_weights])
+
+
 def initial_params():
     """A hand-set start: threats and lines help, the other side's hurt; compounding lines matter."""
     theta = dict(bias=-1.0, own_two=0.8, own_one=0.3, other_two=-0.8, other_one=-0.3, empty_lines=0.0,
@@ -296,8 +349,8 @@ def fit_command(directory: Path, out: Path, args) -> None:
         start[i], bounds[i] = 0.0, (0.0, 0.0)
         print(f"fit: without the {name} term")
     t0 = time.time()
-    found = minimize(model_loss, start, args=(pt, data_train), method="L-BFGS-B", bounds=bounds,
-                     options={"maxiter": 300})
+    found = minimize(loss_and_gradient, start, args=(pt, data_train), jac=True, method="L-BFGS-B", bounds=bounds,
+                     options={"maxiter": 500})
     params = found.x
     after = model_loss(params, pt, data_held)
     print(f"held-out loss, fitted model:          {after:.5f} (training {found.fun:.5f}; "

@@ -1,0 +1,245 @@
+"""The fitted evaluation: the shipped data file, the formula of agent/eval_fitted.py, its choice by
+name, and the self-play data generation of scripts/train_eval.py."""
+
+import copy
+import importlib.util
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent import engines
+from agent.cli import build_engine
+from agent.eval_fitted import (DEFAULT_DATA, GLOBAL_LINES, PATTERNS, EvalDataError, FittedEvaluator, check_data,
+                               decided_chance, load_data, pattern_index)
+from agent.evaluation import Evaluator
+from agent.limits import SearchLimit
+from agent.rules import Position, board_patterns
+from agent.search import PROVEN_SCORE
+from agent.selfplay import random_opening, training_game
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = load_data()
+EVALUATOR = FittedEvaluator(DATA)
+
+
+def random_positions(count, seed=7):
+    rng = random.Random(seed)
+    positions = []
+    while len(positions) < count:
+        pos = Position.from_moves(random_opening(rng))
+        while pos.winner is None and len(positions) < count:
+            positions.append(pos.copy())
+            pos.push(rng.choice(list(pos.legal_moves())))
+    return positions
+
+
+def reference_score(pos, data):
+    """The module docstring's formula, written out plainly from the raw tables."""
+    q = data["scale"]
+    w = data["weights"]
+    me, them = pos.masks[pos.turn], pos.masks[1 - pos.turn]
+    m, t = [], []
+    for b in range(9):
+        if b == pos.forced:
+            m.append(data["mover"][pattern_index(me[b], them[b])])
+            t.append(data["waiter"][pattern_index(me[b], them[b])])
+        else:
+            m.append(data["chance"][pattern_index(me[b], them[b])])
+            t.append(data["chance"][pattern_index(them[b], me[b])])
+    big_m = sum(m[i] * m[j] * m[k] for i, j, k in GLOBAL_LINES)
+    big_t = sum(t[i] * t[j] * t[k] for i, j, k in GLOBAL_LINES)
+    score = w["line"] * big_m // q ** 3 - w["line"] * big_t // q ** 3
+    score += w["board"] * sum(m) // q - w["board"] * sum(t) // q
+    return score + w["tempo"] + (w["free_move"] if pos.forced == -1 else 0)
+
+
+# -- the data file ---------------------------------------------------------------------------
+
+def test_pattern_order_is_base_three_by_spot():
+    assert pattern_index(0, 0) == 0
+    assert pattern_index(1, 0) == 1 and pattern_index(0, 1) == 2
+    assert pattern_index(1 << 8, 0) == 3 ** 8 and pattern_index(0, 1 << 8) == 2 * 3 ** 8
+    indices = {pattern_index(a, b) for a, b in board_patterns()}
+    assert indices == set(range(PATTERNS))
+
+
+def test_shipped_data_is_valid_and_decided_boards_are_certain():
+    q = DATA["scale"]
+    for a, b in board_patterns():
+        i = pattern_index(a, b)
+        for table, owner, other in (("chance", a, b), ("mover", a, b), ("waiter", b, a)):
+            want = decided_chance(owner, other, q)
+            if want is not None:
+                assert DATA[table][i] == want, (table, a, b)
+
+
+def test_data_file_states_how_it_was_fitted():
+    fit = DATA["fit"]
+    assert fit["positions"] > 0 and fit["held_out"] > 0
+    assert set(fit["held_out_loss"]) >= {"classic", "start", "fitted", "shipped"}
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d.update(version=2), "version 1"),
+    (lambda d: d["chance"].pop(), "chance must be 19683"),
+    (lambda d: d["mover"].__setitem__(0, -1), "mover must be"),
+    (lambda d: d["weights"].update(line=-5), "non-negative"),
+    (lambda d: d["weights"].update(line=10 ** 6), "scores could reach"),
+    (lambda d: d["weights"].pop("tempo"), "weights.tempo"),
+])
+def test_bad_data_is_refused_with_one_line(change, message):
+    data = copy.deepcopy({k: v for k, v in DATA.items() if k != "fit"})
+    change(data)
+    with pytest.raises(EvalDataError, match=message):
+        check_data(data)
+
+
+def test_unreadable_data_file_is_one_clear_error(tmp_path):
+    bad = tmp_path / "eval.json"
+    bad.write_text("{not json")
+    with pytest.raises(EvalDataError, match="cannot read evaluation data"):
+        load_data(bad)
+
+
+# -- the formula -----------------------------------------------------------------------------
+
+def test_evaluate_is_exactly_the_documented_formula():
+    for pos in random_positions(1500):
+        assert EVALUATOR.evaluate(pos) == reference_score(pos, DATA)
+
+
+def test_formula_with_other_tables_too():
+    # Made-up tables exercise every term (rounding, tempo, free move), not just the fitted values.
+    rng = random.Random(3)
+    data = copy.deepcopy({k: v for k, v in DATA.items() if k != "fit"})
+    data["weights"] = {"line": 4321, "board": 77, "tempo": -13, "free_move": 250}
+    for name in ("chance", "mover", "waiter"):
+        data[name] = [rng.randrange(data["scale"] + 1) for _ in range(PATTERNS)]
+    evaluator = FittedEvaluator(data)
+    for pos in random_positions(800, seed=11):
+        assert evaluator.evaluate(pos) == reference_score(pos, data)
+
+
+def test_scores_stay_far_from_forced_results():
+    assert all(abs(EVALUATOR.evaluate(p)) < PROVEN_SCORE // 10 for p in random_positions(1500, seed=5))
+
+
+def leaning_position(boards):
+    """X has two in the top row of each of ``boards`` and O one mark in a corner; O to play anywhere."""
+    pos = Position()
+    for b in boards:
+        pos.masks[0][b] = 0b000000011
+        pos.masks[1][b] = 0b100000000
+    pos.turn = 1
+    return pos
+
+
+def test_leaning_boards_compound_along_a_global_line():
+    # The same three boards leaning X's way are worth more to X when they make a global line:
+    # the line's product sees them together, long before any of them is won.
+    in_line = leaning_position((0, 1, 2))
+    scattered = leaning_position((0, 5, 7))   # no global line through all three
+    assert -EVALUATOR.evaluate(in_line) > -EVALUATOR.evaluate(scattered)
+
+
+def test_the_board_the_mover_is_sent_to_counts_its_immediate_threat():
+    # X to move with two in a row on board 4: sent there, X wins it next move.
+    pos = Position()
+    pos.masks[0][4] = 0b000000011
+    pos.masks[1][0] = 0b000000001
+    pos.masks[1][8] = 0b000000001
+    pos.turn = 0
+    pos.forced = 4
+    sent = EVALUATOR.chances(pos)[4]
+    pos.forced = 0
+    elsewhere = EVALUATOR.chances(pos)[4]
+    assert sent[0] > elsewhere[0]
+
+
+# -- choosing it -----------------------------------------------------------------------------
+
+def test_evaluations_by_name():
+    assert isinstance(engines.make_evaluator("fitted"), FittedEvaluator)
+    assert isinstance(engines.make_evaluator("classic"), Evaluator)
+    with pytest.raises(ValueError, match="unknown evaluation 'best'"):
+        engines.make_evaluator("best")
+    _, engine = build_engine("alphabeta", 3, None, "fitted")
+    assert isinstance(engine.evaluator, FittedEvaluator)
+    _, engine = build_engine("alphabeta", 3, None, "classic")
+    assert isinstance(engine.evaluator, Evaluator)
+
+
+def test_fixed_depth_search_with_the_fitted_evaluation_is_deterministic():
+    pos = random_positions(30, seed=2)[-1]
+    results = [engines.AlphaBetaEngine(depth=4, evaluation="fitted").choose(pos.copy(), SearchLimit())
+               for _ in range(2)]
+    assert (results[0].move, results[0].score, results[0].nodes) == (results[1].move, results[1].score,
+                                                                     results[1].nodes)
+
+
+def test_agent_runs_without_numpy():
+    code = ("import sys; sys.modules['numpy'] = None; sys.modules['scipy'] = None\n"
+            "from agent.engines import AlphaBetaEngine\n"
+            "from agent.limits import SearchLimit\n"
+            "from agent.rules import Position\n"
+            "print(AlphaBetaEngine(depth=2, evaluation='fitted').choose(Position(), SearchLimit()).move)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert 0 <= int(done.stdout) < 81
+
+
+def test_data_file_is_package_data_and_bundled_in_the_executable():
+    assert DEFAULT_DATA.parent == ROOT / "agent" / "data" and DEFAULT_DATA.is_file()
+    assert 'agent = ["data/*.json"]' in (ROOT / "pyproject.toml").read_text()
+    assert "agent' / 'data'" in (ROOT / "scripts" / "build-exe").read_text()
+
+
+# -- self-play data --------------------------------------------------------------------------
+
+def test_training_games_follow_from_their_seed():
+    make = lambda: engines.AlphaBetaEngine(nodes=60, hash_mb=1)  # noqa: E731
+    first, again, other = (training_game(s, make, deviation=0.2) for s in (5, 5, 6))
+    assert first.moves == again.moves and first.winner == again.winner
+    assert first.moves != other.moves
+    pos = Position.from_moves(first.moves)  # every move legal, and the game over
+    assert pos.winner is not None
+
+
+def load_train_eval():
+    spec = importlib.util.spec_from_file_location("train_eval", ROOT / "scripts" / "train_eval.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_generation_resumes_where_it_stopped(tmp_path, capsys):
+    train_eval = load_train_eval()
+    whole, parts = tmp_path / "whole", tmp_path / "parts"
+    train_eval.generate(whole, 4, nodes=40, seed=3, deviation=0.1, engine_eval="classic")
+    train_eval.generate(parts, 2, nodes=40, seed=3, deviation=0.1, engine_eval="classic")
+    with (parts / "games.jsonl").open("a") as handle:
+        handle.write('{"game": 2, "winner"')       # a line cut short by an interrupted run
+    train_eval.generate(parts, 4, nodes=40, seed=3, deviation=0.1, engine_eval="classic")
+    assert (parts / "games.jsonl").read_text() == (whole / "games.jsonl").read_text()
+    games = [json.loads(line) for line in (whole / "games.jsonl").read_text().splitlines()]
+    assert [g["game"] for g in games] == [0, 1, 2, 3]
+    assert "holds 4 games" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_whole_pipeline_from_an_empty_directory(tmp_path, capsys):
+    pytest.importorskip("numpy")
+    pytest.importorskip("scipy")
+    train_eval = load_train_eval()
+    out = tmp_path / "eval.json"
+    assert train_eval.main(["all", "--dir", str(tmp_path / "work"), "--games", "10", "--nodes", "40",
+                            "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "held-out loss, fitted model:" in text and "held-out loss, shipped integer tables:" in text
+    data = load_data(out)
+    assert data["fit"]["games"] == 10
+    assert all(isinstance(FittedEvaluator(data).evaluate(p), int) for p in random_positions(50))
