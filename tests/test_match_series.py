@@ -176,7 +176,7 @@ def test_no_out_leaves_nothing_behind(tmp_path, capsys, monkeypatch):
     # Without --out the series used to leave a uttt-match-* folder in /tmp at every run.
     import tempfile
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    assert match.main(["random", "random", "--games", "2", "--time-limit", "0.2",
+    assert match.main(["random", "random", "--games", "1", "--time-limit", "0.2",
                        "--seed", "1"]) == 0
     out = capsys.readouterr().out
     assert "deleted at the end (--out DIR keeps them)" in out and "Games: " not in out

@@ -312,11 +312,16 @@ def test_reading_like_the_real_referee(tmp_path, text, line, parsed):
                                        "\u2028", "\u2029"])
 def test_separators_inside_a_line_are_whitespace_to_the_referee(scripted, separator):
     # A move line with a separator and more words after it is still the move before it.
+    chosen = []
+
     def act(turn):
-        board, spot = turn.legal_move()
-        turn.write(f"{turn.player} {board} {spot}{separator}{turn.player} 9 9\n")
-    record, _ = scripted(on_ply(0, act), time_limit=0.3)
-    assert len(record.moves) >= 1 and record.reason != "Invalid move!"
+        if turn.ply == 0:               # then the next player lets the clock run out
+            chosen.append(turn.legal_move())
+            turn.write(f"{turn.player} {chosen[0][0]} {chosen[0][1]}{separator}"
+                       f"{turn.player} 9 9\n")
+    record, _ = scripted(act, time_limit=0.2)
+    assert [(m.board, m.spot) for m in record.moves] == chosen
+    assert record.reason == "Time out!" and record.loser == record.p2
 
 
 # -- the tick (PROTOCOL.md §4.2, §4.6; issue 9, item 6) ----------------------------------
