@@ -106,6 +106,11 @@ def project_version() -> str:
     return f"uttt-agent {version}, sources {digest.hexdigest()[:12]}"
 
 
+def _installed_version() -> str:
+    """:func:`project_version` where it runs (a worker, by ``Client.run``)."""
+    return project_version()
+
+
 def available_cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -183,13 +188,12 @@ class Ticket:
         that lost every worker that tried it)."""
         if not self.remote:
             return self.future.result()
+        from distributed import KilledWorker
         try:
             value, self.worker = self.future.result()
-        except Exception as error:
-            if type(error).__name__ == "KilledWorker":
-                raise ClusterError(f"{self.label}: every worker that played it died ({error}); "
-                                   "see the workers' logs") from error
-            raise
+        except KilledWorker as error:
+            raise ClusterError(f"{self.label}: every worker that played it died ({error}); "
+                               "see the workers' logs") from error
         return value
 
     def __repr__(self) -> str:
@@ -253,7 +257,7 @@ class ClusterRunner:
 
     remote = True
 
-    def __init__(self, client, say=None, connect_wait: float = CONNECT_WAIT) -> None:
+    def __init__(self, client, say=None, connect_wait: float | None = None) -> None:
         self.client = client
         self.say = say or (lambda text: print(text, file=sys.stderr, flush=True))
         self.token = uuid.uuid4().hex[:8]
@@ -264,6 +268,7 @@ class ClusterRunner:
         self.admitted: dict[str, int] = {}          # worker -> slots
         self.refused: dict[str, str] = {}           # worker -> message
         self.version = project_version()
+        self._check_versions()
         client.subscribe_topic(ADMISSION_TOPIC, self._admission)
         client.subscribe_topic(self.started_topic, self._started)
         since = time.time()
@@ -272,7 +277,18 @@ class ClusterRunner:
         for event in client.get_events(ADMISSION_TOPIC):
             if event[0] >= since - 1.0:
                 self._admission(event)
-        self._wait_for_slots(connect_wait)
+        self._wait_for_slots(CONNECT_WAIT if connect_wait is None else connect_wait)
+
+    def _check_versions(self) -> None:
+        """Refuse a cluster whose workers all run other code: registering our admission there
+        would close every one of them (another client's series may be using them)."""
+        found = self.client.run(_installed_version, on_error="return")
+        if found and self.version not in found.values():
+            theirs = sorted({text if isinstance(text, str) else "no uttt-agent"
+                             for text in found.values()})
+            raise ClusterError(f"the cluster's {len(found)} worker(s) run {', '.join(theirs)}; "
+                               f"this client has {self.version}: use the version the workers "
+                               "run, or start workers with this one")
 
     # events, called in the client's event loop
     def _admission(self, event) -> None:
@@ -323,11 +339,24 @@ class ClusterRunner:
                                     pure=False)
         return Ticket(label, future, remote=True)
 
-    def wait(self, tickets) -> tuple[set, set]:
+    def wait(self, tickets, patience: float = 30.0) -> tuple[set, set]:
+        """Block until at least one of ``tickets`` is done: (done, still running).  Says so
+        (once) when the games are waiting because no admitted worker is left."""
+        from distributed import TimeoutError as StillRunning     # asyncio's on Python 3.10
         from distributed import wait
         by_future = {ticket.future: ticket for ticket in tickets}
-        done, pending = wait(list(by_future), return_when="FIRST_COMPLETED")
-        return {by_future[f] for f in done}, {by_future[f] for f in pending}
+        told = False
+        while True:
+            try:
+                done, pending = wait(list(by_future), timeout=patience,
+                                     return_when="FIRST_COMPLETED")
+            except StillRunning:
+                if not told and not self.slots():
+                    self.say("cluster: no admitted worker is left; the games wait for one to "
+                             "join (Ctrl-C stops the series)")
+                    told = True
+                continue
+            return {by_future[f] for f in done}, {by_future[f] for f in pending}
 
     def cancel(self, tickets) -> None:
         """Forget ``tickets``: queued games do not start; a game already playing finishes on its
@@ -362,9 +391,11 @@ class ClusterRunner:
         self.close()
 
 
-def connect(address: str, say=None, connect_wait: float = CONNECT_WAIT) -> ClusterRunner:
+def connect(address: str, say=None, connect_wait: float | None = None) -> ClusterRunner:
     """A :class:`ClusterRunner` on the scheduler at ``address`` (``tcp://host:8786``), once at
-    least one worker has been admitted.  Raises :class:`ClusterError` with a one-line reason."""
+    least one worker has been admitted (waiting up to ``connect_wait`` s, default
+    :data:`CONNECT_WAIT`).  Raises :class:`ClusterError` with a one-line reason."""
+    connect_wait = CONNECT_WAIT if connect_wait is None else connect_wait
     try:
         import distributed
     except ImportError:

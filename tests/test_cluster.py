@@ -263,3 +263,10 @@ def test_workers_without_the_project_or_with_other_code_are_refused(tmp_path, mo
             ticket = runner.submit("game-1", cluster.file_game, *args, **options)
             ticket.result()
             assert ticket.worker == good
+            # A client whose code no worker runs is refused instead: it does not close them.
+            with monkeypatch.context() as patch:
+                patch.setattr(cluster, "project_version", lambda: "uttt-agent 0.0.1, sources x")
+                with pytest.raises(cluster.ClusterError, match=r"the cluster's 1 worker\(s\) run "
+                                   r"uttt-agent .*; this client has uttt-agent 0.0.1, sources x"):
+                    cluster.connect(lc.scheduler_address)
+            assert runner.slots() == {good: 1}
