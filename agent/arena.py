@@ -9,7 +9,7 @@ Engines: ``alphabeta`` (options ``depth``, ``nodes``, ``hash_mb``: ``alphabeta:d
 ``--depth`` or ``--nodes`` limit every move of both (an engine's own options win). Games come in
 pairs: each opening (``--opening-plies`` random plies, default per game) is played twice with the
 sides swapped, and fresh engines play every game so no table carries over. The summary is the
-match runner's (``ref_sim.stats``): Score, Elo +/- (pentanomial error bar), LOS, DrawRatio, Ptnml.
+match runner's (``agent.stats``): Score, Elo +/- (pentanomial error bar), LOS, DrawRatio, Ptnml.
 
 Exit codes: 0 done, 2 bad command line, 130 interrupted (Ctrl-C: the summary of the games
 finished so far, then one line on stderr), 141 output closed (``| head``: one line on stderr).
@@ -23,7 +23,7 @@ import random
 import sys
 from dataclasses import dataclass, field
 
-from ref_sim import stats
+from . import stats
 
 from .games import GAMES, get_game, make_engine, parse_engine_spec
 from .limits import SearchLimit

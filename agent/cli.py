@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from . import codingame, core, engines
+from .commandline import DEFAULT_ENGINE, UsageError, build_engine, setup_logging
 from .protocol import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -22,8 +23,6 @@ from .protocol import (
 from .rules import check_player_name
 
 log = logging.getLogger("agent")
-
-DEFAULT_ENGINE = "alphabeta"
 
 EPILOG = f"""\
 timing:
@@ -93,10 +92,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class UsageError(Exception):
-    """A command-line problem, reported in one line with exit code 2."""
-
-
 def _check_directory(directory: Path) -> Path:
     if not directory.exists():
         raise UsageError(f"referee directory {str(directory)!r} does not exist")
@@ -130,36 +125,6 @@ def _check_log_file(log_file: str | None, directory: Path) -> Path | None:
     return path
 
 
-def _setup_logging(args, log_path: Path | None, name: str) -> None:
-    level = logging.DEBUG if args.verbose else logging.WARNING if args.quiet else logging.INFO
-    handler = logging.FileHandler(log_path, encoding="utf-8") if log_path else logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(f"%(asctime)s.%(msecs)03d {name} %(levelname)s %(message)s",
-                                           datefmt="%H:%M:%S"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(level)
-    # watchdog and other libraries stay quiet unless asked for debug.
-    logging.getLogger("watchdog").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
-
-
-def build_engine(name: str | None, depth: int | None, nodes: int | None, evaluation: str | None = None):
-    """Make the engine; depth/nodes (and the evaluation) go in as options when given (engines that
-    take none still get depth/nodes through every SearchLimit)."""
-    name = name or DEFAULT_ENGINE
-    if name not in engines.ENGINES:
-        raise UsageError(f"unknown engine {name!r}; choose from {', '.join(sorted(engines.ENGINES))}")
-    options = {key: value for key, value in (("depth", depth), ("nodes", nodes), ("evaluation", evaluation))
-               if value is not None}
-    try:
-        return name, engines.make_engine(name, **options)
-    except TypeError:
-        if not options:
-            raise
-        log.info("engine %s takes no %s option; the limit is passed with every search instead",
-                 name, "/".join(options))
-        return name, engines.make_engine(name)
-
-
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.core is not None:  # every engine this process makes reads it (agent/core.py)
@@ -185,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, ValueError) as error:
         print(f"uttt-agent: error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    _setup_logging(args, log_path, name)
+    setup_logging(args, log_path, name)
 
     try:
         # Build the engine before the first .go can appear: the referee gives no warning.

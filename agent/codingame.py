@@ -62,6 +62,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
+from .commandline import UsageError, build_engine, setup_logging
 from .limits import SearchLimit, SearchResult
 from .rules import CODINGAME, TIE, Position
 
@@ -472,8 +473,6 @@ def add_arguments(parser) -> None:
 
 def main(args) -> int:
     """Run the CodinGame protocol for parsed ``python -m agent`` arguments."""
-    from .cli import UsageError, _setup_logging, build_engine  # the file protocol's CLI helpers
-
     try:
         for option in ("turn_ms", "first_turn_ms"):
             if not getattr(args, option) > 0:
@@ -494,7 +493,7 @@ def main(args) -> int:
     except (UsageError, ValueError) as error:
         print(f"uttt-agent: error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    _setup_logging(args, args.log_file, args.name or "codingame")
+    setup_logging(args, args.log_file, args.name or "codingame")
     try:
         agent = CodinGameAgent(engine, turn_ms=args.turn_ms, first_turn_ms=args.first_turn_ms,
                                margin_ms=args.margin_ms, depth=args.depth, nodes=args.nodes)

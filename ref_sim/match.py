@@ -26,7 +26,7 @@ p1).  An odd ``--games`` is rounded up to whole pairs, except ``--games 1`` (one
 whole schedule follows from ``--seed`` (random and printed when not given), so a series is
 reproducible up to the agents' timing, and game k is always the same game.
 
-Results, in the style of cutechess-cli and fastchess (formulas in :mod:`ref_sim.stats`)::
+Results, in the style of cutechess-cli and fastchess (formulas in :mod:`agent.stats`)::
 
     Score of Agent1 vs Seed2: 120 - 30 - 50  [0.725] 200
     Elo difference: 168.4 +/- 48.2, LOS: 100.0 %, DrawRatio: 25.0 %
@@ -95,7 +95,8 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ref_sim import console, openings, stats
+from agent import stats
+from ref_sim import console, openings
 from ref_sim.referee import (INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, GameRecord, Printer,
                              check_time_limit, run_game)
 

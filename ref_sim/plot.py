@@ -20,7 +20,8 @@ import math
 import sys
 from pathlib import Path
 
-from ref_sim import render, stats
+from agent import stats
+from ref_sim import render
 from ref_sim.console import entry_point
 from ref_sim.show import RecordError, load_games, player_names
 

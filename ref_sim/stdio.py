@@ -44,7 +44,7 @@ seed from ``--seed``; our agent varies with its timing).  Two deterministic prog
 depth) play the same pair over and over.  An odd ``--games`` is rounded up to whole pairs,
 except ``--games 1``.  The summary is ``ref_sim.match``'s (cutechess-style Score, Elo, LOS,
 DrawRatio, Ptnml, then each program's wins, losses, draws, time-outs, invalid moves, crashes
-and hangs), from :func:`ref_sim.match.report_lines` and :mod:`ref_sim.stats`.
+and hangs), from :func:`ref_sim.match.report_lines` and :mod:`agent.stats`.
 
 Files in ``--out`` (default: a new temporary directory): ``games.jsonl``, one JSON object per
 game, and ``logs/game-NNNN-NAME.log``, each program's stderr.  Keys of a game line:

@@ -390,7 +390,7 @@ def match(pairs: int, nodes: int, classic_nodes: int, seed: int, data: Path | No
     from agent.search import AlphaBeta
     from agent.engines import SearchEngine, SeedEngine
     from agent.selfplay import play_pairs
-    from ref_sim import stats
+    from agent import stats
 
     tables = load_data(data) if data else None
 

@@ -1,0 +1,81 @@
+"""The import graph keeps the layout honest: the product (``agent``, which ships as the
+executable) never needs the simulator, and no two modules import each other.
+
+Imports inside functions count too: a lazy import is still a dependency."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("agent", "ref_sim")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def project_modules() -> dict[str, Path]:
+    return {module_name(path): path for package in PACKAGES for path in sorted((ROOT / package).rglob("*.py"))}
+
+
+def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+    """The project modules ``name`` imports, resolving relative imports and ``from pkg import mod``."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                prefix = ".".join(base + ([node.module] if node.module else []))
+            else:
+                prefix = node.module or ""
+            targets = [prefix] + [f"{prefix}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            # The deepest project module the import names: `agent.rules.X` is `agent.rules`.
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    modules = project_modules()
+    return {name: imports_of(name, path, set(modules)) for name, path in modules.items()}
+
+
+def test_the_graph_is_read(graph):
+    # Guards the two checks below against passing on an empty or unresolved graph.
+    assert "agent.rules" in graph["agent.search"] or "agent.limits" in graph["agent.search"]
+    assert "agent.protocol" in graph["agent.cli"]
+    assert "ref_sim.referee" in graph["ref_sim.match"]
+
+
+def test_the_product_does_not_import_the_simulator(graph):
+    offenders = sorted(f"{name} -> {target}" for name, targets in graph.items() if name.startswith("agent")
+                       for target in targets if target.startswith("ref_sim"))
+    assert offenders == []
+
+
+def test_no_two_modules_import_each_other(graph):
+    pairs = sorted({tuple(sorted((a, b))) for a, targets in graph.items() for b in targets
+                    if a != b and a in graph.get(b, ()) and not _is_package_of(a, b) and not _is_package_of(b, a)})
+    assert pairs == []
+
+
+def _is_package_of(package: str, module: str) -> bool:
+    # A package's __init__ re-exporting its submodules is not a tangle of two modules.
+    return module.startswith(package + ".")
