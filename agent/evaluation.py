@@ -1,4 +1,6 @@
-"""Static evaluation of Ultimate Tic-Tac-Toe positions, and the tactical move ordering.
+"""The classic static evaluation of Ultimate Tic-Tac-Toe positions, and the tactical move ordering
+every evaluation shares (``TacticalOrdering``). The fitted evaluation, which compounds each board's
+chance along the global lines, is agent/eval_fitted.py; both are chosen by name in agent/engines.py.
 
 Two levels, both table-driven:
 

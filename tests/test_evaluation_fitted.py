@@ -173,6 +173,13 @@ def test_evaluations_by_name():
     assert isinstance(engine.evaluator, Evaluator)
 
 
+def test_the_fitted_evaluation_is_the_default_and_classic_stays_selectable():
+    assert isinstance(engines.AlphaBetaEngine(depth=1).evaluator, FittedEvaluator)
+    assert isinstance(engines.AlphaBetaEngine(depth=1, evaluation="classic").evaluator, Evaluator)
+    _, engine = build_engine(None, None, None)
+    assert isinstance(engine.evaluator, FittedEvaluator)
+
+
 def test_fixed_depth_search_with_the_fitted_evaluation_is_deterministic():
     pos = random_positions(30, seed=2)[-1]
     results = [engines.AlphaBetaEngine(depth=4, evaluation="fitted").choose(pos.copy(), SearchLimit())
