@@ -395,6 +395,8 @@ def match(pairs: int, nodes: int, classic_nodes: int, seed: int, data: Path | No
     tables = load_data(data) if data else None
 
     def fitted():
+        if tables is None:  # the packaged data: the engine as the agent runs it (either core)
+            return AlphaBetaEngine(nodes=nodes, hash_mb=16, evaluation="fitted")
         return SearchEngine(AlphaBeta(FittedEvaluator(tables), move_space=81, hash_mb=16), nodes=nodes)
 
     def classic():
