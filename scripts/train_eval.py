@@ -3,6 +3,8 @@
     python scripts/train_eval.py all --dir runs/train --games 3000      # generate, fit, write the data file
     python scripts/train_eval.py generate --dir runs/train --games 3000 # self-play games only (resumable)
     python scripts/train_eval.py fit --dir runs/train --out agent/data/eval-v1.json
+    python scripts/train_eval.py match --pairs 50 --match-nodes 4000 --classic-nodes 4600
+    python scripts/train_eval.py speed --match-nodes 20000         # nodes/s, classic vs fitted
 
 ``generate`` plays seeded self-play games (referee-style random four-move openings, random
 deviations early on, both sides our engine at a fixed node budget) and appends one JSON line per
@@ -421,12 +423,41 @@ def match(pairs: int, nodes: int, classic_nodes: int, seed: int, data: Path | No
     print(f"match: {len(points)} games in {time.time() - started:.0f} s")
 
 
+# -- speed -----------------------------------------------------------------------------------
+
+def speed(nodes: int, core: str) -> None:
+    """Nodes/s of the search with each evaluation on scripts/bench_positions.txt at a fixed node
+    budget. The two alternate on every position (each goes first in one of two rounds) and CPU
+    time is counted, so other programs' load slows both alike."""
+    from agent.limits import SearchLimit
+    from agent.rules import Move, Position
+
+    suite = []
+    for line in (Path(__file__).with_name("bench_positions.txt")).read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            suite.append(Position.from_moves(Move.parse(m) for m in line.split(":", 1)[1].split(",")))
+    totals = {"classic": [0, 0.0], "fitted": [0, 0.0]}
+    for order in (("classic", "fitted"), ("fitted", "classic")):
+        for position in suite:
+            for name in order:
+                engine = AlphaBetaEngine(nodes=nodes, evaluation=name, core=core)
+                started = time.process_time()
+                result = engine.choose(position.copy(), SearchLimit())
+                totals[name][0] += result.nodes
+                totals[name][1] += time.process_time() - started
+    rates = {name: count / seconds for name, (count, seconds) in totals.items()}
+    for name, rate in rates.items():
+        print(f"speed: {name:7} {rate:>9,.0f} nodes/s ({core} core, CPU time, {len(suite)} positions x 2 "
+              f"at {nodes} nodes)")
+    print(f"speed: fitted / classic = {rates['fitted'] / rates['classic']:.3f}")
+
+
 # -- command line ----------------------------------------------------------------------------
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("step", choices=("all", "generate", "fit", "match"))
+    parser.add_argument("step", choices=("all", "generate", "fit", "match", "speed"))
     parser.add_argument("--dir", type=Path, default=Path("runs/train"), help="working directory (default runs/train)")
     parser.add_argument("--games", type=int, default=3000, help="self-play games to generate (default 3000)")
     parser.add_argument("--nodes", type=int, default=800, help="node budget per move in self-play (default 800)")
@@ -438,9 +469,12 @@ def main(argv=None) -> int:
     parser.add_argument("--without", nargs="*", default=[], choices=WEIGHTS,
                         help="fit: hold these global terms at 0 (ablation; the loss shows what they are worth)")
     parser.add_argument("--pairs", type=int, default=50, help="match: openings, each played twice (default 50)")
-    parser.add_argument("--match-nodes", type=int, default=4000, help="match: the fitted side's nodes per move")
+    parser.add_argument("--match-nodes", type=int, default=4000,
+                        help="match: the fitted side's nodes per move; speed: both sides' (default 4000)")
     parser.add_argument("--classic-nodes", type=int, default=None,
                         help="match: the classic side's nodes per move (default: --match-nodes)")
+    parser.add_argument("--core", choices=("python", "compiled", "auto"), default="python",
+                        help="speed: the search core (default python: the evaluation as written here)")
     parser.add_argument("--opponent", choices=("classic", "seed"), default="classic",
                         help="match: the other side (default classic; seed = the seed bot at depth 3)")
     parser.add_argument("--data", type=Path, default=None, help="match: the fitted side's data file (default: the packaged one)")
@@ -452,6 +486,8 @@ def main(argv=None) -> int:
         generate(args.dir, args.games, args.nodes, args.seed, args.deviation, args.engine_eval)
     if args.step in ("all", "fit"):
         fit_command(args.dir, args.out or args.dir / "eval-v1.json", args)
+    if args.step == "speed":
+        speed(args.match_nodes, args.core)
     if args.step == "match":
         match(args.pairs, args.match_nodes, args.classic_nodes or args.match_nodes, args.seed, args.data,
               args.opponent)
