@@ -20,8 +20,9 @@ Chances
     So for board ``i`` with my marks ``a`` and theirs ``b``:
     ``(m, t) = (mover[index(a, b)], waiter[index(a, b)])`` if ``i == forced``, else
     ``(chance[index(a, b)], chance[index(b, a)])``. Decided boards need no special case: the tables
-    hold ``Q`` for a pattern its first player has won and 0 for one the other has won, for a full
-    board and for a side that has no line left on it, so a dead global line multiplies to 0.
+    hold ``Q`` for a pattern its first player has won and 0 for one the other has won and for a
+    full board (the loader's tests check this), and the fit puts 0 for a side with no line left on
+    a board, so a dead global line multiplies to 0.
 
 Score (an int, from the mover's point of view; every division below is of non-negative integers,
 truncating, which is the same in Python and C)::
@@ -33,10 +34,11 @@ truncating, which is the same in Python and C)::
           + tempo + (free_move if forced == -1 else 0)
 
 ``line`` and ``board`` are non-negative; ``tempo`` and ``free_move`` any sign. Products and sums
-need 64-bit integers (``line * M`` reaches ``line * 8 * Q^3``); each line product fits in 32 bits. The score is in
-units of ``score_per_logit`` per logit of the fitted chance to win the game: sigmoid(score /
-score_per_logit) estimates the mover's expected result. Magnitudes stay below ``line + 9 * board
-+ |tempo| + |free_move|``, far inside the search's proven-score range (the loader checks).
+need 64-bit integers (``line * M`` reaches ``line * 8 * Q^3``); each line product fits in 32 bits.
+The score is in units of ``score_per_logit`` per logit of the fitted chance to win the game:
+sigmoid(score / score_per_logit) estimates the mover's expected result. Magnitudes stay below
+``8 * line + 9 * board + |tempo| + |free_move|``, far inside the search's proven-score range (the
+loader checks).
 
 Data file (JSON, ``agent/data/eval-v1.json``)::
 
@@ -47,8 +49,8 @@ Data file (JSON, ``agent/data/eval-v1.json``)::
 
 What the fit found (scripts/train_eval.py, 2400 self-play games, held-out cross-entropy): the
 classic evaluation at its best scale 0.6649, this model 0.6367. Refitted without one term:
-without the line products 0.6548 (they carry most of it), without the free-move bonus 0.6443, without the tempo 0.6388,
-without the per-board sums 0.6360 (no worse: a candidate to drop in a next version). A board's
+without the line products 0.6548 (they carry most of it), without the free-move bonus 0.6443,
+without the tempo 0.6388, without the per-board sums 0.6360 (no worse: a candidate to drop in a next version). A board's
 chance rises most with its owner's open twos and falls with the other side's; being sent to a
 board is worth about +0.8 logit to the mover's chance there, playing anywhere about +1.5 logits.
 
@@ -110,7 +112,7 @@ def check_data(data: dict, where: str = "evaluation data") -> None:
             raise EvalDataError(f"{where}: weights.{name} must be an integer")
     if weights["line"] < 0 or weights["board"] < 0:
         raise EvalDataError(f"{where}: weights.line and weights.board must be non-negative")
-    bound = weights["line"] + 9 * weights["board"] + abs(weights["tempo"]) + abs(weights["free_move"])
+    bound = 8 * weights["line"] + 9 * weights["board"] + abs(weights["tempo"]) + abs(weights["free_move"])
     if bound >= MAX_SCORE:
         raise EvalDataError(f"{where}: scores could reach {bound}, not below {MAX_SCORE}")
     for name in ("chance", "mover", "waiter"):

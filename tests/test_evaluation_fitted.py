@@ -88,7 +88,7 @@ def test_data_file_states_how_it_was_fitted():
     (lambda d: d["chance"].pop(), "chance must be 19683"),
     (lambda d: d["mover"].__setitem__(0, -1), "mover must be"),
     (lambda d: d["weights"].update(line=-5), "non-negative"),
-    (lambda d: d["weights"].update(line=10 ** 6), "scores could reach"),
+    (lambda d: d["weights"].update(line=20_000), "scores could reach"),
     (lambda d: d["weights"].pop("tempo"), "weights.tempo"),
 ])
 def test_bad_data_is_refused_with_one_line(change, message):
