@@ -10,8 +10,8 @@ fixed depth the two return the same move, score and node count (tests/test_core.
 The core is optional: ``pip install`` builds it where a C compiler works and carries on without
 it where none does. :func:`make_searcher` picks the core: ``core="python"``, ``"compiled"`` (an
 error where it is missing) or ``"auto"`` (compiled when it is there); ``None`` reads the
-``UTTT_CORE`` environment variable, default ``auto``. It says once per process, in the log,
-which core runs and why.
+``UTTT_CORE`` environment variable, default ``auto``. The engine says once per process, in the
+log at its first move, which core runs and why (its name says it in the agent's ready line).
 
 The compiled core supports the evaluations it mirrors (the classic ``Evaluator`` and the fitted
 ``FittedEvaluator``); it checks itself against the Python evaluator on a few thousand positions
@@ -324,17 +324,19 @@ class CompiledAlphaBeta:
 _announced: set[str] = set()
 
 
-def _announce(message: str, level: int = logging.INFO) -> None:
+def announce(level: int, message: str) -> None:
+    """Log ``message`` once per process (which core runs: see make_searcher)."""
     if message not in _announced:
         _announced.add(message)
         log.log(level, "%s", message)
 
 
 def make_searcher(evaluator, hash_mb: float = 192.0, core: str | None = None, prefault: bool = True):
-    """The searcher for ``core`` (see the module docstring) and which core it is:
-    ``(searcher, "compiled" | "python")``. CoreUnavailable when ``compiled`` cannot run.
-    ``prefault=False`` for searches that no clock limits: the table's pages are then only made
-    when used (fast to make, for many short fixed-effort games)."""
+    """The searcher for ``core`` (see the module docstring), which core it is and what to say about
+    it: ``(searcher, "compiled" | "python", (log level, message))``, the message for
+    :func:`announce`. CoreUnavailable when ``compiled`` cannot run. ``prefault=False`` for searches
+    that no clock limits: the table's pages are then only made when used (fast to make, for many
+    short fixed-effort games)."""
     choice = requested_core(core)
     if choice != "python":
         try:
@@ -342,14 +344,13 @@ def make_searcher(evaluator, hash_mb: float = 192.0, core: str | None = None, pr
         except (CoreUnavailable, UnsupportedEvaluation) as error:
             if choice == "compiled":
                 raise CoreUnavailable(f"--core compiled: {error}") from None
-            _announce(f"search core: pure Python ({error})",
-                      logging.WARNING if isinstance(error, UnsupportedEvaluation) else logging.INFO)
+            note = (logging.WARNING if isinstance(error, UnsupportedEvaluation) else logging.INFO,
+                    f"search core: pure Python ({error})")
         else:
-            _announce(f"search core: compiled (C, agent._core), {searcher.evaluation} evaluation, "
-                      f"table {searcher.tt_slots:,} entries")
-            return searcher, "compiled"
+            return searcher, "compiled", (logging.INFO, f"search core: compiled (C, agent._core), "
+                                                        f"{searcher.evaluation} evaluation, table {searcher.tt_slots:,} entries")
     elif core is None:
-        _announce(f"search core: pure Python ({CORE_ENV}=python)")
+        note = (logging.INFO, f"search core: pure Python ({CORE_ENV}=python)")
     else:
-        _announce("search core: pure Python (--core python)")
-    return AlphaBeta(evaluator, move_space=81, hash_mb=hash_mb), "python"
+        note = (logging.INFO, "search core: pure Python (--core python)")
+    return AlphaBeta(evaluator, move_space=81, hash_mb=hash_mb), "python", note

@@ -11,7 +11,7 @@ import time
 from dataclasses import replace
 
 from .baselines import SeedEvaluator
-from .core import make_searcher
+from .core import announce, make_searcher
 from .evaluation import Evaluator
 from .limits import SearchLimit, SearchResult
 from .rules import Position
@@ -80,9 +80,16 @@ class AlphaBetaEngine(SearchEngine):
         self.evaluator = make_evaluator(evaluation, weights)
         # A fixed-effort engine (tests, self-play data) does not race a clock: no need to touch
         # the whole table up front.
-        searcher, self.core = make_searcher(self.evaluator, hash_mb, core, prefault=depth is None and nodes is None)
+        searcher, self.core, self._core_note = make_searcher(self.evaluator, hash_mb, core,
+                                                             prefault=depth is None and nodes is None)
         self.name = f"alphabeta ({self.core} core)"
         super().__init__(searcher, depth, nodes)
+
+    def choose(self, position, limit: SearchLimit) -> SearchResult:
+        # Which core runs is logged at the first move, not when the engine is made: an agent's
+        # first line must be its ready line (a match runner starts the referee when it speaks).
+        announce(*self._core_note)
+        return super().choose(position, limit)
 
 
 class SeedEngine:
