@@ -18,7 +18,7 @@ from agent.eval_fitted import (DEFAULT_DATA, GLOBAL_LINES, PATTERNS, EvalDataErr
 from agent.evaluation import Evaluator
 from agent.limits import SearchLimit
 from agent.rules import Position, board_patterns
-from agent.search import PROVEN_SCORE
+from agent.search import PROVEN_SCORE, WIN_SCORE, AlphaBeta, _terminal_score
 from agent.selfplay import random_opening, training_game
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -158,6 +158,28 @@ def test_the_board_the_mover_is_sent_to_counts_its_immediate_threat():
     pos.forced = 0
     elsewhere = EVALUATOR.chances(pos)[4]
     assert sent[0] > elsewhere[0]
+
+
+def minimax(pos, depth, ply=0):
+    """Plain negamax with the fitted evaluation, no pruning: what the search must equal."""
+    if pos.winner is not None:
+        return _terminal_score(pos.winner, pos.turn, ply)
+    if depth == 0:
+        return EVALUATOR.evaluate(pos)
+    best = -WIN_SCORE - 1
+    for move in pos.legal_moves():
+        pos.push(move)
+        best = max(best, -minimax(pos, depth - 1, ply + 1))
+        pos.pop()
+    return best
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_generic_search_with_the_fitted_evaluation_equals_plain_minimax(seed):
+    pos = random_positions(25 + 7 * seed, seed=40 + seed)[-1]
+    depth = 3 if len(pos.legal_moves()) > 9 else 4
+    result = AlphaBeta(EVALUATOR, move_space=81, hash_mb=0).search(pos, SearchLimit(depth=depth))
+    assert result.score == minimax(pos, depth)
 
 
 # -- choosing it -----------------------------------------------------------------------------
