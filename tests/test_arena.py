@@ -77,3 +77,11 @@ def test_openings_leave_the_game_open_and_the_registry_is_uniform():
         result = make_engine(game, "alphabeta:depth=2").choose(state, SearchLimit())
         assert result.move in state.legal_moves()
         assert game.render(state)
+
+
+def test_uttt_in_the_arena_and_play_uses_the_agents_default_evaluation():
+    # agent.play and agent.arena must meet the evaluation the competition agent plays with.
+    from agent.engines import DEFAULT_EVALUATION, make_evaluator
+    from agent.games.registry import GAMES
+
+    assert type(GAMES["uttt"].new_evaluator()) is type(make_evaluator(DEFAULT_EVALUATION))

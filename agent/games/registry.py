@@ -4,7 +4,7 @@ A :class:`Game` bundles a state factory, an evaluator factory and the move space
 :class:`agent.search.AlphaBeta` needs), the move text for people (parse/format, an example), a
 board drawing, and the defaults of the tools (seconds per move, random opening plies in series).
 Ultimate Tic-Tac-Toe is here too, through its own ``agent.rules.Position`` and
-``agent.evaluation.Evaluator``, so ``agent.play`` and ``agent.arena`` serve all four games.
+default evaluation (``agent.engines.make_evaluator``: the fitted one), so ``agent.play`` and ``agent.arena`` serve all four games.
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ..engines import RandomEngine, SearchEngine, SeedEngine
-from ..evaluation import Evaluator
+from ..engines import RandomEngine, SearchEngine, SeedEngine, make_evaluator
 from ..rules import DRAWN, OPEN, WON_X, IllegalMoveError, Move, Position
 from ..search import AlphaBeta
 from .nineboard import NineBoard, NineBoardEvaluator, render_grid
@@ -74,7 +73,7 @@ GAMES: dict[str, Game] = {
     "qubic": Game("qubic", "Qubic (4x4x4)", Qubic, QubicEvaluator, 64,
                   Qubic.parse_move, lambda s, m: Qubic.format_move(m), Qubic.render,
                   "2 3 1 (layer row col, each 1-4)", 5.0, 2),
-    "uttt": Game("uttt", "Ultimate Tic-Tac-Toe", Position, Evaluator, 81,
+    "uttt": Game("uttt", "Ultimate Tic-Tac-Toe", Position, make_evaluator, 81,
                  _uttt_parse, lambda s, m: str(Move.from_index(m)), _uttt_render,
                  "4 0 (board 0-8, spot 0-8, like the referee)", 2.0, 4),
 }
