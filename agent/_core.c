@@ -725,6 +725,7 @@ static int copy_buffer(PyObject *obj, void **out, Py_ssize_t size, const char *w
 }
 
 #define TABLE_BYTES ((Py_ssize_t)sizeof(int32_t) << 18)
+#define PATTERNS 19683 /* 3^9 fillings of a 3x3 board */
 
 /* Searcher(can_win, tt_slots, prefault=True): can_win is 2^18 bytes (evaluation.build_can_win_table),
  * tt_slots a power of two, or 0 for no table. Then set_classic or set_fitted chooses the evaluation. */
@@ -795,24 +796,55 @@ static PyObject *Searcher_set_classic(Searcher *s, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* set_fitted(idle_m, idle_t, sent_m, sent_t, q, line, board, tempo, free_move): four tables of 2^18
- * native int32 by (mover's mask << 9 | other's mask), and the data file's scale and weights. */
+/* set_fitted(chance, mover, waiter, q, line, board, tempo, free_move): the data file's three tables
+ * of 3^9 native int32 in pattern order (agent/eval_fitted.py) and its scale and weights. They are
+ * re-indexed here by (mover's mask << 9 | other's mask) into (m, t) chances, as FittedEvaluator does. */
 static PyObject *Searcher_set_fitted(Searcher *s, PyObject *args) {
-    PyObject *tables[4];
+    PyObject *sources[3];
+    int32_t *pattern[3] = {NULL, NULL, NULL};
     long long q, line, board, tempo, free_move;
     if (!check_ready(s)) return NULL;
-    if (!PyArg_ParseTuple(args, "OOOOLLLLL", &tables[0], &tables[1], &tables[2], &tables[3], &q, &line, &board,
-                          &tempo, &free_move))
+    if (!PyArg_ParseTuple(args, "OOOLLLLL", &sources[0], &sources[1], &sources[2], &q, &line, &board, &tempo,
+                          &free_move))
         return NULL;
     if (q < 1 || q > 100000 || line < 0 || board < 0) {
         PyErr_SetString(PyExc_ValueError, "scale must be 1-100000, line and board non-negative");
         return NULL;
     }
-    if (!copy_buffer(tables[0], (void **)&s->idle_m, TABLE_BYTES, "idle_m") ||
-        !copy_buffer(tables[1], (void **)&s->idle_t, TABLE_BYTES, "idle_t") ||
-        !copy_buffer(tables[2], (void **)&s->sent_m, TABLE_BYTES, "sent_m") ||
-        !copy_buffer(tables[3], (void **)&s->sent_t, TABLE_BYTES, "sent_t"))
-        return NULL;
+    static const char *names[3] = {"chance", "mover", "waiter"};
+    for (int k = 0; k < 3; k++)
+        if (!copy_buffer(sources[k], (void **)&pattern[k], PATTERNS * (Py_ssize_t)sizeof(int32_t), names[k])) {
+            for (int j = 0; j < 3; j++) PyMem_RawFree(pattern[j]);
+            return NULL;
+        }
+    int32_t **tables[4] = {&s->idle_m, &s->idle_t, &s->sent_m, &s->sent_t};
+    for (int k = 0; k < 4; k++) {
+        PyMem_RawFree(*tables[k]);
+        *tables[k] = PyMem_RawCalloc(1 << 18, sizeof(int32_t));
+    }
+    if (s->idle_m == NULL || s->idle_t == NULL || s->sent_m == NULL || s->sent_t == NULL) {
+        for (int j = 0; j < 3; j++) PyMem_RawFree(pattern[j]);
+        return PyErr_NoMemory();
+    }
+    /* ternary[mask]: the pattern-order digits of a mask's spots, 3^s per spot s */
+    int ternary[512];
+    for (int mask = 0; mask < 512; mask++) {
+        int t = 0, power = 1;
+        for (int spot = 0; spot < 9; spot++, power *= 3)
+            if (mask >> spot & 1) t += power;
+        ternary[mask] = t;
+    }
+    for (unsigned a = 0; a < 512; a++)
+        for (unsigned b = 0; b < 512; b++) {
+            if (a & b) continue; /* no board holds overlapping masks */
+            int i = ternary[a] + 2 * ternary[b], j = ternary[b] + 2 * ternary[a];
+            unsigned index = a << 9 | b;
+            s->idle_m[index] = pattern[0][i];
+            s->idle_t[index] = pattern[0][j];
+            s->sent_m[index] = pattern[1][i];
+            s->sent_t[index] = pattern[2][i];
+        }
+    for (int j = 0; j < 3; j++) PyMem_RawFree(pattern[j]);
     s->q = q;
     s->q3 = q * q * q;
     s->w_line = line;
@@ -1165,7 +1197,7 @@ PyMODINIT_FUNC PyInit__core(void) {
         return NULL;
     }
     /* agent/core.py refuses a build whose version it does not drive: raise with interface changes. */
-    PyModule_AddIntConstant(module, "CORE_VERSION", 1);
+    PyModule_AddIntConstant(module, "CORE_VERSION", 2);
     PyModule_AddIntConstant(module, "WIN_SCORE", WIN_SCORE);
     PyModule_AddIntConstant(module, "CLOCK_INTERVAL", CLOCK_INTERVAL);
     PyModule_AddIntConstant(module, "MAX_PLY", MAX_PLY);

@@ -38,7 +38,7 @@ CORES = ("auto", "compiled", "python")
 CORE_ENV = "UTTT_CORE"
 
 #: agent/_core.c's CORE_VERSION this module drives: raised with every change to the C interface.
-CORE_VERSION = 1
+CORE_VERSION = 2
 
 try:
     from . import _core
@@ -119,12 +119,11 @@ def _classic_arguments(evaluator) -> tuple:
 
 
 def _fitted_arguments(evaluator) -> tuple:
-    idle, sent = evaluator._idle, evaluator._sent
-    # Patterns no board can hold (overlapping masks) are None in the Python tables: never read.
-    tables = [_int32_bytes(0 if pair is None else pair[k] for pair in table) for table in (idle, sent) for k in (0, 1)]
+    # The data file's own pattern-order tables: the C code re-indexes them as FittedEvaluator does.
     data = evaluator.data
     w = data["weights"]
-    return (*tables, data["scale"], w["line"], w["board"], w["tempo"], w["free_move"])
+    return (*(_int32_bytes(data[name]) for name in ("chance", "mover", "waiter")),
+            data["scale"], w["line"], w["board"], w["tempo"], w["free_move"])
 
 
 def _configure_classic(searcher, evaluator) -> None:
