@@ -11,9 +11,11 @@ runners play locally as before and nothing here imports Dask.  With one, each ga
 * **Admission.**  A worker plugin runs on every worker, present and future, when it joins.  It
   compares the worker's :func:`project_version` (the installed version and a digest of the
   sources of ``agent/`` and ``ref_sim/``) with the client's.  A worker with the same code is
-  given ``cores - 1`` game slots (the Dask resource :data:`RESOURCE`; every referee busy-polls
-  a core, as ``--concurrency`` knows); a worker without the project, or with other code, gets
-  none, is closed, and the client prints why.  Game tasks need one slot, so no game can land on
+  given ``cores - 1`` game slots, no more than its threads (the Dask resource
+  :data:`RESOURCE`; every referee busy-polls a core, as ``--concurrency`` knows); a worker
+  without the project, or with other code, gets none, is closed, and the client prints why.
+  A client whose code no worker runs is refused before it registers the plugin (it would
+  close them all): one cluster serves one version.  Game tasks need one slot, so no game can land on
   a worker that was not admitted, even in the moment before it is closed.  The plugin class is
   built inside :func:`admission_plugin` so that it travels by value: a worker without the
   project can still load it and say what is missing.
@@ -26,8 +28,9 @@ runners play locally as before and nothing here imports Dask.  With one, each ga
   worker's address), so the client counts the games that were started more than once
   (:meth:`ClusterRunner.retried`); a game's result is handled once, whatever happened.
 * **Files.**  A game runs in a temporary directory of the worker; its logs travel back with
-  its result (:func:`file_game`, :func:`stdio_game`) and the client writes them under ``--out``,
-  so ``games.jsonl``, the logs and ``--resume`` are the same as in a local series.
+  its result (:func:`read_files`; ``play_game_on_worker`` in :mod:`ref_sim.match` and
+  :mod:`ref_sim.stdio`) and the client writes them under ``--out`` (:func:`save_files`), so
+  ``games.jsonl``, the logs and ``--resume`` are the same as in a local series.
 
 Games are deterministic functions of their schedule (:mod:`ref_sim.openings`), so a seeded
 series played here has the same openings, sides and seeds as the local one, and the same
@@ -40,11 +43,9 @@ import concurrent.futures
 import hashlib
 import os
 import sys
-import tempfile
 import threading
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
 #: The environment variable that stands for ``--cluster ADDRESS``.
@@ -412,53 +413,50 @@ def connect(address: str, say=None, connect_wait: float | None = None) -> Cluste
         raise
 
 
-def runner(address: str | None, concurrency: int = 1, say=None):
-    """:func:`connect` to ``address`` (or ``UTTT_CLUSTER``), or a :class:`LocalRunner`."""
-    address = cluster_address(address)
-    return connect(address, say=say) if address else LocalRunner(concurrency)
+def in_order(runner, calls):
+    """Play ``calls`` -- ``(label, fn, args, kwargs)``, an iterable read as slots free up --
+    through ``runner`` and yield ``(ticket, value)`` in the order of ``calls``, for output
+    that must stay in game order (a data file resumed by counting its lines).  ``capacity()``
+    games play at once; a game that finishes before those ahead of it waits, at most a
+    second capacity's worth.  Closing the generator forgets the games not yet yielded.
+    """
+    calls = iter(calls)
+    window: list = []                   # submitted, not yet yielded, in the order of calls
+    running: set = set()
+    try:
+        while True:
+            slots = runner.capacity()
+            while len(running) < slots and len(window) < 2 * slots:
+                call = next(calls, None)
+                if call is None:
+                    break
+                label, fn, args, kwargs = call
+                ticket = runner.submit(label, fn, *args, **kwargs)
+                window.append(ticket)
+                running.add(ticket)
+            if not window:
+                return
+            if window[0] in running:
+                _, running = runner.wait(running)
+                continue
+            ticket = window.pop(0)
+            yield ticket, ticket.result()
+    finally:
+        runner.cancel(window)
 
 
-# -- games that run on a worker and send their files back --------------------------------
+# -- a game's files, sent back from a worker ---------------------------------------------
 
-def _collect(directory: Path) -> dict[str, bytes]:
+def read_files(directory: Path) -> dict[str, bytes]:
+    """The files of ``directory`` (a game's logs on a worker), to send back with its result."""
     return {path.name: path.read_bytes() for path in sorted(directory.iterdir()) if path.is_file()}
 
 
 def save_files(directory: Path, files: dict[str, bytes]) -> None:
-    """Write the files a worker sent back (a game's logs) into ``directory``."""
+    """Write the files a worker sent back (:func:`read_files`) into ``directory``."""
     directory.mkdir(parents=True, exist_ok=True)
     for name, data in files.items():
         (directory / Path(name).name).write_bytes(data)        # a bare name: stays inside
-
-
-def file_game(number: int, specs: dict, names, time_limit: float, seed, **options):
-    """:func:`ref_sim.match.play_game` in a temporary directory of this machine.
-
-    Returns ``(record, notes, files)``: ``files`` are the game's logs (each agent's output and
-    ``game-NNNN.json``), for :func:`save_files` into the series' ``logs/``.
-    """
-    from ref_sim.match import play_game
-    with tempfile.TemporaryDirectory(prefix="uttt-game-") as temp:
-        logs = Path(temp) / "logs"
-        logs.mkdir()
-        record, notes = play_game(number, specs, names, Path(temp) / f"game-{number:04d}", logs,
-                                  time_limit, seed, **options)
-        return record, notes, _collect(logs)
-
-
-def stdio_game(number: int, specs: dict, agent_seeds: dict, first: str, turn_ms: float,
-               first_turn_ms: float, grace_ms: float, **options):
-    """:func:`ref_sim.stdio.play_game` on this machine, the programs' commands built here (this
-    machine's Python).  ``specs`` and ``agent_seeds`` map each name to its
-    :class:`~ref_sim.stdio.StdioSpec` and seed.  Returns ``(record, commands, files)``."""
-    from ref_sim.stdio import play_game
-    commands = {name: spec.command(agent_seeds[name], turn_ms, first_turn_ms)
-                for name, spec in specs.items()}
-    with tempfile.TemporaryDirectory(prefix="uttt-game-") as temp:
-        logs = Path(temp) / "logs"
-        record = play_game(commands, first, logs, number, turn_ms, first_turn_ms, grace_ms,
-                           **options)
-        return record, commands, _collect(logs)
 
 
 # -- the summary ------------------------------------------------------------------------

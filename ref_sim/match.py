@@ -2,7 +2,7 @@
 
     python -m ref_sim.match AGENT1 AGENT2 [--games N] [--time-limit S] [--seed N]
                             [--out DIR] [--resume] [--unpaired] [--concurrency N]
-                            [--sprt ELO0 ELO1 ALPHA BETA] [--show] [-q]
+                            [--sprt ELO0 ELO1 ALPHA BETA] [--show] [-q] [--cluster ADDRESS]
 
 AGENT is a built-in agent, optionally with options, or a shell-style command:
 
@@ -43,6 +43,12 @@ every agent has exited or that time is up, so an agent still searching when the 
 reads ``end_game`` as it would with the real referee.  Every game starts new agent
 processes, so a crash costs one game only.
 
+``--cluster ADDRESS`` (or ``UTTT_CLUSTER``) plays the games on the workers of a Dask
+scheduler instead (:mod:`ref_sim.cluster`, the ``cluster`` extra): the same schedule, one game
+per task, each worker ``cores - 1`` games at once (``--concurrency`` is for local play), the
+logs sent back into ``--out``.  A game whose worker is lost is played again elsewhere; the
+summary ends with each worker's games and time-outs and the number of games retried.
+
 Files in ``--out``:
 
 ``series.json``   the series: ``{"format": 1, "seed", "agents": [spec1, spec2], "names",
@@ -72,6 +78,7 @@ Files in ``--out``:
     score       agent 1's points: 1, 0.5 or 0 (null if aborted)
     notes       {name: "crashed (exited with code 3)" | "did not exit (killed)"} per agent
     started     Unix time of the start;  duration: seconds
+    worker      (--cluster only) the worker that played it;  attempts: times it was started
 
 ``logs/``         each agent's output per game and ``game-NNNN.json`` (the referee's record).
 """
@@ -91,12 +98,11 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent import stats
-from ref_sim import console, openings
+from ref_sim import cluster, console, openings
 from ref_sim.referee import (INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, GameRecord, Printer,
                              check_time_limit, run_game)
 
@@ -378,6 +384,18 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
     except OSError:
         pass                                # something else is in it: keep it
     return record, notes
+
+
+def play_game_on_worker(number: int, specs: dict, names, time_limit: float, seed, **options):
+    """:func:`play_game` in a temporary directory of the machine that runs it (a cluster
+    worker).  Returns ``(record, notes, logs)``, ``logs`` the game's log files by name, for
+    :func:`ref_sim.cluster.save_files` into the series' ``logs/``."""
+    with tempfile.TemporaryDirectory(prefix="uttt-game-") as temp:
+        logs = Path(temp) / "logs"
+        logs.mkdir()
+        record, notes = play_game(number, specs, names, Path(temp) / f"game-{number:04d}", logs,
+                                  time_limit, seed, **options)
+        return record, notes, cluster.read_files(logs)
 
 
 def parse_search_lines(text: str) -> list[dict]:
@@ -687,6 +705,10 @@ examples:
                              "e.g. --sprt 0 10 0.05 0.05")
     parser.add_argument("--show", action="store_true", help="print the boards as games go")
     parser.add_argument("-q", "--quiet", action="store_true", help="only the final summary")
+    parser.add_argument("--cluster", metavar="ADDRESS",
+                        help="play the games on a Dask cluster, e.g. tcp://head:8786 (default: "
+                             f"${cluster.ENV}; needs {cluster.INSTALL_HINT}); each worker plays "
+                             "cores - 1 games at once")
     return parser
 
 
@@ -768,16 +790,24 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(problem)
     if limit_warning:
         print(limit_warning, file=sys.stderr)
+    address = cluster.cluster_address(args.cluster)
+    if address and args.show:
+        parser.error("--show plays here, one game at a time: not with --cluster")
+    try:
+        runner = cluster.connect(address) if address else cluster.LocalRunner(concurrency)
+    except cluster.ClusterError as error:
+        parser.error(str(error))
     # Without --out the files live in a temporary directory, deleted at the end.
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="uttt-match-"))
     try:
-        return _run_series(args, parser, specs, out, say, concurrency)
+        return _run_series(args, parser, specs, out, say, concurrency, runner)
     finally:
+        runner.close()
         if not args.out:
             shutil.rmtree(out, ignore_errors=True)
 
 
-def _run_series(args, parser, specs, out: Path, say, concurrency: int) -> int:
+def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -> int:
     names = [specs[0].label + "1", specs[1].label + "2"]
     logs = out / "logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -806,7 +836,9 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int) -> int:
     say(f"{names[0]}: {specs[0].template}\n{names[1]}: {specs[1].template}\n"
         f"series seed {series_seed}; {args.games} game{'s' if args.games > 1 else ''}"
         + (" in pairs" if args.paired else "") + f" at {args.time_limit:g} s per move"
-        + (f", {concurrency} at once" if concurrency > 1 else "")
+        + (f", {concurrency} at once" if concurrency > 1 and not runner.remote else "")
+        + (f", on {len(runner.slots())} cluster worker(s), {runner.capacity()} at once"
+           if runner.remote else "")
         + (f"; games, logs and records in {out}" if args.out else
            "; games and logs in a temporary directory, deleted at the end (--out DIR "
            "keeps them)"))
@@ -822,20 +854,48 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int) -> int:
     if done and args.sprt:          # a resumed series may have been decided already
         decided = summarize(games, names, args.paired, args.sprt).sprt.decision
 
+    def game_options(scheduled: openings.Scheduled, must_start: bool) -> dict:
+        return {"first": names[scheduled.first], "opening": list(scheduled.opening),
+                "agent_seeds": dict(zip(names, scheduled.agent_seeds)), "must_start": must_start}
+
+    def order(scheduled: openings.Scheduled) -> list[str]:
+        return names if scheduled.index % 2 else names[::-1]     # name order: no meaning
+
     def run(scheduled: openings.Scheduled, must_start: bool):
-        order = names if scheduled.index % 2 else names[::-1]     # name order: no meaning
         record, notes = play_game(
-            scheduled.index, spec_by_name, order, out / f"game-{scheduled.index:04d}", logs,
-            args.time_limit, scheduled.seed, first=names[scheduled.first],
-            opening=list(scheduled.opening), show=args.show, stop=stop,
-            agent_seeds=dict(zip(names, scheduled.agent_seeds)), must_start=must_start)
+            scheduled.index, spec_by_name, order(scheduled), out / f"game-{scheduled.index:04d}",
+            logs, args.time_limit, scheduled.seed, show=args.show, stop=stop,
+            **game_options(scheduled, must_start))
         return scheduled, record, notes
 
-    def finished(scheduled, record, notes) -> dict | None:
+    scheduled_of = {}
+
+    def submit(scheduled: openings.Scheduled, must_start: bool):
+        label = f"game-{scheduled.index}"
+        if runner.remote:       # played in a temporary directory of a worker
+            ticket = runner.submit(label, play_game_on_worker, scheduled.index, spec_by_name,
+                                   order(scheduled), args.time_limit, scheduled.seed,
+                                   **game_options(scheduled, must_start))
+        else:
+            ticket = runner.submit(label, run, scheduled, must_start)
+        scheduled_of[ticket] = scheduled
+        return ticket
+
+    def outcome(ticket):
+        """(scheduled, record, notes) of a finished game, its logs in place."""
+        if not runner.remote:
+            return ticket.result()
+        record, notes, files = ticket.result()
+        cluster.save_files(logs, files)
+        return scheduled_of[ticket], record, notes
+
+    def finished(scheduled, record, notes, ticket=None) -> dict | None:
         nonlocal decided
         if stop.is_set() and record.result == "aborted":
             return None                          # Ctrl-C: not a game; --resume replays it
         game = game_line(record, notes, scheduled, series_seed, specs, names, logs)
+        if runner.remote:
+            game.update(worker=ticket.worker, attempts=runner.attempts(ticket))
         with open(games_path, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(game) + "\n")
         games.append(game)
@@ -855,24 +915,22 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int) -> int:
     stopped_by = None
     cannot_start = None
     pending = iter(todo)
-    executor = ThreadPoolExecutor(max_workers=concurrency)
     running = set()
     try:
         if progress is not None:
             progress.update(len(games), summarize(games, names, args.paired, args.sprt))
         while True:
-            while decided is None and len(running) < concurrency:
+            while decided is None and len(running) < runner.capacity():
                 scheduled = next(pending, None)
                 if scheduled is None:
                     break
                 first_games = len(games) == len(done)      # nothing finished in this run
-                running.add(executor.submit(run, scheduled, first_games))
+                running.add(submit(scheduled, first_games))
             if not running:
                 break
-            ready, running = wait(running, return_when=FIRST_COMPLETED)
-            for future in sorted(ready, key=lambda f: f.exception() is None
-                                 and f.result()[0].index):
-                finished(*future.result())
+            ready, running = runner.wait(running)
+            for ticket in sorted(ready, key=lambda t: scheduled_of[t].index):
+                finished(*outcome(ticket), ticket)
     except AgentCannotStart as error:
         stopped_by, cannot_start = "cannot start", error
     except KeyboardInterrupt:
@@ -881,16 +939,17 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int) -> int:
         stopped_by = "broken pipe"
         console.silence_stdout()
     finally:
-        if stopped_by:
+        if stopped_by and runner.remote:
+            runner.cancel(running)      # not written: --resume plays them again
+        elif stopped_by:
             stop.set()
-            for future in running:
+            for ticket in running:
                 try:
-                    finished(*future.result())
+                    finished(*outcome(ticket), ticket)
                 except (KeyboardInterrupt, AgentCannotStart):
                     pass
                 except BrokenPipeError:
                     console.silence_stdout()
-        executor.shutdown(wait=True)
     if stopped_by == "broken pipe":
         console.say_error("python -m ref_sim.match", f"output closed (broken pipe) after "
                           f"{len(games)} games; the series stopped")
@@ -910,6 +969,8 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int) -> int:
 
     games.sort(key=lambda g: g["game"])
     for line in report_lines(games, names, args.paired, args.sprt):
+        print(line)
+    for line in cluster.worker_lines(games, TIME_OUT):     # games played on a cluster
         print(line)
     if args.out:
         print(f"Games: {games_path}  logs: {logs}")

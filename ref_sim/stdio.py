@@ -2,6 +2,7 @@
 
     python -m ref_sim.stdio AGENT1 AGENT2 [--games N] [--turn-ms 100] [--first-turn-ms 1000]
                             [--grace-ms 5] [--seed N] [--out DIR] [--show] [-q]
+                            [--cluster ADDRESS]
 
 The protocol is CodinGame's "Ultimate Tic-Tac-Toe": each program is one process per game.  On
 its turn a program reads ``opponentRow opponentCol`` (``-1 -1`` on the very first move of the
@@ -46,6 +47,12 @@ except ``--games 1``.  The summary is ``ref_sim.match``'s (cutechess-style Score
 DrawRatio, Ptnml, then each program's wins, losses, draws, time-outs, invalid moves, crashes
 and hangs), from :func:`ref_sim.match.report_lines` and :mod:`agent.stats`.
 
+``--cluster ADDRESS`` (or ``UTTT_CLUSTER``) plays the games on the workers of a Dask scheduler
+(:mod:`ref_sim.cluster`, the ``cluster`` extra), each worker ``cores - 1`` games at once, the
+programs started there (``{python}`` is the worker's); the logs come back into ``--out`` and
+the summary ends with each worker's games and time-outs and the games retried after a lost
+worker.
+
 Files in ``--out`` (default: a new temporary directory): ``games.jsonl``, one JSON object per
 game, and ``logs/game-NNNN-NAME.log``, each program's stderr.  Keys of a game line:
 
@@ -63,6 +70,7 @@ game, and ``logs/game-NNNN-NAME.log``, each program's stderr.  Keys of a game li
     notes       {name: "crashed (exited with code N)" | "did not exit (killed)"}
     slowest_ms  {name: the longest turn of that program}
     started     Unix time;  duration: seconds
+    worker      (--cluster only) the worker that played it;  attempts: times it was started
 """
 
 from __future__ import annotations
@@ -83,7 +91,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ref_sim import console
+from ref_sim import cluster, console
 from ref_sim.match import (START_SETTLE, AgentCannotStart, builtin_command, child_env,
                            first_to_exit, last_output_line, prepare_out, report_lines)
 from ref_sim.match import agent_spec as _file_agent_spec
@@ -383,6 +391,21 @@ def play_game(commands: dict[str, list[str]], first: str, logs: Path, number: in
     }
 
 
+def play_game_on_worker(number: int, specs: dict, agent_seeds: dict, first: str, turn_ms: float,
+                        first_turn_ms: float, grace_ms: float, **options):
+    """:func:`play_game` on the machine that runs it (a cluster worker), the commands built
+    there (its Python), the logs in a temporary directory.  ``specs`` and ``agent_seeds`` map
+    each name to its :class:`StdioSpec` and seed.  Returns ``(record, commands, logs)``, ``logs``
+    the log files by name, for :func:`ref_sim.cluster.save_files`."""
+    commands = {name: spec.command(agent_seeds[name], turn_ms, first_turn_ms)
+                for name, spec in specs.items()}
+    with tempfile.TemporaryDirectory(prefix="uttt-game-") as temp:
+        logs = Path(temp) / "logs"
+        record = play_game(commands, first, logs, number, turn_ms, first_turn_ms, grace_ms,
+                           **options)
+        return record, commands, cluster.read_files(logs)
+
+
 def parse_search_lines(text: str) -> list[dict]:
     """Our agent's per-move stderr lines, in order: row, col, depth, score, nodes, nps, seconds."""
     return [{"row": int(r), "col": int(c), "depth": int(d), "score": int(s), "nodes": int(n),
@@ -426,30 +449,62 @@ def describe(game: dict) -> str:
 
 def run_series(specs: list[StdioSpec], games: int, out: Path, seed: int, turn_ms: float = DEFAULT_TURN_MS,
                first_turn_ms: float = DEFAULT_FIRST_TURN_MS, grace_ms: float = DEFAULT_GRACE_MS,
-               say=print, show=None) -> list[dict]:
-    """Play ``games`` games (agent 1 first in odd games), append each to ``out/games.jsonl``."""
+               say=print, show=None, runner=None) -> list[dict]:
+    """Play ``games`` games (agent 1 first in odd games), append each to ``out/games.jsonl``.
+
+    ``runner``: a :class:`ref_sim.cluster.ClusterRunner` plays them on its workers, as many at
+    once as it has slots, each written as it finishes; without one they are played here, in turn.
+    """
     names = [specs[0].label + "1", specs[1].label + "2"]
     logs = out / "logs"
     played = []
-    for number in range(1, games + 1):
+
+    def agent_seeds(number: int) -> list[int]:
         rng = random.Random(f"uttt-stdio/{seed}/{number}")
-        agent_seeds = [rng.randrange(2 ** 32), rng.randrange(2 ** 32)]
-        commands = {name: spec.command(agent_seed, turn_ms, first_turn_ms)
-                    for name, spec, agent_seed in zip(names, specs, agent_seeds)}
-        first = names[(number - 1) % 2]
-        record = play_game(commands, first, logs, number, turn_ms, first_turn_ms, grace_ms, show,
-                           must_start=number == 1)
+        return [rng.randrange(2 ** 32), rng.randrange(2 ** 32)]
+
+    def finished(number: int, record: dict, commands: dict, ticket=None) -> None:
         for name in names:
             attach_search_info(record["moves"], name, logs / f"game-{number:04d}-{name}.log")
         score = (0.5 if record["result"] == "tie" else 1.0 if record["winner"] == names[0] else 0.0)
         game = {"format": FORMAT, "game": number, "pair": (number - 1) // 2, "series_seed": seed,
                 "agents": [{"name": name, "spec": spec.spec, "command": commands[name], "seed": agent_seed}
-                           for name, spec, agent_seed in zip(names, specs, agent_seeds)],
+                           for name, spec, agent_seed in zip(names, specs, agent_seeds(number))],
                 **record, "score": score}
+        if ticket is not None:
+            game.update(worker=ticket.worker, attempts=runner.attempts(ticket))
         with open(out / "games.jsonl", "a", encoding="utf-8") as handle:
             handle.write(json.dumps(game) + "\n")
         played.append(game)
         say(f"Game {number}/{games}: {describe(game)}")
+
+    if runner is not None:
+        pending, running, numbers = iter(range(1, games + 1)), set(), {}
+        while True:
+            while len(running) < runner.capacity():
+                number = next(pending, None)
+                if number is None:
+                    break
+                ticket = runner.submit(f"game-{number}", play_game_on_worker, number,
+                                       dict(zip(names, specs)), dict(zip(names, agent_seeds(number))),
+                                       names[(number - 1) % 2], turn_ms, first_turn_ms, grace_ms,
+                                       must_start=number == 1)
+                numbers[ticket] = number
+                running.add(ticket)
+            if not running:
+                return sorted(played, key=lambda game: game["game"])
+            done, running = runner.wait(running)
+            for ticket in sorted(done, key=numbers.get):
+                record, commands, files = ticket.result()
+                cluster.save_files(logs, files)
+                finished(numbers[ticket], record, commands, ticket)
+    for number in range(1, games + 1):
+        commands = {name: spec.command(agent_seed, turn_ms, first_turn_ms)
+                    for name, spec, agent_seed in zip(names, specs, agent_seeds(number))}
+        first = names[(number - 1) % 2]
+        record = play_game(commands, first, logs, number, turn_ms, first_turn_ms, grace_ms, show,
+                           must_start=number == 1)
+        finished(number, record, commands)
     return played
 
 
@@ -500,6 +555,10 @@ examples:
     parser.add_argument("--out", help="directory for games.jsonl and logs (default: a new temporary directory)")
     parser.add_argument("--show", action="store_true", help="print the board after every move")
     parser.add_argument("-q", "--quiet", action="store_true", help="only the final summary")
+    parser.add_argument("--cluster", metavar="ADDRESS",
+                        help="play the games on a Dask cluster, e.g. tcp://head:8786 (default: "
+                             f"${cluster.ENV}; needs {cluster.INSTALL_HINT}); each worker plays "
+                             "cores - 1 games at once")
     return parser
 
 
@@ -525,27 +584,38 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(problem)
         if (Path(args.out) / "games.jsonl").exists() and (Path(args.out) / "games.jsonl").stat().st_size:
             parser.error(f"{Path(args.out) / 'games.jsonl'} already holds games; choose another --out")
+    address = cluster.cluster_address(args.cluster)
+    if address and args.show:
+        parser.error("--show plays here, one game at a time: not with --cluster")
+    try:
+        runner = cluster.connect(address) if address else None
+    except cluster.ClusterError as error:
+        parser.error(str(error))
     # Without --out the files live in a temporary directory, deleted at the end.
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="uttt-stdio-"))
     try:
-        return _run(args, specs, out, say)
+        return _run(args, specs, out, say, runner)
     finally:
+        if runner is not None:
+            runner.close()
         if not args.out:
             shutil.rmtree(out, ignore_errors=True)
 
 
-def _run(args, specs, out: Path, say) -> int:
+def _run(args, specs, out: Path, say, runner=None) -> int:
     seed = args.seed if args.seed is not None else random.randrange(2 ** 32)
     names = [specs[0].label + "1", specs[1].label + "2"]
     say(f"{names[0]}: {specs[0].template}\n{names[1]}: {specs[1].template}\n"
         f"series seed {seed}; {args.games} game{'s' if args.games > 1 else ''} at {args.turn_ms:g} ms "
         f"per turn (first {args.first_turn_ms:g} ms, grace {args.grace_ms:g} ms); "
+        + (f"on {len(runner.slots())} cluster worker(s), {runner.capacity()} at once; "
+           if runner is not None else "")
         + (f"files in {out}" if args.out else "files in a temporary directory, deleted at the end "
            "(--out DIR keeps them)"))
     show = (lambda text: print(text, flush=True)) if args.show else None
     try:
         games = run_series(specs, args.games, out, seed, args.turn_ms, args.first_turn_ms,
-                           args.grace_ms, say, show)
+                           args.grace_ms, say, show, runner)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return console.INTERRUPTED
@@ -554,6 +624,8 @@ def _run(args, specs, out: Path, say) -> int:
               "every game)", file=sys.stderr)
         return 1
     for line in report_lines(games, names, paired=args.games > 1):
+        print(line)
+    for line in cluster.worker_lines(games, TIME_OUT):     # games played on a cluster
         print(line)
     if args.out:
         print(f"Games: {out / 'games.jsonl'}  logs: {out / 'logs'}")

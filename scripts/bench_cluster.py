@@ -32,13 +32,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ref_sim import cluster, openings  # noqa: E402
-from ref_sim.match import agent_spec  # noqa: E402
+from ref_sim.match import agent_spec, play_game_on_worker  # noqa: E402
 
 
 def timed_game(*args, **kwargs):
-    """:func:`ref_sim.cluster.file_game`, and how long it took where it ran."""
+    """:func:`ref_sim.match.play_game_on_worker`, and how long it took where it ran."""
     started = time.perf_counter()
-    record, notes, _files = cluster.file_game(*args, **kwargs)
+    record, notes, _logs = play_game_on_worker(*args, **kwargs)
     return (record.result, record.winner, len(record.moves)), time.perf_counter() - started
 
 

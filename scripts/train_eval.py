@@ -10,6 +10,9 @@
 deviations early on, both sides our engine at a fixed node budget) and appends one JSON line per
 game to DIR/games.jsonl; run it again and it continues where it stopped (game ``i`` always comes
 from seed ``seed * 1_000_003 + i``), printing progress, the data size and the time taken.
+``--cluster ADDRESS`` (or ``UTTT_CLUSTER``) plays the games on the workers of a Dask cluster
+(ref_sim/cluster.py; ``pip install -e '.[cluster]'``); they are written in game order all the
+same, so the file is the one a local run makes.
 
 ``fit`` turns every position of the first ``--games`` games (after the opening) into a training example labelled
 with the game's result for the side to move (1 win, 1/2 draw, 0 loss), holds out every game whose
@@ -43,7 +46,16 @@ GAMES_FILE = "games.jsonl"
 
 # -- generate --------------------------------------------------------------------------------
 
-def generate(directory: Path, games: int, nodes: int, seed: int, deviation: float, engine_eval: str) -> Path:
+def selfplay_game(game_seed: int, nodes: int, engine_eval: str, deviation: float) -> tuple:
+    """One game of ``generate``: (winner, plies, moves).  A cluster worker can run it."""
+    result = training_game(game_seed,
+                           lambda: AlphaBetaEngine(nodes=nodes, hash_mb=16, evaluation=engine_eval),
+                           deviation=deviation)
+    return result.winner, result.plies, result.moves
+
+
+def generate(directory: Path, games: int, nodes: int, seed: int, deviation: float, engine_eval: str,
+             cluster_address: str | None = None) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / GAMES_FILE
     done = 0
@@ -61,20 +73,33 @@ def generate(directory: Path, games: int, nodes: int, seed: int, deviation: floa
           f"deviation {deviation}, seed {seed} -> {path}", flush=True)
     start = time.time()
     plies = 0
+    runner = None
+    if cluster_address:
+        from ref_sim import cluster     # the optional extra; only when asked for
+        try:
+            runner = cluster.connect(cluster_address)
+        except cluster.ClusterError as error:
+            sys.exit(f"generate: {error}")
+        print(f"generate: on {len(runner.slots())} cluster worker(s), {runner.capacity()} games at once",
+              flush=True)
+        calls = ((f"game-{i}", selfplay_game, (seed * 1_000_003 + i, nodes, engine_eval, deviation), {})
+                 for i in range(done, games))
+        results = (value for _, value in cluster.in_order(runner, calls))
+    else:
+        results = (selfplay_game(seed * 1_000_003 + i, nodes, engine_eval, deviation) for i in range(done, games))
     with path.open("a", encoding="utf-8") as out:
-        for i in range(done, games):
-            result = training_game(seed * 1_000_003 + i,
-                                   lambda: AlphaBetaEngine(nodes=nodes, hash_mb=16, evaluation=engine_eval),
-                                   deviation=deviation)
-            out.write(json.dumps({"game": i, "winner": result.winner, "moves": result.moves}) + "\n")
+        for i, (winner, game_plies, moves) in zip(range(done, games), results):
+            out.write(json.dumps({"game": i, "winner": winner, "moves": moves}) + "\n")
             out.flush()
-            plies += result.plies
+            plies += game_plies
             made = i + 1 - done
             if made % 100 == 0 or i + 1 == games:
                 elapsed = time.time() - start
                 left = (games - i - 1) * elapsed / made
                 print(f"  {i + 1}/{games} games, {plies} plies this run, {elapsed:.0f} s, "
                       f"~{left:.0f} s left", flush=True)
+    if runner is not None:
+        runner.close()
     elapsed = time.time() - start
     print(f"generate: {games - done} games in {elapsed:.0f} s ({(games - done) / max(elapsed, 1e-9):.1f} games/s); "
           f"{path} holds {games} games, {os.path.getsize(path) / 1e6:.1f} MB", flush=True)
@@ -465,6 +490,9 @@ def main(argv=None) -> int:
                         help="chance of a random move at each of the first 30 plies (default 0.04)")
     parser.add_argument("--seed", type=int, default=1, help="data seed (default 1)")
     parser.add_argument("--engine-eval", default="classic", help="evaluation the self-play engine uses (default classic)")
+    parser.add_argument("--cluster", metavar="ADDRESS", default=os.environ.get("UTTT_CLUSTER"),
+                        help="generate: play the games on a Dask cluster, e.g. tcp://head:8786 "
+                             "(default: $UTTT_CLUSTER); pip install -e '.[cluster]'")
     parser.add_argument("--out", type=Path, default=None, help="data file to write (default DIR/eval-v1.json)")
     parser.add_argument("--without", nargs="*", default=[], choices=WEIGHTS,
                         help="fit: hold these global terms at 0 (ablation; the loss shows what they are worth)")
@@ -483,7 +511,7 @@ def main(argv=None) -> int:
         parser.error("--games and --nodes must be positive, --deviation in 0..1")
     started = time.time()
     if args.step in ("all", "generate"):
-        generate(args.dir, args.games, args.nodes, args.seed, args.deviation, args.engine_eval)
+        generate(args.dir, args.games, args.nodes, args.seed, args.deviation, args.engine_eval, args.cluster)
     if args.step in ("all", "fit"):
         fit_command(args.dir, args.out or args.dir / "eval-v1.json", args)
     if args.step == "speed":

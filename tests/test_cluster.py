@@ -5,17 +5,23 @@ The cluster tests need the ``cluster`` extra (``pip install -e '.[test,cluster]'
 does) and are skipped without it; the tests of the local pieces always run.
 """
 
+import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from ref_sim import cluster, match, openings
+
+# A scheduler serves health checks over HTTP, on port 8787 or, when a cluster of another test
+# has it, on another port with a warning.
+pytestmark = pytest.mark.filterwarnings("ignore:Port 8787 is already in use:UserWarning")
 
 # Fixed depth: the games are deterministic, whatever machine or worker plays them.
 SPECS = [match.agent_spec("agent:depth=2"), match.agent_spec("seed:depth=1")]
@@ -49,7 +55,7 @@ def play_series(runner, games):
             if scheduled is None:
                 break
             args, options = game_call(scheduled)
-            running.add(runner.submit(f"game-{scheduled.index}", cluster.file_game, *args,
+            running.add(runner.submit(f"game-{scheduled.index}", match.play_game_on_worker, *args,
                                       **options))
         if not running:
             return results
@@ -63,9 +69,9 @@ def play_series(runner, games):
 
 @pytest.fixture(scope="module")
 def local_results():
-    """The reference: the first four games of the series, played here one after the other."""
+    """The reference: the first two games of the series, played here one after the other."""
     with cluster.LocalRunner(1) as runner:
-        return play_series(runner, 4)
+        return play_series(runner, 2)
 
 
 # -- pieces that need no cluster ----------------------------------------------------------
@@ -121,8 +127,40 @@ def test_worker_lines_count_time_outs_per_worker():
     assert cluster.worker_lines([{"reason": "tie"}], "Time out!") == []     # a local series
 
 
+def echo_after(value, seconds, log):
+    log.append(("start", value))
+    time.sleep(seconds)
+    log.append(("end", value))
+    return value
+
+
+def test_in_order_yields_in_the_order_of_the_calls():
+    log = []
+    delays = [0.3, 0.0, 0.1, 0.0, 0.2, 0.0]         # later games often finish first
+    calls = ((f"game-{i}", echo_after, (i, delay, log), {}) for i, delay in enumerate(delays))
+    with cluster.LocalRunner(2) as runner:
+        got = [value for _, value in cluster.in_order(runner, calls)]
+    assert got == list(range(6))
+    assert [event for event in log if event[0] == "end"][0] == ("end", 1)   # not in order...
+    running = peak = 0
+    for kind, _ in log:
+        running += 1 if kind == "start" else -1
+        peak = max(peak, running)
+    assert peak == 2                                # ...and two at a time
+
+
+def test_in_order_stops_when_closed():
+    log = []
+    calls = ((f"game-{i}", echo_after, (i, 0.05, log), {}) for i in range(100))
+    with cluster.LocalRunner(1) as runner:
+        results = cluster.in_order(runner, calls)
+        assert [next(results)[1] for _ in range(3)] == [0, 1, 2]
+        results.close()
+    assert len([e for e in log if e[0] == "start"]) <= 6      # queued games were dropped
+
+
 def test_local_runner_plays_the_series(local_results):
-    assert sorted(local_results) == [1, 2, 3, 4]
+    assert sorted(local_results) == [1, 2]
     for record, notes, files, worker, attempts in local_results.values():
         assert record.result in ("win", "tie") and notes == {}
         assert worker == "local" and attempts == 1
@@ -157,57 +195,167 @@ def end_strays(marker: str) -> None:
                     pass
 
 
+@pytest.fixture(scope="module")
+def shared_cluster(tmp_path_factory):
+    """Two workers for the tests that leave them as they found them."""
+    scratch = tmp_path_factory.mktemp("workers")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        with start_cluster(scratch, monkeypatch) as lc:
+            yield lc
+
+
 @pytest.fixture
-def local_cluster(tmp_path, monkeypatch):
+def own_cluster(tmp_path, monkeypatch):
+    """Two workers of its own, for a test that kills one."""
     with start_cluster(tmp_path, monkeypatch) as lc:
         yield lc
     end_strays(str(tmp_path))
 
 
-def test_a_cluster_series_plays_the_same_games(local_cluster, local_results):
-    with cluster.connect(local_cluster.scheduler_address) as runner:
-        assert set(runner.slots().values()) == {1}      # 2 workers, each: 2 cores - 1
-        assert runner.capacity() == 2
-        results = play_series(runner, 4)
-        assert runner.retried() == {}
-    assert sorted(results) == [1, 2, 3, 4]
-    for number, (record, notes, files, worker, attempts) in results.items():
-        assert outcome(record) == outcome(local_results[number][0])
-        assert worker in runner.admitted and attempts == 1
-        # The logs travel back with the result, under the same names as a local game's.
-        assert sorted(files) == sorted(local_results[number][2])
-        assert b"depth 2" in files[f"game-{number:04d}-Agent1.log"]
+def read_games(out):
+    return sorted((json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()),
+                  key=lambda game: game["game"])
 
 
-def test_a_killed_worker_loses_no_game(local_cluster, local_results):
-    with cluster.connect(local_cluster.scheduler_address) as runner:
-        pids = runner.client.run(os.getpid)                  # worker address -> process
-        running, results = set(), {}
-        for scheduled in openings.schedule(SEED, 2):        # one game on each worker
-            args, options = game_call(scheduled)
-            running.add(runner.submit(f"game-{scheduled.index}", cluster.file_game, *args,
-                                      **options))
-        # Kill the worker playing game 1 once it has started it.
-        deadline = time.monotonic() + 60
-        while not runner._starts.get("game-1"):
-            assert time.monotonic() < deadline, "game 1 never started"
-            time.sleep(0.05)
-        victim = runner._starts["game-1"][0]
-        time.sleep(0.5)                                     # well into the game
-        os.kill(pids[victim], signal.SIGKILL)
-        while running:
-            done, running = runner.wait(running)
-            for ticket in done:
-                number = int(ticket.label.split("-")[1])
-                assert number not in results
-                results[number] = (ticket.result(), ticket.worker, runner.attempts(ticket))
-        retried = runner.retried()
-    assert sorted(results) == [1, 2]
-    assert "game-1" in retried and retried["game-1"][0] == victim
-    assert results[1][1] != victim and results[1][2] >= 2
-    for number, ((record, notes, files), worker, attempts) in results.items():
-        assert outcome(record) == outcome(local_results[number][0]), number
-        assert notes == {}
+def same_everywhere(game):
+    """What a game line must say wherever the game was played (fixed-depth agents)."""
+    return ({key: game[key] for key in ("game", "pair", "seed", "p1", "p2", "opening", "result",
+                                        "winner", "reason", "score", "notes")},
+            [(m["player"], m["board"], m["spot"], m.get("depth")) for m in game["moves"]],
+            [(agent["name"], agent["seed"]) for agent in game["agents"]])
+
+
+def test_a_match_on_a_cluster_is_the_local_series(shared_cluster, tmp_path, capsys, monkeypatch):
+    address = shared_cluster.scheduler_address
+    args = ["agent:depth=2", "seed:depth=1", "--games", "4", "--seed", str(SEED),
+            "--time-limit", str(TIME_LIMIT)]
+    assert match.main(args + ["--out", str(tmp_path / "local")]) == 0
+    local_text = capsys.readouterr().out
+    assert match.main(args + ["--out", str(tmp_path / "far"), "--cluster", address]) == 0
+    far_text = capsys.readouterr().out
+    assert "on 2 cluster worker(s), 2 at once" in far_text
+    local, far = read_games(tmp_path / "local"), read_games(tmp_path / "far")
+    assert [same_everywhere(g) for g in far] == [same_everywhere(g) for g in local]
+    assert all("worker" not in game for game in local)
+    workers = {game["worker"] for game in far}
+    assert workers <= {line.split()[1].rstrip(":") for line in far_text.splitlines()
+                       if line.startswith("Worker ")}
+    assert all(game["attempts"] == 1 for game in far)
+    # The same summary, then each worker's games and time-outs and the retried games.
+    summary = [line for line in local_text.splitlines() if line.startswith(("Score", "Ptnml"))]
+    assert summary and all(line in far_text.splitlines() for line in summary)
+    assert "Retried: 0 games started again" in far_text
+    assert sum(int(line.split(": ")[1].split()[0]) for line in far_text.splitlines()
+               if line.startswith("Worker ")) == 4
+    # Logs came back under --out as a local series writes them.
+    assert sorted(p.name for p in (tmp_path / "far" / "logs").iterdir()) == \
+        sorted(p.name for p in (tmp_path / "local" / "logs").iterdir())
+
+    # --resume on the cluster (named by the environment this time): game 3 was lost.
+    lines = (tmp_path / "far" / "games.jsonl").read_text().splitlines()
+    (tmp_path / "far" / "games.jsonl").write_text(
+        "".join(line + "\n" for line in lines if json.loads(line)["game"] != 3))
+    monkeypatch.setenv(cluster.ENV, address)
+    assert match.main(args + ["--out", str(tmp_path / "far"), "--resume"]) == 0
+    assert "resuming: 3 of 4 games already played, 1 to go" in capsys.readouterr().out
+    resumed = read_games(tmp_path / "far")
+    assert [g["game"] for g in resumed] == [1, 2, 3, 4]         # each game once
+    assert [same_everywhere(g) for g in resumed] == [same_everywhere(g) for g in local]
+
+
+def test_a_match_with_an_unreachable_cluster_is_one_line(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("distributed")
+    monkeypatch.setattr(cluster, "CONNECT_WAIT", 2.0)
+    with pytest.raises(SystemExit) as stop:
+        match.main(["random", "random", "--out", str(tmp_path), "--cluster",
+                    "tcp://127.0.0.1:9"])                  # the discard port: nobody listens
+    assert stop.value.code == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "cannot reach the scheduler at tcp://127.0.0.1:9" in error
+    assert not (tmp_path / "games.jsonl").exists()
+
+
+def test_a_stdio_series_on_a_cluster_is_the_local_one(shared_cluster, tmp_path, capsys):
+    from ref_sim import stdio
+    args = ["agent:depth=2", "agent:depth=1", "--games", "2", "--seed", str(SEED),
+            "--first-turn-ms", "3000", "--turn-ms", "1000"]      # fixed depth: time is no factor
+    assert stdio.main(args + ["--out", str(tmp_path / "local")]) == 0
+    local_text = capsys.readouterr().out
+    assert stdio.main(args + ["--out", str(tmp_path / "far"), "--cluster",
+                              shared_cluster.scheduler_address]) == 0
+    far_text = capsys.readouterr().out
+    local, far = read_games(tmp_path / "local"), read_games(tmp_path / "far")
+    assert [game["game"] for game in far] == [1, 2]
+    for here, there in zip(local, far):
+        assert [(m["player"], m["row"], m["col"], m.get("depth")) for m in there["moves"]] == \
+            [(m["player"], m["row"], m["col"], m.get("depth")) for m in here["moves"]]
+        assert (there["result"], there["winner"], there["reason"], there["notes"]) == \
+            (here["result"], here["winner"], here["reason"], here["notes"])
+        assert there["worker"] and there["attempts"] == 1 and "worker" not in here
+    score = next(line for line in local_text.splitlines() if line.startswith("Score"))
+    assert score in far_text.splitlines()
+    assert "Retried: 0 games" in far_text and "Worker " in far_text and "Worker " not in local_text
+
+
+def test_selfplay_data_on_a_cluster_is_the_local_file(shared_cluster, tmp_path):
+    script = Path(__file__).resolve().parent.parent / "scripts" / "train_eval.py"
+
+    def generate(directory, games, *more):
+        run = subprocess.run([sys.executable, str(script), "generate", "--dir", str(directory),
+                              "--games", str(games), "--nodes", "60", "--seed", "3", *more],
+                             check=True, capture_output=True, text=True, timeout=300)
+        assert ("on 2 cluster worker(s), 2 games at once" in run.stdout) == bool(more)
+        return (directory / "games.jsonl").read_text()
+
+    local = generate(tmp_path / "local", 6)
+    far = generate(tmp_path / "far", 6, "--cluster", shared_cluster.scheduler_address)
+    assert far == local and len(far.splitlines()) == 6           # the same games, in order
+    # Resumed on the cluster after losing the last four games: the same file again.
+    kept = "".join(line + "\n" for line in far.splitlines()[:2])
+    (tmp_path / "far" / "games.jsonl").write_text(kept)
+    assert generate(tmp_path / "far", 6, "--cluster", shared_cluster.scheduler_address) == local
+
+
+def played_as(game):
+    """A game line in the terms of :func:`outcome`."""
+    return (game["result"], game["winner"], game["reason"], game["p1"],
+            [(m["player"], m["board"], m["spot"]) for m in game["moves"]])
+
+
+def test_a_killed_worker_loses_no_game(own_cluster, local_results, tmp_path, capsys):
+    distributed = pytest.importorskip("distributed")
+    address = own_cluster.scheduler_address
+    killed = {}
+
+    def kill_the_worker_of_game_1():
+        with distributed.Client(address) as spy:
+            pids = spy.run(os.getpid)                       # worker address -> process
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                for worker, keys in spy.processing().items():
+                    if any(str(key).startswith("uttt-game-1-") for key in keys):
+                        time.sleep(0.5)                     # well into the game
+                        os.kill(pids[worker], signal.SIGKILL)
+                        killed["worker"] = worker
+                        return
+                time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_the_worker_of_game_1)
+    killer.start()
+    code = match.main(["agent:depth=2", "seed:depth=1", "--games", "2", "--seed", str(SEED),
+                       "--time-limit", str(TIME_LIMIT), "--out", str(tmp_path / "far"),
+                       "--cluster", address])
+    killer.join()
+    text = capsys.readouterr().out
+    assert code == 0 and "worker" in killed
+    games = read_games(tmp_path / "far")
+    assert [game["game"] for game in games] == [1, 2]          # each game once
+    assert games[0]["attempts"] >= 2 and games[0]["worker"] != killed["worker"]
+    assert games[1]["attempts"] == 1
+    assert "Retried: 1 game started again after its worker was lost" in text
+    for game in games:                                  # the rerun is the same game
+        assert played_as(game) == outcome(local_results[game["game"]][0])
+        assert game["notes"] == {}
 
 
 # -- admission --------------------------------------------------------------------------
@@ -260,7 +408,7 @@ def test_workers_without_the_project_or_with_other_code_are_refused(tmp_path, mo
             assert runner.slots() == {good: 1}
             (scheduled,) = openings.schedule(SEED, 1)
             args, options = game_call(scheduled)
-            ticket = runner.submit("game-1", cluster.file_game, *args, **options)
+            ticket = runner.submit("game-1", match.play_game_on_worker, *args, **options)
             ticket.result()
             assert ticket.worker == good
             # A client whose code no worker runs is refused instead: it does not close them.
