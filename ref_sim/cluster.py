@@ -34,7 +34,13 @@ runners play locally as before and nothing here imports Dask.  With one, each ga
 
 Games are deterministic functions of their schedule (:mod:`ref_sim.openings`), so a seeded
 series played here has the same openings, sides and seeds as the local one, and the same
-results when the agents are (fixed depth or nodes).
+results when the agents are (fixed depth or nodes).  :func:`in_order` keeps output in game
+order where a file is resumed by counting its lines (``scripts/train_eval.py generate``).
+
+A game of a series runs in a worker thread that mostly waits: its agents are processes.  A game
+searched inside the worker (self-play data) holds the GIL, so there a worker's threads take
+turns; start one single-threaded worker per spare core instead (``dask worker ADDRESS
+--nworkers N --nthreads 1``): each gets one slot.
 """
 
 from __future__ import annotations
