@@ -44,7 +44,7 @@ reads ``end_game`` as it would with the real referee.  Every game starts new age
 processes, so a crash costs one game only.
 
 ``--cluster ADDRESS`` (or ``UTTT_CLUSTER``) plays the games on the workers of a Dask
-scheduler instead (:mod:`ref_sim.cluster`, the ``cluster`` extra): the same schedule, one game
+scheduler instead (:mod:`agent.cluster`, the ``cluster`` extra): the same schedule, one game
 per task, each worker ``cores - 1`` games at once (``--concurrency`` is for local play), the
 logs sent back into ``--out``.  A game whose worker is lost is played again elsewhere; the
 summary ends with each worker's games and time-outs and the number of games retried.
@@ -101,8 +101,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent import stats
-from ref_sim import cluster, console, openings
+from agent import cluster, stats
+from ref_sim import console, openings
 from ref_sim.referee import (INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, GameRecord, Printer,
                              check_time_limit, run_game)
 
@@ -389,7 +389,7 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
 def play_game_on_worker(number: int, specs: dict, names, time_limit: float, seed, **options):
     """:func:`play_game` in a temporary directory of the machine that runs it (a cluster
     worker).  Returns ``(record, notes, logs)``, ``logs`` the game's log files by name, for
-    :func:`ref_sim.cluster.save_files` into the series' ``logs/``."""
+    :func:`agent.cluster.save_files` into the series' ``logs/``."""
     with tempfile.TemporaryDirectory(prefix="uttt-game-") as temp:
         logs = Path(temp) / "logs"
         logs.mkdir()

@@ -48,7 +48,7 @@ DrawRatio, Ptnml, then each program's wins, losses, draws, time-outs, invalid mo
 and hangs), from :func:`ref_sim.match.report_lines` and :mod:`agent.stats`.
 
 ``--cluster ADDRESS`` (or ``UTTT_CLUSTER``) plays the games on the workers of a Dask scheduler
-(:mod:`ref_sim.cluster`, the ``cluster`` extra), each worker ``cores - 1`` games at once, the
+(:mod:`agent.cluster`, the ``cluster`` extra), each worker ``cores - 1`` games at once, the
 programs started there (``{python}`` is the worker's); the logs come back into ``--out`` and
 the summary ends with each worker's games and time-outs and the games retried after a lost
 worker.
@@ -91,7 +91,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ref_sim import cluster, console
+from agent import cluster
+from ref_sim import console
 from ref_sim.match import (START_SETTLE, AgentCannotStart, builtin_command, child_env,
                            first_to_exit, last_output_line, prepare_out, report_lines)
 from ref_sim.match import agent_spec as _file_agent_spec
@@ -396,7 +397,7 @@ def play_game_on_worker(number: int, specs: dict, agent_seeds: dict, first: str,
     """:func:`play_game` on the machine that runs it (a cluster worker), the commands built
     there (its Python), the logs in a temporary directory.  ``specs`` and ``agent_seeds`` map
     each name to its :class:`StdioSpec` and seed.  Returns ``(record, commands, logs)``, ``logs``
-    the log files by name, for :func:`ref_sim.cluster.save_files`."""
+    the log files by name, for :func:`agent.cluster.save_files`."""
     commands = {name: spec.command(agent_seeds[name], turn_ms, first_turn_ms)
                 for name, spec in specs.items()}
     with tempfile.TemporaryDirectory(prefix="uttt-game-") as temp:
@@ -452,7 +453,7 @@ def run_series(specs: list[StdioSpec], games: int, out: Path, seed: int, turn_ms
                say=print, show=None, runner=None) -> list[dict]:
     """Play ``games`` games (agent 1 first in odd games), append each to ``out/games.jsonl``.
 
-    ``runner``: a :class:`ref_sim.cluster.ClusterRunner` plays them on its workers, as many at
+    ``runner``: a :class:`agent.cluster.ClusterRunner` plays them on its workers, as many at
     once as it has slots, each written as it finishes; without one they are played here, in turn.
     """
     names = [specs[0].label + "1", specs[1].label + "2"]

@@ -11,7 +11,7 @@ deviations early on, both sides our engine at a fixed node budget) and appends o
 game to DIR/games.jsonl; run it again and it continues where it stopped (game ``i`` always comes
 from seed ``seed * 1_000_003 + i``), printing progress, the data size and the time taken.
 ``--cluster ADDRESS`` (or ``UTTT_CLUSTER``) plays the games on the workers of a Dask cluster
-(ref_sim/cluster.py; ``pip install -e '.[cluster]'``); they are written in game order all the
+(agent/cluster.py; ``pip install -e '.[cluster]'``); they are written in game order all the
 same, so the file is the one a local run makes.
 
 ``fit`` turns every position of the first ``--games`` games (after the opening) into a training example labelled
@@ -75,7 +75,7 @@ def generate(directory: Path, games: int, nodes: int, seed: int, deviation: floa
     plies = 0
     runner = None
     if cluster_address:
-        from ref_sim import cluster     # the optional extra; only when asked for
+        from agent import cluster       # the optional extra; only when asked for
         try:
             runner = cluster.connect(cluster_address)
         except cluster.ClusterError as error:

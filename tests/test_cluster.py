@@ -1,4 +1,4 @@
-"""Series on a real Dask cluster on this machine (ref_sim.cluster): the same games as the local
+"""Series on a real Dask cluster on this machine (agent.cluster): the same games as the local
 runner, a worker killed mid-series, workers without the project or with other code refused.
 
 The cluster tests need the ``cluster`` extra (``pip install -e '.[test,cluster]'``, as .ci/run
@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from ref_sim import cluster, match, openings
+from agent import cluster
+from ref_sim import match, openings
 
 # A scheduler serves health checks over HTTP, on port 8787 or, when a cluster of another test
 # has it, on another port with a warning.
@@ -91,7 +92,7 @@ def test_without_the_extra_connecting_says_what_to_install(monkeypatch):
 
 
 def test_local_runs_import_no_engine():
-    code = ("import sys, ref_sim.cluster, ref_sim.match, ref_sim.stdio;"
+    code = ("import sys, agent.cluster, agent.arena, ref_sim.match, ref_sim.stdio;"
             "sys.exit('distributed' in sys.modules or 'dask' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
@@ -108,7 +109,7 @@ def test_project_version_follows_the_sources(tmp_path, monkeypatch):
     assert here.startswith("uttt-agent ") and ", sources " in here
     # Another checkout of the same version, one file changed: another version.
     copy = tmp_path / "ref_sim"
-    shutil.copytree(Path(cluster.__file__).parent, copy,
+    shutil.copytree(Path(match.__file__).parent, copy,
                     ignore=shutil.ignore_patterns("__pycache__"))
     (copy / "rules.py").write_text((copy / "rules.py").read_text() + "\n# changed\n")
     real = cluster._package_dir
@@ -361,7 +362,7 @@ def test_a_killed_worker_loses_no_game(own_cluster, local_results, tmp_path, cap
 # -- admission --------------------------------------------------------------------------
 
 def start_worker(address, pythonpath, log):
-    """A ``dask worker`` process whose ``ref_sim`` is the one under ``pythonpath`` (started
+    """A ``dask worker`` process whose ``agent`` is the one under ``pythonpath`` (started
     there: ``python -m`` puts its working directory first on the path)."""
     env = dict(os.environ, PYTHONPATH=str(pythonpath))
     return subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address,
@@ -374,11 +375,11 @@ def test_workers_without_the_project_or_with_other_code_are_refused(tmp_path, mo
         with cluster.connect(lc.scheduler_address, say=lambda text: None) as runner:
             (good,) = runner.admitted
             # A machine without the project: importing it fails.
-            bare = tmp_path / "bare" / "ref_sim"
+            bare = tmp_path / "bare" / "agent"
             bare.mkdir(parents=True)
-            (bare / "__init__.py").write_text("raise ImportError('No module named ref_sim')\n")
-            # This project's ref_sim with one changed file: another version.
-            other = tmp_path / "other" / "ref_sim"
+            (bare / "__init__.py").write_text("raise ImportError('No module named agent')\n")
+            # This project's agent with one changed file: another version.
+            other = tmp_path / "other" / "agent"
             shutil.copytree(Path(cluster.__file__).parent, other,
                             ignore=shutil.ignore_patterns("__pycache__"))
             (other / "rules.py").write_text((other / "rules.py").read_text() + "\n# changed\n")

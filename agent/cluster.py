@@ -155,7 +155,7 @@ def admission_plugin(expected: str):
             import asyncio
             import importlib
             try:
-                cluster = importlib.import_module("ref_sim.cluster")
+                cluster = importlib.import_module("agent.cluster")
                 found = cluster.project_version()
             except Exception as error:          # ImportError, or a broken install
                 cluster = None
