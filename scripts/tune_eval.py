@@ -1,4 +1,5 @@
-"""Choose evaluation weights by matches: each candidate change against the current weights.
+"""Choose the classic evaluation's hand-set weights by matches: each candidate change against the
+current weights. (The default, fitted evaluation is fitted to games by ``scripts/train_eval.py``.)
 
 Usage: python scripts/tune_eval.py [--pairs N] [--nodes N] [--param NAME ...] [--factor F]
 
@@ -46,8 +47,8 @@ def main(argv=None) -> int:
         for value in sorted({round(base * args.factor), round(base / args.factor)} - {base}):
             weights = replace(DEFAULT_WEIGHTS, **{name: value})
             start = time.time()
-            wins, losses, draws = play_pairs(lambda: AlphaBetaEngine(nodes=args.nodes, weights=weights),
-                                             lambda: AlphaBetaEngine(nodes=args.nodes),
+            wins, losses, draws = play_pairs(lambda: AlphaBetaEngine(nodes=args.nodes, weights=weights, evaluation="classic"),
+                                             lambda: AlphaBetaEngine(nodes=args.nodes, evaluation="classic"),
                                              args.pairs, seed=args.seed)
             score, margin = score_interval(wins, losses, draws)
             print(f"{name}={value:<5} (base {base:<4}) +{wins} -{losses} ={draws}  "

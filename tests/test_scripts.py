@@ -1,0 +1,23 @@
+"""The measuring scripts the README names still run (on tiny settings): a script that broke when
+the code under it changed would otherwise only be found by the next person who needs it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_script(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / args[0]), *args[1:]], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_tune_eval_plays_its_candidates():
+    # It tunes the classic evaluation's weights, whatever the agent's default evaluation is.
+    done = run_script("tune_eval.py", "--pairs", "1", "--nodes", "200", "--param", "free_move")
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.startswith("free_move=")]
+    assert len(lines) == 2 and all("score" in line for line in lines), done.stdout
