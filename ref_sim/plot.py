@@ -4,7 +4,7 @@
 
 SERIES is the match runner's ``<out>/games.jsonl`` (one game record per line), a single
 game record, or a directory of records (``<out>/logs/``, ``game-*.json``).  Needs
-matplotlib (``pip install 'uttt-agent[plot]'``).
+matplotlib (``pip install -e '.[plot]' in the project``).
 
 Top panel: the score of agent A (1 a win, 1/2 a draw, 0 a loss; aborted games left out) as
 its running mean over the games, with a 95 % band ``mean ± 1.96·sd/√n``.  Bottom panel:
@@ -189,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Plot a series: the running score of agent A with a 95% band, and the "
-                    "time of every move.  Needs matplotlib: pip install 'uttt-agent[plot]'.",
+                    "time of every move.  Needs matplotlib: pip install -e '.[plot]' in the project.",
         epilog="Exit codes: 0 done, 2 bad input or matplotlib missing.")
     parser.add_argument("series", metavar="SERIES",
                         help="games.jsonl of a match, a game record, or a logs/ directory")

@@ -43,7 +43,7 @@ DRAWN = "#9aa3ad"
 
 #: The message for PNG requests when matplotlib is missing (one line, no traceback).
 MATPLOTLIB_MISSING = ("PNG output needs matplotlib, which is not installed: "
-                      "pip install 'uttt-agent[plot]'")
+                      "pip install -e '.[plot]' in the project")
 
 
 class MissingDependency(RuntimeError):
@@ -392,7 +392,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m ref_sim.render",
         description="Draw the position after a move list as SVG (no dependency) or PNG "
-                    "(needs matplotlib: pip install 'uttt-agent[plot]').",
+                    "(needs matplotlib: pip install -e '.[plot]' in the project).",
         epilog="Saved games: python -m ref_sim.show GAME --ply K --svg FILE.  "
                "Exit codes: 0 done, 2 bad input or matplotlib missing.")
     parser.add_argument("moves", metavar="MOVES",

@@ -118,4 +118,4 @@ def test_without_matplotlib_one_clear_line(series, tmp_path, monkeypatch, capsys
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
     assert plot.main([str(path), "--out", str(tmp_path / "p.png")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "pip install 'uttt-agent[plot]'" in err[0]
+    assert len(err) == 1 and "pip install -e '.[plot]'" in err[0]

@@ -99,7 +99,7 @@ def test_png_without_matplotlib_is_one_clear_line(tmp_path, monkeypatch, capsys)
     assert out == ""
     assert err.strip().splitlines() == [
         "python -m ref_sim.render: error: " + render.MATPLOTLIB_MISSING]
-    assert "pip install 'uttt-agent[plot]'" in err
+    assert "pip install -e '.[plot]'" in err
     assert not (tmp_path / "p.png").exists()
 
 
