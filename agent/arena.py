@@ -3,6 +3,7 @@
     python -m agent.arena qubic alphabeta random --games 10 --seconds 0.2
     python -m agent.arena nineboard alphabeta:depth=4 alphabeta:depth=2 --games 40 --seed 3
     python -m agent.arena ttt alphabeta alphabeta:depth=1 --games 18 --opening-plies 1
+    python -m agent.arena uttt alphabeta seed --depth 4 --games 1000 --cluster tcp://head:8786
 
 Engines: ``alphabeta`` (options ``depth``, ``nodes``, ``hash_mb``: ``alphabeta:depth=4,hash_mb=16``),
 ``random`` (``random:seed=N``), and for uttt also ``seed`` (``seed:depth=N``). ``--seconds``,
@@ -11,8 +12,17 @@ pairs: each opening (``--opening-plies`` random plies, default per game) is play
 sides swapped, and fresh engines play every game so no table carries over. The summary is the
 match runner's (``agent.stats``): Score, Elo +/- (pentanomial error bar), LOS, DrawRatio, Ptnml.
 
-Exit codes: 0 done, 2 bad command line, 130 interrupted (Ctrl-C: the summary of the games
-finished so far, then one line on stderr), 141 output closed (``| head``: one line on stderr).
+``--cluster ADDRESS`` (or ``UTTT_CLUSTER``) plays the games on the workers of a Dask scheduler
+(:mod:`agent.cluster`, the ``cluster`` extra): the same schedule (openings, sides, engine seeds)
+drawn here, each game one task, results handled in game order, so a fixed-depth series gives the
+same games and summary as here, followed by each worker's games and the games retried after a
+worker was lost. Games search inside the worker and hold its GIL: start single-threaded workers
+(``dask worker ADDRESS --nworkers N --nthreads 1``).
+
+Exit codes: 0 done, 1 a game lost every cluster worker that tried it (the summary so far, then
+one line on stderr), 2 bad command line or a cluster that cannot be used, 130 interrupted (Ctrl-C:
+the summary of the games finished so far, then one line on stderr), 141 output closed (``| head``:
+one line on stderr).
 """
 
 from __future__ import annotations
@@ -23,14 +33,14 @@ import random
 import sys
 from dataclasses import dataclass, field
 
-from . import stats
-
+from . import cluster, stats
 from .games import GAMES, get_game, make_engine, parse_engine_spec
 from .limits import SearchLimit
 
 PROG = "python -m agent.arena"
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
+EXIT_CLUSTER_LOST = 1   # a game lost every cluster worker that tried it
 
 
 @dataclass
@@ -40,6 +50,8 @@ class GameRecord:
     opening: list[int]
     moves: list[int]            # after the opening
     winner: int | None          # engine 0 or 1, None for a draw
+    worker: str | None = None   # the cluster worker that played it (None: played here)
+    attempts: int = 1           # times it was started (more than one: a worker was lost)
 
     @property
     def score_a(self) -> float:
@@ -70,7 +82,11 @@ class Series:
         return stats.pentanomial(p for p in pairs.values() if len(p) == 2)
 
     def report_lines(self) -> list[str]:
-        return stats.summary_lines(self.names, self.wins, self.losses, self.draws, self.ptnml())
+        """The match runner's summary, then (a series on a cluster) each worker's games and
+        how many games were retried; an in-process game has no referee, so no time-outs."""
+        played_on = [{"worker": g.worker, "attempts": g.attempts} for g in self.games]
+        return stats.summary_lines(self.names, self.wins, self.losses, self.draws, self.ptnml()) + \
+            cluster.worker_lines(played_on, timeout_reason="Time out!")
 
 
 def random_opening(game, rng: random.Random, plies: int) -> list[int]:
@@ -111,28 +127,62 @@ def play_game(game, engines, opening, first: int, limit_kwargs: dict):
     return moves, winner
 
 
+def play_scheduled_game(game_name: str, specs: tuple[str, str], seeds: tuple[int, int],
+                        opening: list[int], first: int, limit_kwargs: dict):
+    """One game of a series from plain, picklable values, so a cluster worker can play it:
+    fresh engines from ``specs`` with ``seeds``, then :func:`play_game`. Returns (moves after
+    the opening, winner as engine index or None)."""
+    game = get_game(game_name)
+    engines = tuple(make_engine(game, spec, seed=seed) for spec, seed in zip(specs, seeds))
+    return play_game(game, engines, opening, first, limit_kwargs)
+
+
+def schedule(game, games: int, seed: int, plies: int) -> list[tuple[int, list[int], int, tuple[int, int]]]:
+    """Every game of a series as (pair, opening, first, (seed of A, seed of B)), drawn from one
+    ``random.Random(seed)`` in play order: a pair's opening, then each game's two engine seeds.
+    Drawn before any game is played, wherever the games are played."""
+    rng = random.Random(seed)
+    planned = []
+    for pair in range((games + 1) // 2):
+        opening = random_opening(game, rng, plies)
+        for first in (0, 1):
+            seeds = (rng.randrange(1 << 30), rng.randrange(1 << 30))
+            planned.append((pair, opening, first, seeds))
+    return planned
+
+
 def run_series(game, spec_a: str, spec_b: str, games: int, seed: int = 0, opening_plies: int | None = None,
                seconds: float | None = None, depth: int | None = None, nodes: int | None = None,
-               on_game=None) -> Series:
-    """Play ``games`` games (rounded up to pairs) between two engine specs."""
+               on_game=None, runner=None) -> Series:
+    """Play ``games`` games (rounded up to pairs) between two engine specs, here one after the
+    other, or through ``runner`` (an :class:`agent.cluster.ClusterRunner`) several at once;
+    either way ``on_game`` sees the games in schedule order."""
     parse_engine_spec(spec_a), parse_engine_spec(spec_b)  # fail before playing
-    rng = random.Random(seed)
     plies = game.opening_plies if opening_plies is None else opening_plies
     names = (f"{spec_a}#1", f"{spec_b}#2")
     series = Series(names)
     limit_kwargs = {"seconds": seconds, "depth": depth, "nodes": nodes}
     if not (seconds or depth or nodes):
         limit_kwargs["seconds"] = game.seconds
-    for pair in range((games + 1) // 2):
-        opening = random_opening(game, rng, plies)
-        for first in (0, 1):
-            engines = (make_engine(game, spec_a, seed=rng.randrange(1 << 30)),
-                       make_engine(game, spec_b, seed=rng.randrange(1 << 30)))
-            moves, winner = play_game(game, engines, opening, first, limit_kwargs)
+    planned = schedule(game, games, seed, plies)
+    calls = [(f"game-{number}", play_scheduled_game,
+              (game.name, (spec_a, spec_b), seeds, opening, first, limit_kwargs), {})
+             for number, (pair, opening, first, seeds) in enumerate(planned, 1)]
+    if runner is None:
+        played = ((None, fn(*args, **kwargs)) for _, fn, args, kwargs in calls)
+    else:
+        played = cluster.in_order(runner, calls)
+    try:
+        for (pair, opening, first, _), (ticket, (moves, winner)) in zip(planned, played):
             record = GameRecord(pair, first, opening, moves, winner)
+            if ticket is not None:
+                record.worker, record.attempts = ticket.worker, runner.attempts(ticket)
             series.games.append(record)
             if on_game is not None:
                 on_game(record, series)
+    finally:
+        if runner is not None:
+            played.close()      # an interrupted series: the games not yet handled are dropped
     return series
 
 
@@ -151,6 +201,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--opening-plies", type=int, default=None,
                         help="random plies before each pair's games (default: ttt 1, nineboard 2, qubic 2, uttt 4)")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every game's moves")
+    parser.add_argument("--cluster", metavar="ADDRESS",
+                        help="play the games on a Dask cluster, e.g. tcp://head:8786 (default: "
+                             f"${cluster.ENV}; needs {cluster.INSTALL_HINT}); start workers with "
+                             "--nthreads 1: a game holds its worker's GIL")
     return parser
 
 
@@ -167,6 +221,24 @@ def main(argv=None, stdout=None) -> int:
     if args.games < 1:
         parser.error("--games must be at least 1")
 
+    address = cluster.cluster_address(args.cluster)
+    if not address:
+        return _play(args, game, out, runner=None)
+    try:
+        runner = cluster.connect(address, say=_say_error)
+    except cluster.ClusterError as error:
+        parser.error(str(error))
+    except KeyboardInterrupt:
+        _say_error("interrupted while connecting to the cluster")
+        return EXIT_INTERRUPTED
+    with runner:
+        print(f"arena: on {len(runner.slots())} cluster worker(s), {runner.capacity()} games at once",
+              file=out, flush=True)
+        return _play(args, game, out, runner)
+
+
+def _play(args, game, out, runner) -> int:
+    """The series and its summary, here or through ``runner``; the exit code."""
     so_far: list[Series] = []
 
     def on_game(record: GameRecord, series: Series) -> None:
@@ -186,7 +258,7 @@ def main(argv=None, stdout=None) -> int:
         try:
             series = run_series(game, args.engine_a, args.engine_b, args.games, seed=args.seed,
                                 opening_plies=args.opening_plies, seconds=args.seconds, depth=args.depth,
-                                nodes=args.nodes, on_game=on_game)
+                                nodes=args.nodes, on_game=on_game, runner=runner)
         except KeyboardInterrupt:
             played = so_far[0].games if so_far else []
             if played:
@@ -194,6 +266,13 @@ def main(argv=None, stdout=None) -> int:
                     print(line, file=out, flush=True)
             _say_error(f"interrupted after {len(played)} game{'' if len(played) == 1 else 's'}")
             return EXIT_INTERRUPTED
+        except cluster.ClusterError as error:       # every worker that tried a game died
+            played = so_far[0].games if so_far else []
+            if played:
+                for line in so_far[0].report_lines():
+                    print(line, file=out, flush=True)
+            _say_error(f"stopped after {len(played)} game{'' if len(played) == 1 else 's'}: {error}")
+            return EXIT_CLUSTER_LOST
         for line in series.report_lines():
             print(line, file=out, flush=True)
     except BrokenPipeError:

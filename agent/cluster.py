@@ -4,6 +4,7 @@
     dask scheduler                                    # the head: prints tcp://HOST:8786
     dask worker tcp://HOST:8786                       # on each machine, from the same version
     python -m ref_sim.match agent seed --games 1000 --cluster tcp://HOST:8786
+    python -m agent.arena uttt alphabeta seed --depth 4 --games 1000 --cluster tcp://HOST:8786
 
 Without a cluster address (``--cluster`` or the ``UTTT_CLUSTER`` environment variable) the
 runners play locally as before and nothing here imports Dask.  With one, each game is one task:
@@ -35,10 +36,14 @@ runners play locally as before and nothing here imports Dask.  With one, each ga
 Games are deterministic functions of their schedule (:mod:`ref_sim.openings`), so a seeded
 series played here has the same openings, sides and seeds as the local one, and the same
 results when the agents are (fixed depth or nodes).  :func:`in_order` keeps output in game
-order where a file is resumed by counting its lines (``scripts/train_eval.py generate``).
+order where a file is resumed by counting its lines (``scripts/train_eval.py generate``) or a
+series reports each game as it comes (``agent.arena``).
+
+This module is part of ``agent`` (the arena uses it) but imports nothing of ``ref_sim``: the
+product never depends on the simulator.  The agent executable never imports it.
 
 A game of a series runs in a worker thread that mostly waits: its agents are processes.  A game
-searched inside the worker (self-play data) holds the GIL, so there a worker's threads take
+searched inside the worker (self-play data, ``agent.arena``) holds the GIL, so there a worker's threads take
 turns; start one single-threaded worker per spare core instead (``dask worker ADDRESS
 --nworkers N --nthreads 1``): each gets one slot.
 """

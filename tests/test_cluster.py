@@ -1,5 +1,6 @@
 """Series on a real Dask cluster on this machine (agent.cluster): the same games as the local
-runner, a worker killed mid-series, workers without the project or with other code refused.
+runner (ref_sim.match, ref_sim.stdio, agent.arena, self-play data), a worker killed mid-series,
+workers without the project or with other code refused.
 
 The cluster tests need the ``cluster`` extra (``pip install -e '.[test,cluster]'``, as .ci/run
 does) and are skipped without it; the tests of the local pieces always run.
@@ -95,6 +96,22 @@ def test_local_runs_import_no_engine():
     code = ("import sys, agent.cluster, agent.arena, ref_sim.match, ref_sim.stdio;"
             "sys.exit('distributed' in sys.modules or 'dask' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_the_agent_executable_never_reaches_the_cluster_module():
+    # What PyInstaller freezes: every module the entry point imports, at any depth, lazily or
+    # not (tests/test_layout.py reads the graph the same way).  Dask must stay out of it.
+    layout = pytest.importorskip("test_layout")
+    modules = layout.project_modules()
+    graph = {name: layout.imports_of(name, path, set(modules)) for name, path in modules.items()}
+    frozen, todo = set(), ["agent.__main__"]
+    while todo:
+        name = todo.pop()
+        if name not in frozen:
+            frozen.add(name)
+            todo.extend(graph[name])
+    assert "agent.cli" in frozen and "agent.search" in frozen      # the graph was followed
+    assert "agent.cluster" not in frozen and "agent.arena" not in frozen
 
 
 def test_game_slots_leave_a_core_free():
@@ -315,6 +332,90 @@ def test_selfplay_data_on_a_cluster_is_the_local_file(shared_cluster, tmp_path):
     kept = "".join(line + "\n" for line in far.splitlines()[:2])
     (tmp_path / "far" / "games.jsonl").write_text(kept)
     assert generate(tmp_path / "far", 6, "--cluster", shared_cluster.scheduler_address) == local
+
+
+def test_an_arena_series_on_a_cluster_is_the_local_one(shared_cluster):
+    from agent import arena
+    from agent.games import get_game
+    uttt = get_game("uttt")
+    series = dict(games=4, seed=SEED, depth=2)     # fixed depth: the same games anywhere
+
+    def played(record):
+        return (record.pair, record.first, record.opening, record.moves, record.winner)
+
+    local = arena.run_series(uttt, "alphabeta", "seed", **series)
+    seen = []
+    with cluster.connect(shared_cluster.scheduler_address, say=lambda text: None) as runner:
+        far = arena.run_series(uttt, "alphabeta", "seed", runner=runner,
+                               on_game=lambda record, so_far: seen.append(played(record)),
+                               **series)
+        admitted = set(runner.admitted)
+    assert [played(g) for g in far.games] == [played(g) for g in local.games]
+    assert seen == [played(g) for g in local.games]             # reported in game order
+    assert {g.worker for g in far.games} <= admitted and all(g.attempts == 1 for g in far.games)
+    assert all(g.worker is None for g in local.games)
+    # The same summary, then the workers' lines that only a cluster series has.
+    assert far.report_lines()[:3] == local.report_lines()
+    assert far.report_lines()[-1] == "Retried: 0 games started again after their worker was lost"
+    assert sum(int(line.split(": ")[1].split()[0]) for line in far.report_lines()
+               if line.startswith("Worker ")) == 4
+
+
+def test_the_arena_command_on_a_cluster_prints_the_local_series(shared_cluster, monkeypatch):
+    import io
+
+    from agent import arena
+    # Random engines: their seeds, drawn here, must reach the workers.
+    args = ["nineboard", "alphabeta:depth=2", "random", "--games", "4", "--seed", "3", "-v"]
+    local, far = io.StringIO(), io.StringIO()
+    monkeypatch.delenv(cluster.ENV, raising=False)
+    assert arena.main(args, local) == 0
+    monkeypatch.setenv(cluster.ENV, shared_cluster.scheduler_address)     # as --cluster does
+    assert arena.main(args, far) == 0
+    far_lines = far.getvalue().splitlines()
+    assert far_lines[0] == "arena: on 2 cluster worker(s), 2 games at once"
+    assert [line for line in far_lines[1:] if not line.startswith(("Worker ", "Retried: "))] == \
+        local.getvalue().splitlines()
+    assert "Retried: 0 games started again after their worker was lost" in far_lines
+
+
+class SlottedLocalRunner(cluster.LocalRunner):
+    """A local runner that answers what ``agent.arena`` asks a cluster runner."""
+
+    def slots(self):
+        return {"local": self.concurrency}
+
+
+def test_the_arena_stops_in_one_line_when_a_game_loses_every_worker(capsys, monkeypatch):
+    from agent import arena
+    real = arena.play_scheduled_game
+
+    def third_game_lost(*args):
+        if third_game_lost.calls == 2:
+            raise cluster.ClusterError("game-3: every worker that played it died (test)")
+        third_game_lost.calls += 1
+        return real(*args)
+    third_game_lost.calls = 0
+    monkeypatch.setattr(arena, "play_scheduled_game", third_game_lost)
+    monkeypatch.setattr(cluster, "connect", lambda address, say=None: SlottedLocalRunner(1))
+    code = arena.main(["ttt", "alphabeta", "random", "--games", "6", "--cluster", "tcp://x:1"])
+    out, err = capsys.readouterr()
+    assert code == 1
+    score = next(line for line in out.splitlines() if line.startswith("Score of alphabeta#1"))
+    assert score.endswith("] 2")                        # the two games played before it
+    assert err.strip().splitlines() == ["python -m agent.arena: stopped after 2 games: game-3: "
+                                        "every worker that played it died (test)"]
+
+
+def test_the_arena_with_an_unreachable_cluster_is_one_line(capsys, monkeypatch):
+    pytest.importorskip("distributed")
+    from agent import arena
+    monkeypatch.setattr(cluster, "CONNECT_WAIT", 2.0)
+    with pytest.raises(SystemExit) as stop:
+        arena.main(["ttt", "random", "random", "--cluster", "tcp://127.0.0.1:9"])
+    assert stop.value.code == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "cannot reach the scheduler at tcp://127.0.0.1:9" in error
 
 
 def played_as(game):
