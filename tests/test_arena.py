@@ -85,3 +85,11 @@ def test_uttt_in_the_arena_and_play_uses_the_agents_default_evaluation():
     from agent.games.registry import GAMES
 
     assert type(GAMES["uttt"].new_evaluator()) is type(make_evaluator(DEFAULT_EVALUATION))
+
+
+def test_uttt_in_the_arena_and_play_searches_with_the_agents_core():
+    from agent.core import make_searcher
+
+    expected = type(make_searcher(GAMES["uttt"].new_evaluator(), 1, prefault=False)[0])
+    assert type(GAMES["uttt"].searcher(1)) is expected
+    assert type(GAMES["nineboard"].searcher(1)).__name__ == "AlphaBeta"

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from ..core import make_searcher
 from ..engines import RandomEngine, SearchEngine, SeedEngine, make_evaluator
 from ..rules import DRAWN, OPEN, WON_X, IllegalMoveError, Move, Position
 from ..search import AlphaBeta
@@ -33,10 +34,12 @@ class Game:
     move_example: str                            # shown in prompts: how to type a move
     seconds: float                               # default thinking time per move
     opening_plies: int                           # default random plies before a series game
+    # (evaluator, move_space, hash_mb) -> searcher: the generic AlphaBeta unless the game has a faster one
+    new_searcher: Callable[[object, int, float], object] = AlphaBeta
 
-    def searcher(self, hash_mb: float = 64.0) -> AlphaBeta:
-        """The generic search with this game's evaluator."""
-        return AlphaBeta(self.new_evaluator(), self.move_space, hash_mb)
+    def searcher(self, hash_mb: float = 64.0):
+        """The search with this game's evaluator (``AlphaBeta``'s interface)."""
+        return self.new_searcher(self.new_evaluator(), self.move_space, hash_mb)
 
 
 # -- Ultimate Tic-Tac-Toe, through agent.rules (not edited here) --------------------------------
@@ -52,6 +55,12 @@ def _uttt_parse(state: Position, text: str) -> int:
 def _uttt_note(state: Position, board: int) -> str:
     status = state.status[board]
     return "" if status == OPEN else " drawn" if status == DRAWN else " X won" if status == WON_X else " O won"
+
+
+def _uttt_searcher(evaluator, move_space: int, hash_mb: float):
+    # The agent's own choice of core (compiled where built, $UTTT_CORE), without touching the
+    # whole table up front: series make many short-lived engines.
+    return make_searcher(evaluator, hash_mb, prefault=False)[0]
 
 
 def _uttt_render(state: Position) -> str:
@@ -75,7 +84,7 @@ GAMES: dict[str, Game] = {
                   "2 3 1 (layer row col, each 1-4)", 5.0, 2),
     "uttt": Game("uttt", "Ultimate Tic-Tac-Toe", Position, make_evaluator, 81,
                  _uttt_parse, lambda s, m: str(Move.from_index(m)), _uttt_render,
-                 "4 0 (board 0-8, spot 0-8, like the referee)", 2.0, 4),
+                 "4 0 (board 0-8, spot 0-8, like the referee)", 2.0, 4, new_searcher=_uttt_searcher),
 }
 
 
