@@ -460,6 +460,47 @@ def test_a_killed_worker_loses_no_game(own_cluster, local_results, tmp_path, cap
         assert game["notes"] == {}
 
 
+def test_a_killed_worker_loses_no_arena_game(own_cluster):
+    distributed = pytest.importorskip("distributed")
+    from agent import arena
+    from agent.games import get_game
+    address = own_cluster.scheduler_address
+    # Depth 7 against depth 1: about a second of search per game, long enough to be killed in.
+    specs, series = ("alphabeta:depth=7", "seed:depth=1"), dict(games=2, seed=SEED)
+    local = arena.run_series(get_game("uttt"), *specs, **series)
+    killed = {}
+
+    def kill_the_worker_of_game_1(spy):
+        pids = spy.run(os.getpid)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            for worker, keys in spy.processing().items():
+                if any(str(key).startswith("uttt-game-1-") for key in keys):
+                    time.sleep(0.3)                         # into the game's search
+                    os.kill(pids[worker], signal.SIGKILL)
+                    killed["worker"] = worker
+                    return
+            time.sleep(0.02)
+
+    # The spy stays connected until the series ends: closing a second client of this process
+    # cancels the first one's wait in Dask (seen: UnboundLocalError from distributed.utils.sync).
+    with cluster.connect(address, say=lambda text: None) as runner, \
+            distributed.Client(address) as spy:
+        killer = threading.Thread(target=kill_the_worker_of_game_1, args=(spy,))
+        killer.start()
+        far = arena.run_series(get_game("uttt"), *specs, runner=runner, **series)
+        killer.join()
+        retried = runner.retried()
+    assert "worker" in killed
+    assert len(far.games) == 2                                  # each game once
+    assert [(g.opening, g.moves, g.winner) for g in far.games] == \
+        [(g.opening, g.moves, g.winner) for g in local.games]   # the rerun is the same game
+    first = far.games[0]
+    assert first.attempts >= 2 and first.worker != killed["worker"]
+    assert list(retried) == ["game-1"] and retried["game-1"][0] == killed["worker"]
+    assert "Retried: 1 game started again after its worker was lost" in far.report_lines()
+
+
 # -- admission --------------------------------------------------------------------------
 
 def start_worker(address, pythonpath, log):
