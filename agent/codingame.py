@@ -22,7 +22,8 @@ and the referee's own latency all fit in the margin on an idle machine (figures 
 milliseconds at a time, at any moment, the deadline included: each turn we measure how long we
 were off the CPU while thinking (wall time less the search thread's CPU time) and how late the
 answer was after the planned deadline, and the deadline also keeps back the largest of these
-over the last ``KEEP_BACK_WINDOW`` turns (never leaving under a quarter of the limit to think).
+over the last ``KEEP_BACK_WINDOW`` turns (never leaving under a quarter of the limit to think;
+:mod:`agent.pauses`, shared with the file protocol).
 The referee's clock also runs while our process waits for a CPU to read the turn; that delay
 is invisible to us (under a load of 9 on 2 cores it reached 70 ms once in 20 games), and only
 the keep-back, sized by the pauses seen while thinking, covers it. If the first line was already waiting when we became ready, the referee may
@@ -59,11 +60,11 @@ import queue
 import sys
 import threading
 import time
-from collections import deque
 from dataclasses import dataclass
 
 from .commandline import UsageError, build_engine, setup_logging
 from .limits import SearchLimit, SearchResult
+from .pauses import KEEP_BACK_WINDOW, RecentPauses, ThinkingClock
 from .rules import CODINGAME, TIE, Position
 
 log = logging.getLogger(__name__)
@@ -89,12 +90,6 @@ DEFAULT_MARGIN_MS = 20.0
 #: Long limits keep back at least this fraction: the first turn's 1000 ms keeps 100 ms, since a
 #: loaded machine overshot 980 ms by 35 ms (the first turn has no measured pause to go by yet).
 MARGIN_FRACTION = 0.1
-#: The deadline also keeps back the largest pause measured in this many recent turns (time off
-#: the CPU while thinking, or answer after the planned deadline). With
-#: a CPU hog on a busy 2-core machine single pauses reached 30-70 ms a few times a game; keeping
-#: back only the last 8 turns' overshoot lost 0-4 games of 20 on time (scripts/bench_codingame.py
-#: --hog --games 20).
-KEEP_BACK_WINDOW = 20
 #: A first line stamped within this long of our being ready was probably waiting already.
 WAITING_ALREADY_S = 0.002
 
@@ -250,7 +245,7 @@ class CodinGameAgent:
         self.launched = launched
         self.ready_at = 0.0
         #: Per recent turn, the longest pause measured (seconds): see :meth:`budget`.
-        self.pauses: deque[float] = deque(maxlen=KEEP_BACK_WINDOW)
+        self.pauses = RecentPauses(KEEP_BACK_WINDOW)
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -284,20 +279,11 @@ class CodinGameAgent:
         under a quarter of the limit."""
         limit = self.first_turn_ms if self.turns == 0 else self.turn_ms
         margin = max(self.margin_ms, MARGIN_FRACTION * limit)
-        return max(limit - margin - self.keep_back_ms(), 0.25 * limit) / 1000.0
-
-    def _pause(self, turn: Turn, answered: float, wall: float, cpu: float) -> float:
-        """The longest pause this turn can vouch for (seconds): how late the answer was after the
-        planned deadline, or the time spent off the CPU while thinking (the sum of the turn's
-        pauses, so at least the longest), counted over one normal turn's length on a longer
-        first turn (its 900 ms hold several pauses a 100 ms turn would not meet)."""
-        limit = self.first_turn_ms if self.turns == 0 else self.turn_ms
-        off_cpu = max(0.0, wall - cpu) * min(1.0, self.turn_ms / limit)
-        return max(0.0, answered - turn.deadline, off_cpu)
+        return self.pauses.budget((limit - margin) / 1000.0, 0.25 * limit / 1000.0)
 
     def keep_back_ms(self) -> float:
         """The largest pause of the last KEEP_BACK_WINDOW turns, in ms (0 on an idle machine)."""
-        return 1000.0 * max(self.pauses, default=0.0)
+        return 1000.0 * self.pauses.largest()
 
     def read_turn(self) -> Turn:
         """Read and check one turn's lines (BadInput, InputEnded)."""
@@ -352,7 +338,7 @@ class CodinGameAgent:
         result: SearchResult | None = None
         note = ""
         listed = set(turn.actions)
-        thinking_since, cpu_since = time.perf_counter(), time.thread_time()
+        clock = ThinkingClock()  # this thread runs the search
         if position is not None and set(position.legal_moves()) == listed:
             result = self.engine.choose(position, limit)
             move = result.move
@@ -374,8 +360,11 @@ class CodinGameAgent:
         self.stdout.flush()
         answered = time.perf_counter()
         took = answered - turn.started
-        self.pauses.append(self._pause(turn, answered, answered - thinking_since,
-                                       time.thread_time() - cpu_since))
+        # Off-CPU time counts over one normal turn's length on a longer first turn (its 900 ms
+        # hold several pauses a 100 ms turn would not meet).
+        limit_ms = self.first_turn_ms if self.turns == 0 else self.turn_ms
+        self.pauses.record(late=answered - turn.deadline, off_cpu=clock.off_cpu(),
+                           weight=min(1.0, self.turn_ms / limit_ms))
         self.turns += 1
         self._follow_mine(move)
         if kept >= 1.0:

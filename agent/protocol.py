@@ -37,7 +37,11 @@ How the loop reads the directory (the numbers are PROTOCOL.md §8 cases):
   user) the line is written into ``move_file`` in place by one write. Every retry stops at the
   referee's limit.
 * The thinking cutoff leaves room for the referee's 50 ms poll tick: only ticks before the limit
-  count (:func:`last_tick`), so at 0.1 s the move must land before the 50 ms tick.
+  count (:func:`last_tick`), so at 0.1 s the move must land before the 50 ms tick. On a loaded
+  machine the OS may take the process off the CPU near that deadline: each turn measures its
+  time off the CPU while thinking and how late the move landed, and the next turns' cutoff keeps
+  back the largest of these over the last 20 turns (:mod:`agent.pauses`, shared with the
+  CodinGame protocol), never under a quarter of the time to the last tick; ~0 on a quiet machine.
 * Missing files are normal while waiting (12); once the game is joined, protocol files missing
   for longer than ``grace`` seconds mean the referee is gone, and so does a directory where nothing
   changes for ``silence`` seconds (a killed referee leaves its files): the game is reported aborted.
@@ -56,6 +60,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .limits import SearchLimit, SearchResult
+from .pauses import RecentPauses, ThinkingClock
 from .rules import (
     O,
     X,
@@ -119,6 +124,14 @@ REFEREE_TICK = 0.05
 
 #: Share of the time to the referee's last tick the agent thinks at short limits (:func:`cutoff_for`).
 SHORT_LIMIT_SHARE = 0.3
+
+#: However long the pauses kept back (:mod:`agent.pauses`), the engine still thinks this share of
+#: the time to the referee's last tick.
+PAUSE_FLOOR_SHARE = 0.25
+#: Time off the CPU while thinking counts over at most this many seconds of thought: a long turn
+#: holds several pauses a short one would not meet, and only the longest is a danger. Short
+#: limits (0.5 s: 0.3 s of thought) count all of it.
+OFF_CPU_SPAN = 0.5
 
 #: The coarsest file timestamps an agent may meet (FAT: 2 s). On a filesystem whose timestamps are
 #: whole seconds, a .go was really created up to this long after its mtime says.
@@ -359,6 +372,8 @@ class FileProtocolAgent:
         self.time_limit = float(time_limit)
         self.margin = default_margin(self.time_limit) if margin is None else float(margin)
         self.cutoff = cutoff_for(self.time_limit, self.margin)
+        #: Pauses of the recent turns, kept back from the cutoff: see :meth:`thinking_cutoff`.
+        self.pauses = RecentPauses()
         self.depth = depth
         self.nodes = nodes
         self.grace = grace
@@ -710,6 +725,15 @@ class FileProtocolAgent:
 
     # -- thinking and writing --------------------------------------------------------------------
 
+    def thinking_cutoff(self) -> float:
+        """Seconds after the .go the engine thinks this turn: the cutoff less the largest pause of
+        the recent turns (time off the CPU while thinking, or a move landing late), never under
+        ``PAUSE_FLOOR_SHARE`` of the time to the referee's last tick. On a quiet machine nothing
+        is kept back (9.0 s at 10 s); on a loaded one a pause near the deadline no longer pushes
+        the move past the referee's last look."""
+        floor = min(self.cutoff, PAUSE_FLOOR_SHARE * last_tick(self.time_limit))
+        return self.pauses.budget(self.cutoff, floor)
+
     def _deadlines(self, go) -> tuple[float, float]:
         """(cutoff, latest useful write) on the perf_counter clock, counted from the .go's mtime.
 
@@ -726,7 +750,7 @@ class FileProtocolAgent:
                         "in the future" if elapsed < 0 else "old")
             elapsed = 0.0
         elapsed = max(elapsed, 0.0)
-        budget = max(self.cutoff - elapsed, 0.0)
+        budget = max(self.thinking_cutoff() - elapsed, 0.0)
         if coarse:
             latest_start = min(elapsed, COARSEST_TIMESTAMP)  # seconds after the mtime it can have begun
             hard = self.time_limit - elapsed + latest_start
@@ -744,6 +768,8 @@ class FileProtocolAgent:
     def _play(self, go) -> None:
         game = self._game
         game.turn_go_mtime = go.st_mtime
+        clock = ThinkingClock()  # this thread runs the search (the C core too, without the GIL)
+        kept = self.pauses.largest()  # what this turn's deadline keeps back
         deadline, hard_deadline = self._deadlines(go)
         opening_id, go_id = game.opening_id, _identity(go)
         limit = SearchLimit(deadline=deadline, depth=self.depth, nodes=self.nodes,
@@ -752,21 +778,30 @@ class FileProtocolAgent:
         move = Move.from_index(result.move)
         # Last look before writing: only ever write during my own turn (§8.6).
         opening = _stat(self.opening_path)
+        off_cpu = clock.off_cpu()
+        weight = min(1.0, OFF_CPU_SPAN / max(clock.wall(), 1e-9))
         if opening is None or self._current_end_game(opening):
+            self.pauses.record(late=0.0, off_cpu=off_cpu, weight=weight)
             return
         if _stat(self.go_path) is None:
+            self.pauses.record(late=0.0, off_cpu=off_cpu, weight=weight)
             self._explain_vanished_go(move)
             return
         line = format_move_line(self.name, move)
-        self._write_move(line, hard_deadline)
+        landed = self._write_move(line, hard_deadline)
+        # Late: the first write after the planned deadline (later rewrites on coarse timestamps
+        # are waits, not pauses).
+        self.pauses.record(late=(landed or time.perf_counter()) - deadline, off_cpu=off_cpu, weight=weight)
         game.position.play(move)
         game.written = line.strip()
         game.written_at = time.time()
         game.moves += 1
         took = game.written_at - go.st_mtime
+        note = "  (proven)" if result.proven else ""
+        if kept >= 0.001:
+            note += f"  (kept back {kept * 1000:.0f} ms for pauses)"
         log.info("move %s  depth %d  score %+d  nodes %d  nps %.0f  %.3f s since .go%s",
-                 move, result.depth, result.score, result.nodes, result.nodes_per_second, took,
-                 "  (proven)" if result.proven else "")
+                 move, result.depth, result.score, result.nodes, result.nodes_per_second, took, note)
 
     def _explain_vanished_go(self, move: Move) -> None:
         """My .go went away before I wrote: say what the files show probably happened (§14)."""
@@ -793,8 +828,9 @@ class FileProtocolAgent:
         move = self._rng.choice(list(position.legal_moves()))
         return SearchResult(move=move, elapsed=time.perf_counter() - started)
 
-    def _write_move(self, line: str, hard_deadline: float) -> None:
-        """Put ``line`` into move_file and make sure its mtime went up (§8.3, 8.7, 8.15).
+    def _write_move(self, line: str, hard_deadline: float) -> float | None:
+        """Put ``line`` into move_file and make sure its mtime went up (§8.3, 8.7, 8.15). Returns
+        when (perf_counter) the first write landed, None if none did.
 
         The referee recorded move_file's mtime just before it created my .go, and nobody writes
         move_file after that but me: the mtime seen now is the one to beat. Each rewrite waits for
@@ -803,14 +839,17 @@ class FileProtocolAgent:
         before = _stat(self.move_path)
         before_ns = before.st_mtime_ns if before is not None else -1
         attempt = 0
+        landed = None
         while True:
             attempt += 1
             try:
                 self._write_once(line, hard_deadline)
+                if landed is None:
+                    landed = time.perf_counter()
             except OSError as error:  # disk full, a locked file, a read-only mount...
                 if time.perf_counter() + REWRITE_PAUSE > hard_deadline:
                     log.error("could not write my move to %s: %s; the referee will not see it", self.move_path, error)
-                    return
+                    return landed
                 log.warning("writing my move failed (%s); retrying", error)
                 time.sleep(REWRITE_PAUSE)
                 continue
@@ -818,7 +857,7 @@ class FileProtocolAgent:
             if after is not None and after.st_mtime_ns > before_ns:
                 if attempt > 1:
                     log.info("move_file mtime went up after %d writes (coarse timestamps)", attempt)
-                return
+                return landed
             pause = REWRITE_PAUSE
             if after is not None and _whole_seconds(after):
                 self._say_coarse()
@@ -828,12 +867,12 @@ class FileProtocolAgent:
                 pause = max(min(math.floor(now - 0.015) + 1.015 - now, REWRITE_PAUSE), 0.001)
             if time.perf_counter() + pause > hard_deadline:
                 log.error("move_file mtime did not go up after %d writes; the referee may not see my move", attempt)
-                return
+                return landed
             log.debug("move_file mtime did not go up (coarse timestamps?); rewriting in %.0f ms", pause * 1000)
             time.sleep(pause)
             go_id = _identity_or_none(self.go_path)
             if go_id is None or self._turn_is_over(self._game.opening_id, go_id):
-                return  # game over or the .go gone: a rewrite now could only land outside my turn
+                return landed  # game over or the .go gone: a rewrite now could only land outside my turn
 
     def _say_coarse(self) -> None:
         self._say_once("coarse", logging.WARNING,

@@ -16,6 +16,7 @@ import pytest
 
 from agent import protocol
 from agent.limits import SearchResult
+from agent.pauses import KEEP_BACK_WINDOW
 from agent.protocol import (
     REFEREE_TICK,
     EXIT_ABORTED,
@@ -692,6 +693,106 @@ def test_deadline_counts_from_the_go_mtime(referee, age, expected):
     _, limit = runner.engine.calls[0]
     assert limit.deadline - noticed == pytest.approx(expected, abs=0.15)
     assert (limit.depth, limit.nodes) == (3, 500)
+    referee.end()
+    runner.join()
+
+
+# -- pauses kept back (agent.pauses) -------------------------------------------------------------
+
+
+class PausingEngine(RecordingEngine):
+    """Sleeps (off the CPU) or spins (on it) in chosen turns, and records each turn's deadline in
+    seconds after the .go's mtime."""
+
+    def __init__(self, go_path: Path, sleep=(), spin_past_deadline=()) -> None:
+        super().__init__()
+        self.go_path = go_path
+        self.sleep = dict(sleep)            # turn number -> seconds asleep
+        self.spin = dict(spin_past_deadline)  # turn number -> seconds past the deadline, on the CPU
+        self.deadlines: list[float] = []
+
+    def choose(self, position, limit):
+        now_perf, now_wall = time.perf_counter(), time.time()
+        self.deadlines.append(limit.deadline - now_perf + now_wall - os.stat(self.go_path).st_mtime)
+        turn = len(self.deadlines)
+        time.sleep(self.sleep.get(turn, 0.0))
+        if turn in self.spin:
+            while time.perf_counter() < limit.deadline + self.spin[turn]:
+                pass
+        return super().choose(position, limit)
+
+
+def play_my_turns(referee: Referee, runner: Runner, turns: int) -> None:
+    """Give me ``turns`` turns, the opponent answering each of my moves."""
+    for turn in range(1, turns + 1):
+        referee.go(ME)
+        assert wait_for(lambda: my_move_written(referee) and runner.agent._game.moves == turn)
+        referee.position.play(parse_move_line(referee.move_text())[1])
+        if turn < turns:
+            referee.opponent_moves()
+
+
+def test_time_off_the_cpu_is_kept_back_on_the_next_turns(referee, caplog):
+    """A turn that lost 30 ms off the CPU (and still answered in time) makes the next deadlines
+    keep 30 ms more back: on a loaded machine a pause can also strike at the deadline."""
+    engine = PausingEngine(referee.path(f"{ME}.go"), sleep={1: 0.030})
+    runner = Runner(referee.dir, engine=engine, time_limit=0.5)
+    referee.start()
+    with caplog.at_level(logging.INFO, logger="agent.protocol"):
+        play_my_turns(referee, runner, 3)
+    kept = runner.agent.pauses.largest()
+    assert 0.029 <= kept < 0.2
+    first, second, third = engine.deadlines
+    assert first == pytest.approx(0.3, abs=0.005)            # nothing measured yet: the cutoff
+    assert second == pytest.approx(0.3 - kept, abs=0.005)      # the pause kept back
+    assert third == pytest.approx(second, abs=0.005)           # and remembered
+    assert "ms for pauses)" in caplog.text                     # logged with the move
+    referee.end()
+    runner.join()
+
+
+def test_a_move_landing_late_is_kept_back(referee):
+    """A search that overran its deadline by 40 ms on the CPU: the next deadlines keep that back."""
+    engine = PausingEngine(referee.path(f"{ME}.go"), spin_past_deadline={1: 0.040})
+    runner = Runner(referee.dir, engine=engine, time_limit=0.5)
+    referee.start()
+    play_my_turns(referee, runner, 2)
+    assert runner.agent.pauses.largest() >= 0.039
+    assert engine.deadlines[1] <= 0.3 - 0.039 + 0.005
+    referee.end()
+    runner.join()
+
+
+@pytest.mark.parametrize("time_limit, floor", [(0.5, 0.25 * 0.45), (0.1, 0.25 * 0.05), (10.0, 0.25 * 9.95)])
+def test_pauses_never_take_the_thinking_time_under_a_quarter_of_the_last_tick(referee, time_limit, floor):
+    agent = FileProtocolAgent(ME, referee.dir, RecordingEngine(), time_limit=time_limit)
+    agent.pauses.append(0.070)
+    assert agent.thinking_cutoff() == pytest.approx(max(cutoff_for(time_limit) - 0.070, floor))
+    agent.pauses.append(20.0)
+    assert agent.thinking_cutoff() == pytest.approx(floor)
+
+
+def test_pauses_are_forgotten_after_the_window(referee):
+    agent = FileProtocolAgent(ME, referee.dir, RecordingEngine(), time_limit=0.5)
+    agent.pauses.append(0.050)
+    for _ in range(KEEP_BACK_WINDOW - 1):
+        agent.pauses.append(0.0)
+    assert agent.thinking_cutoff() == pytest.approx(0.3 - 0.050)
+    agent.pauses.append(0.0)
+    assert agent.thinking_cutoff() == pytest.approx(0.3)
+
+
+def test_nothing_is_kept_back_at_10_s_on_a_quiet_turn(referee, caplog):
+    """The tournament's 10 s: a quick turn measures no pause, so the next move still thinks to ~9.0 s."""
+    engine = PausingEngine(referee.path(f"{ME}.go"))
+    runner = Runner(referee.dir, engine=engine, time_limit=10.0)
+    referee.start()
+    with caplog.at_level(logging.INFO, logger="agent.protocol"):
+        play_my_turns(referee, runner, 2)
+    # A few ms at most (a loaded test machine may take the thread off the CPU for a moment).
+    assert runner.agent.pauses.largest() < 0.05
+    assert engine.deadlines[0] == pytest.approx(9.0, abs=0.005)
+    assert engine.deadlines[1] == pytest.approx(9.0, abs=0.05)
     referee.end()
     runner.join()
 
