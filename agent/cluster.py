@@ -26,8 +26,9 @@ runners play locally as before and nothing here imports Dask.  With one, each ga
   before.  A result says which worker played the game.
 * **Faults.**  When a worker dies, the scheduler runs its games again elsewhere (Dask's
   ``allowed-failures``, 3 by default).  Each game announces its start (an event with the
-  worker's address), so the client counts the games that were started more than once
-  (:meth:`ClusterRunner.retried`); a game's result is handled once, whatever happened.
+  worker's address), and the scheduler counts the workers lost while playing it, so the client
+  counts the games that were started more than once (:meth:`ClusterRunner.attempts`); a
+  game's result is handled once, whatever happened.
 * **Files.**  A game runs in a temporary directory of the worker; its logs travel back with
   its result (:func:`read_files`; ``play_game_on_worker`` in :mod:`ref_sim.match` and
   :mod:`ref_sim.stdio`) and the client writes them under ``--out`` (:func:`save_files`), so
@@ -378,13 +379,32 @@ class ClusterRunner:
             self.client.cancel(futures)
 
     def attempts(self, ticket: Ticket) -> int:
-        """How many times the game was started (more than one: its worker was lost)."""
+        """How many times the game was started (more than one: its worker was lost).
+
+        The announcements alone can miss a start: a game searching inside its worker holds
+        the GIL, so the worker may die before its announcement leaves.  The scheduler counts
+        the workers lost while a task was on them (``suspicious``, what ``allowed-failures``
+        checks), so that count, plus one, is taken when larger."""
         with self._lock:
-            return max(1, len(self._starts.get(ticket.label, ())))
+            announced = len(self._starts.get(ticket.label, ()))
+        return max(1, announced, self._workers_lost(ticket) + 1)
+
+    def _workers_lost(self, ticket: Ticket) -> int:
+        key = ticket.future.key
+
+        def count(dask_scheduler=None):      # a local function: it travels by value
+            task = dask_scheduler.tasks.get(key)
+            return 0 if task is None else task.suspicious
+
+        try:
+            return int(self.client.run_on_scheduler(count))
+        except Exception:                    # a scheduler that refuses to run code: events only
+            return 0
 
     def retried(self) -> dict[str, list[str]]:
-        """The games started more than once, each with the workers that started it in turn
-        (all but the last were lost while playing it)."""
+        """The games announced more than once, each with the workers that started it in turn
+        (all but the last were lost while playing it).  A worker killed before its announcement
+        left is missing here; :meth:`attempts` counts it."""
         with self._lock:
             return {label: list(workers) for label, workers in self._starts.items()
                     if len(workers) > 1}

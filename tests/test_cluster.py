@@ -465,9 +465,10 @@ def test_a_killed_worker_loses_no_arena_game(own_cluster):
     from agent import arena
     from agent.games import get_game
     address = own_cluster.scheduler_address
-    # Depth 7 against depth 1: about a second of search per game, long enough to be killed in.
-    specs, series = ("alphabeta:depth=7", "seed:depth=1"), dict(games=2, seed=SEED)
-    local = arena.run_series(get_game("uttt"), *specs, **series)
+    # Qubic at depth 4 against depth 2: about a second of the generic (Python) search per game,
+    # long enough to be killed in whether or not the compiled uttt core is built.
+    specs, series = ("alphabeta:depth=4", "alphabeta:depth=2"), dict(games=2, seed=SEED)
+    local = arena.run_series(get_game("qubic"), *specs, **series)
     killed = {}
 
     def kill_the_worker_of_game_1(spy):
@@ -488,16 +489,17 @@ def test_a_killed_worker_loses_no_arena_game(own_cluster):
             distributed.Client(address) as spy:
         killer = threading.Thread(target=kill_the_worker_of_game_1, args=(spy,))
         killer.start()
-        far = arena.run_series(get_game("uttt"), *specs, runner=runner, **series)
+        far = arena.run_series(get_game("qubic"), *specs, runner=runner, **series)
         killer.join()
-        retried = runner.retried()
     assert "worker" in killed
     assert len(far.games) == 2                                  # each game once
     assert [(g.opening, g.moves, g.winner) for g in far.games] == \
         [(g.opening, g.moves, g.winner) for g in local.games]   # the rerun is the same game
-    first = far.games[0]
+    # Counted although the search held the worker's GIL: its start announcement may never
+    # have left the worker (the scheduler's count of lost workers says it was retried).
+    first, second = far.games
     assert first.attempts >= 2 and first.worker != killed["worker"]
-    assert list(retried) == ["game-1"] and retried["game-1"][0] == killed["worker"]
+    assert second.attempts == 1
     assert "Retried: 1 game started again after its worker was lost" in far.report_lines()
 
 
