@@ -2,10 +2,11 @@
 and the choice between it and the pure-Python search.
 
 :class:`CompiledAlphaBeta` is :class:`agent.search.AlphaBeta` for Ultimate Tic-Tac-Toe with the
-tree search in C: ``search(state, limit, on_iteration)`` and ``iterate(state, limit)`` behave
-alike, line for line (this module keeps the iterative deepening, as ``AlphaBeta.iterate`` does;
-the C code mirrors ``_root``, ``_negamax``, ``_ordered``, the rules and the evaluation). At a
-fixed depth the two return the same move, score and node count (tests/test_core.py).
+tree search in C: it inherits ``search(state, limit, on_iteration)`` and ``iterate(state, limit)``,
+the iterative deepening, and overrides only the steps they take (``_start_search``,
+``_search_root``, ``_probe``); the C code mirrors ``_root``, ``_negamax``, ``_ordered``, the rules
+and the evaluation. At a fixed depth the two return the same move, score and node count
+(tests/test_core.py).
 
 The core is optional: ``pip install`` builds it where a C compiler works and carries on without
 it where none does. :func:`make_searcher` picks the core: ``core="python"``, ``"compiled"`` (an
@@ -28,9 +29,9 @@ import time
 import weakref
 from array import array
 
-from .limits import STOP_POLL_SECONDS, SearchLimit, SearchResult
+from .limits import STOP_POLL_SECONDS, SearchLimit
 from .rules import ZOBRIST_CELL, ZOBRIST_FORCED, Position
-from .search import MAX_PLY, PROVEN_SCORE, AlphaBeta
+from .search import AlphaBeta
 
 log = logging.getLogger(__name__)
 
@@ -200,18 +201,20 @@ def load_position(searcher, pos: Position) -> None:
 
 # -- the searcher --------------------------------------------------------------------------------
 
-class CompiledAlphaBeta:
+class CompiledAlphaBeta(AlphaBeta):
     """AlphaBeta for Ultimate Tic-Tac-Toe with the tree search in C: keeps its table and history
-    between moves of one game. ``hash_mb`` bounds the table (a flat array of 16-byte entries);
-    ``tt_slots`` sets its size directly (a power of two). ``hash_mb=0`` means no table, as in
-    AlphaBeta. The table's memory is touched when it is made (``prefault``) so that page faults
-    do not slow the first searches."""
+    between moves of one game. AlphaBeta's ``search`` and ``iterate`` run as they are; the steps
+    they take (start a search, search the root to a depth, probe the table) run in C. ``hash_mb``
+    bounds the table (a flat array of 16-byte entries); ``tt_slots`` sets its size directly (a
+    power of two). ``hash_mb=0`` means no table, as in AlphaBeta. The table's memory is touched
+    when it is made (``prefault``) so that page faults do not slow the first searches."""
 
     def __init__(self, evaluator, hash_mb: float = 192.0, tt_slots: int | None = None,
                  prefault: bool = True) -> None:
         if _core is None:
             raise CoreUnavailable(unavailable_reason())
         kind = _evaluation_kind(evaluator)
+        # Not AlphaBeta.__init__: the table, history and killers it makes live in the C searcher.
         self.evaluator = evaluator
         self.evaluation = kind
         self._core = _core.Searcher(bytes(evaluator._can_win_next), tt_slots or (table_slots(hash_mb) if hash_mb > 0 else 0), prefault)
@@ -239,83 +242,25 @@ class CompiledAlphaBeta:
         """Entries replaced by another position's so far: 0 means the table acted like a dict."""
         return self._core.tt_replaced
 
-    # -- public: as AlphaBeta ------------------------------------------------------------------
+    # -- AlphaBeta.iterate's steps, in C -------------------------------------------------------
 
-    def search(self, state: Position, limit: SearchLimit, on_iteration=None) -> SearchResult:
-        """The best move found within ``limit`` (see AlphaBeta.search)."""
-        result = None
-        for result in self.iterate(state, limit):
-            if on_iteration is not None:
-                on_iteration(result)
-        return result
-
-    def iterate(self, state: Position, limit: SearchLimit):
-        """Yield a SearchResult after every completed depth (and a last one if time ran out):
-        AlphaBeta.iterate, with each depth's tree searched in C."""
-        moves = list(state.legal_moves())
-        if not moves:
-            raise ValueError("no legal moves: the game is over")
-        start = time.perf_counter()
+    def _start_search(self, state: Position, limit: SearchLimit) -> None:
         core = self._core
         load_position(core, state)
         self._deadline = limit.deadline
         core.new_search(None if limit.deadline is None else limit.deadline - time.perf_counter(), limit.nodes,
                         limit.should_stop, STOP_POLL_SECONDS)
 
-        best = SearchResult(move=self._initial_move(state, moves))
-        if len(moves) == 1 and limit.depth is None and limit.nodes is None:
-            best.elapsed = time.perf_counter() - start
-            yield best  # a forced move needs no thinking
-            return
-        max_depth = limit.depth if limit.depth is not None else MAX_PLY - 1
-        for depth in range(1, max_depth + 1):
-            found = core.root(moves, depth)
-            if found is None:  # a limit stopped this depth
-                if core.root_best is not None:  # proven better than the completed first move
-                    best.move, best.score = core.root_best
-                best.nodes, best.elapsed = core.nodes, time.perf_counter() - start
-                yield best
-                return
-            score, move = found
-            best = SearchResult(move=move, score=score, depth=depth, nodes=core.nodes,
-                                elapsed=time.perf_counter() - start, pv=self._principal_variation(state, move, depth))
-            best.proven = abs(score) >= PROVEN_SCORE or depth >= AlphaBeta._plies_left_bound(state)
-            moves.remove(move)
-            moves.insert(0, move)
-            yield best
-            if best.proven:
-                return
-            if self._out_of_time():
-                return
+    def _search_root(self, state: Position, moves, depth):
+        # The C searcher moves on its own copy of the position (load_position): ``state`` stays as it is.
+        return self._core.root(moves, depth)
 
-    # -- internals: as AlphaBeta's, reading the C table ------------------------------------------
+    @property
+    def _root_best(self):
+        return self._core.root_best
 
-    def _initial_move(self, state, moves) -> int:
-        entry = self._core.probe(state.key)
-        if entry is not None and entry[3] in moves:
-            return entry[3]
-        priorities = self.evaluator.move_priority(state, moves)
-        return moves[priorities.index(max(priorities))]
-
-    def _out_of_time(self) -> bool:
-        return self._deadline is not None and time.perf_counter() >= self._deadline
-
-    def _principal_variation(self, state, move, depth) -> list[int]:
-        pv = [move]
-        seen = {state.key}
-        state.push(move)
-        made = 1
-        while len(pv) < depth and state.winner is None:
-            entry = self._core.probe(state.key)
-            if entry is None or state.key in seen or entry[3] not in state.legal_moves():
-                break
-            seen.add(state.key)
-            pv.append(entry[3])
-            state.push(entry[3])
-            made += 1
-        for _ in range(made):
-            state.pop()
-        return pv
+    def _probe(self, key):
+        return self._core.probe(key)
 
 
 # -- the choice of core ------------------------------------------------------------------------

@@ -82,18 +82,7 @@ class AlphaBeta:
         if not moves:
             raise ValueError("no legal moves: the game is over")
         start = time.perf_counter()
-        self.nodes = 0
-        self._deadline = limit.deadline
-        self._node_limit = limit.nodes
-        self._should_stop = limit.should_stop
-        self._next_stop_poll = start + STOP_POLL_SECONDS
-        self._next_check = CLOCK_INTERVAL
-        if len(self.tt) > self.tt_capacity * 3 // 4:  # room for this search's new entries
-            self._trim_table(self.tt_capacity // 2)
-        for row in self.history:  # age the history so old cut-offs do not dominate
-            for i, value in enumerate(row):
-                row[i] = value >> 3
-        self.killers = [[-1, -1] for _ in range(MAX_PLY)]
+        self._start_search(state, limit)
 
         best = SearchResult(move=self._initial_move(state, moves))
         if len(moves) == 1 and limit.depth is None and limit.nodes is None:
@@ -101,18 +90,15 @@ class AlphaBeta:
             yield best  # a forced move needs no thinking
             return
         max_depth = limit.depth if limit.depth is not None else MAX_PLY - 1
-        root_ply = state.ply if hasattr(state, "ply") else None
         for depth in range(1, max_depth + 1):
-            self._root_best = None
-            try:
-                score, move = self._root(state, moves, depth)
-            except _Stop:
-                self._unwind(state, root_ply)
+            found = self._search_root(state, moves, depth)
+            if found is None:  # a limit stopped this depth
                 if self._root_best is not None:  # proven better than the completed first move
                     best.move, best.score = self._root_best
                 best.nodes, best.elapsed = self.nodes, time.perf_counter() - start
                 yield best
                 return
+            score, move = found
             best = SearchResult(move=move, score=score, depth=depth, nodes=self.nodes,
                                 elapsed=time.perf_counter() - start, pv=self._principal_variation(state, move, depth))
             best.proven = abs(score) >= PROVEN_SCORE or depth >= self._plies_left_bound(state)
@@ -124,10 +110,42 @@ class AlphaBeta:
             if self._out_of_time():
                 return
 
+    # -- the steps iterate() takes: agent/core.py's CompiledAlphaBeta runs them in C ------------
+
+    def _start_search(self, state, limit: SearchLimit) -> None:
+        """Take in ``limit`` and ready the table, history and killers for a new search."""
+        self.nodes = 0
+        self._deadline = limit.deadline
+        self._node_limit = limit.nodes
+        self._should_stop = limit.should_stop
+        self._next_stop_poll = time.perf_counter() + STOP_POLL_SECONDS
+        self._next_check = CLOCK_INTERVAL
+        if len(self.tt) > self.tt_capacity * 3 // 4:  # room for this search's new entries
+            self._trim_table(self.tt_capacity // 2)
+        for row in self.history:  # age the history so old cut-offs do not dominate
+            for i, value in enumerate(row):
+                row[i] = value >> 3
+        self.killers = [[-1, -1] for _ in range(MAX_PLY)]
+
+    def _search_root(self, state, moves, depth):
+        """``(score, move)`` of the root searched to ``depth``, or None when a limit stopped it;
+        then ``_root_best`` is ``(move, score)`` of a move proven better than the first, or None."""
+        self._root_best = None
+        root_ply = state.ply if hasattr(state, "ply") else None
+        try:
+            return self._root(state, moves, depth)
+        except _Stop:
+            self._unwind(state, root_ply)
+            return None
+
+    def _probe(self, key):
+        """The table's ``(depth, flag, score, move)`` for ``key``, or None."""
+        return self.tt.get(key)
+
     # -- internals ---------------------------------------------------------------------------
 
     def _initial_move(self, state, moves) -> int:
-        entry = self.tt.get(state.key)
+        entry = self._probe(state.key)
         if entry is not None and entry[3] in moves:
             return entry[3]
         priorities = self.evaluator.move_priority(state, moves)
@@ -311,7 +329,7 @@ class AlphaBeta:
         state.push(move)
         made = 1
         while len(pv) < depth and state.winner is None:
-            entry = self.tt.get(state.key)
+            entry = self._probe(state.key)
             if entry is None or state.key in seen or not _is_legal(state, entry[3]):
                 break
             seen.add(state.key)
