@@ -28,12 +28,12 @@ one line on stderr).
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import sys
 from dataclasses import dataclass, field
 
 from . import cluster, stats
+from .commandline import say_error, silence_output
 from .games import GAMES, get_game, make_engine, parse_engine_spec
 from .limits import SearchLimit
 
@@ -225,11 +225,11 @@ def main(argv=None, stdout=None) -> int:
     if not address:
         return _play(args, game, out, runner=None)
     try:
-        runner = cluster.connect(address, say=_say_error)
+        runner = cluster.connect(address, say=lambda message: say_error(PROG, message))
     except cluster.ClusterError as error:
         parser.error(str(error))
     except KeyboardInterrupt:
-        _say_error("interrupted while connecting to the cluster")
+        say_error(PROG, "interrupted while connecting to the cluster")
         return EXIT_INTERRUPTED
     with runner:
         print(f"arena: on {len(runner.slots())} cluster worker(s), {runner.capacity()} games at once",
@@ -264,39 +264,24 @@ def _play(args, game, out, runner) -> int:
             if played:
                 for line in so_far[0].report_lines():
                     print(line, file=out, flush=True)
-            _say_error(f"interrupted after {len(played)} game{'' if len(played) == 1 else 's'}")
+            say_error(PROG, f"interrupted after {len(played)} game{'' if len(played) == 1 else 's'}")
             return EXIT_INTERRUPTED
         except cluster.ClusterError as error:       # every worker that tried a game died
             played = so_far[0].games if so_far else []
             if played:
                 for line in so_far[0].report_lines():
                     print(line, file=out, flush=True)
-            _say_error(f"stopped after {len(played)} game{'' if len(played) == 1 else 's'}: {error}")
+            say_error(PROG, f"stopped after {len(played)} game{'' if len(played) == 1 else 's'}: {error}")
             return EXIT_CLUSTER_LOST
         for line in series.report_lines():
             print(line, file=out, flush=True)
     except BrokenPipeError:
-        _silence(out)
-        _say_error("output closed (broken pipe)")
+        silence_output(out)
+        say_error(PROG, "output closed (broken pipe)")
         return EXIT_BROKEN_PIPE
     return 0
 
 
-def _say_error(message: str) -> None:
-    try:
-        print(f"{PROG}: {message}", file=sys.stderr, flush=True)
-    except (OSError, ValueError):
-        pass
-
-
-def _silence(out) -> None:
-    """Point a closed stdout at the null device, so Python's flush at exit fails no second time."""
-    try:
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, out.fileno())
-        os.close(null)
-    except (OSError, ValueError, AttributeError):
-        pass  # not a real file (a test's stream): nothing is flushed at exit
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
-"""What both protocols' command lines share (``agent.cli`` for the file protocol,
-``agent.codingame`` for stdin/stdout): the usage error, logging set-up and the engine by name.
-A module of its own so that neither protocol imports the other."""
+"""What the agent's command lines share: for both protocols (``agent.cli`` for the file protocol,
+``agent.codingame`` for stdin/stdout) the usage error, logging set-up and the engine by name;
+for every command (``agent.play``, ``agent.arena`` too) the one-line error and the closed-output
+clean-up. A module of its own so that no two commands import each other."""
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -48,3 +50,21 @@ def build_engine(name: str | None, depth: int | None, nodes: int | None, evaluat
         log.info("engine %s takes no %s option; the limit is passed with every search instead",
                  name, "/".join(options))
         return name, engines.make_engine(name)
+
+
+def say_error(prog: str, message: str, start: str = "") -> None:
+    """``PROG: message`` on stderr; never raises (stderr may be closed too)."""
+    try:
+        print(f"{start}{prog}: {message}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+def silence_output(out) -> None:
+    """Point a closed stdout at the null device, so Python's flush at exit fails no second time."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, out.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):
+        pass  # not a real file (a test's stream): nothing is flushed at exit

@@ -17,9 +17,9 @@ prints one line on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
+from .commandline import say_error, silence_output
 from .games import GAMES, get_game, result_text, search_engine
 from .limits import SearchLimit, SearchResult
 from .search import PROVEN_SCORE, WIN_SCORE
@@ -66,29 +66,14 @@ def main(argv=None, stdin=None, stdout=None) -> int:
         return play(args, stdin, out)
     except KeyboardInterrupt:
         # At the prompt the cursor sits after "Your move ...: ": start a line of our own.
-        _say_error("interrupted", start="\n")
+        say_error(PROG, "interrupted", start="\n")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
-        _silence(out)
-        _say_error("output closed (broken pipe)")
+        silence_output(out)
+        say_error(PROG, "output closed (broken pipe)")
         return EXIT_BROKEN_PIPE
 
 
-def _say_error(message: str, start: str = "") -> None:
-    try:
-        print(f"{start}{PROG}: {message}", file=sys.stderr, flush=True)
-    except (OSError, ValueError):
-        pass
-
-
-def _silence(out) -> None:
-    """Point a closed stdout at the null device, so Python's flush at exit fails no second time."""
-    try:
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, out.fileno())
-        os.close(null)
-    except (OSError, ValueError, AttributeError):
-        pass  # not a real file (a test's stream): nothing is flushed at exit
 
 
 def play(args, stdin, out) -> int:
