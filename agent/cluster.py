@@ -44,9 +44,10 @@ This module is part of ``agent`` (the arena uses it) but imports nothing of ``re
 product never depends on the simulator.  The agent executable never imports it.
 
 A game of a series runs in a worker thread that mostly waits: its agents are processes.  A game
-searched inside the worker (self-play data, ``agent.arena``) holds the GIL, so there a worker's threads take
-turns; start one single-threaded worker per spare core instead (``dask worker ADDRESS
---nworkers N --nthreads 1``): each gets one slot.
+searched inside the worker (self-play data, ``agent.arena``) holds the GIL while it runs Python (the
+pure-Python search throughout; the compiled core lets it go only while it searches), so there a
+worker's threads take turns; start one single-threaded worker per spare core instead (``dask
+worker ADDRESS --nworkers N --nthreads 1``): each gets one slot.
 """
 
 from __future__ import annotations
@@ -381,8 +382,9 @@ class ClusterRunner:
     def attempts(self, ticket: Ticket) -> int:
         """How many times the game was started (more than one: its worker was lost).
 
-        The announcements alone can miss a start: a game searching inside its worker holds
-        the GIL, so the worker may die before its announcement leaves.  The scheduler counts
+        The announcements alone can miss a start: a game searching inside its worker may hold
+        the GIL (the pure-Python search does), so the worker may die before its announcement
+        leaves.  The scheduler counts
         the workers lost while a task was on them (``suspicious``, what ``allowed-failures``
         checks), so that count, plus one, is taken when larger."""
         with self._lock:
