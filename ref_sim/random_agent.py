@@ -92,9 +92,12 @@ class RandomAgent:
         while True:
             if self.game_over():
                 text = self.read("end_game")
-                if text is not None:
+                if text is not None and text.strip():
                     self.say(f"game over: {one_line(text)}")
                     return 0
+                # Created but not written yet (the referee writes it in two steps): look again.
+                time.sleep(POLL)
+                continue
             opening = self.opening_key()
             if opening is None and self.mtime("move_file") is None:
                 if seen_files:      # a new game re-creates them at once; an abort does not

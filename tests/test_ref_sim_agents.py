@@ -147,3 +147,19 @@ def test_random_agent_dir_on_a_file_is_named_as_a_file(tmp_path, capsys):
         main(["Walrus", "--dir", str(path)])
     assert exit_info.value.code == 2
     assert f"--dir {path}: not a directory (it is a file)" in capsys.readouterr().err
+
+
+def test_an_end_game_not_written_yet_is_read_once_it_is(tmp_path):
+    # The referee creates end_game and then writes it: an empty read is not the result.
+    agent = start_random_agent(tmp_path, "Otter", 3)
+    try:
+        time.sleep(1.0)
+        (tmp_path / "first_four_moves").write_text("Walrus 0 4\nOtter 4 0\nWalrus 0 8\nOtter 8 0\n")
+        (tmp_path / "move_file").write_text("")
+        time.sleep(0.3)
+        (tmp_path / "end_game").write_text("")
+        time.sleep(0.5)
+        (tmp_path / "end_game").write_text("END: Match TIED!")
+    finally:
+        code, output = finish(agent)
+    assert code == 0 and "game over: END: Match TIED!" in output, output
