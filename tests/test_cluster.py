@@ -517,6 +517,11 @@ def start_worker(address, pythonpath, log):
 def test_workers_without_the_project_or_with_other_code_are_refused(tmp_path, monkeypatch):
     with start_cluster(tmp_path, monkeypatch, workers=1) as lc:
         with cluster.connect(lc.scheduler_address, say=lambda text: None) as runner:
+            # connect() returns once the scheduler lists the worker's slots; the admission
+            # event that fills runner.admitted may reach this client a moment later.
+            deadline = time.monotonic() + 30
+            while not runner.admitted and time.monotonic() < deadline:
+                time.sleep(0.05)
             (good,) = runner.admitted
             # A machine without the project: importing it fails.
             bare = tmp_path / "bare" / "agent"
