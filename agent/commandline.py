@@ -10,7 +10,6 @@ import os
 import sys
 from pathlib import Path
 
-from . import engines
 
 log = logging.getLogger("agent")
 
@@ -37,6 +36,8 @@ def setup_logging(args, log_path: Path | None, name: str) -> None:
 def build_engine(name: str | None, depth: int | None, nodes: int | None, evaluation: str | None = None):
     """Make the engine; depth/nodes (and the evaluation) go in as options when given (engines that
     take none still get depth/nodes through every SearchLimit)."""
+    from . import engines  # here, not at the top: ref_sim's commands use the light helpers below
+
     name = name or DEFAULT_ENGINE
     if name not in engines.ENGINES:
         raise UsageError(f"unknown engine {name!r}; choose from {', '.join(sorted(engines.ENGINES))}")

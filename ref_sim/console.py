@@ -15,29 +15,13 @@ A command that must clean up (stop its games, kill its agents) catches these its
 from __future__ import annotations
 
 import functools
-import os
 import sys
+
+from agent.commandline import say_error, silence_output
 
 #: Exit codes shared by the commands.
 INTERRUPTED = 130
 BROKEN_PIPE = 141
-
-
-def silence_stdout() -> None:
-    """Send whatever is still to be written to stdout to the null device."""
-    try:
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, sys.stdout.fileno())
-        os.close(null)
-    except (OSError, ValueError, AttributeError):
-        pass                    # not a real file (a test's capture): nothing to protect
-
-
-def say_error(prog: str, message: str) -> None:
-    try:
-        print(f"{prog}: {message}", file=sys.stderr, flush=True)
-    except (OSError, ValueError):
-        pass
 
 
 def quiet_interrupt_hook(previous):
@@ -63,7 +47,7 @@ def entry_point(prog: str):
                 say_error(prog, "interrupted")
                 return INTERRUPTED
             except BrokenPipeError:
-                silence_stdout()
+                silence_output(sys.stdout)
                 say_error(prog, "output closed (broken pipe)")
                 return BROKEN_PIPE
         return run

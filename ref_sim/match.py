@@ -102,6 +102,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent import cluster, stats
+from agent.commandline import say_error, silence_output
 from ref_sim import console, openings
 from ref_sim.referee import (INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, GameRecord, Printer,
                              check_time_limit, run_game)
@@ -763,7 +764,6 @@ def main(argv: list[str] | None = None) -> int:
         specs = [agent_spec(args.agent1), agent_spec(args.agent2)]
     except ValueError as error:
         parser.error(str(error))
-    names = [specs[0].label + "1", specs[1].label + "2"]
     say = (lambda *a, **k: None) if args.quiet else print
 
     games_wanted = args.games
@@ -937,7 +937,7 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -
         stopped_by = "interrupted"
     except BrokenPipeError:
         stopped_by = "broken pipe"
-        console.silence_stdout()
+        silence_output(sys.stdout)
     finally:
         if stopped_by and runner.remote:
             runner.cancel(running)      # not written: --resume plays them again
@@ -949,9 +949,9 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -
                 except (KeyboardInterrupt, AgentCannotStart):
                     pass
                 except BrokenPipeError:
-                    console.silence_stdout()
+                    silence_output(sys.stdout)
     if stopped_by == "broken pipe":
-        console.say_error("python -m ref_sim.match", f"output closed (broken pipe) after "
+        say_error("python -m ref_sim.match", f"output closed (broken pipe) after "
                           f"{len(games)} games; the series stopped")
         return console.BROKEN_PIPE
     if progress is not None:
