@@ -254,24 +254,24 @@ def _play(args, game, out, runner) -> int:
                   f"[{', '.join(texts[:len(record.opening)])}] then [{', '.join(texts[len(record.opening):])}]: "
                   f"{result}", file=out, flush=True)
 
+    def report_so_far() -> str:
+        """Print the summary of the games played so far (if any); say how many there were."""
+        played = so_far[0].games if so_far else []
+        if played:
+            for line in so_far[0].report_lines():
+                print(line, file=out, flush=True)
+        return f"{len(played)} game{'' if len(played) == 1 else 's'}"
+
     try:
         try:
             series = run_series(game, args.engine_a, args.engine_b, args.games, seed=args.seed,
                                 opening_plies=args.opening_plies, seconds=args.seconds, depth=args.depth,
                                 nodes=args.nodes, on_game=on_game, runner=runner)
         except KeyboardInterrupt:
-            played = so_far[0].games if so_far else []
-            if played:
-                for line in so_far[0].report_lines():
-                    print(line, file=out, flush=True)
-            say_error(PROG, f"interrupted after {len(played)} game{'' if len(played) == 1 else 's'}")
+            say_error(PROG, f"interrupted after {report_so_far()}")
             return EXIT_INTERRUPTED
         except cluster.ClusterError as error:       # every worker that tried a game died
-            played = so_far[0].games if so_far else []
-            if played:
-                for line in so_far[0].report_lines():
-                    print(line, file=out, flush=True)
-            say_error(PROG, f"stopped after {len(played)} game{'' if len(played) == 1 else 's'}: {error}")
+            say_error(PROG, f"stopped after {report_so_far()}: {error}")
             return EXIT_CLUSTER_LOST
         for line in series.report_lines():
             print(line, file=out, flush=True)
