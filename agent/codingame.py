@@ -152,6 +152,11 @@ class LineReader:
     def start(self) -> None:
         self._thread.start()
 
+    @property
+    def reading(self) -> bool:
+        """Still waiting on the input: the game ended before the input's end."""
+        return self._thread.is_alive()
+
     def _run(self) -> None:
         try:
             while True:
@@ -483,18 +488,36 @@ def main(args) -> int:
         print(f"uttt-agent: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     setup_logging(args, args.log_file, args.name or "codingame")
+    agent = None
     try:
         agent = CodinGameAgent(engine, turn_ms=args.turn_ms, first_turn_ms=args.first_turn_ms,
                                margin_ms=args.margin_ms, depth=args.depth, nodes=args.nodes)
-        return agent.run()
+        code = agent.run()
     except KeyboardInterrupt:
         log.warning("interrupted")
-        return EXIT_INTERRUPTED
+        code = EXIT_INTERRUPTED
     except BrokenPipeError:
         log.warning("stdout closed by the referee; exiting (code %d)", EXIT_INPUT_ENDED)
         # Python flushes stdout again on exit: point it at nothing so that says nothing either.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_INPUT_ENDED
+        code = EXIT_INPUT_ENDED
     except Exception:
         log.exception("internal error")
-        return EXIT_INTERNAL
+        code = EXIT_INTERNAL
+    if agent is not None and agent.reader.reading:
+        _exit_past_the_reader(code)
+    return code
+
+
+def _exit_past_the_reader(code: int) -> None:
+    """End the process at once with ``code``. The stdin reader, a daemon thread, is blocked in a
+    buffered read that holds stdin's lock (the referee keeps its end of the pipe open), and the
+    interpreter's own shutdown would then abort the process ("Fatal Python error: could not
+    acquire lock for <stdin> at interpreter shutdown", SIGABRT) instead of exiting with ``code``."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)

@@ -362,6 +362,28 @@ def test_command_line_prints_only_the_move_on_stdout():
     assert "Traceback" not in result.stderr
 
 
+def test_bad_input_with_the_referees_pipe_still_open_exits_with_its_code():
+    # A referee keeps its end of stdin open: the reader thread is then still in a read when the
+    # agent quits, and Python's shutdown used to abort the process (SIGABRT) instead.
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    process = subprocess.Popen([sys.executable, "-m", "agent", "--protocol", "codingame", "--engine", "random"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, cwd=ROOT, env=env)
+    try:
+        process.stdin.write("hello\n")
+        process.stdin.flush()
+        code = process.wait(timeout=30)
+        stderr = process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.stdin.close()
+        process.stdout.close()
+        process.stderr.close()
+    assert code == codingame.EXIT_BAD_INPUT, stderr
+    assert "bad input" in stderr and "Fatal" not in stderr
+
+
 def test_command_line_bad_input_and_options():
     bad = run_agent("--protocol", "codingame", "--engine", "random", input_text="hello\n")
     assert bad.returncode == codingame.EXIT_BAD_INPUT and bad.stdout == ""
