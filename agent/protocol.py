@@ -49,7 +49,9 @@ How the loop reads the directory (the numbers are PROTOCOL.md §8 cases):
 
 from __future__ import annotations
 
+import codecs
 import errno
+import locale
 import logging
 import math
 import os
@@ -328,7 +330,22 @@ def _whole_seconds(*stats) -> bool:
     return all(st is not None and st.st_mtime_ns % 1_000_000_000 == 0 for st in stats)
 
 
-def _read_text(path: Path) -> str | None:
+def referee_encoding() -> str:
+    """The encoding the referee's Python reads the protocol files with on this machine: ``open()``'s
+    default, the locale's preferred encoding (UTF-8 on most Linux and macOS, cp1252 on Windows,
+    Latin-1 under some locales; UTF-8 in Python's UTF-8 mode)."""
+    return locale.getpreferredencoding(False)
+
+
+def check_encoding(encoding: str) -> str:
+    """The codec's canonical name, or ValueError for an encoding Python does not know."""
+    try:
+        return codecs.lookup(encoding).name
+    except (LookupError, TypeError, ValueError):
+        raise ValueError(f"unknown encoding {printable(str(encoding), 60)!r}") from None
+
+
+def _read_text(path: Path, encoding: str = "utf-8") -> str | None:
     # Open, read, close at once: never hold a protocol file open (Windows renames, §8.15).
     try:
         with open(path, "rb") as handle:
@@ -337,7 +354,7 @@ def _read_text(path: Path) -> str | None:
         return None
     except PermissionError:  # Windows: the file is being replaced right now; look again later
         return None
-    return data.decode("utf-8", errors="replace")
+    return data.decode(encoding, errors="replace")
 
 
 class FileProtocolAgent:
@@ -365,8 +382,11 @@ class FileProtocolAgent:
         poll_interval: float = POLL_INTERVAL,
         grace: float = VANISH_GRACE,
         silence: float | None = None,
+        encoding: str | None = None,
     ) -> None:
         self.name = check_player_name(name)
+        #: How the referee decodes the files on this machine (None: the locale's, as its Python does).
+        self.encoding = check_encoding(referee_encoding() if encoding is None else encoding)
         self.directory = Path(directory)
         self.engine = engine
         self.time_limit = float(time_limit)
@@ -534,13 +554,13 @@ class FileProtocolAgent:
             self._say_once("stale-end", logging.INFO, "ignoring an end_game older than first_four_moves "
                            "(left from an earlier game)")
             return None
-        text = _read_text(self.end_path)
+        text = _read_text(self.end_path, self.encoding)
         # The referee may be between creating and writing it: give it a moment to fill in.
         for _ in range(20):
             if text:
                 break
             time.sleep(0.01)
-            text = _read_text(self.end_path)
+            text = _read_text(self.end_path, self.encoding)
         lines = referee_lines(text or "")
         self._explain_time_out(lines[0] if lines else "", end)
         return lines[0] if lines else ""
@@ -575,7 +595,7 @@ class FileProtocolAgent:
     # -- turns -----------------------------------------------------------------------------------
 
     def _take_turn_if_mine(self, opening, go) -> None:
-        text = _read_text(self.move_path)
+        text = _read_text(self.move_path, self.encoding)
         if text is None or _identity_or_none(self.go_path) != _identity(go):
             self._settled = None  # it vanished or the turn moved on while reading: look again, fully
             return
@@ -599,12 +619,12 @@ class FileProtocolAgent:
 
     def _join(self, opening, go, last) -> None:
         """Read the opening (now that my .go is current, §8.10) and check the game is fresh (§8.9)."""
-        opening_text = _read_text(self.opening_path) or ""
+        opening_text = _read_text(self.opening_path, self.encoding) or ""
         lines = referee_lines(opening_text)
         if len(lines) < 4:
             # Not complete yet (it should be by now); look again before calling it broken.
             time.sleep(0.02)
-            opening_text = _read_text(self.opening_path) or ""
+            opening_text = _read_text(self.opening_path, self.encoding) or ""
             lines = referee_lines(opening_text)
         if len(lines) != 4:
             raise ProtocolError(f"{OPENING_FILE} has {len(lines)} lines before its first blank line, expected 4: "
@@ -676,7 +696,7 @@ class FileProtocolAgent:
         except ProtocolError:
             # A non-atomic writer could still be busy: judge only text that stays the same.
             time.sleep(0.005)
-            if _read_text(self.move_path) != text:
+            if _read_text(self.move_path, self.encoding) != text:
                 return False
             raise
         game = self._game
@@ -805,7 +825,7 @@ class FileProtocolAgent:
 
     def _explain_vanished_go(self, move: Move) -> None:
         """My .go went away before I wrote: say what the files show probably happened (§14)."""
-        last = referee_last_line(_read_text(self.move_path) or "")
+        last = referee_last_line(_read_text(self.move_path, self.encoding) or "")
         if last is not None and last[1].split()[0] == self.name:
             log.error("my .go vanished while I was thinking and %s now holds %r, a move in my name that I did not "
                       "write: another agent named %r is probably playing in this directory; not writing %s",
