@@ -120,6 +120,10 @@ class DirectoryWatcher:
         self._event.clear()
         return woken
 
+    def take_removed(self) -> frozenset:
+        """Names deleted or moved away since the last call (placeholder: none are tracked yet)."""
+        return frozenset()
+
     def stop(self) -> None:
         observer, self._observer = self._observer, None
         if observer is not None:

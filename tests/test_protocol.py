@@ -272,6 +272,27 @@ def test_instant_opponent_with_50ms_gaps(tmp_path, use_watchdog):
     assert summary.status == "finished" and summary.moves == len(runner.engine.calls)
 
 
+@pytest.mark.parametrize("use_watchdog", [True, False], ids=["watchdog", "polling"])
+def test_one_move_per_go_though_the_opponent_answers_out_of_turn(tmp_path, use_watchdog):
+    """Item 1: an opponent that answers the instant my move appears, before its own .go: its line
+    lands while the .go I answered still stands. The referee calls it (Out-of-order move!, my
+    win); I must not answer it, or the referee reads my second line in its own position."""
+    referee = Referee(tmp_path)
+    runner = Runner(tmp_path, use_watchdog=use_watchdog)
+    referee.start()
+    referee.go(ME)
+    assert wait_for(lambda: my_move_written(referee))
+    referee.position.play(parse_move_line(referee.move_text())[1])
+    eager = f"{OPP} {Move.from_index(referee.position.legal_moves()[0])}\n"
+    referee.path("move_file").write_text(eager)  # my .go still there: out of turn
+    time.sleep(0.3)
+    assert referee.move_text() == eager, "answered a line written out of turn"
+    assert len(runner.engine.calls) == 1
+    referee.end(f"END: {ME} WINS! {OPP} LOSES! Out-of-order move!")
+    summary = runner.join()
+    assert summary.status == "finished" and summary.result == "won" and summary.moves == 1
+
+
 def test_move_is_written_whole_by_rename(referee, monkeypatch):
     """§8.3, 8.15: move_file only ever changes by a rename of a complete one-line temp file."""
     seen = []
@@ -395,11 +416,14 @@ def test_write_retries_stop_at_the_referee_limit(referee, monkeypatch, transient
     assert runner.join().status == "finished"
 
 
-def test_rewrites_until_the_mtime_goes_up(referee):
-    """§8.7: on a coarse-mtime filesystem the first writes may not raise the mtime: rewrite."""
+@pytest.mark.parametrize("can_set_mtime", [True, False], ids=["mtime-set", "mtime-refused"])
+def test_a_write_that_does_not_raise_the_mtime_is_made_to(referee, can_set_mtime):
+    """§8.7: the first writes leave the mtime where it was (the same clock tick, or an mtime in
+    the future): the agent sets it to the next whole second at once; where it may not (another
+    user's file), it rewrites until the mtime goes up."""
     replaced = []
 
-    class Coarse(FileProtocolAgent):
+    class Stuck(FileProtocolAgent):
         def _replace(self, source, target):
             before = os.stat(target).st_mtime_ns
             super()._replace(source, target)
@@ -407,14 +431,39 @@ def test_rewrites_until_the_mtime_goes_up(referee):
             if len(replaced) < 3:  # the first two writes land "in the same tick"
                 os.utime(target, ns=(before, before))
 
+        def _set_mtime(self, mtime_ns):
+            if not can_set_mtime:
+                raise PermissionError(errno.EPERM, "Operation not permitted")
+            super()._set_mtime(mtime_ns)
+
     referee.start()
     before = os.stat(referee.path("move_file")).st_mtime_ns
     runner = Runner(referee.dir)
-    runner.agent.__class__ = Coarse
+    runner.agent.__class__ = Stuck
     referee.go(ME)
-    assert wait_for(lambda: len(replaced) >= 3 and os.stat(referee.path("move_file")).st_mtime_ns > before)
+    assert wait_for(lambda: os.stat(referee.path("move_file")).st_mtime_ns > before)
     time.sleep(0.2)
-    assert len(replaced) == 3 and len(set(replaced)) == 1
+    assert len(set(replaced)) == 1
+    if can_set_mtime:
+        assert len(replaced) == 1
+        assert os.stat(referee.path("move_file")).st_mtime_ns == (before // 10**9 + 1) * 10**9
+    else:
+        assert len(replaced) == 3
+    referee.end()
+    assert runner.join().moves == 1
+
+
+def test_an_mtime_set_in_the_future_does_not_hide_my_move(referee):
+    """A hostile or broken opponent leaves move_file's mtime an hour ahead: the referee's record M
+    is in the future and no plain write can pass it; the agent's stamp does."""
+    referee.start()
+    future = time.time() + 3600
+    os.utime(referee.path("move_file"), (future, future))
+    before = os.stat(referee.path("move_file")).st_mtime_ns
+    runner = Runner(referee.dir)
+    referee.go(ME)
+    assert wait_for(lambda: my_move_written(referee))
+    assert wait_for(lambda: os.stat(referee.path("move_file")).st_mtime_ns > before)
     referee.end()
     assert runner.join().moves == 1
 
@@ -904,17 +953,24 @@ class WholeSeconds(FileProtocolAgent):
     """A filesystem that keeps whole-second mtimes (ext3, and FAT's 2 s at even seconds)."""
 
     granule = 1
+    writes = 0
 
     def _replace(self, source, target):
         super()._replace(source, target)
+        self.writes += 1
         stamp = int(time.time()) // self.granule * self.granule
         os.utime(target, (stamp, stamp))
 
+    def _set_mtime(self, mtime_ns):
+        step = self.granule * 10**9
+        super()._set_mtime(mtime_ns // step * step)
+
 
 @pytest.mark.parametrize("granule", [1, 2])
-def test_coarse_timestamps_move_lands_at_a_later_second(referee, caplog, granule):
-    """The referee recorded move_file's truncated mtime M before my .go; my write must reach an
-    mtime above M, which takes until the next granule, past the truncated .go mtime + the limit."""
+def test_coarse_timestamps_move_is_stamped_with_the_next_granule(referee, caplog, granule):
+    """Item 4: the referee recorded move_file's truncated mtime M before my .go; my write must reach
+    an mtime above M. Waiting for the clock's next granule can take until after the referee's last
+    look at 1 s: the agent stamps its write with that granule at once."""
     caplog.set_level(logging.INFO, logger="agent")
     agent_class = type("Coarse", (WholeSeconds,), {"granule": granule})
     limit = 1.0 if granule == 1 else 2.0
@@ -933,6 +989,9 @@ def test_coarse_timestamps_move_lands_at_a_later_second(referee, caplog, granule
     landed = time.time()
     assert my_move_written(referee)
     assert landed < created + limit - REFEREE_TICK, "landed after the referee's last tick"
+    # One write, stamped with the next granule, rather than rewrites waiting for the clock.
+    assert runner.agent.writes == 1
+    assert os.stat(referee.path("move_file")).st_mtime == boundary + granule
     assert caplog.text.count("whole-second timestamps") == 1
     referee.end()
     assert runner.join().status == "finished"
