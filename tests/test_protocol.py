@@ -6,6 +6,7 @@ The agent runs in a thread; the test plays the referee (and the opponent) by wri
 from __future__ import annotations
 
 import errno
+import io
 import logging
 import os
 import threading
@@ -29,7 +30,7 @@ from agent.protocol import (
     referee_last_line,
     temp_name,
 )
-from agent.rules import Move, Position, parse_move_line
+from agent.rules import InvalidMoveError, Move, Position, parse_move_line
 from agent.watcher import DirectoryWatcher
 
 ME, OPP = "Gopher", "Otter"  # "go" inside my name: the temp file must still be safe
@@ -79,7 +80,7 @@ class Referee:
 
     def move_text(self) -> str:
         try:
-            return self.path("move_file").read_text()
+            return self.path("move_file").read_bytes().decode("utf-8", errors="replace")
         except FileNotFoundError:
             return ""
 
@@ -889,6 +890,88 @@ def test_opponent_line_with_an_odd_separator_is_the_referees_move(tmp_path, sepa
     assert moves[-1] == first
     referee.end()
     assert runner.join().status == "finished"
+
+
+def referee_reads(data: bytes, encoding: str):
+    """What the real referee makes of move_file's bytes on a machine whose locale encoding is
+    ``encoding``: plain Python, as its source does it (``open()`` in text mode, the last line
+    before the first blank one, ``split()``, ``int()``). "undecodable" where decoding raises."""
+    try:
+        lines = io.TextIOWrapper(io.BytesIO(data), encoding=encoding).readlines()
+    except UnicodeDecodeError:
+        return "undecodable"
+    line = ""
+    for next_line in lines:
+        if next_line.isspace():
+            break
+        line = next_line
+    tokens = line.split()
+    try:
+        return tokens[0], int(tokens[1]), int(tokens[2])
+    except (IndexError, ValueError):
+        return "invalid"
+
+
+def agent_reads(path: Path, encoding: str):
+    """What the agent makes of the same file: its reading, then its parsing of the last line."""
+    text, undecodable = protocol._read_file(path, encoding)
+    if undecodable:
+        return "undecodable"
+    last = referee_last_line(text)
+    try:
+        name, move = parse_move_line(last[1] if last else "")
+    except InvalidMoveError:
+        return "invalid"
+    return name, move.board, move.spot
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "cp1252", "latin-1"])
+def test_every_high_byte_between_the_tokens_reads_as_the_referee_reads_it(tmp_path, encoding):
+    """Item 3: the referee decodes move_file with its machine's locale encoding. Under Latin-1 or
+    cp1252 byte 0xA0 is a no-break space, which split() takes for whitespace: the referee accepts
+    'Otter\\xa08\\xa04' as the move 8 4, and so must the agent; under UTF-8 the byte cannot be
+    decoded at all. For every byte 0x80-0xFF, in every place between and around the tokens, the
+    agent's reading equals the referee's."""
+    path = tmp_path / "move_file"
+    checked = {"accepted": 0, "invalid": 0, "undecodable": 0}
+    for byte in range(0x80, 0x100):
+        b = bytes([byte])
+        for data in (b"Otter" + b + b"8" + b + b"4\n", b"Otter " + b + b"8 4\n", b"Otter 8 4" + b + b"\n",
+                     b"Otter 8" + b + b" 4\r\n", b + b"Otter 8 4\n", b"Otter 0 0\n" + b + b"\nOtter 8 4\n"):
+            path.write_bytes(data)
+            expected = referee_reads(data, encoding)
+            if isinstance(expected, tuple) and not (0 <= expected[1] <= 8 and 0 <= expected[2] <= 8):
+                expected = "invalid"  # a number out of range: the referee's rules refuse the move
+            assert agent_reads(path, encoding) == expected, (encoding, data)
+            checked["accepted" if isinstance(expected, tuple) else expected] += 1
+    if encoding == "utf-8":
+        assert checked["undecodable"] > 0
+    else:
+        assert checked["accepted"] > 0  # 0xA0 at least (and 0x85 NEL under Latin-1)
+    path.write_bytes(b"Otter\xa08\xa04\n")
+    assert agent_reads(path, encoding) == ("undecodable" if encoding == "utf-8" else ("Otter", 8, 4))
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "cp1252", "utf-8"])
+def test_an_opponent_move_separated_by_no_break_spaces(tmp_path, caplog, encoding):
+    """Item 3, whole: the opponent writes 'Otter\\xa0B\\xa0S' in Latin-1 bytes. A Latin-1 or cp1252
+    referee plays it, so the agent must too; a UTF-8 referee cannot decode it: reported, no move."""
+    caplog.set_level(logging.INFO, logger="agent")
+    referee = Referee(tmp_path, OPENING_OPP_FIRST)
+    runner = Runner(tmp_path, encoding=encoding)
+    referee.start()
+    move = Move.from_index(referee.position.legal_moves()[0])
+    referee.go(OPP)
+    referee.path("move_file").write_bytes(f"{OPP}\xa0{move.board}\xa0{move.spot}\n".encode("latin-1"))
+    referee.go(ME)
+    if encoding == "utf-8":
+        time.sleep(0.3)
+        assert not runner.engine.calls and "not utf-8" in caplog.text
+    else:
+        assert wait_for(lambda: my_move_written(referee)), runner.agent._error
+        assert runner.engine.calls[0][0][-1] == move.index
+    referee.end()
+    assert runner.join().status == ("protocol_error" if encoding == "utf-8" else "finished")
 
 
 def test_opening_and_end_game_read_as_the_referee_writes_them(referee):
