@@ -348,7 +348,8 @@ def exit_time(time_limit: float, exit_wait: float | None = None) -> float:
 def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time_limit: float,
               seed: int | None, first=None, opening=None, show=False, stop=None,
               agent_seeds=None, exit_wait: float | None = None, must_start: bool = False,
-              encoding: str | None = None, env: dict | None = None):
+              encoding: str | None = None, env: dict | None = None,
+              referee_encoding: str | None = None):
     """One game: start both agents, referee, then collect them.  Returns (record, notes).
 
     specs maps each name to its AgentSpec; names is the order given to the referee.
@@ -357,7 +358,8 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
     :class:`AgentCannotStart` instead of playing when an agent has already exited (or could
     not be launched) once the others are up (the first game of a series).  encoding: the
     referee's, passed to the built-in agents too (None: the locale's, for all).  env: added
-    to the agents' environment.
+    to the agents' environment (a locale: ``LC_ALL``...); referee_encoding: the referee's
+    alone, the one that locale gives, where the agents learn theirs from it.
     """
     agent_seeds = agent_seeds or {}
     directory.mkdir(parents=True, exist_ok=True)
@@ -405,7 +407,7 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
         record = run_game(directory, names[0], names[1], time_limit=time_limit, seed=seed,
                           on_event=on_event, first=first, opening=opening, stop=stop,
                           exit_delay=exit_time(time_limit, exit_wait), agents_gone=all_exited,
-                          encoding=encoding)
+                          encoding=referee_encoding or encoding)
     finally:
         finished.set()
         watcher.join()
