@@ -20,8 +20,8 @@ AGENT is a built-in agent, optionally with options, or a shell-style command:
                           (deleted after the game) to load the other player's watcher
 ``nbsp``                  hostile: the random player separating its tokens with byte 0xA0,
                           written as Latin-1: a valid move only where the referee decodes
-                          Latin-1 or cp1252 (``--encoding latin-1``); under UTF-8 the real
-                          referee crashes on it
+                          Latin-1 or cp1252 (such a locale, or ``--encoding latin-1``);
+                          under UTF-8 the real referee crashes on it
 a command                 with the placeholders ``{name}``, ``{dir}``, ``{time_limit}`` (and
                           ``{seed}``, a per-game seed, and ``{encoding}``, the referee's),
                           e.g. ``"python my_bot.py {name} {dir}"``
@@ -709,8 +709,9 @@ agents:
   flood, flood:rate=N     hostile: a random player writing 20000 (N) lines a second into
                           <name>-flood.log in the game directory (deleted after the game)
   nbsp                    hostile: a random player whose move lines separate the tokens
-                          with byte 0xA0, written as Latin-1 (valid only under
-                          --encoding latin-1 or cp1252; the UTF-8 referee crashes on it)
+                          with byte 0xA0, written as Latin-1: valid only where the referee
+                          decodes Latin-1 or cp1252 (such a locale, or --encoding latin-1);
+                          the UTF-8 referee crashes on it
   "COMMAND"               any command; placeholders {name} {dir} {time_limit} {seed}
                           {encoding}, e.g. "python my_bot.py {name} --dir {dir}"
 

@@ -128,7 +128,7 @@ class RandomAgent:
             flood.start()
             begin = time.monotonic()
             try:
-                return self.play_game()
+                return self.loop()
             finally:
                 stop.set()
                 flood.join(1)
@@ -136,7 +136,7 @@ class RandomAgent:
                 self.say(f"flooded {self.flooded} lines in {seconds:.1f} s "
                          f"({self.flooded / max(seconds, 1e-9):.0f} a second, asked "
                          f"{self.flood_rate:g})")
-        return self.play_game()
+        return self.loop()
 
     def flood(self, stop: threading.Event) -> None:
         """``flood_rate`` lines a second into :data:`FLOOD_FILE`, one write each, until
@@ -155,7 +155,7 @@ class RandomAgent:
                 handle.flush()
                 self.flooded += 1
 
-    def play_game(self) -> int:
+    def loop(self) -> int:
         seen_files = False          # have we seen a game's files at all?
         missing_since = None
         while True:
@@ -320,7 +320,8 @@ def main(argv: list[str] | None = None) -> int:
     hostile.add_argument("--eager", action="store_true",
                          help="answer the opponent's line at once, before my .go: out of turn")
     hostile.add_argument("--flood", type=float, default=0.0, metavar="RATE",
-                         help=f"write RATE lines a second into {FLOOD_FILE} in --dir")
+                         help=f"write RATE lines a second into {FLOOD_FILE.format(name='NAME')} "
+                              "in --dir")
     hostile.add_argument("--nbsp", action="store_true",
                          help="separate my move's tokens with byte 0xA0, written as Latin-1")
     args = parser.parse_args(argv)
