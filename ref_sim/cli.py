@@ -1,17 +1,21 @@
 """Command line of the referee simulator: one headless game in a directory.
 
     python -m ref_sim NAME1 NAME2 [--dir DIR] [--time-limit SECONDS] [--seed N]
-                      [--linger] [--busy-poll] [--record FILE] [-q]
+                      [--linger] [--busy-poll] [--encoding ENC] [--record FILE] [-q]
 
 ``--dir`` is created if it does not exist.  After the end, ``end_game`` and both ``.go``
 files stay for one time limit (at least a second), so that an agent still thinking can
 read the result, then the protocol files are deleted (``--linger``: until Ctrl-C, as the
 real referee waits for its operator).  Limits below 0.1 s are refused (the referee looks
 for a move every 50 ms); limits that are not whole seconds are for rehearsal only (the
-real referee takes whole seconds) and say so in one line.
+real referee takes whole seconds) and say so in one line.  ``move_file`` is decoded as the
+real referee's Python on this machine decodes it: the locale's encoding, strictly; a byte
+it cannot decode is the real referee's crash.  ``--encoding`` rehearses another machine's
+(``cp1252`` for Windows, ``latin-1``).
 
-Exit codes: 0 a game was played, 1 it was aborted (move_file vanished), 2 bad arguments,
-130 interrupted (Ctrl-C), 141 output closed (broken pipe).
+Exit codes: 0 a game was played, 1 it was aborted (where the real referee would crash:
+move_file vanished or could not be decoded), 2 bad arguments, 130 interrupted (Ctrl-C),
+141 output closed (broken pipe).
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ import re
 import sys
 
 from ref_sim.console import entry_point
-from ref_sim.referee import EXIT_DELAY, Printer, check_time_limit, run_game
+from ref_sim.referee import (EXIT_DELAY, Printer, check_encoding, check_time_limit,
+                             locale_encoding, run_game)
 
 #: A player name: one token usable in a file name ("NAME.go") and in "NAME BOARD SPOT".
 NAME_PATTERN = re.compile(r"[^\s/\\:*?\"<>|\x00]+")
@@ -47,8 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="After the end, end_game and both .go files stay one time limit (at least "
                "1 s) so that an agent still searching can read the result; then the "
                "protocol files are deleted (--linger: not before Ctrl-C, like the real "
-               "referee). Exit codes: 0 a game was played, 1 it was aborted (move_file "
-               "vanished), 2 bad arguments, 130 Ctrl-C, 141 output closed.")
+               "referee). Exit codes: 0 a game was played, 1 it was aborted where the "
+               "real referee would crash (move_file vanished or could not be decoded), "
+               "2 bad arguments, 130 Ctrl-C, 141 output closed.")
     parser.add_argument("name1", help="first player's name (the coin flip decides who starts)")
     parser.add_argument("name2", help="second player's name")
     parser.add_argument("--dir", default=".",
@@ -61,10 +67,29 @@ def build_parser() -> argparse.ArgumentParser:
                         help="after the end, keep running like the real referee until Ctrl-C")
     parser.add_argument("--busy-poll", action="store_true",
                         help="burn a core between ticks like the real referee")
+    parser.add_argument("--encoding", metavar="ENC",
+                        help="decode move_file (and write the referee's files) as ENC, strictly, "
+                             "like the real referee under another locale: cp1252 (Windows), "
+                             f"latin-1... (default: this machine's, {locale_encoding()})")
     parser.add_argument("--record", metavar="FILE", help="save the game record as JSON")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="print only the final result line")
     return parser
+
+
+def encoding_problem(encoding: str | None, names) -> tuple[str | None, str | None]:
+    """``(codec name, None)`` for ``--encoding`` (None: the locale's), or ``(None, why)``
+    when Python does not know it or a player name cannot be written in it."""
+    try:
+        codec = check_encoding(encoding or locale_encoding())
+    except ValueError as error:
+        return None, str(error)
+    for name in names:
+        try:
+            name.encode(codec)
+        except UnicodeEncodeError:
+            return None, f"the name {name!r} cannot be written in {codec}, the referee's encoding"
+    return codec, None
 
 
 def prepare_directory(path: str) -> str | None:
@@ -94,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     error, warning = check_time_limit(args.time_limit)
     if error:
         parser.error(error)
+    encoding, problem = encoding_problem(args.encoding, (args.name1, args.name2))
+    if problem:
+        parser.error(problem)
     created = not os.path.exists(args.dir)
     problem = prepare_directory(args.dir)
     if problem:
@@ -113,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         record = run_game(args.dir, args.name1, args.name2, time_limit=args.time_limit,
                           seed=args.seed, linger=args.linger, busy_poll=args.busy_poll,
-                          on_event=on_event)
+                          on_event=on_event, encoding=encoding)
     except KeyboardInterrupt:
         print("Interrupted: protocol files deleted, no end_game written.", file=sys.stderr)
         return 130

@@ -3,6 +3,7 @@
     python -m ref_sim.match AGENT1 AGENT2 [--games N] [--time-limit S] [--seed N]
                             [--out DIR] [--resume] [--unpaired] [--concurrency N]
                             [--sprt ELO0 ELO1 ALPHA BETA] [--show] [-q] [--cluster ADDRESS]
+                            [--encoding ENC]
 
 AGENT is a built-in agent, optionally with options, or a shell-style command:
 
@@ -12,8 +13,22 @@ AGENT is a built-in agent, optionally with options, or a shell-style command:
 ``agent``                 our agent at full strength (iterative deepening to the time limit)
 ``agent:depth=6``, ``agent:nodes=20000``   our agent at a fixed depth / node count (still
                           bounded by the time limit)
+``eager``                 hostile: the random player answering the opponent's line at once,
+                          before its own ``.go`` (it writes out of turn)
+``flood``, ``flood:rate=N``   hostile: the random player writing 20,000 (N) lines a second,
+                          flushing each, into ``<name>-flood.log`` in the game directory
+                          (deleted after the game) to load the other player's watcher
+``nbsp``                  hostile: the random player separating its tokens with byte 0xA0,
+                          written as Latin-1: a valid move only where the referee decodes
+                          Latin-1 or cp1252 (such a locale, or ``--encoding latin-1``);
+                          under UTF-8 the real referee crashes on it
 a command                 with the placeholders ``{name}``, ``{dir}``, ``{time_limit}`` (and
-                          ``{seed}``, a per-game seed), e.g. ``"python my_bot.py {name} {dir}"``
+                          ``{seed}``, a per-game seed, and ``{encoding}``, the referee's),
+                          e.g. ``"python my_bot.py {name} {dir}"``
+
+``--encoding ENC`` makes the referee decode ``move_file`` as ENC (strictly, as the real one
+under another locale: ``cp1252`` for Windows, ``latin-1``) instead of this machine's
+locale's encoding, and passes ``--encoding ENC`` to every built-in agent.
 
 Agent 1 is called ``<Label>1`` and agent 2 ``<Label>2`` in every game (``Random1``,
 ``Agent2``...).  Each game runs as in the tournament: the agents are started first, then the
@@ -52,7 +67,7 @@ summary ends with each worker's games and time-outs and the number of games retr
 Files in ``--out``:
 
 ``series.json``   the series: ``{"format": 1, "seed", "agents": [spec1, spec2], "names",
-                  "time_limit", "paired"}``; ``--resume`` checks it and continues the series.
+                  "time_limit", "paired", "encoding"}``; ``--resume`` checks it and continues the series.
 ``games.jsonl``   one JSON object per finished game, one line each, in the order the games
                   finished (sort by ``game``).  Games aborted by Ctrl-C are not written, so
                   ``--resume`` plays them again.  Keys:
@@ -62,6 +77,7 @@ Files in ``--out``:
     pair        0-based pair number (games 2p+1 and 2p+2), or null when unpaired
     series_seed the series' --seed;  seed: the referee's seed for this game
     time_limit  seconds per move
+    encoding    the codec the referee decoded move_file with (the locale's or --encoding)
     agents      [{"name": "Agent1", "spec": "agent:depth=6", "command": [...], "seed": N},
                  {... agent 2 ...}]   (index 0 is always agent 1)
     names       the two names in the order given to the referee
@@ -104,19 +120,28 @@ from pathlib import Path
 from agent import cluster, stats
 from agent.commandline import say_error, silence_output
 from ref_sim import console, openings
+from ref_sim.random_agent import FLOOD_FILE
 from ref_sim.referee import (INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, GameRecord, Printer,
-                             check_time_limit, run_game)
+                             check_encoding, check_time_limit, locale_encoding, run_game)
 
+RANDOM = "{python} -m ref_sim.random_agent {name} --dir {dir} --seed {seed}"
 #: Built-in agents: name -> (command template, {option: command-line flag}).
-#: {python} is this interpreter; {seed} a per-game seed.
+#: {python} is this interpreter; {seed} a per-game seed.  Every one takes --encoding.
 BUILTINS = {
-    "random": ("{python} -m ref_sim.random_agent {name} --dir {dir} --seed {seed}", {}),
+    "random": (RANDOM, {}),
     "agent": ("{python} -m agent {name} --dir {dir} --time-limit {time_limit}",
               {"depth": "--depth", "nodes": "--nodes"}),
     # A typical student bot: depth-3 minimax with the seed code's line-count evaluation.
     "seed": ("{python} -m agent {name} --dir {dir} --time-limit {time_limit} --engine seed",
              {"depth": "--depth"}),
+    # Hostile opponents: the random player with a plausible student's bug (random_agent).
+    "eager": (RANDOM + " --eager", {}),
+    "flood": (RANDOM + " --flood 20000", {"rate": "--flood"}),
+    "nbsp": (RANDOM + " --nbsp", {}),
 }
+#: Files a built-in writes into the game directory that survive the referee's clean-up: the
+#: runner deletes them after the game, whether the agent exited or was killed.
+SCRATCH_FILES = {"flood": (FLOOD_FILE,)}
 #: After end_game, how long an agent may take to exit before it is killed: this, or one
 #: time limit and a second if that is longer (an agent may be searching when the game
 #: ends).  The game's files stay until then, or until every agent has exited.
@@ -139,13 +164,20 @@ SEARCH_LINE = re.compile(r"\bmove (\d) (\d)\s+depth (-?\d+)\s+score ([+-]?\d+)\s
 @dataclass
 class AgentSpec:
     label: str          # e.g. "Random"; the name in a game is label + "1" or "2"
-    template: str       # command with {name}, {dir}, {time_limit}, {seed}
+    template: str       # command with {name}, {dir}, {time_limit}, {seed}, {encoding}
     spec: str = ""      # what the user wrote: "seed:depth=4", or the command
+    builtin: bool = False                   # a built-in: it takes --encoding
+    scratch: tuple[str, ...] = ()           # its files in the game directory ({name})
 
-    def command(self, name: str, directory, time_limit: float, seed: int = 0) -> list[str]:
+    def command(self, name: str, directory, time_limit: float, seed: int = 0,
+                encoding: str | None = None) -> list[str]:
+        """The command line; ``encoding``: the referee's when given explicitly (a built-in
+        is then told ``--encoding``; by default it reads with the locale's, as the referee)."""
         values = {"name": name, "dir": str(directory), "time_limit": f"{time_limit:g}",
-                  "python": sys.executable, "seed": str(seed)}
-        return [token.format(**values) for token in shlex.split(self.template)]
+                  "python": sys.executable, "seed": str(seed),
+                  "encoding": encoding or locale_encoding()}
+        command = [token.format(**values) for token in shlex.split(self.template)]
+        return command + (["--encoding", encoding] if encoding and self.builtin else [])
 
 
 def builtin_command(text: str, builtins: dict) -> str | None:
@@ -162,7 +194,11 @@ def builtin_command(text: str, builtins: dict) -> str | None:
             raise ValueError(f"{base!r} takes no option {key!r} (options: {known})")
         if not eq or not value.isdigit() or int(value) < 1:
             raise ValueError(f"{text!r}: {key} must be a positive integer, as in {base}:{key}=4")
-        template += f" {allowed[key]} {int(value)}"
+        flag = f" {allowed[key]} "
+        if flag in template:                    # a default in the template: replace it
+            template = re.sub(rf"(?<={re.escape(flag)})\S+", str(int(value)), template)
+        else:
+            template += f"{flag}{int(value)}"
     return template
 
 
@@ -198,7 +234,9 @@ def agent_spec(text: str, builtins: dict | None = None) -> AgentSpec:
     builtins = BUILTINS if builtins is None else builtins
     template = builtin_command(text, builtins)
     if template is not None:
-        return AgentSpec(text.partition(":")[0].capitalize(), template, text)
+        base = text.partition(":")[0]
+        return AgentSpec(base.capitalize(), template, text, builtin=True,
+                         scratch=SCRATCH_FILES.get(base, ()))
     tokens = shlex.split(text)
     if not tokens:
         raise ValueError("empty agent command")
@@ -219,11 +257,13 @@ def agent_spec(text: str, builtins: dict | None = None) -> AgentSpec:
 # -- one game -----------------------------------------------------------------------------
 
 def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, log: Path,
-                seed: int = 0):
-    env = child_env()
+                seed: int = 0, encoding: str | None = None, env: dict | None = None):
+    """Launch one agent, its output into ``log``; ``env``: variables added to its
+    environment (a locale to run it under); None if it could not be launched."""
+    env = {**child_env(), **(env or {})}
     handle = open(log, "w", encoding="utf-8")
     try:
-        command = spec.command(name, directory, time_limit, seed)
+        command = spec.command(name, directory, time_limit, seed, encoding)
         handle.write(f"$ {shlex.join(command)}\n")
         handle.flush()
         # A session of its own: Ctrl-C in the terminal stops the runner, which stops the
@@ -307,14 +347,19 @@ def exit_time(time_limit: float, exit_wait: float | None = None) -> float:
 
 def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time_limit: float,
               seed: int | None, first=None, opening=None, show=False, stop=None,
-              agent_seeds=None, exit_wait: float | None = None, must_start: bool = False):
+              agent_seeds=None, exit_wait: float | None = None, must_start: bool = False,
+              encoding: str | None = None, env: dict | None = None,
+              referee_encoding: str | None = None):
     """One game: start both agents, referee, then collect them.  Returns (record, notes).
 
     specs maps each name to its AgentSpec; names is the order given to the referee.
     notes maps a name to "crashed (...)" (exited before the end) or "did not exit (killed)".
     stop: a threading.Event that aborts the game (Ctrl-C).  must_start: raise
     :class:`AgentCannotStart` instead of playing when an agent has already exited (or could
-    not be launched) once the others are up (the first game of a series).
+    not be launched) once the others are up (the first game of a series).  encoding: the
+    referee's, passed to the built-in agents too (None: the locale's, for all).  env: added
+    to the agents' environment (a locale: ``LC_ALL``...); referee_encoding: the referee's
+    alone, the one that locale gives, where the agents learn theirs from it.
     """
     agent_seeds = agent_seeds or {}
     directory.mkdir(parents=True, exist_ok=True)
@@ -322,7 +367,7 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
     for name in names:
         log_paths[name] = logs / f"game-{number:04d}-{name}.log"
         processes[name] = start_agent(specs[name], name, directory, time_limit,
-                                      log_paths[name], agent_seeds.get(name, 0))
+                                      log_paths[name], agent_seeds.get(name, 0), encoding, env)
     wait_until_started(processes, log_paths, STARTUP_WAIT)
     gone = first_to_exit(processes, START_SETTLE) if must_start else None
     if gone is not None:
@@ -361,7 +406,8 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
     try:
         record = run_game(directory, names[0], names[1], time_limit=time_limit, seed=seed,
                           on_event=on_event, first=first, opening=opening, stop=stop,
-                          exit_delay=exit_time(time_limit, exit_wait), agents_gone=all_exited)
+                          exit_delay=exit_time(time_limit, exit_wait), agents_gone=all_exited,
+                          encoding=referee_encoding or encoding)
     finally:
         finished.set()
         watcher.join()
@@ -379,6 +425,9 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
             _kill(process)
             if record.result != "aborted":      # no end_game to read: not the agent's fault
                 notes[name] = "did not exit (killed)"
+    for name in names:                          # every agent has exited: nothing rewrites them
+        for scratch in specs[name].scratch:
+            (directory / scratch.format(name=name)).unlink(missing_ok=True)
     record.save(logs / f"game-{number:04d}.json")
     try:
         directory.rmdir()                   # the referee cleaned it: no empty folder left
@@ -436,8 +485,10 @@ def attach_search_info(moves: list[dict], player: str, logged: list[dict]) -> in
 
 
 def game_line(record: GameRecord, notes: dict, scheduled: openings.Scheduled, series_seed: int,
-              specs: list[AgentSpec], names: list[str], logs: Path) -> dict:
-    """The games.jsonl object of a game (see the module docstring)."""
+              specs: list[AgentSpec], names: list[str], logs: Path,
+              encoding: str | None = None) -> dict:
+    """The games.jsonl object of a game (see the module docstring); ``encoding``: the
+    series' ``--encoding``, as given to the agents."""
     data = record.to_dict()
     moves = data["moves"]
     for name in names:
@@ -456,8 +507,10 @@ def game_line(record: GameRecord, notes: dict, scheduled: openings.Scheduled, se
     return {
         "format": FORMAT, "game": scheduled.index, "pair": scheduled.pair,
         "series_seed": series_seed, "seed": scheduled.seed, "time_limit": record.time_limit,
+        "encoding": record.encoding,
         "agents": [{"name": name, "spec": spec.spec,
-                    "command": spec.command(name, "{dir}", record.time_limit, agent_seed),
+                    "command": spec.command(name, "{dir}", record.time_limit, agent_seed,
+                                            encoding),
                     "seed": agent_seed}
                    for name, spec, agent_seed in zip(names, specs, scheduled.agent_seeds)],
         "names": list(record.names), "p1": record.p1, "p2": record.p2,
@@ -651,8 +704,21 @@ agents:
   seed, seed:depth=N      the seed-style student bot (line-count minimax, depth 3 or N)
   agent                   our agent, full strength
   agent:depth=N, agent:nodes=N   our agent at a fixed depth / node count
+  eager                   hostile: a random player that answers the opponent's line at
+                          once, before its own .go (it writes out of turn)
+  flood, flood:rate=N     hostile: a random player writing 20000 (N) lines a second into
+                          <name>-flood.log in the game directory (deleted after the game)
+  nbsp                    hostile: a random player whose move lines separate the tokens
+                          with byte 0xA0, written as Latin-1: valid only where the referee
+                          decodes Latin-1 or cp1252 (such a locale, or --encoding latin-1);
+                          the UTF-8 referee crashes on it
   "COMMAND"               any command; placeholders {name} {dir} {time_limit} {seed}
-                          e.g. "python my_bot.py {name} --dir {dir}"
+                          {encoding}, e.g. "python my_bot.py {name} --dir {dir}"
+
+encoding: the referee decodes move_file strictly with this machine's locale encoding, as
+the real one's Python does; --encoding ENC rehearses another machine's (cp1252 for
+Windows, latin-1) and is passed on as --encoding ENC to every built-in agent.  A file
+the referee cannot decode aborts the game: the real referee would crash.
 
 output (agent 1's view; error bars at 95 %, pentanomial over pairs when paired):
   Score of A vs B: W - L - D  [score] games
@@ -706,6 +772,9 @@ examples:
                              "e.g. --sprt 0 10 0.05 0.05")
     parser.add_argument("--show", action="store_true", help="print the boards as games go")
     parser.add_argument("-q", "--quiet", action="store_true", help="only the final summary")
+    parser.add_argument("--encoding", metavar="ENC",
+                        help="the referee's encoding, also given to the built-in agents "
+                             f"(default: this machine's, {locale_encoding()})")
     parser.add_argument("--cluster", metavar="ADDRESS",
                         help="play the games on a Dask cluster, e.g. tcp://head:8786 (default: "
                              f"${cluster.ENV}; needs {cluster.INSTALL_HINT}); each worker plays "
@@ -721,7 +790,7 @@ def _series_file(out: Path, data: dict, resume: bool, seed_given: bool) -> dict:
         if seed_given and old.get("seed") != data["seed"]:
             raise ValueError(f"--seed {data['seed']} but the series in {out} has seed "
                              f"{old.get('seed')}")
-        for key in ("agents", "time_limit", "paired"):
+        for key in ("agents", "time_limit", "paired", "encoding"):
             if old.get(key) != data[key]:
                 raise ValueError(f"cannot resume: {key} was {old.get(key)!r}, now {data[key]!r}")
         return old
@@ -760,6 +829,11 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--sprt needs ELO0 < ELO1 and 0 < ALPHA, BETA < 1")
     if args.resume and not args.out:
         parser.error("--resume needs --out (the directory of the series to continue)")
+    if args.encoding is not None:
+        try:
+            args.encoding = check_encoding(args.encoding)
+        except ValueError as error:
+            parser.error(str(error))
     try:
         specs = [agent_spec(args.agent1), agent_spec(args.agent2)]
     except ValueError as error:
@@ -820,7 +894,8 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -
     try:
         series = _series_file(out, {"format": FORMAT, "seed": series_seed,
                                     "agents": [args.agent1, args.agent2], "names": names,
-                                    "time_limit": args.time_limit, "paired": args.paired},
+                                    "time_limit": args.time_limit, "paired": args.paired,
+                                    "encoding": args.encoding},
                               args.resume, args.seed is not None)
     except ValueError as error:
         parser.error(str(error))
@@ -856,7 +931,8 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -
 
     def game_options(scheduled: openings.Scheduled, must_start: bool) -> dict:
         return {"first": names[scheduled.first], "opening": list(scheduled.opening),
-                "agent_seeds": dict(zip(names, scheduled.agent_seeds)), "must_start": must_start}
+                "agent_seeds": dict(zip(names, scheduled.agent_seeds)), "must_start": must_start,
+                "encoding": args.encoding}
 
     def order(scheduled: openings.Scheduled) -> list[str]:
         return names if scheduled.index % 2 else names[::-1]     # name order: no meaning
@@ -893,7 +969,8 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -
         nonlocal decided
         if stop.is_set() and record.result == "aborted":
             return None                          # Ctrl-C: not a game; --resume replays it
-        game = game_line(record, notes, scheduled, series_seed, specs, names, logs)
+        game = game_line(record, notes, scheduled, series_seed, specs, names, logs,
+                         args.encoding)
         if runner.remote:
             game.update(worker=ticket.worker, attempts=runner.attempts(ticket))
         with open(games_path, "a", encoding="utf-8") as handle:

@@ -1,9 +1,12 @@
 """A random player that follows the referee's file protocol completely.
 
-    python -m ref_sim.random_agent NAME [--dir DIR] [--seed N]
+    python -m ref_sim.random_agent NAME [--dir DIR] [--seed N] [--encoding ENC]
+                                   [--eager] [--flood RATE] [--nbsp]
 
 It is the reference implementation of the protocol side of a player (PROTOCOL.md §1-8) and
-the first opponent of every test; it uses only :mod:`ref_sim.rules`.  The loop, every ~10 ms:
+the first opponent of every test; it uses only :mod:`ref_sim.rules`.  It decodes the files
+as the referee does on this machine (the locale's encoding, or ``--encoding``), keeping
+whatever the referee would read.  The loop, every ~10 ms:
 
 1. ``end_game`` exists and is not stale (as new as ``first_four_moves``, and not the one
    that was there when I started): print it, exit 0.
@@ -14,6 +17,20 @@ the first opponent of every test; it uses only :mod:`ref_sim.rules`.  The loop, 
    ``.go`` existing -- never by the ``.go`` alone: it lingers after I moved.
 5. Write ``NAME BOARD SPOT\\n`` to a temp file and ``os.replace`` it onto ``move_file``;
    check that the mtime went up, else rewrite after a pause.
+
+Hostile variants, opponents for rehearsals and soaks (``ref_sim.match`` built-ins ``eager``,
+``flood``, ``nbsp``), each a plausible student's bot:
+
+``--eager``     decides "my turn" from ``move_file`` alone (a new opponent line) and answers
+                at once, before its ``.go`` appears: it writes out of turn (PROTOCOL.md
+                §4.5), in the window between the opponent's write and the referee's tick.
+``--flood R``   plays correctly, but writes R lines a second, flushing each, into
+                ``NAME-flood.log`` in the referee's directory (a name the referee's clean-up
+                keeps; the series runner deletes it after the game): every line is an event
+                for the other player's directory watcher.
+``--nbsp``      separates its move's tokens with byte 0xA0 and writes the line as Latin-1
+                bytes: a no-break space where the referee decodes Latin-1 or cp1252 (a
+                valid move), an undecodable byte under UTF-8 (the referee crashes).
 """
 
 from __future__ import annotations
@@ -22,10 +39,11 @@ import argparse
 import os
 import random
 import sys
+import threading
 import time
 
-from ref_sim.cli import prepare_directory
-from ref_sim.referee import last_line, one_line, referee_lines
+from ref_sim.cli import encoding_problem, prepare_directory
+from ref_sim.referee import check_encoding, last_line, locale_encoding, one_line, referee_lines
 from ref_sim.rules import Game
 
 POLL = 0.01             # seconds between looks at the files: quick, but no busy loop
@@ -33,13 +51,25 @@ ABORT_GRACE = 2.0       # protocol files gone this long without an end_game: gam
 REPLACE_RETRIES = 100   # os.replace fails on Windows while another process reads the file
 MTIME_RETRY_PAUSE = 0.05    # coarse-mtime filesystems need up to 2 s: we retry a few times
 MTIME_RETRIES = 40
+EAGER_POLL = 0.002      # --eager answers "the instant" the opponent's line appears
+#: --flood's file in the referee's directory: no protocol prefix and no "go" after its first
+#: character, so the referee's clean-up keeps it (a name with {name} is also one per player).
+FLOOD_FILE = "{name}-flood.log"
+#: --flood catches up after a stall, but never by more than this (a burst, not a backlog).
+FLOOD_MAX_LAG = 0.05
+NBSP = "\xa0"
 
 
 class RandomAgent:
-    def __init__(self, name: str, directory: str = ".", seed: int | None = None) -> None:
+    def __init__(self, name: str, directory: str = ".", seed: int | None = None, *,
+                 encoding: str | None = None, eager: bool = False, flood: float = 0.0,
+                 nbsp: bool = False) -> None:
         self.name = name
         self.dir = directory
         self.rng = random.Random(seed)
+        self.encoding = check_encoding(encoding or locale_encoding())
+        self.eager, self.flood_rate, self.nbsp = eager, flood, nbsp
+        self.flooded = 0                # lines written by --flood
         # The temp name matches none of the referee's clean-up patterns: it does not start
         # with move_file/end_game/first_four_moves and has no "go" (hex digits have no g).
         self.temp = os.path.join(directory, f".uttt-tmp-{os.getpid():x}")
@@ -73,10 +103,15 @@ class RandomAgent:
 
     def read(self, name: str) -> str | None:
         try:
-            with open(self.path(name), encoding="utf-8", errors="replace") as handle:
-                return handle.read()
+            with open(self.path(name), "rb") as handle:
+                return self.decode(handle.read())
         except FileNotFoundError:
             return None
+
+    def decode(self, data: bytes) -> str:
+        # The referee's codec: the same text wherever the referee can read the file at all;
+        # where it cannot, it crashes on move_file, and a player must not crash with it.
+        return data.decode(self.encoding, errors="replace")
 
     def fresh(self, name: str) -> bool:
         """The file exists and is at least as new as the current first_four_moves."""
@@ -87,6 +122,40 @@ class RandomAgent:
 
     def run(self) -> int:
         self.say(f"waiting in {os.path.abspath(self.dir)}")
+        if self.flood_rate:
+            stop = threading.Event()
+            flood = threading.Thread(target=self.flood, args=(stop,), daemon=True)
+            flood.start()
+            begin = time.monotonic()
+            try:
+                return self.loop()
+            finally:
+                stop.set()
+                flood.join(1)
+                seconds = time.monotonic() - begin
+                self.say(f"flooded {self.flooded} lines in {seconds:.1f} s "
+                         f"({self.flooded / max(seconds, 1e-9):.0f} a second, asked "
+                         f"{self.flood_rate:g})")
+        return self.loop()
+
+    def flood(self, stop: threading.Event) -> None:
+        """``flood_rate`` lines a second into :data:`FLOOD_FILE`, one write each, until
+        ``stop``: line k is due at k / rate seconds after the start."""
+        path = self.path(FLOOD_FILE.format(name=self.name))
+        start = time.perf_counter()
+        with open(path, "w", encoding="ascii") as handle:
+            while not stop.is_set():
+                now = time.perf_counter()
+                due = start + self.flooded / self.flood_rate
+                if now < due:
+                    time.sleep(due - now)
+                    continue
+                start += max(0.0, now - due - FLOOD_MAX_LAG)      # a stall is not made up
+                handle.write(f"{self.name} flood {self.flooded}\n")
+                handle.flush()
+                self.flooded += 1
+
+    def loop(self) -> int:
         seen_files = False          # have we seen a game's files at all?
         missing_since = None
         while True:
@@ -116,7 +185,7 @@ class RandomAgent:
                 self.load_opening()
             elif not self.stuck and self.my_turn():
                 self.play()
-            time.sleep(POLL)
+            time.sleep(EAGER_POLL if self.eager else POLL)
 
     def identity(self, name: str):
         """Which version of a file this is: None if absent."""
@@ -194,7 +263,7 @@ class RandomAgent:
             return fresh_start and self.fresh(f"{self.name}.go") and not self.fresh("end_game")
         if tokens[0] == self.name or self.game.turn == self.me:
             return False
-        if not self.fresh(f"{self.name}.go"):
+        if not self.eager and not self.fresh(f"{self.name}.go"):     # --eager: the bug
             return False
         self.last_seen = last
         try:
@@ -210,21 +279,24 @@ class RandomAgent:
     def play(self) -> None:
         board, spot = self.rng.choice(self.game.legal_moves())
         before = self.mtime("move_file")
-        line = f"{self.name} {board} {spot}\n"
+        if self.nbsp:
+            data = f"{self.name}{NBSP}{board}{NBSP}{spot}\n".encode("latin-1")
+        else:
+            data = f"{self.name} {board} {spot}\n".encode(self.encoding)
         for _ in range(MTIME_RETRIES):
-            self.write(line)
+            self.write(data)
             after = self.mtime("move_file")
             if before is None or after is None or after > before:
                 break
             time.sleep(MTIME_RETRY_PAUSE)     # same timestamp as before: write again later
         self.game.play(board, spot)
-        self.last_seen = line.rstrip("\n")
+        self.last_seen = last_line(referee_lines(self.decode(data))).rstrip("\n")  # as read back
         self.say(f"played {board} {spot}")
 
-    def write(self, line: str) -> None:
+    def write(self, data: bytes) -> None:
         """The whole line at once: temp file in the same directory, then an atomic rename."""
-        with open(self.temp, "w", encoding="utf-8") as handle:
-            handle.write(line)
+        with open(self.temp, "wb") as handle:
+            handle.write(data)
         for attempt in range(REPLACE_RETRIES):
             try:
                 os.replace(self.temp, self.path("move_file"))
@@ -241,12 +313,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dir", default=".",
                         help="the referee's directory, created if missing (default: current)")
     parser.add_argument("--seed", type=int, help="seed for the random moves")
+    parser.add_argument("--encoding", metavar="ENC",
+                        help="the referee's encoding (default: this machine's, "
+                             f"{locale_encoding()}, as the referee's own Python)")
+    hostile = parser.add_argument_group("hostile variants (see the module docstring)")
+    hostile.add_argument("--eager", action="store_true",
+                         help="answer the opponent's line at once, before my .go: out of turn")
+    hostile.add_argument("--flood", type=float, default=0.0, metavar="RATE",
+                         help=f"write RATE lines a second into {FLOOD_FILE.format(name='NAME')} "
+                              "in --dir")
+    hostile.add_argument("--nbsp", action="store_true",
+                         help="separate my move's tokens with byte 0xA0, written as Latin-1")
     args = parser.parse_args(argv)
     problem = prepare_directory(args.dir)       # created if missing, as python -m ref_sim does
     if problem:
         parser.error(problem)
+    if not 0 <= args.flood < float("inf"):
+        parser.error(f"--flood {args.flood:g}: a rate is lines a second, 0 or more")
+    encoding, problem = encoding_problem(args.encoding, [args.name])
+    if problem:
+        parser.error(problem)
     try:
-        return RandomAgent(args.name, args.dir, args.seed).run()
+        return RandomAgent(args.name, args.dir, args.seed, encoding=encoding, eager=args.eager,
+                           flood=args.flood, nbsp=args.nbsp).run()
     except KeyboardInterrupt:
         return 130
 

@@ -12,9 +12,11 @@ turn after the other (delete the opponent's ``.go``, note the mtime of ``move_fi
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import io
 import json
+import locale
 import math
 import os
 import random
@@ -24,7 +26,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import Callable, Iterable, TextIO
 
 from ref_sim.rules import TIE, Game
 
@@ -51,6 +53,8 @@ TIME_OUT = "Time out!"
 INVALID_MOVE = "Invalid move!"
 OUT_OF_ORDER = "Out-of-order move!"
 CRASHED = "referee crashed: move_file missing"
+#: The start of the reason of a game whose move_file the referee's strict decoder refused.
+UNDECODABLE = "referee crashed: move_file is not valid"
 INTERRUPTED = "referee interrupted"
 
 # The real referee's clean-up patterns, applied with re.match (anchored at the start only),
@@ -98,6 +102,7 @@ class GameRecord:
     names: tuple[str, str]
     time_limit: float
     seed: int | None = None
+    encoding: str | None = None                 # how move_file was decoded (codec name)
     p1: str | None = None                       # X, moves first after the opening
     p2: str | None = None
     opening: list[tuple[str, int, int]] = field(default_factory=list)
@@ -141,7 +146,43 @@ class Event:
 
 
 class RefereeCrash(Exception):
-    """The real referee would crash here (move_file missing): no end_game is written."""
+    """The real referee would crash here (an uncaught exception): no end_game is written.
+    ``reason`` goes into the record: :data:`CRASHED` or an :data:`UNDECODABLE` line."""
+
+    def __init__(self, reason: str = CRASHED, bad_line: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason, self.bad_line = reason, bad_line
+
+
+def locale_encoding() -> str:
+    """The encoding ``open()`` uses by default here, so the real referee's on this machine:
+    the locale's preferred one (UTF-8 on most Linux and macOS, cp1252 on Windows, Latin-1
+    under some locales; UTF-8 in Python's UTF-8 mode).  Asked at each game, not at import.
+
+    Not shared with the agent's own copy (agent.protocol) on purpose: the simulator is the
+    independent model the agent's reading is checked against."""
+    return locale.getpreferredencoding(False)
+
+
+def check_encoding(encoding: str) -> str:
+    """The codec's canonical name (``latin-1`` -> ``iso8859-1``); ValueError with a one-line
+    message for a name Python does not know.
+
+    >>> check_encoding("Latin-1"), check_encoding("cp1252")
+    ('iso8859-1', 'cp1252')
+    """
+    try:
+        codec = codecs.lookup(encoding).name
+        ascii_kept = "Walrus 4 0\n".encode(codec) == b"Walrus 4 0\n"
+    except LookupError:             # unknown, or not a text encoding (rot13, hex)
+        raise ValueError(f"--encoding {encoding}: not a text encoding Python knows "
+                         "(e.g. utf-8, cp1252, latin-1)") from None
+    except UnicodeError:
+        ascii_kept = False
+    if not ascii_kept:
+        raise ValueError(f"--encoding {encoding}: no locale uses it (ASCII text would not "
+                         "stay ASCII); e.g. utf-8, cp1252, latin-1")
+    return codec
 
 
 def referee_lines(text: str) -> list[str]:
@@ -157,7 +198,7 @@ def referee_lines(text: str) -> list[str]:
     return io.StringIO(text, newline=None).readlines()
 
 
-def last_line(lines: list[str]) -> str:
+def last_line(lines: Iterable[str]) -> str:
     """The line the real referee keeps: the last one before the first blank line ("" if the
     first line is blank or there is none)."""
     line = ""
@@ -168,10 +209,26 @@ def last_line(lines: list[str]) -> str:
     return line
 
 
-def read_move_line(path) -> str:
-    """The line the real referee reads from ``move_file`` (see :func:`referee_lines`)."""
-    with open(path, "r", encoding="utf-8", errors="replace") as handle:   # universal newlines
-        return last_line(handle.readlines())
+def read_move_line(path, encoding: str | None = None) -> str:
+    """The line the real referee reads from ``move_file`` (see :func:`referee_lines`).
+
+    Decoded as its ``open("move_file", "r")`` does: ``encoding`` (default: the locale's,
+    :func:`locale_encoding`), strictly, and all of it (it calls ``readlines()``), so a byte
+    the codec refuses anywhere in the file -- under UTF-8 any lone byte 0x80-0xFF, under
+    cp1252 0x81 0x8D 0x8F 0x90 0x9D -- is the real referee's uncaught UnicodeDecodeError:
+    :class:`RefereeCrash` with an :data:`UNDECODABLE` reason.  Under Latin-1 and cp1252 byte
+    0xA0 is a no-break space, which ``str.split()`` takes for whitespace.
+    """
+    encoding = encoding or locale_encoding()
+    with open(path, "rb") as handle:
+        data = handle.read()
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as error:
+        shown = last_line(referee_lines(data.decode(encoding, errors="backslashreplace")))
+        raise RefereeCrash(f"{UNDECODABLE} {encoding}: byte 0x{data[error.start]:02x} at "
+                           f"offset {error.start} (UnicodeDecodeError)", shown) from None
+    return last_line(referee_lines(text))        # universal newlines, as its text file
 
 
 def one_line(text: str, limit: int = 200) -> str:
@@ -246,7 +303,8 @@ def run_game(directory, name1: str, name2: str, time_limit: float = 10.0,
              clean_at_exit: bool = True, first: str | None = None,
              opening: list[tuple[int, int]] | None = None,
              stop: threading.Event | None = None,
-             agents_gone: Callable[[], bool] | None = None) -> GameRecord:
+             agents_gone: Callable[[], bool] | None = None,
+             encoding: str | None = None) -> GameRecord:
     """Referee one game in ``directory`` between ``name1`` and ``name2``; return its record.
 
     time_limit: seconds per move (float; below one second is allowed, the tick stays 50 ms).
@@ -261,9 +319,12 @@ def run_game(directory, name1: str, name2: str, time_limit: float = 10.0,
     then comes as soon as it is true.  The real referee keeps its files until its operator
     closes it.  first / opening: force p1 and the four opening cells (for paired games); by
     default a coin flip and a random opening.  stop: set it to abort a running game
-    (treated like Ctrl-C).
+    (treated like Ctrl-C).  encoding: how the referee's Python reads and writes its files,
+    by default the locale's (:func:`locale_encoding`), as the real one's on this machine;
+    another one rehearses another machine's locale (:func:`read_move_line`).
     """
     directory = Path(directory)
+    encoding = check_encoding(encoding or locale_encoding())
     if name1 == name2:
         raise ValueError(f"the two names must differ, got {name1!r} twice")
     rng = random.Random(seed)
@@ -276,8 +337,8 @@ def run_game(directory, name1: str, name2: str, time_limit: float = 10.0,
     elif first != name1:
         raise ValueError(f"first={first!r} is neither {name1!r} nor {name2!r}")
 
-    record = GameRecord(names=(name1, name2), time_limit=time_limit, seed=seed, p1=p1, p2=p2,
-                        started=time.time())
+    record = GameRecord(names=(name1, name2), time_limit=time_limit, seed=seed,
+                        encoding=encoding, p1=p1, p2=p2, started=time.time())
     game = Game()
     notify = on_event or (lambda event: None)
     move_path = directory / MOVE_FILE
@@ -303,14 +364,15 @@ def run_game(directory, name1: str, name2: str, time_limit: float = 10.0,
         for _, board, spot in record.opening:
             game.play(board, spot)
         (directory / FIRST_FOUR_MOVES).write_text(
-            "".join(f"{name} {board} {spot}\n" for name, board, spot in record.opening))
+            "".join(f"{name} {board} {spot}\n" for name, board, spot in record.opening),
+            encoding=encoding)
         notify(Event("start", game, record))
 
         while game.result is None:
             mover = (p1, p2)[game.turn]
             opponent = (p1, p2)[1 - game.turn]
             verdict = _one_turn(directory, game, record, mover, opponent, time_limit,
-                                busy_poll, stop, notify)
+                                busy_poll, stop, notify, encoding)
             if verdict is not None:
                 record.result, (record.winner, record.loser), record.reason = "win", *verdict
                 break
@@ -324,11 +386,11 @@ def run_game(directory, name1: str, name2: str, time_limit: float = 10.0,
             record.end_text = "END: Match TIED!"
         else:
             record.end_text = f"END: {record.winner} WINS! {record.loser} LOSES! {record.reason}"
-        _write_end(directory, record.end_text, go_path.values())
+        _write_end(directory, record.end_text, go_path.values(), encoding)
         record.duration = time.perf_counter() - begin
         notify(Event("end", game, record))
         if linger:
-            _linger(directory, record.end_text, go_path.values(), linger, stop)
+            _linger(directory, record.end_text, go_path.values(), linger, stop, encoding)
         else:
             keep = max(EXIT_DELAY, time_limit) if exit_delay is None else exit_delay
             until = time.monotonic() + keep
@@ -336,8 +398,8 @@ def run_game(directory, name1: str, name2: str, time_limit: float = 10.0,
                 if agents_gone is not None and agents_gone():
                     break
                 wait(min(left, 0.02) if agents_gone is not None else left)
-    except RefereeCrash:
-        record.result, record.reason = "aborted", CRASHED
+    except RefereeCrash as crash:
+        record.result, record.reason, record.bad_line = "aborted", crash.reason, crash.bad_line
         record.duration = time.perf_counter() - begin
         notify(Event("abort", game, record))
     except KeyboardInterrupt:
@@ -356,8 +418,15 @@ def run_game(directory, name1: str, name2: str, time_limit: float = 10.0,
 
 
 def _one_turn(directory: Path, game: Game, record: GameRecord, mover: str, opponent: str,
-              time_limit: float, busy_poll: bool, stop, notify):
-    """Play one turn; return None after a legal move, else (verdict (winner, loser), reason)."""
+              time_limit: float, busy_poll: bool, stop, notify, encoding: str):
+    """Play one turn; return None after a legal move, else (verdict (winner, loser), reason).
+
+    Lines outside their writer's turn (PROTOCOL.md §4.5) need no special case, as in the
+    real referee: a line read at one of the mover's ticks is the mover's move, whoever wrote
+    it, so one in the opponent's name makes the mover win (Out-of-order move!); a line
+    written after the tick that read the mover's move but before M is noted here for the
+    next turn is older than M, so it is never read as a move.
+    """
     move_path = directory / MOVE_FILE
     old = directory / f"{opponent}.go"
     if old.exists():
@@ -406,20 +475,14 @@ def _one_turn(directory: Path, game: Game, record: GameRecord, mover: str, oppon
     if not modified:
         return (opponent, mover), TIME_OUT
     try:
-        line = read_move_line(move_path)
+        line = read_move_line(move_path, encoding)
     except FileNotFoundError:
         raise RefereeCrash from None
-    parsed = parse_move_line(line)
-    if parsed is None:
+    verdict = judge(game, line, mover, opponent)
+    if verdict is not None:
         record.bad_line = line
-        return (opponent, mover), INVALID_MOVE
-    name, board, spot = parsed
-    if name != mover:
-        record.bad_line = line
-        return (mover, opponent), OUT_OF_ORDER
-    if not game.is_legal(board, spot):
-        record.bad_line = line
-        return (opponent, mover), INVALID_MOVE
+        return verdict
+    _, board, spot = parse_move_line(line)
     game.play(board, spot)
     move = MoveRecord(mover, board, spot, round(seconds, 4))
     record.moves.append(move)
@@ -427,14 +490,28 @@ def _one_turn(directory: Path, game: Game, record: GameRecord, mover: str, oppon
     return None
 
 
-def _write_end(directory: Path, text: str, go_paths) -> None:
+def judge(game: Game, line: str, mover: str, opponent: str):
+    """The real referee's verdict on the line it read in ``mover``'s turn, in its order:
+    None for a legal move, else ((winner, loser), reason)."""
+    parsed = parse_move_line(line)
+    if parsed is None:
+        return (opponent, mover), INVALID_MOVE
+    name, board, spot = parsed
+    if name != mover:
+        return (mover, opponent), OUT_OF_ORDER
+    if not game.is_legal(board, spot):
+        return (opponent, mover), INVALID_MOVE
+    return None
+
+
+def _write_end(directory: Path, text: str, go_paths, encoding: str) -> None:
     """end_game first (one line, no newline), then create or truncate both .go files."""
-    (directory / END_GAME).write_text(text)
+    (directory / END_GAME).write_text(text, encoding=encoding)
     for path in go_paths:
         _touch(path)
 
 
-def _linger(directory: Path, text: str, go_paths, linger, stop) -> None:
+def _linger(directory: Path, text: str, go_paths, linger, stop, encoding: str) -> None:
     """Wait like the real referee after the end, rewriting its end files now and then."""
     until = None if linger is True else time.monotonic() + float(linger)
     while until is None or time.monotonic() < until:
@@ -447,7 +524,7 @@ def _linger(directory: Path, text: str, go_paths, linger, stop) -> None:
         else:
             time.sleep(period)
         if until is None or time.monotonic() < until:
-            _write_end(directory, text, go_paths)
+            _write_end(directory, text, go_paths, encoding)
 
 
 # -- printing ----------------------------------------------------------------------------

@@ -1,42 +1,55 @@
 """Soak test: many games through the simulated referee on a busy machine; no game may be lost
 to time, a bad move or a crash.
 
-    python scripts/soak.py [--games 100] [--limits 2 0.5] [--opponents random seed]
+    python scripts/soak.py [--games 100] [--limits 2 0.5]
+                           [--opponents random seed eager flood nbsp]
                            [--seed 1] [--out DIR] [--no-hog] [--quick]
 
 Our agent (``agent``, full strength) plays ``--games`` games in all, split evenly over every
-time limit and opponent (each share rounded up to whole pairs: 4 x 26 = 104 by default),
+time limit and opponent (each share rounded up to whole pairs: 2 x 5 x 10 = 100 by default),
 through ``ref_sim.match``'s own game runner (paired openings, both agents as separate
 processes, the referee's files in a fresh directory). Conditions are made hard on purpose:
 
 * the referee busy-polls between its 50 ms ticks, as the real one does, so it burns a core;
 * a CPU hog (``python -c "while True: pass"``) runs for the whole soak (``--no-hog`` to skip),
-  so on a 2-core machine the agent thinks on a core it shares.
+  so on a 2-core machine the agent thinks on a core it shares;
+* besides the random player and the seed-style bot, hostile opponents (``ref_sim.match``
+  built-ins): ``eager`` answers our move the instant it appears, before its own ``.go``
+  (it writes out of turn); ``flood`` writes 20,000 lines a second into a file of the game
+  directory, so our agent's watcher sees that many events; ``nbsp`` separates its tokens
+  with byte 0xA0, written as Latin-1, and is played with the referee and both agents under
+  a Latin-1 locale (built with ``localedef`` in a temporary directory where the system has
+  none; where that fails, ``--encoding latin-1`` is given to the referee and both agents
+  instead; the soak says which).
 
 After each game one progress line; at the end, per time limit and opponent and in total, our
-agent's time-outs, invalid moves, crashes and hangs (target: 0 each), its results, and the
-slowest move as a fraction of the limit (the referee's measure, from the ``.go`` to the tick
-that saw the move, and the agent's own). Exit code 0 when every target is met, 1 otherwise, 130
-on Ctrl-C (the games so far are summarised). Games, logs and records stay in ``--out`` (default:
-a new temporary directory, printed), readable with ``python -m ref_sim.show``.
+agent's time-outs, invalid moves, crashes and hangs (target: 0 each), its results, how many
+games the opponent lost by writing out of turn (``Out-of-order move!``: our win, and the
+referee's call), and the slowest move as a fraction of the limit (the referee's measure, from
+the ``.go`` to the tick that saw the move, and the agent's own). Exit code 0 when every target
+is met, 1 otherwise, 130 on Ctrl-C (the games so far are summarised). Games, logs and records
+stay in ``--out`` (default: a new temporary directory, printed), readable with
+``python -m ref_sim.show``.
 
 A full soak takes about 40 minutes (a 2 s game lasts ~40 s, a 0.5 s game ~10 s); ``--quick``
-plays 4 games at 0.5 s (one pair per opponent) as a smoke test.
+plays one pair per opponent at 0.5 s (10 games) as a smoke test.
 """
 
 from __future__ import annotations
 
 import argparse
+import codecs
 import functools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,8 +61,14 @@ from ref_sim.referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, check_time_lim
 OURS = "agent"
 DEFAULT_GAMES = 100
 DEFAULT_LIMITS = (2.0, 0.5)
-DEFAULT_OPPONENTS = ("random", "seed")
-QUICK_GAMES, QUICK_LIMITS = 4, (0.5,)
+DEFAULT_OPPONENTS = ("random", "seed", "eager", "flood", "nbsp")
+#: --quick: one pair per opponent at these limits.
+QUICK_LIMITS = (0.5,)
+#: Opponents played under a Latin-1 locale (see latin1_locale).
+LATIN1_OPPONENTS = ("nbsp",)
+#: Where the system has no Latin-1 locale, ``localedef -i en_US -f ISO-8859-1`` builds one
+#: (no root needed) into a temporary LOCPATH.
+LATIN1_LOCALES = ("en_US.ISO-8859-1", "en_US.ISO8859-1")
 #: Rough seconds per game at a limit: our agent thinks to ~90 % of it about 20 times a game.
 SECONDS_PER_GAME_PER_LIMIT_SECOND = 20.0
 
@@ -66,6 +85,7 @@ class Tally:
     crashes: int = 0
     hangs: int = 0
     aborted: int = 0
+    their_out_of_order: int = 0     # the opponent wrote out of turn: our win
     slowest: float = 0.0            # referee's measure / limit
     slowest_own: float = 0.0        # agent's own measure / limit
     where: list[str] = field(default_factory=list)   # "0.5 s vs seed, game 7: Time out!"
@@ -78,6 +98,7 @@ class Tally:
         elif game["result"] == "win":
             if game["winner"] == ours:
                 self.wins += 1
+                self.their_out_of_order += game["reason"] == OUT_OF_ORDER
             else:
                 self.losses += 1
         else:
@@ -104,7 +125,7 @@ class Tally:
 
     def merge(self, other: Tally) -> None:
         for name in ("games", "wins", "losses", "draws", "time_outs", "invalid_moves", "crashes",
-                     "hangs", "aborted"):
+                     "hangs", "aborted", "their_out_of_order"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.slowest = max(self.slowest, other.slowest)
         self.slowest_own = max(self.slowest_own, other.slowest_own)
@@ -115,16 +136,17 @@ class Tally:
 
     def line(self, label: str) -> str:
         return row(label, self.games, f"{self.wins}-{self.losses}-{self.draws}", self.time_outs,
-                   self.invalid_moves, self.crashes, self.hangs, f"{self.slowest:.2f}",
-                   f"{self.slowest_own:.2f}")
+                   self.invalid_moves, self.crashes, self.hangs, self.their_out_of_order,
+                   f"{self.slowest:.2f}", f"{self.slowest_own:.2f}")
 
 
 def row(*cells) -> str:
-    widths = (-18, 5, 11, 10, 8, 8, 6, 8, 6)        # negative: left-aligned
+    widths = (-18, 5, 11, 10, 8, 8, 6, 10, 8, 6)    # negative: left-aligned
     return "".join(f"{str(c):<{-w}}" if w < 0 else f"{str(c):>{w}}" for c, w in zip(cells, widths))
 
 
-HEADER = row("", "games", "W-L-D", "time-outs", "invalid", "crashes", "hangs", "slowest", "own")
+HEADER = row("", "games", "W-L-D", "time-outs", "invalid", "crashes", "hangs", "their-ooo",
+             "slowest", "own")
 RULE = "-" * len(HEADER)
 
 
@@ -153,10 +175,69 @@ def cpu_hog(enabled: bool):
             hog.wait()
 
 
+def plays_in_latin1(opponent: str) -> bool:
+    return opponent.partition(":")[0] in LATIN1_OPPONENTS
+
+
+def preferred_encoding(env: dict) -> str | None:
+    """The codec a Python started with ``env`` added reads files with (the referee's under
+    that locale), or None if that Python cannot tell."""
+    probe = "import locale; print(locale.getpreferredencoding(False))"
+    try:
+        done = subprocess.run([sys.executable, "-c", probe], env={**os.environ, **env},
+                              capture_output=True, text=True, timeout=30)
+        return codecs.lookup(done.stdout.strip()).name if done.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError, LookupError):
+        return None
+
+
+@dataclass
+class Latin1:
+    """How the Latin-1 opponents are played: ``env`` for the agents (a locale) and the
+    referee's encoding, or ``encoding`` for all three; ``how``: one line saying which."""
+    how: str
+    env: dict | None = None
+    referee_encoding: str | None = None
+    encoding: str | None = None
+
+
+@contextmanager
+def latin1_locale():
+    """A Latin-1 locale to run the referee and the agents under: the system's, or one
+    ``localedef`` builds into a temporary directory (deleted at the end); where neither
+    works, ``--encoding latin-1`` for the referee and both agents."""
+    for name in LATIN1_LOCALES:
+        if preferred_encoding({"LC_ALL": name}) == "iso8859-1":
+            yield Latin1(f"under the system's locale {name}", env={"LC_ALL": name},
+                         referee_encoding="iso8859-1")
+            return
+    built = tempfile.mkdtemp(prefix="uttt-locale-")
+    try:
+        env = {"LOCPATH": built, "LC_ALL": LATIN1_LOCALES[0]}
+        try:
+            made = subprocess.run(["localedef", "-i", "en_US", "-f", "ISO-8859-1",
+                                   os.path.join(built, LATIN1_LOCALES[0])],
+                                  capture_output=True, text=True, timeout=120)
+            why = (made.stderr.strip().splitlines() or [f"exit code {made.returncode}"])[-1]
+        except (OSError, subprocess.SubprocessError) as error:
+            why = f"localedef: {error}"
+        # localedef may warn and still build it: the locale is judged by what Python reads.
+        if preferred_encoding(env) == "iso8859-1":
+            yield Latin1(f"under the locale {LATIN1_LOCALES[0]} built by localedef in {built}",
+                         env=env, referee_encoding="iso8859-1")
+        else:
+            yield Latin1(f"no Latin-1 locale ({why}): --encoding latin-1 given to the referee "
+                         "and both agents", encoding="iso8859-1")
+    finally:
+        shutil.rmtree(built, ignore_errors=True)
+
+
 def play_share(limit: float, opponent: str, games: int, seed: int, out: Path, stop: threading.Event,
-               on_game) -> list[dict]:
+               on_game, latin1: Latin1 | None = None) -> list[dict]:
     """``games`` games of our agent against ``opponent`` at ``limit``, through match.play_game;
-    each finished game goes to ``out/games.jsonl`` and to ``on_game(game)``."""
+    each finished game goes to ``out/games.jsonl`` and to ``on_game(game)``.  ``latin1``: play
+    them in Latin-1 (the referee, our agent and the opponent)."""
+    latin1 = latin1 or Latin1("")
     specs = [match.agent_spec(OURS), match.agent_spec(opponent)]
     names = [specs[0].label + "1", specs[1].label + "2"]
     by_name = dict(zip(names, specs))
@@ -170,10 +251,11 @@ def play_share(limit: float, opponent: str, games: int, seed: int, out: Path, st
         record, notes = match.play_game(
             scheduled.index, by_name, order, out / f"game-{scheduled.index:04d}", logs, limit,
             scheduled.seed, first=names[scheduled.first], opening=list(scheduled.opening),
-            stop=stop, agent_seeds=dict(zip(names, scheduled.agent_seeds)))
+            stop=stop, agent_seeds=dict(zip(names, scheduled.agent_seeds)),
+            encoding=latin1.encoding, env=latin1.env, referee_encoding=latin1.referee_encoding)
         if stop.is_set() and record.result == "aborted":
             break                                   # Ctrl-C: not a game
-        game = match.game_line(record, notes, scheduled, seed, specs, names, logs)
+        game = match.game_line(record, notes, scheduled, seed, specs, names, logs, latin1.encoding)
         with open(out / "games.jsonl", "a", encoding="utf-8") as handle:
             handle.write(json.dumps(game) + "\n")
         played.append(game)
@@ -190,20 +272,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--limits", type=float, nargs="+", default=None, metavar="S",
                         help=f"time limits in seconds (default {' '.join(f'{x:g}' for x in DEFAULT_LIMITS)})")
     parser.add_argument("--opponents", nargs="+", default=list(DEFAULT_OPPONENTS), metavar="AGENT",
-                        help="ref_sim.match agents to play (default: random seed)")
+                        help=f"ref_sim.match agents to play (default: {' '.join(DEFAULT_OPPONENTS)}; "
+                             f"{', '.join(LATIN1_OPPONENTS)} under a Latin-1 locale)")
     parser.add_argument("--seed", type=int, default=1, help="series seed: openings and agents' seeds")
     parser.add_argument("--out", help="directory for the games and logs (default: a new temporary one)")
     parser.add_argument("--no-hog", dest="hog", action="store_false", help="no CPU hog")
     parser.add_argument("--quick", action="store_true",
-                        help=f"smoke test: {QUICK_GAMES} games at {QUICK_LIMITS[0]:g} s unless given")
+                        help=f"smoke test: one pair per opponent at {QUICK_LIMITS[0]:g} s unless given")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    total = args.games if args.games is not None else QUICK_GAMES if args.quick else DEFAULT_GAMES
     limits = args.limits or list(QUICK_LIMITS if args.quick else DEFAULT_LIMITS)
+    quick_games = 2 * len(limits) * len(args.opponents)
+    total = args.games if args.games is not None else quick_games if args.quick else DEFAULT_GAMES
     if total < 1:
         parser.error("--games must be at least 1")
     for limit in limits:
@@ -232,7 +316,12 @@ def main(argv: list[str] | None = None) -> int:
     done = [0]
     started, cpu_started = time.monotonic(), time.process_time()
     interrupted = False
-    with cpu_hog(args.hog), busy_polling_referee(), ThreadPoolExecutor(max_workers=1) as runner:
+    latin1_wanted = any(map(plays_in_latin1, args.opponents))
+    with cpu_hog(args.hog), busy_polling_referee(), ThreadPoolExecutor(max_workers=1) as runner, \
+            (latin1_locale() if latin1_wanted else nullcontext()) as latin1:
+        if latin1 is not None:
+            print(f"{', '.join(LATIN1_OPPONENTS)}: referee and agents in Latin-1, {latin1.how}",
+                  flush=True)
         for limit, opponent in shares:
             label = f"{limit:g} s vs {opponent}"
             tally = tallies.setdefault(label, Tally())
@@ -247,7 +336,8 @@ def main(argv: list[str] | None = None) -> int:
                       f"({time.monotonic() - started:.0f} s)", flush=True)
 
             where = out / f"{limit:g}s-{opponent.replace(':', '-')}"
-            future = runner.submit(play_share, limit, opponent, per_share, args.seed, where, stop, on_game)
+            future = runner.submit(play_share, limit, opponent, per_share, args.seed, where, stop,
+                                   on_game, latin1 if plays_in_latin1(opponent) else None)
             try:
                 while not wait([future], timeout=0.5).done:    # a timeout so that Ctrl-C is seen
                     pass
@@ -259,8 +349,9 @@ def main(argv: list[str] | None = None) -> int:
                 break
 
     total_tally = Tally()
-    print(f"\nour agent ({OURS}); slowest = slowest move / limit (the referee's measure, then the "
-          f"agent's own); targets: 0 time-outs, invalid moves, crashes, hangs")
+    print(f"\nour agent ({OURS}); their-ooo = games the opponent lost by writing out of turn "
+          f"(Out-of-order move!: our win); slowest = slowest move / limit (the referee's measure, "
+          f"then the agent's own); targets: 0 time-outs, invalid moves, crashes, hangs")
     print(HEADER)
     print(RULE)
     for label, tally in tallies.items():

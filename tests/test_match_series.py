@@ -242,3 +242,15 @@ def test_ctrl_c_mid_series_is_one_line_and_code_130(tmp_path):
     assert re.fullmatch(rf"Interrupted after [12] games; --resume --out {re.escape(str(tmp_path))}"
                         r" continues the series\.", line), line
     assert "Score of Random1 vs Random2:" in out
+
+
+def test_a_flood_file_is_deleted_after_the_game(tmp_path, capsys):
+    # The flood's log survives the referee's clean-up; the runner deletes it once the
+    # agents have exited, and the empty game directory with it.
+    assert match.main(["flood:rate=2000", CRASH, "--games", "1", "--time-limit", "0.3",
+                       "--seed", "1", "--out", str(tmp_path), "-q"]) == 0
+    game = read_lines(tmp_path)[0]
+    assert game["result"] == "win" and game["winner"] == "Flood1"
+    assert not (tmp_path / "game-0001").exists()
+    assert re.search(r"flooded [1-9]\d* lines in", (tmp_path / "logs" /
+                                                    "game-0001-Flood1.log").read_text())

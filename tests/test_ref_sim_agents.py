@@ -15,11 +15,12 @@ ROOT = str(Path(__file__).resolve().parent.parent)
 WIN = "The winning player has won 3 local boards in a row on the global board!"
 
 
-def start_random_agent(directory, name, seed):
+def start_random_agent(directory, name, seed, *options):
+    """``python -m ref_sim.random_agent NAME`` with ``options`` (``--eager``...)."""
     env = dict(os.environ, PYTHONPATH=ROOT, PYTHONUNBUFFERED="1")
     return subprocess.Popen(
         [sys.executable, "-m", "ref_sim.random_agent", name, "--dir", str(directory),
-         "--seed", str(seed)],
+         "--seed", str(seed), *options],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
 
 
@@ -163,3 +164,93 @@ def test_an_end_game_not_written_yet_is_read_once_it_is(tmp_path):
     finally:
         code, output = finish(agent)
     assert code == 0 and "game over: END: Match TIED!" in output, output
+
+
+# -- the hostile variants (issue 15, item 7) ----------------------------------------------
+
+def put(directory, text):
+    """Replace move_file with ``text`` at once, past the mtime the referee noted."""
+    time.sleep(0.015)
+    (directory / ".staged-tmp").write_text(text)
+    os.replace(directory / ".staged-tmp", directory / "move_file")
+
+
+def test_eager_answers_before_its_go_and_hands_the_mover_the_win(tmp_path):
+    # Walrus is played from the referee's own thread: at its second turn it moves, then
+    # holds the referee (no tick, no new .go) until the eager Otter has answered.
+    seen = {}
+
+    def walrus(event):
+        if event.kind != "turn" or event.player != "Walrus":
+            return
+        board, spot = event.game.legal_moves()[0]
+        put(tmp_path, f"Walrus {board} {spot}\n")
+        if len(event.record.moves) == 2:
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                line = (tmp_path / "move_file").read_text()
+                if line.startswith("Otter"):
+                    seen["line"], seen["go"] = line, (tmp_path / "Otter.go").exists()
+                    break
+                time.sleep(0.002)
+    otter = start_random_agent(tmp_path, "Otter", 1, "--eager")
+    try:
+        otter.stdout.readline()                     # "[Otter] waiting in ..."
+        record = run_game(tmp_path, "Walrus", "Otter", time_limit=2.0, seed=1, first="Walrus",
+                          start_delay=0, exit_delay=3,
+                          agents_gone=lambda: otter.poll() is not None, on_event=walrus)
+    finally:
+        code, output = finish(otter)
+    assert seen.get("go") is False, (seen, output)          # written with no Otter.go
+    assert record.reason == "Out-of-order move!" and record.winner == "Walrus", record
+    assert record.bad_line == seen["line"] and len(record.moves) == 2
+    assert code == 0, output
+
+
+def test_flood_writes_about_the_rate_asked(tmp_path):
+    # A count over a short run, with wide bounds: paced (not as fast as it can), and really
+    # a flood (not a trickle).
+    rate = 20000
+    flood = start_random_agent(tmp_path, "Flood1", 1, "--flood", str(rate))
+    path = tmp_path / "Flood1-flood.log"
+    try:
+        deadline = time.monotonic() + 20
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)
+        counts = []
+        for _ in range(2):
+            counts.append((time.monotonic(), path.read_bytes().count(b"\n")))
+            time.sleep(1.0)
+    finally:
+        flood.kill()
+        finish(flood)
+    (start, before), (end, after) = counts
+    assert 0.25 * rate < (after - before) / (end - start) < 1.5 * rate, counts
+    assert path.read_text().startswith("Flood1 flood 0\nFlood1 flood 1\n")
+
+
+def test_nbsp_writes_latin1_no_break_spaces_that_a_latin1_referee_accepts(tmp_path):
+    # Both players and the referee decode Latin-1: every Walrus line is the bytes asked,
+    # every one a legal move, and the game ends normally.
+    wrong = []
+    checked = []
+
+    def check(event):
+        if event.kind == "move" and event.player == "Walrus":
+            data = (tmp_path / "move_file").read_bytes()
+            expected = f"Walrus\xa0{event.move.board}\xa0{event.move.spot}\n".encode("latin-1")
+            (checked if data == expected else wrong).append(data)
+    agents = [start_random_agent(tmp_path, "Walrus", 1, "--nbsp", "--encoding", "latin-1"),
+              start_random_agent(tmp_path, "Otter", 2, "--encoding", "latin-1")]
+    try:
+        for agent in agents:
+            agent.stdout.readline()
+        record = run_game(tmp_path, "Walrus", "Otter", time_limit=1.0, seed=2, start_delay=0,
+                          encoding="latin-1", on_event=check, exit_delay=3,
+                          agents_gone=lambda: all(a.poll() is not None for a in agents))
+    finally:
+        results = [finish(agent) for agent in agents]
+    assert not wrong and len(checked) >= 2, (wrong, record)
+    assert record.reason in (WIN, "tie"), record
+    assert all(code == 0 for code, _ in results), results

@@ -102,12 +102,15 @@ class FakeGames:
     def __init__(self, decide):
         self.decide = decide
         self.played = []
+        self.encodings = []     # the encoding play_game was given, per game
 
     def __call__(self, number, specs, names, directory, logs, time_limit, seed, first=None,
-                 opening=None, show=False, stop=None, agent_seeds=None, must_start=False):
+                 opening=None, show=False, stop=None, agent_seeds=None, must_start=False,
+                 encoding=None):
         p1 = first
         p2 = [n for n in names if n != p1][0]
         record = GameRecord(names=tuple(names), time_limit=time_limit, seed=seed, p1=p1, p2=p2,
+                            encoding=encoding or "utf-8",
                             opening=[((p1, p2)[i % 2], b, s) for i, (b, s) in enumerate(opening)],
                             duration=0.01)
         winner = self.decide(number, p1, sorted(specs))
@@ -117,6 +120,7 @@ class FakeGames:
             record.result, record.reason = "win", WIN_REASON
             record.winner, record.loser = winner, [n for n in names if n != winner][0]
         self.played.append((number, p1, [tuple(m) for m in opening]))
+        self.encodings.append(encoding)
         return record, {}
 
 
@@ -217,8 +221,8 @@ def test_mistyped_builtin_is_a_usage_error(capsys):
             match.main(["agent", typo])
         assert exit_info.value.code == 2
         err = capsys.readouterr().err
-        assert (f"error: {typo!r} is not a built-in agent (built-ins: random, agent, seed) "
-                f"nor a command found on the PATH{hint}\n") in err
+        assert (f"error: {typo!r} is not a built-in agent (built-ins: random, agent, seed, "
+                f"eager, flood, nbsp) nor a command found on the PATH{hint}\n") in err
     # A command on the PATH, or anything with arguments or a path, is still a command.
     assert match.agent_spec("python3").template == "python3"
     assert match.agent_spec("./my_bot {name}").label == "Mybot"
@@ -273,3 +277,61 @@ def test_progress_line_says_too_few_games():
     progress = match.Progress(2, stream=stream)
     progress.update(1, match.Summary(1, 0, 0, None, None))
     assert "Elo too few games" in stream.getvalue() and "inf" not in stream.getvalue()
+
+
+# -- hostile built-ins and --encoding (issue 15, items 1 and 7) --------------------------
+
+def test_hostile_builtins():
+    random_agent = [sys.executable, "-m", "ref_sim.random_agent", "Eager2", "--dir", "/d",
+                    "--seed", "3"]
+    assert match.agent_spec("eager").command("Eager2", "/d", 1, 3) == random_agent + ["--eager"]
+    assert match.agent_spec("nbsp").command("N2", "/d", 1)[-1] == "--nbsp"
+    assert match.agent_spec("flood").command("F2", "/d", 1)[-2:] == ["--flood", "20000"]
+    slower = match.agent_spec("flood:rate=500").command("F2", "/d", 1)
+    assert slower[-2:] == ["--flood", "500"] and slower.count("--flood") == 1
+    assert [match.agent_spec(s).label for s in ("eager", "flood:rate=5", "nbsp")] == \
+        ["Eager", "Flood", "Nbsp"]
+    # The flood's file survives the referee's clean-up: the runner deletes it.
+    from ref_sim.referee import is_cleanup_name
+    assert match.agent_spec("flood").scratch == ("{name}-flood.log",)
+    assert not is_cleanup_name("Flood2-flood.log")
+    with pytest.raises(ValueError, match="'eager' takes no option 'rate'"):
+        match.agent_spec("eager:rate=5")
+
+
+def test_encoding_goes_to_every_builtin_and_to_commands_that_ask(tmp_path):
+    for spec in ("agent", "agent:depth=6", "seed", "random", "eager", "flood", "nbsp"):
+        command = match.agent_spec(spec).command("A1", "/d", 1, 0, "iso8859-1")
+        assert command[-2:] == ["--encoding", "iso8859-1"], spec
+        assert "--encoding" not in match.agent_spec(spec).command("A1", "/d", 1, 0), spec
+    bot = match.agent_spec("./bot {name} --codec {encoding}")
+    assert bot.command("B1", "/d", 1, 0, "cp1252") == ["./bot", "B1", "--codec", "cp1252"]
+    assert bot.command("B1", "/d", 1, 0)[-1] == match.locale_encoding()
+    # The command line the runner launches (our agent's own --encoding is another
+    # engineer's: whether it accepts it is not looked at here).
+    log = tmp_path / "agent.log"
+    process = match.start_agent(match.agent_spec("agent"), "Agent1", tmp_path, 1.0, log, 0,
+                                "iso8859-1")
+    process.kill()
+    process.wait()
+    first = log.read_text().splitlines()[0]
+    assert first.startswith("$ ") and first.endswith(" --encoding iso8859-1"), first
+
+
+def test_series_encoding_is_given_to_every_game_and_kept(tmp_path, capsys, monkeypatch):
+    fake = FakeGames(lambda n, p1, names: p1)
+    monkeypatch.setattr(match, "play_game", fake)
+    assert match.main(["agent", "nbsp", "--games", "2", "--encoding", "Latin-1", "--out",
+                       str(tmp_path), "-q"]) == 0
+    assert fake.encodings == ["iso8859-1", "iso8859-1"]
+    assert json.loads((tmp_path / "series.json").read_text())["encoding"] == "iso8859-1"
+    for game in read_lines(tmp_path):
+        assert game["encoding"] == "iso8859-1"
+        assert all(a["command"][-2:] == ["--encoding", "iso8859-1"] for a in game["agents"])
+    with pytest.raises(SystemExit):      # the referee's encoding is part of the series
+        match.main(["agent", "nbsp", "--games", "4", "--out", str(tmp_path), "--resume"])
+    assert "cannot resume: encoding was 'iso8859-1', now None" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        match.main(["agent", "nbsp", "--encoding", "utf-16"])
+    assert exit_info.value.code == 2
+    assert "--encoding utf-16: no locale uses it" in capsys.readouterr().err

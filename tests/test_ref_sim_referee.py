@@ -372,3 +372,89 @@ def test_looks_at_move_file_once_per_tick_and_never_after_the_limit(scripted, tm
     assert 1 <= len(ticks) <= 5
     assert all(0.05 <= t < 0.3 for t in ticks)
     assert all(b - a >= 0.045 for a, b in zip(ticks, ticks[1:]))
+
+
+# -- lines outside their writer's turn (PROTOCOL.md §4.5; issue 15, item 3) ---------------
+# Staged in the referee's own thread (``observe``): a "turn" event comes right after the
+# mover's .go is created and before its first tick, a "move" event after the tick that
+# read the mover's move and before the next turn notes M, so the races are exact.
+
+def put(directory, text):
+    """Replace move_file with ``text`` at once, past the mtime the referee noted."""
+    time.sleep(0.015)
+    temp = os.path.join(directory, ".staged-tmp")
+    with open(temp, "w") as handle:
+        handle.write(text)
+    os.replace(temp, os.path.join(directory, "move_file"))
+
+
+def after(game, *moves):
+    game = game.copy()
+    for move in moves:
+        game.play(*move)
+    return game
+
+
+def test_an_opponent_line_read_at_the_movers_tick_makes_the_mover_win(scripted, tmp_path):
+    # p1 moves at ply 2 and p2, writing out of turn, answers before the referee's tick:
+    # the tick reads p2's line in p1's turn, and p1 (the mover) wins.
+    staged = []
+
+    def observe(event):
+        if event.kind == "turn" and len(event.record.moves) == 2:
+            p1, p2 = event.record.p1, event.record.p2
+            mine = event.game.legal_moves()[0]
+            theirs = after(event.game, mine).legal_moves()[0]
+            put(tmp_path, f"{p1} {mine[0]} {mine[1]}\n")
+            put(tmp_path, f"{p2} {theirs[0]} {theirs[1]}\n")
+            staged.append(f"{p2} {theirs[0]} {theirs[1]}\n")
+    record, _ = scripted(on_ply(2, lambda t: None), observe)
+    check_end(record, record.p1, record.p2, "Out-of-order move!", 2)
+    assert record.bad_line == staged[0]
+
+
+def test_answering_an_out_of_turn_line_before_the_tick_loses(scripted, tmp_path):
+    # As above, but p1 answers p2's early line before the tick: the referee reads p1's
+    # second line, in p1's name, as p1's move in its own position, where it is illegal.
+    staged = []
+
+    def observe(event):
+        if event.kind == "turn" and len(event.record.moves) == 2:
+            p1, p2, game = event.record.p1, event.record.p2, event.game
+            mine, theirs, answer = next(
+                (m, t, a) for m in game.legal_moves() for t in after(game, m).legal_moves()
+                for a in after(game, m, t).legal_moves() if not game.is_legal(*a))
+            for name, (board, spot) in ((p1, mine), (p2, theirs), (p1, answer)):
+                put(tmp_path, f"{name} {board} {spot}\n")
+            staged.append(f"{p1} {answer[0]} {answer[1]}\n")
+    record, _ = scripted(on_ply(2, lambda t: None), observe)
+    check_end(record, record.p2, record.p1, "Invalid move!", 2)
+    assert record.bad_line == staged[0]
+
+
+@pytest.mark.parametrize("again", [False, True])
+def test_a_line_written_before_the_next_turn_notes_m_is_never_read(scripted, tmp_path,
+                                                                   again):
+    # p2 answers p1's first move after the tick that read it but before its own turn
+    # begins: its line is older than the M its turn notes, so it is no move.  Unless p2
+    # writes again in its turn (again=True), its clock runs out.
+    staged = []
+
+    def observe(event):
+        if event.kind == "move" and len(event.record.moves) == 1:
+            board, spot = event.game.legal_moves()[0]
+            staged.append(f"{event.record.p2} {board} {spot}\n")
+            put(tmp_path, staged[0])
+
+    def act(turn):
+        if turn.ply == 0:
+            turn.play_legal()
+        elif turn.ply == 1 and again:
+            turn.write(staged[0])           # the same line, now in its turn
+    record, _ = scripted(act, observe, time_limit=0.3)
+    if again:
+        check_end(record, record.p2, record.p1, "Time out!", 2)
+        last = record.moves[-1]
+        assert f"{last.player} {last.board} {last.spot}\n" == staged[0]
+    else:
+        check_end(record, record.p1, record.p2, "Time out!", 1)
