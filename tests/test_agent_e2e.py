@@ -228,3 +228,28 @@ def test_started_after_a_killed_referee_then_plays_the_next_game(dirs):
     assert code == 0, (ours.log_file.read_text(), err)
     assert record.end_text in out
     assert "that game was abandoned" in ours.log_file.read_text()
+
+
+@pytest.mark.parametrize("use_polling", [False, True], ids=["watchdog", "polling"])
+def test_an_opponent_answering_out_of_turn_loses_every_game(dirs, use_polling):
+    """Issue 15 item 1: the eager random agent answers the instant our move appears, before its own
+    .go. The referee calls such a line Out-of-order (our win); we must never answer it on the .go
+    we already answered, or our second line is judged in the referee's position (Invalid move!).
+    We win every game, as p1 and as p2."""
+    game, logs = dirs
+    winners = []
+    for seed, first in ((1, "Walrus"), (2, "Otter"), (3, "Walrus"), (4, "Otter")):
+        ours = start_agent("Walrus", game, logs, *(["--polling"] if use_polling else []))
+        theirs = Player([*random_agent_command(), "Otter", "--dir", str(game), "--seed", str(seed), "--eager"])
+        time.sleep(0.3)
+        thread, box = referee_game(game, "Walrus", "Otter", seed=seed, first=first, exit_delay=1.0)
+        thread.join(timeout=60)
+        assert not thread.is_alive()
+        record = box["record"]
+        code, out, err = ours.finish(timeout=3)
+        theirs.finish(timeout=3)
+        assert code == 0, (ours.log_file.read_text(), err)
+        assert record.winner == "Walrus", (record.reason, record.bad_line, ours.log_file.read_text())
+        winners.append((record.p1, record.reason))
+        ours.log_file.unlink()
+    assert {p1 for p1, _ in winners} == {"Walrus", "Otter"}, winners
