@@ -16,7 +16,8 @@ whatever the referee would read.  The loop, every ~10 ms:
    moved yet, or its last line is a new move of my opponent), read first, and *then* my
    ``.go`` existing -- never by the ``.go`` alone: it lingers after I moved.
 5. Write ``NAME BOARD SPOT\\n`` to a temp file and ``os.replace`` it onto ``move_file``;
-   check that the mtime went up, else rewrite after a pause.
+   check that the mtime went up, else stamp it with the next whole second (coarse
+   timestamps), or rewrite after a pause where that is refused.
 
 Hostile variants, opponents for rehearsals and soaks (``ref_sim.match`` built-ins ``eager``,
 ``flood``, ``nbsp``), each a plausible student's bot:
@@ -278,20 +279,40 @@ class RandomAgent:
 
     def play(self) -> None:
         board, spot = self.rng.choice(self.game.legal_moves())
-        before = self.mtime("move_file")
+        before = self.mtime_ns("move_file")
         if self.nbsp:
             data = f"{self.name}{NBSP}{board}{NBSP}{spot}\n".encode("latin-1")
         else:
             data = f"{self.name} {board} {spot}\n".encode(self.encoding)
         for _ in range(MTIME_RETRIES):
             self.write(data)
-            after = self.mtime("move_file")
-            if before is None or after is None or after > before:
+            after = self.mtime_ns("move_file")
+            if before is None or after is None or after > before or self.stamp(before):
                 break
             time.sleep(MTIME_RETRY_PAUSE)     # same timestamp as before: write again later
         self.game.play(board, spot)
         self.last_seen = last_line(referee_lines(self.decode(data))).rstrip("\n")  # as read back
         self.say(f"played {board} {spot}")
+
+    def mtime_ns(self, name: str) -> int | None:
+        try:
+            return os.stat(self.path(name)).st_mtime_ns
+        except FileNotFoundError:
+            return None
+
+    def stamp(self, before: int) -> bool:
+        """My write left move_file's mtime at ``before`` (whole-second timestamps, or an mtime in
+        the future): give it the next whole second (FAT: the next even one), the stamp a write
+        just after that second would carry; waiting for the clock can outlast a 1 s limit."""
+        path = self.path("move_file")
+        for step in (1_000_000_000, 2_000_000_000):
+            try:
+                os.utime(path, ns=(os.stat(path).st_atime_ns, (before // step + 1) * step))
+                if os.stat(path).st_mtime_ns > before:
+                    return True
+            except OSError:             # not my file, or gone: rewrite later instead
+                return False
+        return False
 
     def write(self, data: bytes) -> None:
         """The whole line at once: temp file in the same directory, then an atomic rename."""
