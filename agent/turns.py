@@ -410,8 +410,8 @@ class TurnDecider:
         if move.undecodable:
             self._judge_once(move.text)
             raise ProtocolError(f"{MOVE_FILE} holds bytes that are not {self.encoding}, the encoding the referee reads "
-                                f"it with: {printable(move.text)!r}; the referee cannot decode it (it will call the "
-                                "move invalid or stop)")
+                                f"it with: {printable(move.text)!r}; the referee cannot decode it either and stops "
+                                f"without an {END_FILE} (its reading error is not caught)")
         last = referee_last_line(move.text)
         if self.game is None:
             self._join(look, last)
