@@ -16,11 +16,13 @@ result (1 a win, 1/2 a draw, 0 a loss); a forced result (``|score| > PROVEN_SCOR
 because a centipawn-like drop means little when one side is already far ahead.
 
 Thresholds (:data:`THRESHOLDS`): a loss of at least 0.05 is an inaccuracy, 0.10 a mistake,
-0.20 a blunder.  Lichess's are 0.05 / 0.10 / 0.15 in expected points (0.1 / 0.2 / 0.3 in its
--1..1 winning chances).  We keep its first two and ask more of a blunder: two independent
-searches of neighbouring positions at half a second disagree by up to about 0.1 on this
-scale (the odd/even depth swing), so 0.2 -- about 400 score units from an even position,
-or a proven win let go -- is a move the engine is sure about.
+0.15 a blunder -- lichess's (0.1 / 0.2 / 0.3 of its -1..1 winning chances).  They suit this
+engine because its scale is fitted to real results (the expected result of self-play games),
+as lichess's winning chances are, and because they stand well above its noise: at 0.3 s a
+position, the engine's view of neighbouring positions swings by about 40-50 score units near
+an even game (the odd/even depth swing), 0.02-0.03 of expected result, so an inaccuracy is
+twice that and a blunder five times.  From an even position 0.15 is about 300 score units;
+letting a forced win go is a loss of about 0.5 or more.
 
 What --analyse adds to a game of the page (``game["analysis"]``, see :func:`game_analysis`).
 """
@@ -42,7 +44,7 @@ from agent.search import MAX_PLY, PROVEN_SCORE, WIN_SCORE
 from ref_sim.replay import ReplayError
 
 #: (judgement, the least loss of expected result that earns it), worst first.
-THRESHOLDS = (("blunder", 0.20), ("mistake", 0.10), ("inaccuracy", 0.05))
+THRESHOLDS = (("blunder", 0.15), ("mistake", 0.10), ("inaccuracy", 0.05))
 #: The cache of analysed positions, in the run's folder.
 CACHE_NAME = "replay-analysis.json"
 CACHE_FORMAT = 1

@@ -425,8 +425,11 @@ function drawBoard(g, k) {
     const [x, y] = cellXY(last.board, last.spot);
     svg(root, "rect", {x: x + 2, y: y + 2, width: CELL - 4, height: CELL - 4, fill: "none",
                        stroke: C[v.judgement], "stroke-width": 4, class: "judged"});
-    svg(root, "text", {x: x + CELL - 3, y: y + 14, "text-anchor": "end", "font-size": 13,
-                       "font-weight": 700, fill: C[v.judgement]}, GLYPH[v.judgement]);
+    svg(root, "circle", {cx: x + CELL - 4, cy: y + 4, r: 10, fill: C[v.judgement],
+                         stroke: "#fff", "stroke-width": 1.5});
+    svg(root, "text", {x: x + CELL - 4, y: y + 8.5, "text-anchor": "middle", "font-size": 12,
+                       "font-weight": 700, fill: "#fff", class: "judgement-badge"},
+        GLYPH[v.judgement]);
     const [bx, by] = cellXY(v.best[0], v.best[1]);
     const [ax, ay, cx, cy] = [x + CELL / 2, y + CELL / 2, bx + CELL / 2, by + CELL / 2];
     const len = Math.hypot(cx - ax, cy - ay), cut = 0.34 * CELL;
