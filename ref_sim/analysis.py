@@ -41,7 +41,11 @@ from pathlib import Path
 
 from agent.rules import TIE, Position
 from agent.search import MAX_PLY, PROVEN_SCORE, WIN_SCORE
-from ref_sim.replay import ReplayError
+
+
+class AnalysisError(ValueError):
+    """Options that ask for no sensible analysis; the message is one line for the user."""
+
 
 #: (judgement, the least loss of expected result that earns it), worst first.
 THRESHOLDS = (("blunder", 0.15), ("mistake", 0.10), ("inaccuracy", 0.05))
@@ -103,11 +107,11 @@ class Settings:
         """--time, --depth, --nodes: half a second per position unless a depth or a node
         count is given (a fixed effort gives the same verdicts every run)."""
         if seconds is not None and not (seconds > 0 and math.isfinite(seconds)):
-            raise ReplayError(f"--time {seconds:g}: give a positive number of seconds")
+            raise AnalysisError(f"--time {seconds:g}: give a positive number of seconds")
         if depth is not None and not 1 <= depth < MAX_PLY:
-            raise ReplayError(f"--depth {depth}: give a depth from 1 to {MAX_PLY - 1}")
+            raise AnalysisError(f"--depth {depth}: give a depth from 1 to {MAX_PLY - 1}")
         if nodes is not None and nodes < 1:
-            raise ReplayError(f"--nodes {nodes}: give a positive node count")
+            raise AnalysisError(f"--nodes {nodes}: give a positive node count")
         if seconds is None and depth is None and nodes is None:
             seconds = DEFAULT_SECONDS
         return cls(seconds, depth, nodes)
@@ -118,7 +122,7 @@ class Settings:
 
 def select_games(games: list[dict], selection: str) -> list[dict]:
     """The games that ``selection`` names: ``all``, ``wins``, ``losses``, ``draws`` (agent 1's),
-    or numbers and ranges like ``1,4,7-9``; ReplayError for anything else or a missing game."""
+    or numbers and ranges like ``1,4,7-9``; AnalysisError for anything else or a missing game."""
     text = selection.strip().lower()
     by_word = {"all": lambda g: True, "wins": lambda g: g["score"] == 1,
                "losses": lambda g: g["score"] == 0, "draws": lambda g: g["result"] == "tie"}
@@ -128,7 +132,7 @@ def select_games(games: list[dict], selection: str) -> list[dict]:
     for part in text.split(","):
         found = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
         if not found:
-            raise ReplayError(f"--games {selection!r}: give all, wins, losses, draws, or "
+            raise AnalysisError(f"--games {selection!r}: give all, wins, losses, draws, or "
                               "game numbers and ranges such as 1,4,7-9")
         first = int(found.group(1))
         last = int(found.group(2)) if found.group(2) else first
@@ -136,7 +140,7 @@ def select_games(games: list[dict], selection: str) -> list[dict]:
     held = {game["game"] for game in games}
     missing = sorted(numbers - held)
     if missing:
-        raise ReplayError(f"--games {selection!r}: no game {missing[0]} in this series "
+        raise AnalysisError(f"--games {selection!r}: no game {missing[0]} in this series "
                           f"(it holds {len(held)} games)")
     return [game for game in games if game["game"] in numbers]
 

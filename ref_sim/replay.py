@@ -55,7 +55,7 @@ import sys
 from pathlib import Path
 
 from agent.search import PROVEN_SCORE, WIN_SCORE
-from ref_sim import match, stdio
+from ref_sim import analysis, match, stdio
 from ref_sim.console import entry_point
 from ref_sim.referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.render import boards_to_play
@@ -105,10 +105,10 @@ def read_run(run) -> dict:
         except (KeyError, TypeError, ValueError) as error:
             raise ReplayError(f"{path}: game {line.get('game')} is not a game line "
                               f"({type(error).__name__}: {error})") from None
-    from ref_sim.analysis import THRESHOLDS, score_per_logit
     return {"format": FORMAT, "source": str(path), "agents": games[0]["agents"],
             "win_score": WIN_SCORE, "proven_score": PROVEN_SCORE,
-            "score_per_logit": score_per_logit(), "thresholds": dict(THRESHOLDS),
+            "score_per_logit": analysis.score_per_logit(),
+            "thresholds": dict(analysis.THRESHOLDS),
             "unreadable_lines": bad, "games": games}
 
 
@@ -281,7 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="positions analysed at once (default: the cores)")
     group.add_argument("--fresh", action="store_true",
                        help="analyse again instead of using the results cached in the run's "
-                            "folder (replay-analysis.json)")
+                            f"folder ({analysis.CACHE_NAME})")
     return parser
 
 
@@ -295,14 +295,13 @@ def main(argv: list[str] | None = None) -> int:
         source = Path(data["source"])
         out = Path(args.out) if args.out else source.parent / "replay.html"
         if args.analyse:
-            from ref_sim import analysis
             settings = analysis.Settings.from_args(args.time, args.depth, args.nodes)
             chosen = analysis.select_games(data["games"], args.games)
             analysis.analyse_run(data, chosen, settings, jobs=args.jobs,
                                  cache=None if args.fresh else source.parent / analysis.CACHE_NAME,
                                  say=lambda text: print(text, file=sys.stderr, flush=True))
         write_page(data, out)
-    except (ReplayError, OSError) as error:
+    except (ReplayError, analysis.AnalysisError, OSError) as error:
         parser.exit(2, f"{PROG}: error: {error}\n")
     print(out)
     return 0

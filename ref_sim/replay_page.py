@@ -117,7 +117,9 @@ function loggedX(move) {              // a move's logged score, from X's view
   return move.mark === "X" ? move.score : -move.score;
 }
 function seconds(value) {
-  return value === null || value === undefined ? "" : value.toFixed(value < 0.1 ? 3 : 2) + " s";
+  if (value === null || value === undefined) return "";
+  if (value < 0.01) return (value * 1000).toFixed(2) + " ms";
+  return value.toFixed(value < 0.1 ? 3 : 2) + " s";
 }
 
 // -- the list of games -----------------------------------------------------------------
@@ -175,8 +177,11 @@ function buildList() {
                  aborted: g.reason}[g.ending];
     if (why) { res.appendChild(el("br")); res.appendChild(el("span", {class: "small"}, why)); }
     const b = blunders(g);
-    if (b) { res.appendChild(el("br")); res.appendChild(el("span", {class: "judgement blunder"},
-                                                            b + " blunder" + (b > 1 ? "s" : ""))); }
+    if (b) {
+      res.appendChild(el("br"));
+      res.appendChild(el("span", {class: "judgement blunder"},
+                         b + " blunder" + (b > 1 ? "s" : "") + " by " + agent1));
+    }
     row.title = g.reason || "";
     row.appendChild(res);
     row.appendChild(el("td", {}, g.moves.length));
@@ -321,7 +326,7 @@ function describe(g, k) {
       line("Fine: lost " + v.loss.toFixed(2) + " of the expected result (engine: " + better + ")");
     }
     const e = a.evals[k];
-    if (e !== null) line("Engine: " + scoreText(a.scores[k]) + " (X's view), X's expected result " +
+    if (e !== null && !g.states[k][2]) line("Engine: " + scoreText(a.scores[k]) + " (X's view), X's expected result " +
                          Math.round(e * 100) + " %" + (a.depths[k] ? ", depth " + a.depths[k] : ""));
   }
   if (k === g.moves.length && g.bad_line) line("The bad line read: " + JSON.stringify(g.bad_line));
@@ -559,37 +564,44 @@ function drawScoreGraph(g) {
   }
   if (a) key("#9aa3ad", "engine analysis");
   legend.appendChild(el("span", {}, "height: X's expected result (score / " +
-                                     DATA.score_per_logit + " as logits)"));
+                                     DATA.score_per_logit + " as logits, our engine's scale)"));
 }
 function drawTimeGraph(g) {
+  // Each move's time as a share of its own limit (CodinGame's first turns are ten times
+  // longer), in seconds where the file gives no limit.
   const f = chart("time-graph", 110, g);
   const timed = g.moves.map((m, i) => [m, i]).filter(([m]) => typeof m.seconds === "number");
-  const top = Math.max(1e-3, ...timed.map(([m]) => m.seconds), ...g.moves.map(m => m.limit || 0)) * 1.1;
-  const y = s => f.top + (1 - s / top) * f.plotH;
-  svg(f.root, "text", {x: f.left - 4, y: f.top + 8, "text-anchor": "end", "font-size": 10,
-                       fill: C.faint}, top.toFixed(top < 1 ? 2 : 1) + " s");
-  svg(f.root, "text", {x: f.left - 4, y: y(0), "text-anchor": "end", "font-size": 10,
-                       fill: C.faint}, "0");
+  const shared = timed.length > 0 && timed.every(([m]) => m.limit);
+  const value = m => shared ? m.seconds / m.limit : m.seconds;
+  const top = Math.max(shared ? 1 : 1e-3, ...timed.map(([m]) => value(m))) * 1.15;
+  const y = v => f.top + (1 - v / top) * f.plotH;
+  const label = (v, text) => svg(f.root, "text", {x: f.left - 4, y: y(v) + 3, "text-anchor": "end",
+                                                  "font-size": 10, fill: C.faint}, text);
+  label(0, "0");
+  if (shared) {
+    label(1, "limit");
+    svg(f.root, "line", {x1: f.left, y1: y(1), x2: f.W - f.right, y2: y(1), stroke: C.blunder,
+                         "stroke-width": 1.2, "stroke-dasharray": "5 3", class: "limit"});
+  } else {
+    label(top / 1.15, seconds(top / 1.15));
+  }
   const w = Math.max(1, f.dx * 0.7);
   for (const [m, i] of timed) {
     const over = m.limit && m.seconds > m.limit;
-    const bar = svg(f.root, "rect", {x: f.x(i + 1) - w / 2, y: y(m.seconds), width: w,
-                                     height: Math.max(0.5, y(0) - y(m.seconds)),
+    const bar = svg(f.root, "rect", {x: f.x(i + 1) - w / 2, y: y(value(m)), width: w,
+                                     height: Math.max(0.5, y(0) - y(value(m))),
                                      fill: m.mark === "X" ? C.x : C.o, "fill-opacity": 0.75,
                                      stroke: over ? C.blunder : "none", "stroke-width": 2,
                                      class: "time-bar"});
     svg(bar, "title", {}, "move " + (i + 1) + ": " + m.player + " " + seconds(m.seconds) +
         (m.limit ? " of " + seconds(m.limit) : ""));
   }
-  let d = "";
-  g.moves.forEach((m, i) => {
-    if (!m.limit) return;
-    d += (d ? "L" : "M") + (f.x(i + 0.5)) + " " + y(m.limit) + "L" + f.x(i + 1.5) + " " + y(m.limit);
-  });
-  if (d) svg(f.root, "path", {d: d, fill: "none", stroke: C.blunder, "stroke-width": 1.2,
-                              "stroke-dasharray": "5 3", class: "limit"});
   axisTicks(f, g);
   cursor(f);
+  const limits = [...new Set(timed.map(([m]) => m.limit).filter(Boolean))].sort((a, b) => b - a);
+  document.getElementById("time-legend").textContent = "Bars: each move's time (the referee's " +
+    "measure)" + (shared ? " as a share of its limit (" + limits.map(seconds).join(" or ") + ")" : "") +
+    (g.moves.some(m => m.opening) ? "; grey: the referee's opening" : "") + ".";
 }
 
 // -- keys, hash, start -------------------------------------------------------------------
@@ -682,8 +694,7 @@ window.addEventListener("error", function (event) {
     <svg id="score-graph" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="scores"></svg>
     <div class="legend" id="score-legend"></div>
     <svg id="time-graph" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="move times"></svg>
-    <div class="legend"><span>bars: each move's time (the referee's measure); dashed red line: the
-      limit; grey: the referee's opening</span></div>
+    <div class="legend" id="time-legend"></div>
   </div>
 </section>
 <section id="moves-panel">
