@@ -456,7 +456,8 @@ def browser(tmp_path):
 
 @needs_chromium
 def test_the_page_in_a_browser_steps_with_the_keys_and_draws_its_graphs(tmp_path, browser):
-    lines = [file_protocol_line(n, *random_game(n), names=(NASTY, "Random2")) for n in (1, 2)]
+    lines = [file_protocol_line(n, *random_game(n), names=(NASTY, "Random2")) for n in (1, 2, 3)]
+    lines[2].update(result="win", winner="Random2", loser=NASTY, reason="Time out!", score=0.0)
     folder = write_series(tmp_path / "run", lines)
     out = tmp_path / "replay.html"
     assert replay.main([str(folder), "--analyse", "--depth", "1", "--jobs", "1", "--games", "1",
@@ -467,7 +468,7 @@ def test_the_page_in_a_browser_steps_with_the_keys_and_draws_its_graphs(tmp_path
     assert js("document.body.dataset.ready") == "1"
     assert js("document.getElementById('errors').hidden") is True
     assert js("document.querySelectorAll('#board .cell').length") == 81
-    assert js("document.querySelectorAll('#games tr').length") == 2
+    assert js("document.querySelectorAll('#games tr').length") == 3
     assert js("document.querySelectorAll('#moves tr').length") == total + 1   # and the start
     # The bot's name is text on the page, not markup.
     assert NASTY in js("document.getElementById('games').textContent")
@@ -494,8 +495,25 @@ def test_the_page_in_a_browser_steps_with_the_keys_and_draws_its_graphs(tmp_path
     assert js("document.querySelectorAll('#time-graph .time-bar').length") == len(lines[0]["moves"])
     browser.screenshot(tmp_path / "replay.png")
 
+    # The engine's move for the player to move, on request.
+    assert js("document.querySelectorAll('#board .suggestion').length") == 0
+    js("document.getElementById('show-best').click()")
+    assert js("document.querySelectorAll('#board .suggestion').length") == 1
+
     browser.key("ArrowDown")                       # the next game of the list
     assert js("document.body.dataset.game") == "2"
     assert js("document.querySelector('#games tr.current').dataset.index") == "1"
+
+    # The list filtered by agent 1's results and by time-outs.
+    def shown(choice):
+        js(f"{{ const s = document.getElementById('filter'); s.value = '{choice}'; "
+           "s.dispatchEvent(new Event('change')); }")
+        return js("[...document.querySelectorAll('#games tr')].map(r => +r.cells[0].textContent)")
+    by_score = {line["game"]: line["score"] for line in lines}
+    for choice, score in (("wins", 1.0), ("losses", 0.0), ("draws", 0.5)):
+        wanted = [n for n, s in by_score.items() if s == score]
+        if wanted:
+            assert shown(choice) == wanted
+    assert shown("time-out") == [3] and shown("all") == [1, 2, 3]
     assert browser.errors() == []
     assert (tmp_path / "replay.png").stat().st_size > 10_000
