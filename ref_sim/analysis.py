@@ -2,7 +2,8 @@
 
 Each position of a game, from the first one a player chose a move in (after the referee's
 opening) to the last, is searched by the engine the agent plays with
-(``agent.engines.make_engine("alphabeta")``), in parallel over the cores.  For each move:
+(``agent.engines.make_engine("alphabeta")``), in parallel over the cores, or on the workers
+of a Dask cluster (``--cluster ADDRESS``, :mod:`agent.cluster`: one position a task).  For each move:
 
 * the engine's best move there and its score (from the mover's view);
 * the score of the move played: the best move's when they are the same, else minus the
@@ -35,6 +36,7 @@ import math
 import multiprocessing
 import os
 import re
+import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -147,23 +149,24 @@ def select_games(games: list[dict], selection: str) -> list[dict]:
 
 # -- searching positions -----------------------------------------------------------------
 
-#: One engine per process, made at the first position it searches (its table is kept).
-_engine = None
+#: One engine per thread (a cluster worker may search in several), made at its first
+#: position and kept, table and all, for the next ones.
+_engines = threading.local()
 
 
 def search_position(rules: str, moves: tuple[int, ...], settings: Settings) -> dict:
     """The engine's best move and score (mover's view) after ``moves`` (cell indices)."""
-    global _engine
     from agent.engines import make_engine
     from agent.limits import SearchLimit
-    if _engine is None:
-        _engine = make_engine("alphabeta")
+    engine = getattr(_engines, "engine", None)
+    if engine is None:
+        engine = _engines.engine = make_engine("alphabeta")
     position = Position.from_moves(moves, rules)
     # A depth always: without one the search plays a lone legal move unsearched, scoring 0.
     limit = SearchLimit(deadline=None if settings.seconds is None
                         else time.perf_counter() + settings.seconds,
                         depth=settings.depth or MAX_PLY - 1, nodes=settings.nodes)
-    result = _engine.choose(position, limit)
+    result = engine.choose(position, limit)
     return {"best": result.move, "score": result.score, "depth": result.depth,
             "nodes": result.nodes, "pv": list(result.pv)}
 
@@ -211,31 +214,43 @@ def _save_cache(path: Path, settings: Settings, found: dict, say) -> None:
 
 
 def search_positions(tasks: list, settings: Settings, jobs: int | None, found: dict,
-                     say=lambda text: None) -> None:
+                     say=lambda text: None, runner=None) -> None:
     """Search every (rules, moves) of ``tasks`` missing from ``found`` (keyed by
-    :func:`_position_key`), ``jobs`` processes at once (1: in this process)."""
+    :func:`_position_key`): ``jobs`` processes at once (1: in this process), or on the
+    workers of ``runner`` (an :class:`agent.cluster.ClusterRunner`), one slot a position."""
     todo = list(dict.fromkeys(task for task in tasks if _position_key(*task) not in found))
     if not todo:
         return
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
+    jobs = runner.capacity() if runner is not None else \
+        max(1, min(jobs or os.cpu_count() or 1, len(todo)))
     per = f"{settings.seconds:g} s" if settings.seconds else (
         f"depth {settings.depth}" if settings.depth else f"{settings.nodes} nodes")
-    say(f"analysing {len(todo)} positions ({per} each, {jobs} at once)")
+    where = " on the cluster" if runner is not None else ""
+    say(f"analysing {len(todo)} positions ({per} each, {jobs} at once{where})")
     step = max(1, len(todo) // 10)
-    if jobs == 1:
-        for done, task in enumerate(todo, 1):
-            found[_position_key(*task)] = search_position(*task, settings)
-            if done % step == 0:
-                say(f"  {done}/{len(todo)}")
-        return
-    # spawn: the same on every system, and no copy of a parent that may hold threads.
-    context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
-        futures = {pool.submit(search_position, *task, settings): task for task in todo}
-        for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
-            found[_position_key(*futures[future])] = future.result()
-            if done % step == 0:
-                say(f"  {done}/{len(todo)}")
+    for done, (task, result) in enumerate(_searched(todo, settings, jobs, runner), 1):
+        found[_position_key(*task)] = result
+        if done % step == 0:
+            say(f"  {done}/{len(todo)}")
+
+
+def _searched(todo: list, settings: Settings, jobs: int, runner):
+    """(task, result) for every task of ``todo``, as they finish."""
+    if runner is not None:
+        from agent.cluster import in_order
+        calls = ((f"position-{i}", search_position, (*task, settings), {})
+                 for i, task in enumerate(todo))
+        yield from zip(todo, (value for _, value in in_order(runner, calls)))
+    elif jobs == 1:
+        for task in todo:
+            yield task, search_position(*task, settings)
+    else:
+        # spawn: the same on every system, and no copy of a parent that may hold threads.
+        context = multiprocessing.get_context("spawn")
+        with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
+            futures = {pool.submit(search_position, *task, settings): task for task in todo}
+            for future in concurrent.futures.as_completed(futures):
+                yield futures[future], future.result()
 
 
 # -- verdicts ----------------------------------------------------------------------------
@@ -302,14 +317,15 @@ def game_analysis(game: dict, found: dict, settings: Settings, per_logit: float)
 
 
 def analyse_run(data: dict, games: list[dict], settings: Settings, jobs: int | None = None,
-                cache: Path | None = None, say=lambda text: None) -> None:
+                cache: Path | None = None, say=lambda text: None, runner=None) -> None:
     """Search every position of ``games`` (games of ``data``) and set each one's
-    ``analysis``; positions already in ``cache`` (a file, or None) are not searched again."""
+    ``analysis``; positions already in ``cache`` (a file, or None) are not searched again.
+    ``runner``: a cluster to search on (see :func:`search_positions`)."""
     found = _load_cache(cache, settings)
     tasks = [task for game in games for task in _tasks(game)]
     known = len(found)
     try:
-        search_positions(tasks, settings, jobs, found, say)
+        search_positions(tasks, settings, jobs, found, say, runner)
     finally:                            # Ctrl-C keeps what was searched so far
         if cache is not None and len(found) > known:
             _save_cache(cache, settings, found, say)

@@ -1,7 +1,7 @@
 """A replay page for a whole series: one self-contained HTML file, like an analysis board.
 
     python -m ref_sim.replay RUN [-o OUT.html] [--analyse [--time S] [--depth D] [--nodes N]
-                                                        [--games SELECTION] [--jobs N] [--fresh]]
+                                   [--games SELECTION] [--jobs N] [--cluster ADDRESS] [--fresh]]
 
 RUN is a series' ``--out`` folder (``ref_sim.match`` or ``ref_sim.stdio``) or its
 ``games.jsonl``.  The page (default ``RUN/replay.html``) needs no server and no network: its
@@ -54,6 +54,7 @@ import json
 import sys
 from pathlib import Path
 
+from agent import cluster
 from agent.search import PROVEN_SCORE, WIN_SCORE
 from ref_sim import analysis, match, stdio
 from ref_sim.console import entry_point
@@ -279,10 +280,31 @@ def build_parser() -> argparse.ArgumentParser:
                             "losses, draws (agent 1's); default all")
     group.add_argument("--jobs", type=int, metavar="N",
                        help="positions analysed at once (default: the cores)")
+    group.add_argument("--cluster", metavar="ADDRESS",
+                       help="analyse on a Dask cluster, e.g. tcp://head:8786 (default: "
+                            f"${cluster.ENV}; needs {cluster.INSTALL_HINT}); start the workers "
+                            "with --nthreads 1 (a search holds a core)")
     group.add_argument("--fresh", action="store_true",
                        help="analyse again instead of using the results cached in the run's "
                             f"folder ({analysis.CACHE_NAME})")
     return parser
+
+
+def _analyse(args, data: dict, folder: Path) -> None:
+    """--analyse: the chosen games' positions searched here or on a cluster."""
+    def say(text):
+        print(text, file=sys.stderr, flush=True)
+    settings = analysis.Settings.from_args(args.time, args.depth, args.nodes)
+    chosen = analysis.select_games(data["games"], args.games)
+    cache = None if args.fresh else folder / analysis.CACHE_NAME
+    address = cluster.cluster_address(args.cluster)
+    runner = cluster.connect(address, say=say) if address else None
+    try:
+        analysis.analyse_run(data, chosen, settings, jobs=args.jobs, cache=cache, say=say,
+                             runner=runner)
+    finally:
+        if runner is not None:
+            runner.close()
 
 
 @entry_point(PROG)
@@ -295,13 +317,9 @@ def main(argv: list[str] | None = None) -> int:
         source = Path(data["source"])
         out = Path(args.out) if args.out else source.parent / "replay.html"
         if args.analyse:
-            settings = analysis.Settings.from_args(args.time, args.depth, args.nodes)
-            chosen = analysis.select_games(data["games"], args.games)
-            analysis.analyse_run(data, chosen, settings, jobs=args.jobs,
-                                 cache=None if args.fresh else source.parent / analysis.CACHE_NAME,
-                                 say=lambda text: print(text, file=sys.stderr, flush=True))
+            _analyse(args, data, source.parent)
         write_page(data, out)
-    except (ReplayError, analysis.AnalysisError, OSError) as error:
+    except (ReplayError, analysis.AnalysisError, cluster.ClusterError, OSError) as error:
         parser.exit(2, f"{PROG}: error: {error}\n")
     print(out)
     return 0

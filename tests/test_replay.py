@@ -517,3 +517,51 @@ def test_the_page_in_a_browser_steps_with_the_keys_and_draws_its_graphs(tmp_path
     assert shown("time-out") == [3] and shown("all") == [1, 2, 3]
     assert browser.errors() == []
     assert (tmp_path / "replay.png").stat().st_size > 10_000
+
+
+def test_the_analysis_on_a_cluster_is_the_local_one(series, tmp_path, monkeypatch, capsys):
+    distributed = pytest.importorskip("distributed")
+    folder, _ = series
+    local = replay.read_run(folder)
+    analysis.analyse_run(local, local["games"][:1], analysis.Settings(None, depth=1), jobs=1)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    out = tmp_path / "cluster.html"
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
+                                  dashboard_address=None, silence_logs=40) as workers:
+        assert replay.main([str(folder), "--analyse", "--depth", "1", "--games", "1", "--fresh",
+                            "--cluster", workers.scheduler_address, "-o", str(out)]) == 0
+    assert "on the cluster" in capsys.readouterr().err
+    remote = embedded(out.read_text())["games"][0]["analysis"]
+    assert remote["scores"] == local["games"][0]["analysis"]["scores"]
+    assert remote["moves"][4:] and all(remote["moves"][4:])
+
+
+def test_an_unreachable_cluster_is_one_line(series, capsys, monkeypatch):
+    pytest.importorskip("distributed")
+    from agent import cluster
+    folder, _ = series
+    monkeypatch.setattr(cluster, "CONNECT_WAIT", 2.0)
+    with pytest.raises(SystemExit) as stop:
+        replay.main([str(folder), "--analyse", "--cluster", "tcp://127.0.0.1:9"])   # discard port
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1
+    assert "cannot reach the scheduler at tcp://127.0.0.1:9" in err
+    assert not (folder / "replay.html").exists()
+
+
+def test_ctrl_c_in_an_analysis_is_one_line_and_keeps_what_was_searched(series, capsys,
+                                                                      monkeypatch):
+    folder, _ = series
+    real, calls = analysis.search_position, []
+
+    def search_then_stop(*args):
+        calls.append(args)
+        if len(calls) > 3:
+            raise KeyboardInterrupt
+        return real(*args)
+    monkeypatch.setattr(analysis, "search_position", search_then_stop)
+    assert replay.main([str(folder), "--analyse", "--depth", "1", "--jobs", "1"]) == 130
+    assert capsys.readouterr().err.splitlines()[-1] == "python -m ref_sim.replay: interrupted"
+    cached = json.loads((folder / analysis.CACHE_NAME).read_text())
+    assert len(cached["settings"]["time=None depth=1 nodes=None"]) == 3
+    assert not (folder / "replay.html").exists()
