@@ -34,6 +34,7 @@ main { display: grid; grid-template-columns: minmax(250px, 320px) minmax(460px, 
        minmax(260px, 360px); gap: 12px; padding: 12px; align-items: start; }
 section { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 10px; }
 h2 { font-size: 14px; margin: 0 0 6px; }
+.scroll { position: relative; }
 #games-panel .scroll { max-height: calc(100vh - 170px); overflow: auto; }
 #moves-panel .scroll { max-height: calc(100vh - 330px); overflow: auto; }
 table { border-collapse: collapse; width: 100%; }
@@ -96,6 +97,13 @@ function svg(parent, tag, attrs, text) {
   return node;
 }
 function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
+function keepVisible(row) {           // scroll the row's own list only, never the page
+  const box = row.closest(".scroll"), head = row.closest("table").tHead.offsetHeight;
+  if (row.offsetTop - head < box.scrollTop) box.scrollTop = row.offsetTop - head;
+  else if (row.offsetTop + row.offsetHeight > box.scrollTop + box.clientHeight) {
+    box.scrollTop = row.offsetTop + row.offsetHeight - box.clientHeight;
+  }
+}
 function mover(g, mark) { return mark === "X" ? g.x : g.o; }
 function markOf(g, name) { return name === g.x ? "X" : name === g.o ? "O" : ""; }
 
@@ -195,7 +203,7 @@ function markCurrentGame() {
   for (const row of document.querySelectorAll("#games tr")) {
     const on = Number(row.dataset.index) === current;
     row.classList.toggle("current", on);
-    if (on) row.scrollIntoView({block: "nearest"});
+    if (on) keepVisible(row);
   }
 }
 
@@ -266,7 +274,7 @@ function setPly(k) {
   for (const row of document.querySelectorAll("#moves tr")) {
     const on = Number(row.dataset.ply) === ply;
     row.classList.toggle("current", on);
-    if (on) row.scrollIntoView({block: "nearest"});
+    if (on) keepVisible(row);
   }
   for (const id of ["score-graph", "time-graph"]) {
     const cursor = document.querySelector("#" + id + " .cursor");
