@@ -16,7 +16,7 @@ from ref_sim import render
 COLOURS = {"x": render.COLOURS[0], "o": render.COLOURS[1], "toPlay": render.TO_PLAY,
            "lastMove": render.LAST_MOVE, "drawn": render.DRAWN, "ink": render.INK,
            "grid": render.GRID, "faint": render.FAINT, "forced": "#e08a00",
-           "opening": "#e6e9ee", "best": "#1a9e4b", "inaccuracy": "#d4a900",
+           "opening": "#e6e9ee", "best": "#1a9e4b", "suggestion": "#7b3fd0", "inaccuracy": "#d4a900",
            "mistake": "#e07000", "blunder": "#cc2020"}
 
 STYLE = """
@@ -45,6 +45,7 @@ tbody tr { cursor: pointer; }
 tbody tr:hover { background: #f2f6ff; }
 tr.current { background: #dde8ff !important; }
 .outcome { font-weight: 600; }
+td.players { white-space: nowrap; }
 .win { color: #177a3a; } .loss { color: #b3261e; } .draw { color: #6b7280; }
 .small { font-size: 12px; color: var(--faint); }
 .mark-X { color: var(--x); font-weight: 700; } .mark-O { color: var(--o); font-weight: 700; }
@@ -172,7 +173,7 @@ function buildList() {
     const o = outcome(g);
     const row = el("tr", {"data-index": i});
     row.appendChild(el("td", {}, g.game));
-    const players = el("td");
+    const players = el("td", {class: "players"});
     players.appendChild(el("span", {class: "mark-X"}, "X "));
     players.appendChild(document.createTextNode(g.x));
     players.appendChild(el("br"));
@@ -457,7 +458,7 @@ function drawBoard(g, k) {
     if (next) {
       const [bx, by] = cellXY(next.best[0], next.best[1]);
       svg(root, "circle", {cx: bx + CELL / 2, cy: by + CELL / 2, r: CELL / 2 - 8, fill: "none",
-                           stroke: C.best, "stroke-width": 3, "stroke-dasharray": "5 3",
+                           stroke: C.suggestion, "stroke-width": 3.5, "stroke-dasharray": "5 3",
                            class: "suggestion"});
     }
   }
@@ -697,7 +698,7 @@ window.addEventListener("error", function (event) {
   </div>
   <div id="position-text"></div>
   <label class="option"><input type="checkbox" id="show-best"> show the engine's move for the
-    player to move (after --analyse)</label>
+    player to move (dashed purple ring; after --analyse)</label>
   <div class="charts">
     <svg id="score-graph" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="scores"></svg>
     <div class="legend" id="score-legend"></div>
