@@ -1,0 +1,329 @@
+"""A replay page for a whole series: one self-contained HTML file, like an analysis board.
+
+    python -m ref_sim.replay RUN [-o OUT.html] [--analyse [--time S] [--depth D] [--nodes N]
+                                   [--games SELECTION] [--jobs N] [--cluster ADDRESS] [--fresh]]
+
+RUN is a series' ``--out`` folder (``ref_sim.match`` or ``ref_sim.stdio``) or its
+``games.jsonl``.  The page (default ``RUN/replay.html``) needs no server and no network: its
+styles, script and data are inside it.  It lists the games (filter by agent 1's result,
+time-outs, bad moves), shows the selected game's board move by move (buttons, slider, arrow
+keys), the score each agent logged for its moves as a graph under the board, and each move's
+time against the limit.  ``--analyse`` has our engine look at every position of the chosen
+games (:mod:`ref_sim.analysis`) and marks the inaccuracies, mistakes and blunders with the
+better move.
+
+The data
+--------
+:func:`read_run` turns ``games.jsonl`` (and, for files written before the runners recorded
+the search figures, the agents' logs in ``logs/``) into plain data, which the page embeds as
+JSON: ``{"format": 1, "source", "agents": [agent 1, agent 2], "win_score", "proven_score",
+"score_per_logit", "thresholds", "games": [game, ...]}``.  A game (``"format": 1``)::
+
+    game        the game's number in the series
+    rules       "wpi" (the CS 4341 referee) or "codingame"
+    agents      [agent 1's name, agent 2's name];  x, o: who played X (first) and O
+    result      "win", "tie", "aborted" or null;  winner, loser (names or null)
+    reason      the referee's words;  bad_line: the bad line read, or null;  notes: {name: text}
+    score       agent 1's points (1, 0.5, 0; null if aborted)
+    ending      what the filters go by: "line" (three boards in a row), "count" (more boards
+                won, CodinGame), "draw", "time-out", "bad-move" (invalid or out of order),
+                "crash" or "aborted"
+    time_limit  seconds per move (the file protocol), or null
+    moves       one object per move, the referee's opening included:
+                  player, mark ("X"/"O"), board, spot, opening (true for the referee's four),
+                  seconds (the referee's measure, null if none), limit (the seconds allowed),
+                  and where the mover logged its search (our agent does): depth, score (from
+                  the mover's view, as logged), nodes, nps, agent_seconds
+    states      len(moves) + 1 positions, before the first move to after the last, each
+                [local boards, boards to play, result]: local boards a 9-character string
+                ("." open, "X"/"O" won, "=" drawn), boards to play the digits of the boards
+                the next move may go to ("" once over), result "" (goes on), "X", "O" or "="
+    problem     null, or why the moves stop early (a move the rules do not allow)
+    analysis    null, or what --analyse found (see ref_sim.analysis.game_analysis)
+
+The move keys are those of ``games.jsonl`` (``ref_sim.match`` and ``ref_sim.stdio`` write
+``depth``, ``score``, ``nodes``, ``nps`` and ``agent_seconds`` into each move they can read
+from the agent's log), so a runner that records more per move only has to use the same names;
+older files without them are read from the logs with the runners' own log parsers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from agent import cluster
+from agent.search import PROVEN_SCORE, WIN_SCORE
+from ref_sim import analysis, match, stdio
+from ref_sim.console import entry_point
+from ref_sim.referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
+from ref_sim.render import boards_to_play
+from ref_sim.rules import CODINGAME, DRAW, TIE, WPI, Game, IllegalMoveError
+
+PROG = "python -m ref_sim.replay"
+FORMAT = 1
+#: The search figures a move may carry (games.jsonl's keys), copied as they are.
+SEARCH_KEYS = ("depth", "score", "nodes", "nps", "agent_seconds")
+MARKS = "XO"
+#: A local board or game result as one character of a state (see the module docstring).
+RESULT_CHARS = {None: ".", 0: "X", 1: "O", DRAW: "=", TIE: "="}
+
+
+class ReplayError(ValueError):
+    """A run that cannot be shown; the message is one line for the user."""
+
+
+# -- reading a run -----------------------------------------------------------------------
+
+def games_file(run) -> Path:
+    """``games.jsonl`` of ``run`` (a folder or the file itself); ReplayError if there is none."""
+    path = Path(run)
+    if path.is_dir():
+        path = path / "games.jsonl"
+        if not path.is_file():
+            raise ReplayError(f"{run}: no games.jsonl in this folder (is it a series' --out?)")
+    elif not path.exists():
+        raise ReplayError(f"{run}: no such file or folder")
+    return path
+
+
+def read_run(run) -> dict:
+    """The page's data for the series in ``run`` (see the module docstring)."""
+    path = games_file(run)
+    try:
+        lines, bad = match.read_games(path)
+    except (OSError, UnicodeDecodeError) as error:
+        raise ReplayError(f"{path}: cannot read it ({error})") from None
+    if not lines:
+        more = f" ({bad} unreadable lines)" if bad else ""
+        raise ReplayError(f"{path}: no games in it yet{more}")
+    games = []
+    for line in lines:
+        try:
+            games.append(game_data(line, path.parent / "logs"))
+        except (KeyError, TypeError, ValueError) as error:
+            raise ReplayError(f"{path}: game {line.get('game')} is not a game line "
+                              f"({type(error).__name__}: {error})") from None
+    return {"format": FORMAT, "source": str(path), "agents": games[0]["agents"],
+            "win_score": WIN_SCORE, "proven_score": PROVEN_SCORE,
+            "score_per_logit": analysis.score_per_logit(),
+            "thresholds": dict(analysis.THRESHOLDS),
+            "unreadable_lines": bad, "games": games}
+
+
+def _names(line: dict) -> tuple[list[str], str, str]:
+    """(agent 1 and 2, X, O) of a game line."""
+    names = [str(name) for name in line.get("names") or []]
+    agents = [str(agent["name"]) for agent in line.get("agents") or []] or names
+    opening = line.get("opening") or []
+    x = line.get("p1") or (opening[0][0] if opening else None) or (names or ["X"])[0]
+    o = line.get("p2") or (opening[1][0] if len(opening) > 1 else None) or \
+        ([name for name in names if name != x] or ["O"])[0]
+    return (agents if len(agents) == 2 else [x, o]), str(x), str(o)
+
+
+def _ending(line: dict) -> str:
+    result, reason = line.get("result"), line.get("reason")
+    if result == "aborted" or result is None:
+        return "aborted"
+    if result == "tie":
+        return "draw"
+    if reason == TIME_OUT:
+        return "time-out"
+    if reason in (INVALID_MOVE, OUT_OF_ORDER):
+        return "bad-move"
+    if reason == stdio.CRASHED:
+        return "crash"
+    if reason == stdio.COUNT_WIN:
+        return "count"
+    return "line"
+
+
+def _timing(line: dict, moves: list[dict]) -> None:
+    """Set each move's ``seconds`` and ``limit`` from the file protocol's or CodinGame's keys."""
+    time_limit = line.get("time_limit")
+    turn_ms, first_ms = line.get("turn_ms"), line.get("first_turn_ms")
+    seen = set()
+    for move in moves:
+        if move["opening"]:
+            move["seconds"] = move["limit"] = None
+            continue
+        if move.get("ms") is not None:
+            move["seconds"] = move["ms"] / 1000
+        move.setdefault("seconds", None)
+        if turn_ms is not None:         # CodinGame: a longer first turn for each program
+            ms = first_ms if move["player"] not in seen and first_ms is not None else turn_ms
+            move["limit"] = ms / 1000
+        else:
+            move["limit"] = time_limit
+        seen.add(move["player"])
+
+
+def _search_from_logs(line: dict, moves: list[dict], logs: Path) -> None:
+    """Read the search figures from the agents' logs for players whose moves have none
+    (files written before the runners recorded them), with the runners' own parsers."""
+    codingame = line.get("rules") == CODINGAME
+    for name in {move["player"] for move in moves}:
+        mine = [move for move in moves if move["player"] == name and not move["opening"]]
+        if not mine or any("depth" in move for move in mine):
+            continue
+        log = logs / f"game-{int(line['game']):04d}-{name}.log"
+        if not log.is_file():
+            continue
+        if codingame:
+            stdio.attach_search_info(mine, name, log)
+        else:
+            text = log.read_text(encoding="utf-8", errors="replace")
+            match.attach_search_info(mine, name, match.parse_search_lines(text))
+
+
+def game_data(line: dict, logs: Path | None = None) -> dict:
+    """One game of the page's data (see the module docstring) from its games.jsonl line;
+    ``logs``: the run's ``logs/`` folder, read only for search figures the line lacks."""
+    rules = line.get("rules") or WPI
+    agents, x, o = _names(line)
+    moves = [{"player": str(player), "board": board, "spot": spot, "opening": True}
+             for player, board, spot in line.get("opening") or []]
+    for item in line.get("moves") or []:
+        move = {key: item[key] for key in ("player", "board", "spot", "seconds", "ms",
+                                           "row", "col", *SEARCH_KEYS) if key in item}
+        if "board" not in move:         # a CodinGame line with rows and columns only
+            move["board"], move["spot"] = stdio.from_cell(item["row"], item["col"])
+        move["player"] = str(move["player"])
+        move["opening"] = False
+        moves.append(move)
+    if logs is not None and "game" in line:
+        _search_from_logs(line, moves, logs)
+    _timing(line, moves)
+
+    game = Game(rules)
+    states = [_state(game)]
+    problem = None
+    for number, move in enumerate(moves, 1):
+        move["mark"] = MARKS[game.turn]
+        try:
+            game.play(move["board"], move["spot"])
+        except IllegalMoveError as error:
+            problem = f"move {number} ({move['player']} {move['board']} {move['spot']}) " \
+                      f"is illegal: {error}; the moves stop before it"
+            del moves[number - 1:]
+            break
+        states.append(_state(game))
+    for move in moves:
+        for key in ("ms", "row", "col"):
+            move.pop(key, None)
+    return {"format": FORMAT, "game": line.get("game"), "rules": rules, "agents": agents,
+            "x": x, "o": o, "result": line.get("result"), "winner": line.get("winner"),
+            "loser": line.get("loser"), "reason": line.get("reason"),
+            "bad_line": line.get("bad_line"), "notes": line.get("notes") or {},
+            "score": line.get("score"), "ending": _ending(line),
+            "time_limit": line.get("time_limit"), "moves": moves, "states": states,
+            "problem": problem, "analysis": None}
+
+
+def _state(game: Game) -> list[str]:
+    """[local boards, boards to play, result] of a position (see the module docstring)."""
+    local = "".join(RESULT_CHARS[result] for result in game.local_results())
+    return [local, "".join(map(str, boards_to_play(game))), "" if game.result is None
+            else RESULT_CHARS[game.result]]
+
+
+# -- the page ----------------------------------------------------------------------------
+
+def embedded_json(data) -> str:
+    """``data`` as JSON that is safe inside a ``<script>`` element: no ``<``, ``>`` or ``&``
+    (so no ``</script>`` or ``<!--``), and no U+2028/U+2029, whatever the names and logs hold.
+
+    >>> embedded_json({"name": "</script>"})
+    '{"name": "\\\\u003c/script\\\\u003e"}'
+    """
+    text = json.dumps(data, ensure_ascii=False, allow_nan=False)
+    for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
+                         ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(char, escape)
+    return text
+
+
+def write_page(data: dict, out) -> Path:
+    """Write the page for ``data`` to ``out``; returns its path."""
+    from ref_sim.replay_page import page
+    out = Path(out)
+    out.write_text(page(embedded_json(data)), encoding="utf-8")
+    return out
+
+
+# -- command line ------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Write one self-contained HTML page that replays a series' games move by "
+                    "move, with each agent's logged scores and move times, and with --analyse "
+                    "our engine's verdict on every move.",
+        epilog="RUN is the --out folder of python -m ref_sim.match or ref_sim.stdio, or its "
+               "games.jsonl.  The page opens from disk in any browser (no server, no network).  "
+               "Exit codes: 0 written, 2 bad input.")
+    parser.add_argument("run", metavar="RUN", help="a series' --out folder or its games.jsonl")
+    parser.add_argument("-o", "--out", metavar="OUT.html",
+                        help="the page to write (default: replay.html next to games.jsonl)")
+    group = parser.add_argument_group("analysis")
+    group.add_argument("--analyse", "--analyze", action="store_true",
+                       help="have our engine evaluate every position and mark mistakes")
+    group.add_argument("--time", type=float, metavar="S",
+                       help="seconds per position (default 0.5; none with --depth or --nodes)")
+    group.add_argument("--depth", type=int, metavar="D", help="search each position to depth D")
+    group.add_argument("--nodes", type=int, metavar="N", help="at most N nodes per position")
+    group.add_argument("--games", metavar="SELECTION", default="all",
+                       help="the games to analyse: numbers and ranges (1,4,7-9), or all, wins, "
+                            "losses, draws (agent 1's); default all")
+    group.add_argument("--jobs", type=int, metavar="N",
+                       help="positions analysed at once (default: the cores)")
+    group.add_argument("--cluster", metavar="ADDRESS",
+                       help="analyse on a Dask cluster, e.g. tcp://head:8786 (default: "
+                            f"${cluster.ENV}; needs {cluster.INSTALL_HINT}); start the workers "
+                            "with --nthreads 1 (a search holds a core)")
+    group.add_argument("--fresh", action="store_true",
+                       help="analyse again instead of using the results cached in the run's "
+                            f"folder ({analysis.CACHE_NAME})")
+    return parser
+
+
+def _analyse(args, data: dict, folder: Path) -> None:
+    """--analyse: the chosen games' positions searched here or on a cluster."""
+    def say(text):
+        print(text, file=sys.stderr, flush=True)
+    settings = analysis.Settings.from_args(args.time, args.depth, args.nodes)
+    chosen = analysis.select_games(data["games"], args.games)
+    cache = None if args.fresh else folder / analysis.CACHE_NAME
+    address = cluster.cluster_address(args.cluster)
+    runner = cluster.connect(address, say=say) if address else None
+    try:
+        analysis.analyse_run(data, chosen, settings, jobs=args.jobs, cache=cache, say=say,
+                             runner=runner)
+    finally:
+        if runner is not None:
+            runner.close()
+
+
+@entry_point(PROG)
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m ref_sim.replay``; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        data = read_run(args.run)
+        source = Path(data["source"])
+        out = Path(args.out) if args.out else source.parent / "replay.html"
+        if args.analyse:
+            _analyse(args, data, source.parent)
+        write_page(data, out)
+    except (ReplayError, analysis.AnalysisError, cluster.ClusterError, OSError) as error:
+        parser.exit(2, f"{PROG}: error: {error}\n")
+    print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

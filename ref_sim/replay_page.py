@@ -1,0 +1,737 @@
+"""The replay page's HTML, styles and script (:mod:`ref_sim.replay` fills in the data).
+
+Kept in a Python module, not in files beside it, so that every install of the package has it.
+The script only draws: the rules (which boards are won, where the next move goes) and the
+verdicts come computed in the data, so the page holds no second copy of them.  Every text from
+the data goes into the page as text (``textContent``), never as markup.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from ref_sim import render
+
+#: The picture's colours (ref_sim.render's), given to the script and the styles.
+COLOURS = {"x": render.COLOURS[0], "o": render.COLOURS[1], "toPlay": render.TO_PLAY,
+           "lastMove": render.LAST_MOVE, "drawn": render.DRAWN, "ink": render.INK,
+           "grid": render.GRID, "faint": render.FAINT, "forced": "#e08a00",
+           "opening": "#e6e9ee", "best": "#1a9e4b", "suggestion": "#7b3fd0", "inaccuracy": "#d4a900",
+           "mistake": "#e07000", "blunder": "#cc2020"}
+
+STYLE = """
+:root { --x: @x@; --o: @o@; --ink: @ink@; --faint: @faint@; --inaccuracy: @inaccuracy@;
+        --mistake: @mistake@; --blunder: @blunder@; --best: @best@; --line: #d8dce2; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.4 system-ui, "DejaVu Sans", Helvetica, Arial, sans-serif;
+       color: var(--ink); background: #f5f6f8; }
+header { padding: 10px 16px; background: #fff; border-bottom: 1px solid var(--line); }
+header h1 { font-size: 18px; margin: 0 0 2px; }
+header .source { color: var(--faint); font-size: 12px; overflow-wrap: anywhere; }
+#errors { margin: 8px 16px; padding: 8px; background: #fde8e8; color: #8a1010;
+          border: 1px solid #f3b4b4; white-space: pre-wrap; }
+main { display: grid; grid-template-columns: minmax(250px, 320px) minmax(460px, 680px)
+       minmax(260px, 360px); gap: 12px; padding: 12px; align-items: start; }
+section { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 10px; }
+h2 { font-size: 14px; margin: 0 0 6px; }
+.scroll { position: relative; }
+#games-panel .scroll { max-height: calc(100vh - 170px); overflow: auto; }
+#moves-panel .scroll { max-height: calc(100vh - 330px); overflow: auto; }
+table { border-collapse: collapse; width: 100%; }
+th { text-align: left; font-weight: 600; color: var(--faint); font-size: 12px;
+     position: sticky; top: 0; background: #fff; }
+td, th { padding: 3px 5px; border-bottom: 1px solid #eef0f3; vertical-align: top; }
+tbody tr { cursor: pointer; }
+tbody tr:hover { background: #f2f6ff; }
+tr.current { background: #dde8ff !important; }
+.outcome { font-weight: 600; }
+td.players { white-space: nowrap; }
+.win { color: #177a3a; } .loss { color: #b3261e; } .draw { color: #6b7280; }
+.small { font-size: 12px; color: var(--faint); }
+.mark-X { color: var(--x); font-weight: 700; } .mark-O { color: var(--o); font-weight: 700; }
+tr.opening td { color: var(--faint); font-style: italic; }
+.judgement { font-weight: 700; }
+.judgement.inaccuracy { color: var(--inaccuracy); } .judgement.mistake { color: var(--mistake); }
+.judgement.blunder { color: var(--blunder); }
+#filter { width: 100%; margin-bottom: 6px; }
+#game-title { font-weight: 600; margin-bottom: 4px; }
+#board { display: block; width: 100%; max-width: 500px; height: auto; margin: 0 auto;
+         user-select: none; }
+.controls { display: flex; gap: 6px; align-items: center; justify-content: center;
+            margin: 6px 0; }
+.controls button { font-size: 16px; min-width: 40px; padding: 2px 8px; }
+#slider { flex: 1; max-width: 260px; }
+#position-text { text-align: center; min-height: 2.8em; }
+#details { margin-top: 8px; padding-top: 6px; border-top: 1px solid var(--line);
+           min-height: 5em; }
+#details div { margin: 1px 0; }
+.charts svg { display: block; width: 100%; height: auto; margin-top: 6px; cursor: crosshair; }
+.legend { font-size: 12px; color: var(--faint); margin-top: 2px; }
+.legend span { margin-right: 10px; white-space: nowrap; }
+.swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px;
+          vertical-align: middle; margin-right: 3px; }
+label.option { font-size: 12px; color: var(--faint); display: block; text-align: center; }
+@media (max-width: 1100px) { main { grid-template-columns: 1fr; } }
+"""
+
+SCRIPT = r"""
+"use strict";
+const DATA = JSON.parse(document.getElementById("replay-data").textContent);
+const C = JSON.parse(document.getElementById("replay-colours").textContent);
+const SVG = "http://www.w3.org/2000/svg";
+const GLYPH = {inaccuracy: "?!", mistake: "?", blunder: "??"};
+const CELL = 50, EDGE = 22, SIDE = 2 * EDGE + 9 * CELL;
+const agent1 = DATA.agents[0];
+let current = -1, ply = 0, shown = [];
+
+function el(tag, attrs, text) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  return node;
+}
+function svg(parent, tag, attrs, text) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  parent.appendChild(node);
+  return node;
+}
+function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
+function keepVisible(row) {           // scroll the row's own list only, never the page
+  const box = row.closest(".scroll"), head = row.closest("table").tHead.offsetHeight;
+  if (row.offsetTop - head < box.scrollTop) box.scrollTop = row.offsetTop - head;
+  else if (row.offsetTop + row.offsetHeight > box.scrollTop + box.clientHeight) {
+    box.scrollTop = row.offsetTop + row.offsetHeight - box.clientHeight;
+  }
+}
+function mover(g, mark) { return mark === "X" ? g.x : g.o; }
+function markOf(g, name) { return name === g.x ? "X" : name === g.o ? "O" : ""; }
+
+// Scores: from X's view everywhere on the page.
+function expected(score) {            // X's expected result for a score from X's view
+  if (score > DATA.proven_score) return 1;
+  if (score < -DATA.proven_score) return 0;
+  return 1 / (1 + Math.exp(-score / DATA.score_per_logit));
+}
+function scoreText(score) {           // "+73", or "#+5": a forced result 5 plies ahead
+  if (score === null || score === undefined) return "";
+  if (Math.abs(score) > DATA.proven_score) {
+    return (score > 0 ? "#+" : "#-") + (DATA.win_score - Math.abs(score));
+  }
+  return (score > 0 ? "+" : "") + score;
+}
+function loggedX(move) {              // a move's logged score, from X's view
+  if (typeof move.score !== "number" || !move.depth) return null;
+  return move.mark === "X" ? move.score : -move.score;
+}
+function seconds(value) {
+  if (value === null || value === undefined) return "";
+  if (value < 0.01) return (value * 1000).toFixed(2) + " ms";
+  return value.toFixed(value < 0.1 ? 3 : 2) + " s";
+}
+
+// -- the list of games -----------------------------------------------------------------
+function outcome(g) {
+  if (g.result === "tie") return {text: "draw", cls: "draw"};
+  if (g.result !== "win") return {text: g.result || "no result", cls: "draw"};
+  return {text: g.winner + " won", cls: g.winner === agent1 ? "win" : "loss"};
+}
+function blunders(g) {
+  if (!g.analysis) return 0;
+  return g.analysis.moves.filter((v, i) => v && v.judgement === "blunder"
+                                        && g.moves[i].player === agent1).length;
+}
+const FILTERS = [
+  ["all", "all games", g => true],
+  ["wins", agent1 + " won", g => g.score === 1],
+  ["losses", agent1 + " lost", g => g.score === 0],
+  ["draws", "draws", g => g.result === "tie"],
+  ["time-out", "time-outs", g => g.ending === "time-out"],
+  ["bad", "invalid moves, crashes", g => g.ending === "bad-move" || g.ending === "crash"],
+  ["aborted", "aborted", g => g.ending === "aborted"],
+  ["blunders", "with a blunder by " + agent1, g => blunders(g) > 0],
+];
+function buildFilter() {
+  const select = document.getElementById("filter");
+  for (const [key, label, test] of FILTERS) {
+    const count = DATA.games.filter(test).length;
+    if (key !== "all" && count === 0) continue;
+    select.appendChild(el("option", {value: key}, label + " (" + count + ")"));
+  }
+  select.addEventListener("change", () => { buildList(); });
+}
+function buildList() {
+  const key = document.getElementById("filter").value;
+  const test = FILTERS.find(f => f[0] === key)[2];
+  const body = document.getElementById("games");
+  clear(body);
+  shown = [];
+  DATA.games.forEach((g, i) => {
+    if (!test(g)) return;
+    shown.push(i);
+    const o = outcome(g);
+    const row = el("tr", {"data-index": i});
+    row.appendChild(el("td", {}, g.game));
+    const players = el("td", {class: "players"});
+    players.appendChild(el("span", {class: "mark-X"}, "X "));
+    players.appendChild(document.createTextNode(g.x));
+    players.appendChild(el("br"));
+    players.appendChild(el("span", {class: "mark-O"}, "O "));
+    players.appendChild(document.createTextNode(g.o));
+    row.appendChild(players);
+    const res = el("td");
+    res.appendChild(el("span", {class: "outcome " + o.cls}, o.text));
+    const why = {"time-out": "time-out", "bad-move": g.reason, crash: "crash", count: "boards count",
+                 aborted: g.reason}[g.ending];
+    if (why) { res.appendChild(el("br")); res.appendChild(el("span", {class: "small"}, why)); }
+    const b = blunders(g);
+    if (b) {
+      res.appendChild(el("br"));
+      res.appendChild(el("span", {class: "judgement blunder"},
+                         b + " blunder" + (b > 1 ? "s" : "") + " by " + agent1));
+    }
+    row.title = g.reason || "";
+    row.appendChild(res);
+    row.appendChild(el("td", {}, g.moves.length));
+    row.addEventListener("click", () => selectGame(i));
+    body.appendChild(row);
+  });
+  document.getElementById("list-count").textContent = shown.length + " of " + DATA.games.length;
+  markCurrentGame();
+}
+function markCurrentGame() {
+  for (const row of document.querySelectorAll("#games tr")) {
+    const on = Number(row.dataset.index) === current;
+    row.classList.toggle("current", on);
+    if (on) keepVisible(row);
+  }
+}
+
+// -- one game --------------------------------------------------------------------------
+function selectGame(index, at) {
+  current = index;
+  const g = DATA.games[index];
+  const o = outcome(g);
+  document.getElementById("game-title").textContent =
+    "Game " + g.game + ": " + g.x + " (X) vs " + g.o + " (O) \u00b7 " + o.text +
+    (g.reason && g.result === "win" ? ": " + g.reason : "");
+  const slider = document.getElementById("slider");
+  slider.max = g.moves.length;
+  buildMoves(g);
+  drawScoreGraph(g);
+  drawTimeGraph(g);
+  markCurrentGame();
+  setPly(at === undefined ? g.moves.length : at);
+}
+function buildMoves(g) {
+  const body = document.getElementById("moves");
+  clear(body);
+  const start = el("tr", {"data-ply": 0});
+  start.appendChild(el("td", {colspan: 6}, "start: the empty board"));
+  start.addEventListener("click", () => setPly(0));
+  body.appendChild(start);
+  g.moves.forEach((m, i) => {
+    const row = el("tr", {"data-ply": i + 1, class: m.opening ? "opening" : ""});
+    row.appendChild(el("td", {}, i + 1));
+    const who = el("td");
+    who.appendChild(el("span", {class: "mark-" + m.mark}, m.mark + " "));
+    who.appendChild(document.createTextNode(m.player));
+    row.appendChild(who);
+    row.appendChild(el("td", {}, m.board + " " + m.spot));
+    row.appendChild(el("td", {}, m.opening ? "opening" : seconds(m.seconds)));
+    const x = loggedX(m);
+    row.appendChild(el("td", {title: m.depth ? "depth " + m.depth : ""},
+                       x === null ? "" : scoreText(x)));
+    const v = g.analysis && g.analysis.moves[i];
+    const j = el("td", {class: "judgement " + (v && v.judgement ? v.judgement : "")},
+                 v && v.judgement ? GLYPH[v.judgement] : "");
+    if (v && v.judgement) j.title = v.judgement + ": better " + v.best[0] + " " + v.best[1];
+    row.appendChild(j);
+    row.addEventListener("click", () => setPly(i + 1));
+    body.appendChild(row);
+  });
+  const a = g.analysis;
+  const note = document.getElementById("analysis-note");
+  if (a) {
+    const s = a.settings;
+    note.textContent = "Engine analysis: " + (s.seconds ? s.seconds + " s" : "") +
+      (s.depth ? " depth " + s.depth : "") + (s.nodes ? " " + s.nodes + " nodes" : "") +
+      " per position. ?! inaccuracy, ? mistake, ?? blunder (expected result lost \u2265 " +
+      DATA.thresholds.inaccuracy + ", " + DATA.thresholds.mistake + ", " +
+      DATA.thresholds.blunder + ").";
+  } else {
+    note.textContent = "No engine analysis in this page: python -m ref_sim.replay RUN --analyse.";
+  }
+  document.getElementById("problem").textContent = g.problem || "";
+}
+
+function setPly(k) {
+  const g = DATA.games[current];
+  ply = Math.max(0, Math.min(g.moves.length, k));
+  document.getElementById("slider").value = ply;
+  drawBoard(g, ply);
+  describe(g, ply);
+  for (const row of document.querySelectorAll("#moves tr")) {
+    const on = Number(row.dataset.ply) === ply;
+    row.classList.toggle("current", on);
+    if (on) keepVisible(row);
+  }
+  for (const id of ["score-graph", "time-graph"]) {
+    const cursor = document.querySelector("#" + id + " .cursor");
+    if (cursor) { const x = cursor.dataset.x0 * 1 + ply * cursor.dataset.dx; 
+                  cursor.setAttribute("x1", x); cursor.setAttribute("x2", x); }
+  }
+  document.body.dataset.game = g.game;
+  document.body.dataset.ply = ply;
+}
+function describe(g, k) {
+  const state = g.states[k];
+  const parts = [];
+  if (k === 0) parts.push("The empty board");
+  else {
+    const m = g.moves[k - 1];
+    parts.push("Move " + k + " of " + g.moves.length + ": " + m.player + " (" + m.mark + ") " +
+               m.board + " " + m.spot + (m.opening ? " (the referee's opening)" : ""));
+  }
+  if (state[2] === "=") parts.push("the game is a draw");
+  else if (state[2]) parts.push(mover(g, state[2]) + " (" + state[2] + ") wins");
+  else if (k === g.moves.length && g.result) {
+    parts.push(g.result === "win" ? g.winner + " wins: " + g.reason : g.result);
+  } else {
+    const next = k % 2 === 0 ? "X" : "O";
+    const where = state[1].length === 1 ? "board " + state[1] : "any open board";
+    parts.push(mover(g, next) + " (" + next + ") to play in " + where);
+  }
+  document.getElementById("position-text").textContent = parts.join(" \u00b7 ");
+
+  const details = document.getElementById("details");
+  clear(details);
+  if (k === 0) return;
+  const m = g.moves[k - 1];
+  const line = (text, cls) => details.appendChild(el("div", cls ? {class: cls} : {}, text));
+  if (m.seconds !== null && m.seconds !== undefined) {
+    line("Time: " + seconds(m.seconds) + (m.limit ? " of " + seconds(m.limit) : "") +
+         (m.limit && m.seconds > m.limit ? " (over the limit)" : ""));
+  }
+  if (m.depth !== undefined) {
+    line(m.player + " logged: depth " + m.depth + ", score " + scoreText(loggedX(m)) +
+         " (X's view), " + (m.nodes || 0).toLocaleString("en") + " nodes" +
+         (m.nps ? ", " + m.nps.toLocaleString("en") + " nodes/s" : "") +
+         (m.agent_seconds !== undefined ? ", " + seconds(m.agent_seconds) + " by its clock" : ""));
+  }
+  const a = g.analysis;
+  const v = a && a.moves[k - 1];
+  if (v) {
+    const better = v.best[0] + " " + v.best[1];
+    const played = m.board + " " + m.spot;
+    if (v.judgement) {
+      line(v.judgement[0].toUpperCase() + v.judgement.slice(1) + " " + GLYPH[v.judgement] +
+           ": lost " + v.loss.toFixed(2) + " of " + m.mark + "'s expected result; the engine " +
+           "prefers " + better + " (shown in green)", "judgement " + v.judgement);
+    } else if (better === played) {
+      line("The engine's choice too.");
+    } else if (v.loss !== null) {
+      line("Fine: lost " + v.loss.toFixed(2) + " of the expected result (engine: " + better + ")");
+    }
+    const e = a.evals[k];
+    if (e !== null && !g.states[k][2]) line("Engine: " + scoreText(a.scores[k]) + " (X's view), X's expected result " +
+                         Math.round(e * 100) + " %" + (a.depths[k] ? ", depth " + a.depths[k] : ""));
+  }
+  if (k === g.moves.length && g.bad_line) line("The bad line read: " + JSON.stringify(g.bad_line));
+  for (const [name, note] of Object.entries(g.notes || {})) line(name + ": " + note);
+}
+
+// -- the board -------------------------------------------------------------------------
+function cellXY(b, s) {
+  return [EDGE + (3 * (b % 3) + s % 3) * CELL, EDGE + (3 * Math.floor(b / 3) + Math.floor(s / 3)) * CELL];
+}
+function drawMark(parent, mark, x, y, size, width, opacity, cls) {
+  const attrs = {stroke: mark === "X" ? C.x : C.o, "stroke-width": width, fill: "none",
+                 opacity: opacity, class: cls, "stroke-linecap": "round"};
+  if (mark === "X") {
+    attrs.d = "M" + x + " " + y + "L" + (x + size) + " " + (y + size) +
+              "M" + (x + size) + " " + y + "L" + x + " " + (y + size);
+    svg(parent, "path", attrs);
+  } else {
+    Object.assign(attrs, {cx: x + size / 2, cy: y + size / 2, r: size / 2});
+    svg(parent, "circle", attrs);
+  }
+}
+function drawBoard(g, k) {
+  const root = document.getElementById("board");
+  clear(root);
+  const [local, toPlay] = g.states[k];
+  const cells = {};
+  g.moves.slice(0, k).forEach((m, i) => { cells[m.board * 9 + m.spot] = [m, i]; });
+  const last = k > 0 ? g.moves[k - 1] : null;
+  svg(root, "rect", {x: 0, y: 0, width: SIDE, height: SIDE, fill: "#fff"});
+  for (let b = 0; b < 9; b++) {
+    const [x, y] = cellXY(b, 0);
+    if (toPlay.includes(String(b))) {
+      svg(root, "rect", {x: x, y: y, width: 3 * CELL, height: 3 * CELL, fill: C.toPlay,
+                         "fill-opacity": 0.55, class: "to-play", "data-board": b});
+    }
+  }
+  for (let b = 0; b < 9; b++) for (let s = 0; s < 9; s++) {
+    const [x, y] = cellXY(b, s);
+    const here = cells[b * 9 + s];
+    let fill = "transparent";
+    if (here && here[0].opening) fill = C.opening;
+    if (last && last.board === b && last.spot === s) fill = C.lastMove;
+    const rect = svg(root, "rect", {x: x + 1, y: y + 1, width: CELL - 2, height: CELL - 2,
+                                    fill: fill, class: "cell", "data-board": b, "data-spot": s,
+                                    "data-mark": here ? here[0].mark : ""});
+    svg(rect, "title", {}, "board " + b + ", spot " + s +
+        (here ? ": move " + (here[1] + 1) + (here[0].opening ? " (opening)" : "") : ""));
+  }
+  for (let i = 1; i < 9; i++) {
+    if (i % 3 === 0) continue;
+    const p = EDGE + i * CELL;
+    svg(root, "line", {x1: p, y1: EDGE, x2: p, y2: EDGE + 9 * CELL, stroke: C.grid, "stroke-width": 1.2});
+    svg(root, "line", {x1: EDGE, y1: p, x2: EDGE + 9 * CELL, y2: p, stroke: C.grid, "stroke-width": 1.2});
+  }
+  for (let i = 0; i <= 9; i += 3) {
+    const p = EDGE + i * CELL;
+    svg(root, "line", {x1: p, y1: EDGE - 1.5, x2: p, y2: EDGE + 9 * CELL + 1.5, stroke: C.ink, "stroke-width": 3});
+    svg(root, "line", {x1: EDGE - 1.5, y1: p, x2: EDGE + 9 * CELL + 1.5, y2: p, stroke: C.ink, "stroke-width": 3});
+  }
+  const inset = 0.24 * CELL;
+  for (const [index, [m, i]] of Object.entries(cells)) {
+    const [x, y] = cellXY(m.board, m.spot);
+    const won = local[m.board] === "X" || local[m.board] === "O";
+    const isLast = m === last;
+    drawMark(root, m.mark, x + inset, y + inset, CELL - 2 * inset, 4,
+             isLast ? 1 : won ? 0.35 : 1, "mark");
+    if (m.opening) {
+      svg(root, "text", {x: x + CELL - 4, y: y + 12, "text-anchor": "end", "font-size": 10,
+                         fill: C.faint, class: "opening-number"}, i + 1);
+    }
+  }
+  for (let b = 0; b < 9; b++) {
+    const [x, y] = cellXY(b, 0);
+    const r = local[b];
+    if (r === "X" || r === "O") {
+      const inner = 0.14 * 3 * CELL;
+      drawMark(root, r, x + inner, y + inner, 3 * CELL - 2 * inner, 15, 0.6, "won");
+    } else if (r === "=") {
+      svg(root, "rect", {x: x + 1.5, y: y + 1.5, width: 3 * CELL - 3, height: 3 * CELL - 3,
+                         fill: C.drawn, "fill-opacity": 0.55, class: "drawn"});
+      svg(root, "text", {x: x + 1.5 * CELL, y: y + 1.5 * CELL + 7, "text-anchor": "middle",
+                         "font-size": 22, "font-weight": 700, fill: "#fff"}, "drawn");
+    }
+    svg(root, "text", {x: x + 3, y: y + 11, "font-size": 10, fill: C.faint}, b);
+  }
+  if (toPlay.length === 1) {
+    const [x, y] = cellXY(Number(toPlay), 0);
+    svg(root, "rect", {x: x + 2.5, y: y + 2.5, width: 3 * CELL - 5, height: 3 * CELL - 5,
+                       fill: "none", stroke: C.forced, "stroke-width": 4, class: "forced"});
+  }
+  for (let i = 0; i < 9; i++) {
+    svg(root, "text", {x: EDGE + (i + 0.5) * CELL, y: EDGE - 7, "text-anchor": "middle",
+                       "font-size": 11, fill: C.faint}, i % 3);
+    svg(root, "text", {x: EDGE - 6, y: EDGE + (i + 0.5) * CELL + 4, "text-anchor": "end",
+                       "font-size": 11, fill: C.faint}, 3 * (i % 3));
+  }
+  // The engine's verdict on the last move: its colour around the move, the better cell in green.
+  const v = g.analysis && k > 0 ? g.analysis.moves[k - 1] : null;
+  if (v && v.judgement) {
+    const [x, y] = cellXY(last.board, last.spot);
+    svg(root, "rect", {x: x + 2, y: y + 2, width: CELL - 4, height: CELL - 4, fill: "none",
+                       stroke: C[v.judgement], "stroke-width": 4, class: "judged"});
+    svg(root, "circle", {cx: x + CELL - 4, cy: y + 4, r: 10, fill: C[v.judgement],
+                         stroke: "#fff", "stroke-width": 1.5});
+    svg(root, "text", {x: x + CELL - 4, y: y + 8.5, "text-anchor": "middle", "font-size": 12,
+                       "font-weight": 700, fill: "#fff", class: "judgement-badge"},
+        GLYPH[v.judgement]);
+    const [bx, by] = cellXY(v.best[0], v.best[1]);
+    const [ax, ay, cx, cy] = [x + CELL / 2, y + CELL / 2, bx + CELL / 2, by + CELL / 2];
+    const len = Math.hypot(cx - ax, cy - ay), cut = 0.34 * CELL;
+    svg(root, "line", {x1: ax, y1: ay, x2: cx - (cx - ax) * cut / len, y2: cy - (cy - ay) * cut / len,
+                       stroke: C.best, "stroke-width": 5, "stroke-opacity": 0.8,
+                       "marker-end": "url(#arrow-head)", class: "best-arrow"});
+    svg(root, "circle", {cx: cx, cy: cy, r: CELL / 2 - 5, fill: C.best, "fill-opacity": 0.25,
+                         stroke: C.best, "stroke-width": 3, class: "best"});
+  }
+  if (document.getElementById("show-best").checked && g.analysis && !g.states[k][2]) {
+    const next = g.analysis.moves[k];
+    if (next) {
+      const [bx, by] = cellXY(next.best[0], next.best[1]);
+      svg(root, "circle", {cx: bx + CELL / 2, cy: by + CELL / 2, r: CELL / 2 - 8, fill: "none",
+                           stroke: C.suggestion, "stroke-width": 3.5, "stroke-dasharray": "5 3",
+                           class: "suggestion"});
+    }
+  }
+  const defs = svg(root, "defs");
+  const marker = svg(defs, "marker", {id: "arrow-head", viewBox: "0 0 10 10", refX: 5, refY: 5,
+                                      markerWidth: 3, markerHeight: 3, orient: "auto-start-reverse"});
+  svg(marker, "path", {d: "M0 0L10 5L0 10z", fill: C.best});
+}
+
+// -- graphs under the board --------------------------------------------------------------
+function chart(id, height, g) {
+  const root = document.getElementById(id);
+  clear(root);
+  const W = 640, left = 40, right = 10, top = 8, bottom = 18;
+  root.setAttribute("viewBox", "0 0 " + W + " " + height);
+  const n = Math.max(1, g.moves.length);
+  const dx = (W - left - right) / n;
+  const frame = {root, W, H: height, left, right, top, bottom, dx,
+                 x: p => left + p * dx, plotH: height - top - bottom};
+  svg(root, "rect", {x: 0, y: 0, width: W, height: height, fill: "#fff"});
+  const opening = g.moves.filter(m => m.opening).length;
+  if (opening) {
+    svg(root, "rect", {x: left, y: top, width: opening * dx, height: frame.plotH, fill: C.opening});
+  }
+  root.onclick = event => {
+    const box = root.getBoundingClientRect();
+    const x = (event.clientX - box.left) * W / box.width;
+    setPly(Math.round((x - left) / dx));
+  };
+  return frame;
+}
+function cursor(f) {
+  svg(f.root, "line", {x1: f.left, y1: f.top, x2: f.left, y2: f.top + f.plotH, stroke: C.ink,
+                       "stroke-width": 1.5, "stroke-dasharray": "3 2", class: "cursor",
+                       "data-x0": f.left, "data-dx": f.dx});
+}
+function axisTicks(f, g) {
+  const n = g.moves.length, step = n > 60 ? 10 : 5;
+  for (let p = 0; p <= n; p += step) {
+    svg(f.root, "text", {x: f.x(p), y: f.H - 4, "text-anchor": "middle", "font-size": 10,
+                         fill: C.faint}, p);
+  }
+}
+function drawScoreGraph(g) {
+  const f = chart("score-graph", 170, g);
+  const y = e => f.top + (1 - e) * f.plotH;
+  const a = g.analysis;
+  svg(f.root, "line", {x1: f.left, y1: y(0.5), x2: f.W - f.right, y2: y(0.5), stroke: C.grid,
+                       "stroke-dasharray": "4 3"});
+  for (const [e, label] of [[1, "X wins"], [0.5, "even"], [0, "O wins"]]) {
+    svg(f.root, "text", {x: f.left - 4, y: y(e) + 4, "text-anchor": "end", "font-size": 10,
+                         fill: C.faint}, label);
+  }
+  let points = 0;
+  if (a) {                                 // the engine's view: an area from the middle line
+    let d = "", area = "", run = [];
+    const flush = () => {
+      if (run.length > 1) {
+        d += "M" + run.map(p => p.join(" ")).join("L");
+        area += "M" + run[0][0] + " " + y(0.5) + "L" + run.map(p => p.join(" ")).join("L") +
+                "L" + run[run.length - 1][0] + " " + y(0.5) + "z";
+      }
+      run = [];
+    };
+    a.evals.forEach((e, p) => { if (e === null) flush(); else { run.push([f.x(p), y(e)]); points++; } });
+    flush();
+    svg(f.root, "path", {d: area, fill: "#9aa3ad", "fill-opacity": 0.35, class: "engine-area"});
+    svg(f.root, "path", {d: d, fill: "none", stroke: C.ink, "stroke-width": 1.5, class: "engine-line"});
+    a.moves.forEach((v, i) => {
+      if (!v || !v.judgement || a.evals[i + 1] === null) return;
+      const dot = svg(f.root, "circle", {cx: f.x(i + 1), cy: y(a.evals[i + 1]), r: 4.5,
+                                         fill: C[v.judgement], class: "judgement-dot"});
+      svg(dot, "title", {}, "move " + (i + 1) + ": " + v.judgement);
+    });
+  }
+  for (const mark of ["X", "O"]) {          // what each agent logged, where it did
+    const pts = [];
+    g.moves.forEach((m, i) => {
+      const s = m.mark === mark ? loggedX(m) : null;
+      if (s !== null) pts.push([f.x(i + 1), y(expected(s)), i, s]);
+    });
+    if (!pts.length) continue;
+    points += pts.length;
+    svg(f.root, "path", {d: "M" + pts.map(p => p[0] + " " + p[1]).join("L"), fill: "none",
+                         stroke: mark === "X" ? C.x : C.o, "stroke-width": 1.5,
+                         "stroke-opacity": 0.8, class: "logged-line"});
+    for (const [px, py, i, s] of pts) {
+      const dot = svg(f.root, "circle", {cx: px, cy: py, r: 2.5, fill: mark === "X" ? C.x : C.o,
+                                         class: "logged-dot"});
+      svg(dot, "title", {}, "move " + (i + 1) + ": " + mover(g, mark) + " logged " + scoreText(s));
+    }
+  }
+  if (!points) {
+    svg(f.root, "text", {x: f.W / 2, y: y(0.5) - 8, "text-anchor": "middle", "font-size": 12,
+                         fill: C.faint}, "no scores: neither player logged its search, and no --analyse");
+  }
+  f.root.dataset.points = points;
+  axisTicks(f, g);
+  cursor(f);
+  const legend = document.getElementById("score-legend");
+  clear(legend);
+  const key = (colour, text) => {
+    const span = el("span");
+    span.appendChild(el("span", {class: "swatch", style: "background:" + colour}));
+    span.appendChild(document.createTextNode(text));
+    legend.appendChild(span);
+  };
+  for (const mark of ["X", "O"]) {
+    if (g.moves.some(m => m.mark === mark && loggedX(m) !== null)) {
+      key(mark === "X" ? C.x : C.o, mover(g, mark) + " (" + mark + ") logged");
+    }
+  }
+  if (a) key("#9aa3ad", "engine analysis");
+  legend.appendChild(el("span", {}, "height: X's expected result (score / " +
+                                     DATA.score_per_logit + " as logits, our engine's scale)"));
+}
+function drawTimeGraph(g) {
+  // Each move's time as a share of its own limit (CodinGame's first turns are ten times
+  // longer), in seconds where the file gives no limit.
+  const f = chart("time-graph", 110, g);
+  const timed = g.moves.map((m, i) => [m, i]).filter(([m]) => typeof m.seconds === "number");
+  const shared = timed.length > 0 && timed.every(([m]) => m.limit);
+  const value = m => shared ? m.seconds / m.limit : m.seconds;
+  const top = Math.max(shared ? 1 : 1e-3, ...timed.map(([m]) => value(m))) * 1.15;
+  const y = v => f.top + (1 - v / top) * f.plotH;
+  const label = (v, text) => svg(f.root, "text", {x: f.left - 4, y: y(v) + 3, "text-anchor": "end",
+                                                  "font-size": 10, fill: C.faint}, text);
+  label(0, "0");
+  if (shared) {
+    label(1, "limit");
+    svg(f.root, "line", {x1: f.left, y1: y(1), x2: f.W - f.right, y2: y(1), stroke: C.blunder,
+                         "stroke-width": 1.2, "stroke-dasharray": "5 3", class: "limit"});
+  } else {
+    label(top / 1.15, seconds(top / 1.15));
+  }
+  const w = Math.max(1, f.dx * 0.7);
+  for (const [m, i] of timed) {
+    const over = m.limit && m.seconds > m.limit;
+    const bar = svg(f.root, "rect", {x: f.x(i + 1) - w / 2, y: y(value(m)), width: w,
+                                     height: Math.max(0.5, y(0) - y(value(m))),
+                                     fill: m.mark === "X" ? C.x : C.o, "fill-opacity": 0.75,
+                                     stroke: over ? C.blunder : "none", "stroke-width": 2,
+                                     class: "time-bar"});
+    svg(bar, "title", {}, "move " + (i + 1) + ": " + m.player + " " + seconds(m.seconds) +
+        (m.limit ? " of " + seconds(m.limit) : ""));
+  }
+  axisTicks(f, g);
+  cursor(f);
+  const limits = [...new Set(timed.map(([m]) => m.limit).filter(Boolean))].sort((a, b) => b - a);
+  document.getElementById("time-legend").textContent = "Bars: each move's time (the referee's " +
+    "measure)" + (shared ? " as a share of its limit (" + limits.map(seconds).join(" or ") + ")" : "") +
+    (g.moves.some(m => m.opening) ? "; grey: the referee's opening" : "") + ".";
+}
+
+// -- keys, hash, start -------------------------------------------------------------------
+function step(delta) { setPly(ply + delta); }
+function nextGame(delta) {
+  if (!shown.length) return;
+  const at = shown.indexOf(current);
+  const to = shown[Math.max(0, Math.min(shown.length - 1, at < 0 ? 0 : at + delta))];
+  if (to !== current) selectGame(to);
+}
+document.addEventListener("keydown", event => {
+  const tag = event.target && event.target.tagName;
+  if (tag === "INPUT" && event.target.type === "range") return;   // the slider steps itself
+  if (tag === "SELECT" || tag === "TEXTAREA" || event.altKey || event.ctrlKey || event.metaKey) return;
+  const actions = {ArrowLeft: () => step(-1), ArrowRight: () => step(1),
+                   Home: () => setPly(0), End: () => setPly(Infinity),
+                   ArrowUp: () => nextGame(-1), ArrowDown: () => nextGame(1)};
+  if (actions[event.key]) { event.preventDefault(); actions[event.key](); }
+});
+function start() {
+  const title = DATA.agents[0] + " vs " + DATA.agents[1];
+  document.title = title + " \u00b7 replay";
+  const w = DATA.games.filter(g => g.score === 1).length, l = DATA.games.filter(g => g.score === 0).length;
+  const dr = DATA.games.filter(g => g.result === "tie").length;
+  document.getElementById("title").textContent = title + ": " + DATA.games.length + " game" +
+    (DATA.games.length === 1 ? "" : "s") + ", " + DATA.agents[0] + " " + w + " won, " + l +
+    " lost, " + dr + " drawn";
+  document.getElementById("source").textContent = DATA.source +
+    (DATA.unreadable_lines ? " (" + DATA.unreadable_lines + " unreadable lines left out)" : "");
+  document.getElementById("board").setAttribute("viewBox", "0 0 " + SIDE + " " + SIDE);
+  buildFilter();
+  buildList();
+  document.getElementById("first").onclick = () => setPly(0);
+  document.getElementById("back").onclick = () => step(-1);
+  document.getElementById("forward").onclick = () => step(1);
+  document.getElementById("last").onclick = () => setPly(Infinity);
+  document.getElementById("slider").addEventListener("input", e => setPly(Number(e.target.value)));
+  document.getElementById("show-best").addEventListener("change", () => setPly(ply));
+  const hash = new URLSearchParams(location.hash.slice(1));
+  const wanted = DATA.games.findIndex(g => String(g.game) === hash.get("game"));
+  const at = hash.has("ply") ? Number(hash.get("ply")) : undefined;
+  selectGame(wanted >= 0 ? wanted : 0, at);
+  document.body.dataset.ready = "1";
+}
+start();
+"""
+
+PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Ultimate Tic-Tac-Toe replay</title>
+<style>@STYLE@</style>
+<script>
+// Any script error is shown on the page (and read by the browser test).
+window.addEventListener("error", function (event) {
+  var box = document.getElementById("errors");
+  if (!box) return;
+  box.hidden = false;
+  box.textContent += "Script error: " + event.message + " (line " + event.lineno + ")\\n";
+});
+</script>
+</head>
+<body data-ready="0">
+<header><h1 id="title">Replay</h1><div class="source" id="source"></div></header>
+<pre id="errors" hidden></pre>
+<noscript><p id="noscript">This page draws the games with JavaScript: please allow scripts.</p></noscript>
+<main>
+<section id="games-panel">
+  <h2>Games <span class="small" id="list-count"></span></h2>
+  <select id="filter" aria-label="which games"></select>
+  <div class="scroll"><table><thead><tr><th>#</th><th>players</th><th>result</th><th>moves</th></tr></thead>
+  <tbody id="games"></tbody></table></div>
+</section>
+<section id="board-panel">
+  <div id="game-title"></div>
+  <svg id="board" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="the board"></svg>
+  <div class="controls">
+    <button id="first" title="start (Home)">&#x21E4;</button>
+    <button id="back" title="back (left arrow)">&#x25C0;</button>
+    <input id="slider" type="range" min="0" max="0" value="0" aria-label="move">
+    <button id="forward" title="forward (right arrow)">&#x25B6;</button>
+    <button id="last" title="end (End)">&#x21E5;</button>
+  </div>
+  <div id="position-text"></div>
+  <label class="option"><input type="checkbox" id="show-best"> show the engine's move for the
+    player to move (dashed purple ring; after --analyse)</label>
+  <div class="charts">
+    <svg id="score-graph" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="scores"></svg>
+    <div class="legend" id="score-legend"></div>
+    <svg id="time-graph" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="move times"></svg>
+    <div class="legend" id="time-legend"></div>
+  </div>
+</section>
+<section id="moves-panel">
+  <h2>Moves</h2>
+  <div class="small" id="problem"></div>
+  <div class="scroll"><table><thead><tr><th>#</th><th>player</th><th>cell</th><th>time</th>
+  <th>score</th><th></th></tr></thead><tbody id="moves"></tbody></table></div>
+  <div id="details"></div>
+  <div class="legend" id="analysis-note"></div>
+  <div class="legend">Keys: &#x2190; &#x2192; a move, Home/End the start/end, &#x2191; &#x2193;
+    the previous/next game. Scores are X's view: + good for X; #+N a forced win for X N plies
+    ahead. Cells: board then spot, 0-8 each, row by row.</div>
+</section>
+</main>
+<script type="application/json" id="replay-colours">@COLOURS@</script>
+<script type="application/json" id="replay-data">@DATA@</script>
+<script>@SCRIPT@</script>
+</body>
+</html>
+"""
+
+
+def page(data_json: str) -> str:
+    """The whole page around ``data_json`` (JSON already safe inside a script element)."""
+    import json
+    style = STYLE
+    for key, value in COLOURS.items():
+        style = style.replace(f"@{key}@", escape(value))
+    text = PAGE.replace("@STYLE@", style).replace("@SCRIPT@", SCRIPT)
+    text = text.replace("@COLOURS@", json.dumps(COLOURS))
+    return text.replace("@DATA@", data_json)        # last: the data is not searched again

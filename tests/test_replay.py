@@ -1,0 +1,567 @@
+"""ref_sim.replay and ref_sim.analysis: the series' data as the page embeds it, the page's
+escaping, the engine's verdicts, the command line's one-line errors, and the page itself in a
+real headless Chromium (driven over the DevTools protocol with the standard library only)."""
+
+import base64
+import fcntl
+import json
+import os
+import queue
+import random
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from agent.rules import Position
+from ref_sim import analysis, replay
+from ref_sim.rules import CODINGAME, Game
+
+WIN_REASON = "The winning player has won 3 local boards in a row on the global board!"
+#: A bot name no page may let out of its script element, nor show as markup.
+NASTY = "Bad</script><b>bot"
+
+
+def random_game(seed, variant="wpi"):
+    """The moves (board, spot) of a random legal game played to its end, and the final Game."""
+    rng = random.Random(seed)
+    game = Game(variant)
+    while not game.is_over():
+        game.play(*rng.choice(game.legal_moves()))
+    return list(game.moves), game
+
+
+def file_protocol_line(number, moves, game, names=("Agent1", "Random2"), logged=True):
+    """A games.jsonl line of ref_sim.match for ``moves``: agent 1 is X in odd games; agent 1's
+    moves carry search figures when ``logged`` (the runner's keys)."""
+    x, o = names if number % 2 else names[::-1]
+    line_moves = []
+    for ply, (board, spot) in enumerate(moves[4:], 4):
+        player = (x, o)[ply % 2]
+        move = {"player": player, "board": board, "spot": spot, "seconds": 0.05 + ply / 1000}
+        if logged and player == names[0]:
+            move.update(depth=5 + ply % 3, score=ply * 7 - 100, nodes=1000 + ply,
+                        nps=20000, agent_seconds=0.04)
+        line_moves.append(move)
+    result = {"result": "tie", "winner": None, "loser": None, "reason": "tie", "score": 0.5}
+    if game.result in (0, 1):
+        winner = (x, o)[game.result]
+        result = {"result": "win", "winner": winner, "loser": x if winner == o else o,
+                  "reason": WIN_REASON, "score": 1.0 if winner == names[0] else 0.0}
+    return {"format": 1, "game": number, "pair": (number - 1) // 2, "time_limit": 0.5,
+            "agents": [{"name": names[0], "spec": "agent"}, {"name": names[1], "spec": "random"}],
+            "names": list(names), "p1": x, "p2": o,
+            "opening": [[(x, o)[ply % 2], board, spot] for ply, (board, spot) in enumerate(moves[:4])],
+            "moves": line_moves, "bad_line": None, "notes": {}, **result}
+
+
+def write_series(folder, lines, logs=None):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "games.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines),
+                                        encoding="utf-8")
+    (folder / "logs").mkdir(exist_ok=True)
+    for name, text in (logs or {}).items():
+        (folder / "logs" / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def series(tmp_path):
+    """Four random games between Agent1 (logging its search) and Random2."""
+    lines = [file_protocol_line(number, *random_game(number)) for number in range(1, 5)]
+    return write_series(tmp_path / "run", lines), lines
+
+
+def embedded(html, element="replay-data"):
+    found = re.search(rf'<script type="application/json" id="{element}">(.*?)</script>', html,
+                      re.DOTALL)
+    return json.loads(found.group(1))
+
+
+# -- the data ----------------------------------------------------------------------------
+
+def test_a_series_reads_as_versioned_games_matching_its_lines(series):
+    folder, lines = series
+    data = replay.read_run(folder)
+    assert data["format"] == 1 and data["agents"] == ["Agent1", "Random2"]
+    assert [game["game"] for game in data["games"]] == [1, 2, 3, 4]
+    for game, line in zip(data["games"], lines):
+        assert game["format"] == 1 and (game["x"], game["o"]) == (line["p1"], line["p2"])
+        moves = game["moves"]
+        assert len(moves) == len(line["opening"]) + len(line["moves"])
+        assert [m["opening"] for m in moves[:5]] == [True] * 4 + [False]
+        assert [m["mark"] for m in moves[:4]] == ["X", "O", "X", "O"]
+        assert all(m["player"] == (game["x"] if m["mark"] == "X" else game["o"]) for m in moves)
+        assert moves[0]["seconds"] is None and moves[4]["seconds"] == line["moves"][0]["seconds"]
+        assert {m["limit"] for m in moves[4:]} == {0.5}
+        ours = [m for m in moves if m["player"] == "Agent1" and not m["opening"]]
+        assert all(m["score"] == s["score"] and m["depth"] == s["depth"]
+                   for m, s in zip(ours, [s for s in line["moves"] if s["player"] == "Agent1"]))
+        # One state per position; the last says who won, as the rules do.
+        assert len(game["states"]) == len(moves) + 1
+        assert game["states"][0] == ["." * 9, "012345678", ""]
+        final = random_game(line["game"])[1].result
+        assert game["states"][-1][2] == {0: "X", 1: "O", "tie": "="}[final]
+        assert game["ending"] == ("draw" if final == "tie" else "line")
+
+
+def test_files_without_search_figures_are_read_from_the_agents_logs(tmp_path):
+    moves, game = random_game(7)
+    line = file_protocol_line(1, moves, game, logged=False)
+    ours = [m for m in line["moves"] if m["player"] == "Agent1"]
+    log = "".join(f"12:00:00.000 Agent1 INFO move {m['board']} {m['spot']}  depth 6  score "
+                  f"{-i}  nodes 50  nps 1000  0.050 s since .go\n" for i, m in enumerate(ours))
+    folder = write_series(tmp_path / "old", [line], {"game-0001-Agent1.log": log})
+    data = replay.read_run(folder / "games.jsonl")
+    read = [m for m in data["games"][0]["moves"] if m["player"] == "Agent1" and not m["opening"]]
+    assert [m["score"] for m in read] == [-i for i in range(len(ours))]
+    assert all(m["depth"] == 6 and m["agent_seconds"] == 0.05 for m in read)
+    assert not any("depth" in m for m in data["games"][0]["moves"] if m["player"] == "Random2")
+
+
+def test_a_codingame_series_has_no_opening_and_a_longer_first_turn(tmp_path):
+    moves, game = random_game(3, CODINGAME)
+    names = ("Agent1", "Random2")
+    line_moves = []
+    for ply, (board, spot) in enumerate(moves):
+        row, col = (board // 3) * 3 + spot // 3, (board % 3) * 3 + spot % 3
+        line_moves.append({"player": names[ply % 2], "row": row, "col": col, "board": board,
+                           "spot": spot, "ms": 80.0})
+    log = "".join(f"12:00:00.000 codingame INFO move {m['row']} {m['col']}  depth 9  score +{i}"
+                  f"  nodes 5  nps 9  0.080 s since input\n"
+                  for i, m in enumerate(line_moves[::2]))
+    line = {"format": 1, "rules": "codingame", "game": 1, "turn_ms": 100.0,
+            "first_turn_ms": 1000.0, "names": list(names), "p1": "Agent1", "p2": "Random2",
+            "moves": line_moves, "result": "tie", "winner": None, "reason": "tie", "score": 0.5}
+    folder = write_series(tmp_path / "cg", [line], {"game-0001-Agent1.log": log})
+    read = replay.read_run(folder)["games"][0]
+    assert read["rules"] == "codingame" and not any(m["opening"] for m in read["moves"])
+    assert [m["limit"] for m in read["moves"][:4]] == [1.0, 1.0, 0.1, 0.1]
+    assert read["moves"][0]["seconds"] == 0.08 and "row" not in read["moves"][0]
+    assert [m.get("score") for m in read["moves"][:5:2]] == [0, 1, 2]
+
+
+def test_an_illegal_move_stops_the_game_with_a_note(series):
+    folder, lines = series
+    lines[0]["moves"][3]["board"] = lines[0]["moves"][2]["board"]      # mostly not allowed
+    lines[0]["moves"][3]["spot"] = lines[0]["moves"][2]["spot"]        # (a taken cell)
+    write_series(folder, lines)
+    game = replay.read_run(folder)["games"][0]
+    assert game["problem"].startswith("move 8 ") and len(game["moves"]) == 7
+    assert len(game["states"]) == 8
+
+
+# -- the page ----------------------------------------------------------------------------
+
+def test_the_page_embeds_the_data_and_survives_a_script_tag_in_a_name_and_a_log(tmp_path):
+    moves, game = random_game(11)
+    line = file_protocol_line(1, moves, game, names=(NASTY, "Random2"))
+    line["reason"] = "</SCRIPT><!-- &amp; \u2028"
+    line["notes"] = {NASTY: "crashed </script>"}
+    folder = write_series(tmp_path / "nasty", [line])
+    out = tmp_path / "page.html"
+    assert replay.main([str(folder), "-o", str(out)]) == 0
+    html = out.read_text(encoding="utf-8")
+    template = replay.write_page({"agents": []}, tmp_path / "empty.html").read_text()
+    assert html.lower().count("</script") == template.lower().count("</script")
+    assert "<!--" not in html and "\u2028" not in html
+    data = embedded(html)
+    assert data == json.loads(json.dumps(replay.read_run(folder)))
+    assert data["games"][0]["reason"] == line["reason"] and data["agents"][0] == NASTY
+    assert "http://" not in html.replace("http://www.w3.org/2000/svg", "")   # nothing to fetch
+    assert "https://" not in html and "<link" not in html and " src=" not in html
+
+
+def test_the_default_page_goes_next_to_games_jsonl(series, capsys):
+    folder, _ = series
+    assert replay.main([str(folder / "games.jsonl")]) == 0
+    assert capsys.readouterr().out.strip() == str(folder / "replay.html")
+    assert len(embedded((folder / "replay.html").read_text())["games"]) == 4
+
+
+@pytest.mark.parametrize("setup, message", [
+    (lambda p: None, "no such file or folder"),
+    (lambda p: p.mkdir(), "no games.jsonl in this folder"),
+    (lambda p: (p.mkdir(), (p / "games.jsonl").write_text("")), "no games in it yet"),
+    (lambda p: (p.mkdir(), (p / "games.jsonl").write_text("{cut\n")), "1 unreadable lines"),
+])
+def test_a_missing_or_empty_run_is_one_line_and_exit_2(tmp_path, capsys, setup, message):
+    run = tmp_path / "run"
+    setup(run)
+    with pytest.raises(SystemExit) as stop:
+        replay.main([str(run)])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1 and message in err
+    assert err.startswith("python -m ref_sim.replay: error: ")
+
+
+def test_the_command_fails_in_one_line_without_a_traceback(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "ref_sim.replay", str(tmp_path / "nothing")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--analyse", "--games", "1-2,x"], "--games '1-2,x': give all"),
+    (["--analyse", "--games", "9"], "no game 9 in this series"),
+    (["--analyse", "--time", "0"], "--time 0: give a positive"),
+    (["--analyse", "--depth", "0"], "--depth 0: give a depth"),
+])
+def test_bad_analysis_options_are_one_line(series, capsys, argv, message):
+    folder, _ = series
+    with pytest.raises(SystemExit) as stop:
+        replay.main([str(folder), *argv])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1 and message in err
+
+
+# -- the analysis ------------------------------------------------------------------------
+
+def test_selections_by_result_and_number(series):
+    folder, lines = series
+    games = replay.read_run(folder)["games"]
+    numbers = lambda text: [g["game"] for g in analysis.select_games(games, text)]
+    assert numbers("all") == [1, 2, 3, 4] and numbers("2, 4") == [2, 4]
+    assert numbers("1-3") == [1, 2, 3]
+    by_score = {line["game"]: line["score"] for line in lines}
+    assert numbers("wins") == [n for n, s in by_score.items() if s == 1]
+    assert numbers("LOSSES") == [n for n, s in by_score.items() if s == 0]
+    assert numbers("draws") == [n for n, s in by_score.items() if s == 0.5]
+
+
+def test_scores_become_expected_results_and_losses_judgements():
+    per = analysis.score_per_logit()
+    assert per == 500                               # agent/data/eval-v1.json's scale
+    assert analysis.expected(per, per) == pytest.approx(1 / (1 + 2.718281828 ** -1))
+    assert analysis.expected(-analysis.WIN_SCORE + 3, per) == 0.0
+    limits = dict(analysis.THRESHOLDS)
+    assert limits["inaccuracy"] < limits["mistake"] < limits["blunder"]
+    assert [analysis.judge(x) for x in (0.0, limits["inaccuracy"], limits["mistake"],
+                                        limits["blunder"], 1.0)] == \
+        [None, "inaccuracy", "mistake", "blunder", "blunder"]
+
+
+def missed_win(seed_limit=500):
+    """Moves of a WPI game in which the mover, able to win at once, plays a move after which
+    the opponent wins at once (and does): (moves, the winning cells it missed)."""
+    for seed in range(seed_limit):
+        rng = random.Random(seed)
+        position = Position()
+        while position.winner is None:
+            legal = list(position.legal_moves())
+            wins = [m for m in legal if _wins(position, m)]
+            if wins and position.ply >= 4:
+                for move in legal:
+                    if move in wins:
+                        continue
+                    position.push(move)
+                    replies = [r for r in position.legal_moves() if _wins(position, r)]
+                    if replies:
+                        return position.moves_played() + [replies[0]], wins
+                    position.pop()
+            position.push(rng.choice(legal))
+    raise AssertionError("no such game found")
+
+
+def _wins(position, move):
+    mover = position.turn
+    position.push(move)
+    won = position.winner == mover
+    position.pop()
+    return won
+
+
+def test_a_missed_win_is_a_blunder_with_the_win_shown(tmp_path):
+    cells, wins = missed_win()
+    moves = [divmod(cell, 9) for cell in cells]
+    game = Game()
+    for move in moves:
+        game.play(*move)
+    folder = write_series(tmp_path / "run", [file_protocol_line(1, moves, game)])
+    data = replay.read_run(folder)
+    cache = folder / analysis.CACHE_NAME
+    analysis.analyse_run(data, data["games"], analysis.Settings(None, depth=2), jobs=1,
+                         cache=cache)
+    found = data["games"][0]["analysis"]
+    verdicts = found["moves"]
+    assert verdicts[:4] == [None] * 4 and all(v is not None for v in verdicts[4:])
+    blunder = verdicts[-2]
+    assert blunder["judgement"] == "blunder" and blunder["loss"] > 0.9
+    assert blunder["best"][0] * 9 + blunder["best"][1] in wins
+    assert verdicts[-1]["loss"] == 0 and verdicts[-1]["judgement"] is None   # the win taken
+    winner = "X" if len(moves) % 2 else "O"
+    assert found["evals"][-1] == (1.0 if winner == "X" else 0.0)
+    assert found["evals"][:4] == [None] * 4 and len(found["evals"]) == len(moves) + 1
+
+    # A second run takes every position from the cache: no search at all.
+    def no_search(*args):
+        raise AssertionError("searched again")
+    again = replay.read_run(folder)
+    original, analysis.search_position = analysis.search_position, no_search
+    try:
+        analysis.analyse_run(again, again["games"], analysis.Settings(None, depth=2), jobs=1,
+                             cache=cache)
+    finally:
+        analysis.search_position = original
+    assert again["games"][0]["analysis"] == found
+
+
+def test_the_command_analyses_the_chosen_games_on_two_processes(series, capsys):
+    folder, _ = series
+    out = folder / "analysed.html"
+    assert replay.main([str(folder), "--analyse", "--depth", "1", "--games", "2",
+                        "--jobs", "2", "-o", str(out)]) == 0
+    assert "analysing" in capsys.readouterr().err
+    games = embedded(out.read_text())["games"]
+    assert [g["analysis"] is not None for g in games] == [False, True, False, False]
+    verdicts = games[1]["analysis"]["moves"]
+    assert all(v is not None and v["loss"] is not None for v in verdicts[4:])
+    assert (folder / analysis.CACHE_NAME).is_file()
+
+
+# -- in a real browser -------------------------------------------------------------------
+
+CHROMIUM = next(filter(None, map(shutil.which, ("chromium", "chromium-browser",
+                                                "google-chrome", "google-chrome-stable"))), None)
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium here (Debian: apt-get "
+                                    "install chromium): the page is checked in a browser elsewhere")
+
+
+class Browser:
+    """Headless Chromium over the DevTools protocol on a pipe (--remote-debugging-pipe: it
+    reads commands from fd 3 and writes to fd 4, each message JSON and a NUL)."""
+
+    def __init__(self, binary, profile):
+        theirs_read, ours_write = os.pipe()
+        ours_read, theirs_write = os.pipe()
+        # Out of the way of 3 and 4, then a tiny trampoline puts them there for the browser.
+        far = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (theirs_read, theirs_write)]
+        os.close(theirs_read)
+        os.close(theirs_write)
+        place = ("import os, sys; os.dup2(int(sys.argv[1]), 3); os.dup2(int(sys.argv[2]), 4); "
+                 "os.execv(sys.argv[3], sys.argv[3:])")
+        flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", f"--user-data-dir={profile}", "--remote-debugging-pipe",
+                 "about:blank"]
+        self.process = subprocess.Popen([sys.executable, "-c", place, *map(str, far), binary,
+                                         *flags], pass_fds=far, stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for fd in far:
+            os.close(fd)
+        self._write, self._read = ours_write, ours_read
+        self._messages = queue.Queue()
+        self.events = []
+        self._next = 0
+        threading.Thread(target=self._reader, daemon=True).start()
+        target = self.send("Target.createTarget", url="about:blank")["targetId"]
+        self.session = self.send("Target.attachToTarget", targetId=target,
+                                 flatten=True)["sessionId"]
+        for domain in ("Page", "Runtime", "Log"):
+            self.send(f"{domain}.enable", session=self.session)
+
+    def _reader(self):
+        buffer = b""
+        while chunk := os.read(self._read, 1 << 16):
+            buffer += chunk
+            *messages, buffer = buffer.split(b"\0")
+            for message in messages:
+                self._messages.put(json.loads(message))
+        self._messages.put(None)
+
+    def _next_message(self, deadline):
+        item = self._messages.get(timeout=max(0.01, deadline - time.monotonic()))
+        if item is None:
+            raise RuntimeError("Chromium closed its DevTools pipe")
+        return item
+
+    def send(self, method, session=None, **params):
+        self._next += 1
+        message = {"id": self._next, "method": method, "params": params}
+        if session:
+            message["sessionId"] = session
+        os.write(self._write, json.dumps(message).encode() + b"\0")
+        deadline = time.monotonic() + 30
+        while True:
+            item = self._next_message(deadline)
+            if item.get("id") == self._next:
+                if "error" in item:
+                    raise RuntimeError(f"{method}: {item['error']}")
+                return item["result"]
+            self.events.append(item)
+
+    def open(self, url, width=1400, height=1000):
+        self.send("Emulation.setDeviceMetricsOverride", session=self.session, width=width,
+                  height=height, deviceScaleFactor=1, mobile=False)
+        self.send("Page.navigate", session=self.session, url=url)
+        deadline = time.monotonic() + 30
+        while not any(e.get("method") == "Page.loadEventFired" for e in self.events):
+            self.events.append(self._next_message(deadline))
+
+    def js(self, expression):
+        reply = self.send("Runtime.evaluate", session=self.session, expression=expression,
+                          returnByValue=True)
+        assert "exceptionDetails" not in reply, reply
+        return reply["result"].get("value")
+
+    def key(self, name):
+        codes = {"ArrowLeft": 37, "ArrowUp": 38, "ArrowRight": 39, "ArrowDown": 40,
+                 "Home": 36, "End": 35}
+        for kind in ("rawKeyDown", "keyUp"):
+            self.send("Input.dispatchKeyEvent", session=self.session, type=kind, key=name,
+                      code=name, windowsVirtualKeyCode=codes[name])
+
+    def screenshot(self, path):
+        data = self.send("Page.captureScreenshot", session=self.session, format="png")["data"]
+        Path(path).write_bytes(base64.b64decode(data))
+
+    def errors(self):
+        """Uncaught exceptions, console.error calls and error log entries so far."""
+        found = []
+        for event in self.events:
+            method, params = event.get("method"), event.get("params", {})
+            if method == "Runtime.exceptionThrown":
+                found.append(params["exceptionDetails"].get("text"))
+            elif method == "Runtime.consoleAPICalled" and params.get("type") == "error":
+                found.append(str(params.get("args")))
+            elif method == "Log.entryAdded" and params["entry"].get("level") == "error":
+                found.append(params["entry"].get("text"))
+        return found
+
+    def close(self):
+        try:
+            self.send("Browser.close")
+        except (RuntimeError, queue.Empty, OSError):
+            pass
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        os.close(self._write)
+
+
+@pytest.fixture
+def browser(tmp_path):
+    browser = Browser(CHROMIUM, tmp_path / "profile")
+    yield browser
+    browser.close()
+
+
+@needs_chromium
+def test_the_page_in_a_browser_steps_with_the_keys_and_draws_its_graphs(tmp_path, browser):
+    lines = [file_protocol_line(n, *random_game(n), names=(NASTY, "Random2")) for n in (1, 2, 3)]
+    lines[2].update(result="win", winner="Random2", loser=NASTY, reason="Time out!", score=0.0)
+    folder = write_series(tmp_path / "run", lines)
+    out = tmp_path / "replay.html"
+    assert replay.main([str(folder), "--analyse", "--depth", "1", "--jobs", "1", "--games", "1",
+                        "-o", str(out)]) == 0
+    total = len(lines[0]["opening"]) + len(lines[0]["moves"])
+    browser.open(out.as_uri())
+    js = browser.js
+    assert js("document.body.dataset.ready") == "1"
+    assert js("document.getElementById('errors').hidden") is True
+    assert js("document.querySelectorAll('#board .cell').length") == 81
+    assert js("document.querySelectorAll('#games tr').length") == 3
+    assert js("document.querySelectorAll('#moves tr').length") == total + 1   # and the start
+    # The bot's name is text on the page, not markup.
+    assert NASTY in js("document.getElementById('games').textContent")
+    assert js("document.querySelectorAll('#games b').length") == 0
+
+    marks = "document.querySelectorAll('#board .cell[data-mark=\"X\"], " \
+            "#board .cell[data-mark=\"O\"]').length"
+    assert js("document.body.dataset.ply") == str(total) and js(marks) == total
+    browser.key("Home")
+    assert js("document.body.dataset.ply") == "0" and js(marks) == 0
+    for _ in range(5):
+        browser.key("ArrowRight")
+    assert js("document.body.dataset.ply") == "5" and js(marks) == 5
+    assert js("document.querySelector('#moves tr.current').dataset.ply") == "5"
+    browser.key("ArrowLeft")
+    assert js("document.body.dataset.ply") == "4" and js(marks) == 4
+    assert js("document.querySelectorAll('#board .forced, #board .to-play').length") >= 1
+
+    # The graph: the engine's line and the agent's logged scores, and a bar per timed move.
+    assert int(js("document.getElementById('score-graph').dataset.points")) > total
+    assert js("document.querySelector('#score-graph .engine-line').getAttribute('d')")
+    assert js("document.querySelectorAll('#score-graph .logged-dot').length") == \
+        sum(1 for m in lines[0]["moves"] if "score" in m)
+    assert js("document.querySelectorAll('#time-graph .time-bar').length") == len(lines[0]["moves"])
+    browser.screenshot(tmp_path / "replay.png")
+
+    # The engine's move for the player to move, on request.
+    assert js("document.querySelectorAll('#board .suggestion').length") == 0
+    js("document.getElementById('show-best').click()")
+    assert js("document.querySelectorAll('#board .suggestion').length") == 1
+
+    browser.key("ArrowDown")                       # the next game of the list
+    assert js("document.body.dataset.game") == "2"
+    assert js("document.querySelector('#games tr.current').dataset.index") == "1"
+
+    # The list filtered by agent 1's results and by time-outs.
+    def shown(choice):
+        js(f"{{ const s = document.getElementById('filter'); s.value = '{choice}'; "
+           "s.dispatchEvent(new Event('change')); }")
+        return js("[...document.querySelectorAll('#games tr')].map(r => +r.cells[0].textContent)")
+    by_score = {line["game"]: line["score"] for line in lines}
+    for choice, score in (("wins", 1.0), ("losses", 0.0), ("draws", 0.5)):
+        wanted = [n for n, s in by_score.items() if s == score]
+        if wanted:
+            assert shown(choice) == wanted
+    assert shown("time-out") == [3] and shown("all") == [1, 2, 3]
+    assert browser.errors() == []
+    assert (tmp_path / "replay.png").stat().st_size > 10_000
+
+
+def test_the_analysis_on_a_cluster_is_the_local_one(series, tmp_path, monkeypatch, capsys):
+    distributed = pytest.importorskip("distributed")
+    folder, _ = series
+    local = replay.read_run(folder)
+    analysis.analyse_run(local, local["games"][:1], analysis.Settings(None, depth=1), jobs=1)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    out = tmp_path / "cluster.html"
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
+                                  dashboard_address=None, silence_logs=40) as workers:
+        assert replay.main([str(folder), "--analyse", "--depth", "1", "--games", "1", "--fresh",
+                            "--cluster", workers.scheduler_address, "-o", str(out)]) == 0
+    assert "on the cluster" in capsys.readouterr().err
+    remote = embedded(out.read_text())["games"][0]["analysis"]
+    assert remote["scores"] == local["games"][0]["analysis"]["scores"]
+    assert remote["moves"][4:] and all(remote["moves"][4:])
+
+
+def test_an_unreachable_cluster_is_one_line(series, capsys, monkeypatch):
+    pytest.importorskip("distributed")
+    from agent import cluster
+    folder, _ = series
+    monkeypatch.setattr(cluster, "CONNECT_WAIT", 2.0)
+    with pytest.raises(SystemExit) as stop:
+        replay.main([str(folder), "--analyse", "--cluster", "tcp://127.0.0.1:9"])   # discard port
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1
+    assert "cannot reach the scheduler at tcp://127.0.0.1:9" in err
+    assert not (folder / "replay.html").exists()
+
+
+def test_ctrl_c_in_an_analysis_is_one_line_and_keeps_what_was_searched(series, capsys,
+                                                                      monkeypatch):
+    folder, _ = series
+    real, calls = analysis.search_position, []
+
+    def search_then_stop(*args):
+        calls.append(args)
+        if len(calls) > 3:
+            raise KeyboardInterrupt
+        return real(*args)
+    monkeypatch.setattr(analysis, "search_position", search_then_stop)
+    assert replay.main([str(folder), "--analyse", "--depth", "1", "--jobs", "1"]) == 130
+    assert capsys.readouterr().err.splitlines()[-1] == "python -m ref_sim.replay: interrupted"
+    cached = json.loads((folder / analysis.CACHE_NAME).read_text())
+    assert len(cached["settings"]["time=None depth=1 nodes=None"]) == 3
+    assert not (folder / "replay.html").exists()
