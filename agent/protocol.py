@@ -45,6 +45,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .lifeline import Lifeline
 from .limits import SearchLimit, SearchResult
 from .pauses import RecentPauses, ThinkingClock
 from .rules import Move, Position, check_player_name, format_move_line
@@ -328,6 +329,8 @@ class FileProtocolAgent:
         self.watcher = DirectoryWatcher(self.directory, use_watchdog=use_watchdog, interval=poll_interval,
                                         names=(MOVE_FILE, OPENING_FILE, END_FILE, self.go_path.name))
         self._rng = random.Random()
+        #: The series runner that started me, if one did: without it no referee will come.
+        self.lifeline = Lifeline()
         self._settled: tuple | None = None  # identities at the last full look
         self._settled_at = 0.0
         self._said: set[str] = set()  # one-time log messages already given
@@ -357,6 +360,9 @@ class FileProtocolAgent:
             self._log_notes()
             full = True
             while True:
+                if self.lifeline.lost():
+                    return self._summary("aborted", message=f"the series runner that started me (pid "
+                                         f"{self.lifeline.pid}) is gone: no referee will come")
                 action = self._step(full)
                 if isinstance(action, Finish):
                     return self._finish(action.end_text)
@@ -473,7 +479,10 @@ class FileProtocolAgent:
         return now_perf + budget, now_perf + max(hard, budget)
 
     def _turn_is_over(self, opening_id: tuple, go_id: tuple) -> bool:
-        """True once thinking is pointless: end_game came, my .go vanished or changed, a new game began."""
+        """True once thinking is pointless: end_game came, my .go vanished or changed, a new game began,
+        or the runner that started me is gone."""
+        if self.lifeline.lost():
+            return True
         opening = _stat(self.opening_path)
         if opening is None or _identity(opening) != opening_id:
             return True

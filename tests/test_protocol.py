@@ -1244,3 +1244,26 @@ def test_crlf_and_a_huge_move_file_still_read(tmp_path, filler, newline):
     assert referee.position.is_legal(parse_move_line(referee.move_text())[1].index)
     referee.end()
     assert runner.join().status == "finished"
+
+
+# -- a runner that died (issue 16) -----------------------------------------------------------------
+
+
+def test_an_agent_whose_runner_is_gone_ends_by_itself(tmp_path):
+    """A series runner killed outright cannot stop its players: the agent it started (UTTT_RUNNER_PID)
+    gives up by itself, even before any game began."""
+    import subprocess
+    import sys
+
+    runner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        agent = Runner(tmp_path)
+        agent.agent.lifeline = protocol.Lifeline(pid=runner.pid, interval=0.05)
+        time.sleep(0.2)
+        assert agent.thread.is_alive(), "gave up while its runner still ran"
+    finally:
+        runner.kill()
+        runner.wait()
+    summary = agent.join(timeout=3.0)
+    assert summary.status == "aborted" and summary.exit_code == EXIT_ABORTED
+    assert f"(pid {runner.pid}) is gone" in summary.message
