@@ -263,27 +263,29 @@ typedef struct {
  * __float__: reading an argument then runs no Python code, which could call the searcher back or
  * change a list being read. The messages are agent/rules.py's (_check_int...), word for word. */
 
-static void name_of(char *name, size_t size, const char *what, Py_ssize_t index) {
+#define NAME_SIZE 80
+
+/* An int's value, or in *overflow the sign of one beyond 64 bits; 0 (TypeError) for what is not
+ * an int. ``name`` receives its name, ``what[index]`` (index -1: ``what``). */
+static int int_value(PyObject *obj, const char *what, Py_ssize_t index, char *name, long long *v, int *overflow) {
     if (index >= 0)
-        PyOS_snprintf(name, size, "%s[%zd]", what, index);
+        PyOS_snprintf(name, NAME_SIZE, "%s[%zd]", what, index);
     else
-        PyOS_snprintf(name, size, "%s", what);
+        PyOS_snprintf(name, NAME_SIZE, "%s", what);
+    if (!PyLong_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", name, Py_TYPE(obj)->tp_name);
+        return 0;
+    }
+    *v = PyLong_AsLongLongAndOverflow(obj, overflow);
+    return !(*v == -1 && PyErr_Occurred());
 }
 
-static int not_an_int(PyObject *obj, const char *name) {
-    if (PyLong_Check(obj)) return 0;
-    PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", name, Py_TYPE(obj)->tp_name);
-    return 1;
-}
-
-/* An int in lo..hi; ``what[index]`` names it (index -1: ``what``). */
+/* An int in lo..hi. */
 static int read_int(PyObject *obj, long long lo, long long hi, const char *what, Py_ssize_t index, long long *out) {
-    char name[80];
-    name_of(name, sizeof name, what, index);
-    if (not_an_int(obj, name)) return 0;
+    char name[NAME_SIZE];
     int overflow;
-    long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
-    if (v == -1 && PyErr_Occurred()) return 0;
+    long long v;
+    if (!int_value(obj, what, index, name, &v, &overflow)) return 0;
     if (overflow) {
         PyErr_Format(PyExc_ValueError, "%s must be %lld to %lld, got an int beyond 64 bits", name, lo, hi);
         return 0;
@@ -298,12 +300,10 @@ static int read_int(PyObject *obj, long long lo, long long hi, const char *what,
 
 /* A 64-bit key: an int 0 to 2**64-1. */
 static int read_key(PyObject *obj, const char *what, Py_ssize_t index, uint64_t *out) {
-    char name[80];
-    name_of(name, sizeof name, what, index);
-    if (not_an_int(obj, name)) return 0;
+    char name[NAME_SIZE];
     int overflow;
-    long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
-    if (v == -1 && PyErr_Occurred()) return 0;
+    long long v;
+    if (!int_value(obj, what, index, name, &v, &overflow)) return 0;
     if (overflow > 0) { /* 2**63 to 2**64-1 are keys too */
         unsigned long long u = PyLong_AsUnsignedLongLong(obj);
         if (!(u == (unsigned long long)-1 && PyErr_Occurred())) {
@@ -1182,10 +1182,9 @@ static PyObject *Searcher_new_search(Searcher *s, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOO|O", &seconds_arg, &nodes_arg, &should_stop, &poll_arg)) return NULL;
     if (seconds_arg != Py_None && !read_seconds(seconds_arg, "seconds_left", &left)) return NULL;
     if (nodes_arg != Py_None) {
-        if (not_an_int(nodes_arg, "node_limit")) return NULL;
+        char name[NAME_SIZE];
         int overflow;
-        node_limit = PyLong_AsLongLongAndOverflow(nodes_arg, &overflow);
-        if (node_limit == -1 && PyErr_Occurred()) return NULL;
+        if (!int_value(nodes_arg, "node_limit", -1, name, &node_limit, &overflow)) return NULL;
         node_limit = overflow > 0 ? LLONG_MAX : overflow < 0 || node_limit < 0 ? 0 : node_limit;
     }
     if (should_stop == Py_None) {
