@@ -475,6 +475,11 @@ class Fuzz:
         fresh = lambda: core._core.Searcher.__new__(core._core.Searcher)  # noqa: E731
         self.substitute("__init__", lambda *args: fresh().__init__(*args),
                         [("can_win", self.can_win), ("tt_slots", 1024), ("bool", False)])
+        made = fresh()  # never initialised: state and the counters answer, the rest is refused
+        for name, call in self.every_call(made, fields, moves):
+            if name != "__init__":
+                ok = name in ("state", "nodes", "root_best", "tt_count", "tt_replaced", "tt_slots")
+                self.expect(call, None if ok else RuntimeError, "uninitialised searcher")
         zobrist = [("key", list(ZOBRIST_CELL[0])), ("key", list(ZOBRIST_CELL[1])), ("key", list(ZOBRIST_FORCED))]
         for i, (_, table) in enumerate(zobrist):  # tables of keys: any int 0 to 2**64-1 in each place
             for value in variants("key", table, rng):
