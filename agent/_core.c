@@ -14,10 +14,18 @@
  *
  * The search runs without the GIL; it takes the GIL back only to call Python: the evaluation's
  * memo function (a few hundred times per game) and the limit's should_stop (every ~10 ms).
+ *
+ * No caller can crash it (tests/test_core_fuzz.py, scripts/sanitize_core): every entry point reads
+ * its arguments as exact ints in range, lists or tuples of them and buffers of the right size, or
+ * raises TypeError/ValueError; set_position takes only a consistent position (Position.check's
+ * checks); the evaluation's tables and weights are bounded so no score can overflow; and while a
+ * call runs the search or calls Python the searcher refuses every other call (see check_idle).
+ * The search itself checks nothing: all of this happens where values come in.
  */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,6 +221,7 @@ typedef struct {
     Memo *memo;            /* by status_code, filled on first use */
     PyObject *memo_fn;     /* (won_x, won_o, drawn) -> 10 ints */
     long long free_move;   /* Weights.free_move * 5 */
+    long long local_max;   /* the largest |LOCAL| value: bounds the scores (fill_memo) */
     /* fitted (agent/eval_fitted.py FittedEvaluator): chances by (mover's mask << 9 | other's) */
     int32_t *idle_m, *idle_t, *sent_m, *sent_t;
     long long q, q3, w_line, w_board, w_tempo, w_free_move;
@@ -239,7 +248,130 @@ typedef struct {
     int root_best_valid;
     int root_best_move;
     int root_best_score;
+    /* The call that holds the searcher (see check_idle), NULL when idle, and its thread. */
+    const char *busy;
+    unsigned long busy_thread;
 } Searcher;
+
+/* Evaluations stay within +-EVAL_LIMIT: set_classic, set_fitted and the memo's answers are checked
+ * against it, so no sum, negation or +-ply in the search can overflow an int. */
+#define EVAL_LIMIT (1LL << 30)
+
+/* -- reading Python values ---------------------------------------------------------------------- */
+
+/* Only real ints (bool included) and floats are taken, never objects converted by __index__ or
+ * __float__: reading an argument then runs no Python code, which could call the searcher back or
+ * change a list being read. The messages are agent/rules.py's (_check_int...), word for word. */
+
+#define NAME_SIZE 80
+
+/* An int's value, or in *overflow the sign of one beyond 64 bits; 0 (TypeError) for what is not
+ * an int. ``name`` receives its name, ``what[index]`` (index -1: ``what``). */
+static int int_value(PyObject *obj, const char *what, Py_ssize_t index, char *name, long long *v, int *overflow) {
+    if (index >= 0)
+        PyOS_snprintf(name, NAME_SIZE, "%s[%zd]", what, index);
+    else
+        PyOS_snprintf(name, NAME_SIZE, "%s", what);
+    if (!PyLong_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", name, Py_TYPE(obj)->tp_name);
+        return 0;
+    }
+    *v = PyLong_AsLongLongAndOverflow(obj, overflow);
+    return !(*v == -1 && PyErr_Occurred());
+}
+
+/* An int in lo..hi. */
+static int read_int(PyObject *obj, long long lo, long long hi, const char *what, Py_ssize_t index, long long *out) {
+    char name[NAME_SIZE];
+    int overflow;
+    long long v;
+    if (!int_value(obj, what, index, name, &v, &overflow)) return 0;
+    if (overflow) {
+        PyErr_Format(PyExc_ValueError, "%s must be %lld to %lld, got an int beyond 64 bits", name, lo, hi);
+        return 0;
+    }
+    if (v < lo || v > hi) {
+        PyErr_Format(PyExc_ValueError, "%s must be %lld to %lld, got %lld", name, lo, hi, v);
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+/* A 64-bit key: an int 0 to 2**64-1. */
+static int read_key(PyObject *obj, const char *what, Py_ssize_t index, uint64_t *out) {
+    char name[NAME_SIZE];
+    int overflow;
+    long long v;
+    if (!int_value(obj, what, index, name, &v, &overflow)) return 0;
+    if (overflow > 0) { /* 2**63 to 2**64-1 are keys too */
+        unsigned long long u = PyLong_AsUnsignedLongLong(obj);
+        if (!(u == (unsigned long long)-1 && PyErr_Occurred())) {
+            *out = u;
+            return 1;
+        }
+        if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return 0;
+        PyErr_Clear();
+    }
+    if (overflow)
+        PyErr_Format(PyExc_ValueError, "%s must be 0 to 2**64-1, got an int beyond 64 bits", name);
+    else if (v < 0)
+        PyErr_Format(PyExc_ValueError, "%s must be 0 to 2**64-1, got %lld", name, v);
+    else
+        *out = (uint64_t)v;
+    return !PyErr_Occurred();
+}
+
+/* The items of a list or tuple of n values (n < 0: any length from 1 to -n), or NULL. */
+static PyObject **read_items(PyObject *seq, Py_ssize_t n, const char *what, Py_ssize_t *count) {
+    if (!PyList_Check(seq) && !PyTuple_Check(seq)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a list or tuple, not %.100s", what, Py_TYPE(seq)->tp_name);
+        return NULL;
+    }
+    *count = PySequence_Fast_GET_SIZE(seq);
+    if (n >= 0 ? *count != n : *count < 1 || *count > -n) {
+        if (n >= 0)
+            PyErr_Format(PyExc_ValueError, "%s must hold %zd ints, got %zd", what, n, *count);
+        else
+            PyErr_Format(PyExc_ValueError, "%s must hold 1 to %zd ints, got %zd", what, -n, *count);
+        return NULL;
+    }
+    return PySequence_Fast_ITEMS(seq);
+}
+
+/* A list or tuple of exactly n ints in lo..hi. */
+static int read_ints(PyObject *seq, Py_ssize_t n, long long lo, long long hi, const char *what, long long *out) {
+    Py_ssize_t count;
+    PyObject **items = read_items(seq, n, what, &count);
+    if (items == NULL) return 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!read_int(items[i], lo, hi, what, i, &out[i])) return 0;
+    return 1;
+}
+
+/* A number of seconds, int or float, not nan; ints beyond a double are +-inf. */
+static int read_seconds(PyObject *obj, const char *what, double *out) {
+    if (PyFloat_Check(obj)) {
+        *out = PyFloat_AS_DOUBLE(obj);
+    } else if (PyLong_Check(obj)) {
+        *out = PyLong_AsDouble(obj);
+        if (*out == -1.0 && PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return 0;
+            PyErr_Clear();
+            int overflow;
+            PyLong_AsLongLongAndOverflow(obj, &overflow);
+            *out = overflow > 0 ? HUGE_VAL : -HUGE_VAL;
+        }
+    } else {
+        PyErr_Format(PyExc_TypeError, "%s must be an int or float, not %.100s", what, Py_TYPE(obj)->tp_name);
+        return 0;
+    }
+    if (isnan(*out)) {
+        PyErr_Format(PyExc_ValueError, "%s must be a number of seconds, not nan", what);
+        return 0;
+    }
+    return 1;
+}
 
 /* Run Python code from inside the GIL-free search. */
 #define WITH_GIL_BEGIN(s) PyEval_RestoreThread((s)->thread);
@@ -249,23 +381,21 @@ static int fill_memo(Searcher *s, Memo *m) {
     const Pos *p = &s->pos;
     int ok = 0;
     WITH_GIL_BEGIN(s)
+    long long v[10];
     PyObject *result = PyObject_CallFunction(s->memo_fn, "iii", (int)p->won[0], (int)p->won[1], (int)p->drawn);
     if (result != NULL) {
-        PyObject *seq = PySequence_Fast(result, "the evaluation memo must return a sequence");
-        if (seq != NULL) {
-            if (PySequence_Fast_GET_SIZE(seq) != 10) {
-                PyErr_SetString(PyExc_ValueError, "the evaluation memo must return 10 integers");
-            } else {
-                ok = 1;
-                for (int i = 0; i < 10 && ok; i++) {
-                    long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
-                    if (v == -1 && PyErr_Occurred()) ok = 0;
-                    m->values[i] = (int32_t)v;
-                }
-            }
-            Py_DECREF(seq);
-        }
+        ok = read_ints(result, 10, -EVAL_LIMIT, EVAL_LIMIT, "the evaluation memo's answer", v);
         Py_DECREF(result);
+    }
+    if (ok) {
+        /* |score| <= |global| + max|local| * sum|scale| + |free_move| must stay within EVAL_LIMIT */
+        long long scales = 0, room = EVAL_LIMIT - llabs(v[0]) - llabs(s->free_move);
+        for (int i = 1; i < 10; i++) scales += llabs(v[i]);
+        if (room < 0 || (scales > 0 && s->local_max > room / scales)) {
+            PyErr_Format(PyExc_ValueError, "the evaluation memo's answer for won (%d, %d), drawn %d could take "
+                         "scores beyond 2**30 with this local table", (int)p->won[0], (int)p->won[1], (int)p->drawn);
+            ok = 0;
+        }
     }
     WITH_GIL_END(s)
     if (!ok) {
@@ -273,6 +403,7 @@ static int fill_memo(Searcher *s, Memo *m) {
         s->stopped = 1;
         return 0;
     }
+    for (int i = 0; i < 10; i++) m->values[i] = (int32_t)v[i];
     m->ready = 1;
     return 1;
 }
@@ -656,34 +787,82 @@ static int search_root(Searcher *s, const uint8_t *moves, int n, int depth, int 
 
 /* -- Python interface --------------------------------------------------------------------------- */
 
-static int read_u64_table(PyObject *seq, uint64_t *out, Py_ssize_t n, const char *what) {
-    PyObject *fast = PySequence_Fast(seq, what);
-    if (fast == NULL) return 0;
-    if (PySequence_Fast_GET_SIZE(fast) != n) {
-        PyErr_Format(PyExc_ValueError, "%s: expected %zd values", what, n);
-        Py_DECREF(fast);
+/* Searchers held by a call (check_idle): set_zobrist may not change the keys under them. */
+static int held_searchers = 0;
+
+/* Every method and attribute starts here. While a call holds the searcher (root, evaluate and
+ * perft while they search, __init__, set_classic and set_fitted while they read buffers) every
+ * other call is refused with RuntimeError: one from its own callbacks (should_stop, the evaluation
+ * memo, a signal handler, a __buffer__) would change the position or free the tables under the
+ * running code, and one from another thread would search the same position and table at once.
+ * Refused rather than made to wait: a callback waiting for its own search would wait forever, and
+ * a searcher's calls only make sense in order (set_position, new_search, root, root_best), which a
+ * lock around each call does not give two threads sharing one searcher. `busy` is read and written
+ * only with the GIL held, so it needs no atomics (a free-threaded CPython keeps the GIL on for this
+ * module, which does not declare Py_mod_gil_not_used). */
+static int check_idle(Searcher *s, const char *name) {
+    if (s->busy == NULL) return 1;
+    if (s->busy_thread == PyThread_get_thread_ident())
+        PyErr_Format(PyExc_RuntimeError, "Searcher.%s refused: Searcher.%s is running and code it calls back "
+                     "(should_stop, the evaluation memo, a signal handler) may not use its searcher", name, s->busy);
+    else
+        PyErr_Format(PyExc_RuntimeError, "Searcher.%s refused: Searcher.%s is running in another thread; one "
+                     "thread at a time may use a searcher", name, s->busy);
+    return 0;
+}
+
+static void hold(Searcher *s, const char *name) {
+    s->busy = name;
+    s->busy_thread = PyThread_get_thread_ident();
+    held_searchers++;
+}
+
+static void let_go(Searcher *s) {
+    s->busy = NULL;
+    held_searchers--;
+}
+
+static int check_ready(Searcher *s, const char *name) {
+    if (!check_idle(s, name)) return 0;
+    if (s->tt == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Searcher is not initialised");
         return 0;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        out[i] = PyLong_AsUnsignedLongLongMask(PySequence_Fast_GET_ITEM(fast, i));
-        if (PyErr_Occurred()) {
-            Py_DECREF(fast);
-            return 0;
-        }
+    return 1;
+}
+
+static int check_evaluation(Searcher *s, const char *name) {
+    if (!check_ready(s, name)) return 0;
+    if (s->eval_kind == EVAL_NONE) {
+        PyErr_SetString(PyExc_RuntimeError, "no evaluation: call set_classic or set_fitted first");
+        return 0;
     }
-    Py_DECREF(fast);
     return 1;
 }
 
 static int zobrist_ready = 0;
 
+/* set_zobrist(cell_x, cell_o, forced): agent.rules' keys, 81, 81 and 10 ints 0 to 2**64-1. */
 static PyObject *core_set_zobrist(PyObject *module, PyObject *args) {
-    PyObject *cell_x, *cell_o, *forced;
-    if (!PyArg_ParseTuple(args, "OOO", &cell_x, &cell_o, &forced)) return NULL;
-    if (!read_u64_table(cell_x, ZOBRIST_CELL[0], 81, "ZOBRIST_CELL[0]") ||
-        !read_u64_table(cell_o, ZOBRIST_CELL[1], 81, "ZOBRIST_CELL[1]") ||
-        !read_u64_table(forced, ZOBRIST_FORCED, 10, "ZOBRIST_FORCED"))
+    PyObject *tables[3];
+    static const char *names[3] = {"ZOBRIST_CELL[0]", "ZOBRIST_CELL[1]", "ZOBRIST_FORCED"};
+    static const Py_ssize_t sizes[3] = {81, 81, 10};
+    uint64_t keys[3][81];
+    if (!PyArg_ParseTuple(args, "OOO", &tables[0], &tables[1], &tables[2])) return NULL;
+    for (int k = 0; k < 3; k++) {
+        Py_ssize_t count;
+        PyObject **items = read_items(tables[k], sizes[k], names[k], &count);
+        if (items == NULL) return NULL;
+        for (Py_ssize_t i = 0; i < count; i++)
+            if (!read_key(items[i], names[k], i, &keys[k][i])) return NULL;
+    }
+    if (held_searchers > 0) {
+        PyErr_SetString(PyExc_RuntimeError, "set_zobrist refused: a searcher is running and its keys may not change");
         return NULL;
+    }
+    memcpy(ZOBRIST_CELL[0], keys[0], sizeof ZOBRIST_CELL[0]);
+    memcpy(ZOBRIST_CELL[1], keys[1], sizeof ZOBRIST_CELL[1]);
+    memcpy(ZOBRIST_FORCED, keys[2], sizeof ZOBRIST_FORCED);
     zobrist_ready = 1;
     Py_RETURN_NONE;
 }
@@ -702,248 +881,33 @@ static void Searcher_dealloc(Searcher *s) {
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
 
-/* A fresh copy of a bytes-like object of exactly ``size`` bytes. */
-static int copy_buffer(PyObject *obj, void **out, Py_ssize_t size, const char *what) {
+/* A fresh copy of a bytes-like object of exactly ``size`` bytes, or NULL. Getting the buffer may
+ * run Python code (a class's __buffer__): callers hold the searcher meanwhile. */
+static void *copy_buffer(PyObject *obj, Py_ssize_t size, const char *what) {
     Py_buffer view;
-    if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE) < 0) return 0;
-    if (view.len != size) {
+    if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE) < 0) return NULL;
+    void *copy = NULL;
+    if (view.len != size)
         PyErr_Format(PyExc_ValueError, "%s: expected %zd bytes, got %zd", what, size, view.len);
-        PyBuffer_Release(&view);
-        return 0;
-    }
-    void *copy = PyMem_RawMalloc(size);
-    if (copy == NULL) {
-        PyBuffer_Release(&view);
+    else if ((copy = PyMem_RawMalloc(size)) == NULL)
         PyErr_NoMemory();
-        return 0;
-    }
-    memcpy(copy, view.buf, size);
+    else
+        memcpy(copy, view.buf, size);
     PyBuffer_Release(&view);
-    PyMem_RawFree(*out);
-    *out = copy;
-    return 1;
+    return copy;
 }
 
 #define TABLE_BYTES ((Py_ssize_t)sizeof(int32_t) << 18)
 #define PATTERNS 19683 /* 3^9 fillings of a 3x3 board */
+#define MAX_TT_SLOTS (1LL << 32) /* 64 GiB of table */
 
-/* Searcher(can_win, tt_slots, prefault=True): can_win is 2^18 bytes (evaluation.build_can_win_table),
- * tt_slots a power of two, or 0 for no table. Then set_classic or set_fitted chooses the evaluation. */
-static int Searcher_init(Searcher *s, PyObject *args, PyObject *kwargs) {
-    static char *names[] = {"can_win", "tt_slots", "prefault", NULL};
-    PyObject *can_win;
-    long long tt_slots;
-    int prefault = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OL|p", names, &can_win, &tt_slots, &prefault)) return -1;
-    if (!zobrist_ready) {
-        PyErr_SetString(PyExc_RuntimeError, "call set_zobrist() before making a Searcher");
-        return -1;
-    }
-    if (tt_slots == 0) {
-        s->no_table = 1;
-        tt_slots = TT_WINDOW;
-    } else if (tt_slots < TT_WINDOW || (tt_slots & (tt_slots - 1)) != 0) {
-        PyErr_Format(PyExc_ValueError, "tt_slots must be 0 or a power of two of at least %d", TT_WINDOW);
-        return -1;
-    }
-    if (s->tt != NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "Searcher is already initialised");
-        return -1;
-    }
-    if (!copy_buffer(can_win, (void **)&s->can_win, 1 << 18, "can_win")) return -1;
-    s->tt = calloc((size_t)tt_slots, sizeof(TTEntry));
-    if (s->tt == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    /* Touch every page now, before any clock runs: the first searches would otherwise pay a page
-     * fault per new 4 KiB of table (a third of the first second's speed). */
-    if (prefault) {
-        Py_BEGIN_ALLOW_THREADS
-        memset(s->tt, 0, (size_t)tt_slots * sizeof(TTEntry));
-        Py_END_ALLOW_THREADS
-    }
-    s->tt_mask = (uint64_t)tt_slots - 1;
-    s->eval_kind = EVAL_NONE;
-    s->pos.winner = NO_WINNER;
-    s->pos.forced = -1;
-    s->pos.drawn_lines_tie = 1;
-    s->pos.key = ZOBRIST_FORCED[0];
-    return 0;
-}
-
-static int check_ready(Searcher *s);
-
-/* set_classic(local, memo, free_move): local is 2^18 native int32 (build_local_table), memo(won_x,
- * won_o, drawn) -> (global value * 5, nine board scales), free_move = Weights.free_move * 5. */
-static PyObject *Searcher_set_classic(Searcher *s, PyObject *args) {
-    PyObject *local, *memo_fn;
-    long long free_move;
-    if (!check_ready(s)) return NULL;
-    if (!PyArg_ParseTuple(args, "OOL", &local, &memo_fn, &free_move)) return NULL;
-    if (!PyCallable_Check(memo_fn)) {
-        PyErr_SetString(PyExc_TypeError, "memo must be callable");
-        return NULL;
-    }
-    if (!copy_buffer(local, (void **)&s->local, TABLE_BYTES, "local")) return NULL;
-    free(s->memo);
-    s->memo = calloc(STATUS_CODES, sizeof(Memo)); /* lazily resident, like the table */
-    if (s->memo == NULL) return PyErr_NoMemory();
-    Py_INCREF(memo_fn);
-    Py_XSETREF(s->memo_fn, memo_fn);
-    s->free_move = free_move;
-    s->eval_kind = EVAL_CLASSIC;
-    Py_RETURN_NONE;
-}
-
-/* set_fitted(chance, mover, waiter, q, line, board, tempo, free_move): the data file's three tables
- * of 3^9 native int32 in pattern order (agent/eval_fitted.py) and its scale and weights. They are
- * re-indexed here by (mover's mask << 9 | other's mask) into (m, t) chances, as FittedEvaluator does. */
-static PyObject *Searcher_set_fitted(Searcher *s, PyObject *args) {
-    PyObject *sources[3];
-    int32_t *pattern[3] = {NULL, NULL, NULL};
-    long long q, line, board, tempo, free_move;
-    if (!check_ready(s)) return NULL;
-    if (!PyArg_ParseTuple(args, "OOOLLLLL", &sources[0], &sources[1], &sources[2], &q, &line, &board, &tempo,
-                          &free_move))
-        return NULL;
-    if (q < 1 || q > 100000 || line < 0 || board < 0) {
-        PyErr_SetString(PyExc_ValueError, "scale must be 1-100000, line and board non-negative");
-        return NULL;
-    }
-    static const char *names[3] = {"chance", "mover", "waiter"};
-    for (int k = 0; k < 3; k++)
-        if (!copy_buffer(sources[k], (void **)&pattern[k], PATTERNS * (Py_ssize_t)sizeof(int32_t), names[k])) {
-            for (int j = 0; j < 3; j++) PyMem_RawFree(pattern[j]);
-            return NULL;
-        }
-    int32_t **tables[4] = {&s->idle_m, &s->idle_t, &s->sent_m, &s->sent_t};
-    for (int k = 0; k < 4; k++) {
-        PyMem_RawFree(*tables[k]);
-        *tables[k] = PyMem_RawCalloc(1 << 18, sizeof(int32_t));
-    }
-    if (s->idle_m == NULL || s->idle_t == NULL || s->sent_m == NULL || s->sent_t == NULL) {
-        for (int j = 0; j < 3; j++) PyMem_RawFree(pattern[j]);
-        return PyErr_NoMemory();
-    }
-    /* ternary[mask]: the pattern-order digits of a mask's spots, 3^s per spot s */
-    int ternary[512];
-    for (int mask = 0; mask < 512; mask++) {
-        int t = 0, power = 1;
-        for (int spot = 0; spot < 9; spot++, power *= 3)
-            if (mask >> spot & 1) t += power;
-        ternary[mask] = t;
-    }
-    for (unsigned a = 0; a < 512; a++)
-        for (unsigned b = 0; b < 512; b++) {
-            if (a & b) continue; /* no board holds overlapping masks */
-            int i = ternary[a] + 2 * ternary[b], j = ternary[b] + 2 * ternary[a];
-            unsigned index = a << 9 | b;
-            s->idle_m[index] = pattern[0][i];
-            s->idle_t[index] = pattern[0][j];
-            s->sent_m[index] = pattern[1][i];
-            s->sent_t[index] = pattern[2][i];
-        }
-    for (int j = 0; j < 3; j++) PyMem_RawFree(pattern[j]);
-    s->q = q;
-    s->q3 = q * q * q;
-    s->w_line = line;
-    s->w_board = board;
-    s->w_tempo = tempo;
-    s->w_free_move = free_move;
-    s->eval_kind = EVAL_FITTED;
-    Py_RETURN_NONE;
-}
-
-static int check_ready(Searcher *s) {
-    if (s->tt == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "Searcher is not initialised");
-        return 0;
-    }
-    return 1;
-}
-
-static int check_evaluation(Searcher *s) {
-    if (!check_ready(s)) return 0;
-    if (s->eval_kind == EVAL_NONE) {
-        PyErr_SetString(PyExc_RuntimeError, "no evaluation: call set_classic or set_fitted first");
-        return 0;
-    }
-    return 1;
-}
-
-/* set_position(masks_x, masks_o, status, forced, turn, winner, key, ply, drawn_lines_tie):
- * the Python Position's fields; occupied, won and drawn follow from them. */
-static PyObject *Searcher_set_position(Searcher *s, PyObject *args) {
-    PyObject *mx, *mo, *st;
-    int forced, turn, winner, ply, drawn_lines_tie;
-    unsigned long long key;
-    if (!check_ready(s)) return NULL;
-    if (!PyArg_ParseTuple(args, "OOOiiiKip", &mx, &mo, &st, &forced, &turn, &winner, &key, &ply, &drawn_lines_tie))
-        return NULL;
-    uint64_t values[27];
-    if (!read_u64_table(mx, values, 9, "masks[0]") || !read_u64_table(mo, values + 9, 9, "masks[1]") ||
-        !read_u64_table(st, values + 18, 9, "status"))
-        return NULL;
-    Pos p;
-    memset(&p, 0, sizeof p);
-    for (int b = 0; b < 9; b++) {
-        uint64_t x = values[b], o = values[9 + b], state = values[18 + b];
-        if (x > FULL || o > FULL || (x & o) || state > DRAWN) {
-            PyErr_SetString(PyExc_ValueError, "not a valid position");
-            return NULL;
-        }
-        p.masks[0][b] = (uint16_t)x;
-        p.masks[1][b] = (uint16_t)o;
-        p.occupied[b] = (uint16_t)(x | o);
-        p.status[b] = (uint8_t)state;
-        p.status_code += (uint32_t)state * POW4[b];
-        if (state == 1) p.won[0] |= (uint16_t)(1u << b);
-        if (state == 2) p.won[1] |= (uint16_t)(1u << b);
-        if (state == DRAWN) p.drawn |= (uint16_t)(1u << b);
-    }
-    if (forced < -1 || forced > 8 || (turn != 0 && turn != 1) || winner < -1 || winner > 2) {
-        PyErr_SetString(PyExc_ValueError, "not a valid position");
-        return NULL;
-    }
-    p.forced = forced;
-    p.turn = turn;
-    p.winner = winner;
-    p.key = key;
-    p.ply = ply;
-    p.drawn_lines_tie = drawn_lines_tie;
-    s->pos = p;
-    Py_RETURN_NONE;
-}
-
-/* new_search(seconds_left or None, node_limit or None, should_stop or None, poll_seconds): what
- * AlphaBeta.iterate resets before the first depth: node count, clock, killers; the history is aged. */
-static PyObject *Searcher_new_search(Searcher *s, PyObject *args) {
-    PyObject *seconds, *nodes, *should_stop;
-    double poll_seconds = 0.01;
-    if (!check_ready(s)) return NULL;
-    if (!PyArg_ParseTuple(args, "OOO|d", &seconds, &nodes, &should_stop, &poll_seconds)) return NULL;
-    double now = now_seconds();
-    s->deadline = -1;
-    if (seconds != Py_None) {
-        double left = PyFloat_AsDouble(seconds);
-        if (left == -1.0 && PyErr_Occurred()) return NULL;
-        s->deadline = now + (left > 0 ? left : 0);
-    }
-    s->node_limit = -1;
-    if (nodes != Py_None) {
-        s->node_limit = PyLong_AsLongLong(nodes);
-        if (s->node_limit == -1 && PyErr_Occurred()) return NULL;
-    }
-    Py_CLEAR(s->should_stop);
-    if (should_stop != Py_None) {
-        if (!PyCallable_Check(should_stop)) {
-            PyErr_SetString(PyExc_TypeError, "should_stop must be callable");
-            return NULL;
-        }
-        Py_INCREF(should_stop);
-        s->should_stop = should_stop;
-    }
+/* What AlphaBeta.iterate resets before the first depth: limits, node count, killers; the history is
+ * aged and the table's generation moves on. The callable is swapped in last: dropping the old one
+ * may run Python code. */
+static void start_search(Searcher *s, double now, double deadline, long long node_limit, PyObject *should_stop,
+                         double poll_seconds) {
+    s->deadline = deadline;
+    s->node_limit = node_limit;
     s->should_stop_every = poll_seconds;
     s->next_should_stop = now + poll_seconds;
     s->nodes = 0;
@@ -953,45 +917,318 @@ static PyObject *Searcher_new_search(Searcher *s, PyObject *args) {
     for (int i = 0; i < MAX_PLY; i++) s->killers[i][0] = s->killers[i][1] = -1;
     s->gen = (uint8_t)(s->gen + 1);
     if (s->gen == 0) s->gen = 1; /* 0 marks an empty slot */
+    Py_XINCREF(should_stop);
+    Py_XSETREF(s->should_stop, should_stop);
+}
+
+/* Searcher(can_win, tt_slots, prefault=True): can_win is 2^18 bytes (evaluation.build_can_win_table),
+ * tt_slots a power of two, or 0 for no table. Then set_classic or set_fitted chooses the evaluation. */
+static int Searcher_init(Searcher *s, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"can_win", "tt_slots", "prefault", NULL};
+    PyObject *can_win_arg, *slots_arg, *prefault_arg = Py_True;
+    long long tt_slots, prefault;
+    if (!check_idle(s, "__init__")) return -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O", names, &can_win_arg, &slots_arg, &prefault_arg)) return -1;
+    if (s->tt != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Searcher is already initialised");
+        return -1;
+    }
+    if (!zobrist_ready) {
+        PyErr_SetString(PyExc_RuntimeError, "call set_zobrist() before making a Searcher");
+        return -1;
+    }
+    if (!read_int(slots_arg, 0, MAX_TT_SLOTS, "tt_slots", -1, &tt_slots) ||
+        !read_int(prefault_arg, 0, 1, "prefault", -1, &prefault))
+        return -1;
+    if (tt_slots != 0 && (tt_slots < TT_WINDOW || (tt_slots & (tt_slots - 1)) != 0)) {
+        PyErr_Format(PyExc_ValueError, "tt_slots must be 0 or a power of two of at least %d", TT_WINDOW);
+        return -1;
+    }
+    size_t slots = tt_slots ? (size_t)tt_slots : TT_WINDOW;
+    hold(s, "__init__");
+    uint8_t *can_win = copy_buffer(can_win_arg, 1 << 18, "can_win");
+    TTEntry *tt = NULL;
+    if (can_win != NULL && (tt = calloc(slots, sizeof(TTEntry))) == NULL) PyErr_NoMemory();
+    /* Touch every page now, before any clock runs: the first searches would otherwise pay a page
+     * fault per new 4 KiB of table (a third of the first second's speed). */
+    if (tt != NULL && prefault) {
+        Py_BEGIN_ALLOW_THREADS
+        memset(tt, 0, slots * sizeof(TTEntry));
+        Py_END_ALLOW_THREADS
+    }
+    let_go(s);
+    if (tt == NULL) {
+        PyMem_RawFree(can_win);
+        return -1;
+    }
+    s->can_win = can_win;
+    s->tt = tt;
+    s->tt_mask = (uint64_t)slots - 1;
+    s->no_table = tt_slots == 0;
+    s->eval_kind = EVAL_NONE;
+    s->pos.winner = NO_WINNER;
+    s->pos.forced = -1;
+    s->pos.drawn_lines_tie = 1;
+    s->pos.key = ZOBRIST_FORCED[0];
+    start_search(s, now_seconds(), -1, -1, NULL, 0.01); /* no limits until new_search */
+    return 0;
+}
+
+/* set_classic(local, memo, free_move): local is 2^18 native int32 (build_local_table), memo(won_x,
+ * won_o, drawn) -> (global value * 5, nine board scales), free_move = Weights.free_move * 5. */
+static PyObject *Searcher_set_classic(Searcher *s, PyObject *args) {
+    PyObject *local_arg, *memo_fn, *free_arg;
+    long long free_move;
+    if (!check_ready(s, "set_classic")) return NULL;
+    if (!PyArg_ParseTuple(args, "OOO", &local_arg, &memo_fn, &free_arg)) return NULL;
+    if (!PyCallable_Check(memo_fn)) {
+        PyErr_SetString(PyExc_TypeError, "memo must be callable");
+        return NULL;
+    }
+    if (!read_int(free_arg, -EVAL_LIMIT, EVAL_LIMIT, "free_move", -1, &free_move)) return NULL;
+    hold(s, "set_classic");
+    int32_t *local = copy_buffer(local_arg, TABLE_BYTES, "local");
+    let_go(s);
+    if (local == NULL) return NULL;
+    Memo *memo = calloc(STATUS_CODES, sizeof(Memo)); /* lazily resident, like the table */
+    if (memo == NULL) {
+        PyMem_RawFree(local);
+        return PyErr_NoMemory();
+    }
+    long long local_max = 0;
+    for (int i = 0; i < 1 << 18; i++)
+        if (llabs(local[i]) > local_max) local_max = llabs(local[i]);
+    PyMem_RawFree(s->local);
+    s->local = local;
+    free(s->memo);
+    s->memo = memo;
+    s->local_max = local_max;
+    s->free_move = free_move;
+    s->eval_kind = EVAL_CLASSIC;
+    Py_INCREF(memo_fn);
+    Py_XSETREF(s->memo_fn, memo_fn); /* last: dropping the old memo may run Python code */
     Py_RETURN_NONE;
 }
 
-static int read_moves(PyObject *seq, uint8_t *moves, int *n) {
-    PyObject *fast = PySequence_Fast(seq, "moves must be a sequence");
-    if (fast == NULL) return 0;
-    Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
-    if (count < 1 || count > 81) {
-        PyErr_SetString(PyExc_ValueError, "between 1 and 81 moves expected");
-        Py_DECREF(fast);
-        return 0;
+/* set_fitted(chance, mover, waiter, q, line, board, tempo, free_move): the data file's three tables
+ * of 3^9 native int32 in pattern order (agent/eval_fitted.py), each 0..q, and its scale and weights,
+ * bounded as check_data bounds them (scores within EVAL_LIMIT, and line * 8 * q^3 within 64 bits).
+ * They are re-indexed here by (mover's mask << 9 | other's mask) into (m, t) chances, as
+ * FittedEvaluator does. */
+static PyObject *Searcher_set_fitted(Searcher *s, PyObject *args) {
+    PyObject *sources[3], *weight_args[5];
+    static const char *names[3] = {"chance", "mover", "waiter"};
+    static const char *weight_names[5] = {"scale", "line", "board", "tempo", "free_move"};
+    static const long long lows[5] = {1, 0, 0, -EVAL_LIMIT, -EVAL_LIMIT};
+    static const long long highs[5] = {100000, EVAL_LIMIT, EVAL_LIMIT, EVAL_LIMIT, EVAL_LIMIT};
+    long long w[5];
+    if (!check_ready(s, "set_fitted")) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOOOOOO", &sources[0], &sources[1], &sources[2], &weight_args[0],
+                          &weight_args[1], &weight_args[2], &weight_args[3], &weight_args[4]))
+        return NULL;
+    for (int k = 0; k < 5; k++)
+        if (!read_int(weight_args[k], lows[k], highs[k], weight_names[k], -1, &w[k])) return NULL;
+    long long q = w[0], line = w[1], board = w[2], tempo = w[3], free_move = w[4];
+    long long bound = 8 * line + 9 * board + llabs(tempo) + llabs(free_move);
+    if (bound > EVAL_LIMIT) {
+        PyErr_Format(PyExc_ValueError, "the weights could take scores to %lld, beyond 2**30", bound);
+        return NULL;
     }
-    for (Py_ssize_t i = 0; i < count; i++) {
-        long m = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, i));
-        if (m < 0 || m > 80) {
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "moves are cell indices 0-80");
-            Py_DECREF(fast);
-            return 0;
+    if (line > LLONG_MAX / (8 * q * q * q)) {
+        PyErr_Format(PyExc_ValueError, "line %lld with scale %lld: line * 8 * scale**3 is beyond 64 bits", line, q);
+        return NULL;
+    }
+    int32_t *pattern[3] = {NULL, NULL, NULL}, *tables[4] = {NULL, NULL, NULL, NULL};
+    int ok = 1;
+    hold(s, "set_fitted");
+    for (int k = 0; k < 3 && ok; k++)
+        ok = (pattern[k] = copy_buffer(sources[k], PATTERNS * (Py_ssize_t)sizeof(int32_t), names[k])) != NULL;
+    let_go(s);
+    for (int k = 0; k < 3 && ok; k++)
+        for (int i = 0; i < PATTERNS && ok; i++)
+            if (pattern[k][i] < 0 || pattern[k][i] > q) {
+                PyErr_Format(PyExc_ValueError, "%s[%d] must be 0 to %lld, got %d", names[k], i, q, (int)pattern[k][i]);
+                ok = 0;
+            }
+    for (int k = 0; k < 4 && ok; k++)
+        if ((tables[k] = PyMem_RawCalloc(1 << 18, sizeof(int32_t))) == NULL) {
+            PyErr_NoMemory();
+            ok = 0;
         }
+    if (ok) {
+        /* ternary[mask]: the pattern-order digits of a mask's spots, 3^s per spot s */
+        int ternary[512];
+        for (int mask = 0; mask < 512; mask++) {
+            int t = 0, power = 1;
+            for (int spot = 0; spot < 9; spot++, power *= 3)
+                if (mask >> spot & 1) t += power;
+            ternary[mask] = t;
+        }
+        for (unsigned a = 0; a < 512; a++)
+            for (unsigned b = 0; b < 512; b++) {
+                if (a & b) continue; /* no board holds overlapping masks */
+                int i = ternary[a] + 2 * ternary[b], j = ternary[b] + 2 * ternary[a];
+                unsigned index = a << 9 | b;
+                tables[0][index] = pattern[0][i];
+                tables[1][index] = pattern[0][j];
+                tables[2][index] = pattern[1][i];
+                tables[3][index] = pattern[2][i];
+            }
+        int32_t **slots[4] = {&s->idle_m, &s->idle_t, &s->sent_m, &s->sent_t};
+        for (int k = 0; k < 4; k++) {
+            PyMem_RawFree(*slots[k]);
+            *slots[k] = tables[k];
+        }
+        s->q = q;
+        s->q3 = q * q * q;
+        s->w_line = line;
+        s->w_board = board;
+        s->w_tempo = tempo;
+        s->w_free_move = free_move;
+        s->eval_kind = EVAL_FITTED;
+    } else {
+        for (int k = 0; k < 4; k++) PyMem_RawFree(tables[k]);
+    }
+    for (int k = 0; k < 3; k++) PyMem_RawFree(pattern[k]);
+    if (!ok) return NULL;
+    Py_RETURN_NONE;
+}
+
+static const char *STATUS_NAMES[4] = {"open", "won by X", "won by O", "drawn"};
+static const char *RESULT_NAMES[4] = {"the game goes on", "X won", "O won", "a tie"}; /* by winner + 1 */
+
+/* set_position(masks_x, masks_o, status, forced, turn, winner, key, ply, drawn_lines_tie): the
+ * Python Position's fields (winner -1 for None), checked as Position.check (agent/rules.py) checks
+ * them, in the same order and words; occupied, won and drawn follow from them. An inconsistent
+ * position raises ValueError and the searcher keeps the position it had. From a consistent one
+ * the search's moves keep it consistent, and a game not over has a legal move. */
+static PyObject *Searcher_set_position(Searcher *s, PyObject *args) {
+    PyObject *a[9];
+    long long masks[2][9], status[9], forced, turn, winner, ply, drawn_lines_tie;
+    uint64_t key;
+    if (!check_ready(s, "set_position")) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOO", &a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6], &a[7], &a[8]))
+        return NULL;
+    if (!read_ints(a[0], 9, 0, FULL, "masks[0]", masks[0]) || !read_ints(a[1], 9, 0, FULL, "masks[1]", masks[1]) ||
+        !read_ints(a[2], 9, OPEN, DRAWN, "status", status) || !read_int(a[3], -1, 8, "forced", -1, &forced) ||
+        !read_int(a[4], 0, 1, "turn", -1, &turn) || !read_int(a[5], -1, TIE, "winner", -1, &winner) ||
+        !read_key(a[6], "key", -1, &key) || !read_int(a[7], 0, 81, "ply", -1, &ply) ||
+        !read_int(a[8], 0, 1, "drawn_lines_tie", -1, &drawn_lines_tie))
+        return NULL;
+    Pos p;
+    memset(&p, 0, sizeof p);
+    int marks[2] = {0, 0};
+    for (int b = 0; b < 9; b++) {
+        unsigned x = (unsigned)masks[0][b], o = (unsigned)masks[1][b];
+        if (x & o) return PyErr_Format(PyExc_ValueError, "board %d: X and O both hold a cell", b);
+        if (WINS[x] && WINS[o]) return PyErr_Format(PyExc_ValueError, "board %d: both X and O have a line", b);
+        int state = WINS[x] ? 1 : WINS[o] ? 2 : (x | o) == FULL ? DRAWN : OPEN;
+        if (status[b] != state)
+            return PyErr_Format(PyExc_ValueError, "status[%d] is %d (%s) but the board's cells make it %d (%s)", b,
+                                (int)status[b], STATUS_NAMES[status[b]], state, STATUS_NAMES[state]);
+        p.masks[0][b] = (uint16_t)x;
+        p.masks[1][b] = (uint16_t)o;
+        p.occupied[b] = (uint16_t)(x | o);
+        p.status[b] = (uint8_t)state;
+        p.status_code += (uint32_t)state * POW4[b];
+        if (state == 1) p.won[0] |= (uint16_t)(1u << b);
+        if (state == 2) p.won[1] |= (uint16_t)(1u << b);
+        if (state == DRAWN) p.drawn |= (uint16_t)(1u << b);
+        marks[0] += popcount9(x);
+        marks[1] += popcount9(o);
+    }
+    if (marks[0] - marks[1] != 0 && marks[0] - marks[1] != 1)
+        return PyErr_Format(PyExc_ValueError, "X holds %d cells and O %d: X moves first, so X holds as many as O "
+                            "or one more", marks[0], marks[1]);
+    if (turn != marks[0] - marks[1])
+        return PyErr_Format(PyExc_ValueError, "turn is %d but X holds %d cells and O %d", (int)turn, marks[0], marks[1]);
+    if (ply != marks[0] + marks[1])
+        return PyErr_Format(PyExc_ValueError, "ply is %d but %d cells are held", (int)ply, marks[0] + marks[1]);
+    if (forced >= 0 && p.status[forced] != OPEN)
+        return PyErr_Format(PyExc_ValueError, "forced board %d is not open", (int)forced);
+    if (WINS[p.won[0]] && WINS[p.won[1]])
+        return PyErr_Format(PyExc_ValueError, "both X and O have three boards in a line");
+    p.drawn_lines_tie = (int)drawn_lines_tie;
+    int result = WINS[p.won[0]] ? 0 : WINS[p.won[1]] ? 1 : (p.drawn_lines_tie && WINS[p.drawn]) ? TIE
+               : (p.won[0] | p.won[1] | p.drawn) == FULL ? decided_result(&p) : NO_WINNER;
+    if (winner != result)
+        return PyErr_Format(PyExc_ValueError, "winner says %s but the boards say %s", RESULT_NAMES[winner + 1],
+                            RESULT_NAMES[result + 1]);
+    uint64_t expected = ZOBRIST_FORCED[forced + 1];
+    for (int b = 0; b < 9; b++)
+        for (int player = 0; player < 2; player++)
+            for (int spot = 0; spot < 9; spot++)
+                if (p.masks[player][b] >> spot & 1) expected ^= ZOBRIST_CELL[player][b * 9 + spot];
+    if (key != expected)
+        return PyErr_Format(PyExc_ValueError, "key is not the Zobrist hash of the cells and the forced board");
+    p.forced = (int)forced;
+    p.turn = (int)turn;
+    p.winner = (int)winner;
+    p.key = key;
+    p.ply = (int)ply;
+    s->pos = p;
+    Py_RETURN_NONE;
+}
+
+/* new_search(seconds_left or None, node_limit or None, should_stop or None, poll_seconds=0.01): the
+ * limits of a search, as AlphaBeta takes a SearchLimit: seconds_left <= 0 (a deadline past) and a
+ * node limit <= 0 stop it at its first look at the limits, as in Python; ints beyond 64 bits are
+ * limits never reached, or reached at once; nan is refused. */
+static PyObject *Searcher_new_search(Searcher *s, PyObject *args) {
+    PyObject *seconds_arg, *nodes_arg, *should_stop, *poll_arg = NULL;
+    double left = 0, poll_seconds = 0.01;
+    long long node_limit = -1;
+    if (!check_ready(s, "new_search")) return NULL;
+    if (!PyArg_ParseTuple(args, "OOO|O", &seconds_arg, &nodes_arg, &should_stop, &poll_arg)) return NULL;
+    if (seconds_arg != Py_None && !read_seconds(seconds_arg, "seconds_left", &left)) return NULL;
+    if (nodes_arg != Py_None) {
+        char name[NAME_SIZE];
+        int overflow;
+        if (!int_value(nodes_arg, "node_limit", -1, name, &node_limit, &overflow)) return NULL;
+        node_limit = overflow > 0 ? LLONG_MAX : overflow < 0 || node_limit < 0 ? 0 : node_limit;
+    }
+    if (should_stop == Py_None) {
+        should_stop = NULL;
+    } else if (!PyCallable_Check(should_stop)) {
+        PyErr_SetString(PyExc_TypeError, "should_stop must be callable");
+        return NULL;
+    }
+    if (poll_arg != NULL) {
+        if (!read_seconds(poll_arg, "poll_seconds", &poll_seconds)) return NULL;
+        if (!(poll_seconds >= 0 && poll_seconds <= 3600)) {
+            PyErr_SetString(PyExc_ValueError, "poll_seconds must be 0 to 3600");
+            return NULL;
+        }
+    }
+    double now = now_seconds();
+    start_search(s, now, seconds_arg == Py_None ? -1 : now + (left > 0 ? left : 0), node_limit, should_stop,
+                 poll_seconds);
+    Py_RETURN_NONE;
+}
+
+/* A list or tuple of 1 to 81 cell indices. */
+static int read_moves(PyObject *seq, uint8_t *moves, int *n) {
+    Py_ssize_t count;
+    PyObject **items = read_items(seq, -81, "moves", &count);
+    if (items == NULL) return 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        long long m;
+        if (!read_int(items[i], 0, 80, "moves", i, &m)) return 0;
         moves[i] = (uint8_t)m;
     }
     *n = (int)count;
-    Py_DECREF(fast);
     return 1;
 }
 
 /* root(moves, depth) -> (score, move), or None when a limit stopped it (see root_best). */
 static PyObject *Searcher_root(Searcher *s, PyObject *args) {
-    PyObject *seq;
-    int depth;
+    PyObject *seq, *depth_arg;
+    long long depth;
     uint8_t moves[81];
     int n;
-    if (!check_evaluation(s)) return NULL;
-    if (!PyArg_ParseTuple(args, "Oi", &seq, &depth)) return NULL;
-    if (depth < 1 || depth >= MAX_PLY) {
-        PyErr_Format(PyExc_ValueError, "depth must be 1-%d", MAX_PLY - 1);
-        return NULL;
-    }
-    if (!read_moves(seq, moves, &n)) return NULL;
+    if (!check_evaluation(s, "root")) return NULL;
+    if (!PyArg_ParseTuple(args, "OO", &seq, &depth_arg)) return NULL;
+    if (!read_moves(seq, moves, &n) || !read_int(depth_arg, 1, MAX_PLY - 1, "depth", -1, &depth)) return NULL;
     uint8_t legal[81];
     int n_legal = pos_moves(&s->pos, legal);
     for (int i = 0; i < n; i++) {
@@ -1006,25 +1243,27 @@ static PyObject *Searcher_root(Searcher *s, PyObject *args) {
     s->stopped = 0;
     s->failed = 0;
     s->root_best_valid = 0;
+    hold(s, "root");
     s->thread = PyEval_SaveThread();
-    done = search_root(s, moves, n, depth, &score, &move);
+    done = search_root(s, moves, n, (int)depth, &score, &move);
     PyEval_RestoreThread(s->thread);
     s->thread = NULL;
+    let_go(s);
     if (s->failed) return NULL; /* a Python callback raised; its exception is set */
     if (!done) Py_RETURN_NONE;
     return Py_BuildValue("ii", score, move);
 }
 
 static PyObject *Searcher_get_root_best(Searcher *s, void *closure) {
+    if (!check_idle(s, "root_best")) return NULL;
     if (!s->root_best_valid) Py_RETURN_NONE;
     return Py_BuildValue("ii", s->root_best_move, s->root_best_score);
 }
 
 /* probe(key) -> (depth, flag, score, move) or None, like AlphaBeta.tt.get(key). */
 static PyObject *Searcher_probe(Searcher *s, PyObject *arg) {
-    if (!check_ready(s)) return NULL;
-    unsigned long long key = PyLong_AsUnsignedLongLongMask(arg);
-    if (PyErr_Occurred()) return NULL;
+    uint64_t key;
+    if (!check_ready(s, "probe") || !read_key(arg, "key", -1, &key)) return NULL;
     TTEntry *e = tt_probe(s, key);
     if (e == NULL) Py_RETURN_NONE;
     return Py_BuildValue("iiii", (int)e->depth, (int)e->flag, (int)e->score, (int)e->move);
@@ -1040,12 +1279,14 @@ static PyObject *moves_list(const uint8_t *moves, int n) {
 /* Checks of the parts against the Python reference (tests and the engine's self-check). */
 
 static PyObject *Searcher_evaluate(Searcher *s, PyObject *unused) {
-    if (!check_evaluation(s)) return NULL;
+    if (!check_evaluation(s, "evaluate")) return NULL;
     s->failed = 0;
+    hold(s, "evaluate");
     s->thread = PyEval_SaveThread();
     int score = evaluate(s);
     PyEval_RestoreThread(s->thread);
     s->thread = NULL;
+    let_go(s);
     if (s->failed) return NULL;
     return PyLong_FromLong(score);
 }
@@ -1053,7 +1294,7 @@ static PyObject *Searcher_evaluate(Searcher *s, PyObject *unused) {
 static PyObject *Searcher_move_priority(Searcher *s, PyObject *seq) {
     uint8_t moves[81];
     int n, priorities[81];
-    if (!check_ready(s) || !read_moves(seq, moves, &n)) return NULL;
+    if (!check_ready(s, "move_priority") || !read_moves(seq, moves, &n)) return NULL;
     move_priority(s, moves, n, priorities);
     PyObject *list = PyList_New(n);
     if (list == NULL) return NULL;
@@ -1063,11 +1304,12 @@ static PyObject *Searcher_move_priority(Searcher *s, PyObject *seq) {
 
 static PyObject *Searcher_legal_moves(Searcher *s, PyObject *unused) {
     uint8_t moves[81];
-    if (!check_ready(s)) return NULL;
+    if (!check_ready(s, "legal_moves")) return NULL;
     return moves_list(moves, pos_moves(&s->pos, moves));
 }
 
 static PyObject *Searcher_state(Searcher *s, PyObject *unused) {
+    if (!check_idle(s, "state")) return NULL;
     const Pos *p = &s->pos;
     return Py_BuildValue("iiiKi", p->turn, p->winner, p->forced, (unsigned long long)p->key, p->ply);
 }
@@ -1087,29 +1329,24 @@ static long long perft(Pos *p, int depth) {
 }
 
 static PyObject *Searcher_perft(Searcher *s, PyObject *arg) {
-    if (!check_ready(s)) return NULL;
-    long depth = PyLong_AsLong(arg);
-    if (depth == -1 && PyErr_Occurred()) return NULL;
-    if (depth < 0 || depth > 81 - s->pos.sp) {
-        PyErr_SetString(PyExc_ValueError, "perft depth out of range");
-        return NULL;
-    }
-    long long total;
+    long long depth, total;
+    if (!check_ready(s, "perft") || !read_int(arg, 0, 81 - s->pos.ply, "depth", -1, &depth)) return NULL;
+    hold(s, "perft");
     Py_BEGIN_ALLOW_THREADS
     total = perft(&s->pos, (int)depth);
     Py_END_ALLOW_THREADS
+    let_go(s);
     return PyLong_FromLongLong(total);
 }
 
 static PyObject *Searcher_push(Searcher *s, PyObject *arg) {
-    if (!check_ready(s)) return NULL;
-    long m = PyLong_AsLong(arg);
-    if (m == -1 && PyErr_Occurred()) return NULL;
+    long long m;
+    if (!check_ready(s, "push") || !read_int(arg, 0, 80, "move", -1, &m)) return NULL;
     uint8_t moves[81];
     int n = pos_moves(&s->pos, moves), ok = 0;
     for (int i = 0; i < n; i++) ok |= moves[i] == m;
     if (!ok || s->pos.sp >= MAX_PLY) {
-        PyErr_Format(PyExc_ValueError, "move %ld is not legal", m);
+        PyErr_Format(PyExc_ValueError, "move %lld is not legal", m);
         return NULL;
     }
     pos_push(&s->pos, (int)m);
@@ -1117,7 +1354,7 @@ static PyObject *Searcher_push(Searcher *s, PyObject *arg) {
 }
 
 static PyObject *Searcher_pop(Searcher *s, PyObject *unused) {
-    if (!check_ready(s)) return NULL;
+    if (!check_ready(s, "pop")) return NULL;
     if (s->pos.sp == 0) {
         PyErr_SetString(PyExc_IndexError, "no move to take back");
         return NULL;
@@ -1126,17 +1363,24 @@ static PyObject *Searcher_pop(Searcher *s, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
-static PyObject *Searcher_get_nodes(Searcher *s, void *c) { return PyLong_FromLongLong(s->nodes); }
-static PyObject *Searcher_get_tt_count(Searcher *s, void *c) { return PyLong_FromLongLong(s->tt_count); }
-static PyObject *Searcher_get_tt_replaced(Searcher *s, void *c) { return PyLong_FromLongLong(s->tt_replaced); }
+static PyObject *Searcher_get_nodes(Searcher *s, void *c) {
+    return check_idle(s, "nodes") ? PyLong_FromLongLong(s->nodes) : NULL;
+}
+static PyObject *Searcher_get_tt_count(Searcher *s, void *c) {
+    return check_idle(s, "tt_count") ? PyLong_FromLongLong(s->tt_count) : NULL;
+}
+static PyObject *Searcher_get_tt_replaced(Searcher *s, void *c) {
+    return check_idle(s, "tt_replaced") ? PyLong_FromLongLong(s->tt_replaced) : NULL;
+}
 static PyObject *Searcher_get_tt_slots(Searcher *s, void *c) {
+    if (!check_idle(s, "tt_slots")) return NULL;
     return PyLong_FromUnsignedLongLong(s->tt == NULL || s->no_table ? 0 : s->tt_mask + 1);
 }
 
 static PyMethodDef Searcher_methods[] = {
     {"set_classic", (PyCFunction)Searcher_set_classic, METH_VARARGS, "Evaluate with agent.evaluation.Evaluator."},
     {"set_fitted", (PyCFunction)Searcher_set_fitted, METH_VARARGS, "Evaluate with agent.eval_fitted.FittedEvaluator."},
-    {"set_position", (PyCFunction)Searcher_set_position, METH_VARARGS, "Copy a Python Position in."},
+    {"set_position", (PyCFunction)Searcher_set_position, METH_VARARGS, "Copy a consistent Python Position in."},
     {"new_search", (PyCFunction)Searcher_new_search, METH_VARARGS, "Start a search: limits, killers, history age."},
     {"root", (PyCFunction)Searcher_root, METH_VARARGS, "One depth of the root search: (score, move) or None."},
     {"probe", (PyCFunction)Searcher_probe, METH_O, "The table entry of a key: (depth, flag, score, move) or None."},
@@ -1197,7 +1441,7 @@ PyMODINIT_FUNC PyInit__core(void) {
         return NULL;
     }
     /* agent/core.py refuses a build whose version it does not drive: raise with interface changes. */
-    PyModule_AddIntConstant(module, "CORE_VERSION", 2);
+    PyModule_AddIntConstant(module, "CORE_VERSION", 3);
     PyModule_AddIntConstant(module, "WIN_SCORE", WIN_SCORE);
     PyModule_AddIntConstant(module, "CLOCK_INTERVAL", CLOCK_INTERVAL);
     PyModule_AddIntConstant(module, "MAX_PLY", MAX_PLY);

@@ -368,6 +368,86 @@ class Position:
         other._stack = self._stack[:]
         return other
 
+    # -- consistency ---------------------------------------------------------------------------
+
+    def check(self) -> None:
+        """Raise ValueError (TypeError for a field that is not an int) naming the first thing that
+        makes these fields an impossible position: out-of-range values, a cell held by both
+        players, a board status the cells do not give (won iff a line, drawn iff full without
+        one), occupied/won/drawn that disagree with the masks and statuses, mark counts that do not
+        alternate from X or disagree with ``turn``/``ply``, a forced board that is not open, a
+        ``winner`` the boards do not give, a ``key`` that is not the Zobrist hash.
+
+        Consistent is not reachable: the history (which move sent the mover where) is not
+        checked. Every position the rules make passes, and from one that passes ``push``/``pop``
+        keep it consistent and a game that is not over has a legal move. agent/_core.c's
+        ``set_position`` makes the same checks in the same order with the same messages (it
+        derives occupied, won and drawn, so it has no such fields to check)."""
+        for player in (X, O):
+            _check_ints(self.masks[player], 9, 0, FULL, f"masks[{player}]")
+        _check_ints(self.status, 9, OPEN, DRAWN, "status")
+        _check_int(self.forced, -1, 8, "forced")
+        _check_int(self.turn, X, O, "turn")
+        winner = -1 if self.winner is None else self.winner
+        _check_int(winner, -1, TIE, "winner")
+        _check_key(self.key)
+        _check_int(self.ply, 0, 81, "ply")
+        marks = [0, 0]
+        for b in range(9):
+            xm, om = self.masks[X][b], self.masks[O][b]
+            if xm & om:
+                raise ValueError(f"board {b}: X and O both hold a cell")
+            if WINS[xm] and WINS[om]:
+                raise ValueError(f"board {b}: both X and O have a line")
+            state = WON_X if WINS[xm] else WON_O if WINS[om] else DRAWN if xm | om == FULL else OPEN
+            if self.status[b] != state:
+                raise ValueError(f"status[{b}] is {self.status[b]} ({STATUS_NAMES[self.status[b]]}) but "
+                                 f"the board's cells make it {state} ({STATUS_NAMES[state]})")
+            marks[X] += bin(xm).count("1")
+            marks[O] += bin(om).count("1")
+        # The fields the compiled core derives instead of reading.
+        for b in range(9):
+            if self.occupied[b] != self.masks[X][b] | self.masks[O][b]:
+                raise ValueError(f"occupied[{b}] does not match the masks")
+        for player in (X, O):
+            if self.won[player] != sum(1 << b for b in range(9) if self.status[b] == player + 1):
+                raise ValueError(f"won[{player}] does not match the statuses")
+        if self.drawn != sum(1 << b for b in range(9) if self.status[b] == DRAWN):
+            raise ValueError("drawn does not match the statuses")
+        if marks[X] - marks[O] not in (0, 1):
+            raise ValueError(f"X holds {marks[X]} cells and O {marks[O]}: X moves first, so X holds as many as O "
+                             "or one more")
+        if self.turn != marks[X] - marks[O]:
+            raise ValueError(f"turn is {self.turn} but X holds {marks[X]} cells and O {marks[O]}")
+        if self.ply != marks[X] + marks[O]:
+            raise ValueError(f"ply is {self.ply} but {marks[X] + marks[O]} cells are held")
+        if self.forced >= 0 and self.status[self.forced] != OPEN:
+            raise ValueError(f"forced board {self.forced} is not open")
+        won = [sum(1 << b for b in range(9) if self.status[b] == player + 1) for player in (X, O)]
+        drawn = sum(1 << b for b in range(9) if self.status[b] == DRAWN)
+        if WINS[won[X]] and WINS[won[O]]:
+            raise ValueError("both X and O have three boards in a line")
+        if WINS[won[X]] or WINS[won[O]]:
+            result = X if WINS[won[X]] else O
+        elif self._drawn_lines_tie and WINS[drawn]:
+            result = TIE
+        elif won[X] | won[O] | drawn == FULL:
+            x, o = bin(won[X]).count("1"), bin(won[O]).count("1")
+            result = TIE if self._drawn_lines_tie or x == o else X if x > o else O
+        else:
+            result = -1
+        if winner != result:
+            raise ValueError(f"winner says {RESULT_NAMES[winner]} but the boards say {RESULT_NAMES[result]}")
+        key = ZOBRIST_FORCED[self.forced + 1]
+        for b in range(9):
+            for player in (X, O):
+                mask = self.masks[player][b]
+                for spot in range(9):
+                    if mask >> spot & 1:
+                        key ^= ZOBRIST_CELL[player][b * 9 + spot]
+        if self.key != key:
+            raise ValueError("key is not the Zobrist hash of the cells and the forced board")
+
     # -- display ---------------------------------------------------------------------------------
 
     def render(self) -> str:
@@ -391,6 +471,39 @@ class Position:
 
     def __repr__(self) -> str:
         return f"Position.from_moves({[str(Move.from_index(i)) for i in self.moves_played()]!r})"
+
+
+STATUS_NAMES = {OPEN: "open", WON_X: "won by X", WON_O: "won by O", DRAWN: "drawn"}
+#: ``winner`` as Position.check names it (-1 for None, as the compiled core takes it).
+RESULT_NAMES = {-1: "the game goes on", X: "X won", O: "O won", TIE: "a tie"}
+_INT64 = range(-2**63, 2**63)
+
+
+def _shown(value: int) -> str:
+    return str(value) if value in _INT64 else "an int beyond 64 bits"
+
+
+def _check_int(value, low: int, high: int, what: str) -> None:
+    if not isinstance(value, int):
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}")
+    if not low <= value <= high:
+        raise ValueError(f"{what} must be {low} to {high}, got {_shown(value)}")
+
+
+def _check_ints(values, count: int, low: int, high: int, what: str) -> None:
+    if not isinstance(values, (list, tuple)):
+        raise TypeError(f"{what} must be a list or tuple, not {type(values).__name__}")
+    if len(values) != count:
+        raise ValueError(f"{what} must hold {count} ints, got {len(values)}")
+    for i, value in enumerate(values):
+        _check_int(value, low, high, f"{what}[{i}]")
+
+
+def _check_key(key) -> None:
+    if not isinstance(key, int):
+        raise TypeError(f"key must be an int, not {type(key).__name__}")
+    if not 0 <= key < 2**64:
+        raise ValueError(f"key must be 0 to 2**64-1, got {_shown(key)}")
 
 
 def perft(position: Position, depth: int) -> int:

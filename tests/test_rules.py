@@ -232,3 +232,69 @@ def test_perft_is_the_same_for_both_variants():
 def test_unknown_variant_is_refused():
     with pytest.raises(ValueError, match="unknown rules variant"):
         Position("chess")
+
+
+# -- consistency (Position.check; agent/_core.c's set_position makes the same checks) -----------------
+
+def test_every_position_of_random_games_is_consistent():
+    rng = random.Random(17)
+    for g in range(60):
+        p = Position(CODINGAME if g % 2 else WPI)
+        p.check()
+        while p.winner is None:
+            p.push(rng.choice(list(p.legal_moves())))
+            p.check()
+
+
+def won_board_4():
+    return play((4, 0), (0, 4), (4, 3), (3, 4), (4, 6))  # X wins board 4; O is sent to board 6
+
+
+def set_item(name, index, value):
+    return lambda p: getattr(p, name).__setitem__(index, value)
+
+
+def set_mark(player, board, spot):
+    def change(p):
+        p.masks[player][board] |= 1 << spot
+        p.occupied[board] |= 1 << spot
+    return change
+
+
+def both_global_lines(p):
+    for b in range(9):  # X wins boards 0-2 and O 3-5, nine cells each: counts and statuses agree
+        p.masks[X][b], p.masks[O][b] = (0b111 if b < 3 else 0), (0b111 if 3 <= b < 6 else 0)
+        p.occupied[b] = p.masks[X][b] | p.masks[O][b]
+        p.status[b] = WON_X if b < 3 else WON_O if b < 6 else OPEN
+    p.won, p.drawn, p.ply, p.turn, p.forced = [0b111, 0b111000], 0, 18, X, -1
+
+
+@pytest.mark.parametrize("change,error,message", [
+    (set_item("masks", X, [0] * 8), ValueError, "masks[0] must hold 9 ints, got 8"),
+    (lambda p: p.masks[O].__setitem__(3, 2**64), ValueError, "masks[1][3] must be 0 to 511, got an int beyond 64 bits"),
+    (set_item("status", 0, 1.0), TypeError, "status[0] must be an int, not float"),
+    (lambda p: setattr(p, "forced", 9), ValueError, "forced must be -1 to 8, got 9"),
+    (lambda p: setattr(p, "winner", 3), ValueError, "winner must be -1 to 2, got 3"),
+    (lambda p: setattr(p, "key", -1), ValueError, "key must be 0 to 2**64-1, got -1"),
+    (set_mark(O, 4, 0), ValueError, "board 4: X and O both hold a cell"),
+    (lambda p: [set_mark(O, 4, spot)(p) for spot in (1, 4, 7)], ValueError, "board 4: both X and O have a line"),
+    (set_item("status", 6, DRAWN), ValueError, "status[6] is 3 (drawn) but the board's cells make it 0 (open)"),
+    (set_item("occupied", 0, 0), ValueError, "occupied[0] does not match the masks"),
+    (set_item("won", O, 1), ValueError, "won[1] does not match the statuses"),
+    (lambda p: setattr(p, "drawn", 1), ValueError, "drawn does not match the statuses"),
+    (lambda p: (set_mark(X, 8, 0)(p), set_mark(X, 8, 1)(p)), ValueError,
+     "X holds 5 cells and O 2: X moves first, so X holds as many as O or one more"),
+    (lambda p: setattr(p, "turn", X), ValueError, "turn is 0 but X holds 3 cells and O 2"),
+    (lambda p: setattr(p, "ply", 4), ValueError, "ply is 4 but 5 cells are held"),
+    (lambda p: setattr(p, "forced", 4), ValueError, "forced board 4 is not open"),
+    (both_global_lines, ValueError, "both X and O have three boards in a line"),
+    (lambda p: setattr(p, "winner", X), ValueError, "winner says X won but the boards say the game goes on"),
+    (lambda p: setattr(p, "key", p.key ^ 1), ValueError, "key is not the Zobrist hash of the cells and the forced board"),
+])
+def test_each_inconsistency_is_named(change, error, message):
+    p = won_board_4()
+    p.check()
+    change(p)
+    with pytest.raises(error) as raised:
+        p.check()
+    assert str(raised.value) == message
