@@ -35,7 +35,9 @@ from .protocol import (
     REFEREE_TICK,
     SHORT_LIMIT_SHARE,
     FileProtocolAgent,
+    check_encoding,
     cutoff_for,
+    referee_encoding,
     temp_name,
 )
 from .rules import check_player_name
@@ -94,6 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
                         default=10.0, metavar="SECONDS", help="the referee's time limit per move (default: 10)")
     parser.add_argument("--margin", type=bounded(float, 0, MAX_TIME_LIMIT, unit="seconds"), default=None,
                         metavar="SECONDS", help="seconds to keep below the limit (default: max(0.1 * limit, 0.2))")
+    parser.add_argument("--encoding", default=None, metavar="ENC",
+                        help="the encoding the referee reads the files with (default: this machine's locale "
+                             f"encoding, as the referee's Python opens files: {referee_encoding()} here)")
     parser.add_argument("--engine", default=None, metavar="E",
                         help=f"move chooser, one of {', '.join(sorted(engines.ENGINES))} (default: {DEFAULT_ENGINE})")
     parser.add_argument("--depth", type=bounded(int, 1, MAX_DEPTH), default=None, metavar="N",
@@ -152,6 +157,24 @@ def _check_log_file(log_file: str | None, directory: Path) -> Path | None:
     return check_log_file(log_file)
 
 
+def _check_encoding(encoding: str) -> str:
+    """``--encoding``: a codec Python knows (agent.protocol.check_encoding) that can read the files:
+    our ASCII move line must read as itself, as the referee must read it, and bytes it cannot decode
+    are replaced, as the agent reads them. So rot13 or hex (not text codecs), utf-16 (not ASCII) and
+    idna (no replacing) are refused here, not in the middle of a game."""
+    name = check_encoding(encoding)
+    line = b"Walrus 4 5\n"
+    try:
+        fits = line.decode(name) == line.decode("ascii")
+        b"\xff\x80".decode(name, errors="replace")
+    except (LookupError, ValueError):  # UnicodeError is a ValueError
+        fits = False
+    if not fits:
+        raise UsageError(f"encoding {shown(encoding)} cannot read the referee's files "
+                         "(an ASCII move line must read as itself)")
+    return name
+
+
 def _print_result(line: str) -> None:
     """The result line on stdout; stdout closed (``| head -0``, ``>&-``), on stderr so it is not lost."""
     try:
@@ -175,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         name = check_player_name(args.name)
         if args.margin is not None and not args.margin < args.time_limit:
             raise UsageError(f"--margin must be below the time limit ({args.time_limit:g}), got {args.margin:g}")
+        encoding = None if args.encoding is None else _check_encoding(args.encoding)
         directory = _check_directory(Path(args.dir), name)
         log_path = _check_log_file(args.log_file, directory)
     except (UsageError, ValueError) as error:
@@ -191,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_USAGE
         agent = FileProtocolAgent(name, directory, engine, time_limit=args.time_limit, margin=args.margin,
                                   depth=args.depth, nodes=args.nodes, use_watchdog=not args.polling,
-                                  silence=args.silence)
+                                  silence=args.silence, encoding=encoding)
         summary = agent.run()  # logs "ready" once it is watching: match runners wait for that
     except KeyboardInterrupt:
         log.warning("interrupted")

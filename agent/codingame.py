@@ -111,7 +111,7 @@ WAITING_ALREADY_S = 0.002
 
 EPILOG = f"""\
 CodinGame protocol (--protocol codingame; NAME, if given, labels the log lines; --dir,
---time-limit, --margin, --silence and --polling are unused):
+--time-limit, --margin, --encoding, --silence and --polling are unused):
   Reads each turn from stdin ('oppRow oppCol', 'N', N x 'row col'), answers 'row col' on
   stdout and prints nothing else; logs go to stderr (or --log-file). Thinks until
   --margin-ms (default {DEFAULT_MARGIN_MS:g}) before --turn-ms (default {DEFAULT_TURN_MS:g}; --first-turn-ms,

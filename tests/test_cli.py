@@ -147,6 +147,10 @@ def test_the_bounds_themselves_are_accepted():
 @pytest.mark.parametrize("args, words", [
     (["--margin", "10"], "--margin must be below the time limit (10), got 10"),
     (["--margin", "2", "--time-limit", "1"], "--margin must be below the time limit"),
+    (["--encoding", "klingon"], "unknown encoding 'klingon'"),
+    (["--encoding", "x" * 5000], "unknown encoding 'xxxx"),
+    (["--encoding", "rot13"], "cannot read the referee's files"),   # a codec, but not of text
+    (["--encoding", "utf-16"], "cannot read the referee's files"),  # ASCII does not read as itself
     (["--engine", "x" * 5000], "unknown engine 'xxx"),
     (["--eval", "best"], "invalid choice: 'best'"),
     (["--protocol", "telepathy"], "invalid choice: 'telepathy'"),
@@ -159,6 +163,21 @@ def test_the_bounds_themselves_are_accepted():
 def test_other_bad_values_of_the_file_protocol(tmp_path, usage_line, args, words):
     argv = ["Walrus", "--dir", str(tmp_path), *args] if "--dir" not in args else ["Walrus", *args]
     assert words in usage_line(argv)
+
+
+@pytest.mark.parametrize("given, passed", [(None, None), ("latin-1", "iso8859-1"), ("UTF8", "utf-8")])
+def test_the_encoding_reaches_the_agent(tmp_path, monkeypatch, given, passed):
+    made = []
+
+    def agent(*args, **kwargs):
+        made.append(kwargs["encoding"])
+        raise KeyboardInterrupt  # stop there: no game
+
+    monkeypatch.setattr(cli, "setup_logging", lambda *args: None)
+    monkeypatch.setattr(cli, "FileProtocolAgent", agent)
+    argv = ["Walrus", "--dir", str(tmp_path), "--engine", "random"] + (["--encoding", given] if given else [])
+    assert cli.main(argv) == cli.EXIT_INTERRUPTED
+    assert made == [passed]  # None: the agent takes the locale's, as the referee's Python does
 
 
 @pytest.mark.parametrize("name, words", [
