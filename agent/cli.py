@@ -10,14 +10,34 @@ import sys
 from pathlib import Path
 
 from . import codingame, core, engines
-from .commandline import DEFAULT_ENGINE, UsageError, build_engine, setup_logging
+from .commandline import (
+    DEFAULT_ENGINE,
+    MAX_DEPTH,
+    MAX_NODES,
+    MAX_SILENCE,
+    MAX_TIME_LIMIT,
+    PROG,
+    OneLineParser,
+    UsageError,
+    bounded,
+    build_engine,
+    check_log_file,
+    reason,
+    say_error,
+    setup_logging,
+    shown,
+    silence_output,
+)
 from .protocol import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_USAGE,
+    REFEREE_TICK,
     SHORT_LIMIT_SHARE,
     FileProtocolAgent,
+    check_encoding,
     cutoff_for,
+    referee_encoding,
     temp_name,
 )
 from .rules import check_player_name
@@ -37,7 +57,7 @@ timing:
 exit codes:
   0    the game finished (end_game read: won, lost or tied)
   1    internal error in the agent
-  2    bad command line: player name, directory, log file or engine
+  2    bad command line: player name, directory, log file, engine or any option's value (one line)
   3    game aborted before end_game: the referee's files vanished (Ctrl-C of the referee), or
        nothing changed in them for --silence seconds (a killed referee)
   4    protocol error: end_game was read, but the game could not be followed (started after
@@ -49,14 +69,19 @@ A new first_four_moves before any end_game is a new game (the old one's referee 
 the agent says so and plays it; it still plays one game and exits after that game's end_game.
 
 Logs go to stderr, or to --log-file, which must lie outside DIR: the referee deletes files
-in its directory. The result line goes to stdout.
+in its directory. The result line goes to stdout; if stdout is closed, to stderr instead, and
+the exit code stays the game's. stdin is not read.
+
+limits: --time-limit above {REFEREE_TICK:g} s (the referee looks for a move every {REFEREE_TICK * 1000:g} ms, only under the
+limit) and at most {MAX_TIME_LIMIT:g} s; --silence at most {MAX_SILENCE:g} s; --depth at most {MAX_DEPTH} (moves in a game);
+--nodes at most {MAX_NODES:,}.
 
 """ + codingame.EPILOG
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="uttt-agent",
+    parser = OneLineParser(
+        prog=PROG,
         description="Play one game of Ultimate Tic-Tac-Toe through the CS 4341 referee's files, "
                     "then exit once end_game appears.",
         epilog=EPILOG,
@@ -67,20 +92,26 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--protocol", choices=("file", "codingame"), default="file",
                         help="file: the CS 4341 referee's files (default); codingame: stdin/stdout")
     parser.add_argument("--dir", default=".", metavar="DIR", help="the referee's working directory (default: cwd)")
-    parser.add_argument("--time-limit", type=float, default=10.0, metavar="SECONDS",
-                        help="the referee's time limit per move (default: 10)")
-    parser.add_argument("--margin", type=float, default=None, metavar="SECONDS",
-                        help="seconds to keep below the limit (default: max(0.1 * limit, 0.2))")
+    parser.add_argument("--time-limit", type=bounded(float, REFEREE_TICK, MAX_TIME_LIMIT, above=True, unit="seconds"),
+                        default=10.0, metavar="SECONDS", help="the referee's time limit per move (default: 10)")
+    parser.add_argument("--margin", type=bounded(float, 0, MAX_TIME_LIMIT, unit="seconds"), default=None,
+                        metavar="SECONDS", help="seconds to keep below the limit (default: max(0.1 * limit, 0.2))")
+    parser.add_argument("--encoding", default=None, metavar="ENC",
+                        help="the encoding the referee reads the files with (default: this machine's locale "
+                             f"encoding, as the referee's Python opens files: {referee_encoding()} here)")
     parser.add_argument("--engine", default=None, metavar="E",
                         help=f"move chooser, one of {', '.join(sorted(engines.ENGINES))} (default: {DEFAULT_ENGINE})")
-    parser.add_argument("--depth", type=int, default=None, metavar="N", help="search at most N plies (deterministic)")
-    parser.add_argument("--nodes", type=int, default=None, metavar="N", help="search at most N nodes (deterministic)")
+    parser.add_argument("--depth", type=bounded(int, 1, MAX_DEPTH), default=None, metavar="N",
+                        help="search at most N plies (deterministic)")
+    parser.add_argument("--nodes", type=bounded(int, 1, MAX_NODES), default=None, metavar="N",
+                        help="search at most N nodes (deterministic)")
     parser.add_argument("--core", choices=core.CORES, default=None,
                         help=f"search core of the alphabeta engine: compiled (C) or pure Python; auto (default, "
                              f"or ${core.CORE_ENV}) takes the compiled one where it is built: {core.default_core_text()}")
     parser.add_argument("--eval", default=None, choices=engines.EVALUATIONS, dest="evaluation",
                         help=f"evaluation of the alphabeta engine (default: {engines.DEFAULT_EVALUATION})")
-    parser.add_argument("--silence", type=float, default=None, metavar="SECONDS",
+    parser.add_argument("--silence", type=bounded(float, 0, MAX_SILENCE, unit="seconds"), default=None,
+                        metavar="SECONDS",
                         help="report the game aborted (exit 3) after this long without any change in the referee's "
                              "files, as a killed referee leaves them (default: max(3 * limit, 30); 0: never)")
     parser.add_argument("--polling", action="store_true", help="do not use watchdog; poll the directory only")
@@ -92,37 +123,67 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _check_directory(directory: Path) -> Path:
-    if not directory.exists():
-        raise UsageError(f"referee directory {str(directory)!r} does not exist")
-    if not directory.is_dir():
-        raise UsageError(f"referee directory {str(directory)!r} is not a directory")
-    # Try what a move does: create the temp file there, then remove it.
-    probe = directory / temp_name()
+def _check_directory(directory: Path, name: str) -> Path:
+    where = f"referee directory {shown(directory)}"
     try:
+        if not directory.is_dir():
+            raise UsageError(f"{where} {'is not a directory' if directory.exists() else 'does not exist'}")
+        # Try what a move does: create the temp file there, then remove it.
+        probe = directory / temp_name()
         with open(probe, "wb"):
             pass
         os.remove(probe)
+    except (OSError, ValueError) as error:  # ValueError: a NUL byte; OSError: a path too long...
+        raise UsageError(f"cannot write in {where}: {reason(error)}") from None
+    try:  # the referee's NAME.go there must be a path this system takes (not too long, say)
+        os.lstat(directory / f"{name}.go")
+    except FileNotFoundError:
+        pass
     except OSError as error:
-        raise UsageError(f"cannot write in referee directory {str(directory)!r}: {error.strerror or error}") from None
+        raise UsageError(f"cannot use {name}.go in {where}: {reason(error)}") from None
     return directory
 
 
 def _check_log_file(log_file: str | None, directory: Path) -> Path | None:
     if log_file is None:
         return None
-    path = Path(log_file)
-    resolved_dir = directory.resolve()
-    resolved = path.resolve()
-    if resolved == resolved_dir or resolved_dir in resolved.parents:
-        raise UsageError(f"log file {log_file!r} is inside the referee directory {str(directory)!r}, "
-                         "whose clean-up deletes files; put it elsewhere")
     try:
-        with open(path, "a", encoding="utf-8"):
-            pass
-    except OSError as error:
-        raise UsageError(f"cannot write log file {log_file!r}: {error.strerror or error}") from None
-    return path
+        resolved_dir, resolved = directory.resolve(), Path(log_file).resolve()
+    except (OSError, ValueError) as error:
+        raise UsageError(f"cannot write log file {shown(log_file)}: {reason(error)}") from None
+    if resolved == resolved_dir or resolved_dir in resolved.parents:
+        raise UsageError(f"log file {shown(log_file)} is inside the referee directory {shown(directory)}, "
+                         "whose clean-up deletes files; put it elsewhere")
+    return check_log_file(log_file)
+
+
+def _check_encoding(encoding: str) -> str:
+    """``--encoding``: a codec Python knows (agent.protocol.check_encoding) that can read the files:
+    our ASCII move line must read as itself, as the referee must read it, and bytes it cannot decode
+    are replaced, as the agent reads them. So rot13 or hex (not text codecs), utf-16 (not ASCII) and
+    idna (no replacing) are refused here, not in the middle of a game."""
+    name = check_encoding(encoding)
+    line = b"Walrus 4 5\n"
+    try:
+        fits = line.decode(name) == line.decode("ascii")
+        b"\xff\x80".decode(name, errors="replace")
+    except (LookupError, ValueError):  # UnicodeError is a ValueError
+        fits = False
+    if not fits:
+        raise UsageError(f"encoding {shown(encoding)} cannot read the referee's files "
+                         "(an ASCII move line must read as itself)")
+    return name
+
+
+def _print_result(line: str) -> None:
+    """The result line on stdout; stdout closed (``| head -0``, ``>&-``), on stderr so it is not lost."""
+    try:
+        if sys.stdout is None:  # closed before we started: print() would say nothing
+            raise OSError("stdout is closed")
+        print(line, flush=True)
+    except (OSError, ValueError):
+        silence_output(sys.stdout)
+        say_error(PROG, f"stdout is closed; the result: {line}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,20 +196,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.name is None:
             raise UsageError("NAME is required with the file protocol")
         name = check_player_name(args.name)
-        if args.time_limit <= 0:
-            raise UsageError(f"--time-limit must be positive, got {args.time_limit:g}")
-        if args.margin is not None and not 0 <= args.margin < args.time_limit:
-            raise UsageError(f"--margin must be at least 0 and below the time limit, got {args.margin:g}")
-        if args.silence is not None and args.silence < 0:
-            raise UsageError(f"--silence must be at least 0 (0: never), got {args.silence:g}")
-        for option in ("depth", "nodes"):
-            value = getattr(args, option)
-            if value is not None and value < 1:
-                raise UsageError(f"--{option} must be at least 1, got {value}")
-        directory = _check_directory(Path(args.dir))
+        if args.margin is not None and not args.margin < args.time_limit:
+            raise UsageError(f"--margin must be below the time limit ({args.time_limit:g}), got {args.margin:g}")
+        encoding = None if args.encoding is None else _check_encoding(args.encoding)
+        directory = _check_directory(Path(args.dir), name)
         log_path = _check_log_file(args.log_file, directory)
     except (UsageError, ValueError) as error:
-        print(f"uttt-agent: error: {error}", file=sys.stderr)
+        say_error(PROG, f"error: {error}")
         return EXIT_USAGE
     setup_logging(args, log_path, name)
 
@@ -157,11 +211,11 @@ def main(argv: list[str] | None = None) -> int:
         try:
             _, engine = build_engine(args.engine, args.depth, args.nodes, args.evaluation)
         except (UsageError, ValueError) as error:
-            print(f"uttt-agent: error: {error}", file=sys.stderr)
+            say_error(PROG, f"error: {error}")
             return EXIT_USAGE
         agent = FileProtocolAgent(name, directory, engine, time_limit=args.time_limit, margin=args.margin,
                                   depth=args.depth, nodes=args.nodes, use_watchdog=not args.polling,
-                                  silence=args.silence)
+                                  silence=args.silence, encoding=encoding)
         summary = agent.run()  # logs "ready" once it is watching: match runners wait for that
     except KeyboardInterrupt:
         log.warning("interrupted")
@@ -169,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception:
         log.exception("internal error")
         return EXIT_INTERNAL
-    print(summary.result_line(), flush=True)
+    _print_result(summary.result_line())
     if summary.status != "finished":
         log.error("%s", summary.message)
     return summary.exit_code

@@ -47,8 +47,12 @@ Bad input. Every case is one message on stderr, never a traceback:
   legal for us (keeping our position, which may agree again next turn), else the first listed
   action (and we lose track of the position).
 
-Exit codes: 0 finished, 1 internal error, 2 bad command line, 3 input ended early, 4 bad input,
-130 interrupted.
+* stdin or stdout closed (before the game, or stdout while we answer: the referee stopped
+  reading): one line, exit 3, as the game cannot go on. Copies of bad input in messages are cut
+  to ``agent.commandline.SHOWN_VALUE`` characters.
+
+Exit codes: 0 finished, 1 internal error, 2 bad command line, 3 input ended early (or stdin or
+stdout closed), 4 bad input, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -62,10 +66,23 @@ import threading
 import time
 from dataclasses import dataclass
 
-from .commandline import UsageError, build_engine, setup_logging
+from .commandline import (
+    EXIT_USAGE,
+    MAX_TIME_LIMIT,
+    PROG,
+    UsageError,
+    bounded,
+    build_engine,
+    check_log_file,
+    reason,
+    say_error,
+    setup_logging,
+    shown,
+    silence_output,
+)
 from .limits import SearchLimit, SearchResult
 from .pauses import KEEP_BACK_WINDOW, RecentPauses, ThinkingClock
-from .rules import CODINGAME, TIE, Position
+from .rules import CODINGAME, TIE, Position, check_player_name
 
 log = logging.getLogger(__name__)
 
@@ -74,8 +91,7 @@ IMPORTED_AT = time.perf_counter()
 
 EXIT_FINISHED = 0
 EXIT_INTERNAL = 1
-EXIT_USAGE = 2
-EXIT_INPUT_ENDED = 3
+EXIT_INPUT_ENDED = 3  # also: stdin or stdout closed, so the game cannot go on
 EXIT_BAD_INPUT = 4
 EXIT_INTERRUPTED = 130
 
@@ -94,7 +110,8 @@ MARGIN_FRACTION = 0.1
 WAITING_ALREADY_S = 0.002
 
 EPILOG = f"""\
-CodinGame protocol (--protocol codingame; NAME, --dir, --time-limit, --margin, --polling unused):
+CodinGame protocol (--protocol codingame; NAME, if given, labels the log lines; --dir,
+--time-limit, --margin, --encoding, --silence and --polling are unused):
   Reads each turn from stdin ('oppRow oppCol', 'N', N x 'row col'), answers 'row col' on
   stdout and prints nothing else; logs go to stderr (or --log-file). Thinks until
   --margin-ms (default {DEFAULT_MARGIN_MS:g}) before --turn-ms (default {DEFAULT_TURN_MS:g}; --first-turn-ms,
@@ -107,8 +124,9 @@ CodinGame protocol (--protocol codingame; NAME, --dir, --time-limit, --margin, -
     illegal opponent move     trust the referee: position lost, play the first listed action
     action list != our moves  play only from the list: our engine's move if listed, else the
                               first listed move legal for us, else the first listed
-  exit codes: 0 finished, 1 internal error, 2 bad command line, 3 input ended early,
-  4 bad input, 130 interrupted"""
+    stdin or stdout closed    exit 3: the game cannot go on
+  exit codes: 0 finished, 1 internal error, 2 bad command line, 3 input ended early (or stdin
+  or stdout closed), 4 bad input, 130 interrupted"""
 
 
 def cell_to_index(row: int, col: int) -> int:
@@ -138,6 +156,10 @@ class BadInput(Exception):
 
 class InputEnded(Exception):
     """stdin reached its end."""
+
+
+class OutputClosed(Exception):
+    """Our move could not be written: the referee closed our stdout (or it fails otherwise)."""
 
 
 class LineReader:
@@ -206,12 +228,12 @@ def parse_pair(line: str, what: str, allow_none: bool = False) -> tuple[int, int
             raise ValueError
         row, col = int(parts[0]), int(parts[1])
     except ValueError:
-        raise BadInput(f"{what}: expected 'row col', got {line.rstrip()!r}") from None
+        raise BadInput(f"{what}: expected 'row col', got {shown(line.rstrip())}") from None
     if allow_none and (row, col) == (-1, -1):
         return None
     if not (0 <= row <= 8 and 0 <= col <= 8):
         raise BadInput(f"{what}: row and col must be 0-8{' (or -1 -1)' if allow_none else ''}, "
-                       f"got {line.rstrip()!r}")
+                       f"got {shown(line.rstrip())}")
     return row, col
 
 
@@ -308,19 +330,19 @@ class CodinGameAgent:
         try:
             count = int(count_line)
         except ValueError:
-            raise BadInput(f"valid-action count: expected an integer, got {count_line.rstrip()!r}") from None
+            raise BadInput(f"valid-action count: expected an integer, got {shown(count_line.rstrip())}") from None
         if not 1 <= count <= 81:
-            raise BadInput(f"valid-action count must be 1-81, got {count}")
+            raise BadInput(f"valid-action count must be 1-81, got {shown(count_line.strip())}")
         actions: list[int] = []
         for number in range(1, count + 1):
             text = self._next_line(read_deadline, f"valid action {number} of {count}")
             index = cell_to_index(*parse_pair(text, f"valid action {number} of {count}"))
             if index in actions:
-                raise BadInput(f"valid action {number} of {count}: {text.strip()!r} is listed twice")
+                raise BadInput(f"valid action {number} of {count}: {shown(text.strip())} is listed twice")
             actions.append(index)
         if self.reader.pending():
             raise BadInput(f"more input than the {count} announced valid actions: "
-                           f"{self.reader.get(0)[1].rstrip()!r}")
+                           f"{shown(self.reader.get(0)[1].rstrip())}")
         return Turn(started, deadline, opponent, actions)
 
     def _next_line(self, deadline: float, what: str) -> str:
@@ -361,8 +383,11 @@ class CodinGameAgent:
                 result = None
         else:
             move, note = turn.actions[0], "  (first listed action: position unknown)"
-        self.stdout.write(_cell_text(move) + "\n")
-        self.stdout.flush()
+        try:
+            self.stdout.write(_cell_text(move) + "\n")
+            self.stdout.flush()
+        except (OSError, ValueError) as error:  # EPIPE: the referee stopped reading; ValueError: closed here
+            raise OutputClosed(reason(error)) from None
         answered = time.perf_counter()
         took = answered - turn.started
         # Off-CPU time counts over one normal turn's length on a longer first turn (its 900 ms
@@ -457,37 +482,34 @@ def _cells(indices) -> str:
 def add_arguments(parser) -> None:
     """The CodinGame options of ``python -m agent``."""
     group = parser.add_argument_group("CodinGame protocol (--protocol codingame)")
-    group.add_argument("--turn-ms", type=float, default=DEFAULT_TURN_MS, metavar="MS",
+    milliseconds = bounded(float, 0, MAX_TIME_LIMIT * 1000, above=True, unit="milliseconds")
+    group.add_argument("--turn-ms", type=milliseconds, default=DEFAULT_TURN_MS, metavar="MS",
                        help=f"time per turn (default {DEFAULT_TURN_MS:g})")
-    group.add_argument("--first-turn-ms", type=float, default=DEFAULT_FIRST_TURN_MS, metavar="MS",
+    group.add_argument("--first-turn-ms", type=milliseconds, default=DEFAULT_FIRST_TURN_MS, metavar="MS",
                        help=f"time for our first turn (default {DEFAULT_FIRST_TURN_MS:g})")
-    group.add_argument("--margin-ms", type=float, default=DEFAULT_MARGIN_MS, metavar="MS",
+    group.add_argument("--margin-ms", type=bounded(float, 0, MAX_TIME_LIMIT * 1000, unit="milliseconds"),
+                       default=DEFAULT_MARGIN_MS, metavar="MS",
                        help=f"stop thinking this long before the limit (default {DEFAULT_MARGIN_MS:g})")
 
 
 def main(args) -> int:
-    """Run the CodinGame protocol for parsed ``python -m agent`` arguments."""
+    """Run the CodinGame protocol for parsed ``python -m agent`` arguments (their values are checked
+    as they are parsed: agent.commandline.bounded)."""
     try:
-        for option in ("turn_ms", "first_turn_ms"):
-            if not getattr(args, option) > 0:
-                raise UsageError(f"--{option.replace('_', '-')} must be positive")
-        if not 0 <= args.margin_ms < min(args.turn_ms, args.first_turn_ms):
-            raise UsageError(f"--margin-ms must be at least 0 and below the turn time, got {args.margin_ms:g}")
-        for option in ("depth", "nodes"):
-            value = getattr(args, option)
-            if value is not None and value < 1:
-                raise UsageError(f"--{option} must be at least 1, got {value}")
-        if args.log_file is not None:
-            try:
-                with open(args.log_file, "a", encoding="utf-8"):
-                    pass
-            except OSError as error:
-                raise UsageError(f"cannot write log file {args.log_file!r}: {error.strerror or error}") from None
-        engine_name, engine = build_engine(args.engine, args.depth, args.nodes)
+        if not args.margin_ms < min(args.turn_ms, args.first_turn_ms):
+            raise UsageError(f"--margin-ms must be below the turn time, got {args.margin_ms:g}")
+        if args.name is not None:
+            check_player_name(args.name)  # it labels every log line
+        log_path = check_log_file(args.log_file)
+        engine_name, engine = build_engine(args.engine, args.depth, args.nodes, args.evaluation)
     except (UsageError, ValueError) as error:
-        print(f"uttt-agent: error: {error}", file=sys.stderr)
+        say_error(PROG, f"error: {error}")
         return EXIT_USAGE
-    setup_logging(args, args.log_file, args.name or "codingame")
+    setup_logging(args, log_path, args.name or "codingame")
+    for stream, what in ((sys.stdin, "stdin"), (sys.stdout, "stdout")):
+        if stream is None:  # its descriptor was closed before we started
+            log.error("%s is closed: no game can be played; exiting (code %d)", what, EXIT_INPUT_ENDED)
+            return EXIT_INPUT_ENDED
     agent = None
     try:
         agent = CodinGameAgent(engine, turn_ms=args.turn_ms, first_turn_ms=args.first_turn_ms,
@@ -496,10 +518,10 @@ def main(args) -> int:
     except KeyboardInterrupt:
         log.warning("interrupted")
         code = EXIT_INTERRUPTED
-    except BrokenPipeError:
-        log.warning("stdout closed by the referee; exiting (code %d)", EXIT_INPUT_ENDED)
-        # Python flushes stdout again on exit: point it at nothing so that says nothing either.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except OutputClosed as error:
+        log.warning("stdout closed by the referee (%s): my move cannot reach it; exiting (code %d)",
+                    error, EXIT_INPUT_ENDED)
+        silence_output(sys.stdout)  # Python flushes stdout again on exit: let that say nothing
         code = EXIT_INPUT_ENDED
     except Exception:
         log.exception("internal error")
@@ -518,6 +540,6 @@ def _exit_past_the_reader(code: int) -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):
+        except (OSError, ValueError, AttributeError):  # closed, or None: closed before we started
             pass
     os._exit(code)

@@ -1,11 +1,18 @@
 """What the agent's command lines share: for both protocols (``agent.cli`` for the file protocol,
-``agent.codingame`` for stdin/stdout) the usage error, logging set-up and the engine by name;
-for every command (``agent.play``, ``agent.arena`` too) the one-line error and the closed-output
-clean-up. A module of its own so that no two commands import each other."""
+``agent.codingame`` for stdin/stdout) the usage error, the parser that reports it in one line, the
+checked option values, logging set-up and the engine by name; for every command (``agent.play``,
+``agent.arena`` too) the one-line error and the closed-output clean-up. A module of its own so
+that no two commands import each other.
+
+Option values are checked as they are parsed (:func:`bounded`): numbers must be finite and within
+bounds, so nan, inf, 1e309 and 10**30 are one-line usage errors like any other bad value.
+"""
 
 from __future__ import annotations
 
+import argparse
 import logging
+import math
 import os
 import sys
 from pathlib import Path
@@ -13,11 +20,88 @@ from pathlib import Path
 
 log = logging.getLogger("agent")
 
+PROG = "uttt-agent"
 DEFAULT_ENGINE = "alphabeta"
+#: Exit code of every usage error (agent.protocol's and agent.codingame's EXIT_USAGE).
+EXIT_USAGE = 2
+
+#: The longest time per move a time option takes: an hour. The course's referee gives 10 s,
+#: CodinGame 100 ms; a limit beyond an hour is a slip (milliseconds given as seconds), and the
+#: waits derived from it (the silence abort at three limits) would be past any use.
+MAX_TIME_LIMIT = 3600.0
+#: ``--silence`` at most: a day, longer than any game lasts (0 already means "never").
+MAX_SILENCE = 86400.0
+#: ``--depth`` at most: a game has 81 moves, so no search goes deeper.
+MAX_DEPTH = 81
+#: ``--nodes`` at most: a trillion, days of search at the compiled core's 1-2 million nodes a
+#: second (and far inside the 64-bit counter the compiled core compares it with).
+MAX_NODES = 10 ** 12
+#: Longest piece of a bad value quoted in an error message.
+SHOWN_VALUE = 60
+#: Longest error message of the parser (argparse quotes whole values, e.g. unrecognized arguments).
+SHOWN_MESSAGE = 400
 
 
 class UsageError(Exception):
     """A command-line problem, reported in one line with exit code 2."""
+
+
+def shown(text: str, limit: int = SHOWN_VALUE) -> str:
+    """A bad value as an error message quotes it: printable, cut at ``limit`` characters."""
+    from .turns import printable  # here, not at the top: this module stays light to import
+
+    return repr(printable(str(text), limit))
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, ``PROG: error: ...`` and exit code 2, like
+    every other usage error of the agent (argparse's own also print the usage lines first)."""
+
+    def error(self, message: str):
+        from .turns import printable
+
+        say_error(self.prog, f"error: {printable(message, SHOWN_MESSAGE)}")
+        sys.exit(EXIT_USAGE)
+
+
+def bounded(convert, low, high, *, above: bool = False, unit: str = ""):
+    """An argparse ``type``: ``convert(text)`` (int or float), finite, from ``low`` (or ``above``
+    it) to ``high``; anything else is one line saying what is allowed (nan fails every comparison,
+    1e309 is inf)."""
+    number = "{:,.15g}".format  # 3,600, 0.05, 1,000,000,000,000
+    kind = "an integer" if convert is int else f"a number{' of ' + unit if unit else ''}"
+    allowed = (f"{kind} above {number(low)} and at most {number(high)}" if above
+               else f"{kind} from {number(low)} to {number(high)}")
+
+    def parse(text: str):
+        try:
+            value = convert(text)
+        except (ValueError, OverflowError):  # not a number, or int() of thousands of digits
+            value = None
+        if value is None or not math.isfinite(value) or not (low < value if above else low <= value) \
+                or value > high:
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {shown(text)}")
+        return value
+
+    return parse
+
+
+def check_log_file(log_file: str | None) -> Path | None:
+    """``--log-file`` as a Path once it is known to be writable (created if missing); UsageError if not."""
+    if log_file is None:
+        return None
+    try:
+        with open(log_file, "a", encoding="utf-8"):
+            pass
+    except (OSError, ValueError) as error:
+        raise UsageError(f"cannot write log file {shown(log_file)}: {reason(error)}") from None
+    return Path(log_file)
+
+
+def reason(error: Exception) -> str:
+    """Why a file operation failed, short: ``File name too long``, not the errno and the path
+    (ValueError: a NUL byte in the path)."""
+    return (error.strerror if isinstance(error, OSError) else None) or str(error)
 
 
 def setup_logging(args, log_path: Path | None, name: str) -> None:
@@ -40,7 +124,7 @@ def build_engine(name: str | None, depth: int | None, nodes: int | None, evaluat
 
     name = name or DEFAULT_ENGINE
     if name not in engines.ENGINES:
-        raise UsageError(f"unknown engine {name!r}; choose from {', '.join(sorted(engines.ENGINES))}")
+        raise UsageError(f"unknown engine {shown(name)}; choose from {', '.join(sorted(engines.ENGINES))}")
     options = {key: value for key, value in (("depth", depth), ("nodes", nodes), ("evaluation", evaluation))
                if value is not None}
     try:
@@ -55,6 +139,8 @@ def build_engine(name: str | None, depth: int | None, nodes: int | None, evaluat
 
 def say_error(prog: str, message: str, start: str = "") -> None:
     """``PROG: message`` on stderr; never raises (stderr may be closed too)."""
+    if sys.stderr is None:  # closed before we started: print(file=None) would write to stdout
+        return
     try:
         print(f"{start}{prog}: {message}", file=sys.stderr, flush=True)
     except (OSError, ValueError):

@@ -20,9 +20,11 @@ Chances
     So for board ``i`` with my marks ``a`` and theirs ``b``:
     ``(m, t) = (mover[index(a, b)], waiter[index(a, b)])`` if ``i == forced``, else
     ``(chance[index(a, b)], chance[index(b, a)])``. Decided boards need no special case: the tables
-    hold ``Q`` for a pattern its first player has won and 0 for one the other has won and for a
-    full board (the loader's tests check this), and the fit puts 0 for a side with no line left on
-    a board, so a dead global line multiplies to 0.
+    hold ``Q`` for a side that has won the board and 0 for a side that cannot win it any more (the
+    other side won it, it is full, or every line holds a mark of the other side), so a dead global
+    line multiplies to 0. These values are part of the model, not of the fit (:func:`decided_chance`),
+    and the loader checks every one of them: a table that is inverted, transposed or mixed up with
+    another fails there. Only the chances of the boards still open to a side come from the fit.
 
 Score (an int, from the mover's point of view; every division below is of non-negative integers,
 truncating, which is the same in Python and C)::
@@ -34,7 +36,8 @@ truncating, which is the same in Python and C)::
           + tempo + (free_move if forced == -1 else 0)
 
 ``line`` and ``board`` are non-negative; ``tempo`` and ``free_move`` any sign. Products and sums
-need 64-bit integers (``line * M`` reaches ``line * 8 * Q^3``); each line product fits in 32 bits.
+need 64-bit integers (``line * M`` reaches ``line * 8 * Q^3``); each line product fits in 32 bits
+(the loader keeps ``Q`` at most ``MAX_SCALE``, 1290, so ``Q^3 < 2^31``).
 The score is in units of ``score_per_logit`` per logit of the fitted chance to win the game:
 sigmoid(score / score_per_logit) estimates the mover's expected result. Magnitudes stay below
 ``8 * line + 9 * board + |tempo| + |free_move|``, far inside the search's proven-score range (the
@@ -64,7 +67,7 @@ import json
 from pathlib import Path
 
 from .evaluation import TacticalOrdering
-from .rules import WINS, Position, board_patterns
+from .rules import FULL, LINE_MASKS, WINS, Position, board_patterns
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 DEFAULT_DATA = DATA_DIR / "eval-v1.json"
@@ -73,6 +76,9 @@ VERSION = 1
 PATTERNS = 3 ** 9
 #: Scores must stay well inside the search's forced-result range (PROVEN_SCORE is 999,000).
 MAX_SCORE = 100_000
+#: The largest scale: a line's product of three chances, Q^3, must fit in 31 bits (the compiled
+#: core's int32 tables and 64-bit sums; see the module docstring).
+MAX_SCALE = 1290
 #: The global grid's lines, as board triples.
 GLOBAL_LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
 
@@ -101,14 +107,20 @@ def load_data(path: Path | str = DEFAULT_DATA) -> dict:
 
 
 def check_data(data: dict, where: str = "evaluation data") -> None:
+    """EvalDataError (one line) unless ``data`` is a data file the evaluation can use: the format,
+    integers only (no floats, booleans, NaN), weights whose scores stay below ``MAX_SCORE``, three
+    tables of ``PATTERNS`` chances in ``0..Q``, and on every pattern the value the model fixes
+    (:func:`decided_chance`): a corrupt but well-formed file plays badly without a word otherwise."""
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("version") != VERSION:
         raise EvalDataError(f"{where}: not a {FORMAT} version {VERSION} file")
     q = data.get("scale")
-    if not isinstance(q, int) or q < 1:
-        raise EvalDataError(f"{where}: scale must be a positive integer")
-    weights = data.get("weights", {})
+    if not _is_int(q) or not 1 <= q <= MAX_SCALE:
+        raise EvalDataError(f"{where}: scale must be an integer from 1 to {MAX_SCALE}")
+    weights = data.get("weights")
+    if not isinstance(weights, dict):
+        raise EvalDataError(f"{where}: weights must be an object")
     for name in ("line", "board", "tempo", "free_move"):
-        if not isinstance(weights.get(name), int):
+        if not _is_int(weights.get(name)):
             raise EvalDataError(f"{where}: weights.{name} must be an integer")
     if weights["line"] < 0 or weights["board"] < 0:
         raise EvalDataError(f"{where}: weights.line and weights.board must be non-negative")
@@ -118,8 +130,31 @@ def check_data(data: dict, where: str = "evaluation data") -> None:
     for name in ("chance", "mover", "waiter"):
         table = data.get(name)
         if not isinstance(table, list) or len(table) != PATTERNS or \
-                not all(isinstance(v, int) and 0 <= v <= q for v in table):
+                not all(_is_int(v) and 0 <= v <= q for v in table):
             raise EvalDataError(f"{where}: {name} must be {PATTERNS} integers in 0..{q}")
+    chance, mover, waiter = data["chance"], data["mover"], data["waiter"]
+    for a, b in board_patterns():
+        mine, theirs = decided_chance(a, b, q), decided_chance(b, a, q)
+        if mine is None and theirs is None:
+            continue
+        i = pattern_index(a, b)
+        for name, value, want in (("chance", chance[i], mine), ("mover", mover[i], mine),
+                                  ("waiter", waiter[i], theirs)):
+            if want is not None and value != want:
+                side = "B" if name == "waiter" else "A"
+                raise EvalDataError(f"{where}: {name}[{i}] is {value}, not {want}: on board {_board_text(a, b)} "
+                                    f"{side} {'has won' if want == q else 'cannot win'} "
+                                    "(an inverted or corrupt table?)")
+
+
+def _is_int(value) -> bool:
+    return type(value) is int  # not bool, which JSON's true would be
+
+
+def _board_text(a: int, b: int) -> str:
+    """A pattern in pattern order's terms, ``a``'s marks as A and ``b``'s as B: ``AB./.A./..A``."""
+    cells = "".join("A" if a >> s & 1 else "B" if b >> s & 1 else "." for s in range(9))
+    return "/".join((cells[0:3], cells[3:6], cells[6:9]))
 
 
 class FittedEvaluator(TacticalOrdering):
@@ -130,8 +165,9 @@ class FittedEvaluator(TacticalOrdering):
 
     def __init__(self, data: dict | None = None) -> None:
         super().__init__()
+        if data is not None:
+            check_data(data)  # the packaged file's was checked once, when it was read
         self.data = data if data is not None else _default_data()
-        check_data(self.data)
         q = self.data["scale"]
         chance, mover, waiter = self.data["chance"], self.data["mover"], self.data["waiter"]
         # (m, t) pairs by a << 9 | b, a the mover's marks: for a board nobody is sent to, and for
@@ -197,10 +233,12 @@ def _default_data() -> dict:
 
 
 def decided_chance(a: int, b: int, q: int) -> int | None:
-    """The chance every table must hold for a decided board (``a``'s owner's view), else None."""
+    """The chance the model fixes for the side holding ``a`` against ``b``, which every table must
+    hold: ``q`` when it has won the board, 0 when it cannot win it any more (``b`` won it, the board
+    is full, or every line holds a mark of ``b``); None while the board is open to it (the fit's)."""
     if WINS[a]:
         return q
-    if WINS[b] or (a | b) == 0x1FF:
+    if WINS[b] or (a | b) == FULL or all(line & b for line in LINE_MASKS):
         return 0
     return None
 

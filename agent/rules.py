@@ -129,15 +129,27 @@ def _parse_coordinate(token: str, text: str) -> int:
 
 
 _NAME_PATTERN = re.compile(r"[A-Za-z0-9_\-]+\Z")
+_NAME_RULE = ("must be one token of letters, digits, '_' or '-' "
+              "(it becomes the file name NAME.go and the first word of every move line)")
+#: NAME.go must fit in one file name: 255 bytes on Linux and macOS, 255 characters on Windows.
+MAX_NAME_LENGTH = 255 - len(".go")
+#: Device names Windows reserves in every directory whatever the extension (CON.go is the console).
+WINDOWS_DEVICE_NAMES = frozenset(["CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(10)),
+                                  *(f"LPT{i}" for i in range(10))])
 
 
 def check_player_name(name: str) -> str:
-    """Return ``name`` if it is one token usable in a file name (``NAME.go``), else raise ValueError."""
-    if not _NAME_PATTERN.match(name or ""):
-        raise ValueError(
-            f"player name {name!r} must be one token of letters, digits, '_' or '-' "
-            "(it becomes the file name NAME.go and the first word of every move line)"
-        )
+    """Return ``name`` if it is one token usable in a file name (``NAME.go``) on every system, else
+    raise ValueError (one line, which quotes at most ``MAX_NAME_LENGTH`` characters of it)."""
+    if not name:
+        raise ValueError(f"player name is empty: it {_NAME_RULE}")
+    if len(name) > MAX_NAME_LENGTH:
+        raise ValueError(f"player name is {len(name)} characters long: at most {MAX_NAME_LENGTH}, "
+                         "so that NAME.go fits in a file name (255 bytes)")
+    if not _NAME_PATTERN.match(name):
+        raise ValueError(f"player name {name!r} {_NAME_RULE}")
+    if name.upper() in WINDOWS_DEVICE_NAMES:
+        raise ValueError(f"player name {name!r} is a device name on Windows, where {name}.go cannot be a file")
     return name
 
 

@@ -3,6 +3,8 @@
 import os
 import queue
 import random
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -94,3 +96,29 @@ def scripted(tmp_path):
     def run(act, observe=None, **kwargs):
         return run_scripted(tmp_path, act, observe, **kwargs)
     return run
+
+
+#: How ``sh`` starts a command with one of its standard descriptors closed.
+CLOSED_BY_SH = {"stdin": "<&-", "stdout": ">&-", "stderr": "2>&-"}
+
+
+@pytest.fixture
+def start_agent():
+    """``start_agent(args, closed=None, **popen)``: ``python -m agent ARGS`` as a Popen (text mode,
+    run from the repository), with ``closed`` ("stdin", "stdout" or "stderr") closed as a shell's
+    ``>&-`` leaves it (POSIX only). Processes still running at the end are killed."""
+    started = []
+
+    def start(args, closed=None, **popen):
+        command = [sys.executable, "-m", "agent", *args]
+        if closed is not None:
+            command = ["sh", "-c", f'exec "$@" {CLOSED_BY_SH[closed]}', "sh", *command]
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        started.append(subprocess.Popen(command, cwd=root, text=True, **popen))
+        return started[-1]
+
+    yield start
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

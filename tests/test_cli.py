@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agent import cli
+from agent import cli, codingame
 from agent.protocol import EXIT_USAGE
 from agent.rules import parse_move_line
 
@@ -82,6 +83,158 @@ def test_log_file_inside_the_referee_directory(tmp_path, where):
 ])
 def test_bad_options(tmp_path, args, words):
     assert_usage_error(run_cli("Walrus", "--dir", str(tmp_path), *args), *words)
+
+
+# -- every bad value is one line (issue 15, item 6) ------------------------------------------------
+
+@pytest.fixture
+def usage_line(monkeypatch, capsys):
+    """``usage_line(argv)``: run the command line in this process; it must end in exactly one
+    usage-error line, exit 2, nothing on stdout. Returns that line."""
+    for module in (cli, codingame):  # the log set-up would take pytest's log capture away
+        monkeypatch.setattr(module, "setup_logging", lambda *args: None)
+
+    def run(argv: list[str]) -> str:
+        try:
+            code = cli.main(argv)
+        except SystemExit as stop:  # argparse's own errors, through OneLineParser.error
+            code = stop.code
+        out, err = capsys.readouterr()
+        assert code == EXIT_USAGE and out == "", err
+        assert "Traceback" not in err and err.count("\n") == 1 and err.startswith("uttt-agent: error: "), err
+        assert len(err) < 600  # a huge bad value is quoted cut short
+        return err
+    return run
+
+
+NAN_AND_FRIENDS = ["nan", "inf", "-inf", "1e309", str(10 ** 30), "-1", "", "ten", "9" * 5000]
+
+
+@pytest.mark.parametrize("option, values, words", [
+    ("--time-limit", NAN_AND_FRIENDS + ["0", "0.05", "3601"], "a number of seconds above 0.05 and at most 3,600"),
+    ("--margin", NAN_AND_FRIENDS + ["3601"], "a number of seconds from 0 to 3,600"),
+    ("--silence", NAN_AND_FRIENDS + ["86401"], "a number of seconds from 0 to 86,400"),
+    ("--depth", NAN_AND_FRIENDS + ["0", "82", "1.5"], "an integer from 1 to 81"),
+    ("--nodes", NAN_AND_FRIENDS + ["0", str(10 ** 12 + 1), "1e3"], "an integer from 1 to 1,000,000,000,000"),
+])
+def test_bad_numbers_of_the_file_protocol(tmp_path, usage_line, option, values, words):
+    for value in values:
+        line = usage_line(["Walrus", "--dir", str(tmp_path), f"{option}={value}"])  # = for -inf
+        assert f"argument {option}: must be {words}" in line, value
+
+
+@pytest.mark.parametrize("option, values, words", [
+    ("--turn-ms", NAN_AND_FRIENDS + ["0", "3600001"], "a number of milliseconds above 0 and at most 3,600,000"),
+    ("--first-turn-ms", NAN_AND_FRIENDS + ["0"], "a number of milliseconds above 0 and at most 3,600,000"),
+    ("--margin-ms", NAN_AND_FRIENDS, "a number of milliseconds from 0 to 3,600,000"),
+    ("--depth", ["nan", str(10 ** 30), "0"], "an integer from 1 to 81"),
+    ("--nodes", ["inf", str(10 ** 30), "0"], "an integer from 1 to 1,000,000,000,000"),
+])
+def test_bad_numbers_of_the_codingame_protocol(usage_line, option, values, words):
+    for value in values:
+        line = usage_line(["--protocol", "codingame", f"{option}={value}"])
+        assert f"argument {option}: must be {words}" in line, value
+
+
+def test_the_bounds_themselves_are_accepted():
+    args = cli.build_parser().parse_args(["W", "--time-limit", "3600", "--margin", "0", "--silence", "86400",
+                                          "--depth", "81", "--nodes", str(10 ** 12), "--turn-ms", "0.5",
+                                          "--margin-ms", "0"])
+    assert (args.time_limit, args.margin, args.silence, args.depth, args.nodes) == (3600, 0, 86400, 81, 10 ** 12)
+    assert cli.build_parser().parse_args(["W", "--time-limit", "0.051"]).time_limit == 0.051
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--margin", "10"], "--margin must be below the time limit (10), got 10"),
+    (["--margin", "2", "--time-limit", "1"], "--margin must be below the time limit"),
+    (["--encoding", "klingon"], "unknown encoding 'klingon'"),
+    (["--encoding", "x" * 5000], "unknown encoding 'xxxx"),
+    (["--encoding", "rot13"], "cannot read the referee's files"),   # a codec, but not of text
+    (["--encoding", "utf-16"], "cannot read the referee's files"),  # ASCII does not read as itself
+    (["--engine", "x" * 5000], "unknown engine 'xxx"),
+    (["--eval", "best"], "invalid choice: 'best'"),
+    (["--protocol", "telepathy"], "invalid choice: 'telepathy'"),
+    (["--bogus", "x" * 5000], "unrecognized arguments: --bogus"),
+    (["--log-file", "\x00"], "cannot write log file '?'"),
+    (["--log-file", "x" * 5000], "File name too long"),
+    (["--dir", "\x00"], "referee directory '?'"),
+    (["--dir", "x" * 5000], "referee directory 'xxx"),
+])
+def test_other_bad_values_of_the_file_protocol(tmp_path, usage_line, args, words):
+    argv = ["Walrus", "--dir", str(tmp_path), *args] if "--dir" not in args else ["Walrus", *args]
+    assert words in usage_line(argv)
+
+
+@pytest.mark.parametrize("given, passed", [(None, None), ("latin-1", "iso8859-1"), ("UTF8", "utf-8")])
+def test_the_encoding_reaches_the_agent(tmp_path, monkeypatch, given, passed):
+    made = []
+
+    def agent(*args, **kwargs):
+        made.append(kwargs["encoding"])
+        raise KeyboardInterrupt  # stop there: no game
+
+    monkeypatch.setattr(cli, "setup_logging", lambda *args: None)
+    monkeypatch.setattr(cli, "FileProtocolAgent", agent)
+    argv = ["Walrus", "--dir", str(tmp_path), "--engine", "random"] + (["--encoding", given] if given else [])
+    assert cli.main(argv) == cli.EXIT_INTERRUPTED
+    assert made == [passed]  # None: the agent takes the locale's, as the referee's Python does
+
+
+@pytest.mark.parametrize("name, words", [
+    ("a" * 300, "player name is 300 characters long: at most 252"),
+    ("", "player name is empty"),
+    ("Walr\u00fcs", "player name 'Walrüs' must be one token"),
+    ("a\x1b[31mred", "must be one token"),
+    ("two\nlines", "must be one token"),
+    ("CON", "device name on Windows"),
+    ("aux", "device name on Windows"),
+])
+def test_names_that_cannot_be_a_file_name(tmp_path, usage_line, name, words):
+    assert words in usage_line([name, "--dir", str(tmp_path)])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_name_the_directory_cannot_hold(tmp_path, monkeypatch, usage_line):
+    # Within the 252 characters, but DIR/NAME.go is longer than a path may be (4096 on Linux),
+    # while DIR and the temp file of a move still fit.
+    deep = tmp_path
+    while len(str(deep)) < 3800:
+        deep = deep / ("d" * 200)
+    deep = deep / ("d" * (3950 - len(str(deep))))
+    try:
+        deep.mkdir(parents=True)
+    except OSError:
+        pytest.skip("cannot make so deep a directory here")
+    monkeypatch.setattr(cli, "FileProtocolAgent", None)  # were it to start, exit 1 at once, no game
+    assert f"cannot use {'a' * 252}.go in referee directory" in usage_line(["a" * 252, "--dir", str(deep)])
+
+
+def test_codingame_name_and_log_file_are_checked(tmp_path, usage_line):
+    assert "must be one token" in usage_line(["--protocol", "codingame", "50%"])
+    assert "cannot write log file" in usage_line(["--protocol", "codingame", "--log-file", str(tmp_path)])
+
+
+def test_the_reported_values_through_the_real_command(tmp_path):
+    """The issue's own examples, through ``python -m agent`` itself."""
+    for args in (["Walrus", "--time-limit", "nan"], ["a" * 300], ["--protocol", "codingame", "--turn-ms", "inf"]):
+        assert_usage_error(run_cli(*args, "--dir", str(tmp_path)))
+
+
+def test_a_bad_data_file_at_start_is_one_line(tmp_path, monkeypatch, usage_line):
+    # The packaged evaluation tables, corrupt (here: inverted): refused before the game, exit 2.
+    from agent import eval_fitted
+
+    data = eval_fitted.load_data()
+    bad = dict(data, chance=[data["scale"] - v for v in data["chance"]])
+    path = tmp_path / "eval-v1.json"
+    path.write_text(json.dumps(bad))
+    monkeypatch.setattr(eval_fitted, "DEFAULT_DATA", path)
+    monkeypatch.setattr(eval_fitted, "_default", None)
+    game = tmp_path / "game"
+    game.mkdir()
+    for argv in (["Walrus", "--dir", str(game)], ["--protocol", "codingame"]):
+        line = usage_line(argv)
+        assert str(path) in line and "chance[" in line and "an inverted or corrupt table?" in line
 
 
 def test_help_documents_timing_and_exit_codes():
@@ -162,3 +315,44 @@ def test_a_killed_referee_ends_the_agent_with_exit_3(tmp_path):
     assert (game / "move_file").read_text().startswith("Walrus ")
     assert out.startswith("Walrus: no result (nothing changed") and out.count("\n") == 1
     assert log_file.read_text().count("the referee was probably killed") == 1  # said once, not twice
+
+
+# -- closed standard streams -----------------------------------------------------------------------
+
+def end_a_game_at_once(game: Path, log_file: Path, process: subprocess.Popen) -> tuple[str, str]:
+    """Once the agent is ready, start a game in ``game`` and end it at once (Walrus loses):
+    the quickest way to a result line. Returns the agent's (stdout, stderr)."""
+    deadline = time.monotonic() + 20
+    while "ready" not in (log_file.read_text() if log_file.exists() else "") and time.monotonic() < deadline:
+        assert process.poll() is None, process.stderr.read()
+        time.sleep(0.02)
+    (game / "move_file").write_text("")
+    (game / "first_four_moves").write_text("Walrus 6 2\nOtter 2 4\nWalrus 4 5\nOtter 5 8\n")
+    (game / "end_game").write_text("END: Otter WINS! Walrus LOSES! Time out!")
+    return process.communicate(timeout=20)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="closes descriptors with sh")
+@pytest.mark.parametrize("stream", ["stdout", "stdout-pipe", "stdin"])
+def test_closed_standard_streams_in_the_file_protocol(tmp_path, start_agent, stream):
+    """stdout closed: the result line goes to stderr, one line, and the exit code stays the game's
+    (0: it finished). stdin is never read: closing it changes nothing."""
+    game = tmp_path / "game"
+    game.mkdir()
+    log_file = tmp_path / "walrus.log"
+    args = ["Walrus", "--dir", str(game), "--engine", "random", "--time-limit", "1", "--log-file", str(log_file)]
+    if stream == "stdout-pipe":  # the reader went away (``| head -0``): EPIPE on the first write
+        read_end, write_end = os.pipe()
+        os.close(read_end)
+        process = start_agent(args, stdout=write_end, stderr=subprocess.PIPE)
+        os.close(write_end)
+    else:
+        process = start_agent(args, closed=stream, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = end_a_game_at_once(game, log_file, process)
+    result = "Walrus lost: END: Otter WINS! Walrus LOSES! Time out!"
+    assert process.returncode == 0, err
+    if stream == "stdin":
+        assert out == result + "\n" and err == ""
+    else:
+        assert err == f"uttt-agent: stdout is closed; the result: {result}\n"
+    assert "Traceback" not in log_file.read_text()

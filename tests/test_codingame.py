@@ -384,6 +384,20 @@ def test_bad_input_with_the_referees_pipe_still_open_exits_with_its_code():
     assert "bad input" in stderr and "Fatal" not in stderr
 
 
+def test_the_evaluation_option_reaches_the_codingame_engine(monkeypatch):
+    # --eval was dropped on the way to the CodinGame engine: it always got the default.
+    asked = []
+
+    def build_engine(*args):
+        asked.append(args)
+        raise codingame.UsageError("stop here")
+
+    monkeypatch.setattr(codingame, "build_engine", build_engine)
+    from agent import cli
+    assert cli.main(["--protocol", "codingame", "--eval", "classic", "--depth", "3"]) == codingame.EXIT_USAGE
+    assert asked == [(None, 3, None, "classic")]
+
+
 def test_command_line_bad_input_and_options():
     bad = run_agent("--protocol", "codingame", "--engine", "random", input_text="hello\n")
     assert bad.returncode == codingame.EXIT_BAD_INPUT and bad.stdout == ""
@@ -397,3 +411,34 @@ def test_command_line_bad_input_and_options():
     helped = run_agent("--help")
     assert "--protocol" in helped.stdout and "CodinGame protocol" in helped.stdout
     assert "illegal opponent move" in helped.stdout
+
+
+# -- closed streams and huge lines: one line, a documented code, never a traceback ------------------
+
+@pytest.mark.skipif(os.name != "posix", reason="closes descriptors with sh")
+@pytest.mark.parametrize("closed, input_text, code, words", [
+    ("stdout", FIRST, codingame.EXIT_INPUT_ENDED, "stdout is closed: no game can be played"),
+    ("stdin", None, codingame.EXIT_INPUT_ENDED, "stdin is closed: no game can be played"),
+    ("stdout-pipe", FIRST, codingame.EXIT_INPUT_ENDED, "stdout closed by the referee (Broken pipe)"),
+    (None, "x" * 5_000_000 + "\n", codingame.EXIT_BAD_INPUT, "bad input: opponent move: expected 'row col'"),
+    (None, "-1 -1\n" + "9" * 4000 + "\n", codingame.EXIT_BAD_INPUT, "count must be 1-81, got '9999"),
+    ("stderr", "hello\n", codingame.EXIT_BAD_INPUT, ""),   # nothing to say it on: still the code
+], ids=["stdout", "stdin", "stdout-pipe", "5-MB-line", "4000-digit-count", "stderr"])
+def test_closed_streams_and_huge_lines(start_agent, closed, input_text, code, words):
+    args = ["--protocol", "codingame", "--engine", "random", "-q"]
+    popen = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    if closed == "stdout-pipe":  # the referee stopped reading: EPIPE on our first answer
+        read_end, popen["stdout"] = os.pipe()
+        os.close(read_end)
+        process = start_agent(args, **popen)
+        os.close(popen["stdout"])
+    else:
+        popen.pop(closed, None)  # closed by sh instead
+        process = start_agent(args, closed=closed, **popen)
+    out, err = process.communicate(input_text, timeout=30)
+    assert process.returncode == code, err
+    assert not out
+    if closed == "stderr":
+        assert err is None
+    else:
+        assert err.count("\n") == 1 and words in err and len(err) < 300, err[:500]

@@ -5,6 +5,7 @@ import copy
 import importlib.util
 import json
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,7 @@ from agent.eval_fitted import (DEFAULT_DATA, GLOBAL_LINES, PATTERNS, EvalDataErr
                                decided_chance, load_data, pattern_index)
 from agent.evaluation import Evaluator
 from agent.limits import SearchLimit
-from agent.rules import Position, board_patterns
+from agent.rules import WINS, Position, board_patterns
 from agent.search import PROVEN_SCORE, WIN_SCORE, AlphaBeta, _terminal_score
 from agent.selfplay import random_opening, training_game
 
@@ -83,19 +84,76 @@ def test_data_file_states_how_it_was_fitted():
     assert set(fit["held_out_loss"]) >= {"classic", "start", "fitted", "shipped"}
 
 
+def inverted(table):
+    return [DATA["scale"] - v for v in table]
+
+
+def transposed(table):
+    """Indexed by pattern_index(b, a) where pattern_index(a, b) is meant."""
+    swapped = list(table)
+    for a, b in board_patterns():
+        swapped[pattern_index(a, b)] = table[pattern_index(b, a)]
+    return swapped
+
+
+#: A board the first side (A, on spot 0) cannot win although nobody won it and it is not full:
+#: B on spots 1, 3, 4 and 8 sits on every line.
+A_BLOCKED = pattern_index(0b000000001, 0b100011010)
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda d: d.update(version=2), "version 1"),
     (lambda d: d["chance"].pop(), "chance must be 19683"),
     (lambda d: d["mover"].__setitem__(0, -1), "mover must be"),
+    (lambda d: d["waiter"].__setitem__(5, d["scale"] + 1), "waiter must be 19683 integers in 0..1000"),
+    (lambda d: d["chance"].__setitem__(5, 500.0), "chance must be 19683 integers"),       # a float
+    (lambda d: d["chance"].__setitem__(5, True), "chance must be 19683 integers"),        # JSON true
     (lambda d: d["weights"].update(line=-5), "non-negative"),
     (lambda d: d["weights"].update(line=20_000), "scores could reach"),
+    (lambda d: d["weights"].update(tempo=10 ** 30), "scores could reach"),
+    (lambda d: d["weights"].update(board=1.5), "weights.board must be an integer"),
     (lambda d: d["weights"].pop("tempo"), "weights.tempo"),
+    (lambda d: d.update(weights=[1, 2, 3, 4]), "weights must be an object"),
+    (lambda d: d.update(scale=0), "scale must be an integer from 1 to 1290"),
+    (lambda d: d.update(scale=100_000), "scale must be an integer from 1 to 1290"),   # Q^3 past 32 bits
+    (lambda d: d.update(scale=True), "scale must be an integer"),
+    # Well-formed, in range, and wrong: what the model fixes is checked on every pattern.
+    (lambda d: d.update(chance=inverted(d["chance"])), r"chance\[19682\] is 1000, not 0: on board BBB/BBB/BBB A cannot"),
+    (lambda d: d.update(mover=inverted(d["mover"])), r"mover\[\d+\] is \d+, not \d+"),
+    (lambda d: d.update(waiter=inverted(d["waiter"])), r"waiter\[\d+\] is \d+, not \d+"),
+    (lambda d: d.update(mover=d["waiter"], waiter=d["mover"]), r"mover\[\d+\] is 1000, not 0"),   # swapped
+    (lambda d: d.update(chance=transposed(d["chance"])), r"chance\[\d+\] is \d+, not \d+"),
+    (lambda d: d["chance"].__setitem__(A_BLOCKED, 1), rf"chance\[{A_BLOCKED}\] is 1, not 0: on board AB./BB./..B A cannot win"),
+    (lambda d: d["waiter"].__setitem__(pattern_index(0b111, 0b11000), 999), "B cannot win"),   # A won
+    (lambda d: d["mover"].__setitem__(pattern_index(0b111, 0b11000), 999), "A has won"),
 ])
 def test_bad_data_is_refused_with_one_line(change, message):
     data = copy.deepcopy({k: v for k, v in DATA.items() if k != "fit"})
     change(data)
-    with pytest.raises(EvalDataError, match=message):
+    with pytest.raises(EvalDataError, match=message) as error:
         check_data(data)
+    assert "\n" not in str(error.value) and len(str(error.value)) < 200
+
+
+def test_non_finite_numbers_in_the_file_are_refused(tmp_path):
+    # Python's json reads NaN and Infinity: they are floats, refused like any float.
+    data = {k: v for k, v in DATA.items() if k != "fit"}
+    for where, text in (("chance", "NaN"), ("weights", "Infinity")):
+        bad = tmp_path / f"{where}.json"
+        if where == "chance":
+            bad.write_text(re.sub(r'"chance": \[\d+', '"chance": [NaN', json.dumps(data), count=1))
+        else:
+            bad.write_text(json.dumps(data).replace('"tempo": ', '"tempo": Infinity, "was": ', 1))
+        with pytest.raises(EvalDataError, match=f"{bad}: .*must be") as error:
+            load_data(bad)
+        assert "\n" not in str(error.value)
+
+
+def test_the_packaged_file_loads_and_holds_every_fixed_value():
+    load_data(DEFAULT_DATA)  # all checks pass
+    q = DATA["scale"]
+    blocked = sum(decided_chance(a, b, q) == 0 and not (WINS[b] or a | b == 0x1FF) for a, b in board_patterns())
+    assert blocked > 0 and DATA["chance"][A_BLOCKED] == 0
 
 
 def test_unreadable_data_file_is_one_clear_error(tmp_path):
@@ -117,8 +175,14 @@ def test_formula_with_other_tables_too():
     rng = random.Random(3)
     data = copy.deepcopy({k: v for k, v in DATA.items() if k != "fit"})
     data["weights"] = {"line": 4321, "board": 77, "tempo": -13, "free_move": 250}
+    q = data["scale"]
     for name in ("chance", "mover", "waiter"):
-        data[name] = [rng.randrange(data["scale"] + 1) for _ in range(PATTERNS)]
+        data[name] = [rng.randrange(q + 1) for _ in range(PATTERNS)]
+    for a, b in board_patterns():  # where the model fixes a chance, the loader wants that one
+        i = pattern_index(a, b)
+        for name, owner, other in (("chance", a, b), ("mover", a, b), ("waiter", b, a)):
+            fixed = decided_chance(owner, other, q)
+            data[name][i] = data[name][i] if fixed is None else fixed
     evaluator = FittedEvaluator(data)
     for pos in random_positions(800, seed=11):
         assert evaluator.evaluate(pos) == reference_score(pos, data)

@@ -152,9 +152,28 @@ def test_move_line_parsing_matches_the_referee():
 
 def test_player_names():
     assert check_player_name("Walrus_2") == "Walrus_2"
-    for bad in ["", "two words", "a/b", "x.go", "tab\t"]:
+    for bad in ["", "two words", "a/b", "x.go", "tab\t", "Walr\u00fcs", "a\x1bb", "a\nb", "a\x00b"]:
         with pytest.raises(ValueError, match="must be one token"):
             check_player_name(bad)
+
+
+@pytest.mark.parametrize("name, words", [
+    ("a" * 253, "253 characters long: at most 252"),        # NAME.go: 256 bytes, one too many
+    ("\x00" * 10_000, "10000 characters long"),              # not quoted back at that length
+    ("CON", "device name on Windows"),
+    ("nul", "device name on Windows"),                       # Windows ignores case
+    ("Lpt1", "device name on Windows"),
+    ("COM0", "device name on Windows"),
+])
+def test_names_that_cannot_be_a_file_name_somewhere(name, words):
+    with pytest.raises(ValueError, match=words) as error:
+        check_player_name(name)
+    assert len(str(error.value)) < 300 and "\n" not in str(error.value)
+
+
+def test_the_longest_name_and_names_like_device_names_are_fine():
+    for name in ("a" * 252, "CONSOLE", "COM10", "Nul_", "LPT"):
+        assert check_player_name(name) == name
 
 
 def test_illegal_move_explanations():
