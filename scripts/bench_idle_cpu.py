@@ -55,12 +55,13 @@ def measure(pid: int, seconds: float) -> float:
     return (cpu_seconds(pid) - cpu) / (time.monotonic() - wall)
 
 
-def start_agent(game: Path, log_file: Path, args, *, engine: str | None = "random",
+def start_agent(game: Path, log_file: Path, args, *, engine: str | None = "random", extra=(),
                 root: Path = ROOT) -> subprocess.Popen:
-    """``python -m agent Walrus`` in ``game``, once it logs that it is watching. ``engine=None``: the
-    default engine. ``root``: the source tree it runs from (``-m`` finds the package in the cwd)."""
+    """``python -m agent Walrus [extra...]`` in ``game``, once it logs that it is watching.
+    ``engine=None``: the default engine. ``root``: the source tree it runs from (``-m`` finds the
+    package in the working directory)."""
     command = [sys.executable, "-m", "agent", "Walrus", "--dir", str(game), "--time-limit", str(args.time_limit),
-               "--log-file", str(log_file)]
+               "--log-file", str(log_file), *extra]
     if engine is not None:
         command += ["--engine", engine]
     if args.polling:
