@@ -6,12 +6,14 @@ Wake-ups are counted, never timed: the timeouts below only bound how long a test
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
 
 import pytest
 
+import agent.watcher
 from agent.watcher import DirectoryWatcher
 
 ME = "Gopher"
@@ -98,6 +100,34 @@ def test_writes_that_do_not_close_the_file_are_not_even_delivered(watcher, tmp_p
 
     flush_lines(tmp_path, between=count_after_settling)  # the file's creation is an event, its writes are not
     assert counts[0] == counts[1]
+
+
+def test_a_flood_of_unrelated_events_pauses_the_watch_until_the_next_try(watcher, tmp_path, monkeypatch, caplog):
+    """Creations and deletions (or closes) of other files cannot be masked out: past NOISE_EVENTS in
+    NOISE_WINDOW the watch is dropped, the caller polls, and ``wait()`` tries events again after
+    NOISE_PAUSE (here at once), saying so in the log only the first time."""
+    monkeypatch.setattr(agent.watcher, "NOISE_PAUSE", 0.0)
+    caplog.set_level(logging.DEBUG, logger="agent.watcher")
+    for _ in range(2):
+        settle(watcher)
+        for _ in range(50):  # however slowly a loaded machine delivers them
+            create_and_delete(tmp_path, count=200)
+            if watcher.backend == "polling":
+                break
+        assert watcher.backend == "polling"
+        ignored = watcher.ignored
+        create_and_delete(tmp_path, count=200)
+        open_write_close(tmp_path, count=200)
+        assert watcher.ignored == ignored, "paused, yet events were delivered"
+        watcher.wait(timeout=0.01)
+        assert watcher.backend == "watchdog"
+        settle(watcher)
+        (tmp_path / f"{ME}.go").touch()
+        (tmp_path / f"{ME}.go").unlink()
+        assert watcher.wait(timeout=5.0)
+        assert removed_after(watcher, lambda: None) == {f"{ME}.go"}
+    said = [record.levelno for record in caplog.records if "instead of watching" in record.getMessage()]
+    assert said == [logging.INFO, logging.DEBUG]
 
 
 # -- protocol-file changes -----------------------------------------------------------------------
