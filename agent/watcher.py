@@ -47,7 +47,7 @@ POLL_INTERVAL = 0.015
 #: Ignored events that pause the watch when ``NOISE_EVENTS`` come within ``NOISE_WINDOW`` seconds:
 #: 400 a second cost about 0.01 CPU-s/s (25 us each), as much as a waiting agent costs in all,
 #: and a real game sends a few a move (the players' temp files). Polling meanwhile costs no more
-#: than watching and notices a change within one ``interval``; each retry costs about 0.02 CPU-s.
+#: than watching and notices a change within one ``interval``; a retry costs ~0.03 CPU-s.
 NOISE_EVENTS = 100
 NOISE_WINDOW = 0.25
 NOISE_PAUSE = 10.0
