@@ -11,6 +11,23 @@ what the caller decides wake it: watchdog >= 4 also reports every open and every
 write, and the caller's own reads of the files raise those, so waking on them would make each look
 at the disk trigger the next one at once (a full core burnt while the agent's ``.go`` lingers).
 With ``names``, events about other files (the agent's own temp file, unrelated files) are ignored too.
+
+Ignoring an event in Python still costs its delivery: watchdog's threads read and build every
+event, about 0.1-0.7 CPU-s/s for 20,000 unrelated writes a second (an opponent logging into the
+referee's directory). So on inotify (Linux) the kernel is asked only for the kinds that can change
+what the caller decides (``INOTIFY_EVENTS``), and per-write events (IN_MODIFY) or opens are never
+delivered. A protocol file changes by creation, deletion, a rename onto or away from it, or an
+open/write/close. A writer that keeps a protocol file open and writes without closing it, or
+changes only its mtime (``os.utime``), is not seen until the caller's next check of the files'
+identities, one ``interval`` (15 ms) later; the referee does neither. The other backends
+(FSEvents, kqueue, Windows, polling) report a write as "modified" and have no close event, and build
+every event before any filter, so they are asked for everything as before.
+
+What still arrives may be a flood: a process that opens and closes a file there 20,000 times a
+second, or creates and deletes files, sends closes, creations and deletions that no mask can tell
+from the protocol files' own (0.4 CPU-s/s). When ``NOISE_EVENTS`` ignored events come within
+``NOISE_WINDOW`` the watcher stops watching (in the observer's thread, at once, so a search under
+way is spared too), polls, says so once in the log, and tries events again ``NOISE_PAUSE`` later.
 """
 
 from __future__ import annotations
@@ -18,12 +35,22 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 
 log = logging.getLogger(__name__)
 
 #: Default polling interval: 15 ms is well under the referee's 50 ms tick, and a few stat calls
 #: every 15 ms cost nothing measurable.
 POLL_INTERVAL = 0.015
+
+
+#: Ignored events that pause the watch when ``NOISE_EVENTS`` come within ``NOISE_WINDOW`` seconds:
+#: 400 a second cost about 0.01 CPU-s/s (25 us each), as much as a waiting agent costs in all,
+#: and a real game sends a few a move (the players' temp files). Polling meanwhile costs no more
+#: than watching and notices a change within one ``interval``; a retry costs ~0.03 CPU-s.
+NOISE_EVENTS = 100
+NOISE_WINDOW = 0.25
+NOISE_PAUSE = 10.0
 
 
 def _not_shutdown_noise(record: logging.LogRecord) -> bool:
@@ -38,6 +65,17 @@ logging.getLogger("watchdog.observers.inotify").addFilter(_not_shutdown_noise)
 READ_ONLY_EVENTS = frozenset({"opened", "closed_no_write"})
 
 
+#: The inotify events that can change what the caller decides: a file created (or moved in from
+#: elsewhere), deleted (or moved out), renamed, or closed after a write. Given to watchdog as its
+#: ``event_filter``, which narrows the inotify mask: IN_MODIFY, IN_ATTRIB, IN_OPEN and
+#: IN_CLOSE_NOWRITE are not delivered. Names only: watchdog may not be importable.
+INOTIFY_EVENTS = ("FileCreatedEvent", "FileDeletedEvent", "FileMovedEvent", "FileClosedEvent")
+
+
+def _name(path) -> str:
+    return os.path.basename(os.fsdecode(path)) if path else ""
+
+
 def is_change(event, names=None) -> bool:
     """True when a watchdog ``event`` may have changed what is on disk (for one of ``names``, if given)."""
     if event.event_type in READ_ONLY_EVENTS:
@@ -46,8 +84,7 @@ def is_change(event, names=None) -> bool:
         return True
     if event.is_directory:
         return False
-    paths = (event.src_path, getattr(event, "dest_path", "") or "")
-    return any(os.path.basename(os.fsdecode(path)) in names for path in paths if path)
+    return _name(event.src_path) in names or _name(getattr(event, "dest_path", "")) in names
 
 
 class DirectoryWatcher:
@@ -66,6 +103,15 @@ class DirectoryWatcher:
         self._use_watchdog = use_watchdog
         self._event = threading.Event()
         self._observer = None
+        self._watch = None  # the observer's ObservedWatch while events are on
+        self._resume_at = None  # while paused by noise: when to try events again (monotonic)
+        self._noise_since = 0.0  # when the last NOISE_EVENTS ignored events began
+        self._said_noise = False
+        self._lock = threading.Lock()  # guards _removed: the observer's thread adds, the caller takes
+        self._removed: set[str] = set()
+        #: Events watchdog delivered that could not matter (reads, other files): what the
+        #: directory's unrelated traffic costs us, one Python call each.
+        self.ignored = 0
         self.backend = "stopped"
 
     def start(self) -> str:
@@ -89,21 +135,75 @@ class DirectoryWatcher:
         return self.backend
 
     def _start_observer(self):
-        from watchdog.events import FileSystemEventHandler
         from watchdog.observers import Observer
-
-        event, names = self._event, self.names
-
-        class _WakeUp(FileSystemEventHandler):
-            def on_any_event(self, change) -> None:
-                if is_change(change, names):
-                    event.set()
 
         observer = Observer()
         observer.daemon = True
-        observer.schedule(_WakeUp(), self.directory, recursive=False)
+        self._schedule(observer)
         observer.start()
         return observer
+
+    def _schedule(self, observer) -> None:
+        import watchdog.events
+
+        on_event = self._on_event
+
+        class _Forward(watchdog.events.FileSystemEventHandler):
+            def on_any_event(self, change) -> None:
+                on_event(change)
+
+        self._noise_since = time.monotonic()
+        # Only inotify takes the filter into its kernel mask (the module docstring says why), and
+        # only watchdog >= 4 takes one at all (FSEvents >= 4.0.2): elsewhere, no filter is asked for.
+        narrowed = {}
+        if type(observer).__name__ == "InotifyObserver":
+            narrowed["event_filter"] = [getattr(watchdog.events, name) for name in INOTIFY_EVENTS]
+        try:
+            self._watch = observer.schedule(_Forward(), self.directory, recursive=False, **narrowed)
+        except TypeError:  # watchdog 3: every event, as before
+            self._watch = observer.schedule(_Forward(), self.directory, recursive=False)
+
+    def _on_event(self, change) -> None:
+        """Called in the observer's thread for every event watchdog delivers."""
+        if not is_change(change, self.names):
+            self.ignored += 1
+            if self.ignored % NOISE_EVENTS == 0:
+                now = time.monotonic()
+                if now - self._noise_since < NOISE_WINDOW:
+                    self._pause(now)
+                self._noise_since = now
+            return
+        if change.event_type in ("deleted", "moved") and not change.is_directory:
+            name = _name(change.src_path)
+            if self.names is None or name in self.names:
+                with self._lock:
+                    self._removed.add(name)
+        self._event.set()  # after the removal is recorded: the woken caller sees it
+
+    def _pause(self, now: float) -> None:
+        """Stop watching for ``NOISE_PAUSE`` (in the observer's thread). The caller's resume cannot
+        overtake the unschedule: watchdog holds its observer's lock while it calls the handler."""
+        observer = self._observer
+        if observer is None or self._resume_at is not None:
+            return  # stopping, or an event that was already on its way
+        self._resume_at = now + NOISE_PAUSE
+        self.backend = "polling"
+        observer.unschedule(self._watch)  # within watchdog's dispatch: its lock is re-entrant
+        log.log(logging.DEBUG if self._said_noise else logging.INFO,
+                "over %.0f events a second about other files in %s (a process writing there?): polling "
+                "every %.0f ms instead of watching, trying again every %g s", NOISE_EVENTS / NOISE_WINDOW,
+                self.directory, self.interval * 1000, NOISE_PAUSE)
+        self._said_noise = True
+
+    def _resume(self) -> None:
+        try:
+            self._schedule(self._observer)
+        except Exception as error:  # the directory is gone, inotify limits...
+            log.warning("cannot watch %s again (%s); polling from now on", self.directory, error)
+            self._drop_observer()
+            return
+        self.backend = "watchdog"
+        self._resume_at = None
 
     def wait(self, timeout: float | None = None) -> bool:
         """Sleep until a change is signalled or ``timeout`` (default ``interval``) passes.
@@ -111,28 +211,41 @@ class DirectoryWatcher:
         Returns True when woken by an event. The flag is cleared on return, so a change that
         happens while the caller reads the files wakes the next ``wait()`` at once.
         """
-        if self._observer is not None and not self._observer.is_alive():
-            log.warning("the watchdog observer stopped; falling back to polling every %.0f ms",
-                        self.interval * 1000)
-            self._observer = None
-            self.backend = "polling"
+        if self._observer is not None:
+            if not self._observer.is_alive():
+                log.warning("the watchdog observer stopped; falling back to polling every %.0f ms",
+                            self.interval * 1000)
+                self._observer, self._resume_at = None, None
+                self.backend = "polling"
+            elif self._resume_at is not None and time.monotonic() >= self._resume_at:
+                self._resume()
         woken = self._event.wait(self.interval if timeout is None else timeout)
         self._event.clear()
         return woken
 
-    def take_removed(self) -> frozenset:
-        """Names deleted or moved away since the last call (placeholder: none are tracked yet)."""
-        return frozenset()
+    def take_removed(self) -> frozenset[str]:
+        """The ``names`` deleted or moved away (renamed) since the previous call, which forgets them.
+
+        Evidence that a file was removed and re-created between two looks, which its identity may
+        not show (inode numbers are reused at once). Always empty by polling; a removal is seen up
+        to 0.5 s late when the file was moved out of the directory (watchdog waits that long for
+        the other half of a rename)."""
+        with self._lock:
+            removed, self._removed = frozenset(self._removed), set()
+        return removed
 
     def stop(self) -> None:
-        observer, self._observer = self._observer, None
+        self._drop_observer()
+        self.backend = "stopped"
+
+    def _drop_observer(self) -> None:
+        observer, self._observer, self._resume_at = self._observer, None, None
         if observer is not None:
             try:
                 observer.stop()
                 observer.join(timeout=1.0)
             except Exception as error:  # stopping must never turn a finished game into a crash
                 log.debug("stopping the watchdog observer: %s", error)
-        self.backend = "stopped"
 
     def __enter__(self) -> DirectoryWatcher:
         self.start()

@@ -13,9 +13,10 @@ Three states are measured, each for ``--seconds`` of wall time, on a ``python -m
 CPU time comes from /proc/PID/stat (utime + stime; Linux), else from psutil if installed.
 Target: below 0.02 CPU-s/s in every state.
 
-    python scripts/bench_idle_cpu.py [--seconds 5] [--polling]
+    python scripts/bench_idle_cpu.py [--seconds 5] [--polling] [--agent-root DIR]
 
-To measure another version of the agent, put it first on PYTHONPATH.
+To measure another version of the agent, name its source tree with --agent-root (PYTHONPATH does
+not do it: ``python -m`` puts the working directory, this tree, before PYTHONPATH).
 """
 
 from __future__ import annotations
@@ -54,12 +55,18 @@ def measure(pid: int, seconds: float) -> float:
     return (cpu_seconds(pid) - cpu) / (time.monotonic() - wall)
 
 
-def start_agent(game: Path, log_file: Path, args) -> subprocess.Popen:
+def start_agent(game: Path, log_file: Path, args, *, engine: str | None = "random", extra=(),
+                root: Path = ROOT) -> subprocess.Popen:
+    """``python -m agent Walrus [extra...]`` in ``game``, once it logs that it is watching.
+    ``engine=None``: the default engine. ``root``: the source tree it runs from (``-m`` finds the
+    package in the working directory)."""
     command = [sys.executable, "-m", "agent", "Walrus", "--dir", str(game), "--time-limit", str(args.time_limit),
-               "--engine", "random", "--log-file", str(log_file)]
+               "--log-file", str(log_file), *extra]
+    if engine is not None:
+        command += ["--engine", engine]
     if args.polling:
         command.append("--polling")
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(command, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 20
     while "watching" not in (log_file.read_text() if log_file.exists() else ""):
         if process.poll() is not None or time.monotonic() > deadline:
@@ -83,7 +90,7 @@ def wait_for_my_move(game: Path, timeout: float = 10.0) -> None:
 def staged_states(work: Path, args) -> dict[str, float]:
     game = work / "staged"
     game.mkdir()
-    agent = start_agent(game, work / "staged.log", args)
+    agent = start_agent(game, work / "staged.log", args, root=args.agent_root)
     try:
         (game / "move_file").write_text("")
         (game / "first_four_moves").write_text(OPENING)
@@ -102,7 +109,7 @@ def staged_states(work: Path, args) -> dict[str, float]:
 def killed_referee_state(work: Path, args) -> dict[str, float]:
     game = work / "killed"
     game.mkdir()
-    agent = start_agent(game, work / "killed.log", args)
+    agent = start_agent(game, work / "killed.log", args, root=args.agent_root)
     opponent = subprocess.Popen([sys.executable, "-m", "ref_sim.random_agent", "Otter", "--dir", str(game)],
                                 cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(0.5)
@@ -131,6 +138,8 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=5.0, help="wall seconds measured per state (default 5)")
     parser.add_argument("--time-limit", type=float, default=10.0, help="the referee's and agent's limit (default 10)")
     parser.add_argument("--polling", action="store_true", help="run the agent with --polling")
+    parser.add_argument("--agent-root", type=Path, default=ROOT, metavar="DIR",
+                        help="run the agent from this source tree (default: this one)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-idle-") as temp:
         work = Path(temp)
