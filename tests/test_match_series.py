@@ -222,28 +222,6 @@ def test_an_aborted_game_is_reported_once_with_show(tmp_path, capsys, monkeypatc
     assert "Game 1/1: " in out and f"aborted: {CRASHED}" in out
 
 
-def test_ctrl_c_mid_series_is_one_line_and_code_130(tmp_path):
-    import signal
-    import subprocess
-    process = subprocess.Popen(
-        [sys.executable, "-m", "ref_sim.match", "random", "random", "--games", "6",
-         "--time-limit", "1", "--seed", "1", "--out", str(tmp_path)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(tmp_path))
-    lines = []
-    while not any(line.startswith("Game 1/6") for line in lines):
-        line = process.stdout.readline()
-        assert line, "".join(lines)
-        lines.append(line)
-    process.send_signal(signal.SIGINT)          # Ctrl-C reaches the runner, not the agents
-    out, err = process.communicate(timeout=60)
-    assert process.returncode == 130, err
-    assert "Traceback" not in err
-    (line,) = err.strip().splitlines()
-    assert re.fullmatch(rf"Interrupted after [12] games; --resume --out {re.escape(str(tmp_path))}"
-                        r" continues the series\.", line), line
-    assert "Score of Random1 vs Random2:" in out
-
-
 def test_a_flood_file_is_deleted_after_the_game(tmp_path, capsys):
     # The flood's log survives the referee's clean-up; the runner deletes it once the
     # agents have exited, and the empty game directory with it.

@@ -181,7 +181,9 @@ def test_an_existing_series_needs_resume(tmp_path, capsys, monkeypatch):
     assert "add --resume" in capsys.readouterr().err
     with pytest.raises(SystemExit):      # a different series cannot be resumed
         match.main(["random", "agent", "--games", "4", "--out", str(tmp_path), "--resume"])
-    assert "cannot resume: agents" in capsys.readouterr().err
+    assert (f"cannot resume: AGENT1 AGENT2 was random random in {tmp_path}, not random agent "
+            "(leave AGENT1 AGENT2 out to continue the series as it was, or choose another --out)"
+            ) in capsys.readouterr().err
     # A line cut by a crash is dropped and its game played again.
     path = tmp_path / "games.jsonl"
     path.write_text(path.read_text() + '{"format": 1, "game": 3, "pa')
@@ -271,14 +273,6 @@ def test_readme_sprt_example_does_not_stop_after_one_pair(tmp_path, capsys, monk
     assert len(fake.played) >= 100
 
 
-def test_progress_line_says_too_few_games():
-    import io
-    stream = io.StringIO()
-    progress = match.Progress(2, stream=stream)
-    progress.update(1, match.Summary(1, 0, 0, None, None))
-    assert "Elo too few games" in stream.getvalue() and "inf" not in stream.getvalue()
-
-
 # -- hostile built-ins and --encoding (issue 15, items 1 and 7) --------------------------
 
 def test_hostile_builtins():
@@ -329,8 +323,13 @@ def test_series_encoding_is_given_to_every_game_and_kept(tmp_path, capsys, monke
         assert game["encoding"] == "iso8859-1"
         assert all(a["command"][-2:] == ["--encoding", "iso8859-1"] for a in game["agents"])
     with pytest.raises(SystemExit):      # the referee's encoding is part of the series
-        match.main(["agent", "nbsp", "--games", "4", "--out", str(tmp_path), "--resume"])
-    assert "cannot resume: encoding was 'iso8859-1', now None" in capsys.readouterr().err
+        match.main(["agent", "nbsp", "--games", "4", "--out", str(tmp_path), "--resume",
+                    "--encoding", "cp1252"])
+    assert "cannot resume: --encoding was iso8859-1 in " in capsys.readouterr().err
+    # Left out, it is the series' own: --resume continues in Latin-1.
+    assert match.main(["agent", "nbsp", "--games", "4", "--out", str(tmp_path), "--resume",
+                       "-q"]) == 0
+    assert fake.encodings == ["iso8859-1"] * 4
     with pytest.raises(SystemExit) as exit_info:
         match.main(["agent", "nbsp", "--encoding", "utf-16"])
     assert exit_info.value.code == 2
