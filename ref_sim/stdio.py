@@ -1,8 +1,9 @@
 """A referee for stdin/stdout programs with CodinGame's rules, and a series runner.
 
     python -m ref_sim.stdio AGENT1 AGENT2 [--games N] [--turn-ms 100] [--first-turn-ms 1000]
-                            [--grace-ms 5] [--seed N] [--out DIR] [--show] [-q]
+                            [--grace-ms 5] [--seed N] [--out DIR] [--resume] [--show] [-q]
                             [--cluster ADDRESS]
+    python -m ref_sim.stdio --resume --out DIR     # continue the series in DIR as it was
 
 The protocol is CodinGame's "Ultimate Tic-Tac-Toe": each program is one process per game.  On
 its turn a program reads ``opponentRow opponentCol`` (``-1 -1`` on the very first move of the
@@ -16,7 +17,7 @@ line, more boards won wins (equal: a draw).
 AGENT is a built-in or a command (split like a shell would, placeholders ``{python}``,
 ``{seed}``, ``{turn_ms}``, ``{first_turn_ms}``):
 
-``agent``, ``agent:depth=N``, ``agent:nodes=N``   ``python -m agent --protocol codingame``
+``agent``, ``agent:depth=N``, ``agent:nodes=N``   ``python -m agent --protocol codingame --seed {seed}``
 ``random``                                        ``python -m ref_sim.stdio_random --seed {seed}``
 
 Timing, fair but strict.  Both programs are started first, and the first input is sent once
@@ -40,12 +41,22 @@ program still running ``EXIT_WAIT`` seconds later is killed and noted ``did not 
 Series.  CodinGame starts every game from the empty board, and a program knows only its
 opponent's moves, so a referee cannot impose an opening without making a player "play" moves
 it never chose.  Games therefore come in pairs with the sides swapped: agent 1 moves first in
-odd games, agent 2 in even games; variety comes from the programs (``{seed}`` is a per-game
-seed from ``--seed``; our agent varies with its timing).  Two deterministic programs (fixed
-depth) play the same pair over and over.  An odd ``--games`` is rounded up to whole pairs,
-except ``--games 1``.  The summary is ``ref_sim.match``'s (cutechess-style Score, Elo, LOS,
-DrawRatio, Ptnml, then each program's wins, losses, draws, time-outs, invalid moves, crashes
-and hangs), from :func:`ref_sim.match.report_lines` and :mod:`agent.stats`.
+odd games, agent 2 in even games; variety comes from the programs: each game gives each
+program its own seed (``{seed}``, drawn from ``--seed`` and the game's number; the built-ins
+get ``--seed``), and timing varies a program that searches to a time limit.  Two programs
+that ignore their seed and search to a fixed depth still replay one pair over and over: the
+summary counts the distinct games (the same moves from the same first player count once) and
+warns when games repeat.  An odd ``--games`` is rounded up to whole pairs, except ``--games
+1``.  The summary is ``ref_sim.match``'s (cutechess-style Score, Elo, LOS, DrawRatio, Ptnml,
+then each program's wins, losses, draws, time-outs, invalid moves, crashes and hangs, then
+the distinct games), from :func:`ref_sim.match.report_lines` and :mod:`agent.stats`; the
+progress line is :mod:`ref_sim.progress`'s.
+
+Stopping: as :mod:`ref_sim.match` (Ctrl-C, SIGTERM, SIGHUP alike; the game being played
+aborted and its programs killed with their process groups; the games so far summarised; the
+command that continues the series; exit 128 + the signal).  Each program gets this runner's
+process id in ``UTTT_RUNNER_PID`` (:mod:`agent.lifeline`).  ``--resume --out DIR`` continues
+a series from its ``series.json``.
 
 ``--cluster ADDRESS`` (or ``UTTT_CLUSTER``) plays the games on the workers of a Dask scheduler
 (:mod:`agent.cluster`, the ``cluster`` extra), each worker ``cores - 1`` games at once, the
@@ -53,8 +64,11 @@ programs started there (``{python}`` is the worker's); the logs come back into `
 the summary ends with each worker's games and time-outs and the games retried after a lost
 worker.
 
-Files in ``--out`` (default: a new temporary directory): ``games.jsonl``, one JSON object per
-game, and ``logs/game-NNNN-NAME.log``, each program's stderr.  Keys of a game line:
+Files in ``--out`` (default: a new temporary directory, deleted at the end but for the logs of
+the games that went wrong, moved to a kept ``uttt-logs-*`` folder): ``series.json``, the
+settings (``{"format": 1, "rules": "codingame", "seed", "agents", "names", "games", "turn_ms",
+"first_turn_ms", "grace_ms"}``), ``games.jsonl``, one JSON object per game, and
+``logs/game-NNNN-NAME.log``, each program's stderr.  Keys of a game line:
 
     format 1;  rules "codingame";  game (1-based);  pair (0-based);  series_seed
     turn_ms, first_turn_ms, grace_ms
