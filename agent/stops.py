@@ -16,9 +16,9 @@ folders were left behind.  Here:
   (``nohup``, a background job without job control) stays ignored.
 * :func:`exit_code`: 128 + the signal's number, what a shell reports for a program killed by
   it (130 Ctrl-C, 129 SIGHUP, 143 SIGTERM, 149 SIGBREAK); :func:`said` says which in words.
-* :func:`kill_tree` ends an agent and what it started: the whole process group of an agent
-  started in its own session on POSIX (a shell command's children too), ``taskkill /T`` on
-  Windows.
+* :func:`start` starts an agent in a session of its own (POSIX), :func:`kill_tree` ends it
+  and what it started: its whole process group (a shell command's children too, and what it
+  left running after it exited), ``taskkill /T`` on Windows.
 * :data:`EXIT_RUNNER_GONE`: the exit code of the simulator's players (``ref_sim.random_agent``,
   ``ref_sim.stdio_random``) that give up because the runner that started them is gone
   (:mod:`agent.lifeline`), as our agent's ``EXIT_ABORTED``.
@@ -121,24 +121,34 @@ def stop_signals():
                 pass
 
 
-def kill_tree(process: subprocess.Popen | None) -> None:
-    """Kill ``process`` and everything it started, and reap it.
+def start(command: list[str], **options) -> subprocess.Popen:
+    """``subprocess.Popen(command, **options)``, in a session of its own on POSIX: the terminal's
+    Ctrl-C reaches the runner, which stops its agents, instead of killing every agent in the
+    middle of its game as a "crash"; and its process group can be killed whole
+    (:func:`kill_tree`)."""
+    process = subprocess.Popen(command, start_new_session=os.name == "posix", **options)
+    process.own_group = os.name == "posix"
+    return process
 
-    On POSIX the runners start every agent in a session of its own (``start_new_session``),
-    so its process id is its group's: the whole group goes, a shell command's children with
-    it.  Only while the process has not been reaped: after that its id may belong to someone
-    else.  On Windows ``taskkill /T`` ends the tree."""
+
+def kill_tree(process: subprocess.Popen | None) -> None:
+    """Kill ``process`` and everything it started, and reap it; also after it exited, for what
+    it left running (a shell command's child, a helper it forgot).
+
+    A process from :func:`start` leads its own process group on POSIX: the whole group goes.
+    The group outlives its leader while a member runs, and Linux does not hand out a group's id
+    as a new process id until the group is empty, so killing it after the leader was reaped
+    reaches only what the leader left behind.  On Windows ``taskkill /T`` ends the tree of a
+    process still running."""
     if process is None:
         return
-    if process.returncode is None:
-        if os.name == "posix":
-            with contextlib.suppress(OSError):
-                if os.getpgid(process.pid) == process.pid:
-                    os.killpg(process.pid, signal.SIGKILL)
-        elif os.name == "nt":
-            with contextlib.suppress(OSError, subprocess.SubprocessError):
-                subprocess.run(["taskkill", "/F", "/T", "/PID", str(process.pid)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
+    if getattr(process, "own_group", False):
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
+    elif os.name == "nt" and process.returncode is None:
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            subprocess.run(["taskkill", "/F", "/T", "/PID", str(process.pid)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
     with contextlib.suppress(OSError):
         process.kill()
     process.wait()

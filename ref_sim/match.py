@@ -302,12 +302,10 @@ def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, 
         command = spec.command(name, directory, time_limit, seed, encoding)
         handle.write(f"$ {shlex.join(command)}\n")
         handle.flush()
-        # A session of its own: Ctrl-C in the terminal stops the runner, which stops the
-        # agents, instead of every agent dying as a "crash" in the middle of its game; and a
-        # process group to kill whole (stops.kill_tree), a shell command's children with it.
-        process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, env=env,
-                                   start_new_session=os.name == "posix")
+        # A session of its own (stops.start): Ctrl-C in the terminal stops the runner, which
+        # stops the agents; and a process group that stops.kill_tree ends whole.
+        process = stops.start(command, stdout=handle, stderr=subprocess.STDOUT,
+                              stdin=subprocess.DEVNULL, env=env)
     except (OSError, ValueError) as error:
         handle.write(f"could not start: {error}\n")
         process = None
@@ -401,8 +399,7 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
     gone = first_to_exit(processes, START_SETTLE) if must_start else None
     if gone is not None:
         for other in processes.values():
-            if other is not None and other.poll() is None:
-                stops.kill_tree(other)
+            stops.kill_tree(other)
         process = processes[gone]
         why = ("the command could not be launched" if process is None
                else f"exited with code {process.returncode} before the game began")
@@ -437,13 +434,16 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
                           on_event=on_event, first=first, opening=opening, stop=stop,
                           exit_delay=exit_time(time_limit, exit_wait), agents_gone=all_exited,
                           encoding=referee_encoding or encoding)
+    except BaseException:       # no agent outlives a game that went wrong here
+        for process in processes.values():
+            stops.kill_tree(process)
+        raise
     finally:
         finished.set()
         watcher.join()
         if stop is not None and stop.is_set():
             for process in processes.values():
-                if process is not None and process.poll() is None:
-                    stops.kill_tree(process)
+                stops.kill_tree(process)
     notes = {name: f"crashed ({why})" for name, why in exited_early.items()}
     for name, process in processes.items():     # run_game waited for them to exit
         if process is None or name in notes:
@@ -454,6 +454,8 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
             stops.kill_tree(process)
             if record.result != "aborted":      # no end_game to read: not the agent's fault
                 notes[name] = "did not exit (killed)"
+    for process in processes.values():          # what an agent left running goes with it
+        stops.kill_tree(process)
     for name in names:                          # every agent has exited: nothing rewrites them
         for scratch in specs[name].scratch:
             (directory / scratch.format(name=name)).unlink(missing_ok=True)

@@ -91,7 +91,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import queue
 import random
 import re
@@ -214,9 +213,8 @@ class Program:
             handle.write(f"$ {shlex.join(command)}\n")
             handle.flush()
             try:
-                self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                                stderr=handle, env=env, bufsize=0,
-                                                start_new_session=os.name == "posix")
+                self.process = stops.start(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                           stderr=handle, env=env, bufsize=0)
             except (OSError, ValueError) as error:
                 handle.write(f"could not start: {error}\n")
                 self.process = None
@@ -296,7 +294,8 @@ class Program:
         return None
 
     def kill(self) -> None:
-        """End it at once, with everything it started (the series is stopping)."""
+        """End it at once, with everything it started or left running (the game is over, or
+        the series is stopping)."""
         if self.process is not None:
             stops.kill_tree(self.process)
             for stream in (self.process.stdin, self.process.stdout):
