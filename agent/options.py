@@ -23,7 +23,14 @@ MAX_SECONDS = 3600.0
 
 
 def _show(value: float) -> str:
-    return f"{value:,g}" if abs(value) < 1e6 else f"{value:g}"
+    """``3,600,000``, ``0.5``, ``1e+12``: as a person writes the number.
+
+    >>> _show(3_600_000.0), _show(0.5), _show(1e12), _show(-5)
+    ('3,600,000', '0.5', '1e+12', '-5')
+    """
+    if value == int(value) and abs(value) < 1e9:
+        return f"{int(value):,}"
+    return f"{value:g}"
 
 
 def whole(low: int, high: int | None = None):

@@ -1048,7 +1048,7 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -
     # On a terminal the line is redrawn (not with --show, whose boards scroll); elsewhere
     # a line per game and the figures every few games.
     progress = None if args.quiet else Progress(
-        args.games, terminal=sys.stdout.isatty() and not args.show)
+        args.games, terminal=sys.stdout.isatty() and not args.show, done=len(done))
     stop = threading.Event()
     decided = None
     if done and args.sprt:          # a resumed series may have been decided already

@@ -70,26 +70,26 @@ def duration(seconds: float) -> str:
 class Progress:
     """The progress line of one series (or one pairing: ``label``), see the module docstring.
 
-    ``total``: the games of the series (its maximum under the SPRT).  ``terminal``: redraw in
-    place (default: when ``stream`` is a terminal).  ``clock``: seconds, for the estimate."""
+    ``total``: the games of the series (its maximum under the SPRT); ``done``: those already
+    played when this run began (a resumed series: the time left is estimated from this run's
+    games).  ``terminal``: redraw in place (default: when ``stream`` is a terminal).
+    ``clock``: seconds, for the estimate."""
 
-    def __init__(self, total: int, stream=None, terminal: bool | None = None,
+    def __init__(self, total: int, stream=None, terminal: bool | None = None, done: int = 0,
                  every: int = PLAIN_EVERY, label: str = "", clock=time.monotonic) -> None:
-        self.total, self.every, self.label, self.clock = total, every, label, clock
+        self.total, self.first_done, self.every, self.label = total, done, every, label
+        self.clock = clock
         self.stream = stream if stream is not None else sys.stdout
         if terminal is None:
             isatty = getattr(self.stream, "isatty", None)
             terminal = bool(isatty and isatty())
         self.terminal = terminal
         self.started = clock()
-        self.first_done: int | None = None      # games already played when this run began
         self.drawn = False                      # a line is on screen, not yet ended
         self.last: tuple[int, Summary] | None = None
 
     def text(self, done: int, summary: Summary) -> str:
         """The progress line's text (without the bar)."""
-        if self.first_done is None:
-            self.first_done = done
         ptnml = summary.ptnml if summary.ptnml and sum(summary.ptnml) else None
         estimate = stats.estimate(summary.wins, summary.losses, summary.draws, ptnml)
         parts = [f"{done}/{self.total}",

@@ -783,7 +783,7 @@ def _run(args, settings: dict, specs, out: Path, say, runner=None) -> int:
             f"{args.games - len(done)} to go")
     show = (lambda text: print(text, flush=True)) if args.show else None
     progress = None if args.quiet else Progress(
-        args.games, terminal=sys.stdout.isatty() and not args.show)
+        args.games, terminal=sys.stdout.isatty() and not args.show, done=len(done))
     played = list(done)
     stopped = {}
     try:

@@ -545,6 +545,8 @@ def speed(nodes: int, core: str) -> None:
     for line in (Path(__file__).with_name("bench_positions.txt")).read_text().splitlines():
         if line.strip() and not line.startswith("#"):
             suite.append(Position.from_moves(Move.parse(m) for m in line.split(":", 1)[1].split(",")))
+    print(f"speed: {len(suite)} positions x 2 rounds at {nodes} nodes, classic and fitted ({core} core)",
+          flush=True)
     totals = {"classic": [0, 0.0], "fitted": [0, 0.0]}
     for order in (("classic", "fitted"), ("fitted", "classic")):
         for position in suite:

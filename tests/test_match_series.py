@@ -7,6 +7,7 @@ Fast limits (0.3-0.5 s per move) and the random agent; agents that crash or hang
 import json
 import re
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -232,3 +233,21 @@ def test_a_flood_file_is_deleted_after_the_game(tmp_path, capsys):
     assert not (tmp_path / "game-0001").exists()
     assert re.search(r"flooded [1-9]\d* lines in", (tmp_path / "logs" /
                                                     "game-0001-Flood1.log").read_text())
+
+
+def test_without_out_the_logs_of_games_that_went_wrong_are_kept(tmp_path, capsys, monkeypatch):
+    # The temporary folder is deleted at the end: the logs that say why a game went wrong are
+    # moved out first, and the message names where they are, never a deleted file.
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    assert match.main(["random", CRASH, "--games", "1", "--time-limit", "0.3", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    kept = Path(re.search(r"Logs of the games that went wrong: (\S+) \(kept;", out).group(1))
+    assert kept.parent == tmp_path and kept.name.startswith("uttt-logs-")
+    assert sorted(path.name for path in kept.iterdir()) == [
+        "game-0001-Python2.log", "game-0001-Random1.log", "game-0001.json"]
+    assert list(tmp_path.iterdir()) == [kept]
+    missing = f"{sys.executable} {tmp_path / 'no_such_bot.py'} {{name}}"
+    assert match.main(["random", missing, "--games", "2", "--time-limit", "1", "--seed", "4"]) == 1
+    log = Path(re.search(r"its output: (\S+);", capsys.readouterr().err).group(1))
+    assert log.exists() and "no_such_bot.py" in log.read_text()
