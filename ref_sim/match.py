@@ -778,10 +778,7 @@ examples:
   python -m ref_sim.match agent seed:depth=4 --games 100 --time-limit 0.5 --seed 1
   python -m ref_sim.match agent agent:depth=4 --sprt 0 10 0.05 0.05 --out runs/a --resume
   python -m ref_sim.match --resume --out runs/a""")
-    parser.add_argument("agent1", metavar="AGENT1", nargs="?",
-                        help="agent 1 (its score is the one reported); with --resume, "
-                             "leave both agents out to continue the series as it was")
-    parser.add_argument("agent2", metavar="AGENT2", nargs="?", help="agent 2")
+    add_agents(parser, "agent")
     # Settings a series keeps (series.json) default to None: given or not, --resume knows.
     parser.add_argument("--games", type=whole(1, MAX_GAMES), default=None,
                         help="games to play (default 2; with --sprt a maximum, default "
@@ -794,10 +791,7 @@ examples:
                         "first, the agents' seeds (default: random, printed)")
     parser.add_argument("--out", help="directory for the games, logs and records "
                                       "(default: a new temporary directory)")
-    parser.add_argument("--resume", action="store_true",
-                        help="continue the series in --out with the settings it recorded: "
-                             "games already in games.jsonl are not replayed, and they count "
-                             "in the statistics")
+    parser.add_argument("--resume", action="store_true", help=RESUME_HELP)
     pairing = parser.add_mutually_exclusive_group()
     pairing.add_argument("--paired", action="store_true", default=None,
                          help="each opening twice, sides swapped (the default)")
@@ -819,6 +813,29 @@ examples:
                              f"${cluster.ENV}; needs {cluster.INSTALL_HINT}); each worker plays "
                              "cores - 1 games at once")
     return parser
+
+
+RESUME_HELP = ("continue the series in --out with the settings it recorded: games already in "
+               "games.jsonl are not replayed, and they count in the statistics")
+
+
+def add_agents(parser: argparse.ArgumentParser, noun: str) -> None:
+    """AGENT1 and AGENT2 (``noun``: agent or program), both left out with ``--resume``."""
+    parser.add_argument("agent1", metavar="AGENT1", nargs="?",
+                        help=f"{noun} 1 (its score is the one reported); with --resume, leave "
+                             "both out to continue the series as it was")
+    parser.add_argument("agent2", metavar="AGENT2", nargs="?", help=f"{noun} 2")
+
+
+def check_agents(parser: argparse.ArgumentParser, args, noun: str) -> None:
+    """Both agents, or neither with ``--resume --out DIR``: else a usage error."""
+    if args.agent1 is None and not args.resume:
+        parser.error("AGENT1 and AGENT2 are required (or --resume --out DIR, to continue "
+                     "the series in DIR)")
+    if args.agent2 is None and args.agent1 is not None:
+        parser.error(f"AGENT2 is missing: give both {noun}s (or neither, with --resume)")
+    if args.resume and not args.out:
+        parser.error("--resume needs --out (the directory of the series to continue)")
 
 
 def series_settings(out: Path | None, resume: bool, given: dict, defaults: dict,
@@ -923,13 +940,7 @@ def stopped_line(module: str, interrupt: BaseException, games: int, out: str | N
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.agent1 is None and not args.resume:
-        parser.error("AGENT1 and AGENT2 are required (or --resume --out DIR, to continue "
-                     "the series in DIR)")
-    if args.agent2 is None and args.agent1 is not None:
-        parser.error("AGENT2 is missing: give both agents (or neither, with --resume)")
-    if args.resume and not args.out:
-        parser.error("--resume needs --out (the directory of the series to continue)")
+    check_agents(parser, args, "agent")
     if args.sprt:
         elo0, elo1, alpha, beta = args.sprt
         if not elo0 < elo1 or not (0 < alpha < 1 and 0 < beta < 1):

@@ -108,9 +108,10 @@ from agent import cluster, stops
 from agent.commandline import silence_output
 from agent.options import MAX_GAMES, real, whole
 from ref_sim import console
-from ref_sim.match import (START_SETTLE, AgentCannotStart, builtin_command, child_env, conclude,
-                           first_to_exit, last_output_line, prepare_out, read_games,
-                           series_settings, summarize, went_wrong)
+from ref_sim.match import (RESUME_HELP, START_SETTLE, AgentCannotStart, add_agents,
+                           builtin_command, check_agents, child_env, conclude, first_to_exit,
+                           last_output_line, prepare_out, read_games, series_settings, summarize,
+                           went_wrong)
 from ref_sim.match import agent_spec as _file_agent_spec
 from ref_sim.progress import Progress
 from ref_sim.referee import INVALID_MOVE, TIME_OUT
@@ -670,10 +671,7 @@ examples:
   python -m ref_sim.stdio agent random --games 2
   python -m ref_sim.stdio agent agent:depth=4 --games 20 --seed 1 --out runs/cg
   python -m ref_sim.stdio --resume --out runs/cg""")
-    parser.add_argument("agent1", metavar="AGENT1", nargs="?",
-                        help="program 1 (its score is the one reported); with --resume, leave "
-                             "both out to continue the series as it was")
-    parser.add_argument("agent2", metavar="AGENT2", nargs="?", help="program 2")
+    add_agents(parser, "program")
     # Settings a series keeps (series.json) default to None: given or not, --resume knows.
     parser.add_argument("--games", type=whole(1, MAX_GAMES), default=None,
                         help="games to play (default 2), rounded up to pairs")
@@ -686,9 +684,7 @@ examples:
                         help=f"added to every turn's limit (default {DEFAULT_GRACE_MS:g})")
     parser.add_argument("--seed", type=int, help="seed of the series: the programs' {seed} (default: random, printed)")
     parser.add_argument("--out", help="directory for games.jsonl and logs (default: a new temporary directory)")
-    parser.add_argument("--resume", action="store_true",
-                        help="continue the series in --out with the settings it recorded: games "
-                             "already in games.jsonl are not replayed, and they count")
+    parser.add_argument("--resume", action="store_true", help=RESUME_HELP)
     parser.add_argument("--show", action="store_true", help="print the board after every move")
     parser.add_argument("-q", "--quiet", action="store_true", help="only the final summary")
     parser.add_argument("--cluster", metavar="ADDRESS",
@@ -702,13 +698,7 @@ examples:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.agent1 is None and not args.resume:
-        parser.error("AGENT1 and AGENT2 are required (or --resume --out DIR, to continue "
-                     "the series in DIR)")
-    if args.agent2 is None and args.agent1 is not None:
-        parser.error("AGENT2 is missing: give both programs (or neither, with --resume)")
-    if args.resume and not args.out:
-        parser.error("--resume needs --out (the directory of the series to continue)")
+    check_agents(parser, args, "program")
     given = {"agents": None if args.agent1 is None else [args.agent1, args.agent2],
              "turn_ms": args.turn_ms, "first_turn_ms": args.first_turn_ms,
              "grace_ms": args.grace_ms, "seed": args.seed, "games": args.games}
