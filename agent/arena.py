@@ -219,12 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None, stdout=None) -> int:
     """The command; a stop signal anywhere (agent.stops) ends in one line and 128 + its number."""
-    try:
-        with stops.stop_signals():
-            return _main(argv, stdout)
-    except KeyboardInterrupt as interrupt:      # before or after the series: nothing to sum up
-        say_error(stops.invoked_as(MODULE), stops.said(interrupt))
-        return stops.exit_code(interrupt)
+    return stops.guarded(stops.invoked_as(MODULE), _main, argv, stdout)
 
 
 def _main(argv, stdout) -> int:

@@ -14,6 +14,9 @@ folders were left behind.  Here:
   while the runner is stopping is ignored, so the clean-up runs to its end (it is bounded: the
   processes are killed, not waited for).  A signal this process was started with ignored
   (``nohup``, a background job without job control) stays ignored.
+* :func:`guarded` runs a command's ``main`` so: a stop it did not handle itself is one line on
+  stderr (``PROG: stopped by SIGTERM``) and its exit code, a closed output (``| head``) one line
+  and 141; ``ref_sim.console.entry_point``, the arena and every script under scripts/ use it.
 * :func:`exit_code`: 128 + the signal's number, what a shell reports for a program killed by
   it (130 Ctrl-C, 129 SIGHUP, 143 SIGTERM, 149 SIGBREAK); :func:`said` says which in words.
 * :func:`start` starts an agent in a session of its own (POSIX), :func:`kill_tree` ends it
@@ -44,6 +47,8 @@ from pathlib import Path
 EXIT_RUNNER_GONE = 3
 #: Ctrl-C's exit code, 128 + SIGINT.
 EXIT_INTERRUPTED = 128 + signal.SIGINT
+#: The output was closed (``| head``): 128 + SIGPIPE, what such a program's shell reports.
+EXIT_BROKEN_PIPE = 141
 
 
 def stop_signal_numbers() -> list[int]:
@@ -129,6 +134,26 @@ def start(command: list[str], **options) -> subprocess.Popen:
     process = subprocess.Popen(command, start_new_session=os.name == "posix", **options)
     process.own_group = os.name == "posix"
     return process
+
+
+def guarded(prog: str, main, *args, **kwargs) -> int:
+    """``main(*args, **kwargs)`` under :func:`stop_signals`; a stop that it did not handle itself
+    is ``PROG: interrupted`` (``PROG: stopped by SIGTERM``) on stderr and 128 + the signal, its
+    output closed early (``| head``) is ``PROG: output closed (broken pipe)`` and 141: one line,
+    never a traceback.  Standard output is pointed at the null device first, so that Python's
+    own flush at exit does not fail a second time."""
+    from agent.commandline import say_error, silence_output   # not needed to start an agent
+
+    try:
+        with stop_signals():
+            return main(*args, **kwargs)
+    except KeyboardInterrupt as interrupt:
+        say_error(prog, said(interrupt))
+        return exit_code(interrupt)
+    except BrokenPipeError:
+        silence_output(sys.stdout)
+        say_error(prog, "output closed (broken pipe)")
+        return EXIT_BROKEN_PIPE
 
 
 def kill_tree(process: subprocess.Popen | None) -> None:

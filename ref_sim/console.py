@@ -10,8 +10,9 @@
   what a shell reports for Ctrl-C; 128 + N for signal N).
 * Its output closed early (``... | head -2``: BrokenPipeError): ``PROG: output closed
   (broken pipe)`` on stderr, exit code 141 (128 + SIGPIPE, what ``head`` leaves a shell
-  program with).  Standard output is pointed at the null device first, so that Python's own
-  flush at exit does not fail a second time.
+  program with).
+
+The handling is :func:`agent.stops.guarded`'s, which the arena and the scripts use too.
 
 A command that must clean up (stop its games, kill its agents) catches these itself first.
 """
@@ -19,14 +20,13 @@ A command that must clean up (stop its games, kill its agents) catches these its
 from __future__ import annotations
 
 import functools
-import sys
 
 from agent import stops
-from agent.commandline import say_error, silence_output
+from agent.commandline import say_error
 
 #: Exit codes shared by the commands.
 INTERRUPTED = stops.EXIT_INTERRUPTED
-BROKEN_PIPE = 141
+BROKEN_PIPE = stops.EXIT_BROKEN_PIPE
 
 
 def prog(module: str) -> str:
@@ -52,15 +52,6 @@ def entry_point(module: str):
     def wrap(main):
         @functools.wraps(main)
         def run(argv: list[str] | None = None) -> int:
-            try:
-                with stops.stop_signals():
-                    return main(argv)
-            except KeyboardInterrupt as interrupt:
-                say_error(prog(module), stops.said(interrupt))
-                return stops.exit_code(interrupt)
-            except BrokenPipeError:
-                silence_output(sys.stdout)
-                say_error(prog(module), "output closed (broken pipe)")
-                return BROKEN_PIPE
+            return stops.guarded(prog(module), main, argv)
         return run
     return wrap

@@ -288,12 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """The soak; SIGTERM and SIGHUP stop it as Ctrl-C does (agent.stops)."""
-    try:
-        with stops.stop_signals():
-            return _main(argv)
-    except KeyboardInterrupt as interrupt:          # before or after the games
-        print(f"soak: {stops.said(interrupt)}", file=sys.stderr)
-        return stops.exit_code(interrupt)
+    return stops.guarded("soak", _main, argv)
 
 
 def _main(argv: list[str] | None) -> int:

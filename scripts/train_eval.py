@@ -48,7 +48,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent import stops  # noqa: E402
-from agent.commandline import silence_output  # noqa: E402
 from agent.engines import AlphaBetaEngine  # noqa: E402
 from agent.options import real, whole  # noqa: E402
 from agent.selfplay import training_game  # noqa: E402
@@ -601,26 +600,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     """The command; every stop (Ctrl-C, SIGTERM, SIGHUP) and bad input is one line on stderr."""
-    argv = sys.argv[1:] if argv is None else list(argv)
+    return stops.guarded(PROG, run, sys.argv[1:] if argv is None else list(argv))
+
+
+def run(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
     try:
-        with stops.stop_signals():
-            return run(build_parser().parse_args(argv), argv)
-    except StepStopped as stopped:
+        steps(args, argv)
+    except StepStopped as stopped:          # the step said what it kept
         print(f"{PROG}: {stops.said(stopped.interrupt)} {stopped.detail}", file=sys.stderr)
         return stops.exit_code(stopped.interrupt)
-    except KeyboardInterrupt as interrupt:
-        print(f"{PROG}: {stops.said(interrupt)}", file=sys.stderr)
-        return stops.exit_code(interrupt)
     except InputError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
-    except BrokenPipeError:
-        silence_output(sys.stdout)
-        print(f"{PROG}: output closed (broken pipe)", file=sys.stderr)
-        return 141
+    return 0
 
 
-def run(args, argv: list[str]) -> int:
+def steps(args, argv: list[str]) -> None:
     started = time.time()
     if args.step in ("all", "generate"):
         generate(args.dir, args.games, args.nodes, args.seed, args.deviation, args.engine_eval, args.cluster,
@@ -634,7 +630,6 @@ def run(args, argv: list[str]) -> int:
         match(args.pairs, args.match_nodes, args.classic_nodes or args.match_nodes, args.seed, args.data,
               args.opponent)
     print(f"train_eval: {args.step} took {time.time() - started:.0f} s")
-    return 0
 
 
 if __name__ == "__main__":
