@@ -19,10 +19,14 @@ same games and summary as here, followed by each worker's games and the games re
 worker was lost. Games search inside the worker and hold its GIL: start single-threaded workers
 (``dask worker ADDRESS --nworkers N --nthreads 1``).
 
+SIGTERM and SIGHUP (SIGBREAK on Windows) stop a series as Ctrl-C does (:mod:`agent.stops`): the
+summary of the games finished so far, then one line on stderr; on a cluster the games not yet
+handled are cancelled and the connection closed.
+
 Exit codes: 0 done, 1 a game lost every cluster worker that tried it (the summary so far, then
-one line on stderr), 2 bad command line or a cluster that cannot be used, 130 interrupted (Ctrl-C:
-the summary of the games finished so far, then one line on stderr), 141 output closed (``| head``:
-one line on stderr).
+one line on stderr), 2 bad command line or a cluster that cannot be used, 130 interrupted (Ctrl-C),
+143 SIGTERM, 129 SIGHUP (128 + the signal: the summary of the games finished so far, then one
+line on stderr), 141 output closed (``| head``: one line on stderr).
 """
 
 from __future__ import annotations
@@ -32,14 +36,17 @@ import random
 import sys
 from dataclasses import dataclass, field
 
-from . import cluster, stats
+from . import cluster, stats, stops
 from .commandline import say_error, silence_output
 from .games import GAMES, get_game, make_engine, parse_engine_spec
 from .limits import SearchLimit
+from .options import MAX_GAMES, MAX_SECONDS, real, whole
 
-PROG = "python -m agent.arena"
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
+MODULE = "agent.arena"
+EXIT_INTERRUPTED = stops.EXIT_INTERRUPTED  # 128 + SIGINT, what a shell reports for Ctrl-C
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
+#: --depth beyond this is no limit for any game of the family.
+MAX_DEPTH = 100
 EXIT_CLUSTER_LOST = 1   # a game lost every cluster worker that tried it
 
 
@@ -187,18 +194,20 @@ def run_series(game, spec_a: str, spec_b: str, games: int, seed: int = 0, openin
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog=stops.invoked_as(MODULE), description=__doc__.split("\n\n")[0],
                                      epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("game", choices=list(GAMES))
     parser.add_argument("engine_a")
     parser.add_argument("engine_b")
-    parser.add_argument("--games", type=int, default=10, help="games to play, rounded up to pairs (default 10)")
+    parser.add_argument("--games", type=whole(1, MAX_GAMES), default=10,
+                        help="games to play, rounded up to pairs (default 10)")
     effort = parser.add_mutually_exclusive_group()
-    effort.add_argument("--seconds", type=float, help="seconds per move (default: the game's, e.g. qubic 5)")
-    effort.add_argument("--depth", type=int, help="fixed search depth per move")
-    effort.add_argument("--nodes", type=int, help="fixed node budget per move")
+    effort.add_argument("--seconds", type=real(0, MAX_SECONDS, low_open=True),
+                        help="seconds per move, more than 0 (default: the game's, e.g. qubic 5)")
+    effort.add_argument("--depth", type=whole(1, MAX_DEPTH), help="fixed search depth per move")
+    effort.add_argument("--nodes", type=whole(1), help="fixed node budget per move")
     parser.add_argument("--seed", type=int, default=0, help="series seed: openings and random engines")
-    parser.add_argument("--opening-plies", type=int, default=None,
+    parser.add_argument("--opening-plies", type=whole(0), default=None,
                         help="random plies before each pair's games (default: ttt 1, nineboard 2, qubic 2, uttt 4)")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every game's moves")
     parser.add_argument("--cluster", metavar="ADDRESS",
@@ -209,7 +218,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None, stdout=None) -> int:
+    """The command; a stop signal anywhere (agent.stops) ends in one line and 128 + its number."""
+    return stops.guarded(stops.invoked_as(MODULE), _main, argv, stdout)
+
+
+def _main(argv, stdout) -> int:
     out = stdout if stdout is not None else sys.stdout
+    prog = stops.invoked_as(MODULE)
     parser = build_parser()
     args = parser.parse_args(argv)
     game = get_game(args.game)
@@ -218,19 +233,22 @@ def main(argv=None, stdout=None) -> int:
             parse_engine_spec(spec)
         except ValueError as error:
             parser.error(str(error))
-    if args.games < 1:
-        parser.error("--games must be at least 1")
+    plies = game.opening_plies if args.opening_plies is None else args.opening_plies
+    try:
+        random_opening(game, random.Random(args.seed), plies)
+    except ValueError as error:
+        parser.error(f"--opening-plies {plies}: {error} in {args.game}")
 
     address = cluster.cluster_address(args.cluster)
     if not address:
         return _play(args, game, out, runner=None)
     try:
-        runner = cluster.connect(address, say=lambda message: say_error(PROG, message))
+        runner = cluster.connect(address, say=lambda message: say_error(prog, message))
     except cluster.ClusterError as error:
         parser.error(str(error))
-    except KeyboardInterrupt:
-        say_error(PROG, "interrupted while connecting to the cluster")
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as interrupt:
+        say_error(prog, f"{stops.said(interrupt)} while connecting to the cluster")
+        return stops.exit_code(interrupt)
     with runner:
         print(f"arena: on {len(runner.slots())} cluster worker(s), {runner.capacity()} games at once",
               file=out, flush=True)
@@ -239,6 +257,7 @@ def main(argv=None, stdout=None) -> int:
 
 def _play(args, game, out, runner) -> int:
     """The series and its summary, here or through ``runner``; the exit code."""
+    prog = stops.invoked_as(MODULE)
     so_far: list[Series] = []
 
     def on_game(record: GameRecord, series: Series) -> None:
@@ -267,21 +286,19 @@ def _play(args, game, out, runner) -> int:
             series = run_series(game, args.engine_a, args.engine_b, args.games, seed=args.seed,
                                 opening_plies=args.opening_plies, seconds=args.seconds, depth=args.depth,
                                 nodes=args.nodes, on_game=on_game, runner=runner)
-        except KeyboardInterrupt:
-            say_error(PROG, f"interrupted after {report_so_far()}")
-            return EXIT_INTERRUPTED
+        except KeyboardInterrupt as interrupt:      # Ctrl-C, SIGTERM, SIGHUP (agent.stops)
+            say_error(prog, f"{stops.said(interrupt)} after {report_so_far()}")
+            return stops.exit_code(interrupt)
         except cluster.ClusterError as error:       # every worker that tried a game died
-            say_error(PROG, f"stopped after {report_so_far()}: {error}")
+            say_error(prog, f"stopped after {report_so_far()}: {error}")
             return EXIT_CLUSTER_LOST
         for line in series.report_lines():
             print(line, file=out, flush=True)
     except BrokenPipeError:
         silence_output(out)
-        say_error(PROG, "output closed (broken pipe)")
+        say_error(prog, "output closed (broken pipe)")
         return EXIT_BROKEN_PIPE
     return 0
-
-
 
 
 if __name__ == "__main__":

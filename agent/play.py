@@ -23,9 +23,10 @@ from .commandline import say_error, silence_output
 from .games import GAMES, get_game, result_text, search_engine
 from .limits import SearchLimit, SearchResult
 from .search import PROVEN_SCORE, WIN_SCORE
+from .stops import invoked_as
 
 SYMBOLS = "XO"
-PROG = "python -m agent.play"
+PROG = invoked_as("agent.play")  # uttt-play when run as that console script
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
 

@@ -21,14 +21,19 @@ move_file vanished or could not be decoded), 2 bad arguments, 130 interrupted (C
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import sys
 
-from ref_sim.console import entry_point
+from agent import stops
+from agent.options import MAX_SECONDS, real
+from ref_sim.console import entry_point, prog
 from ref_sim.referee import (EXIT_DELAY, Printer, check_encoding, check_time_limit,
                              locale_encoding, run_game)
 
+#: The module of the command line (``python -m ref_sim``; the console script is uttt-ref).
+MODULE = "ref_sim"
 #: A player name: one token usable in a file name ("NAME.go") and in "NAME BOARD SPOT".
 NAME_PATTERN = re.compile(r"[^\s/\\:*?\"<>|\x00]+")
 
@@ -45,7 +50,7 @@ def check_name(name: str) -> str | None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m ref_sim",
+        prog=prog(MODULE),
         description="Referee one game of Ultimate Tic-Tac-Toe through files, exactly like "
                     "the CS 4341 referee v7 (start the two agents first, each with the "
                     "same --time-limit as the referee).",
@@ -59,7 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("name2", help="second player's name")
     parser.add_argument("--dir", default=".",
                         help="game directory, created if missing (default: current)")
-    parser.add_argument("--time-limit", type=float, default=10.0, metavar="SECONDS",
+    # Below 0.1 s check_time_limit says why; here nan, inf and hours are refused.
+    parser.add_argument("--time-limit", type=real(-math.inf, MAX_SECONDS), default=10.0,
+                        metavar="SECONDS",
                         help="seconds per move, at least 0.1 (default 10; the real referee "
                              "takes whole seconds)")
     parser.add_argument("--seed", type=int, help="seed for the coin flip and the opening")
@@ -106,7 +113,7 @@ def prepare_directory(path: str) -> str | None:
     return None
 
 
-@entry_point("python -m ref_sim")
+@entry_point(MODULE)
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -142,9 +149,11 @@ def main(argv: list[str] | None = None) -> int:
         record = run_game(args.dir, args.name1, args.name2, time_limit=args.time_limit,
                           seed=args.seed, linger=args.linger, busy_poll=args.busy_poll,
                           on_event=on_event, encoding=encoding)
-    except KeyboardInterrupt:
-        print("Interrupted: protocol files deleted, no end_game written.", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as interrupt:      # Ctrl-C, or SIGTERM/SIGHUP (agent.stops)
+        said = stops.said(interrupt)
+        print(f"{said[0].upper()}{said[1:]}: protocol files deleted, no end_game written.",
+              file=sys.stderr)
+        return stops.exit_code(interrupt)
     if args.record:
         record.save(args.record)
     return 0 if record.result != "aborted" else 1

@@ -1,13 +1,18 @@
 """How every ``ref_sim`` command ends when the user stops it: one line, never a traceback.
 
-``@entry_point(prog)`` wraps a command's ``main``:
+``@entry_point(module)`` wraps a command's ``main``:
 
-* Ctrl-C (KeyboardInterrupt) that the command did not handle itself: ``PROG: interrupted``
-  on stderr, exit code 130 (128 + SIGINT, what a shell reports for Ctrl-C).
+* PROG, in every line, is the name the user ran it by (:func:`prog`): ``uttt-match`` for the
+  console script, ``python -m ref_sim.match`` otherwise.
+* SIGTERM, SIGHUP (and SIGBREAK on Windows) stop it as Ctrl-C does (:mod:`agent.stops`).
+* Ctrl-C (KeyboardInterrupt) or another stop signal that the command did not handle itself:
+  ``PROG: interrupted`` (``PROG: stopped by SIGTERM``) on stderr, exit code 130 (128 + SIGINT,
+  what a shell reports for Ctrl-C; 128 + N for signal N).
 * Its output closed early (``... | head -2``: BrokenPipeError): ``PROG: output closed
   (broken pipe)`` on stderr, exit code 141 (128 + SIGPIPE, what ``head`` leaves a shell
-  program with).  Standard output is pointed at the null device first, so that Python's own
-  flush at exit does not fail a second time.
+  program with).
+
+The handling is :func:`agent.stops.guarded`'s, which the arena and the scripts use too.
 
 A command that must clean up (stop its games, kill its agents) catches these itself first.
 """
@@ -15,13 +20,19 @@ A command that must clean up (stop its games, kill its agents) catches these its
 from __future__ import annotations
 
 import functools
-import sys
 
-from agent.commandline import say_error, silence_output
+from agent import stops
+from agent.commandline import say_error
 
 #: Exit codes shared by the commands.
-INTERRUPTED = 130
-BROKEN_PIPE = 141
+INTERRUPTED = stops.EXIT_INTERRUPTED
+BROKEN_PIPE = stops.EXIT_BROKEN_PIPE
+
+
+def prog(module: str) -> str:
+    """The command's name in usage and error lines: ``uttt-match`` when run as that console
+    script, else ``python -m ref_sim.match`` (``module`` is ``ref_sim.match``)."""
+    return stops.invoked_as(module)
 
 
 def quiet_interrupt_hook(previous):
@@ -36,19 +47,11 @@ def quiet_interrupt_hook(previous):
     return hook
 
 
-def entry_point(prog: str):
-    """Decorate a command's ``main(argv=None) -> int`` (see the module docstring)."""
+def entry_point(module: str):
+    """Decorate the ``main(argv=None) -> int`` of ``module`` (see the module docstring)."""
     def wrap(main):
         @functools.wraps(main)
         def run(argv: list[str] | None = None) -> int:
-            try:
-                return main(argv)
-            except KeyboardInterrupt:
-                say_error(prog, "interrupted")
-                return INTERRUPTED
-            except BrokenPipeError:
-                silence_output(sys.stdout)
-                say_error(prog, "output closed (broken pipe)")
-                return BROKEN_PIPE
+            return stops.guarded(prog(module), main, argv)
         return run
     return wrap

@@ -4,6 +4,7 @@
                             [--out DIR] [--resume] [--unpaired] [--concurrency N]
                             [--sprt ELO0 ELO1 ALPHA BETA] [--show] [-q] [--cluster ADDRESS]
                             [--encoding ENC]
+    python -m ref_sim.match --resume --out DIR     # continue the series in DIR as it was
 
 AGENT is a built-in agent, optionally with options, or a shell-style command:
 
@@ -39,7 +40,9 @@ Openings and pairs (:mod:`ref_sim.openings`): random 4-move openings like the re
 played twice with the sides swapped (``--unpaired``: one game per opening, a coin flip for
 p1).  An odd ``--games`` is rounded up to whole pairs, except ``--games 1`` (one game).  The
 whole schedule follows from ``--seed`` (random and printed when not given), so a series is
-reproducible up to the agents' timing, and game k is always the same game.
+reproducible up to the agents' timing, and game k is always the same game.  The summary
+says how many games were distinct (the same moves from the same first player count once) and
+warns when some repeat.
 
 Results, in the style of cutechess-cli and fastchess (formulas in :mod:`agent.stats`)::
 
@@ -48,7 +51,10 @@ Results, in the style of cutechess-cli and fastchess (formulas in :mod:`agent.st
     Ptnml(0-2): [1, 5, 20, 34, 40]
     SPRT: llr 2.95 (100.1%), lbound -2.94, ubound 2.94 - H1 was accepted
 
-Scores and Elo are agent 1's.  The error bar and the SPRT use the pentanomial model over
+    Distinct games: 200 of 200
+
+Scores and Elo are agent 1's.  A 1-game series (or one stopped before a pair was complete)
+has no Ptnml line: it would be all zeros.  The error bar and the SPRT use the pentanomial model over
 complete pairs when the games are paired, the trinomial model otherwise.  With ``--sprt`` the
 series stops as soon as the LLR crosses a bound (``--games`` is then a maximum, default 1000).
 Time-outs, invalid and out-of-order moves, crashes (an agent that exits before the end) and
@@ -57,6 +63,23 @@ and a second if longer, then killed) are counted per agent.  The game's files st
 every agent has exited or that time is up, so an agent still searching when the game ended
 reads ``end_game`` as it would with the real referee.  Every game starts new agent
 processes, so a crash costs one game only.
+
+Progress (:mod:`ref_sim.progress`): on a terminal one line redrawn in place (games, W-L-D,
+Elo +/- error, the LLR and its bounds under ``--sprt``, each agent's time-outs, the time
+left) with the games that went wrong printed above it; otherwise one line per game and the
+progress line every 10 games.
+
+Stopping (:mod:`agent.stops`).  Ctrl-C, SIGTERM and SIGHUP (SIGBREAK on Windows) stop a
+series alike: the games being played are aborted and their agents killed with their whole
+process group (a shell command's children too), the temporary directory (no ``--out``) is
+removed, the games finished so far are summarised, and the last line, on stderr, is the
+command that continues the series (``--resume --out DIR``); the exit code is 128 + the
+signal (130, 143, 129).  Every agent gets this runner's process id in ``UTTT_RUNNER_PID``
+(:mod:`agent.lifeline`): one whose runner was killed outright (SIGKILL) ends by itself.
+Without ``--out`` the logs of the games that went wrong (a time-out, a bad move, a crash, a
+hang, or an agent that could not start) are moved to a ``uttt-logs-*`` folder of the
+system's temporary directory, which is kept and named: a message never points into the
+deleted folder.
 
 ``--cluster ADDRESS`` (or ``UTTT_CLUSTER``) plays the games on the workers of a Dask
 scheduler instead (:mod:`agent.cluster`, the ``cluster`` extra): the same schedule, one game
@@ -67,9 +90,12 @@ summary ends with each worker's games and time-outs and the number of games retr
 Files in ``--out``:
 
 ``series.json``   the series: ``{"format": 1, "seed", "agents": [spec1, spec2], "names",
-                  "time_limit", "paired", "encoding"}``; ``--resume`` checks it and continues the series.
+                  "time_limit", "paired", "encoding", "games", "sprt"}``.  ``--resume --out
+                  DIR`` alone continues the series with these settings; a setting given
+                  again must be the same (else one line, exit 2), but for ``--games``,
+                  which may grow or shrink the series.
 ``games.jsonl``   one JSON object per finished game, one line each, in the order the games
-                  finished (sort by ``game``).  Games aborted by Ctrl-C are not written, so
+                  finished (sort by ``game``).  Games aborted by a stop are not written, so
                   ``--resume`` plays them again.  Keys:
 
     format      1
@@ -103,6 +129,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import re
@@ -117,9 +144,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent import cluster, stats
+from agent import cluster, stats, stops
 from agent.commandline import say_error, silence_output
+from agent.lifeline import RUNNER_ENV
+from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
 from ref_sim import console, openings
+from ref_sim.progress import Progress, Summary
 from ref_sim.random_agent import FLOOD_FILE
 from ref_sim.referee import (INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, GameRecord, Printer,
                              check_encoding, check_time_limit, locale_encoding, run_game)
@@ -155,6 +185,9 @@ STARTUP_WAIT = 2.0
 SPRT_MAX_GAMES = 1000
 PROJECT_ROOT = str(Path(__file__).resolve().parent.parent)
 FORMAT = 1
+MODULE = "ref_sim.match"
+#: --sprt's Elo bounds beyond this are no test (the expected score is 1 or 0 to the float).
+MAX_SPRT_ELO = 1000.0
 
 #: Our agent's per-move log line (agent/protocol.py, FileProtocolAgent._play).
 SEARCH_LINE = re.compile(r"\bmove (\d) (\d)\s+depth (-?\d+)\s+score ([+-]?\d+)\s+nodes (\d+)"
@@ -203,10 +236,13 @@ def builtin_command(text: str, builtins: dict) -> str | None:
 
 
 def child_env() -> dict:
-    """The environment of an agent process: this project importable, output unbuffered."""
+    """The environment of an agent process: this project importable, output unbuffered, and
+    this runner's process id (agent.lifeline): a player whose runner died, even by SIGKILL,
+    ends by itself instead of waiting for a referee that will never come."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [PROJECT_ROOT, env.get("PYTHONPATH")]))
     env["PYTHONUNBUFFERED"] = "1"
+    env[RUNNER_ENV] = str(os.getpid())
     return env
 
 
@@ -266,11 +302,10 @@ def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, 
         command = spec.command(name, directory, time_limit, seed, encoding)
         handle.write(f"$ {shlex.join(command)}\n")
         handle.flush()
-        # A session of its own: Ctrl-C in the terminal stops the runner, which stops the
-        # agents, instead of every agent dying as a "crash" in the middle of its game.
-        process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, env=env,
-                                   start_new_session=os.name == "posix")
+        # A session of its own (stops.start): Ctrl-C in the terminal stops the runner, which
+        # stops the agents; and a process group that stops.kill_tree ends whole.
+        process = stops.start(command, stdout=handle, stderr=subprocess.STDOUT,
+                              stdin=subprocess.DEVNULL, env=env)
     except (OSError, ValueError) as error:
         handle.write(f"could not start: {error}\n")
         process = None
@@ -332,14 +367,6 @@ def first_to_exit(processes: dict, seconds: float) -> str | None:
         time.sleep(0.02)
 
 
-def _kill(process) -> None:
-    try:
-        process.kill()
-    except OSError:
-        pass
-    process.wait()
-
-
 def exit_time(time_limit: float, exit_wait: float | None = None) -> float:
     """Seconds an agent has after end_game to exit (see :data:`EXIT_WAIT`)."""
     return max(EXIT_WAIT if exit_wait is None else exit_wait, time_limit + 1.0)
@@ -372,8 +399,7 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
     gone = first_to_exit(processes, START_SETTLE) if must_start else None
     if gone is not None:
         for other in processes.values():
-            if other is not None and other.poll() is None:
-                _kill(other)
+            stops.kill_tree(other)
         process = processes[gone]
         why = ("the command could not be launched" if process is None
                else f"exited with code {process.returncode} before the game began")
@@ -408,13 +434,16 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
                           on_event=on_event, first=first, opening=opening, stop=stop,
                           exit_delay=exit_time(time_limit, exit_wait), agents_gone=all_exited,
                           encoding=referee_encoding or encoding)
+    except BaseException:       # no agent outlives a game that went wrong here
+        for process in processes.values():
+            stops.kill_tree(process)
+        raise
     finally:
         finished.set()
         watcher.join()
         if stop is not None and stop.is_set():
             for process in processes.values():
-                if process is not None and process.poll() is None:
-                    _kill(process)
+                stops.kill_tree(process)
     notes = {name: f"crashed ({why})" for name, why in exited_early.items()}
     for name, process in processes.items():     # run_game waited for them to exit
         if process is None or name in notes:
@@ -422,9 +451,11 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
         try:
             process.wait(0.05)
         except subprocess.TimeoutExpired:
-            _kill(process)
+            stops.kill_tree(process)
             if record.result != "aborted":      # no end_game to read: not the agent's fault
                 notes[name] = "did not exit (killed)"
+    for process in processes.values():          # what an agent left running goes with it
+        stops.kill_tree(process)
     for name in names:                          # every agent has exited: nothing rewrites them
         for scratch in specs[name].scratch:
             (directory / scratch.format(name=name)).unlink(missing_ok=True)
@@ -597,19 +628,6 @@ def pair_counts(games: list[dict]) -> list[int]:
     return stats.pentanomial(points for points in by_pair.values() if len(points) == 2)
 
 
-@dataclass
-class Summary:
-    wins: int
-    losses: int
-    draws: int
-    ptnml: list[int] | None
-    sprt: stats.SprtResult | None
-
-    @property
-    def played(self) -> int:
-        return self.wins + self.losses + self.draws
-
-
 def summarize(games: list[dict], names: list[str], paired: bool, sprt_args=None) -> Summary:
     sides = tally(games, names)
     a = sides[names[0]]
@@ -621,13 +639,41 @@ def summarize(games: list[dict], names: list[str], paired: bool, sprt_args=None)
             result = stats.sprt(elo0, elo1, alpha, beta, ptnml=ptnml)
         else:
             result = stats.sprt(elo0, elo1, alpha, beta, trinomial=(a.wins, a.losses, a.draws))
-    return Summary(a.wins, a.losses, a.draws, ptnml, result)
+    timeouts = tuple(sides[name].reasons[SHORT[TIME_OUT]] for name in names)
+    return Summary(a.wins, a.losses, a.draws, ptnml, result, timeouts)
 
 
-def report_lines(games: list[dict], names: list[str], paired: bool, sprt_args=None) -> list[str]:
-    """The cutechess-style summary."""
+def game_moves(game: dict) -> tuple:
+    """What makes a game the same game: who moved first, then every cell in order (the
+    opening's too).  Two games with the same moves are one game played twice."""
+    cells = [(int(board), int(spot)) for _, board, spot in game.get("opening") or []]
+    cells += [(move["board"], move["spot"]) for move in game.get("moves") or []]
+    return game.get("p1"), tuple(cells)
+
+
+def distinct_line(games: list[dict], hint: str = "") -> str:
+    """``Distinct games: D of N``, with a warning when some repeat (``hint``: how to vary them).
+
+    >>> distinct_line([{"p1": "A", "moves": []}] * 2)
+    'Distinct games: 1 of 2 (warning: 1 repeats an earlier game move for move, and counts again in the figures above)'
+    """
+    distinct = len({game_moves(game) for game in games})
+    line = f"Distinct games: {distinct} of {len(games)}"
+    repeats = len(games) - distinct
+    if repeats:
+        line += (f" (warning: {repeats} {'repeats' if repeats == 1 else 'repeat'} an earlier game "
+                 f"move for move, and {'counts' if repeats == 1 else 'count'} again in the "
+                 f"figures above{'; ' + hint if hint else ''})")
+    return line
+
+
+def report_lines(games: list[dict], names: list[str], paired: bool, sprt_args=None,
+                 repeat_hint: str = "") -> list[str]:
+    """The cutechess-style summary, then how many games were distinct (``repeat_hint``: what
+    to do when some repeat).  No Ptnml line before a pair is complete: it would be all zeros."""
     summary = summarize(games, names, paired, sprt_args)
-    lines = stats.summary_lines(names, summary.wins, summary.losses, summary.draws, summary.ptnml)
+    ptnml = summary.ptnml if summary.ptnml and sum(summary.ptnml) else None
+    lines = stats.summary_lines(names, summary.wins, summary.losses, summary.draws, ptnml)
     if summary.sprt is not None:
         decision = summary.sprt.decision
         elo0, elo1 = sprt_args[:2]
@@ -637,36 +683,9 @@ def report_lines(games: list[dict], names: list[str], paired: bool, sprt_args=No
             None: ""}[decision])
     sides = tally(games, names)
     lines += [sides[name].line() for name in names]
+    if games:
+        lines.append(distinct_line(games, repeat_hint))
     return lines
-
-
-class Progress:
-    """A one-line progress bar redrawn with ``\\r`` (only on a terminal)."""
-
-    def __init__(self, total: int, stream=None, width: int = 30) -> None:
-        self.total, self.width = total, width
-        self.stream = stream or sys.stdout
-        self.started = time.monotonic()
-
-    def update(self, done: int, summary: Summary) -> None:
-        filled = self.width * done // max(self.total, 1)
-        elapsed = time.monotonic() - self.started
-        est = stats.estimate(summary.wins, summary.losses, summary.draws)
-        text = (f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{self.total}  "
-                f"+{summary.wins} -{summary.losses} ={summary.draws}  "
-                f"Elo {est.elo_text()}  {elapsed:.0f} s")
-        if summary.sprt is not None:
-            text += f"  llr {summary.sprt.llr:.2f}"
-        self.stream.write(text + "\033[K")
-        self.stream.flush()
-
-    def note(self, line: str) -> None:
-        """Print a line above the bar (a game that went wrong)."""
-        self.stream.write(f"\r{line}\033[K\n")
-
-    def close(self) -> None:
-        self.stream.write("\n")
-        self.stream.flush()
 
 
 def concurrency_cap() -> int:
@@ -694,7 +713,7 @@ def read_games(path: Path) -> tuple[list[dict], int]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m ref_sim.match",
+        prog=console.prog(MODULE),
         description="Play a series of games between two agents through the referee files, "
                     "with paired openings, cutechess-style statistics and optional SPRT.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -737,37 +756,51 @@ the series' limit; an agent command gets it through {time_limit}.  After end_gam
 game's files stay until both agents have exited (at most max(3 s, limit + 1 s), then a
 still-running agent is killed and counted as a hang).
 
+stopping: Ctrl-C, SIGTERM (kill, timeout, a cancelled CI job) and SIGHUP (the terminal or
+ssh session closed; not under nohup) stop the series alike: the games still running are
+aborted and their agents killed (each agent's whole process group), the temporary
+directory is removed, the games finished so far are summarised, and the last line gives
+the command that continues the series (--resume --out DIR: its settings come from
+series.json; an option that contradicts them is refused, --games may grow or shrink it).
+An agent whose runner was killed outright (SIGKILL) finds out by itself (UTTT_RUNNER_PID
+in its environment) and exits.  Without --out, the logs of games that went wrong (time-out,
+bad move, crash, hang) are moved to a uttt-logs-* folder of the temporary directory, which
+is kept and named in the output.
+
 exit codes: 0 the series ran, 1 an agent could not start in the first game (its command
 is wrong: the series stops rather than score forfeits), 2 bad arguments (a bare word that
-is neither a built-in nor a command on the PATH, such as "Random"), 130 Ctrl-C (games
-played so far are kept: --resume continues), 141 the output was closed (| head).
+is neither a built-in nor a command on the PATH, such as "Random"), 130 Ctrl-C, 143
+SIGTERM, 129 SIGHUP (128 + the signal; the games played so far are kept), 141 the output
+was closed (| head).
 
 examples:
   python -m ref_sim.match agent random --games 1 --time-limit 1 --show
   python -m ref_sim.match agent seed:depth=4 --games 100 --time-limit 0.5 --seed 1
-  python -m ref_sim.match agent agent:depth=4 --sprt 0 10 0.05 0.05 --out runs/a --resume""")
-    parser.add_argument("agent1", metavar="AGENT1")
-    parser.add_argument("agent2", metavar="AGENT2")
-    parser.add_argument("--games", type=int, default=None,
+  python -m ref_sim.match agent agent:depth=4 --sprt 0 10 0.05 0.05 --out runs/a --resume
+  python -m ref_sim.match --resume --out runs/a""")
+    add_agents(parser, "agent")
+    # Settings a series keeps (series.json) default to None: given or not, --resume knows.
+    parser.add_argument("--games", type=whole(1, MAX_GAMES), default=None,
                         help="games to play (default 2; with --sprt a maximum, default "
-                             f"{SPRT_MAX_GAMES}); rounded up to whole pairs when paired")
-    parser.add_argument("--time-limit", type=float, default=10.0, metavar="S",
-                        help="seconds per move (default 10)")
+                             f"{SPRT_MAX_GAMES}); rounded up to whole pairs when paired; with "
+                             "--resume it may grow or shrink the series")
+    # Below 0.1 s check_time_limit says why; here nan, inf and hours are refused.
+    parser.add_argument("--time-limit", type=real(-math.inf, MAX_SECONDS), default=None,
+                        metavar="S", help="seconds per move (default 10)")
     parser.add_argument("--seed", type=int, help="seed of the series: openings, who moves "
                         "first, the agents' seeds (default: random, printed)")
     parser.add_argument("--out", help="directory for the games, logs and records "
                                       "(default: a new temporary directory)")
-    parser.add_argument("--resume", action="store_true",
-                        help="continue the series in --out: games already in games.jsonl "
-                             "are not replayed, and they count in the statistics")
+    parser.add_argument("--resume", action="store_true", help=RESUME_HELP)
     pairing = parser.add_mutually_exclusive_group()
-    pairing.add_argument("--paired", action="store_true", default=True,
+    pairing.add_argument("--paired", action="store_true", default=None,
                          help="each opening twice, sides swapped (the default)")
     pairing.add_argument("--unpaired", dest="paired", action="store_false",
                          help="one game per opening, a coin flip for who moves first")
-    parser.add_argument("--concurrency", type=int, default=1, metavar="N",
+    parser.add_argument("--concurrency", type=whole(1), default=1, metavar="N",
                         help="games at once (default 1; at most the number of cores - 1)")
-    parser.add_argument("--sprt", nargs=4, type=float, metavar=("ELO0", "ELO1", "ALPHA", "BETA"),
+    parser.add_argument("--sprt", nargs=4, type=real(-MAX_SPRT_ELO, MAX_SPRT_ELO),
+                        metavar=("ELO0", "ELO1", "ALPHA", "BETA"),
                         help="stop when the SPRT accepts H0 (Elo <= ELO0) or H1 (Elo >= ELO1), "
                              "e.g. --sprt 0 10 0.05 0.05")
     parser.add_argument("--show", action="store_true", help="print the boards as games go")
@@ -782,20 +815,77 @@ examples:
     return parser
 
 
-def _series_file(out: Path, data: dict, resume: bool, seed_given: bool) -> dict:
-    """Write series.json, or check it against this run's settings when resuming."""
-    path = out / "series.json"
-    if resume and path.exists():
-        old = json.loads(path.read_text(encoding="utf-8"))
-        if seed_given and old.get("seed") != data["seed"]:
-            raise ValueError(f"--seed {data['seed']} but the series in {out} has seed "
-                             f"{old.get('seed')}")
-        for key in ("agents", "time_limit", "paired", "encoding"):
-            if old.get(key) != data[key]:
-                raise ValueError(f"cannot resume: {key} was {old.get(key)!r}, now {data[key]!r}")
-        return old
-    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    return data
+RESUME_HELP = ("continue the series in --out with the settings it recorded: games already in "
+               "games.jsonl are not replayed, and they count in the statistics")
+
+
+def add_agents(parser: argparse.ArgumentParser, noun: str) -> None:
+    """AGENT1 and AGENT2 (``noun``: agent or program), both left out with ``--resume``."""
+    parser.add_argument("agent1", metavar="AGENT1", nargs="?",
+                        help=f"{noun} 1 (its score is the one reported); with --resume, leave "
+                             "both out to continue the series as it was")
+    parser.add_argument("agent2", metavar="AGENT2", nargs="?", help=f"{noun} 2")
+
+
+def check_agents(parser: argparse.ArgumentParser, args, noun: str) -> None:
+    """Both agents, or neither with ``--resume --out DIR``: else a usage error."""
+    if args.agent1 is None and not args.resume:
+        parser.error("AGENT1 and AGENT2 are required (or --resume --out DIR, to continue "
+                     "the series in DIR)")
+    if args.agent2 is None and args.agent1 is not None:
+        parser.error(f"AGENT2 is missing: give both {noun}s (or neither, with --resume)")
+    if args.resume and not args.out:
+        parser.error("--resume needs --out (the directory of the series to continue)")
+
+
+def series_settings(out: Path | None, resume: bool, given: dict, defaults: dict,
+                    flags: dict) -> tuple[dict, dict | None]:
+    """The settings of this run and those ``out/series.json`` recorded (None: a new series).
+
+    ``given``: the settings on the command line, None where left out; ``defaults``: those of
+    a new series; ``flags``: each setting's option, for messages.  Resuming takes every
+    setting from series.json, except ``games`` when given (a series may grow or shrink);
+    a given setting that differs from the recorded one is refused (ValueError, one line).
+    ``--resume`` where there is no series.json starts one, if the agents are given."""
+    path = out / "series.json" if out is not None else None
+    recorded = None
+    if resume and path is not None and path.exists():
+        try:
+            recorded = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise ValueError(f"cannot resume: {path} is unreadable ({error})") from None
+        if not isinstance(recorded, dict):
+            raise ValueError(f"cannot resume: {path} is not a series file")
+    if recorded is None:
+        if resume and given.get("agents") is None:
+            raise ValueError(f"--resume: {out} holds no series to continue (no series.json); "
+                             "give AGENT1 AGENT2 to start one there")
+        return {key: defaults[key] if given.get(key) is None else given[key]
+                for key in defaults}, None
+    settings = {}
+    for key, default in defaults.items():
+        old, new = recorded.get(key, default), given.get(key)
+        if new is not None and key in recorded and new != old and key != "games":
+            raise ValueError(f"cannot resume: {flags[key]} was {_shown(old)} in {out}, not "
+                             f"{_shown(new)} (leave {flags[key]} out to continue the series as "
+                             "it was, or choose another --out)")
+        settings[key] = old if new is None else new
+    return settings, recorded
+
+
+def _shown(value) -> str:
+    """A setting as a command line gives it.
+
+    >>> _shown(["agent", "seed:depth=4"]), _shown(0.5), _shown(None), _shown(False)
+    ('agent seed:depth=4', '0.5', 'none', 'no')
+    """
+    if isinstance(value, list):
+        return " ".join(map(_shown, value))
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return "none" if value is None else str(value)
 
 
 def prepare_out(path: str) -> str | None:
@@ -810,34 +900,82 @@ def prepare_out(path: str) -> str | None:
     return None
 
 
-@console.entry_point("python -m ref_sim.match")
+def went_wrong(game: dict) -> bool:
+    """A game whose logs say why: a time-out, a bad move, a crash, a hang, an abort."""
+    return bool(game["notes"]) or game["reason"] in SHORT or game["result"] == "aborted"
+
+
+def keep_logs(files) -> Path | None:
+    """Move ``files`` (logs in a temporary series folder about to be deleted) into a new
+    ``uttt-logs-*`` folder of the system's temporary directory, which is kept; returns it
+    (None when there is nothing to keep)."""
+    files = [path for path in files if path.exists()]
+    if not files:
+        return None
+    kept = Path(tempfile.mkdtemp(prefix="uttt-logs-"))
+    for path in files:
+        shutil.move(str(path), str(kept / path.name))
+    return kept
+
+
+def game_logs(logs: Path, numbers) -> list[Path]:
+    """Every file of ``logs`` that belongs to the games ``numbers``."""
+    return [path for number in sorted(set(numbers))
+            for path in sorted(logs.glob(f"game-{number:04d}[-.]*"))]
+
+
+def stopped_line(module: str, interrupt: BaseException, games: int, out: str | None) -> str:
+    """The stderr line of a series stopped by Ctrl-C or a signal: how many games were kept,
+    and the command that continues the series (runs as printed)."""
+    said = stops.said(interrupt)
+    text = f"{said[0].upper()}{said[1:]} after {games} game{'' if games == 1 else 's'}"
+    if out:
+        return text + "; continue the series with: " + stops.command_line(
+            module, "--resume", "--out", out)
+    return text + " (the series was in a temporary directory, now deleted: with --out DIR " \
+                  "it can be continued)"
+
+
+@console.entry_point(MODULE)
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.games is None:
-        args.games = SPRT_MAX_GAMES if args.sprt else 2
-    if args.games < 1:
-        parser.error("--games must be at least 1")
-    limit_error, limit_warning = check_time_limit(args.time_limit)
-    if limit_error:
-        parser.error(limit_error)
-    if args.concurrency < 1:
-        parser.error("--concurrency must be at least 1")
+    check_agents(parser, args, "agent")
     if args.sprt:
         elo0, elo1, alpha, beta = args.sprt
         if not elo0 < elo1 or not (0 < alpha < 1 and 0 < beta < 1):
             parser.error("--sprt needs ELO0 < ELO1 and 0 < ALPHA, BETA < 1")
-    if args.resume and not args.out:
-        parser.error("--resume needs --out (the directory of the series to continue)")
     if args.encoding is not None:
         try:
             args.encoding = check_encoding(args.encoding)
         except ValueError as error:
             parser.error(str(error))
+    given = {"agents": None if args.agent1 is None else [args.agent1, args.agent2],
+             "time_limit": args.time_limit, "paired": args.paired, "encoding": args.encoding,
+             "seed": args.seed, "sprt": args.sprt, "games": args.games}
+    defaults = {"agents": None, "time_limit": 10.0, "paired": True, "encoding": None,
+                "seed": random.randrange(2 ** 32), "sprt": None, "games": None}
+    flags = {"agents": "AGENT1 AGENT2", "time_limit": "--time-limit", "paired": "--paired",
+             "encoding": "--encoding", "seed": "--seed", "sprt": "--sprt", "games": "--games"}
     try:
-        specs = [agent_spec(args.agent1), agent_spec(args.agent2)]
+        settings, recorded = series_settings(Path(args.out) if args.out else None, args.resume,
+                                             given, defaults, flags)
+        specs = [agent_spec(text) for text in settings["agents"]]
     except ValueError as error:
         parser.error(str(error))
+    if args.out:        # created once the settings are known: a refused --resume makes nothing
+        problem = prepare_out(args.out)
+        if problem:
+            parser.error(problem)
+    limit_error, limit_warning = check_time_limit(settings["time_limit"])
+    if limit_error:
+        parser.error(limit_error)
+    (args.agent1, args.agent2), args.time_limit = settings["agents"], settings["time_limit"]
+    args.paired, args.encoding, args.seed = settings["paired"], settings["encoding"], settings["seed"]
+    args.sprt = settings["sprt"]
+    if settings["games"] is None:
+        settings["games"] = SPRT_MAX_GAMES if args.sprt else 2
+    args.games = settings["games"]
     say = (lambda *a, **k: None) if args.quiet else print
 
     games_wanted = args.games
@@ -847,6 +985,8 @@ def main(argv: list[str] | None = None) -> int:
             "(--unpaired for an odd number)")
     elif args.paired and args.games == 1:
         say("--games 1: one game, the first of its opening pair")
+    if recorded is not None and recorded.get("games") not in (None, args.games):
+        say(f"the series now has {args.games} games (it had {recorded['games']})")
 
     concurrency = args.concurrency
     if concurrency > concurrency_cap():
@@ -858,10 +998,6 @@ def main(argv: list[str] | None = None) -> int:
         print("warning: --show plays one game at a time", file=sys.stderr)
         concurrency = 1
 
-    if args.out:
-        problem = prepare_out(args.out)
-        if problem:
-            parser.error(problem)
     if limit_warning:
         print(limit_warning, file=sys.stderr)
     address = cluster.cluster_address(args.cluster)
@@ -876,9 +1012,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _run_series(args, parser, specs, out, say, concurrency, runner)
     finally:
-        runner.close()
-        if not args.out:
-            shutil.rmtree(out, ignore_errors=True)
+        try:
+            runner.close()      # after a stop: waits for the games, which are aborting
+        finally:
+            if not args.out:
+                shutil.rmtree(out, ignore_errors=True)
 
 
 def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -> int:
@@ -890,16 +1028,12 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -
     if done and not args.resume:
         parser.error(f"{games_path} already holds {len(done)} games: "
                      "add --resume to continue that series, or choose another --out")
-    series_seed = args.seed if args.seed is not None else random.randrange(2 ** 32)
-    try:
-        series = _series_file(out, {"format": FORMAT, "seed": series_seed,
-                                    "agents": [args.agent1, args.agent2], "names": names,
-                                    "time_limit": args.time_limit, "paired": args.paired,
-                                    "encoding": args.encoding},
-                              args.resume, args.seed is not None)
-    except ValueError as error:
-        parser.error(str(error))
-    series_seed = series["seed"]
+    series_seed = args.seed
+    (out / "series.json").write_text(json.dumps(
+        {"format": FORMAT, "seed": series_seed, "agents": [args.agent1, args.agent2],
+         "names": names, "time_limit": args.time_limit, "paired": args.paired,
+         "encoding": args.encoding, "games": args.games, "sprt": args.sprt}, indent=2) + "\n",
+        encoding="utf-8")
     if bad:
         say(f"{games_path}: {bad} unreadable line(s) dropped (those games are played again)")
         games_path.write_text("".join(json.dumps(g) + "\n" for g in done), encoding="utf-8")
@@ -916,14 +1050,16 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -
            if runner.remote else "")
         + (f"; games, logs and records in {out}" if args.out else
            "; games and logs in a temporary directory, deleted at the end (--out DIR "
-           "keeps them)"))
+           "keeps them), but for the logs of games that go wrong"))
     if done:
         say(f"resuming: {len(done)} of {args.games} games already played, {len(todo)} to go")
 
     games = list(done)
     spec_by_name = dict(zip(names, specs))
-    progress = Progress(args.games) if (sys.stdout.isatty() and not args.show
-                                        and not args.quiet) else None
+    # On a terminal the line is redrawn (not with --show, whose boards scroll); elsewhere
+    # a line per game and the figures every few games.
+    progress = None if args.quiet else Progress(
+        args.games, terminal=sys.stdout.isatty() and not args.show, done=len(done))
     stop = threading.Event()
     decided = None
     if done and args.sprt:          # a resumed series may have been decided already
@@ -968,7 +1104,7 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -
     def finished(scheduled, record, notes, ticket=None) -> dict | None:
         nonlocal decided
         if stop.is_set() and record.result == "aborted":
-            return None                          # Ctrl-C: not a game; --resume replays it
+            return None                          # stopped: not a game; --resume replays it
         game = game_line(record, notes, scheduled, series_seed, specs, names, logs,
                          args.encoding)
         if runner.remote:
@@ -980,21 +1116,18 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -
         if summary.sprt is not None and summary.sprt.decision:
             decided = summary.sprt.decision
         if progress is not None:
-            if game["notes"] or game["reason"] in SHORT or game["result"] == "aborted":
-                progress.note(f"Game {scheduled.index}/{args.games}: {describe(game)}")
+            progress.game(f"Game {scheduled.index}/{args.games}: {describe(game)}",
+                          notable=went_wrong(game))
             progress.update(len(games), summary)
-        else:
-            say(f"Game {scheduled.index}/{args.games}: {describe(game)}", flush=True)
         return game
 
-    # How the series ends early: Ctrl-C, the output closed (| head), or an agent that
-    # cannot start in the first games of this run (its command is wrong).
-    stopped_by = None
-    cannot_start = None
+    # How the series ends early: Ctrl-C or a stop signal, the output closed (| head), or an
+    # agent that cannot start in the first games of this run (its command is wrong).
+    interrupt = broken_pipe = cannot_start = None
     pending = iter(todo)
     running = set()
     try:
-        if progress is not None:
+        if progress is not None and progress.terminal:
             progress.update(len(games), summarize(games, names, args.paired, args.sprt))
         while True:
             while decided is None and len(running) < runner.capacity():
@@ -1009,17 +1142,18 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -
             for ticket in sorted(ready, key=lambda t: scheduled_of[t].index):
                 finished(*outcome(ticket), ticket)
     except AgentCannotStart as error:
-        stopped_by, cannot_start = "cannot start", error
-    except KeyboardInterrupt:
-        stopped_by = "interrupted"
-    except BrokenPipeError:
-        stopped_by = "broken pipe"
+        cannot_start = error
+    except KeyboardInterrupt as error:       # Ctrl-C, or SIGTERM/SIGHUP (agent.stops)
+        interrupt = error
+    except BrokenPipeError as error:
+        broken_pipe = error
         silence_output(sys.stdout)
     finally:
-        if stopped_by and runner.remote:
+        stopped = interrupt or broken_pipe or cannot_start
+        if stopped and runner.remote:
             runner.cancel(running)      # not written: --resume plays them again
-        elif stopped_by:
-            stop.set()
+        elif stopped:
+            stop.set()                  # every game still running aborts; its agents die
             for ticket in running:
                 try:
                     finished(*outcome(ticket), ticket)
@@ -1027,31 +1161,53 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -
                     pass
                 except BrokenPipeError:
                     silence_output(sys.stdout)
-    if stopped_by == "broken pipe":
-        say_error("python -m ref_sim.match", f"output closed (broken pipe) after "
-                          f"{len(games)} games; the series stopped")
+    return conclude(MODULE, games, names, args.paired, args.sprt, out_arg=args.out, out=out,
+                    progress=progress, say=say, interrupt=interrupt, cannot_start=cannot_start,
+                    broken_pipe=bool(broken_pipe), decided=decided)
+
+
+def conclude(module: str, games: list[dict], names: list[str], paired: bool, sprt, *,
+             out_arg: str | None, out: Path, progress, say, interrupt=None, cannot_start=None,
+             broken_pipe: bool = False, decided=None, repeat_hint: str = "") -> int:
+    """The end of a series, however it ended (match and stdio): without ``--out``
+    (``out_arg``) the logs of the games that went wrong are moved out of the temporary folder
+    ``out``; then the error, or the summary and where the files are, and after a stop
+    (``interrupt``) the line that continues the series.  Returns the exit code."""
+    games.sort(key=lambda g: g["game"])
+    logs = out / "logs"
+    kept = None
+    if not out_arg:         # the temporary folder goes: the logs that say what went wrong stay
+        kept = keep_logs(game_logs(logs, [g["game"] for g in games if went_wrong(g)])
+                         + ([cannot_start.log] if cannot_start else []))
+    if broken_pipe:
+        say_error(console.prog(module), f"output closed (broken pipe) after "
+                  f"{len(games)} games; the series stopped")
         return console.BROKEN_PIPE
     if progress is not None:
+        if interrupt and games:
+            progress.update(len(games), summarize(games, names, paired, sprt), stopped=True)
         progress.close()
-    if stopped_by == "cannot start":
-        print(f"error: {cannot_start}; the series stopped (a command that cannot start "
-              "would lose every game)", file=sys.stderr)
-        return 1
-    if stopped_by == "interrupted":
-        print(f"Interrupted after {len(games)} games"
-              + (f"; --resume --out {out} continues the series." if args.out else "."),
+    if cannot_start:
+        log = kept / cannot_start.log.name if kept else cannot_start.log
+        print(f"error: {cannot_start.name} could not start ({cannot_start.why}); its output: "
+              f"{log}; the series stopped (a command that cannot start would lose every game)",
               file=sys.stderr)
-    elif decided:
+        return 1
+    if decided and not interrupt:
         say(f"SPRT decided ({decided} accepted) after {len(games)} games.")
-
-    games.sort(key=lambda g: g["game"])
-    for line in report_lines(games, names, args.paired, args.sprt):
+    for line in report_lines(games, names, paired, sprt, repeat_hint):
         print(line)
     for line in cluster.worker_lines(games, TIME_OUT):     # games played on a cluster
         print(line)
-    if args.out:
-        print(f"Games: {games_path}  logs: {logs}")
-    return console.INTERRUPTED if stopped_by == "interrupted" else 0
+    if out_arg:
+        print(f"Games: {out / 'games.jsonl'}  logs: {logs}")
+    elif kept:
+        print(f"Logs of the games that went wrong: {kept} (kept; the rest were in the "
+              "temporary directory, deleted: --out DIR keeps everything)")
+    if interrupt:
+        print(stopped_line(module, interrupt, len(games), out_arg), file=sys.stderr)
+        return stops.exit_code(interrupt)
+    return 0
 
 
 if __name__ == "__main__":

@@ -7,7 +7,10 @@ game record, or a directory of records (``<out>/logs/``, ``game-*.json``).  Need
 matplotlib (``pip install -e '.[plot]' in the project``).
 
 Top panel: the score of agent A (1 a win, 1/2 a draw, 0 a loss; aborted games left out) as
-its running mean over the games, with a 95 % band ``mean ± 1.96·sd/√n``.  Bottom panel:
+its running mean over the games, with the 95 % Wilson interval of that score as a band (a
+score's variance is at most ``p (1 - p)``, so with draws the band is on the safe side; unlike
+``mean ± 1.96·sd/√n`` it keeps a width when every game so far went the same way: 20-0 is
+not a certainty).  Bottom panel:
 each move's time (``seconds`` in the records) against its move number (the referee's four
 opening moves are 1-4, so the first timed move is 5), one colour per agent, with the time
 limit as a line when the records give it.
@@ -22,12 +25,10 @@ from pathlib import Path
 
 from agent import stats
 from ref_sim import render
-from ref_sim.console import entry_point
+from ref_sim.console import entry_point, prog
 from ref_sim.show import RecordError, load_games, player_names
 
-PROG = "python -m ref_sim.plot"
-#: Two-sided 95 % normal quantile.
-Z95 = 1.96
+MODULE = "ref_sim.plot"
 AGENT_COLOURS = ("#d62839", "#1d5fd1")
 
 
@@ -54,23 +55,29 @@ def game_score(record: dict, agent: str) -> float | None:
     return None
 
 
+def wilson(mean: float, n: int, z: float = stats.Z95) -> tuple[float, float]:
+    """The Wilson score interval of a proportion ``mean`` over ``n`` trials (95 % by default).
+
+    >>> [round(x, 3) for x in wilson(1.0, 20)]
+    [0.839, 1.0]
+    """
+    z2 = z * z
+    centre = (mean + z2 / (2 * n)) / (1 + z2 / n)
+    half = z / (1 + z2 / n) * math.sqrt(mean * (1 - mean) / n + z2 / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
 def running_score(scores: list[float]) -> list[tuple[float, float, float]]:
-    """(mean, low, high) after each game: the running mean ± 1.96·sd/√n, clipped to 0-1.
+    """(mean, low, high) after each game: the running mean and its 95 % Wilson interval.
 
-    sd is the standard deviation of the scores so far (0 after one game).
-
-    >>> running_score([1.0, 0.0])
-    [(1.0, 1.0, 1.0), (0.5, 0.0, 1.0)]
+    >>> [tuple(round(x, 2) for x in row) for row in running_score([1.0, 0.0])]
+    [(1.0, 0.21, 1.0), (0.5, 0.09, 0.91)]
     """
     out = []
-    total = total_sq = 0.0
+    total = 0.0
     for n, score in enumerate(scores, 1):
         total += score
-        total_sq += score * score
-        mean = total / n
-        sd = math.sqrt(max(total_sq / n - mean * mean, 0.0))
-        half = Z95 * sd / math.sqrt(n)
-        out.append((mean, max(0.0, mean - half), min(1.0, mean + half)))
+        out.append((total / n, *wilson(total / n, n)))
     return out
 
 
@@ -187,7 +194,7 @@ def plot(records: list[dict], out, agent: str | None = None) -> str:
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m ref_sim.plot``."""
     parser = argparse.ArgumentParser(
-        prog=PROG,
+        prog=prog(MODULE),
         description="Plot a series: the running score of agent A with a 95% band, and the "
                     "time of every move.  Needs matplotlib: pip install -e '.[plot]' in the project.",
         epilog="Exit codes: 0 done, 2 bad input or matplotlib missing.")
@@ -200,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-@entry_point("python -m ref_sim.plot")
+@entry_point(MODULE)
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m ref_sim.plot``; returns the exit code."""
     args = build_parser().parse_args(argv)
@@ -209,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
             raise RecordError(f"--out {args.out!r}: the file must end in .png or .svg")
         headline = plot(load_series(args.series), args.out, args.agent)
     except (RecordError, render.MissingDependency, OSError) as error:
-        print(f"{PROG}: error: {error}", file=sys.stderr)
+        print(f"{prog(MODULE)}: error: {error}", file=sys.stderr)
         return 2
     print(headline)
     print(args.out)

@@ -19,6 +19,15 @@ whatever the referee would read.  The loop, every ~10 ms:
    check that the mtime went up, else stamp it with the next whole second (coarse
    timestamps), or rewrite after a pause where that is refused.
 
+Started by a series runner (``ref_sim.match``, which puts its process id in
+``UTTT_RUNNER_PID``), it looks about once a second whether that runner still runs; once it is
+gone (killed outright, by SIGKILL, so that it could not stop its players) no referee will
+come: it says so in one line and exits with code 3 (:data:`agent.stops.EXIT_RUNNER_GONE`).
+Started by hand, without that variable, it waits as long as it takes.
+
+Exit codes: 0 end_game read, 1 the game was aborted (the referee's files vanished without
+end_game), 2 bad arguments, 3 the series runner that started it is gone, 130 Ctrl-C.
+
 Hostile variants, opponents for rehearsals and soaks (``ref_sim.match`` built-ins ``eager``,
 ``flood``, ``nbsp``), each a plausible student's bot:
 
@@ -43,6 +52,8 @@ import sys
 import threading
 import time
 
+from agent.lifeline import Lifeline
+from agent.stops import EXIT_RUNNER_GONE
 from ref_sim.cli import encoding_problem, prepare_directory
 from ref_sim.referee import check_encoding, last_line, locale_encoding, one_line, referee_lines
 from ref_sim.rules import Game
@@ -79,6 +90,7 @@ class RandomAgent:
         self.stale = {name: self.identity(name) for name in ("first_four_moves", "end_game")}
         self.warned_stale = False
         self.refused_opening = None     # identity of a first_four_moves already refused
+        self.lifeline = Lifeline()      # the series runner that started me, if one did
         self.reset()
 
     def reset(self) -> None:
@@ -160,6 +172,10 @@ class RandomAgent:
         seen_files = False          # have we seen a game's files at all?
         missing_since = None
         while True:
+            if self.lifeline.lost():
+                self.say(f"the series runner that started me (pid {self.lifeline.pid}) is gone: "
+                         "no referee will come; stopping")
+                return EXIT_RUNNER_GONE
             if self.game_over():
                 text = self.read("end_game")
                 if text is not None and text.strip():

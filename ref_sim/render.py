@@ -3,7 +3,8 @@
     python -m ref_sim.render MOVES --out FILE.svg|FILE.png [--title TEXT]
 
 MOVES is a move list from the empty board, one ``board spot`` pair per move, written in
-any way that keeps the digits: ``"4 0 0 3 3 8"``, ``"40 03 38"``, ``"(4,0) (0,3) (3,8)"``.
+any way that keeps the digits: ``"4 0 0 3 3 8"``, ``"40 03 38"``, ``"(4,0) (0,3) (3,8)"``, in
+one word or several (``40 03 38`` unquoted is the same list; none is the empty board).
 To draw a position of a saved game, use ``python -m ref_sim.show GAME --ply K --svg FILE``.
 
 The picture is computed once as a list of plain shapes (:func:`scene`), then written by two
@@ -20,8 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from ref_sim.console import entry_point
+from ref_sim.console import entry_point, prog
 from ref_sim.rules import DRAW, O, SYMBOLS, TIE, X, Game, IllegalMoveError
+
+MODULE = "ref_sim.render"
 
 #: Side of one cell in SVG user units (pixels at 100 %); marks are drawn inside it.
 CELL = 44
@@ -390,33 +393,33 @@ def position_from_moves(moves) -> Game:
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m ref_sim.render``."""
     parser = argparse.ArgumentParser(
-        prog="python -m ref_sim.render",
+        prog=prog(MODULE),
         description="Draw the position after a move list as SVG (no dependency) or PNG "
                     "(needs matplotlib: pip install -e '.[plot]' in the project).",
         epilog="Saved games: python -m ref_sim.show GAME --ply K --svg FILE.  "
                "Exit codes: 0 done, 2 bad input or matplotlib missing.")
-    parser.add_argument("moves", metavar="MOVES",
+    # Several words are one list: 40 03 38 unquoted is "40 03 38"; none is the empty board.
+    parser.add_argument("moves", metavar="MOVES", nargs="*",
                         help="moves from the empty board as 'board spot' pairs: "
-                             "\"4 0 0 3\" or \"40 03\" (\"\" for the empty board)")
+                             "4 0 0 3, 40 03 or \"40 03\" (none, or \"\", for the empty board)")
     parser.add_argument("--out", required=True, metavar="FILE",
                         help="output file, .svg or .png")
     parser.add_argument("--title", help="a title above the board")
     return parser
 
 
-@entry_point("python -m ref_sim.render")
+@entry_point(MODULE)
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m ref_sim.render``; returns the exit code."""
     args = build_parser().parse_args(argv)
-    prog = "python -m ref_sim.render"
     try:
         suffix = Path(args.out).suffix.lower()
         if suffix not in (".svg", ".png"):
             raise ValueError(f"--out {args.out!r}: the file must end in .svg or .png")
-        game = position_from_moves(parse_moves(args.moves))
+        game = position_from_moves(parse_moves(" ".join(args.moves)))
         save(scene(game, title=args.title), args.out)
     except (ValueError, MissingDependency, OSError) as error:
-        print(f"{prog}: error: {error}", file=sys.stderr)
+        print(f"{prog(MODULE)}: error: {error}", file=sys.stderr)
         return 2
     print(args.out)
     return 0

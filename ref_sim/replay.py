@@ -51,18 +51,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
 from agent import cluster
+from agent.options import MAX_SECONDS, real, whole
 from agent.search import PROVEN_SCORE, WIN_SCORE
 from ref_sim import analysis, match, stdio
-from ref_sim.console import entry_point
+from ref_sim.console import entry_point, prog
 from ref_sim.referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.render import boards_to_play
 from ref_sim.rules import CODINGAME, DRAW, TIE, WPI, Game, IllegalMoveError
 
-PROG = "python -m ref_sim.replay"
+MODULE = "ref_sim.replay"
+#: --jobs above this is a typo (each job is a process searching a core).
+MAX_JOBS = 1024
 FORMAT = 1
 #: The search figures a move may carry (games.jsonl's keys), copied as they are.
 SEARCH_KEYS = ("depth", "score", "nodes", "nps", "agent_seconds")
@@ -258,7 +262,7 @@ def write_page(data: dict, out) -> Path:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=PROG,
+        prog=prog(MODULE),
         description="Write one self-contained HTML page that replays a series' games move by "
                     "move, with each agent's logged scores and move times, and with --analyse "
                     "our engine's verdict on every move.",
@@ -271,14 +275,15 @@ def build_parser() -> argparse.ArgumentParser:
     group = parser.add_argument_group("analysis")
     group.add_argument("--analyse", "--analyze", action="store_true",
                        help="have our engine evaluate every position and mark mistakes")
-    group.add_argument("--time", type=float, metavar="S",
+    # The low end is analysis.Settings' to check (its message says what to give).
+    group.add_argument("--time", type=real(-math.inf, MAX_SECONDS), metavar="S",
                        help="seconds per position (default 0.5; none with --depth or --nodes)")
     group.add_argument("--depth", type=int, metavar="D", help="search each position to depth D")
     group.add_argument("--nodes", type=int, metavar="N", help="at most N nodes per position")
     group.add_argument("--games", metavar="SELECTION", default="all",
                        help="the games to analyse: numbers and ranges (1,4,7-9), or all, wins, "
                             "losses, draws (agent 1's); default all")
-    group.add_argument("--jobs", type=int, metavar="N",
+    group.add_argument("--jobs", type=whole(1, MAX_JOBS), metavar="N",
                        help="positions analysed at once (default: the cores)")
     group.add_argument("--cluster", metavar="ADDRESS",
                        help="analyse on a Dask cluster, e.g. tcp://head:8786 (default: "
@@ -307,7 +312,7 @@ def _analyse(args, data: dict, folder: Path) -> None:
             runner.close()
 
 
-@entry_point(PROG)
+@entry_point(MODULE)
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m ref_sim.replay``; returns the exit code."""
     parser = build_parser()
@@ -320,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
             _analyse(args, data, source.parent)
         write_page(data, out)
     except (ReplayError, analysis.AnalysisError, cluster.ClusterError, OSError) as error:
-        parser.exit(2, f"{PROG}: error: {error}\n")
+        parser.exit(2, f"{prog(MODULE)}: error: {error}\n")
     print(out)
     return 0
 

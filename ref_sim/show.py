@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import TextIO
 
 from ref_sim import render
-from ref_sim.console import entry_point
+from ref_sim.console import entry_point, prog
 from ref_sim.rules import DRAW, O, SYMBOLS, TIE, X, Game, IllegalMoveError
 
-PROG = "python -m ref_sim.show"
+MODULE = "ref_sim.show"
 #: The referee's opening: four moves it plays itself before the first .go.
 OPENING_MOVES = 4
 
@@ -439,7 +439,7 @@ def print_game(record: dict, stream: TextIO, color: bool = False, ply: int | Non
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m ref_sim.show``."""
     parser = argparse.ArgumentParser(
-        prog=PROG,
+        prog=prog(MODULE),
         description="Show a saved Ultimate Tic-Tac-Toe game move by move in the terminal, "
                     "or draw one position as SVG or PNG.",
         epilog="GAME is a record saved by 'python -m ref_sim --record FILE' or the match "
@@ -487,7 +487,7 @@ def draw(record: dict, path, ply: int | None = None) -> None:
     render.save(render.scene(game, title=title, subtitle=subtitle), path)
 
 
-@entry_point("python -m ref_sim.show")
+@entry_point(MODULE)
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m ref_sim.show``; returns the exit code."""
     args = build_parser().parse_args(argv)
@@ -514,14 +514,14 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print_game(record, stream, use_color(stream, args.no_color), args.ply, number)
     except (RecordError, render.MissingDependency) as error:
-        print(f"{PROG}: error: {error}", file=sys.stderr)
+        print(f"{prog(MODULE)}: error: {error}", file=sys.stderr)
         return 2
     except BrokenPipeError:                 # python -m ref_sim.show game.json | head
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     except OSError as error:                # e.g. the output directory does not exist
-        print(f"{PROG}: error: {error}", file=sys.stderr)
+        print(f"{prog(MODULE)}: error: {error}", file=sys.stderr)
         return 2
     return 0
 

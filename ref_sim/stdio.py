@@ -1,8 +1,9 @@
 """A referee for stdin/stdout programs with CodinGame's rules, and a series runner.
 
     python -m ref_sim.stdio AGENT1 AGENT2 [--games N] [--turn-ms 100] [--first-turn-ms 1000]
-                            [--grace-ms 5] [--seed N] [--out DIR] [--show] [-q]
+                            [--grace-ms 5] [--seed N] [--out DIR] [--resume] [--show] [-q]
                             [--cluster ADDRESS]
+    python -m ref_sim.stdio --resume --out DIR     # continue the series in DIR as it was
 
 The protocol is CodinGame's "Ultimate Tic-Tac-Toe": each program is one process per game.  On
 its turn a program reads ``opponentRow opponentCol`` (``-1 -1`` on the very first move of the
@@ -16,7 +17,7 @@ line, more boards won wins (equal: a draw).
 AGENT is a built-in or a command (split like a shell would, placeholders ``{python}``,
 ``{seed}``, ``{turn_ms}``, ``{first_turn_ms}``):
 
-``agent``, ``agent:depth=N``, ``agent:nodes=N``   ``python -m agent --protocol codingame``
+``agent``, ``agent:depth=N``, ``agent:nodes=N``   ``python -m agent --protocol codingame --seed {seed}``
 ``random``                                        ``python -m ref_sim.stdio_random --seed {seed}``
 
 Timing, fair but strict.  Both programs are started first, and the first input is sent once
@@ -40,12 +41,22 @@ program still running ``EXIT_WAIT`` seconds later is killed and noted ``did not 
 Series.  CodinGame starts every game from the empty board, and a program knows only its
 opponent's moves, so a referee cannot impose an opening without making a player "play" moves
 it never chose.  Games therefore come in pairs with the sides swapped: agent 1 moves first in
-odd games, agent 2 in even games; variety comes from the programs (``{seed}`` is a per-game
-seed from ``--seed``; our agent varies with its timing).  Two deterministic programs (fixed
-depth) play the same pair over and over.  An odd ``--games`` is rounded up to whole pairs,
-except ``--games 1``.  The summary is ``ref_sim.match``'s (cutechess-style Score, Elo, LOS,
-DrawRatio, Ptnml, then each program's wins, losses, draws, time-outs, invalid moves, crashes
-and hangs), from :func:`ref_sim.match.report_lines` and :mod:`agent.stats`.
+odd games, agent 2 in even games; variety comes from the programs: each game gives each
+program its own seed (``{seed}``, drawn from ``--seed`` and the game's number; the built-ins
+get ``--seed``), and timing varies a program that searches to a time limit.  Two programs
+that ignore their seed and search to a fixed depth still replay one pair over and over: the
+summary counts the distinct games (the same moves from the same first player count once) and
+warns when games repeat.  An odd ``--games`` is rounded up to whole pairs, except ``--games
+1``.  The summary is ``ref_sim.match``'s (cutechess-style Score, Elo, LOS, DrawRatio, Ptnml,
+then each program's wins, losses, draws, time-outs, invalid moves, crashes and hangs, then
+the distinct games), from :func:`ref_sim.match.report_lines` and :mod:`agent.stats`; the
+progress line is :mod:`ref_sim.progress`'s.
+
+Stopping: as :mod:`ref_sim.match` (Ctrl-C, SIGTERM, SIGHUP alike; the game being played
+aborted and its programs killed with their process groups; the games so far summarised; the
+command that continues the series; exit 128 + the signal).  Each program gets this runner's
+process id in ``UTTT_RUNNER_PID`` (:mod:`agent.lifeline`).  ``--resume --out DIR`` continues
+a series from its ``series.json``.
 
 ``--cluster ADDRESS`` (or ``UTTT_CLUSTER``) plays the games on the workers of a Dask scheduler
 (:mod:`agent.cluster`, the ``cluster`` extra), each worker ``cores - 1`` games at once, the
@@ -53,8 +64,11 @@ programs started there (``{python}`` is the worker's); the logs come back into `
 the summary ends with each worker's games and time-outs and the games retried after a lost
 worker.
 
-Files in ``--out`` (default: a new temporary directory): ``games.jsonl``, one JSON object per
-game, and ``logs/game-NNNN-NAME.log``, each program's stderr.  Keys of a game line:
+Files in ``--out`` (default: a new temporary directory, deleted at the end but for the logs of
+the games that went wrong, moved to a kept ``uttt-logs-*`` folder): ``series.json``, the
+settings (``{"format": 1, "rules": "codingame", "seed", "agents", "names", "games", "turn_ms",
+"first_turn_ms", "grace_ms"}``), ``games.jsonl``, one JSON object per game, and
+``logs/game-NNNN-NAME.log``, each program's stderr.  Keys of a game line:
 
     format 1;  rules "codingame";  game (1-based);  pair (0-based);  series_seed
     turn_ms, first_turn_ms, grace_ms
@@ -77,7 +91,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import queue
 import random
 import re
@@ -91,18 +104,24 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent import cluster
+from agent import cluster, stops
+from agent.commandline import silence_output
+from agent.options import MAX_GAMES, real, whole
 from ref_sim import console
-from ref_sim.match import (START_SETTLE, AgentCannotStart, builtin_command, child_env,
-                           first_to_exit, last_output_line, prepare_out, report_lines)
+from ref_sim.match import (RESUME_HELP, START_SETTLE, AgentCannotStart, add_agents,
+                           builtin_command, check_agents, child_env, conclude, first_to_exit,
+                           last_output_line, prepare_out, read_games, series_settings, summarize,
+                           went_wrong)
 from ref_sim.match import agent_spec as _file_agent_spec
+from ref_sim.progress import Progress
 from ref_sim.referee import INVALID_MOVE, TIME_OUT
 from ref_sim.rules import CODINGAME, TIE, Game, IllegalMoveError, line_winner
 
 #: Built-in programs: name -> (command template, {option: command-line flag}).
 BUILTINS = {
-    "agent": ("{python} -m agent --protocol codingame --turn-ms {turn_ms} --first-turn-ms {first_turn_ms}",
-              {"depth": "--depth", "nodes": "--nodes"}),
+    # --seed: every game its own seed, so that two games of our agent differ (agent.codingame).
+    "agent": ("{python} -m agent --protocol codingame --turn-ms {turn_ms} --first-turn-ms {first_turn_ms}"
+              " --seed {seed}", {"depth": "--depth", "nodes": "--nodes"}),
     "random": ("{python} -m ref_sim.stdio_random --seed {seed}", {}),
 }
 DEFAULT_TURN_MS = 100.0
@@ -116,6 +135,11 @@ STARTUP_WAIT = 2.0
 EXIT_WAIT = 2.0
 #: After a time-out, how long to wait for the late answer, only to record how late it was.
 LATE_WAIT = 1.0
+#: While waiting for an answer, how often to look whether the series is stopping.
+STOP_CHECK = 0.05
+#: --turn-ms and the others above an hour are a typo.
+MAX_TURN_MS = 3_600_000.0
+MODULE = "ref_sim.stdio"
 CRASHED = "Crashed!"
 LINE_WIN = "three local boards in a line"
 COUNT_WIN = "more local boards won when all boards were decided"
@@ -190,9 +214,8 @@ class Program:
             handle.write(f"$ {shlex.join(command)}\n")
             handle.flush()
             try:
-                self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                                stderr=handle, env=env, bufsize=0,
-                                                start_new_session=os.name == "posix")
+                self.process = stops.start(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                           stderr=handle, env=env, bufsize=0)
             except (OSError, ValueError) as error:
                 handle.write(f"could not start: {error}\n")
                 self.process = None
@@ -227,12 +250,19 @@ class Program:
         self.process.stdin.flush()
         return time.perf_counter()
 
-    def answer(self, timeout: float):
-        """``(arrival, line)``, ``(arrival, None)`` at the end of its output, or None on time-out."""
-        try:
-            item = self.lines.get(timeout=timeout)
-        except queue.Empty:
-            return None
+    def answer(self, timeout: float, stop: threading.Event | None = None):
+        """``(arrival, line)``, ``(arrival, None)`` at the end of its output, or None on time-out
+        (or as soon as ``stop`` is set: the series is stopping).  The arrival is stamped by the
+        reading thread, so waiting in slices changes no measure."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                item = self.lines.get(timeout=max(0.0, min(left, STOP_CHECK)))
+                break
+            except queue.Empty:
+                if left <= STOP_CHECK or stop is not None and stop.is_set():
+                    return None
         if item[1] is None:
             self.lines.put(item)
         return item
@@ -258,12 +288,22 @@ class Program:
         try:
             self.process.wait(wait)
         except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+            stops.kill_tree(self.process)
             return "did not exit (killed)"
         finally:
             self.process.stdout.close()
         return None
+
+    def kill(self) -> None:
+        """End it at once, with everything it started or left running (the game is over, or
+        the series is stopping)."""
+        if self.process is not None:
+            stops.kill_tree(self.process)
+            for stream in (self.process.stdin, self.process.stdout):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
 
 
 # -- one game -----------------------------------------------------------------------------
@@ -302,25 +342,40 @@ def boards_won(game: Game) -> tuple[int, int]:
 def play_game(commands: dict[str, list[str]], first: str, logs: Path, number: int = 1,
               turn_ms: float = DEFAULT_TURN_MS, first_turn_ms: float = DEFAULT_FIRST_TURN_MS,
               grace_ms: float = DEFAULT_GRACE_MS, show=None, exit_wait: float = EXIT_WAIT,
-              must_start: bool = False) -> dict:
+              must_start: bool = False, stop: threading.Event | None = None) -> dict:
     """Play one game between two commands (``{name: argv}``); ``first`` moves first.
 
     Returns the game's record (the keys of a games.jsonl line that concern the game itself).
     ``show``: a callable given each position's text after each move.  ``must_start``: raise
     :class:`ref_sim.match.AgentCannotStart` when a program has exited (or could not be
     launched) before the first input (the first game of a series: its command is wrong).
+    ``stop``: a threading.Event that ends the game at once (result "aborted"), its programs
+    killed (the series is stopping).  Whatever happens, no program outlives the game.
     """
     names = [first] + [name for name in commands if name != first]
-    started_at, clock = time.time(), time.perf_counter()
     logs.mkdir(parents=True, exist_ok=True)
-    programs = {name: Program(name, commands[name], logs / f"game-{number:04d}-{name}.log") for name in names}
+    programs: dict[str, Program] = {}
+    try:
+        for name in names:
+            programs[name] = Program(name, commands[name], logs / f"game-{number:04d}-{name}.log")
+        return _referee(programs, names, turn_ms, first_turn_ms, grace_ms, show, exit_wait,
+                        must_start, stop)
+    finally:
+        for program in programs.values():       # stopped, or an error: end them all
+            program.kill()
+
+
+def _referee(programs: dict, names: list[str], turn_ms: float, first_turn_ms: float,
+             grace_ms: float, show, exit_wait: float, must_start: bool, stop) -> dict:
+    """:func:`play_game` once its programs are started."""
+    started_at, clock = time.time(), time.perf_counter()
+    stopping = stop.is_set if stop is not None else (lambda: False)
     deadline = time.monotonic() + STARTUP_WAIT
-    while time.monotonic() < deadline and not all(p.started() for p in programs.values()):
+    while time.monotonic() < deadline and not all(p.started() for p in programs.values()) \
+            and not stopping():
         time.sleep(0.01)
     gone = first_to_exit({n: p.process for n, p in programs.items()}, START_SETTLE) if must_start else None
     if gone is not None:
-        for other in programs.values():
-            other.finish(0.0)
         process = programs[gone].process
         why = ("the command could not be launched" if process is None
                else f"exited with code {process.returncode} before the game began")
@@ -331,20 +386,25 @@ def play_game(commands: dict[str, list[str]], first: str, logs: Path, number: in
     result = winner = loser = reason = bad_line = late_ms = None
     notes: dict[str, str] = {}
     while game.result is None:
+        if stopping():
+            result, reason = "aborted", "stopped"
+            break
         name = names[len(game.moves) % 2]
         other = names[1 - len(game.moves) % 2]
         program = programs[name]
         limit = (first_turn_ms if program.turns == 0 else turn_ms) + grace_ms
         try:
             sent = program.send(turn_input(game))
-            answer = program.answer(limit / 1000.0)
+            answer = program.answer(limit / 1000.0, stop)
         except OSError:
             answer = (time.perf_counter(), None)
             sent = answer[0]
+        if stopping():
+            continue                    # no verdict on a turn the stop cut short
         program.turns += 1
         if answer is None or answer[1] is not None and (answer[0] - sent) * 1000.0 > limit:
             reason, bad_line = TIME_OUT, None
-            late = answer or program.answer(LATE_WAIT)      # how late, for the record only
+            late = answer or program.answer(LATE_WAIT, stop)    # how late, for the record only
             if late is not None and late[1] is not None:
                 late_ms = round((late[0] - sent) * 1000.0, 2)
         elif answer[1] is None:
@@ -377,7 +437,7 @@ def play_game(commands: dict[str, list[str]], first: str, logs: Path, number: in
             won = line_winner([r if r in (0, 1) else None for r in game.local_results()])
             reason = LINE_WIN if won is not None else COUNT_WIN
     for name, program in programs.items():
-        note = program.finish(exit_wait)
+        note = None if stopping() else program.finish(exit_wait)
         if note and name not in notes:
             notes[name] = note
     x, o = boards_won(game)
@@ -448,77 +508,129 @@ def describe(game: dict) -> str:
 
 # -- the series ---------------------------------------------------------------------------
 
+#: What the summary suggests when games repeat (two deterministic programs replay one pair).
+REPEAT_HINT = ("give each program its per-game seed ({seed} in a command; the built-ins get "
+               "--seed) or let it vary with its timing")
+
+
+def agent_seeds(seed: int, number: int) -> list[int]:
+    """The two programs' seeds in game ``number`` of the series ``seed`` (the same wherever
+    and whenever the game is played: a resumed series gives a game the seeds it had)."""
+    rng = random.Random(f"uttt-stdio/{seed}/{number}")
+    return [rng.randrange(2 ** 32), rng.randrange(2 ** 32)]
+
+
 def run_series(specs: list[StdioSpec], games: int, out: Path, seed: int, turn_ms: float = DEFAULT_TURN_MS,
                first_turn_ms: float = DEFAULT_FIRST_TURN_MS, grace_ms: float = DEFAULT_GRACE_MS,
-               say=print, show=None, runner=None) -> list[dict]:
-    """Play ``games`` games (agent 1 first in odd games), append each to ``out/games.jsonl``.
+               say=print, show=None, runner=None, played: list | None = None, progress=None,
+               stop: threading.Event | None = None) -> list[dict]:
+    """Play games 1..``games`` (agent 1 first in odd games) but those already in ``played``,
+    append each to ``out/games.jsonl`` and to ``played`` as it finishes; return them all.
 
     ``runner``: a :class:`agent.cluster.ClusterRunner` plays them on its workers, as many at
-    once as it has slots, each written as it finishes; without one they are played here, in turn.
+    once as it has slots; without one they are played here, one at a time, in a thread, so
+    that this thread only waits and a stop (KeyboardInterrupt, or a signal through
+    :mod:`agent.stops`) lands here: then ``stop`` is set, the game still running is aborted
+    (its programs killed) and not recorded, and the exception goes on.  ``progress``: a
+    :class:`ref_sim.progress.Progress` shows each game instead of ``say``.
     """
     names = [specs[0].label + "1", specs[1].label + "2"]
     logs = out / "logs"
-    played = []
+    played = [] if played is None else played
+    before = len(played)
+    stop = threading.Event() if stop is None else stop
+    local = runner is None
+    runner = cluster.LocalRunner(1) if local else runner
 
-    def agent_seeds(number: int) -> list[int]:
-        rng = random.Random(f"uttt-stdio/{seed}/{number}")
-        return [rng.randrange(2 ** 32), rng.randrange(2 ** 32)]
+    def local_game(number: int, must_start: bool):
+        commands = {name: spec.command(agent_seed, turn_ms, first_turn_ms)
+                    for name, spec, agent_seed in zip(names, specs, agent_seeds(seed, number))}
+        record = play_game(commands, names[(number - 1) % 2], logs, number, turn_ms,
+                           first_turn_ms, grace_ms, show, must_start=must_start, stop=stop)
+        return record, commands
 
-    def finished(number: int, record: dict, commands: dict, ticket=None) -> None:
+    def finished(number: int, ticket) -> None:
+        if runner.remote:
+            record, commands, files = ticket.result()
+            cluster.save_files(logs, files)
+        else:
+            record, commands = ticket.result()
+        if stop.is_set() and record["result"] == "aborted":
+            return                               # stopped: not a game; --resume replays it
         for name in names:
             attach_search_info(record["moves"], name, logs / f"game-{number:04d}-{name}.log")
         score = (0.5 if record["result"] == "tie" else 1.0 if record["winner"] == names[0] else 0.0)
         game = {"format": FORMAT, "game": number, "pair": (number - 1) // 2, "series_seed": seed,
                 "agents": [{"name": name, "spec": spec.spec, "command": commands[name], "seed": agent_seed}
-                           for name, spec, agent_seed in zip(names, specs, agent_seeds(number))],
+                           for name, spec, agent_seed in zip(names, specs, agent_seeds(seed, number))],
                 **record, "score": score}
-        if ticket is not None:
+        if runner.remote:
             game.update(worker=ticket.worker, attempts=runner.attempts(ticket))
         with open(out / "games.jsonl", "a", encoding="utf-8") as handle:
             handle.write(json.dumps(game) + "\n")
         played.append(game)
-        say(f"Game {number}/{games}: {describe(game)}")
+        line = f"Game {number}/{games}: {describe(game)}"
+        if progress is None:
+            say(line)
+        else:
+            progress.game(line, notable=went_wrong(game))
+            progress.update(len(played), summarize(played, names, paired=games > 1))
 
-    if runner is not None:
-        pending, running, numbers = iter(range(1, games + 1)), set(), {}
+    done_numbers = {game["game"] for game in played}
+    pending = iter(number for number in range(1, games + 1) if number not in done_numbers)
+    running, numbers = set(), {}
+    try:
         while True:
             while len(running) < runner.capacity():
                 number = next(pending, None)
                 if number is None:
                     break
-                ticket = runner.submit(f"game-{number}", play_game_on_worker, number,
-                                       dict(zip(names, specs)), dict(zip(names, agent_seeds(number))),
-                                       names[(number - 1) % 2], turn_ms, first_turn_ms, grace_ms,
-                                       must_start=number == 1)
+                must_start = len(played) == before      # nothing finished yet in this run
+                if local:
+                    ticket = runner.submit(f"game-{number}", local_game, number, must_start)
+                else:
+                    ticket = runner.submit(f"game-{number}", play_game_on_worker, number,
+                                           dict(zip(names, specs)),
+                                           dict(zip(names, agent_seeds(seed, number))),
+                                           names[(number - 1) % 2], turn_ms, first_turn_ms,
+                                           grace_ms, must_start=must_start)
                 numbers[ticket] = number
                 running.add(ticket)
             if not running:
-                return sorted(played, key=lambda game: game["game"])
+                break
             done, running = runner.wait(running)
             for ticket in sorted(done, key=numbers.get):
-                record, commands, files = ticket.result()
-                cluster.save_files(logs, files)
-                finished(numbers[ticket], record, commands, ticket)
-    for number in range(1, games + 1):
-        commands = {name: spec.command(agent_seed, turn_ms, first_turn_ms)
-                    for name, spec, agent_seed in zip(names, specs, agent_seeds(number))}
-        first = names[(number - 1) % 2]
-        record = play_game(commands, first, logs, number, turn_ms, first_turn_ms, grace_ms, show,
-                           must_start=number == 1)
-        finished(number, record, commands)
-    return played
+                finished(numbers[ticket], ticket)
+    except BaseException:       # a stop, a program that cannot start, the output closed
+        if local:
+            stop.set()          # the game still running aborts, its programs killed
+            for ticket in running:
+                try:
+                    finished(numbers[ticket], ticket)
+                except (KeyboardInterrupt, AgentCannotStart):
+                    pass
+                except BrokenPipeError:
+                    silence_output(sys.stdout)
+        else:
+            runner.cancel(running)      # not written: --resume plays them again
+        raise
+    finally:
+        if local:
+            runner.close()
+    return sorted(played, key=lambda game: game["game"])
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m ref_sim.stdio",
+        prog=console.prog(MODULE),
         description="Referee games between two stdin/stdout programs with CodinGame's Ultimate "
                     "Tic-Tac-Toe protocol and rules, in pairs, with cutechess-style statistics.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="""\
 agents:
-  agent, agent:depth=N, agent:nodes=N   our agent (python -m agent --protocol codingame)
-  random                  a random player (python -m ref_sim.stdio_random)
+  agent, agent:depth=N, agent:nodes=N   our agent (python -m agent --protocol codingame
+                          --seed N: each game its own seed)
+  random                  a random player (python -m ref_sim.stdio_random --seed N)
   "COMMAND"               any command; placeholders {python} {seed} {turn_ms} {first_turn_ms}
 
 pairs: agent 1 moves first in odd games, agent 2 in even games (every game starts from the
@@ -526,34 +638,53 @@ empty board, as on CodinGame). Verdicts: Time out! (no answer within the turn's 
 measured from writing the input to reading the answer), Invalid move! (not 'row col' or not a
 valid action), Crashed! (output ended before an answer).
 
+different games: a referee cannot impose an opening on CodinGame's protocol, so the games
+differ only if the programs do: each game gives each program its own seed ({seed}; the
+built-ins get --seed).  The summary counts the distinct games (the same moves count once)
+and warns when games repeat: two deterministic programs replay the same pair.
+
 output (agent 1's view; error bars at 95 %, pentanomial over pairs):
   Score of A vs B: W - L - D  [score] games
   Elo difference: E +/- err, LOS: x %, DrawRatio: y %
   Ptnml(0-2): [pairs scoring 0, 1/2, 1, 3/2, 2 points]
+  Distinct games: D of N
 
-files in --out: games.jsonl (one JSON line per game; keys in the docstring of
-ref_sim/stdio.py), logs/ (each program's stderr per game).
+files in --out (created if missing): series.json (the settings: --resume continues from
+them), games.jsonl (one JSON line per game; keys in the docstring of ref_sim/stdio.py),
+logs/ (each program's stderr per game).  Without --out they go to a temporary directory,
+deleted at the end, but for the logs of games that went wrong (time-out, bad move, crash,
+hang): those are moved to a uttt-logs-* folder of the temporary directory, named in the
+output.
 
-files go to a temporary directory, deleted at the end, unless --out is given (created if
-missing).  Exit codes: 0 the series ran, 1 a program could not start in the first game
-(its command is wrong: the series stops rather than score forfeits), 2 bad arguments (a
-bare word that is neither a built-in nor a command on the PATH), 130 Ctrl-C, 141 the
-output was closed (| head).
+stopping: Ctrl-C, SIGTERM and SIGHUP stop the series alike: the game being played is
+aborted and its programs killed (their whole process groups), the temporary directory is
+removed, the games so far are summarised, and the last line gives the command that
+continues the series (--resume --out DIR; its settings come from series.json, and an
+option that contradicts them is refused; --games may grow or shrink it).
+
+exit codes: 0 the series ran, 1 a program could not start in the first game (its command
+is wrong: the series stops rather than score forfeits), 2 bad arguments (a bare word that
+is neither a built-in nor a command on the PATH), 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP
+(128 + the signal), 141 the output was closed (| head).
 
 examples:
   python -m ref_sim.stdio agent random --games 2
-  python -m ref_sim.stdio agent agent:depth=4 --games 20 --seed 1 --out runs/cg""")
-    parser.add_argument("agent1", metavar="AGENT1")
-    parser.add_argument("agent2", metavar="AGENT2")
-    parser.add_argument("--games", type=int, default=2, help="games to play (default 2), rounded up to pairs")
-    parser.add_argument("--turn-ms", type=float, default=DEFAULT_TURN_MS, metavar="MS",
-                        help=f"time per turn (default {DEFAULT_TURN_MS:g})")
-    parser.add_argument("--first-turn-ms", type=float, default=DEFAULT_FIRST_TURN_MS, metavar="MS",
+  python -m ref_sim.stdio agent agent:depth=4 --games 20 --seed 1 --out runs/cg
+  python -m ref_sim.stdio --resume --out runs/cg""")
+    add_agents(parser, "program")
+    # Settings a series keeps (series.json) default to None: given or not, --resume knows.
+    parser.add_argument("--games", type=whole(1, MAX_GAMES), default=None,
+                        help="games to play (default 2), rounded up to pairs")
+    parser.add_argument("--turn-ms", type=real(0, MAX_TURN_MS, low_open=True), default=None,
+                        metavar="MS", help=f"time per turn (default {DEFAULT_TURN_MS:g})")
+    parser.add_argument("--first-turn-ms", type=real(0, MAX_TURN_MS, low_open=True), default=None,
+                        metavar="MS",
                         help=f"time of each program's first turn (default {DEFAULT_FIRST_TURN_MS:g})")
-    parser.add_argument("--grace-ms", type=float, default=DEFAULT_GRACE_MS, metavar="MS",
+    parser.add_argument("--grace-ms", type=real(0, MAX_TURN_MS), default=None, metavar="MS",
                         help=f"added to every turn's limit (default {DEFAULT_GRACE_MS:g})")
     parser.add_argument("--seed", type=int, help="seed of the series: the programs' {seed} (default: random, printed)")
     parser.add_argument("--out", help="directory for games.jsonl and logs (default: a new temporary directory)")
+    parser.add_argument("--resume", action="store_true", help=RESUME_HELP)
     parser.add_argument("--show", action="store_true", help="print the board after every move")
     parser.add_argument("-q", "--quiet", action="store_true", help="only the final summary")
     parser.add_argument("--cluster", metavar="ADDRESS",
@@ -563,28 +694,39 @@ examples:
     return parser
 
 
-@console.entry_point("python -m ref_sim.stdio")
+@console.entry_point(MODULE)
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.games < 1:
-        parser.error("--games must be at least 1")
-    if not (args.turn_ms > 0 and args.first_turn_ms > 0 and args.grace_ms >= 0):
-        parser.error("--turn-ms and --first-turn-ms must be positive, --grace-ms at least 0")
+    check_agents(parser, args, "program")
+    given = {"agents": None if args.agent1 is None else [args.agent1, args.agent2],
+             "turn_ms": args.turn_ms, "first_turn_ms": args.first_turn_ms,
+             "grace_ms": args.grace_ms, "seed": args.seed, "games": args.games}
+    defaults = {"agents": None, "turn_ms": DEFAULT_TURN_MS, "first_turn_ms": DEFAULT_FIRST_TURN_MS,
+                "grace_ms": DEFAULT_GRACE_MS, "seed": random.randrange(2 ** 32), "games": 2}
+    flags = {"agents": "AGENT1 AGENT2", "turn_ms": "--turn-ms", "first_turn_ms": "--first-turn-ms",
+             "grace_ms": "--grace-ms", "seed": "--seed", "games": "--games"}
     try:
-        specs = [stdio_spec(args.agent1), stdio_spec(args.agent2)]
+        settings, recorded = series_settings(Path(args.out) if args.out else None, args.resume,
+                                             given, defaults, flags)
+        specs = [stdio_spec(text) for text in settings["agents"]]
     except ValueError as error:
         parser.error(str(error))
     say = (lambda *a, **k: None) if args.quiet else (lambda *a, **k: print(*a, **k, flush=True))
+    args.games = settings["games"]
     if args.games > 1 and args.games % 2:
         args.games += 1
         say(f"--games rounded up to {args.games}: games are played in pairs, sides swapped")
-    if args.out:
+    if recorded is not None and recorded.get("games") not in (None, args.games):
+        say(f"the series now has {args.games} games (it had {recorded['games']})")
+    if args.out:        # created once the settings are known: a refused --resume makes nothing
         problem = prepare_out(args.out)
         if problem:
             parser.error(problem)
-        if (Path(args.out) / "games.jsonl").exists() and (Path(args.out) / "games.jsonl").stat().st_size:
-            parser.error(f"{Path(args.out) / 'games.jsonl'} already holds games; choose another --out")
+        games_path = Path(args.out) / "games.jsonl"
+        if not args.resume and games_path.exists() and games_path.stat().st_size:
+            parser.error(f"{games_path} already holds games: add --resume to continue that "
+                         "series, or choose another --out")
     address = cluster.cluster_address(args.cluster)
     if address and args.show:
         parser.error("--show plays here, one game at a time: not with --cluster")
@@ -595,42 +737,57 @@ def main(argv: list[str] | None = None) -> int:
     # Without --out the files live in a temporary directory, deleted at the end.
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="uttt-stdio-"))
     try:
-        return _run(args, specs, out, say, runner)
+        return _run(args, settings, specs, out, say, runner)
     finally:
-        if runner is not None:
-            runner.close()
-        if not args.out:
-            shutil.rmtree(out, ignore_errors=True)
+        try:
+            if runner is not None:
+                runner.close()
+        finally:
+            if not args.out:
+                shutil.rmtree(out, ignore_errors=True)
 
 
-def _run(args, specs, out: Path, say, runner=None) -> int:
-    seed = args.seed if args.seed is not None else random.randrange(2 ** 32)
+def _run(args, settings: dict, specs, out: Path, say, runner=None) -> int:
+    seed = settings["seed"]
     names = [specs[0].label + "1", specs[1].label + "2"]
+    turn_ms, first_turn_ms, grace_ms = (settings[key] for key in ("turn_ms", "first_turn_ms", "grace_ms"))
+    (out / "logs").mkdir(parents=True, exist_ok=True)
+    done, bad = read_games(out / "games.jsonl")
+    if bad:
+        say(f"{out / 'games.jsonl'}: {bad} unreadable line(s) dropped (those games are played again)")
+        (out / "games.jsonl").write_text("".join(json.dumps(g) + "\n" for g in done), encoding="utf-8")
+    (out / "series.json").write_text(json.dumps(
+        {"format": FORMAT, "rules": CODINGAME, "seed": seed, "agents": settings["agents"],
+         "names": names, "games": args.games, "turn_ms": turn_ms, "first_turn_ms": first_turn_ms,
+         "grace_ms": grace_ms}, indent=2) + "\n", encoding="utf-8")
+    done = [game for game in done if game["game"] <= args.games]
     say(f"{names[0]}: {specs[0].template}\n{names[1]}: {specs[1].template}\n"
-        f"series seed {seed}; {args.games} game{'s' if args.games > 1 else ''} at {args.turn_ms:g} ms "
-        f"per turn (first {args.first_turn_ms:g} ms, grace {args.grace_ms:g} ms); "
+        f"series seed {seed}; {args.games} game{'s' if args.games > 1 else ''} at {turn_ms:g} ms "
+        f"per turn (first {first_turn_ms:g} ms, grace {grace_ms:g} ms); "
         + (f"on {len(runner.slots())} cluster worker(s), {runner.capacity()} at once; "
            if runner is not None else "")
         + (f"files in {out}" if args.out else "files in a temporary directory, deleted at the end "
-           "(--out DIR keeps them)"))
+           "(--out DIR keeps them), but for the logs of games that go wrong"))
+    if done:
+        say(f"resuming: {len(done)} of {args.games} games already played, "
+            f"{args.games - len(done)} to go")
     show = (lambda text: print(text, flush=True)) if args.show else None
+    progress = None if args.quiet else Progress(
+        args.games, terminal=sys.stdout.isatty() and not args.show, done=len(done))
+    played = list(done)
+    stopped = {}
     try:
-        games = run_series(specs, args.games, out, seed, args.turn_ms, args.first_turn_ms,
-                           args.grace_ms, say, show, runner)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return console.INTERRUPTED
+        run_series(specs, args.games, out, seed, turn_ms, first_turn_ms, grace_ms, say, show,
+                   runner, played=played, progress=progress)
+    except KeyboardInterrupt as interrupt:          # Ctrl-C, or SIGTERM/SIGHUP (agent.stops)
+        stopped["interrupt"] = interrupt
     except AgentCannotStart as error:
-        print(f"error: {error}; the series stopped (a command that cannot start would lose "
-              "every game)", file=sys.stderr)
-        return 1
-    for line in report_lines(games, names, paired=args.games > 1):
-        print(line)
-    for line in cluster.worker_lines(games, TIME_OUT):     # games played on a cluster
-        print(line)
-    if args.out:
-        print(f"Games: {out / 'games.jsonl'}  logs: {out / 'logs'}")
-    return 0
+        stopped["cannot_start"] = error
+    except BrokenPipeError:
+        silence_output(sys.stdout)
+        stopped["broken_pipe"] = True
+    return conclude(MODULE, played, names, args.games > 1, None, out_arg=args.out, out=out,
+                    progress=progress, say=say, repeat_hint=REPEAT_HINT, **stopped)
 
 
 if __name__ == "__main__":

@@ -3,13 +3,38 @@
 Each turn it reads ``oppRow oppCol``, ``N`` and N ``row col`` lines and answers one of those
 lines at random; it trusts the referee's list completely and keeps no position. It says
 ``ready`` on stderr once it is listening, and exits 0 at the end of its input.
+
+Started by a series runner (``ref_sim.stdio``, which puts its process id in
+``UTTT_RUNNER_PID``), it also looks about once a second whether that runner still runs, while
+it waits for its input: a runner killed outright (SIGKILL) closes the input with its death,
+unless another process holds the pipe open, and then only this look ends the wait.  Once the
+runner is gone it says so in one line on stderr and exits with code 3
+(:data:`agent.stops.EXIT_RUNNER_GONE`).
+
+Exit codes: 0 the input ended, 3 the series runner that started it is gone, 4 unreadable
+input, 2 bad arguments.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
+import threading
+import time
+
+from agent.lifeline import Lifeline
+from agent.stops import EXIT_RUNNER_GONE
+
+
+def watch_runner(lifeline: Lifeline) -> None:
+    """Exit the whole process (the main thread may be blocked reading) once the runner is gone."""
+    while not lifeline.lost():
+        time.sleep(lifeline.interval / 4)
+    print(f"stdio_random: the series runner that started me (pid {lifeline.pid}) is gone; "
+          "stopping", file=sys.stderr, flush=True)
+    os._exit(EXIT_RUNNER_GONE)
 
 
 def play(stdin, stdout, rng: random.Random) -> int:
@@ -33,6 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ref_sim.stdio_random", description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=None, help="seed of the choices (default: random)")
     args = parser.parse_args(argv)
+    lifeline = Lifeline()
+    if lifeline.pid is not None:
+        threading.Thread(target=watch_runner, args=(lifeline,), daemon=True).start()
     print("stdio_random: ready", file=sys.stderr, flush=True)
     try:
         return play(sys.stdin, sys.stdout, random.Random(args.seed))

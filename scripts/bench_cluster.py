@@ -32,6 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent import cluster  # noqa: E402
+from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
 from ref_sim import openings  # noqa: E402
 from ref_sim.match import agent_spec, play_game_on_worker  # noqa: E402
 
@@ -79,11 +80,11 @@ def report(label: str, games: int, wall: float, inside: list[float], slots: int)
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=8)
+    parser.add_argument("--games", type=whole(1, MAX_GAMES), default=8)
     parser.add_argument("--agents", nargs=2, default=["agent:depth=2", "seed:depth=1"])
-    parser.add_argument("--time-limit", type=float, default=2.0)
+    parser.add_argument("--time-limit", type=real(0, MAX_SECONDS, low_open=True), default=2.0)
     parser.add_argument("--seed", type=int, default=5)
-    parser.add_argument("--round-trips", type=int, default=50)
+    parser.add_argument("--round-trips", type=whole(1, 1_000_000), default=50)
     args = parser.parse_args(argv)
     try:
         from distributed import LocalCluster
@@ -125,4 +126,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from agent.stops import guarded     # Ctrl-C, SIGTERM, SIGHUP: one line, 128 + the signal
+
+    sys.exit(guarded("bench_cluster.py", main))

@@ -27,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from agent.options import MAX_GAMES, real, whole  # noqa: E402
 from ref_sim import stdio  # noqa: E402
 
 
@@ -80,11 +81,11 @@ def read_log(game: dict, name: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turn-ms", type=float, default=stdio.DEFAULT_TURN_MS)
-    parser.add_argument("--first-turn-ms", type=float, default=stdio.DEFAULT_FIRST_TURN_MS)
-    parser.add_argument("--grace-ms", type=float, default=stdio.DEFAULT_GRACE_MS)
-    parser.add_argument("--margin-ms", type=float, default=None, help="the agent's margin (default: its own)")
-    parser.add_argument("--games", type=int, default=1, help="games against each opponent (default 1)")
+    parser.add_argument("--turn-ms", type=real(0, stdio.MAX_TURN_MS, low_open=True), default=stdio.DEFAULT_TURN_MS)
+    parser.add_argument("--first-turn-ms", type=real(0, stdio.MAX_TURN_MS, low_open=True), default=stdio.DEFAULT_FIRST_TURN_MS)
+    parser.add_argument("--grace-ms", type=real(0, stdio.MAX_TURN_MS), default=stdio.DEFAULT_GRACE_MS)
+    parser.add_argument("--margin-ms", type=real(0, stdio.MAX_TURN_MS), default=None, help="the agent's margin (default: its own)")
+    parser.add_argument("--games", type=whole(1, MAX_GAMES), default=1, help="games against each opponent (default 1)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", default=None)
     parser.add_argument("--hog", action="store_true", help="keep a busy loop running on another core meanwhile")
@@ -113,4 +114,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from agent.stops import guarded     # Ctrl-C, SIGTERM, SIGHUP: one line, 128 + the signal
+
+    sys.exit(guarded("bench_codingame.py", main))

@@ -30,6 +30,10 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from agent.options import MAX_SECONDS, real  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = 0.02
 OPENING = "Walrus 6 2\nOtter 2 4\nWalrus 4 5\nOtter 5 8\n"
@@ -135,8 +139,8 @@ def killed_referee_state(work: Path, args) -> dict[str, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=5.0, help="wall seconds measured per state (default 5)")
-    parser.add_argument("--time-limit", type=float, default=10.0, help="the referee's and agent's limit (default 10)")
+    parser.add_argument("--seconds", type=real(0, MAX_SECONDS, low_open=True), default=5.0, help="wall seconds measured per state (default 5)")
+    parser.add_argument("--time-limit", type=real(0, MAX_SECONDS, low_open=True), default=10.0, help="the referee's and agent's limit (default 10)")
     parser.add_argument("--polling", action="store_true", help="run the agent with --polling")
     parser.add_argument("--agent-root", type=Path, default=ROOT, metavar="DIR",
                         help="run the agent from this source tree (default: this one)")
@@ -155,4 +159,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from agent.stops import guarded     # Ctrl-C, SIGTERM, SIGHUP: one line, 128 + the signal
+
+    sys.exit(guarded("bench_idle_cpu.py", main))

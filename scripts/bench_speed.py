@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agent import core as search_core  # noqa: E402
 from agent.engines import DEFAULT_EVALUATION, EVALUATIONS, AlphaBetaEngine  # noqa: E402
 from agent.limits import SearchLimit  # noqa: E402
+from agent.options import MAX_SECONDS, real, whole  # noqa: E402
 from agent.rules import Move, Position  # noqa: E402
 from agent.selfplay import play_game, random_opening  # noqa: E402
 
@@ -70,9 +71,9 @@ def load_text() -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, nargs="+", default=None, help="budgets per position (default: 1 9)")
+    parser.add_argument("--seconds", type=real(0, MAX_SECONDS, low_open=True), nargs="+", default=None, help="budgets per position (default: 1 9)")
     parser.add_argument("--phase", nargs="+", choices=list(PHASES), default=list(PHASES))
-    parser.add_argument("--limit", type=int, help="only the first N positions of each phase")
+    parser.add_argument("--limit", type=whole(1), help="only the first N positions of each phase")
     parser.add_argument("--cores", nargs="+", choices=("python", "compiled"), default=["python", "compiled"])
     parser.add_argument("--evaluation", choices=EVALUATIONS, default=DEFAULT_EVALUATION)
     parser.add_argument("--quick", action="store_true", help="a short run: --limit 2 --seconds 1")
@@ -144,4 +145,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from agent.stops import guarded     # Ctrl-C, SIGTERM, SIGHUP: one line, 128 + the signal
+
+    sys.exit(guarded("bench_speed.py", main))

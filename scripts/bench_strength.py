@@ -19,6 +19,10 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"random": ("games won", 0.99), "seed": ("points", 0.95)}
 OURS = "Agent1"
@@ -55,8 +59,8 @@ def summarize(opponent: str, records: list[dict], time_limit: float) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--opponents", nargs="+", default=["random", "seed"])
-    parser.add_argument("--games", type=int, default=100)
-    parser.add_argument("--time-limit", type=float, default=0.5)
+    parser.add_argument("--games", type=whole(1, MAX_GAMES), default=100)
+    parser.add_argument("--time-limit", type=real(0, MAX_SECONDS, low_open=True), default=0.5)
     parser.add_argument("--seed", type=int, default=4341)
     parser.add_argument("--out", help="keep games and records here (default: a temporary directory)")
     args = parser.parse_args(argv)
@@ -69,4 +73,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from agent.stops import guarded     # Ctrl-C, SIGTERM, SIGHUP: one line, 128 + the signal
+
+    sys.exit(guarded("bench_strength.py", main))

@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from agent.options import MAX_SECONDS, real, whole  # noqa: E402
 from ref_sim.match import agent_spec, start_agent, wait_until_started  # noqa: E402
 from ref_sim.referee import run_game  # noqa: E402
 
@@ -45,8 +46,8 @@ def peak_rss_mb(pid: int) -> float | None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--time-limit", type=float, default=10.0)
-    parser.add_argument("--hogs", type=int, default=1, help="CPU-spinning processes during the game")
+    parser.add_argument("--time-limit", type=real(0, MAX_SECONDS, low_open=True), default=10.0)
+    parser.add_argument("--hogs", type=whole(0, 256), default=1, help="CPU-spinning processes during the game")
     parser.add_argument("--opponent", default="random")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
@@ -113,4 +114,6 @@ def time_histogram(times, limit):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from agent.stops import guarded     # Ctrl-C, SIGTERM, SIGHUP: one line, 128 + the signal
+
+    sys.exit(guarded("bench_timing.py", main))

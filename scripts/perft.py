@@ -15,17 +15,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from agent.options import whole  # noqa: E402
 from agent.rules import VARIANTS, WPI, Move, Position, perft  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("depth", type=int)
+    parser.add_argument("depth", type=whole(0, 81))
     parser.add_argument("--divide", action="store_true", help="print the count below each first move")
     parser.add_argument("--variant", choices=VARIANTS, default=WPI, help="rules variant (default: wpi)")
     args = parser.parse_args(argv)
-    if args.depth < 0:
-        parser.error("depth must be >= 0")
     position = Position(args.variant)
     start = time.perf_counter()
     if args.divide and args.depth > 0:
@@ -45,4 +44,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from agent.stops import guarded     # Ctrl-C, SIGTERM, SIGHUP: one line, 128 + the signal
+
+    sys.exit(guarded("perft.py", main))

@@ -27,7 +27,8 @@ agent's time-outs, invalid moves, crashes and hangs (target: 0 each), its result
 games the opponent lost by writing out of turn (``Out-of-order move!``: our win, and the
 referee's call), and the slowest move as a fraction of the limit (the referee's measure, from
 the ``.go`` to the tick that saw the move, and the agent's own). Exit code 0 when every target
-is met, 1 otherwise, 130 on Ctrl-C (the games so far are summarised). Games, logs and records
+is met, 1 otherwise, 130 on Ctrl-C, 143 on SIGTERM, 129 on SIGHUP (128 + the signal: the game
+being played is aborted, its agents and the CPU hog killed, the games so far summarised). Games, logs and records
 stay in ``--out`` (default: a new temporary directory, printed), readable with
 ``python -m ref_sim.show``.
 
@@ -55,6 +56,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from agent import stops  # noqa: E402
+from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
 from ref_sim import match, openings  # noqa: E402
 from ref_sim.referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, check_time_limit  # noqa: E402
 
@@ -267,9 +270,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python scripts/soak.py", description=__doc__.split("\n\n")[0],
                                      epilog=__doc__.split("\n\n", 1)[1],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--games", type=int, default=None,
+    parser.add_argument("--games", type=whole(1, MAX_GAMES), default=None,
                         help=f"games in all, split over limits and opponents (default {DEFAULT_GAMES})")
-    parser.add_argument("--limits", type=float, nargs="+", default=None, metavar="S",
+    parser.add_argument("--limits", type=real(0, MAX_SECONDS, low_open=True), nargs="+", default=None,
+                        metavar="S",
                         help=f"time limits in seconds (default {' '.join(f'{x:g}' for x in DEFAULT_LIMITS)})")
     parser.add_argument("--opponents", nargs="+", default=list(DEFAULT_OPPONENTS), metavar="AGENT",
                         help=f"ref_sim.match agents to play (default: {' '.join(DEFAULT_OPPONENTS)}; "
@@ -283,13 +287,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The soak; SIGTERM and SIGHUP stop it as Ctrl-C does (agent.stops)."""
+    return stops.guarded("soak", _main, argv)
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     limits = args.limits or list(QUICK_LIMITS if args.quick else DEFAULT_LIMITS)
     quick_games = 2 * len(limits) * len(args.opponents)
     total = args.games if args.games is not None else quick_games if args.quick else DEFAULT_GAMES
-    if total < 1:
-        parser.error("--games must be at least 1")
     for limit in limits:
         error, _ = check_time_limit(limit)
         if error:
@@ -302,8 +309,10 @@ def main(argv: list[str] | None = None) -> int:
     shares = [(limit, opponent) for limit in limits for opponent in args.opponents]
     per_share = -(-total // len(shares))
     per_share += per_share % 2                      # whole pairs
+    problem = match.prepare_out(args.out) if args.out else None
+    if problem:
+        parser.error(problem)
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="uttt-soak-"))
-    out.mkdir(parents=True, exist_ok=True)
     estimate = sum(per_share * SECONDS_PER_GAME_PER_LIMIT_SECOND * limit for limit, _ in shares)
     print(f"soak: {per_share * len(shares)} games ({per_share} per limit and opponent: "
           f"{', '.join(f'{limit:g} s vs {opponent}' for limit, opponent in shares)}); "
@@ -315,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     stop = threading.Event()
     done = [0]
     started, cpu_started = time.monotonic(), time.process_time()
-    interrupted = False
+    interrupted = None
     latin1_wanted = any(map(plays_in_latin1, args.opponents))
     with cpu_hog(args.hog), busy_polling_referee(), ThreadPoolExecutor(max_workers=1) as runner, \
             (latin1_locale() if latin1_wanted else nullcontext()) as latin1:
@@ -342,8 +351,8 @@ def main(argv: list[str] | None = None) -> int:
                 while not wait([future], timeout=0.5).done:    # a timeout so that Ctrl-C is seen
                     pass
                 future.result()
-            except KeyboardInterrupt:
-                interrupted = True
+            except KeyboardInterrupt as interrupt:      # Ctrl-C, SIGTERM, SIGHUP
+                interrupted = interrupt
                 stop.set()
                 future.exception()                      # wait for the game to be stopped
                 break
@@ -368,8 +377,9 @@ def main(argv: list[str] | None = None) -> int:
           f"CPU-s/s; load average now {os.getloadavg()[0]:.2f}; games and logs in {out}")
     if interrupted:
         played = total_tally.games
-        print(f"soak: interrupted after {played} game{'' if played == 1 else 's'}", file=sys.stderr)
-        return 130
+        print(f"soak: {stops.said(interrupted)} after {played} game{'' if played == 1 else 's'}",
+              file=sys.stderr)
+        return stops.exit_code(interrupted)
     return 0 if total_tally.failures() == 0 and total_tally.aborted == 0 else 1
 
 

@@ -24,6 +24,15 @@ quantised model the agent runs). It needs numpy and scipy: ``pip install -e '.[t
 
 The model (probabilities, lines, weights) is documented in agent/eval_fitted.py; this script only
 chooses its parameters and quantises them into the tables that module reads.
+
+Ctrl-C, SIGTERM and SIGHUP stop every step alike (agent.stops): ``generate`` keeps the games
+written so far and says how many (the same command continues), ``fit`` writes nothing (the data
+file is replaced only once complete), ``match`` prints the summary of the games played so far; a
+cluster's games not yet handled are cancelled and the connection closed. A missing or unreadable
+file or a bad value is one line on stderr, never a traceback.
+
+Exit codes: 0 done, 1 the cluster cannot be used, 2 bad arguments or input (a missing games
+file, an unreadable data file), 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (128 + the signal).
 """
 
 from __future__ import annotations
@@ -38,10 +47,29 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from agent import stops  # noqa: E402
 from agent.engines import AlphaBetaEngine  # noqa: E402
+from agent.options import real, whole  # noqa: E402
 from agent.selfplay import training_game  # noqa: E402
 
 GAMES_FILE = "games.jsonl"
+PROG = "train_eval.py"
+#: More self-play games than this is a typo (3000 take about an hour on one core).
+MAX_GAMES = 10_000_000
+#: Node budgets above this are a typo (a move would take hours).
+MAX_NODES = 10 ** 9
+
+
+class InputError(Exception):
+    """A missing or unreadable input, said in one line (exit code 2)."""
+
+
+class StepStopped(Exception):
+    """A step stopped by Ctrl-C or a signal (``interrupt``) after saying what it kept (``detail``)."""
+
+    def __init__(self, interrupt: BaseException, detail: str) -> None:
+        super().__init__(detail)
+        self.interrupt, self.detail = interrupt, detail
 
 
 # -- generate --------------------------------------------------------------------------------
@@ -55,8 +83,15 @@ def selfplay_game(game_seed: int, nodes: int, engine_eval: str, deviation: float
 
 
 def generate(directory: Path, games: int, nodes: int, seed: int, deviation: float, engine_eval: str,
-             cluster_address: str | None = None) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
+             cluster_address: str | None = None, again: str = "") -> Path:
+    """Self-play games up to ``games`` in ``directory``; ``again``: the command that continues
+    after a stop (said then)."""
+    if directory.exists() and not directory.is_dir():
+        raise InputError(f"--dir {directory}: not a directory (it is a file)")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(f"--dir {directory}: cannot create it ({error.strerror or error})") from None
     path = directory / GAMES_FILE
     done = 0
     if path.exists():
@@ -72,7 +107,7 @@ def generate(directory: Path, games: int, nodes: int, seed: int, deviation: floa
     print(f"generate: games {done}..{games - 1} at {nodes} nodes per move, eval {engine_eval}, "
           f"deviation {deviation}, seed {seed} -> {path}", flush=True)
     start = time.time()
-    plies = 0
+    plies = made = 0
     runner = None
     if cluster_address:
         from agent import cluster       # the optional extra; only when asked for
@@ -84,22 +119,33 @@ def generate(directory: Path, games: int, nodes: int, seed: int, deviation: floa
               flush=True)
         calls = ((f"game-{i}", selfplay_game, (seed * 1_000_003 + i, nodes, engine_eval, deviation), {})
                  for i in range(done, games))
-        results = (value for _, value in cluster.in_order(runner, calls))
+        played = cluster.in_order(runner, calls)
+        results = (value for _, value in played)
     else:
+        played = None
         results = (selfplay_game(seed * 1_000_003 + i, nodes, engine_eval, deviation) for i in range(done, games))
-    with path.open("a", encoding="utf-8") as out:
-        for i, (winner, game_plies, moves) in zip(range(done, games), results):
-            out.write(json.dumps({"game": i, "winner": winner, "moves": moves}) + "\n")
-            out.flush()
-            plies += game_plies
-            made = i + 1 - done
-            if made % 100 == 0 or i + 1 == games:
-                elapsed = time.time() - start
-                left = (games - i - 1) * elapsed / made
-                print(f"  {i + 1}/{games} games, {plies} plies this run, {elapsed:.0f} s, "
-                      f"~{left:.0f} s left", flush=True)
-    if runner is not None:
-        runner.close()
+    try:
+        with path.open("a", encoding="utf-8") as out:
+            for i, (winner, game_plies, moves) in zip(range(done, games), results):
+                # One write of a whole line: a stop between games never cuts one (and a cut
+                # line is dropped at the next run anyway).
+                out.write(json.dumps({"game": i, "winner": winner, "moves": moves}) + "\n")
+                out.flush()
+                plies += game_plies
+                made = i + 1 - done
+                if made % 100 == 0 or i + 1 == games:
+                    elapsed = time.time() - start
+                    left = (games - i - 1) * elapsed / made
+                    print(f"  {i + 1}/{games} games, {plies} plies this run, {elapsed:.0f} s, "
+                          f"~{left:.0f} s left", flush=True)
+    except KeyboardInterrupt as interrupt:          # Ctrl-C, SIGTERM, SIGHUP (agent.stops)
+        raise StepStopped(interrupt, f"after {done + made} of {games} games ({made} this run, kept in "
+                                     f"{path}); the same command continues: {again}") from None
+    finally:
+        if played is not None:
+            played.close()          # the cluster's games not yet handled are cancelled
+        if runner is not None:
+            runner.close()
     elapsed = time.time() - start
     print(f"generate: {games - done} games in {elapsed:.0f} s ({(games - done) / max(elapsed, 1e-9):.1f} games/s); "
           f"{path} holds {games} games, {os.path.getsize(path) / 1e6:.1f} MB", flush=True)
@@ -109,22 +155,33 @@ def generate(directory: Path, games: int, nodes: int, seed: int, deviation: floa
 # -- the training examples -------------------------------------------------------------------
 
 def load_examples(path: Path, games: int, opening_plies: int = 4):
-    """Every position after the opening of games 0..games-1: (game number, position, result for the mover)."""
+    """Every position after the opening of games 0..games-1: (game number, position, result for the
+    mover).  InputError (one line) for a missing file or a line that is not a game."""
     from agent.rules import Position
 
     examples = []
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            game = json.loads(line)
-            if game["game"] >= games:
-                continue
-            position = Position()
-            for ply, move in enumerate(game["moves"]):
-                if ply >= opening_plies:
-                    winner = game["winner"]
-                    result = 0.5 if winner is None else 1.0 if winner == position.turn else 0.0
-                    examples.append((game["game"], position.copy(), result))
-                position.push(move)
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as error:
+        raise InputError(f"fit: cannot read the games in {path} ({error.strerror or error}); "
+                         f"make them with: python scripts/train_eval.py generate --dir {path.parent}") from None
+    with handle:
+        for number, line in enumerate(handle, 1):
+            if not line.endswith("\n"):
+                break                       # cut by a stopped generate: the next run drops it
+            try:
+                game = json.loads(line)
+                if game["game"] >= games:
+                    continue
+                position = Position()
+                for ply, move in enumerate(game["moves"]):
+                    if ply >= opening_plies:
+                        winner = game["winner"]
+                        result = 0.5 if winner is None else 1.0 if winner == position.turn else 0.0
+                        examples.append((game["game"], position.copy(), result))
+                    position.push(move)
+            except (ValueError, KeyError, TypeError, IndexError) as error:
+                raise InputError(f"fit: {path} line {number} is not a self-play game ({error})") from None
     return examples
 
 
@@ -358,6 +415,10 @@ def fit_command(directory: Path, out: Path, args) -> None:
     examples = load_examples(directory / GAMES_FILE, args.games)
     train = [e for e in examples if e[0] % 5]
     held = [e for e in examples if e[0] % 5 == 0]
+    if not train or not held:
+        raise InputError(f"fit: {len({e[0] for e in examples})} game(s) in {directory / GAMES_FILE} "
+                         "among the first --games: it takes games to fit and games numbered 0 mod 5 "
+                         "to hold out (at least 2)")
     games = len({e[0] for e in examples})
     print(f"fit: {len(examples)} positions from {games} games: {len(train)} to fit, {len(held)} held out "
           f"(games numbered 0 mod 5); read in {time.time() - started:.0f} s", flush=True)
@@ -400,11 +461,19 @@ def fit_command(directory: Path, out: Path, args) -> None:
                                   "mover": dict(zip(SENT_FEATURES, map(float, mu))),
                                   "waiter": dict(zip(SENT_FEATURES, map(float, omega))),
                                   "global_logits": dict(zip(WEIGHTS, map(float, weights)))}}
-    out.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps({k: v for k, v in data.items() if k not in ("chance", "mover", "waiter")}, indent=1)
     tables = ",\n".join(f' "{name}": {json.dumps(data[name], separators=(",", ":"))}'
                          for name in ("chance", "mover", "waiter"))
-    out.write_text(text[:-2] + ",\n" + tables + "\n}\n", encoding="utf-8")
+    # Written whole then renamed: a stop or a full disk never leaves half a data file.
+    temporary = out.with_name(out.name + ".partial")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_text(text[:-2] + ",\n" + tables + "\n}\n", encoding="utf-8")
+        os.replace(temporary, out)
+    except OSError as error:
+        raise InputError(f"fit: cannot write {out} ({error.strerror or error})") from None
+    finally:
+        temporary.unlink(missing_ok=True)
     print(f"fit: wrote {out} ({out.stat().st_size / 1000:.0f} kB) in {time.time() - started:.0f} s")
 
 
@@ -413,13 +482,15 @@ def fit_command(directory: Path, out: Path, args) -> None:
 def match(pairs: int, nodes: int, classic_nodes: int, seed: int, data: Path | None, opponent: str = "classic") -> None:
     """Fitted against classic at fixed node budgets (or against the seed bot, depth 3), in one
     process, with paired openings: the result depends on the evaluations only, not on the load."""
-    from agent.eval_fitted import FittedEvaluator, load_data
+    from agent.eval_fitted import EvalDataError, FittedEvaluator, load_data
     from agent.search import AlphaBeta
     from agent.engines import SearchEngine, SeedEngine
     from agent.selfplay import play_pairs
-    from agent import stats
 
-    tables = load_data(data) if data else None
+    try:
+        tables = load_data(data) if data else None
+    except EvalDataError as error:
+        raise InputError(f"match: --data: {error}") from None
 
     def fitted():
         if tables is None:  # the packaged data: the engine as the agent runs it (either core)
@@ -440,12 +511,24 @@ def match(pairs: int, nodes: int, classic_nodes: int, seed: int, data: Path | No
             print(f"  {len(points)} games: +{tally[0]} -{tally[1]} ={tally[2]}  ({time.time() - started:.0f} s)",
                   flush=True)
 
-    wins, losses, draws = play_pairs(fitted, classic if opponent == "classic" else SeedEngine, pairs, seed=seed,
-                                     on_game=on_game)
-    ptnml = stats.pentanomial([points[i], points[i + 1]] for i in range(0, len(points) - 1, 2))
-    for line in stats.summary_lines(names, wins, losses, draws, ptnml):
-        print(line)
+    try:
+        play_pairs(fitted, classic if opponent == "classic" else SeedEngine, pairs, seed=seed, on_game=on_game)
+    except KeyboardInterrupt as interrupt:          # the games so far, then one line
+        summary(names, points)
+        raise StepStopped(interrupt, f"after {len(points)} games") from None
+    summary(names, points)
     print(f"match: {len(points)} games in {time.time() - started:.0f} s")
+
+
+def summary(names, points: list[float]) -> None:
+    """The match runner's summary of agent A's points (1, 1/2, 0 per game, in pairs)."""
+    from agent import stats
+
+    wins, losses = points.count(1.0), points.count(0.0)
+    ptnml = stats.pentanomial([points[i], points[i + 1]] for i in range(0, len(points) - 1, 2))
+    for line in stats.summary_lines(names, wins, losses, len(points) - wins - losses,
+                                    ptnml if sum(ptnml) else None):
+        print(line, flush=True)
 
 
 # -- speed -----------------------------------------------------------------------------------
@@ -461,6 +544,8 @@ def speed(nodes: int, core: str) -> None:
     for line in (Path(__file__).with_name("bench_positions.txt")).read_text().splitlines():
         if line.strip() and not line.startswith("#"):
             suite.append(Position.from_moves(Move.parse(m) for m in line.split(":", 1)[1].split(",")))
+    print(f"speed: {len(suite)} positions x 2 rounds at {nodes} nodes, classic and fitted ({core} core)",
+          flush=True)
     totals = {"classic": [0, 0.0], "fitted": [0, 0.0]}
     for order in (("classic", "fitted"), ("fitted", "classic")):
         for position in suite:
@@ -479,39 +564,64 @@ def speed(nodes: int, core: str) -> None:
 
 # -- command line ----------------------------------------------------------------------------
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
                                      epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("step", choices=("all", "generate", "fit", "match", "speed"))
     parser.add_argument("--dir", type=Path, default=Path("runs/train"), help="working directory (default runs/train)")
-    parser.add_argument("--games", type=int, default=3000, help="self-play games to generate (default 3000)")
-    parser.add_argument("--nodes", type=int, default=800, help="node budget per move in self-play (default 800)")
-    parser.add_argument("--deviation", type=float, default=0.04,
-                        help="chance of a random move at each of the first 30 plies (default 0.04)")
+    parser.add_argument("--games", type=whole(1, MAX_GAMES), default=3000,
+                        help="self-play games to generate (default 3000)")
+    parser.add_argument("--nodes", type=whole(1, MAX_NODES), default=800,
+                        help="node budget per move in self-play (default 800)")
+    parser.add_argument("--deviation", type=real(0, 1), default=0.04,
+                        help="chance of a random move at each of the first 30 plies, 0-1 (default 0.04)")
     parser.add_argument("--seed", type=int, default=1, help="data seed (default 1)")
-    parser.add_argument("--engine-eval", default="classic", help="evaluation the self-play engine uses (default classic)")
+    parser.add_argument("--engine-eval", default="classic", choices=("classic", "fitted"),
+                        help="evaluation the self-play engine uses (default classic)")
     parser.add_argument("--cluster", metavar="ADDRESS", default=os.environ.get("UTTT_CLUSTER"),
                         help="generate: play the games on a Dask cluster, e.g. tcp://head:8786 "
                              "(default: $UTTT_CLUSTER); pip install -e '.[cluster]'")
     parser.add_argument("--out", type=Path, default=None, help="data file to write (default DIR/eval-v1.json)")
     parser.add_argument("--without", nargs="*", default=[], choices=WEIGHTS,
                         help="fit: hold these global terms at 0 (ablation; the loss shows what they are worth)")
-    parser.add_argument("--pairs", type=int, default=50, help="match: openings, each played twice (default 50)")
-    parser.add_argument("--match-nodes", type=int, default=4000,
+    parser.add_argument("--pairs", type=whole(1, MAX_GAMES), default=50,
+                        help="match: openings, each played twice (default 50)")
+    parser.add_argument("--match-nodes", type=whole(1, MAX_NODES), default=4000,
                         help="match: the fitted side's nodes per move; speed: both sides' (default 4000)")
-    parser.add_argument("--classic-nodes", type=int, default=None,
+    parser.add_argument("--classic-nodes", type=whole(1, MAX_NODES), default=None,
                         help="match: the classic side's nodes per move (default: --match-nodes)")
     parser.add_argument("--core", choices=("python", "compiled", "auto"), default="python",
                         help="speed: the search core (default python: the evaluation as written here)")
     parser.add_argument("--opponent", choices=("classic", "seed"), default="classic",
                         help="match: the other side (default classic; seed = the seed bot at depth 3)")
     parser.add_argument("--data", type=Path, default=None, help="match: the fitted side's data file (default: the packaged one)")
-    args = parser.parse_args(argv)
-    if args.games < 1 or args.nodes < 1 or not 0 <= args.deviation <= 1:
-        parser.error("--games and --nodes must be positive, --deviation in 0..1")
+    return parser
+
+
+def main(argv=None) -> int:
+    """The command; every stop (Ctrl-C, SIGTERM, SIGHUP) and bad input is one line on stderr."""
+    return stops.guarded(PROG, run, sys.argv[1:] if argv is None else list(argv))
+
+
+def run(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        steps(args, argv)
+    except StepStopped as stopped:          # the step said what it kept
+        print(f"{PROG}: {stops.said(stopped.interrupt)} {stopped.detail}", file=sys.stderr)
+        return stops.exit_code(stopped.interrupt)
+    except InputError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def steps(args, argv: list[str]) -> None:
     started = time.time()
     if args.step in ("all", "generate"):
-        generate(args.dir, args.games, args.nodes, args.seed, args.deviation, args.engine_eval, args.cluster)
+        generate(args.dir, args.games, args.nodes, args.seed, args.deviation, args.engine_eval, args.cluster,
+                 again=stops.command_line(sys.argv[0] if sys.argv and sys.argv[0].endswith(".py") else __file__,
+                                          *argv))
     if args.step in ("all", "fit"):
         fit_command(args.dir, args.out or args.dir / "eval-v1.json", args)
     if args.step == "speed":
@@ -520,7 +630,6 @@ def main(argv=None) -> int:
         match(args.pairs, args.match_nodes, args.classic_nodes or args.match_nodes, args.seed, args.data,
               args.opponent)
     print(f"train_eval: {args.step} took {time.time() - started:.0f} s")
-    return 0
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.engines import AlphaBetaEngine  # noqa: E402
 from agent.evaluation import DEFAULT_WEIGHTS  # noqa: E402
+from agent.options import MAX_GAMES, real, whole  # noqa: E402
 from agent.selfplay import play_pairs  # noqa: E402
 
 
@@ -34,9 +35,9 @@ def score_interval(wins: int, losses: int, draws: int) -> tuple[float, float]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", type=int, default=20)
-    parser.add_argument("--nodes", type=int, default=15000)
-    parser.add_argument("--factor", type=float, default=1.5)
+    parser.add_argument("--pairs", type=whole(1, MAX_GAMES), default=20)
+    parser.add_argument("--nodes", type=whole(1, 10 ** 9), default=15000)
+    parser.add_argument("--factor", type=real(0, 100, low_open=True), default=1.5)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--param", nargs="*", default=[f.name for f in fields(DEFAULT_WEIGHTS)])
     args = parser.parse_args(argv)
@@ -57,4 +58,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from agent.stops import guarded     # Ctrl-C, SIGTERM, SIGHUP: one line, 128 + the signal
+
+    sys.exit(guarded("tune_eval.py", main))

@@ -295,7 +295,10 @@ def test_a_match_with_an_unreachable_cluster_is_one_line(tmp_path, capsys, monke
 
 def test_a_stdio_series_on_a_cluster_is_the_local_one(shared_cluster, tmp_path, capsys):
     from ref_sim import stdio
-    args = ["agent:depth=2", "agent:depth=1", "--games", "2", "--seed", str(SEED),
+    # The built-ins agent:depth=2 and agent:depth=1 without their --seed {seed}, which our agent
+    # refuses until agent/codingame.py takes it (issue 16).
+    ours = f"{sys.executable} -m agent --protocol codingame --first-turn-ms {{first_turn_ms}} --turn-ms 1000"
+    args = [f"{ours} --depth 2", f"{ours} --depth 1", "--games", "2", "--seed", str(SEED),
             "--first-turn-ms", "3000", "--turn-ms", "1000"]      # fixed depth: time is no factor
     assert stdio.main(args + ["--out", str(tmp_path / "local")]) == 0
     local_text = capsys.readouterr().out

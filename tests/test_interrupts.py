@@ -7,8 +7,9 @@ documented exit code (130 interrupted, 141 output closed), never a traceback.
   agent's own submodules is looked up while the command line loads, so it lands in the middle of
   the start-up imports every time (a SIGINT sent from outside after a sleep would land there
   only by luck).
-* ``agent.play`` at its prompt and while its engine thinks, ``agent.arena`` during a series, and
-  both with their output closed (``| head``): real processes, real SIGINT.
+* ``agent.play`` at its prompt and while its engine thinks, and both ``agent.play`` and
+  ``agent.arena`` with their output closed (``| head``): real processes, real SIGINT.  (A stopped
+  arena series, by SIGINT, SIGTERM or SIGHUP: tests/test_stops.py.)
 """
 
 import os
@@ -140,18 +141,6 @@ def test_play_closed_output_is_one_line_and_code_141():
     err = err.decode()
     assert "Traceback" not in err and process.returncode == 141
     assert err.strip().splitlines() == ["python -m agent.play: output closed (broken pipe)"]
-
-
-def test_arena_ctrl_c_prints_the_games_so_far_then_one_line_and_code_130():
-    process = start_and_wait_for("agent.arena", ["ttt", "alphabeta", "random", "--games", "1000",
-                                                 "--seconds", "0.02", "-v"], "game 1:")
-    process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=20)
-    err = err.decode()
-    assert "Traceback" not in err and process.returncode == 130
-    assert len(err.strip().splitlines()) == 1
-    assert re.fullmatch(r"python -m agent\.arena: interrupted after \d+ games?", err.strip())
-    assert b"Score of alphabeta#1 vs random#2: " in out      # the summary of the games played
 
 
 def test_arena_closed_output_is_one_line_and_code_141():

@@ -7,6 +7,7 @@ Fast limits (0.3-0.5 s per move) and the random agent; agents that crash or hang
 import json
 import re
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -222,28 +223,6 @@ def test_an_aborted_game_is_reported_once_with_show(tmp_path, capsys, monkeypatc
     assert "Game 1/1: " in out and f"aborted: {CRASHED}" in out
 
 
-def test_ctrl_c_mid_series_is_one_line_and_code_130(tmp_path):
-    import signal
-    import subprocess
-    process = subprocess.Popen(
-        [sys.executable, "-m", "ref_sim.match", "random", "random", "--games", "6",
-         "--time-limit", "1", "--seed", "1", "--out", str(tmp_path)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(tmp_path))
-    lines = []
-    while not any(line.startswith("Game 1/6") for line in lines):
-        line = process.stdout.readline()
-        assert line, "".join(lines)
-        lines.append(line)
-    process.send_signal(signal.SIGINT)          # Ctrl-C reaches the runner, not the agents
-    out, err = process.communicate(timeout=60)
-    assert process.returncode == 130, err
-    assert "Traceback" not in err
-    (line,) = err.strip().splitlines()
-    assert re.fullmatch(rf"Interrupted after [12] games; --resume --out {re.escape(str(tmp_path))}"
-                        r" continues the series\.", line), line
-    assert "Score of Random1 vs Random2:" in out
-
-
 def test_a_flood_file_is_deleted_after_the_game(tmp_path, capsys):
     # The flood's log survives the referee's clean-up; the runner deletes it once the
     # agents have exited, and the empty game directory with it.
@@ -254,3 +233,21 @@ def test_a_flood_file_is_deleted_after_the_game(tmp_path, capsys):
     assert not (tmp_path / "game-0001").exists()
     assert re.search(r"flooded [1-9]\d* lines in", (tmp_path / "logs" /
                                                     "game-0001-Flood1.log").read_text())
+
+
+def test_without_out_the_logs_of_games_that_went_wrong_are_kept(tmp_path, capsys, monkeypatch):
+    # The temporary folder is deleted at the end: the logs that say why a game went wrong are
+    # moved out first, and the message names where they are, never a deleted file.
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    assert match.main(["random", CRASH, "--games", "1", "--time-limit", "0.3", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    kept = Path(re.search(r"Logs of the games that went wrong: (\S+) \(kept;", out).group(1))
+    assert kept.parent == tmp_path and kept.name.startswith("uttt-logs-")
+    assert sorted(path.name for path in kept.iterdir()) == [
+        "game-0001-Python2.log", "game-0001-Random1.log", "game-0001.json"]
+    assert list(tmp_path.iterdir()) == [kept]
+    missing = f"{sys.executable} {tmp_path / 'no_such_bot.py'} {{name}}"
+    assert match.main(["random", missing, "--games", "2", "--time-limit", "1", "--seed", "4"]) == 1
+    log = Path(re.search(r"its output: (\S+);", capsys.readouterr().err).group(1))
+    assert log.exists() and "no_such_bot.py" in log.read_text()

@@ -50,11 +50,21 @@ def series(tmp_path):
 def test_running_score_and_band():
     rows = plot.running_score([1, 0, 0.5, 1])
     assert [round(m, 3) for m, _, _ in rows] == [1.0, 0.5, 0.5, 0.625]
-    mean, low, high = rows[-1]
-    sd = (sum((x - 0.625) ** 2 for x in [1, 0, 0.5, 1]) / 4) ** 0.5
-    assert mean - low == pytest.approx(1.96 * sd / 2)
-    assert high == 1.0                                  # clipped to the possible range
     assert all(0 <= low <= m <= high <= 1 for m, low, high in rows)
+    # The Wilson interval: (p + z²/2n ± z √(p(1-p)/n + z²/4n²)) / (1 + z²/n).
+    z, n, p = 1.959963984540054, 4, 0.625
+    centre, half = (p + z * z / (2 * n)), z * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5
+    assert rows[-1][1:] == pytest.approx(((centre - half) / (1 + z * z / n),
+                                          (centre + half) / (1 + z * z / n)))
+
+
+def test_a_clean_sweep_still_has_a_band():
+    # 20-0 used to draw a zero-width band (the scores' spread is 0): as if 20 games were proof.
+    mean, low, high = plot.running_score([1.0] * 20)[-1]
+    assert mean == high == 1.0 and 0.8 < low < 0.85
+    # The band narrows as the games add up, and never closes.
+    widths = [high - low for _, low, high in plot.running_score([1.0] * 100)]
+    assert all(a > b > 0 for a, b in zip(widths, widths[1:]))
 
 
 def test_scores_times_and_limit(series):

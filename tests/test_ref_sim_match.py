@@ -181,7 +181,9 @@ def test_an_existing_series_needs_resume(tmp_path, capsys, monkeypatch):
     assert "add --resume" in capsys.readouterr().err
     with pytest.raises(SystemExit):      # a different series cannot be resumed
         match.main(["random", "agent", "--games", "4", "--out", str(tmp_path), "--resume"])
-    assert "cannot resume: agents" in capsys.readouterr().err
+    assert (f"cannot resume: AGENT1 AGENT2 was random random in {tmp_path}, not random agent "
+            "(leave AGENT1 AGENT2 out to continue the series as it was, or choose another --out)"
+            ) in capsys.readouterr().err
     # A line cut by a crash is dropped and its game played again.
     path = tmp_path / "games.jsonl"
     path.write_text(path.read_text() + '{"format": 1, "game": 3, "pa')
@@ -271,14 +273,6 @@ def test_readme_sprt_example_does_not_stop_after_one_pair(tmp_path, capsys, monk
     assert len(fake.played) >= 100
 
 
-def test_progress_line_says_too_few_games():
-    import io
-    stream = io.StringIO()
-    progress = match.Progress(2, stream=stream)
-    progress.update(1, match.Summary(1, 0, 0, None, None))
-    assert "Elo too few games" in stream.getvalue() and "inf" not in stream.getvalue()
-
-
 # -- hostile built-ins and --encoding (issue 15, items 1 and 7) --------------------------
 
 def test_hostile_builtins():
@@ -329,9 +323,116 @@ def test_series_encoding_is_given_to_every_game_and_kept(tmp_path, capsys, monke
         assert game["encoding"] == "iso8859-1"
         assert all(a["command"][-2:] == ["--encoding", "iso8859-1"] for a in game["agents"])
     with pytest.raises(SystemExit):      # the referee's encoding is part of the series
-        match.main(["agent", "nbsp", "--games", "4", "--out", str(tmp_path), "--resume"])
-    assert "cannot resume: encoding was 'iso8859-1', now None" in capsys.readouterr().err
+        match.main(["agent", "nbsp", "--games", "4", "--out", str(tmp_path), "--resume",
+                    "--encoding", "cp1252"])
+    assert "cannot resume: --encoding was iso8859-1 in " in capsys.readouterr().err
+    # Left out, it is the series' own: --resume continues in Latin-1.
+    assert match.main(["agent", "nbsp", "--games", "4", "--out", str(tmp_path), "--resume",
+                       "-q"]) == 0
+    assert fake.encodings == ["iso8859-1"] * 4
     with pytest.raises(SystemExit) as exit_info:
         match.main(["agent", "nbsp", "--encoding", "utf-16"])
     assert exit_info.value.code == 2
     assert "--encoding utf-16: no locale uses it" in capsys.readouterr().err
+
+
+# -- issue 16: --resume --out DIR alone, refusals, distinct games, one game -------------------
+
+def test_resume_with_out_alone_continues_the_series_as_recorded(tmp_path, capsys, monkeypatch):
+    fake = FakeGames(lambda n, p1, names: p1)
+    monkeypatch.setattr(match, "play_game", fake)
+    assert match.main(["agent", "seed:depth=2", "--games", "6", "--time-limit", "0.7", "--seed",
+                       "5", "--unpaired", "--encoding", "latin-1", "--sprt", "0", "10", "0.001",
+                       "0.001", "--out", str(tmp_path), "-q"]) == 0
+    recorded = json.loads((tmp_path / "series.json").read_text())
+    assert {key: recorded[key] for key in ("agents", "time_limit", "paired", "encoding", "seed",
+                                           "games", "sprt")} == {
+        "agents": ["agent", "seed:depth=2"], "time_limit": 0.7, "paired": False,
+        "encoding": "iso8859-1", "seed": 5, "games": 6, "sprt": [0, 10, 0.001, 0.001]}
+    first_run = list(fake.played)
+    lines = read_lines(tmp_path)
+    (tmp_path / "games.jsonl").write_text("".join(json.dumps(g) + "\n" for g in lines[:2]))
+    fake.played.clear()
+    assert match.main(["--resume", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "resuming: 2 of 6 games already played, 4 to go" in out
+    assert "series seed 5; 6 games at 0.7 s per move" in out          # unpaired, as recorded
+    assert fake.played == first_run[2:]                               # the same games again
+    assert fake.encodings[-1] == "iso8859-1"
+    assert json.loads((tmp_path / "series.json").read_text()) == recorded
+    # --games may grow the series; the new count is recorded.
+    assert match.main(["--resume", "--out", str(tmp_path), "--games", "8", "-q"]) == 0
+    assert json.loads((tmp_path / "series.json").read_text())["games"] == 8
+    assert sorted(g["game"] for g in read_lines(tmp_path)) == list(range(1, 9))
+
+
+@pytest.mark.parametrize("option, message", [
+    (["--time-limit", "1"], "--time-limit was 0.7 in {out}, not 1"),
+    (["--paired"], "--paired was no in {out}, not yes"),
+    (["--seed", "6"], "--seed was 5 in {out}, not 6"),
+    (["--encoding", "utf-8"], "--encoding was none in {out}, not utf-8"),
+    (["--sprt", "0", "10", "0.05", "0.05"], "--sprt was none in {out}, not 0 10 0.05 0.05"),
+    (["random", "seed:depth=2"], "AGENT1 AGENT2 was agent seed:depth=2 in {out}, not random "
+                                 "seed:depth=2"),
+], ids=["time-limit", "pairing", "seed", "encoding", "sprt", "agents"])
+def test_resume_refuses_what_contradicts_the_series_in_one_line(option, message, tmp_path, capsys,
+                                                              monkeypatch):
+    monkeypatch.setattr(match, "play_game", FakeGames(lambda n, p1, names: p1))
+    assert match.main(["agent", "seed:depth=2", "--games", "2", "--time-limit", "0.7", "--seed",
+                       "5", "--unpaired", "--out", str(tmp_path), "-q"]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        match.main(["--resume", "--out", str(tmp_path)] + option)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == (f"python -m ref_sim.match: error: cannot resume: {message.format(out=tmp_path)} "
+                   f"(leave {message.split(' was ')[0]} out to continue the series as it was, or "
+                   "choose another --out)")
+
+
+def test_resume_needs_a_series_or_agents_and_makes_nothing(tmp_path, capsys):
+    missing = tmp_path / "nothing-here"
+    for argv, error in [
+            (["--resume", "--out", str(missing)], f"--resume: {missing} holds no series to continue "
+                                                  "(no series.json); give AGENT1 AGENT2 to start one there"),
+            (["--resume"], "--resume needs --out (the directory of the series to continue)"),
+            ([], "AGENT1 and AGENT2 are required (or --resume --out DIR, to continue the series in DIR)"),
+            (["agent"], "AGENT2 is missing: give both agents (or neither, with --resume)")]:
+        with pytest.raises(SystemExit) as exit_info:
+            match.main(argv)
+        assert exit_info.value.code == 2
+        assert capsys.readouterr().err.strip().splitlines()[-1] == f"python -m ref_sim.match: error: {error}"
+    assert not missing.exists()
+
+
+def test_one_game_has_no_empty_pentanomial_and_repeated_games_are_counted_once(tmp_path, capsys,
+                                                                             monkeypatch):
+    monkeypatch.setattr(match, "play_game", FakeGames(lambda n, p1, names: p1))
+    assert match.main(["agent", "random", "--games", "1", "--out", str(tmp_path / "one")]) == 0
+    out = capsys.readouterr().out
+    assert "Score of Agent1 vs Random2: " in out and "] 1\n" in out and "Ptnml" not in out
+    assert "Distinct games: 1 of 1\n" in out
+    games = [{"p1": "A", "opening": [["A", 4, 4]], "moves": [{"board": 4, "spot": 0}]},
+             {"p1": "B", "opening": [["B", 4, 4]], "moves": [{"board": 4, "spot": 0}]},  # other side
+             {"p1": "A", "opening": [["A", 4, 4]], "moves": [{"board": 4, "spot": 0}]}]  # a repeat
+    assert match.distinct_line(games, "vary them") == (
+        "Distinct games: 2 of 3 (warning: 1 repeats an earlier game move for move, and counts "
+        "again in the figures above; vary them)")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--games", "0"], "argument --games: 0 is below 1"),
+    (["--games", "1000001"], "argument --games: 1000001 is above 100,000, the most it takes"),
+    (["--time-limit", "nan"], "argument --time-limit: 'nan' is not a finite number"),
+    (["--time-limit", "inf"], "argument --time-limit: 'inf' is not a finite number"),
+    (["--time-limit", "-1"], "--time-limit -1: the referee looks for a move every 50 ms"),
+    (["--concurrency", "0"], "argument --concurrency: 0 is below 1"),
+    (["--sprt", "0", "inf", "0.05", "0.05"], "argument --sprt: 'inf' is not a finite number"),
+    (["--sprt", "0", "10", "0", "0.05"], "--sprt needs ELO0 < ELO1 and 0 < ALPHA, BETA < 1"),
+    (["--sprt", "0", "5000", "0.05", "0.05"], "argument --sprt: 5,000 is above 1,000"),
+])
+def test_numbers_are_checked_in_one_line(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        match.main(["random", "random"] + argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err.strip().splitlines()[-1]

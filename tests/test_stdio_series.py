@@ -2,8 +2,10 @@
 tie-break, and a series of our agent against the random stdio player."""
 
 import json
+import re
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -101,11 +103,17 @@ def test_first_turn_is_longer(script, tmp_path):
     assert record["moves"][1]["player"] == "A" and record["moves"][1]["ms"] > 400
 
 
+#: The built-in ``agent:depth=3`` without its ``--seed {seed}``: our agent refuses --seed until
+#: agent/codingame.py takes it (the built-in's command line is checked in test_seeds_per_game).
+OUR_AGENT_DEPTH_3 = (f"{sys.executable} -m agent --protocol codingame --turn-ms {{turn_ms}} "
+                     "--first-turn-ms {first_turn_ms} --depth 3")
+
+
 def test_series_of_our_agent_against_random(tmp_path, capsys):
     out = tmp_path / "series"
     # A small fixed depth keeps the test about the protocol, not about this machine's load; the
     # grace makes a descheduled process on a busy test machine no reason to fail.
-    code = stdio.main(["agent:depth=3", "random", "--games", "2", "--seed", "7", "--out", str(out),
+    code = stdio.main([OUR_AGENT_DEPTH_3, "random", "--games", "2", "--seed", "7", "--out", str(out),
                        "--turn-ms", "100", "--first-turn-ms", "1000", "--grace-ms", "400"])
     assert code == 0
     text = capsys.readouterr().out
@@ -169,3 +177,87 @@ def test_out_on_a_file_and_no_out_leaves_nothing(tmp_path, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "deleted at the end (--out DIR keeps them)" in out and "Games: " not in out
     assert list(temp.iterdir()) == []
+
+
+# -- issue 16: different games, --resume, kept logs ----------------------------------------------
+
+def test_seeds_per_game_for_every_builtin():
+    # Our agent gets --seed like the random player: each game, each program its own seed (our
+    # agent's --seed for this protocol lands in agent/codingame.py; the flag name is shared).
+    agent = stdio.stdio_spec("agent:depth=2")
+    assert agent.command(11, 100, 1000)[-4:] == ["--seed", "11", "--depth", "2"]
+    seeds = {seed for number in range(1, 21) for seed in stdio.agent_seeds(7, number)}
+    assert len(seeds) == 40                                     # no two programs, no two games alike
+    assert stdio.agent_seeds(7, 3) == stdio.agent_seeds(7, 3) != stdio.agent_seeds(8, 3)
+
+
+def test_deterministic_programs_are_counted_once_and_warned_about(script, tmp_path, capsys):
+    first = " ".join(script())          # always the first valid action: every pair replays
+    assert stdio.main([first, first, "--games", "4", "--seed", "1", "--out", str(tmp_path / "a")]) == 0
+    out = capsys.readouterr().out
+    assert ("Distinct games: 2 of 4 (warning: 2 repeat an earlier game move for move, and count again "
+            f"in the figures above; {stdio.REPEAT_HINT})") in out
+    assert stdio.main(["random", "random", "--games", "4", "--seed", "1", "--out", str(tmp_path / "b")]) == 0
+    assert "Distinct games: 4 of 4\n" in capsys.readouterr().out
+
+
+def test_resume_with_out_alone_plays_the_missing_games_with_their_seeds(tmp_path, capsys):
+    out = tmp_path / "series"
+    assert stdio.main(["random", "random", "--games", "4", "--seed", "3", "--turn-ms", "500",
+                       "--out", str(out), "-q"]) == 0
+    games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+    (out / "games.jsonl").write_text("".join(json.dumps(g) + "\n" for g in games[:2]))
+    assert stdio.main(["--resume", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "series seed 3; 4 games at 500 ms per turn" in text
+    assert "resuming: 2 of 4 games already played, 2 to go" in text
+    again = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+    assert [g["game"] for g in again] == [1, 2, 3, 4]
+    for before, after in zip(games[2:], again[2:]):           # the same seeds: the same games
+        assert after["agents"] == before["agents"]
+        assert [(m["row"], m["col"]) for m in after["moves"]] == [(m["row"], m["col"]) for m in before["moves"]]
+    assert "Score of Random1 vs Random2: " in text and "] 4\n" in text
+    with pytest.raises(SystemExit) as exit_info:                # contradicting the series
+        stdio.main(["--resume", "--out", str(out), "--turn-ms", "100"])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"python -m ref_sim.stdio: error: cannot resume: --turn-ms was 500 in {out}, not 100 "
+        "(leave --turn-ms out to continue the series as it was, or choose another --out)")
+    with pytest.raises(SystemExit):                             # without --resume: refused
+        stdio.main(["random", "random", "--out", str(out)])
+    assert "already holds games: add --resume" in capsys.readouterr().err
+
+
+def test_without_out_the_logs_of_games_that_went_wrong_are_kept(script, tmp_path, capsys, monkeypatch):
+    import tempfile
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    assert stdio.main(["random", " ".join(script("garbage")), "--games", "2", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    kept = Path(re.search(r"Logs of the games that went wrong: (\S+) \(kept;", out).group(1))
+    assert kept.parent == temp and kept.name.startswith("uttt-logs-")
+    assert sorted(path.name for path in kept.iterdir()) == [
+        "game-0001-Random1.log", "game-0001-Scripted2.log",
+        "game-0002-Random1.log", "game-0002-Scripted2.log"]
+    assert list(temp.iterdir()) == [kept]                       # the temporary folder is gone
+    # A program that cannot start: the error names its log where it still is.
+    missing = f"{sys.executable} {tmp_path / 'no_such_bot.py'}"
+    assert stdio.main(["random", missing, "--games", "2", "--seed", "1"]) == 1
+    log = Path(re.search(r"its output: (\S+);", capsys.readouterr().err).group(1))
+    assert log.exists() and "no_such_bot.py" in log.read_text()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--turn-ms", "nan"], "argument --turn-ms: 'nan' is not a finite number"),
+    (["--turn-ms", "0"], "argument --turn-ms: 0 must be more than 0"),
+    (["--first-turn-ms", "-5"], "argument --first-turn-ms: -5 must be more than 0"),
+    (["--grace-ms", "inf"], "argument --grace-ms: 'inf' is not a finite number"),
+    (["--grace-ms", "1e12"], "argument --grace-ms: 1e+12 is above 3,600,000, the most it takes"),
+    (["--games", "-2"], "argument --games: -2 is below 1"),
+])
+def test_numbers_are_checked_in_one_line(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        stdio.main(["random", "random"] + argv)
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"python -m ref_sim.stdio: error: {message}"
