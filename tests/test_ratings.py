@@ -137,3 +137,8 @@ def test_with_draws_the_bars_are_conservative():
         inside += sum(abs(fit.elo[n] - true[n]) <= fit.error[n] for n in true)
         total += len(true)
     assert 0.95 <= inside / total <= 1.0
+
+
+def test_the_docstring_examples_hold():
+    import doctest
+    assert doctest.testmod(ratings).failed == 0
