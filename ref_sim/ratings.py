@@ -1,0 +1,273 @@
+"""Ratings of many bots from the games of one event: pure functions, no I/O.
+
+The model is Ordo's: logistic Elo fitted by maximum likelihood over every game of the event,
+a draw counting as half a win and half a loss.  Bot ``i`` has a rating ``x_i``; it scores
+``p = 1 / (1 + 10 ** (-(x_i - x_j) / 400))`` against bot ``j`` on average, the expectation of
+:func:`agent.stats.score_from_elo`.  Why this model and not BayesElo's (which adds a draw-elo
+parameter): our head-to-head figures (``ref_sim.match``, :mod:`agent.stats`, cutechess-cli,
+fastchess) are this logistic Elo of the score, so two bots alone get exactly the difference
+``match`` prints for them (75 % -> +190.8); BayesElo's ratings are on a scale stretched by
+the draw rate and would disagree with every other number we print.
+
+Choices, each for a case the plain fit cannot handle:
+
+* **A prior of one virtual draw per pairing** (``PRIOR_DRAWS``, as BayesElo's prior of
+  virtual draws): each pair of bots that met is credited one more game, drawn.  A bot that
+  won (or lost) every game gets a finite rating instead of +inf: 10-0 reads as 10.5 of 11
+  (+529 over that opponent), one won game as 1.5 of 2 (+191).  Elsewhere it moves little
+  (a 300-100 score: 190.3 instead of 190.8) and vanishes as games add up.  The prior is
+  added to pairs that played only, so it never ties together bots that did not meet.
+* **The mean is anchored at 0** (each rating is then against the field's average), or one
+  named bot is fixed at a given value.  Only differences are measured; the anchor says which.
+* **Disconnected groups.**  Bots that never met, directly or through others (an event
+  stopped early), cannot be compared: each group is fitted alone, its own mean at 0, and
+  :attr:`Ratings.groups` lists them so the caller can say so.  A bot without a game has
+  no rating (nan).
+* **95 % error bars from the inverse Hessian** (the observed information at the optimum,
+  virtual draws included), with the mean anchored: the covariance of the centred ratings
+  is the pseudo-inverse of the information matrix, whose only null direction is "every
+  rating plus a constant".  Exact in the large-sample limit of the model, deterministic
+  and instant, where a bootstrap would be slow in pure Python and would give a bot that
+  won every game a zero-width bar (every resample alike).  Conservative for our games: a
+  draw counts as p (1 - p) of information though it varies less than a win or a loss, and
+  the two games of an opening pair usually cancel each other's luck (what the
+  pentanomial error bars of ``match`` measure).  tests/test_ratings.py checks the coverage
+  by simulation: 95 % bars hold the true ratings about 95 % of the time.
+
+With the mean anchored, a bot's ``error`` is that of its rating against the field's mean;
+the difference of two bots has a wider bar (about sqrt(2) times theirs when alike), the
+one the head-to-head lines of ``ref_sim.tournament`` show.  With an anchor, the anchor's
+error is 0 and each other bot's is that of its difference from the anchor (as Ordo's -A).
+
+>>> games = [("A", "B", 1.0)] * 300 + [("A", "B", 0.0)] * 100
+>>> r = fit(["A", "B"], pairwise(games))
+>>> round(r.elo["A"] - r.elo["B"], 1), abs(round(r.elo["A"] + r.elo["B"], 6))
+(190.3, 0.0)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from agent import stats
+
+#: Elo points per unit of the natural logistic scale (400 / ln 10).
+ELO_PER_NAT = 400.0 / math.log(10.0)
+#: Virtual draws added to every pairing that played: the prior (see the module docstring).
+PRIOR_DRAWS = 1.0
+
+
+@dataclass(frozen=True)
+class Record:
+    """Wins, losses and draws of one side (a bot overall, or the first of a pairing)."""
+    wins: int = 0
+    losses: int = 0
+    draws: int = 0
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.losses + self.draws
+
+    @property
+    def points(self) -> float:
+        return self.wins + self.draws / 2
+
+    @property
+    def score(self) -> float:
+        return stats.score(self.wins, self.losses, self.draws)
+
+    def add(self, points: float) -> Record:
+        """This record after one more game worth ``points`` (1, 0.5 or 0)."""
+        if points not in (0, 0.5, 1):
+            raise ValueError(f"a game is worth 1, 0.5 or 0 points, not {points!r}")
+        return Record(self.wins + (points == 1), self.losses + (points == 0),
+                      self.draws + (points == 0.5))
+
+    def reversed(self) -> Record:
+        """The same games from the other side."""
+        return Record(self.losses, self.wins, self.draws)
+
+
+def pairwise(games) -> dict[tuple[str, str], Record]:
+    """Each pairing's record from ``games``, ``(a, b, points of a)`` each (1, 0.5 or 0).
+
+    A pairing is keyed ``(a, b)`` in the order of its first game; later games between the
+    two count from ``a``'s side whatever their order.
+
+    >>> pairwise([("A", "B", 1), ("B", "A", 0.5), ("A", "C", 0)])
+    {('A', 'B'): Record(wins=1, losses=0, draws=1), ('A', 'C'): Record(wins=0, losses=1, draws=0)}
+    """
+    records: dict[tuple[str, str], Record] = {}
+    for a, b, points in games:
+        if a == b:
+            raise ValueError(f"{a} cannot play itself")
+        if (b, a) in records:
+            a, b, points = b, a, 1 - points
+        records[a, b] = records.get((a, b), Record()).add(points)
+    return records
+
+
+def standings(names, pairs: dict[tuple[str, str], Record]) -> dict[str, Record]:
+    """Each bot's record over all its games (``pairs`` from :func:`pairwise`)."""
+    totals = {name: Record() for name in names}
+    for (a, b), record in pairs.items():
+        for name, side in ((a, record), (b, record.reversed())):
+            old = totals.get(name, Record())
+            totals[name] = Record(old.wins + side.wins, old.losses + side.losses,
+                                  old.draws + side.draws)
+    return totals
+
+
+@dataclass(frozen=True)
+class Ratings:
+    """The fit: each bot's Elo and 95 % error (nan for a bot without games), the groups of
+    bots that can be compared (one group when every bot is connected to every other), and
+    the anchor (None: the mean of each group is 0)."""
+    elo: dict[str, float]
+    error: dict[str, float]
+    groups: list[list[str]]
+    anchor: str | None = None
+
+    def ranked(self) -> list[str]:
+        """The bots, best first; bots without a rating last, in their given order."""
+        order = list(self.elo)
+        return sorted(order, key=lambda n: (math.isnan(self.elo[n]),
+                                            -self.elo[n] if not math.isnan(self.elo[n]) else 0,
+                                            order.index(n)))
+
+
+def fit(names, pairs: dict[tuple[str, str], Record], anchor: str | None = None,
+        anchor_elo: float = 0.0, prior_draws: float = PRIOR_DRAWS) -> Ratings:
+    """Maximum-likelihood Elo of every bot in ``names`` from ``pairs`` (:func:`pairwise`),
+    with ``prior_draws`` virtual draws per pairing that played, the mean of each connected
+    group at 0, or ``anchor`` (a name) at ``anchor_elo`` (in its group)."""
+    names = list(names)
+    if anchor is not None and anchor not in names:
+        raise ValueError(f"anchor {anchor!r} is not one of the bots ({', '.join(names)})")
+    played = {key: record for key, record in pairs.items() if record.games}
+    unknown = sorted({n for key in played for n in key} - set(names))
+    if unknown:
+        raise ValueError(f"games of bots not in the list: {', '.join(unknown)}")
+    elo = dict.fromkeys(names, math.nan)
+    error = dict.fromkeys(names, math.nan)
+    groups = _groups(names, played)
+    for group in groups:
+        if len(group) < 2:
+            continue                    # no game: no rating
+        x, covariance = _fit_group(group, played, prior_draws)
+        index = {name: i for i, name in enumerate(group)}
+        pivot = index.get(anchor)
+        shift = anchor_elo - ELO_PER_NAT * x[pivot] if pivot is not None else 0.0
+        for name, i in index.items():
+            variance = covariance[i][i]
+            if pivot is not None:
+                variance += covariance[pivot][pivot] - 2 * covariance[i][pivot]
+            elo[name] = ELO_PER_NAT * x[i] + shift
+            error[name] = stats.Z95 * ELO_PER_NAT * math.sqrt(max(variance, 0.0))
+    return Ratings(elo, error, groups, anchor)
+
+
+def _groups(names, played) -> list[list[str]]:
+    """The connected groups of bots (by games played), each in the order of ``names``."""
+    parent = {name: name for name in names}
+
+    def root(name):
+        while parent[name] != name:
+            parent[name] = parent[parent[name]]
+            name = parent[name]
+        return name
+
+    for a, b in played:
+        parent[root(a)] = root(b)
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(root(name), []).append(name)
+    return list(groups.values())
+
+
+def _fit_group(group, played, prior_draws: float):
+    """Newton's method on the log-likelihood of one connected group, the mean held at 0.
+
+    Returns the ratings on the natural scale and their covariance (the pseudo-inverse of
+    the information matrix, the mean fixed)."""
+    index = {name: i for i, name in enumerate(group)}
+    # (i, j, points of i, games), the prior's virtual draws included.
+    terms = [(index[a], index[b], r.points + prior_draws / 2, r.games + prior_draws)
+             for (a, b), r in played.items() if a in index]
+    size = len(group)
+    x = [0.0] * size
+    for _ in range(100):
+        gradient, information = _derivatives(x, terms, size)
+        step = _matmul_vector(_centred_inverse(information), gradient)
+        # The log-likelihood is concave: a full step is right near the optimum; halving it
+        # keeps the first steps from overshooting when a bot won nearly everything.
+        scale, before = 1.0, _log_likelihood(x, terms)
+        while scale > 1e-6:
+            trial = [xi + scale * si for xi, si in zip(x, step)]
+            if _log_likelihood(trial, terms) >= before - 1e-12:
+                break
+            scale /= 2
+        x = trial
+        if max(abs(s) for s in step) * scale < 1e-10:
+            break
+    _, information = _derivatives(x, terms, size)
+    return x, _centred_inverse(information)
+
+
+def _expected(xi: float, xj: float) -> float:
+    return 1.0 / (1.0 + math.exp(xj - xi))
+
+
+def _log_likelihood(x, terms) -> float:
+    total = 0.0
+    for i, j, points, games in terms:
+        p = _expected(x[i], x[j])
+        total += points * math.log(p) + (games - points) * math.log1p(-p)
+    return total
+
+
+def _derivatives(x, terms, size):
+    """The gradient of the log-likelihood and the information matrix (minus its Hessian)."""
+    gradient = [0.0] * size
+    information = [[0.0] * size for _ in range(size)]
+    for i, j, points, games in terms:
+        p = _expected(x[i], x[j])
+        gradient[i] += points - games * p
+        gradient[j] -= points - games * p
+        w = games * p * (1.0 - p)
+        information[i][i] += w
+        information[j][j] += w
+        information[i][j] -= w
+        information[j][i] -= w
+    return gradient, information
+
+
+def _centred_inverse(matrix):
+    """The pseudo-inverse of a connected group's information matrix, whose null space is the
+    constant vector: ``(M + J/n)^-1 - J/n`` (``J`` all ones).  Applied to a gradient it gives
+    the Newton step with the mean unchanged; it is the covariance of the centred ratings."""
+    size = len(matrix)
+    shifted = [[value + 1.0 / size for value in row] for row in matrix]
+    inverse = _inverse(shifted)
+    return [[value - 1.0 / size for value in row] for row in inverse]
+
+
+def _inverse(matrix):
+    """Gauss-Jordan inverse with partial pivoting (a few bots: plain Python is enough)."""
+    size = len(matrix)
+    rows = [list(row) + [float(i == k) for k in range(size)] for i, row in enumerate(matrix)]
+    for column in range(size):
+        pivot = max(range(column, size), key=lambda r: abs(rows[r][column]))
+        rows[column], rows[pivot] = rows[pivot], rows[column]
+        lead = rows[column][column]
+        rows[column] = [value / lead for value in rows[column]]
+        for r in range(size):
+            if r != column and rows[r][column]:
+                factor = rows[r][column]
+                rows[r] = [a - factor * b for a, b in zip(rows[r], rows[column])]
+    return [row[size:] for row in rows]
+
+
+def _matmul_vector(matrix, vector):
+    return [sum(a * b for a, b in zip(row, vector)) for row in matrix]
