@@ -66,6 +66,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from . import variety
 from .commandline import (
     EXIT_USAGE,
     MAX_TIME_LIMIT,
@@ -490,6 +491,10 @@ def add_arguments(parser) -> None:
     group.add_argument("--margin-ms", type=bounded(float, 0, MAX_TIME_LIMIT * 1000, unit="milliseconds"),
                        default=DEFAULT_MARGIN_MS, metavar="MS",
                        help=f"stop thinking this long before the limit (default {DEFAULT_MARGIN_MS:g})")
+    group.add_argument("--seed", type=bounded(int, 0, 2**32 - 1), default=None, metavar="N",
+                       help=f"vary the game: our first move is drawn with this seed among the moves within "
+                            f"{variety.MARGIN} score units of the best (series runners give each game its own); "
+                            "without it the engine alone chooses")
 
 
 def main(args) -> int:
@@ -502,6 +507,8 @@ def main(args) -> int:
             check_player_name(args.name)  # it labels every log line
         log_path = check_log_file(args.log_file)
         engine_name, engine = build_engine(args.engine, args.depth, args.nodes, args.evaluation)
+        if args.seed is not None and engine_name != "random":
+            engine = variety.OpeningVariety(engine, args.seed)
     except (UsageError, ValueError) as error:
         say_error(PROG, f"error: {error}")
         return EXIT_USAGE
