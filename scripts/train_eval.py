@@ -406,12 +406,8 @@ def classic_loss(train, held):
 
 
 def fit_command(directory: Path, out: Path, args) -> None:
-    try:
-        import numpy as np
-        from scipy.optimize import minimize
-    except ImportError:
-        sys.exit("fit needs numpy and scipy: pip install -e '.[tune]'")
     started = time.time()
+    # The games first: a missing or broken file is the user's to fix whether or not numpy is here.
     examples = load_examples(directory / GAMES_FILE, args.games)
     train = [e for e in examples if e[0] % 5]
     held = [e for e in examples if e[0] % 5 == 0]
@@ -419,6 +415,11 @@ def fit_command(directory: Path, out: Path, args) -> None:
         raise InputError(f"fit: {len({e[0] for e in examples})} game(s) in {directory / GAMES_FILE} "
                          "among the first --games: it takes games to fit and games numbered 0 mod 5 "
                          "to hold out (at least 2)")
+    try:
+        import numpy as np
+        from scipy.optimize import minimize
+    except ImportError:
+        sys.exit("fit needs numpy and scipy: pip install -e '.[tune]'")
     games = len({e[0] for e in examples})
     print(f"fit: {len(examples)} positions from {games} games: {len(train)} to fit, {len(held)} held out "
           f"(games numbered 0 mod 5); read in {time.time() - started:.0f} s", flush=True)
