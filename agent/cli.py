@@ -157,24 +157,6 @@ def _check_log_file(log_file: str | None, directory: Path) -> Path | None:
     return check_log_file(log_file)
 
 
-def _check_encoding(encoding: str) -> str:
-    """``--encoding``: a codec Python knows (agent.protocol.check_encoding) that can read the files:
-    our ASCII move line must read as itself, as the referee must read it, and bytes it cannot decode
-    are replaced, as the agent reads them. So rot13 or hex (not text codecs), utf-16 (not ASCII) and
-    idna (no replacing) are refused here, not in the middle of a game."""
-    name = check_encoding(encoding)
-    line = b"Walrus 4 5\n"
-    try:
-        fits = line.decode(name) == line.decode("ascii")
-        b"\xff\x80".decode(name, errors="replace")
-    except (LookupError, ValueError):  # UnicodeError is a ValueError
-        fits = False
-    if not fits:
-        raise UsageError(f"encoding {shown(encoding)} cannot read the referee's files "
-                         "(an ASCII move line must read as itself)")
-    return name
-
-
 def _print_result(line: str) -> None:
     """The result line on stdout; stdout closed (``| head -0``, ``>&-``), on stderr so it is not lost."""
     try:
@@ -198,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         name = check_player_name(args.name)
         if args.margin is not None and not args.margin < args.time_limit:
             raise UsageError(f"--margin must be below the time limit ({args.time_limit:g}), got {args.margin:g}")
-        encoding = None if args.encoding is None else _check_encoding(args.encoding)
+        encoding = None if args.encoding is None else check_encoding(args.encoding)
         directory = _check_directory(Path(args.dir), name)
         log_path = _check_log_file(args.log_file, directory)
     except (UsageError, ValueError) as error:

@@ -197,11 +197,25 @@ def referee_encoding() -> str:
 
 
 def check_encoding(encoding: str) -> str:
-    """The codec's canonical name, or ValueError for an encoding Python does not know."""
+    """The codec's canonical name; ValueError for an encoding Python does not know, or one that
+    cannot read the referee's files: our ASCII move line must read as itself, as the referee must
+    read it, and bytes it cannot decode are replaced, as the agent reads them. So rot13 or hex
+    (not text codecs), utf-16 (not ASCII) and idna (no replacing) are refused before a game, not
+    in the middle of one."""
     try:
-        return codecs.lookup(encoding).name
+        name = codecs.lookup(encoding).name
     except (LookupError, TypeError, ValueError):
         raise ValueError(f"unknown encoding {printable(str(encoding), 60)!r}") from None
+    line = b"Walrus 4 5\n"
+    try:
+        fits = line.decode(name) == line.decode("ascii")
+        b"\xff\x80".decode(name, errors="replace")
+    except (LookupError, ValueError):  # UnicodeError is a ValueError
+        fits = False
+    if not fits:
+        raise ValueError(f"encoding {printable(str(encoding), 60)!r} cannot read the referee's files "
+                         "(an ASCII move line must read as itself)")
+    return name
 
 
 @dataclass
