@@ -58,8 +58,9 @@ exit codes:
   0    the game finished (end_game read: won, lost or tied)
   1    internal error in the agent
   2    bad command line: player name, directory, log file, engine or any option's value (one line)
-  3    game aborted before end_game: the referee's files vanished (Ctrl-C of the referee), or
-       nothing changed in them for --silence seconds (a killed referee)
+  3    game aborted before end_game: the referee's files vanished (Ctrl-C of the referee),
+       nothing changed in them for --silence seconds (a killed referee), or the series runner
+       that started the agent (UTTT_RUNNER_PID) is gone
   4    protocol error: end_game was read, but the game could not be followed (started after
        it began, malformed or illegal opponent move, unreadable first_four_moves, a second
        agent playing under the same name)
