@@ -24,8 +24,10 @@ from .search import PROVEN_SCORE
 #: Plies from the start of the game in which the choice is varied: each side's first move.
 VARIED_PLIES = 2
 #: Score units (the fitted evaluation's scale: 500 per logit of the expected result) a varied
-#: first move may lose against the best: 30 is about 1.5 % of expected score in an even position.
-MARGIN = 30
+#: first move may lose against the best: 20 is about 1 % of expected score in an even position.
+MARGIN = 20
+#: Share of a timed turn spent comparing the candidates; the rest searches the chosen move on.
+COMPARE_SHARE = 0.5
 
 
 class OpeningVariety:
@@ -51,6 +53,14 @@ class OpeningVariety:
         else:
             good = [move for move, score in scores.items() if score >= best - self.margin]
         move = self.rng.choice(sorted(good))
+        if limit.deadline is not None and time.perf_counter() < limit.deadline:
+            # The rest of the turn goes to the position after the chosen move, as the engine's own
+            # search would have spent it: its table then holds the replies the next turn meets.
+            position.push(move)
+            try:
+                nodes += self._search(position, replace(limit, depth=None, nodes=None)).nodes
+            finally:
+                position.pop()
         return SearchResult(move=move, score=scores[move], depth=depth, nodes=nodes,
                             elapsed=time.perf_counter() - start)
 
@@ -67,6 +77,8 @@ class OpeningVariety:
         if fixed is not None:
             return self._pass(position, moves, replace(limit, depth=max(fixed - 1, 1)), exact=True)
         deepest, done, nodes = {}, 0, 0
+        if limit.deadline is not None:  # half the turn for the comparison, the rest as above
+            limit = replace(limit, deadline=time.perf_counter() + COMPARE_SHARE * (limit.deadline - time.perf_counter()))
         for depth in range(1, 81):
             scores, _, spent = self._pass(position, moves, replace(limit, depth=depth), exact=True)
             nodes += spent
