@@ -80,11 +80,14 @@ limit) and at most {MAX_TIME_LIMIT:g} s; --silence at most {MAX_SILENCE:g} s; --
 """ + codingame.EPILOG
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = PROG, description: str | None = None, engine_options: bool = True
+                 ) -> argparse.ArgumentParser:
+    """The agent's command line; without ``engine_options`` (a bot of one's own, agent.bot) the
+    options that choose and limit our engine are left out."""
     parser = OneLineParser(
-        prog=PROG,
-        description="Play one game of Ultimate Tic-Tac-Toe through the CS 4341 referee's files, "
-                    "then exit once end_game appears.",
+        prog=prog,
+        description=description or ("Play one game of Ultimate Tic-Tac-Toe through the CS 4341 referee's files, "
+                                    "then exit once end_game appears."),
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -100,17 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--encoding", default=None, metavar="ENC",
                         help="the encoding the referee reads the files with (default: this machine's locale "
                              f"encoding, as the referee's Python opens files: {referee_encoding()} here)")
-    parser.add_argument("--engine", default=None, metavar="E",
-                        help=f"move chooser, one of {', '.join(sorted(engines.ENGINES))} (default: {DEFAULT_ENGINE})")
-    parser.add_argument("--depth", type=bounded(int, 1, MAX_DEPTH), default=None, metavar="N",
-                        help="search at most N plies (deterministic)")
-    parser.add_argument("--nodes", type=bounded(int, 1, MAX_NODES), default=None, metavar="N",
-                        help="search at most N nodes (deterministic)")
-    parser.add_argument("--core", choices=core.CORES, default=None,
-                        help=f"search core of the alphabeta engine: compiled (C) or pure Python; auto (default, "
-                             f"or ${core.CORE_ENV}) takes the compiled one where it is built: {core.default_core_text()}")
-    parser.add_argument("--eval", default=None, choices=engines.EVALUATIONS, dest="evaluation",
-                        help=f"evaluation of the alphabeta engine (default: {engines.DEFAULT_EVALUATION})")
+    if engine_options:
+        _add_engine_options(parser)
+    else:
+        parser.set_defaults(engine=None, depth=None, nodes=None, core=None, evaluation=None)
     parser.add_argument("--silence", type=bounded(float, 0, MAX_SILENCE, unit="seconds"), default=None,
                         metavar="SECONDS",
                         help="report the game aborted (exit 3) after this long without any change in the referee's "
@@ -122,6 +118,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--log-file", default=None, metavar="PATH", help="log here instead of stderr (outside DIR)")
     codingame.add_arguments(parser)
     return parser
+
+
+def _add_engine_options(parser) -> None:
+    parser.add_argument("--engine", default=None, metavar="E",
+                        help=f"move chooser, one of {', '.join(sorted(engines.ENGINES))} (default: {DEFAULT_ENGINE})")
+    parser.add_argument("--depth", type=bounded(int, 1, MAX_DEPTH), default=None, metavar="N",
+                        help="search at most N plies (deterministic)")
+    parser.add_argument("--nodes", type=bounded(int, 1, MAX_NODES), default=None, metavar="N",
+                        help="search at most N nodes (deterministic)")
+    parser.add_argument("--core", choices=core.CORES, default=None,
+                        help=f"search core of the alphabeta engine: compiled (C) or pure Python; auto (default, "
+                             f"or ${core.CORE_ENV}) takes the compiled one where it is built: {core.default_core_text()}")
+    parser.add_argument("--eval", default=None, choices=engines.EVALUATIONS, dest="evaluation",
+                        help=f"evaluation of the alphabeta engine (default: {engines.DEFAULT_EVALUATION})")
 
 
 def _check_directory(directory: Path, name: str) -> Path:
@@ -169,12 +179,14 @@ def _print_result(line: str) -> None:
         say_error(PROG, f"stdout is closed; the result: {line}")
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: list[str] | None = None, *, parser=None, make_engine=None) -> int:
+    """Run the agent's command line. ``parser`` and ``make_engine(args)`` (an engine with
+    ``choose(position, limit)``) stand in for ours: agent.bot runs a bot of one's own so."""
+    args = (parser or build_parser()).parse_args(argv)
     if args.core is not None:  # every engine this process makes reads it (agent/core.py)
         os.environ[core.CORE_ENV] = args.core
     if args.protocol == "codingame":
-        return codingame.main(args)
+        return codingame.main(args, make_engine)
     try:
         if args.name is None:
             raise UsageError("NAME is required with the file protocol")
@@ -192,7 +204,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # Build the engine before the first .go can appear: the referee gives no warning.
         try:
-            _, engine = build_engine(args.engine, args.depth, args.nodes, args.evaluation)
+            if make_engine is not None:
+                engine = make_engine(args)
+            else:
+                _, engine = build_engine(args.engine, args.depth, args.nodes, args.evaluation)
         except (UsageError, ValueError) as error:
             say_error(PROG, f"error: {error}")
             return EXIT_USAGE

@@ -61,12 +61,14 @@ import gc
 import logging
 import os
 import queue
+import random
 import sys
 import threading
 import time
 from dataclasses import dataclass
 
 from . import variety
+from .engines import choose_legal
 from .commandline import (
     EXIT_USAGE,
     MAX_TIME_LIMIT,
@@ -261,6 +263,7 @@ class CodinGameAgent:
                  depth: int | None = None, nodes: int | None = None, stdin=None, stdout=None,
                  position: Position | None = None, launched: float | None = IMPORTED_AT) -> None:
         self.engine = engine
+        self._rng = random.Random()  # a random legal move where the engine fails
         self.turn_ms, self.first_turn_ms, self.margin_ms = turn_ms, first_turn_ms, margin_ms
         self.depth, self.nodes = depth, nodes
         self.stdin = stdin if stdin is not None else sys.stdin.buffer
@@ -368,14 +371,14 @@ class CodinGameAgent:
         listed = set(turn.actions)
         clock = ThinkingClock()  # this thread runs the search
         if position is not None and set(position.legal_moves()) == listed:
-            result = self.engine.choose(position, limit)
+            result = choose_legal(self.engine, position, limit, self._rng)
             move = result.move
         elif position is not None and position.winner is None:
             mine = set(position.legal_moves())
             log.warning("the referee's %d valid actions differ from my %d legal moves "
                         "(only theirs: %s; only mine: %s); playing from its list",
                         len(listed), len(mine), _cells(listed - mine), _cells(mine - listed))
-            result = self.engine.choose(position, limit)
+            result = choose_legal(self.engine, position, limit, self._rng)
             if result.move in listed:
                 move, note = result.move, "  (my move, listed by the referee)"
             else:
@@ -497,7 +500,7 @@ def add_arguments(parser) -> None:
                             "without it the engine alone chooses")
 
 
-def main(args) -> int:
+def main(args, make_engine=None) -> int:
     """Run the CodinGame protocol for parsed ``python -m agent`` arguments (their values are checked
     as they are parsed: agent.commandline.bounded)."""
     try:
@@ -506,8 +509,11 @@ def main(args) -> int:
         if args.name is not None:
             check_player_name(args.name)  # it labels every log line
         log_path = check_log_file(args.log_file)
-        engine_name, engine = build_engine(args.engine, args.depth, args.nodes, args.evaluation)
-        if args.seed is not None and engine_name != "random":
+        if make_engine is not None:  # a bot of one's own (agent.bot): it does what it likes with --seed
+            engine_name, engine = "own", make_engine(args)
+        else:
+            engine_name, engine = build_engine(args.engine, args.depth, args.nodes, args.evaluation)
+        if args.seed is not None and engine_name not in ("random", "own"):
             engine = variety.OpeningVariety(engine, args.seed)
     except (UsageError, ValueError) as error:
         say_error(PROG, f"error: {error}")

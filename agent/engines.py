@@ -6,6 +6,7 @@ it is given but must leave it as it found it.
 
 from __future__ import annotations
 
+import logging
 import random
 import time
 from dataclasses import replace
@@ -16,6 +17,27 @@ from .evaluation import Evaluator
 from .limits import SearchLimit, SearchResult
 from .rules import Position
 from .search import AlphaBeta
+
+log = logging.getLogger(__name__)
+
+
+def choose_legal(engine, position: Position, limit: SearchLimit, rng: random.Random) -> SearchResult:
+    """``engine.choose`` on a copy of ``position``, but always a legal move: if the engine raises,
+    runs out of time (a bot of one's own, agent.bot) or answers a move the rules do not allow, the
+    log says why and a random legal move is played instead. Both protocols ask their engine so."""
+    started = time.perf_counter()
+    try:
+        result = engine.choose(position.copy(), limit)
+        if isinstance(result.move, int) and position.is_legal(result.move):
+            return result
+        log.error("engine returned an illegal move %r (%s); playing a random legal move", result.move,
+                  position.why_illegal(result.move) if isinstance(result.move, int) else "not a cell")
+    except TimeoutError as error:
+        log.error("%s; playing a random legal move", error)
+    except Exception:
+        log.exception("engine failed; playing a random legal move instead")
+    move = rng.choice(list(position.legal_moves()))
+    return SearchResult(move=move, elapsed=time.perf_counter() - started)
 
 
 class RandomEngine:

@@ -45,10 +45,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .engines import choose_legal
 from .lifeline import Lifeline
-from .limits import SearchLimit, SearchResult
+from .limits import SearchLimit
 from .pauses import RecentPauses, ThinkingClock
-from .rules import Move, Position, check_player_name, format_move_line
+from .rules import Move, check_player_name, format_move_line
 from .turns import (  # noqa: F401  (re-exported: the protocol's helpers have always lived here)
     COARSEST_TIMESTAMP,
     END_FILE,
@@ -514,7 +515,7 @@ class FileProtocolAgent:
         opening_id, go_id = game.opening_id, go.identity
         limit = SearchLimit(deadline=deadline, depth=self.depth, nodes=self.nodes,
                             should_stop=lambda: self._turn_is_over(opening_id, go_id))
-        result = self._choose(game.position, limit)
+        result = choose_legal(self.engine, game.position, limit, self._rng)
         move = Move.from_index(result.move)
         off_cpu = clock.off_cpu()
         weight = min(1.0, OFF_CPU_SPAN / max(clock.wall(), 1e-9))
@@ -556,20 +557,6 @@ class FileProtocolAgent:
         else:
             log.warning("my .go vanished while I was thinking (the referee stopped, or moved on without me); "
                         "not writing %s", move)
-
-    def _choose(self, position: Position, limit: SearchLimit) -> SearchResult:
-        """Ask the engine; on any failure or an illegal answer, play a legal move anyway."""
-        started = time.perf_counter()
-        try:
-            result = self.engine.choose(position.copy(), limit)
-            if position.is_legal(result.move):
-                return result
-            log.error("engine returned an illegal move %r (%s); playing a random legal move",
-                      result.move, position.why_illegal(result.move) if isinstance(result.move, int) else "not a cell")
-        except Exception:
-            log.exception("engine failed; playing a random legal move instead")
-        move = self._rng.choice(list(position.legal_moves()))
-        return SearchResult(move=move, elapsed=time.perf_counter() - started)
 
     def _write_move(self, line: str, hard_deadline: float) -> float | None:
         """Put ``line`` into move_file and make sure its mtime went up (§8.3, 8.7, 8.15). Returns

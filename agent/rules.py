@@ -120,6 +120,10 @@ class Move:
         return f"{self.board} {self.spot}"
 
 
+#: Every cell's Move, by index.
+MOVES = tuple(Move.from_index(index) for index in range(81))
+
+
 def _parse_coordinate(token: str, text: str) -> int:
     # The referee converts with int(); we accept what it accepts and no more, then range-check.
     try:
@@ -232,6 +236,14 @@ class Position:
             if status[b] == OPEN:
                 moves.extend(BOARD_MOVES[b][occupied[b]])
         return moves
+
+    def moves(self) -> list[Move]:
+        """Legal moves as :class:`Move` values (``legal_moves()`` gives the cell indices the search uses).
+
+        >>> len(Position().moves()), Position().moves()[0]
+        (81, Move(board=0, spot=0))
+        """
+        return [MOVES[index] for index in self.legal_moves()]
 
     def is_legal(self, index: int) -> bool:
         if self.winner is not None or not 0 <= index < 81:
