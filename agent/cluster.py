@@ -9,6 +9,12 @@
 Without a cluster address (``--cluster`` or the ``UTTT_CLUSTER`` environment variable) the
 runners play locally as before and nothing here imports Dask.  With one, each game is one task:
 
+* **Connecting.**  The address is read by :func:`scheduler_address`: ``head`` means
+  ``tcp://head:8786`` (:data:`DEFAULT_PORT`, the scheduler's own), and what is no address is
+  one line.  :func:`connect` then asks the scheduler who it is: a closed port, an address that
+  never answers, something else on that port or a worker's address is one line within
+  :data:`REACH_TIMEOUT` seconds (a closed port is retried that long: the scheduler may be
+  starting), not a traceback or Dask's 30 s.
 * **Admission.**  A worker plugin runs on every worker, present and future, when it joins.  It
   compares the worker's :func:`project_version` (the installed version and a digest of the
   sources of ``agent/`` and ``ref_sim/``) with the client's.  A worker with the same code is
@@ -52,9 +58,13 @@ worker ADDRESS --nworkers N --nthreads 1``): each gets one slot.
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import hashlib
+import ipaddress
 import os
+import re
+import socket
 import sys
 import threading
 import time
@@ -70,6 +80,15 @@ ADMISSION_TOPIC = "uttt-admission"
 INSTALL_HINT = "pip install 'uttt-agent[cluster]'"
 #: Seconds :func:`connect` waits for a first admitted worker before giving up.
 CONNECT_WAIT = 30.0
+#: The port of an address given without one: ``dask scheduler``'s own default
+#: (``distributed.Scheduler.default_port``), so ``--cluster head`` means what it started.
+DEFAULT_PORT = 8786
+#: Seconds :func:`connect` tries to reach the scheduler: a closed port (retried all that time, as
+#: a scheduler may still be starting) or an address that never answers fails then, not after
+#: Dask's 30 s; a peer that connects but says nothing gets two seconds more at most.
+REACH_TIMEOUT = 5.0
+#: Dask's transports over TCP, whose addresses are HOST:PORT.
+SCHEMES = ("tcp", "tls", "ws", "wss")
 #: The sources whose digest is part of the version: what a game's outcome depends on.
 SOURCE_SUFFIXES = (".py", ".c", ".json")
 
@@ -85,6 +104,77 @@ def cluster_address(given: str | None = None) -> str | None:
     'tcp://head:8786'
     """
     return given or os.environ.get(ENV) or None
+
+
+_HOST_NAME = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?\.?")     # an IPv4 too
+
+
+def scheduler_address(text: str) -> str:
+    """``text`` (``--cluster`` or ``UTTT_CLUSTER``) as ``SCHEME://HOST:PORT``: the scheme
+    ``tcp`` and the port :data:`DEFAULT_PORT` where none is given.  Raises
+    :class:`ClusterError` with one line for what is no such address.
+
+    >>> scheduler_address("head"), scheduler_address("tls://[::1]:9000")
+    ('tcp://head:8786', 'tls://[::1]:9000')
+    """
+    def bad(why: str) -> ClusterError:
+        where = " (from $" + ENV + ")" if os.environ.get(ENV) == text else ""
+        return ClusterError(f"bad cluster address {text!r}{where}: {why} (expected "
+                            "tcp://HOST:PORT, as `dask scheduler` prints it)")
+
+    scheme, sep, rest = text.strip().partition("://")
+    if not sep:
+        scheme, rest = "tcp", scheme
+    if scheme not in SCHEMES:
+        raise bad(f"unknown scheme {scheme + '://'!r} (Dask's are {', '.join(SCHEMES)})")
+    if "://" in rest:
+        raise bad("two schemes")
+    if rest.startswith("["):                    # [IPv6]:port
+        host, sep, port = rest[1:].partition("]")
+        if not sep:
+            raise bad("no ']' after the IPv6 address")
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise bad(f"{host!r} is not an IPv6 address") from None
+        if port and not port.startswith(":"):
+            raise bad(f"{port!r} after the IPv6 address is no ':PORT'")
+        shown, port = f"[{host}]", port[1:] if port else None
+    else:
+        host, sep, port = rest.rpartition(":")
+        if not sep:
+            host, port = rest, None
+        if ":" in host:
+            # "::1:8786" is itself an IPv6 address, but a port after "::1" is what was meant.
+            if _is_ipv6(host) and port.isdigit():
+                raise bad(f"an IPv6 address needs brackets: {scheme}://[{host}]:{port}")
+            if _is_ipv6(rest):
+                raise bad(f"an IPv6 address needs brackets: {scheme}://[{rest}]:{DEFAULT_PORT}")
+            raise bad("too many ':'; an IPv6 address goes in brackets: [::1]:PORT")
+        if not host:
+            raise bad("no host")
+        if host.isdigit():
+            raise bad(f"{host!r} is a port, not a host")
+        if not _HOST_NAME.fullmatch(host):
+            raise bad(f"{host!r} is no host name or IP address")
+        shown = host
+    if port is None:
+        port = str(DEFAULT_PORT)
+    if not port:
+        raise bad("no port after ':'")
+    if not (port.isascii() and port.isdigit()):
+        raise bad(f"the port {port!r} is not a number")
+    if not 1 <= int(port) <= 65535:
+        raise bad(f"the port {port} is not between 1 and 65535")
+    return f"{scheme}://{shown}:{int(port)}"
+
+
+def _is_ipv6(text: str) -> bool:
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
 
 
 # -- what a worker must have ------------------------------------------------------------
@@ -435,15 +525,93 @@ def connect(address: str, say=None, connect_wait: float | None = None) -> Cluste
     except ImportError:
         raise ClusterError(f"--cluster needs Dask's distributed scheduler: {INSTALL_HINT} "
                            "(or pip install -e '.[cluster]' in a checkout)") from None
+    address = scheduler_address(address)
+    _reach(address)
     try:
-        client = distributed.Client(address, timeout=connect_wait)
-    except (OSError, TimeoutError) as error:
-        raise ClusterError(f"cannot reach the scheduler at {address}: {error}") from None
+        client = distributed.Client(address, timeout=REACH_TIMEOUT)
+    except Exception as error:          # gone since _reach asked
+        raise ClusterError(f"cannot reach the scheduler at {address}: {type(error).__name__}: "
+                           f"{str(error).splitlines()[0] if str(error) else ''}") from None
     try:
         return ClusterRunner(client, say=say, connect_wait=connect_wait)
     except BaseException:
         client.close()
         raise
+
+
+def _reach(address: str) -> None:
+    """Make sure a Dask scheduler answers at ``address`` within :data:`REACH_TIMEOUT` s (two
+    more at most for a peer that connects and then says nothing); :class:`ClusterError` with
+    one line if not.  Dask's ``Client`` would retry for 30 s, wait forever for a silent peer and
+    fail with any error at all on a peer that answers something else."""
+    outcome: dict = {}
+    # A thread of its own: a name lookup that hangs cannot hold the caller longer.
+    asker = threading.Thread(target=_ask_identity, args=(address, outcome), name="uttt-reach",
+                             daemon=True)
+    asker.start()
+    asker.join(REACH_TIMEOUT + 3)
+    if "identity" not in outcome:
+        why = outcome.get("why", f"no answer within {REACH_TIMEOUT:g} s (a wrong address, a "
+                                 "machine that is down, or a firewall?)")
+        raise ClusterError(f"cannot reach the scheduler at {address}: {why}")
+    identity = outcome["identity"]
+    kind = identity.get("type") if isinstance(identity, dict) else None
+    if kind in ("Worker", "Nanny"):
+        raise ClusterError(f"{address} is a Dask {kind.lower()}, not the scheduler: give the "
+                           "scheduler's address (the one `dask worker` was given)")
+    if not (isinstance(kind, str) and "Scheduler" in kind):
+        raise ClusterError(f"{address} answers, but as a Dask {kind!r}, not the scheduler")
+
+
+ANOTHER_SERVICE = (f"another service on that port? the scheduler's is {DEFAULT_PORT} unless "
+                   "told, its dashboard's 8787")
+
+
+def _ask_identity(address: str, outcome: dict) -> None:
+    """:func:`_reach`'s work: a TCP connection first (so that a refusal or a timeout is told
+    apart, which Dask's error does not always do), then Dask's handshake and the scheduler's
+    identity.  Puts ``identity``, or ``why`` not, into ``outcome``."""
+    from distributed import Security
+    from distributed.core import rpc
+
+    host, port = address.partition("://")[2].rsplit(":", 1)
+    deadline = time.monotonic() + REACH_TIMEOUT
+    while True:
+        try:
+            socket.create_connection((host.strip("[]"), int(port)),
+                                     timeout=max(0.1, deadline - time.monotonic())).close()
+            break
+        except ConnectionRefusedError:
+            if time.monotonic() > deadline:
+                outcome["why"] = ("connection refused: no scheduler listens on that port (not "
+                                  "started? another port?)")
+                return
+            time.sleep(0.1)                     # the scheduler may be starting
+        except socket.gaierror as error:
+            outcome["why"] = f"unknown host ({error.strerror})"
+            return
+        except TimeoutError:                    # socket.timeout too, on Python 3.10
+            return                              # no answer: _reach says so
+        except OSError as error:                # no route to host...
+            text = error.strerror or str(error)
+            outcome["why"] = text[:1].lower() + text[1:]
+            return
+
+    async def identity():
+        scheduler = rpc(address, timeout=REACH_TIMEOUT,
+                        connection_args=Security().get_connection_args("client"))
+        try:
+            return await asyncio.wait_for(scheduler.identity(),
+                                          max(2.0, deadline - time.monotonic()))
+        finally:
+            await scheduler.close_rpc()
+
+    try:
+        outcome["identity"] = asyncio.run(identity())
+    except asyncio.TimeoutError:
+        outcome["why"] = f"something accepts connections there but says nothing ({ANOTHER_SERVICE})"
+    except Exception:                           # the answer is no Dask message
+        outcome["why"] = f"something answers there, but not as a Dask scheduler ({ANOTHER_SERVICE})"
 
 
 def in_order(runner, calls):

@@ -6,10 +6,12 @@ The cluster tests need the ``cluster`` extra (``pip install -e '.[test,cluster]'
 does) and are skipped without it; the tests of the local pieces always run.
 """
 
+import contextlib
 import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -84,6 +86,58 @@ def test_cluster_address_from_the_option_or_the_environment(monkeypatch):
     monkeypatch.setenv(cluster.ENV, "tcp://head:8786")
     assert cluster.cluster_address(None) == "tcp://head:8786"
     assert cluster.cluster_address("tcp://other:1") == "tcp://other:1"
+
+
+@pytest.mark.parametrize("given, address", [
+    ("head", "tcp://head:8786"),                    # the scheduler's own port
+    ("tcp://head", "tcp://head:8786"),
+    (" 10.1.2.3:9000 ", "tcp://10.1.2.3:9000"),
+    ("tls://head.example.org:8786", "tls://head.example.org:8786"),
+    ("[::1]", "tcp://[::1]:8786"),
+    ("tcp://[fe80::1%eth0]:9", "tcp://[fe80::1%eth0]:9"),
+])
+def test_an_address_is_read_with_the_schedulers_port_by_default(given, address):
+    assert cluster.scheduler_address(given) == address
+
+
+@pytest.mark.parametrize("given, why", [
+    ("tcp://", "no host"),
+    (":8786", "no host"),
+    ("", "no host"),
+    ("foo:bar", "the port 'bar' is not a number"),
+    ("head:", "no port after ':'"),
+    ("head:70000", "the port 70000 is not between 1 and 65535"),
+    ("::1:8786", "an IPv6 address needs brackets: tcp://[::1]:8786"),
+    ("fe80::1", "an IPv6 address needs brackets: tcp://[fe80::1]:8786"),
+    ("a:b:c", "too many ':'; an IPv6 address goes in brackets: [::1]:PORT"),
+    ("[::1:8786", "no ']' after the IPv6 address"),
+    ("[head]:8786", "'head' is not an IPv6 address"),
+    ("http://head:8786", "unknown scheme 'http://' (Dask's are tcp, tls, ws, wss)"),
+    ("tcp://tcp://head:8786", "two schemes"),
+    ("8786", "'8786' is a port, not a host"),
+    ("head name:8786", "'head name' is no host name or IP address"),
+])
+def test_a_malformed_address_is_one_line_saying_why(given, why, monkeypatch):
+    monkeypatch.delenv(cluster.ENV, raising=False)
+    with pytest.raises(cluster.ClusterError) as error:
+        cluster.scheduler_address(given)
+    assert str(error.value) == (f"bad cluster address {given!r}: {why} (expected "
+                                "tcp://HOST:PORT, as `dask scheduler` prints it)")
+
+
+def test_a_malformed_address_from_the_environment_says_so(monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv(cluster.ENV, "tcp://")
+    with pytest.raises(SystemExit) as stop:                # connect() reads it: not Dask
+        match.main(["random", "random", "--out", str(tmp_path)])
+    assert stop.value.code == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.endswith("bad cluster address 'tcp://' (from $UTTT_CLUSTER): no host (expected "
+                          "tcp://HOST:PORT, as `dask scheduler` prints it)")
+
+
+def test_the_default_port_is_the_schedulers():
+    distributed = pytest.importorskip("distributed")
+    assert cluster.DEFAULT_PORT == distributed.Scheduler.default_port
 
 
 def test_without_the_extra_connecting_says_what_to_install(monkeypatch):
@@ -281,16 +335,97 @@ def test_a_match_on_a_cluster_is_the_local_series(shared_cluster, tmp_path, caps
     assert [same_everywhere(g) for g in resumed] == [same_everywhere(g) for g in local]
 
 
-def test_a_match_with_an_unreachable_cluster_is_one_line(tmp_path, capsys, monkeypatch):
+@pytest.fixture
+def closed_port():
+    """A port of 127.0.0.1 where nothing listens (bound a moment ago, then closed)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+REFUSED = "connection refused: no scheduler listens on that port (not started? another port?)"
+
+
+def test_a_match_with_an_unreachable_cluster_is_one_line(tmp_path, capsys, monkeypatch,
+                                                         closed_port):
     pytest.importorskip("distributed")
-    monkeypatch.setattr(cluster, "CONNECT_WAIT", 2.0)
+    monkeypatch.setattr(cluster, "REACH_TIMEOUT", 1.0)
     with pytest.raises(SystemExit) as stop:
         match.main(["random", "random", "--out", str(tmp_path), "--cluster",
-                    "tcp://127.0.0.1:9"])                  # the discard port: nobody listens
+                    f"127.0.0.1:{closed_port}"])
     assert stop.value.code == 2
     error = capsys.readouterr().err.strip().splitlines()[-1]
-    assert "cannot reach the scheduler at tcp://127.0.0.1:9" in error
+    assert error.endswith(f"cannot reach the scheduler at tcp://127.0.0.1:{closed_port}: {REFUSED}")
     assert not (tmp_path / "games.jsonl").exists()
+
+
+@contextlib.contextmanager
+def odd_peer(kind):
+    """The port of something on 127.0.0.1 that is no scheduler: ``full`` accepts no
+    connection (its queue is full: no answer, as from an unroutable address), ``silent``
+    accepts and says nothing, ``http`` answers as a web server (a dashboard) does."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(0 if kind == "full" else 8)
+    port, held, stop = server.getsockname()[1], [server], threading.Event()
+
+    def serve():
+        server.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                peer, _ = server.accept()
+            except OSError:
+                continue
+            held.append(peer)
+            if kind == "http":
+                peer.settimeout(1.0)
+                try:
+                    peer.recv(4096)
+                    peer.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+                except OSError:
+                    pass
+
+    if kind == "full":
+        for _ in range(4):                      # more than the queue holds
+            filler = socket.socket()
+            filler.setblocking(False)
+            filler.connect_ex(("127.0.0.1", port))
+            held.append(filler)
+        thread = None
+    else:
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+    try:
+        yield port
+    finally:
+        stop.set()
+        if thread is not None:
+            thread.join(10)
+        for sock in held:
+            sock.close()
+
+
+@pytest.mark.parametrize("kind, why", [
+    ("full", "no answer within 1 s (a wrong address, a machine that is down, or a firewall?)"),
+    ("silent", "something accepts connections there but says nothing (another service on that "
+               "port? the scheduler's is 8786 unless told, its dashboard's 8787)"),
+    ("http", "something answers there, but not as a Dask scheduler (another service on that "
+             "port? the scheduler's is 8786 unless told, its dashboard's 8787)"),
+])
+def test_a_peer_that_is_no_scheduler_is_one_line_in_seconds(kind, why, monkeypatch):
+    pytest.importorskip("distributed")
+    monkeypatch.setattr(cluster, "REACH_TIMEOUT", 1.0)       # a few seconds: no need to wait 5
+    with odd_peer(kind) as port, pytest.raises(cluster.ClusterError) as error:
+        cluster.connect(f"tcp://127.0.0.1:{port}")
+    assert str(error.value) == f"cannot reach the scheduler at tcp://127.0.0.1:{port}: {why}"
+
+
+def test_a_workers_address_is_not_the_schedulers(shared_cluster):
+    worker = next(iter(shared_cluster.scheduler_info["workers"]))
+    with pytest.raises(cluster.ClusterError) as error:
+        cluster.connect(worker)
+    assert str(error.value) == (f"{worker} is a Dask worker, not the scheduler: give the "
+                                "scheduler's address (the one `dask worker` was given)")
 
 
 def test_a_stdio_series_on_a_cluster_is_the_local_one(shared_cluster, tmp_path, capsys):
@@ -407,15 +542,15 @@ def test_the_arena_stops_in_one_line_when_a_game_loses_every_worker(capsys, monk
                                         "every worker that played it died (test)"]
 
 
-def test_the_arena_with_an_unreachable_cluster_is_one_line(capsys, monkeypatch):
+def test_the_arena_with_an_unreachable_cluster_is_one_line(capsys, monkeypatch, closed_port):
     pytest.importorskip("distributed")
     from agent import arena
-    monkeypatch.setattr(cluster, "CONNECT_WAIT", 2.0)
+    monkeypatch.setattr(cluster, "REACH_TIMEOUT", 1.0)
     with pytest.raises(SystemExit) as stop:
-        arena.main(["ttt", "random", "random", "--cluster", "tcp://127.0.0.1:9"])
+        arena.main(["ttt", "random", "random", "--cluster", f"tcp://127.0.0.1:{closed_port}"])
     assert stop.value.code == 2
     error = capsys.readouterr().err.strip().splitlines()[-1]
-    assert "cannot reach the scheduler at tcp://127.0.0.1:9" in error
+    assert error.endswith(f"cannot reach the scheduler at tcp://127.0.0.1:{closed_port}: {REFUSED}")
 
 
 def played_as(game):
