@@ -15,17 +15,20 @@ runners play locally as before and nothing here imports Dask.  With one, each ga
   never answers, something else on that port or a worker's address is one line within
   :data:`REACH_TIMEOUT` seconds (a closed port is retried that long: the scheduler may be
   starting), not a traceback or Dask's 30 s.
-* **Admission.**  A worker plugin runs on every worker, present and future, when it joins.  It
-  compares the worker's :func:`project_version` (the installed version and a digest of the
+* **Admission.**  While a series runs, a worker plugin runs on every worker, there or joining.
+  It compares the worker's :func:`project_version` (the installed version and a digest of the
   sources of ``agent/`` and ``ref_sim/``) with the client's.  A worker with the same code is
   given ``cores - 1`` game slots, no more than its threads (the Dask resource
   :data:`RESOURCE`; every referee busy-polls a core, as ``--concurrency`` knows); a worker
-  without the project, or with other code, gets none, is closed, and the client prints why.
+  without the project, or with other code, gets none, is closed, and the client names it and
+  why, once (:func:`refusal`), whether it was there before the series or joined during it.
   A client whose code no worker runs is refused before it registers the plugin (it would
-  close them all): one cluster serves one version.  Game tasks need one slot, so no game can land on
-  a worker that was not admitted, even in the moment before it is closed.  The plugin class is
-  built inside :func:`admission_plugin` so that it travels by value: a worker without the
-  project can still load it and say what is missing.
+  close them all): one cluster serves one version.  Game tasks need one slot, so no game can
+  land on a worker that was not admitted, even in the moment before it is closed.  The last
+  client to leave unregisters the plugin, so that a worker that joins between two series is
+  not closed unseen: the next series names it.  The plugin class is built inside
+  :func:`admission_plugin` so that it travels by value: a worker without the project can
+  still load it and say what is missing.
 * **Streaming.**  :class:`ClusterRunner` and :class:`LocalRunner` share one small API
   (``submit``, ``wait``, ``capacity``, ``cancel``): the runners keep ``capacity()`` games in
   flight and handle each result as it finishes, so the progress bar and the SPRT stop work as
@@ -77,6 +80,8 @@ ENV = "UTTT_CLUSTER"
 RESOURCE = "uttt-games"
 #: Event topic of admissions and refusals (workers log, the client prints).
 ADMISSION_TOPIC = "uttt-admission"
+#: The admission plugin's name on the scheduler: one at a time, the last client's.
+PLUGIN_NAME = "uttt-admission"
 INSTALL_HINT = "pip install 'uttt-agent[cluster]'"
 #: Seconds :func:`connect` waits for a first admitted worker before giving up.
 CONNECT_WAIT = 30.0
@@ -210,9 +215,18 @@ def project_version() -> str:
     return f"uttt-agent {version}, sources {digest.hexdigest()[:12]}"
 
 
-def _installed_version() -> str:
-    """:func:`project_version` where it runs (a worker, by ``Client.run``)."""
-    return project_version()
+def _what_is_installed():
+    """A function that says what the machine it runs on has: ``{"found": its
+    project_version()}``, or ``{"missing": why the project cannot be imported}``.  Built here
+    so that it travels by value, to a worker without the project too (``Client.run``, the
+    admission plugin)."""
+    def installed() -> dict:
+        import importlib
+        try:
+            return {"found": importlib.import_module("agent.cluster").project_version()}
+        except Exception as error:              # ImportError, or a broken install
+            return {"missing": f"{type(error).__name__}: {error}"}
+    return installed
 
 
 def available_cores() -> int:
@@ -233,9 +247,12 @@ def game_slots(nthreads: int, cores: int | None = None) -> int:
     return max(1, min(cores - 1, nthreads))
 
 
-def admission_plugin(expected: str):
+def admission_plugin(expected: str, token: str = ""):
     """A Dask ``WorkerPlugin`` that admits a worker whose :func:`project_version` is
     ``expected`` (granting it :func:`game_slots` of :data:`RESOURCE`) and closes any other.
+    Its events (:data:`ADMISSION_TOPIC`) carry ``token``, the registering client's, and the
+    facts (``slots``, or ``found``: the worker's version, or ``missing``: why the project
+    cannot be imported there); the client words them (:func:`refusal`).
 
     Defined here, not at module level, so that it is pickled by value: a worker without this
     project can load it (it needs only ``distributed``) and report what it lacks.
@@ -243,38 +260,50 @@ def admission_plugin(expected: str):
     from distributed import WorkerPlugin
 
     class UtttAdmission(WorkerPlugin):
-        name = "uttt-admission"
+        name = PLUGIN_NAME
 
-        def __init__(self, expected: str, resource: str, topic: str, hint: str) -> None:
-            self.expected, self.resource, self.topic, self.hint = expected, resource, topic, hint
+        # Every value comes in here: a name of this module used in a method would travel by
+        # reference, and loading the plugin would import the module a bare worker lacks.
+        def __init__(self, expected: str, token: str, resource: str, topic: str,
+                     installed) -> None:
+            self.expected, self.token, self.resource, self.topic = expected, token, resource, topic
+            self.installed = installed
 
         async def setup(self, worker) -> None:
             import asyncio
             import importlib
-            try:
+            event = {"worker": worker.address, "token": self.token, **self.installed()}
+            if event.get("found") == self.expected:
                 cluster = importlib.import_module("agent.cluster")
-                found = cluster.project_version()
-            except Exception as error:          # ImportError, or a broken install
-                cluster = None
-                why = f"the project is not installed there ({type(error).__name__}: {error})"
-            else:
-                why = None if found == self.expected else f"it has {found}"
-            if cluster is not None and why is None:
-                slots = cluster.game_slots(worker.state.nthreads)
-                await worker.set_resources(**{self.resource: slots})
-                worker.log_event(self.topic, {"worker": worker.address, "slots": slots})
+                event["slots"] = cluster.game_slots(worker.state.nthreads)
+                await worker.set_resources(**{self.resource: event["slots"]})
+                worker.log_event(self.topic, event)
                 return
-            message = (f"worker {worker.address} refused: {why}; this client has "
-                       f"{self.expected}: install the same version there "
-                       f"({self.hint} from the same commit)")
-            worker.log_event(self.topic, {"worker": worker.address, "refused": message})
+            # No slot from now on (it may hold some from an earlier admission): no game lands
+            # here in the moment before it closes.
+            await worker.set_resources(**{self.resource: 0})
+            worker.log_event(self.topic, event)
+            reason = (f"uttt-agent refused: this worker has {event.get('found') or 'no uttt-agent'}"
+                      f"; the client has {self.expected}")
             # Closed a moment later, from its own loop: not from inside its registration.
             # nanny=True: its nanny stops too instead of starting it again.
             asyncio.get_running_loop().call_later(
-                0.2, lambda: asyncio.ensure_future(
-                    worker.close(nanny=True, reason="uttt-agent version mismatch")))
+                0.2, lambda: asyncio.ensure_future(worker.close(nanny=True, reason=reason)))
 
-    return UtttAdmission(expected, RESOURCE, ADMISSION_TOPIC, INSTALL_HINT)
+    return UtttAdmission(expected, token, RESOURCE, ADMISSION_TOPIC, _what_is_installed())
+
+
+def refusal(worker: str, expected: str, found: str | None = None, missing: str = "") -> str:
+    """The line that names a refused worker: it has ``found``, other code than this client's
+    ``expected``, or (``found`` None) the project cannot be imported there, ``missing`` says
+    why."""
+    if found is None:
+        return (f"worker {worker} refused: uttt-agent is not installed there ({missing}); "
+                f"install this client's {expected} there ({INSTALL_HINT})")
+    same_release = found.split(",")[0] == expected.split(",")[0]
+    return (f"worker {worker} refused: it has {found}; this client has {expected}"
+            + (" (the same release, other sources: a file differs)" if same_release else "")
+            + f"; install the same commit on both ({INSTALL_HINT})")
 
 
 # -- running games: locally or on the cluster -------------------------------------------
@@ -356,7 +385,8 @@ def _announce_and_run(topic: str, label: str, fn, args, kwargs):
 class ClusterRunner:
     """Games as tasks on a Dask cluster: one slot of :data:`RESOURCE` each.
 
-    ``say`` prints the cluster's news (a worker admitted or refused) as it happens.
+    ``say`` prints the cluster's news as it happens, a line each: a worker refused (once,
+    whether it was there before or joined later), and that no admitted worker is left.
     """
 
     remote = True
@@ -368,44 +398,65 @@ class ClusterRunner:
         self.started_topic = f"uttt-started-{self.token}"
         self._lock = threading.Lock()
         self._starts: dict[str, list[str]] = {}
-        self._seen: set = set()
+        self._seen: set = set()                     # admission events handled: (time, worker)
         self.admitted: dict[str, int] = {}          # worker -> slots
-        self.refused: dict[str, str] = {}           # worker -> message
+        self.refused: dict[str, str] = {}           # worker -> the line that named it
         self.version = project_version()
-        self._check_versions()
+        found = self._check_versions()
         client.subscribe_topic(ADMISSION_TOPIC, self._admission)
         client.subscribe_topic(self.started_topic, self._started)
-        since = time.time()
-        client.register_plugin(admission_plugin(self.version))
-        # Events logged before the subscription reached the scheduler are read back once.
-        for event in client.get_events(ADMISSION_TOPIC):
-            if event[0] >= since - 1.0:
-                self._admission(event)
-        self._wait_for_slots(CONNECT_WAIT if connect_wait is None else connect_wait)
+        # Workers already there with other code: named now, from what they said, rather than
+        # from their refusal events, which may come before this client listens (admission
+        # refuses them again: each is named once).
+        for worker, (theirs, missing) in sorted(found.items()):
+            if theirs != self.version:
+                self._refuse(worker, theirs, missing)
+        client.register_plugin(admission_plugin(self.version, self.token))
+        try:
+            # This registration's events that reached the scheduler before the subscription.
+            for event in client.get_events(ADMISSION_TOPIC):
+                if event[1].get("token") == self.token:
+                    self._admission(event)
+            self._wait_for_slots(CONNECT_WAIT if connect_wait is None else connect_wait)
+        except BaseException:
+            self._release_admission()
+            raise
 
-    def _check_versions(self) -> None:
-        """Refuse a cluster whose workers all run other code: registering our admission there
-        would close every one of them (another client's series may be using them)."""
-        found = self.client.run(_installed_version, on_error="return")
-        if found and self.version not in found.values():
-            theirs = sorted({text if isinstance(text, str) else "no uttt-agent"
-                             for text in found.values()})
+    def _check_versions(self) -> dict[str, tuple[str | None, str]]:
+        """Each worker's (version, or None and why the project is missing there).  Refuse a
+        cluster whose workers all run other code: registering our admission there would close
+        every one of them (another client's series may be using them)."""
+        answers = self.client.run(_what_is_installed(), on_error="return")
+        found = {worker: (answer.get("found"), answer.get("missing", ""))
+                 if isinstance(answer, dict) else (None, f"{type(answer).__name__}: {answer}")
+                 for worker, answer in answers.items()}
+        if found and all(theirs != self.version for theirs, _ in found.values()):
+            theirs = sorted({text or "no uttt-agent" for text, _ in found.values()})
             raise ClusterError(f"the cluster's {len(found)} worker(s) run {', '.join(theirs)}; "
                                f"this client has {self.version}: use the version the workers "
                                "run, or start workers with this one")
+        return found
+
+    def _refuse(self, worker: str, found: str | None, missing: str = "") -> None:
+        line = refusal(worker, self.version, found, missing)
+        with self._lock:
+            if worker in self.refused:
+                return
+            self.refused[worker] = line
+        self.say(f"cluster: {line}")
 
     # events, called in the client's event loop
     def _admission(self, event) -> None:
         stamp, message = event
+        worker = message.get("worker")
         with self._lock:
-            if (stamp, message.get("worker")) in self._seen:
+            if (stamp, worker) in self._seen:
                 return
-            self._seen.add((stamp, message.get("worker")))
-        if "refused" in message:
-            self.refused[message["worker"]] = message["refused"]
-            self.say(f"cluster: {message['refused']}")
-        else:
-            self.admitted[message["worker"]] = message["slots"]
+            self._seen.add((stamp, worker))
+            if "slots" in message:
+                self.admitted[worker] = message["slots"]
+        if "slots" not in message:
+            self._refuse(worker, message.get("found"), message.get("missing", ""))
 
     def _started(self, event) -> None:
         message = event[1]
@@ -424,9 +475,9 @@ class ClusterRunner:
         while not self.slots():
             if time.monotonic() > deadline:
                 workers = len(self.client.scheduler_info()["workers"])
-                why = "; ".join(self.refused.values()) or (
-                    f"{workers} worker(s) connected, none admitted yet" if workers
-                    else "no worker has joined the scheduler")
+                why = (f"{len(self.refused)} worker(s) refused (named above)" if self.refused
+                       else f"{workers} worker(s) connected, none admitted yet" if workers
+                       else "no worker has joined the scheduler")
                 raise ClusterError(f"no worker can play games after {timeout:g} s: {why}")
             time.sleep(0.2)
 
@@ -501,8 +552,24 @@ class ClusterRunner:
             return {label: list(workers) for label, workers in self._starts.items()
                     if len(workers) > 1}
 
+    def _release_admission(self) -> None:
+        """Unregister the admission plugin unless another client is connected (its series may
+        need it).  Admission serves a running series: left behind, it would close a worker with
+        other code that joins between two series unseen, where the next series names it."""
+        me = self.client.id
+
+        def others(dask_scheduler=None):         # a local function: it travels by value
+            return [c for c in dask_scheduler.clients if c not in (me, "fire-and-forget")]
+
+        try:
+            if not self.client.run_on_scheduler(others):
+                self.client.unregister_worker_plugin(PLUGIN_NAME)
+        except Exception:           # a scheduler that refuses to run code, or gone: it stays
+            pass
+
     def close(self) -> None:
         try:
+            self._release_admission()
             self.client.unsubscribe_topic(ADMISSION_TOPIC)
             self.client.unsubscribe_topic(self.started_topic)
         finally:
@@ -516,9 +583,10 @@ class ClusterRunner:
 
 
 def connect(address: str, say=None, connect_wait: float | None = None) -> ClusterRunner:
-    """A :class:`ClusterRunner` on the scheduler at ``address`` (``tcp://host:8786``), once at
-    least one worker has been admitted (waiting up to ``connect_wait`` s, default
-    :data:`CONNECT_WAIT`).  Raises :class:`ClusterError` with a one-line reason."""
+    """A :class:`ClusterRunner` on the scheduler at ``address`` (:func:`scheduler_address`
+    reads it), once at least one worker has been admitted (waiting up to ``connect_wait`` s,
+    default :data:`CONNECT_WAIT`).  Raises :class:`ClusterError` with a one-line reason: a bad
+    address, no scheduler answering within :data:`REACH_TIMEOUT` s, no worker to play."""
     connect_wait = CONNECT_WAIT if connect_wait is None else connect_wait
     try:
         import distributed

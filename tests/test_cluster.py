@@ -140,6 +140,21 @@ def test_the_default_port_is_the_schedulers():
     assert cluster.DEFAULT_PORT == distributed.Scheduler.default_port
 
 
+def test_a_refusal_names_the_worker_and_both_versions():
+    ours = "uttt-agent 0.1.0, sources aaaaaaaaaaaa"
+    assert cluster.refusal("tcp://w:1", ours, "uttt-agent 0.1.0, sources bbbbbbbbbbbb") == (
+        "worker tcp://w:1 refused: it has uttt-agent 0.1.0, sources bbbbbbbbbbbb; this client "
+        "has uttt-agent 0.1.0, sources aaaaaaaaaaaa (the same release, other sources: a file "
+        "differs); install the same commit on both (pip install 'uttt-agent[cluster]')")
+    assert "(the same release" not in cluster.refusal("tcp://w:1", ours, "uttt-agent 0.2.0, "
+                                                                         "sources aaaaaaaaaaaa")
+    assert cluster.refusal("tcp://w:1", ours, None, "ModuleNotFoundError: No module named "
+                           "'agent'") == (
+        "worker tcp://w:1 refused: uttt-agent is not installed there (ModuleNotFoundError: No "
+        "module named 'agent'); install this client's uttt-agent 0.1.0, sources aaaaaaaaaaaa "
+        "there (pip install 'uttt-agent[cluster]')")
+
+
 def test_without_the_extra_connecting_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)     # import distributed fails
     with pytest.raises(cluster.ClusterError, match=r"pip install 'uttt-agent\[cluster\]'"):
@@ -640,55 +655,91 @@ def test_a_killed_worker_loses_no_arena_game(own_cluster):
 
 # -- admission --------------------------------------------------------------------------
 
-def start_worker(address, pythonpath, log):
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def start_worker(address, pythonpath, log, *options):
     """A ``dask worker`` process whose ``agent`` is the one under ``pythonpath`` (started
     there: ``python -m`` puts its working directory first on the path)."""
     env = dict(os.environ, PYTHONPATH=str(pythonpath))
     return subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address,
-                             "--nthreads", "1", "--no-dashboard"],
+                             "--nthreads", "1", "--no-dashboard", *options],
                             stdout=log, stderr=subprocess.STDOUT, env=env, cwd=pythonpath)
 
 
-def test_workers_without_the_project_or_with_other_code_are_refused(tmp_path, monkeypatch):
+def other_checkouts(tmp_path):
+    """Two places to start workers from: ``bare``, where importing the project fails (a
+    machine without it), and ``other``, this project's agent with one changed file."""
+    bare = tmp_path / "bare" / "agent"
+    bare.mkdir(parents=True)
+    (bare / "__init__.py").write_text("raise ImportError('No module named agent')\n")
+    other = tmp_path / "other" / "agent"
+    shutil.copytree(Path(cluster.__file__).parent, other,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (other / "rules.py").write_text((other / "rules.py").read_text() + "\n# changed\n")
+    return bare.parent, other.parent
+
+
+def wait_until(condition, what, seconds=90):
+    """A generous hang guard, not a timing: ``condition()`` comes true, or the test fails."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"still waiting for {what}"
+        time.sleep(0.05)
+
+
+def stopped(processes, log, closing=True):
+    """Wait for ``processes`` to end (``closing``: a refused worker closes itself); kill any
+    left."""
+    try:
+        for process in processes:
+            if closing:
+                process.wait(timeout=90)
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        log.close()
+
+
+def refusals(said):
+    """The refusal lines among what a runner said, by worker: each must come once."""
+    lines = [line for line in said if " refused: " in line]
+    workers = [line.split()[2] for line in lines]
+    assert len(set(workers)) == len(workers), lines
+    return dict(zip(workers, lines))
+
+
+def check_refusals(lines, runner):
+    """One line for a worker without the project and one for the other code, saying so."""
+    missing, other = sorted(lines.values(), key=lambda line: "not installed" not in line)
+    assert missing.startswith("cluster: worker tcp://") and missing.endswith(
+        f"refused: uttt-agent is not installed there (ImportError: No module named agent); "
+        f"install this client's {runner.version} there (pip install 'uttt-agent[cluster]')")
+    assert f"refused: it has uttt-agent 0.1.0, sources " in other
+    assert f"; this client has {runner.version} (the same release, other sources: a file " \
+           "differs); install the same commit on both" in other
+    assert other.split("it has ")[1].split(";")[0] != runner.version
+
+
+def test_workers_joining_during_a_series_are_refused_once(tmp_path, monkeypatch):
+    bare, other = other_checkouts(tmp_path)
     with start_cluster(tmp_path, monkeypatch, workers=1) as lc:
-        with cluster.connect(lc.scheduler_address, say=lambda text: None) as runner:
+        said = []
+        with cluster.connect(lc.scheduler_address, say=said.append) as runner:
             # connect() returns once the scheduler lists the worker's slots; the admission
             # event that fills runner.admitted may reach this client a moment later.
-            deadline = time.monotonic() + 30
-            while not runner.admitted and time.monotonic() < deadline:
-                time.sleep(0.05)
+            wait_until(lambda: runner.admitted, "the admission of the first worker")
             (good,) = runner.admitted
-            # A machine without the project: importing it fails.
-            bare = tmp_path / "bare" / "agent"
-            bare.mkdir(parents=True)
-            (bare / "__init__.py").write_text("raise ImportError('No module named agent')\n")
-            # This project's agent with one changed file: another version.
-            other = tmp_path / "other" / "agent"
-            shutil.copytree(Path(cluster.__file__).parent, other,
-                            ignore=shutil.ignore_patterns("__pycache__"))
-            (other / "rules.py").write_text((other / "rules.py").read_text() + "\n# changed\n")
             log = open(tmp_path / "workers.log", "w")
-            workers = [start_worker(lc.scheduler_address, path.parent, log)
-                       for path in (bare, other)]
+            workers = [start_worker(lc.scheduler_address, path, log) for path in (bare, other)]
             try:
-                deadline = time.monotonic() + 60
-                while len(runner.refused) < 2 and time.monotonic() < deadline:
-                    time.sleep(0.1)
-                for process in workers:                  # each closes itself once refused
-                    process.wait(timeout=max(1.0, deadline - time.monotonic()))
+                wait_until(lambda: len(runner.refused) == 2, "two refusals")
             finally:
-                for process in workers:
-                    if process.poll() is None:
-                        process.kill()
-                        process.wait()
-                log.close()
-            messages = sorted(runner.refused.values())
-            assert len(messages) == 2, (messages, (tmp_path / "workers.log").read_text()[-3000:])
-            assert any("the project is not installed there" in m for m in messages)
-            assert any("it has uttt-agent" in m and runner.version in m
-                       and cluster.project_version() not in m.split("this client has")[0]
-                       for m in messages)
-            assert all("refused" in m and "install the same version" in m for m in messages)
+                stopped(workers, log)                # each closes itself once refused
+            check_refusals(refusals(said), runner)
+            assert set(refusals(said)) == set(runner.refused)
             # Only the admitted worker has game slots, and games still play there.
             assert runner.slots() == {good: 1}
             (scheduled,) = openings.schedule(SEED, 1)
@@ -703,3 +754,40 @@ def test_workers_without_the_project_or_with_other_code_are_refused(tmp_path, mo
                                    r"uttt-agent .*; this client has uttt-agent 0.0.1, sources x"):
                     cluster.connect(lc.scheduler_address)
             assert runner.slots() == {good: 1}
+
+
+def test_workers_there_before_a_series_are_named_once_even_between_series(tmp_path,
+                                                                           monkeypatch):
+    bare, other = other_checkouts(tmp_path)
+    with start_cluster(tmp_path, monkeypatch, workers=1) as lc:
+        log = open(tmp_path / "workers.log", "w")
+        workers = [start_worker(lc.scheduler_address, path, log) for path in (bare, other)]
+        try:
+            wait_until(lambda: len(lc.scheduler_info["workers"]) == 3, "three workers")
+            said = []
+            with cluster.connect(lc.scheduler_address, say=said.append) as runner:
+                # Named by the time connect() returns, from what the workers said they run.
+                lines = refusals(said)
+                assert set(lines) == set(lc.scheduler_info["workers"]) - set(runner.slots())
+                check_refusals(lines, runner)
+                stopped(workers, log)               # admission closes them...
+                # ...and their refusal events reach this client too: still one line each.
+                wait_until(lambda: set(lines) <= {worker for _, worker in runner._seen},
+                           "the refusal events")
+                assert refusals(said) == lines
+            # Between two series no admission runs: a worker with other code that joins stays,
+            # with no game slot, and the next series names it.
+            log = open(tmp_path / "late.log", "w")
+            late = start_worker(lc.scheduler_address, other, log)
+            workers = [late]
+            wait_until(lambda: len(lc.scheduler_info["workers"]) == 2, "the late worker")
+            (address,) = set(lc.scheduler_info["workers"]) - set(runner.admitted)
+            assert late.poll() is None
+            said = []
+            with cluster.connect(lc.scheduler_address, say=said.append) as runner:
+                assert list(refusals(said)) == [address]
+                assert f"it has uttt-agent 0.1.0, sources " in said[0]
+            stopped(workers, log)
+        finally:
+            stopped(workers, log)
+
