@@ -37,7 +37,9 @@ runners play locally as before and nothing here imports Dask.  With one, each ga
   ``allowed-failures``, 3 by default).  Each game announces its start (an event with the
   worker's address), and the scheduler counts the workers lost while playing it, so the client
   counts the games that were started more than once (:meth:`ClusterRunner.attempts`); a
-  game's result is handled once, whatever happened.
+  game's result is handled once, whatever happened.  When every worker is gone the games wait
+  for one to join, without limit (a series left overnight goes on when a worker comes back;
+  the client says when it started waiting and when a worker joined); Ctrl-C stops it.
 * **Files.**  A game runs in a temporary directory of the worker; its logs travel back with
   its result (:func:`read_files`; ``play_game_on_worker`` in :mod:`ref_sim.match` and
   :mod:`ref_sim.stdio`) and the client writes them under ``--out`` (:func:`save_files`), so
@@ -277,6 +279,7 @@ def admission_plugin(expected: str, token: str = ""):
                 cluster = importlib.import_module("agent.cluster")
                 event["slots"] = cluster.game_slots(worker.state.nthreads)
                 await worker.set_resources(**{self.resource: event["slots"]})
+                self._rescan(worker)
                 worker.log_event(self.topic, event)
                 return
             # No slot from now on (it may hold some from an earlier admission): no game lands
@@ -289,6 +292,17 @@ def admission_plugin(expected: str, token: str = ""):
             # nanny=True: its nanny stops too instead of starting it again.
             asyncio.get_running_loop().call_later(
                 0.2, lambda: asyncio.ensure_future(worker.close(nanny=True, reason=reason)))
+
+        @staticmethod
+        def _rescan(worker) -> None:
+            """Make the scheduler offer this worker the games that wait for one.  It does when
+            a worker joins or starts running, not when a worker gains resources: without this,
+            a worker admitted after every other one died would never get the waiting games.
+            A pause and resume is a change to running that the scheduler acts on."""
+            from distributed.core import Status
+            if worker.status == Status.running:
+                worker.status = Status.paused
+                worker.status = Status.running
 
     return UtttAdmission(expected, token, RESOURCE, ADMISSION_TOPIC, _what_is_installed())
 
@@ -386,7 +400,8 @@ class ClusterRunner:
     """Games as tasks on a Dask cluster: one slot of :data:`RESOURCE` each.
 
     ``say`` prints the cluster's news as it happens, a line each: a worker refused (once,
-    whether it was there before or joined later), and that no admitted worker is left.
+    whether it was there before or joined later), a worker that joins during the series, and
+    that no admitted worker is left (the games then wait for one, without limit).
     """
 
     remote = True
@@ -401,6 +416,8 @@ class ClusterRunner:
         self._seen: set = set()                     # admission events handled: (time, worker)
         self.admitted: dict[str, int] = {}          # worker -> slots
         self.refused: dict[str, str] = {}           # worker -> the line that named it
+        self._connected = False                     # joiners are news only after connect
+        self._alone_since: float | None = None      # when the series was told no worker is left
         self.version = project_version()
         found = self._check_versions()
         client.subscribe_topic(ADMISSION_TOPIC, self._admission)
@@ -421,6 +438,13 @@ class ClusterRunner:
         except BaseException:
             self._release_admission()
             raise
+        # Their admission events may come later: they did not join.  (slots() waits for the
+        # client's event loop, which runs _admission: not under the lock.)
+        there = self.slots()
+        with self._lock:
+            for worker, slots in there.items():
+                self.admitted.setdefault(worker, slots)
+            self._connected = True
 
     def _check_versions(self) -> dict[str, tuple[str | None, str]]:
         """Each worker's (version, or None and why the project is missing there).  Refuse a
@@ -453,10 +477,18 @@ class ClusterRunner:
             if (stamp, worker) in self._seen:
                 return
             self._seen.add((stamp, worker))
+            joined = "slots" in message and worker not in self.admitted
             if "slots" in message:
                 self.admitted[worker] = message["slots"]
+            alone_since = self._alone_since if joined else None
+            if joined:
+                self._alone_since = None
         if "slots" not in message:
             self._refuse(worker, message.get("found"), message.get("missing", ""))
+        elif joined and self._connected:
+            waited = None if alone_since is None else _duration(time.time() - alone_since)
+            after = f"; the games go on after {waited} without a worker" if waited else ""
+            self.say(f"cluster: worker {worker} joined: {message['slots']} game slot(s){after}")
 
     def _started(self, event) -> None:
         message = event[1]
@@ -495,21 +527,29 @@ class ClusterRunner:
         return Ticket(label, future, remote=True)
 
     def wait(self, tickets, patience: float = 30.0) -> tuple[set, set]:
-        """Block until at least one of ``tickets`` is done: (done, still running).  Says so
-        (once) when the games are waiting because no admitted worker is left."""
+        """Block until at least one of ``tickets`` is done: (done, still running).
+
+        While no admitted worker is left the games wait for one without limit: a series left
+        overnight goes on when a worker comes back (a worker restarted, a machine rebooted),
+        and Ctrl-C stops it (``--resume`` where the runner has it).  Said once, after
+        ``patience`` s without a result, with the time; the worker that joins says when."""
         from distributed import TimeoutError as StillRunning     # asyncio's on Python 3.10
         from distributed import wait
         by_future = {ticket.future: ticket for ticket in tickets}
-        told = False
         while True:
             try:
                 done, pending = wait(list(by_future), timeout=patience,
                                      return_when="FIRST_COMPLETED")
             except StillRunning:
-                if not told and not self.slots():
-                    self.say("cluster: no admitted worker is left; the games wait for one to "
-                             "join (Ctrl-C stops the series)")
-                    told = True
+                if not self.slots():
+                    with self._lock:
+                        tell = self._alone_since is None
+                        if tell:
+                            self._alone_since = time.time()
+                    if tell:
+                        self.say(f"cluster: {time.strftime('%H:%M')}: no admitted worker is left; "
+                                 "the games wait for one to join, without limit (Ctrl-C stops "
+                                 "the series)")
                 continue
             return {by_future[f] for f in done}, {by_future[f] for f in pending}
 
@@ -580,6 +620,15 @@ class ClusterRunner:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _duration(seconds: float) -> str:
+    """>>> _duration(42), _duration(3 * 3600 + 125)
+    ('42 s', '3 h 02 min')"""
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes = int(seconds // 60)
+    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
 
 
 def connect(address: str, say=None, connect_wait: float | None = None) -> ClusterRunner:

@@ -728,10 +728,7 @@ def test_workers_joining_during_a_series_are_refused_once(tmp_path, monkeypatch)
     with start_cluster(tmp_path, monkeypatch, workers=1) as lc:
         said = []
         with cluster.connect(lc.scheduler_address, say=said.append) as runner:
-            # connect() returns once the scheduler lists the worker's slots; the admission
-            # event that fills runner.admitted may reach this client a moment later.
-            wait_until(lambda: runner.admitted, "the admission of the first worker")
-            (good,) = runner.admitted
+            (good,) = runner.admitted                 # connect() returns once it has slots
             log = open(tmp_path / "workers.log", "w")
             workers = [start_worker(lc.scheduler_address, path, log) for path in (bare, other)]
             try:
@@ -740,6 +737,7 @@ def test_workers_joining_during_a_series_are_refused_once(tmp_path, monkeypatch)
                 stopped(workers, log)                # each closes itself once refused
             check_refusals(refusals(said), runner)
             assert set(refusals(said)) == set(runner.refused)
+            assert not any(" joined: " in line for line in said)    # refused ones never join
             # Only the admitted worker has game slots, and games still play there.
             assert runner.slots() == {good: 1}
             (scheduled,) = openings.schedule(SEED, 1)
@@ -791,3 +789,56 @@ def test_workers_there_before_a_series_are_named_once_even_between_series(tmp_pa
         finally:
             stopped(workers, log)
 
+
+def test_a_worker_that_joins_after_every_other_died_gets_the_waiting_games(tmp_path,
+                                                                          monkeypatch):
+    def until_there(path):
+        """A game stand-in that lasts until ``path`` exists (a local function: it travels to
+        the worker by value)."""
+        import os
+        import time
+        while not os.path.exists(path):
+            time.sleep(0.05)
+        return "played"
+
+    go = tmp_path / "go"
+    with start_cluster(tmp_path, monkeypatch, workers=0) as lc:
+        log = open(tmp_path / "workers.log", "w")
+        # No nanny: killing the process kills the worker (a nanny would start it again).
+        first = start_worker(lc.scheduler_address, ROOT, log, "--no-nanny")
+        workers = [first]
+        said, results = [], {}
+        try:
+            with cluster.connect(lc.scheduler_address, say=said.append, connect_wait=90) as runner:
+                tickets = {runner.submit(f"game-{i}", until_there, str(go)) for i in (1, 2)}
+                wait_until(lambda: any(runner.client.processing().values()), "games on it")
+                first.kill()
+                first.wait()
+
+                def play_on():
+                    pending = tickets
+                    while pending:
+                        done, pending = runner.wait(pending, patience=0.2)
+                        results.update((ticket.label, (ticket.result(), ticket.worker))
+                                       for ticket in done)
+
+                waiter = threading.Thread(target=play_on, daemon=True)
+                waiter.start()
+                wait_until(lambda: any("no admitted worker is left" in line for line in said),
+                           "the news that no worker is left")
+                second = start_worker(lc.scheduler_address, ROOT, log, "--no-nanny")
+                workers.append(second)
+                wait_until(lambda: any(" joined: " in line for line in said), "a worker to join")
+                go.touch()
+                waiter.join(120)
+                assert not waiter.is_alive(), f"the games never came back: {said}"
+        finally:
+            stopped(workers, log, closing=False)
+    (joined,) = [line for line in said if " joined: " in line]
+    worker = joined.split()[2]
+    assert results == {"game-1": ("played", worker), "game-2": ("played", worker)}
+    (alone,) = [line for line in said if "no admitted worker is left" in line]
+    assert alone.endswith(": no admitted worker is left; the games wait for one to join, without "
+                          "limit (Ctrl-C stops the series)")
+    assert joined.startswith(f"cluster: worker {worker} joined: 1 game slot(s); the games go on "
+                             "after ") and joined.endswith(" without a worker")
