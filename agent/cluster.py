@@ -9,17 +9,26 @@
 Without a cluster address (``--cluster`` or the ``UTTT_CLUSTER`` environment variable) the
 runners play locally as before and nothing here imports Dask.  With one, each game is one task:
 
-* **Admission.**  A worker plugin runs on every worker, present and future, when it joins.  It
-  compares the worker's :func:`project_version` (the installed version and a digest of the
+* **Connecting.**  The address is read by :func:`scheduler_address`: ``head`` means
+  ``tcp://head:8786`` (:data:`DEFAULT_PORT`, the scheduler's own), and what is no address is
+  one line.  :func:`connect` then asks the scheduler who it is: a closed port, an address that
+  never answers, something else on that port or a worker's address is one line within
+  :data:`REACH_TIMEOUT` seconds (a closed port is retried that long: the scheduler may be
+  starting), not a traceback or Dask's 30 s.
+* **Admission.**  While a series runs, a worker plugin runs on every worker, there or joining.
+  It compares the worker's :func:`project_version` (the installed version and a digest of the
   sources of ``agent/`` and ``ref_sim/``) with the client's.  A worker with the same code is
   given ``cores - 1`` game slots, no more than its threads (the Dask resource
   :data:`RESOURCE`; every referee busy-polls a core, as ``--concurrency`` knows); a worker
-  without the project, or with other code, gets none, is closed, and the client prints why.
+  without the project, or with other code, gets none, is closed, and the client names it and
+  why, once (:func:`refusal`), whether it was there before the series or joined during it.
   A client whose code no worker runs is refused before it registers the plugin (it would
-  close them all): one cluster serves one version.  Game tasks need one slot, so no game can land on
-  a worker that was not admitted, even in the moment before it is closed.  The plugin class is
-  built inside :func:`admission_plugin` so that it travels by value: a worker without the
-  project can still load it and say what is missing.
+  close them all): one cluster serves one version.  Game tasks need one slot, so no game can
+  land on a worker that was not admitted, even in the moment before it is closed.  The last
+  client to leave unregisters the plugin, so that a worker that joins between two series is
+  not closed unseen: the next series names it.  The plugin class is built inside
+  :func:`admission_plugin` so that it travels by value: a worker without the project can
+  still load it and say what is missing.
 * **Streaming.**  :class:`ClusterRunner` and :class:`LocalRunner` share one small API
   (``submit``, ``wait``, ``capacity``, ``cancel``): the runners keep ``capacity()`` games in
   flight and handle each result as it finishes, so the progress bar and the SPRT stop work as
@@ -28,7 +37,9 @@ runners play locally as before and nothing here imports Dask.  With one, each ga
   ``allowed-failures``, 3 by default).  Each game announces its start (an event with the
   worker's address), and the scheduler counts the workers lost while playing it, so the client
   counts the games that were started more than once (:meth:`ClusterRunner.attempts`); a
-  game's result is handled once, whatever happened.
+  game's result is handled once, whatever happened.  When every worker is gone the games wait
+  for one to join, without limit (a series left overnight goes on when a worker comes back;
+  the client says when it started waiting and when a worker joined); Ctrl-C stops it.
 * **Files.**  A game runs in a temporary directory of the worker; its logs travel back with
   its result (:func:`read_files`; ``play_game_on_worker`` in :mod:`ref_sim.match` and
   :mod:`ref_sim.stdio`) and the client writes them under ``--out`` (:func:`save_files`), so
@@ -52,9 +63,13 @@ worker ADDRESS --nworkers N --nthreads 1``): each gets one slot.
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import hashlib
+import ipaddress
 import os
+import re
+import socket
 import sys
 import threading
 import time
@@ -67,9 +82,20 @@ ENV = "UTTT_CLUSTER"
 RESOURCE = "uttt-games"
 #: Event topic of admissions and refusals (workers log, the client prints).
 ADMISSION_TOPIC = "uttt-admission"
+#: The admission plugin's name on the scheduler: one at a time, the last client's.
+PLUGIN_NAME = "uttt-admission"
 INSTALL_HINT = "pip install 'uttt-agent[cluster]'"
 #: Seconds :func:`connect` waits for a first admitted worker before giving up.
 CONNECT_WAIT = 30.0
+#: The port of an address given without one: ``dask scheduler``'s own default
+#: (``distributed.Scheduler.default_port``), so ``--cluster head`` means what it started.
+DEFAULT_PORT = 8786
+#: Seconds :func:`connect` tries to reach the scheduler: a closed port (retried all that time, as
+#: a scheduler may still be starting) or an address that never answers fails then, not after
+#: Dask's 30 s; a peer that connects but says nothing gets two seconds more at most.
+REACH_TIMEOUT = 5.0
+#: Dask's transports over TCP, whose addresses are HOST:PORT.
+SCHEMES = ("tcp", "tls", "ws", "wss")
 #: The sources whose digest is part of the version: what a game's outcome depends on.
 SOURCE_SUFFIXES = (".py", ".c", ".json")
 
@@ -85,6 +111,77 @@ def cluster_address(given: str | None = None) -> str | None:
     'tcp://head:8786'
     """
     return given or os.environ.get(ENV) or None
+
+
+_HOST_NAME = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?\.?")     # an IPv4 too
+
+
+def scheduler_address(text: str) -> str:
+    """``text`` (``--cluster`` or ``UTTT_CLUSTER``) as ``SCHEME://HOST:PORT``: the scheme
+    ``tcp`` and the port :data:`DEFAULT_PORT` where none is given.  Raises
+    :class:`ClusterError` with one line for what is no such address.
+
+    >>> scheduler_address("head"), scheduler_address("tls://[::1]:9000")
+    ('tcp://head:8786', 'tls://[::1]:9000')
+    """
+    def bad(why: str) -> ClusterError:
+        where = " (from $" + ENV + ")" if os.environ.get(ENV) == text else ""
+        return ClusterError(f"bad cluster address {text!r}{where}: {why} (expected "
+                            "tcp://HOST:PORT, as `dask scheduler` prints it)")
+
+    scheme, sep, rest = text.strip().partition("://")
+    if not sep:
+        scheme, rest = "tcp", scheme
+    if scheme not in SCHEMES:
+        raise bad(f"unknown scheme {scheme + '://'!r} (Dask's are {', '.join(SCHEMES)})")
+    if "://" in rest:
+        raise bad("two schemes")
+    if rest.startswith("["):                    # [IPv6]:port
+        host, sep, port = rest[1:].partition("]")
+        if not sep:
+            raise bad("no ']' after the IPv6 address")
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise bad(f"{host!r} is not an IPv6 address") from None
+        if port and not port.startswith(":"):
+            raise bad(f"{port!r} after the IPv6 address is no ':PORT'")
+        shown, port = f"[{host}]", port[1:] if port else None
+    else:
+        host, sep, port = rest.rpartition(":")
+        if not sep:
+            host, port = rest, None
+        if ":" in host:
+            # "::1:8786" is itself an IPv6 address, but a port after "::1" is what was meant.
+            if _is_ipv6(host) and port.isdigit():
+                raise bad(f"an IPv6 address needs brackets: {scheme}://[{host}]:{port}")
+            if _is_ipv6(rest):
+                raise bad(f"an IPv6 address needs brackets: {scheme}://[{rest}]:{DEFAULT_PORT}")
+            raise bad("too many ':'; an IPv6 address goes in brackets: [::1]:PORT")
+        if not host:
+            raise bad("no host")
+        if host.isdigit():
+            raise bad(f"{host!r} is a port, not a host")
+        if not _HOST_NAME.fullmatch(host):
+            raise bad(f"{host!r} is no host name or IP address")
+        shown = host
+    if port is None:
+        port = str(DEFAULT_PORT)
+    if not port:
+        raise bad("no port after ':'")
+    if not (port.isascii() and port.isdigit()):
+        raise bad(f"the port {port!r} is not a number")
+    if not 1 <= int(port) <= 65535:
+        raise bad(f"the port {port} is not between 1 and 65535")
+    return f"{scheme}://{shown}:{int(port)}"
+
+
+def _is_ipv6(text: str) -> bool:
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
 
 
 # -- what a worker must have ------------------------------------------------------------
@@ -120,9 +217,18 @@ def project_version() -> str:
     return f"uttt-agent {version}, sources {digest.hexdigest()[:12]}"
 
 
-def _installed_version() -> str:
-    """:func:`project_version` where it runs (a worker, by ``Client.run``)."""
-    return project_version()
+def _what_is_installed():
+    """A function that says what the machine it runs on has: ``{"found": its
+    project_version()}``, or ``{"missing": why the project cannot be imported}``.  Built here
+    so that it travels by value, to a worker without the project too (``Client.run``, the
+    admission plugin)."""
+    def installed() -> dict:
+        import importlib
+        try:
+            return {"found": importlib.import_module("agent.cluster").project_version()}
+        except Exception as error:              # ImportError, or a broken install
+            return {"missing": f"{type(error).__name__}: {error}"}
+    return installed
 
 
 def available_cores() -> int:
@@ -143,9 +249,12 @@ def game_slots(nthreads: int, cores: int | None = None) -> int:
     return max(1, min(cores - 1, nthreads))
 
 
-def admission_plugin(expected: str):
+def admission_plugin(expected: str, token: str = ""):
     """A Dask ``WorkerPlugin`` that admits a worker whose :func:`project_version` is
     ``expected`` (granting it :func:`game_slots` of :data:`RESOURCE`) and closes any other.
+    Its events (:data:`ADMISSION_TOPIC`) carry ``token``, the registering client's, and the
+    facts (``slots``, or ``found``: the worker's version, or ``missing``: why the project
+    cannot be imported there); the client words them (:func:`refusal`).
 
     Defined here, not at module level, so that it is pickled by value: a worker without this
     project can load it (it needs only ``distributed``) and report what it lacks.
@@ -153,38 +262,62 @@ def admission_plugin(expected: str):
     from distributed import WorkerPlugin
 
     class UtttAdmission(WorkerPlugin):
-        name = "uttt-admission"
+        name = PLUGIN_NAME
 
-        def __init__(self, expected: str, resource: str, topic: str, hint: str) -> None:
-            self.expected, self.resource, self.topic, self.hint = expected, resource, topic, hint
+        # Every value comes in here: a name of this module used in a method would travel by
+        # reference, and loading the plugin would import the module a bare worker lacks.
+        def __init__(self, expected: str, token: str, resource: str, topic: str,
+                     installed) -> None:
+            self.expected, self.token, self.resource, self.topic = expected, token, resource, topic
+            self.installed = installed
 
         async def setup(self, worker) -> None:
             import asyncio
             import importlib
-            try:
+            event = {"worker": worker.address, "token": self.token, **self.installed()}
+            if event.get("found") == self.expected:
                 cluster = importlib.import_module("agent.cluster")
-                found = cluster.project_version()
-            except Exception as error:          # ImportError, or a broken install
-                cluster = None
-                why = f"the project is not installed there ({type(error).__name__}: {error})"
-            else:
-                why = None if found == self.expected else f"it has {found}"
-            if cluster is not None and why is None:
-                slots = cluster.game_slots(worker.state.nthreads)
-                await worker.set_resources(**{self.resource: slots})
-                worker.log_event(self.topic, {"worker": worker.address, "slots": slots})
+                event["slots"] = cluster.game_slots(worker.state.nthreads)
+                await worker.set_resources(**{self.resource: event["slots"]})
+                self._rescan(worker)
+                worker.log_event(self.topic, event)
                 return
-            message = (f"worker {worker.address} refused: {why}; this client has "
-                       f"{self.expected}: install the same version there "
-                       f"({self.hint} from the same commit)")
-            worker.log_event(self.topic, {"worker": worker.address, "refused": message})
+            # No slot from now on (it may hold some from an earlier admission): no game lands
+            # here in the moment before it closes.
+            await worker.set_resources(**{self.resource: 0})
+            worker.log_event(self.topic, event)
+            reason = (f"uttt-agent refused: this worker has {event.get('found') or 'no uttt-agent'}"
+                      f"; the client has {self.expected}")
             # Closed a moment later, from its own loop: not from inside its registration.
             # nanny=True: its nanny stops too instead of starting it again.
             asyncio.get_running_loop().call_later(
-                0.2, lambda: asyncio.ensure_future(
-                    worker.close(nanny=True, reason="uttt-agent version mismatch")))
+                0.2, lambda: asyncio.ensure_future(worker.close(nanny=True, reason=reason)))
 
-    return UtttAdmission(expected, RESOURCE, ADMISSION_TOPIC, INSTALL_HINT)
+        @staticmethod
+        def _rescan(worker) -> None:
+            """Make the scheduler offer this worker the games that wait for one.  It does when
+            a worker joins or starts running, not when a worker gains resources: without this,
+            a worker admitted after every other one died would never get the waiting games.
+            A pause and resume is a change to running that the scheduler acts on."""
+            from distributed.core import Status
+            if worker.status == Status.running:
+                worker.status = Status.paused
+                worker.status = Status.running
+
+    return UtttAdmission(expected, token, RESOURCE, ADMISSION_TOPIC, _what_is_installed())
+
+
+def refusal(worker: str, expected: str, found: str | None = None, missing: str = "") -> str:
+    """The line that names a refused worker: it has ``found``, other code than this client's
+    ``expected``, or (``found`` None) the project cannot be imported there, ``missing`` says
+    why."""
+    if found is None:
+        return (f"worker {worker} refused: uttt-agent is not installed there ({missing}); "
+                f"install this client's {expected} there ({INSTALL_HINT})")
+    same_release = found.split(",")[0] == expected.split(",")[0]
+    return (f"worker {worker} refused: it has {found}; this client has {expected}"
+            + (" (the same release, other sources: a file differs)" if same_release else "")
+            + f"; install the same commit on both ({INSTALL_HINT})")
 
 
 # -- running games: locally or on the cluster -------------------------------------------
@@ -266,7 +399,9 @@ def _announce_and_run(topic: str, label: str, fn, args, kwargs):
 class ClusterRunner:
     """Games as tasks on a Dask cluster: one slot of :data:`RESOURCE` each.
 
-    ``say`` prints the cluster's news (a worker admitted or refused) as it happens.
+    ``say`` prints the cluster's news as it happens, a line each: a worker refused (once,
+    whether it was there before or joined later), a worker that joins during the series, and
+    that no admitted worker is left (the games then wait for one, without limit).
     """
 
     remote = True
@@ -278,44 +413,82 @@ class ClusterRunner:
         self.started_topic = f"uttt-started-{self.token}"
         self._lock = threading.Lock()
         self._starts: dict[str, list[str]] = {}
-        self._seen: set = set()
+        self._seen: set = set()                     # admission events handled: (time, worker)
         self.admitted: dict[str, int] = {}          # worker -> slots
-        self.refused: dict[str, str] = {}           # worker -> message
+        self.refused: dict[str, str] = {}           # worker -> the line that named it
+        self._connected = False                     # joiners are news only after connect
+        self._alone_since: float | None = None      # when the series was told no worker is left
         self.version = project_version()
-        self._check_versions()
+        found = self._check_versions()
         client.subscribe_topic(ADMISSION_TOPIC, self._admission)
         client.subscribe_topic(self.started_topic, self._started)
-        since = time.time()
-        client.register_plugin(admission_plugin(self.version))
-        # Events logged before the subscription reached the scheduler are read back once.
-        for event in client.get_events(ADMISSION_TOPIC):
-            if event[0] >= since - 1.0:
-                self._admission(event)
-        self._wait_for_slots(CONNECT_WAIT if connect_wait is None else connect_wait)
+        # Workers already there with other code: named now, from what they said, rather than
+        # from their refusal events, which may come before this client listens (admission
+        # refuses them again: each is named once).
+        for worker, (theirs, missing) in sorted(found.items()):
+            if theirs != self.version:
+                self._refuse(worker, theirs, missing)
+        client.register_plugin(admission_plugin(self.version, self.token))
+        try:
+            # This registration's events that reached the scheduler before the subscription.
+            for event in client.get_events(ADMISSION_TOPIC):
+                if event[1].get("token") == self.token:
+                    self._admission(event)
+            self._wait_for_slots(CONNECT_WAIT if connect_wait is None else connect_wait)
+        except BaseException:
+            self._release_admission()
+            raise
+        # Their admission events may come later: they did not join.  (slots() waits for the
+        # client's event loop, which runs _admission: not under the lock.)
+        there = self.slots()
+        with self._lock:
+            for worker, slots in there.items():
+                self.admitted.setdefault(worker, slots)
+            self._connected = True
 
-    def _check_versions(self) -> None:
-        """Refuse a cluster whose workers all run other code: registering our admission there
-        would close every one of them (another client's series may be using them)."""
-        found = self.client.run(_installed_version, on_error="return")
-        if found and self.version not in found.values():
-            theirs = sorted({text if isinstance(text, str) else "no uttt-agent"
-                             for text in found.values()})
+    def _check_versions(self) -> dict[str, tuple[str | None, str]]:
+        """Each worker's (version, or None and why the project is missing there).  Refuse a
+        cluster whose workers all run other code: registering our admission there would close
+        every one of them (another client's series may be using them)."""
+        answers = self.client.run(_what_is_installed(), on_error="return")
+        found = {worker: (answer.get("found"), answer.get("missing", ""))
+                 if isinstance(answer, dict) else (None, f"{type(answer).__name__}: {answer}")
+                 for worker, answer in answers.items()}
+        if found and all(theirs != self.version for theirs, _ in found.values()):
+            theirs = sorted({text or "no uttt-agent" for text, _ in found.values()})
             raise ClusterError(f"the cluster's {len(found)} worker(s) run {', '.join(theirs)}; "
                                f"this client has {self.version}: use the version the workers "
                                "run, or start workers with this one")
+        return found
+
+    def _refuse(self, worker: str, found: str | None, missing: str = "") -> None:
+        line = refusal(worker, self.version, found, missing)
+        with self._lock:
+            if worker in self.refused:
+                return
+            self.refused[worker] = line
+        self.say(f"cluster: {line}")
 
     # events, called in the client's event loop
     def _admission(self, event) -> None:
         stamp, message = event
+        worker = message.get("worker")
         with self._lock:
-            if (stamp, message.get("worker")) in self._seen:
+            if (stamp, worker) in self._seen:
                 return
-            self._seen.add((stamp, message.get("worker")))
-        if "refused" in message:
-            self.refused[message["worker"]] = message["refused"]
-            self.say(f"cluster: {message['refused']}")
-        else:
-            self.admitted[message["worker"]] = message["slots"]
+            self._seen.add((stamp, worker))
+            joined = "slots" in message and worker not in self.admitted
+            if "slots" in message:
+                self.admitted[worker] = message["slots"]
+            alone_since = self._alone_since if joined else None
+            if joined:
+                self._alone_since = None
+        if "slots" not in message:
+            self._refuse(worker, message.get("found"), message.get("missing", ""))
+        elif joined and self._connected:
+            waited = None if alone_since is None else _duration(time.time() - alone_since)
+            after = f"; the games go on after {waited} without a worker" if waited else ""
+            self.say(f"cluster: worker {worker} joined: {message['slots']} game slot(s){after}")
 
     def _started(self, event) -> None:
         message = event[1]
@@ -334,9 +507,9 @@ class ClusterRunner:
         while not self.slots():
             if time.monotonic() > deadline:
                 workers = len(self.client.scheduler_info()["workers"])
-                why = "; ".join(self.refused.values()) or (
-                    f"{workers} worker(s) connected, none admitted yet" if workers
-                    else "no worker has joined the scheduler")
+                why = (f"{len(self.refused)} worker(s) refused (named above)" if self.refused
+                       else f"{workers} worker(s) connected, none admitted yet" if workers
+                       else "no worker has joined the scheduler")
                 raise ClusterError(f"no worker can play games after {timeout:g} s: {why}")
             time.sleep(0.2)
 
@@ -354,21 +527,29 @@ class ClusterRunner:
         return Ticket(label, future, remote=True)
 
     def wait(self, tickets, patience: float = 30.0) -> tuple[set, set]:
-        """Block until at least one of ``tickets`` is done: (done, still running).  Says so
-        (once) when the games are waiting because no admitted worker is left."""
+        """Block until at least one of ``tickets`` is done: (done, still running).
+
+        While no admitted worker is left the games wait for one without limit: a series left
+        overnight goes on when a worker comes back (a worker restarted, a machine rebooted),
+        and Ctrl-C stops it (``--resume`` where the runner has it).  Said once, after
+        ``patience`` s without a result, with the time; the worker that joins says when."""
         from distributed import TimeoutError as StillRunning     # asyncio's on Python 3.10
         from distributed import wait
         by_future = {ticket.future: ticket for ticket in tickets}
-        told = False
         while True:
             try:
                 done, pending = wait(list(by_future), timeout=patience,
                                      return_when="FIRST_COMPLETED")
             except StillRunning:
-                if not told and not self.slots():
-                    self.say("cluster: no admitted worker is left; the games wait for one to "
-                             "join (Ctrl-C stops the series)")
-                    told = True
+                if not self.slots():
+                    with self._lock:
+                        tell = self._alone_since is None
+                        if tell:
+                            self._alone_since = time.time()
+                    if tell:
+                        self.say(f"cluster: {time.strftime('%H:%M')}: no admitted worker is left; "
+                                 "the games wait for one to join, without limit (Ctrl-C stops "
+                                 "the series)")
                 continue
             return {by_future[f] for f in done}, {by_future[f] for f in pending}
 
@@ -411,8 +592,24 @@ class ClusterRunner:
             return {label: list(workers) for label, workers in self._starts.items()
                     if len(workers) > 1}
 
+    def _release_admission(self) -> None:
+        """Unregister the admission plugin unless another client is connected (its series may
+        need it).  Admission serves a running series: left behind, it would close a worker with
+        other code that joins between two series unseen, where the next series names it."""
+        me = self.client.id
+
+        def others(dask_scheduler=None):         # a local function: it travels by value
+            return [c for c in dask_scheduler.clients if c not in (me, "fire-and-forget")]
+
+        try:
+            if not self.client.run_on_scheduler(others):
+                self.client.unregister_worker_plugin(PLUGIN_NAME)
+        except Exception:           # a scheduler that refuses to run code, or gone: it stays
+            pass
+
     def close(self) -> None:
         try:
+            self._release_admission()
             self.client.unsubscribe_topic(ADMISSION_TOPIC)
             self.client.unsubscribe_topic(self.started_topic)
         finally:
@@ -425,25 +622,113 @@ class ClusterRunner:
         self.close()
 
 
+def _duration(seconds: float) -> str:
+    """>>> _duration(42), _duration(3 * 3600 + 125)
+    ('42 s', '3 h 02 min')"""
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes = int(seconds // 60)
+    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
+
+
 def connect(address: str, say=None, connect_wait: float | None = None) -> ClusterRunner:
-    """A :class:`ClusterRunner` on the scheduler at ``address`` (``tcp://host:8786``), once at
-    least one worker has been admitted (waiting up to ``connect_wait`` s, default
-    :data:`CONNECT_WAIT`).  Raises :class:`ClusterError` with a one-line reason."""
+    """A :class:`ClusterRunner` on the scheduler at ``address`` (:func:`scheduler_address`
+    reads it), once at least one worker has been admitted (waiting up to ``connect_wait`` s,
+    default :data:`CONNECT_WAIT`).  Raises :class:`ClusterError` with a one-line reason: a bad
+    address, no scheduler answering within :data:`REACH_TIMEOUT` s, no worker to play."""
     connect_wait = CONNECT_WAIT if connect_wait is None else connect_wait
     try:
         import distributed
     except ImportError:
         raise ClusterError(f"--cluster needs Dask's distributed scheduler: {INSTALL_HINT} "
                            "(or pip install -e '.[cluster]' in a checkout)") from None
+    address = scheduler_address(address)
+    _reach(address)
     try:
-        client = distributed.Client(address, timeout=connect_wait)
-    except (OSError, TimeoutError) as error:
-        raise ClusterError(f"cannot reach the scheduler at {address}: {error}") from None
+        client = distributed.Client(address, timeout=REACH_TIMEOUT)
+    except Exception as error:          # gone since _reach asked
+        raise ClusterError(f"cannot reach the scheduler at {address}: {type(error).__name__}: "
+                           f"{str(error).splitlines()[0] if str(error) else ''}") from None
     try:
         return ClusterRunner(client, say=say, connect_wait=connect_wait)
     except BaseException:
         client.close()
         raise
+
+
+def _reach(address: str) -> None:
+    """Make sure a Dask scheduler answers at ``address`` within :data:`REACH_TIMEOUT` s (two
+    more at most for a peer that connects and then says nothing); :class:`ClusterError` with
+    one line if not.  Dask's ``Client`` would retry for 30 s, wait forever for a silent peer and
+    fail with any error at all on a peer that answers something else."""
+    outcome: dict = {}
+    # A thread of its own: a name lookup that hangs cannot hold the caller longer.
+    asker = threading.Thread(target=_ask_identity, args=(address, outcome), name="uttt-reach",
+                             daemon=True)
+    asker.start()
+    asker.join(REACH_TIMEOUT + 3)
+    if "identity" not in outcome:
+        why = outcome.get("why", f"no answer within {REACH_TIMEOUT:g} s (a wrong address, a "
+                                 "machine that is down, or a firewall?)")
+        raise ClusterError(f"cannot reach the scheduler at {address}: {why}")
+    identity = outcome["identity"]
+    kind = identity.get("type") if isinstance(identity, dict) else None
+    if kind in ("Worker", "Nanny"):
+        raise ClusterError(f"{address} is a Dask {kind.lower()}, not the scheduler: give the "
+                           "scheduler's address (the one `dask worker` was given)")
+    if not (isinstance(kind, str) and "Scheduler" in kind):
+        raise ClusterError(f"{address} answers, but as a Dask {kind!r}, not the scheduler")
+
+
+ANOTHER_SERVICE = (f"another service on that port? the scheduler's is {DEFAULT_PORT} unless "
+                   "told, its dashboard's 8787")
+
+
+def _ask_identity(address: str, outcome: dict) -> None:
+    """:func:`_reach`'s work: a TCP connection first (so that a refusal or a timeout is told
+    apart, which Dask's error does not always do), then Dask's handshake and the scheduler's
+    identity.  Puts ``identity``, or ``why`` not, into ``outcome``."""
+    from distributed import Security
+    from distributed.core import rpc
+
+    host, port = address.partition("://")[2].rsplit(":", 1)
+    deadline = time.monotonic() + REACH_TIMEOUT
+    while True:
+        try:
+            socket.create_connection((host.strip("[]"), int(port)),
+                                     timeout=max(0.1, deadline - time.monotonic())).close()
+            break
+        except ConnectionRefusedError:
+            if time.monotonic() > deadline:
+                outcome["why"] = ("connection refused: no scheduler listens on that port (not "
+                                  "started? another port?)")
+                return
+            time.sleep(0.1)                     # the scheduler may be starting
+        except socket.gaierror as error:
+            outcome["why"] = f"unknown host ({error.strerror})"
+            return
+        except TimeoutError:                    # socket.timeout too, on Python 3.10
+            return                              # no answer: _reach says so
+        except OSError as error:                # no route to host...
+            text = error.strerror or str(error)
+            outcome["why"] = text[:1].lower() + text[1:]
+            return
+
+    async def identity():
+        scheduler = rpc(address, timeout=REACH_TIMEOUT,
+                        connection_args=Security().get_connection_args("client"))
+        try:
+            return await asyncio.wait_for(scheduler.identity(),
+                                          max(2.0, deadline - time.monotonic()))
+        finally:
+            await scheduler.close_rpc()
+
+    try:
+        outcome["identity"] = asyncio.run(identity())
+    except asyncio.TimeoutError:
+        outcome["why"] = f"something accepts connections there but says nothing ({ANOTHER_SERVICE})"
+    except Exception:                           # the answer is no Dask message
+        outcome["why"] = f"something answers there, but not as a Dask scheduler ({ANOTHER_SERVICE})"
 
 
 def in_order(runner, calls):

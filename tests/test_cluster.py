@@ -6,10 +6,12 @@ The cluster tests need the ``cluster`` extra (``pip install -e '.[test,cluster]'
 does) and are skipped without it; the tests of the local pieces always run.
 """
 
+import contextlib
 import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -84,6 +86,73 @@ def test_cluster_address_from_the_option_or_the_environment(monkeypatch):
     monkeypatch.setenv(cluster.ENV, "tcp://head:8786")
     assert cluster.cluster_address(None) == "tcp://head:8786"
     assert cluster.cluster_address("tcp://other:1") == "tcp://other:1"
+
+
+@pytest.mark.parametrize("given, address", [
+    ("head", "tcp://head:8786"),                    # the scheduler's own port
+    ("tcp://head", "tcp://head:8786"),
+    (" 10.1.2.3:9000 ", "tcp://10.1.2.3:9000"),
+    ("tls://head.example.org:8786", "tls://head.example.org:8786"),
+    ("[::1]", "tcp://[::1]:8786"),
+    ("tcp://[fe80::1%eth0]:9", "tcp://[fe80::1%eth0]:9"),
+])
+def test_an_address_is_read_with_the_schedulers_port_by_default(given, address):
+    assert cluster.scheduler_address(given) == address
+
+
+@pytest.mark.parametrize("given, why", [
+    ("tcp://", "no host"),
+    (":8786", "no host"),
+    ("", "no host"),
+    ("foo:bar", "the port 'bar' is not a number"),
+    ("head:", "no port after ':'"),
+    ("head:70000", "the port 70000 is not between 1 and 65535"),
+    ("::1:8786", "an IPv6 address needs brackets: tcp://[::1]:8786"),
+    ("fe80::1", "an IPv6 address needs brackets: tcp://[fe80::1]:8786"),
+    ("a:b:c", "too many ':'; an IPv6 address goes in brackets: [::1]:PORT"),
+    ("[::1:8786", "no ']' after the IPv6 address"),
+    ("[head]:8786", "'head' is not an IPv6 address"),
+    ("http://head:8786", "unknown scheme 'http://' (Dask's are tcp, tls, ws, wss)"),
+    ("tcp://tcp://head:8786", "two schemes"),
+    ("8786", "'8786' is a port, not a host"),
+    ("head name:8786", "'head name' is no host name or IP address"),
+])
+def test_a_malformed_address_is_one_line_saying_why(given, why, monkeypatch):
+    monkeypatch.delenv(cluster.ENV, raising=False)
+    with pytest.raises(cluster.ClusterError) as error:
+        cluster.scheduler_address(given)
+    assert str(error.value) == (f"bad cluster address {given!r}: {why} (expected "
+                                "tcp://HOST:PORT, as `dask scheduler` prints it)")
+
+
+def test_a_malformed_address_from_the_environment_says_so(monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv(cluster.ENV, "tcp://")
+    with pytest.raises(SystemExit) as stop:                # connect() reads it: not Dask
+        match.main(["random", "random", "--out", str(tmp_path)])
+    assert stop.value.code == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.endswith("bad cluster address 'tcp://' (from $UTTT_CLUSTER): no host (expected "
+                          "tcp://HOST:PORT, as `dask scheduler` prints it)")
+
+
+def test_the_default_port_is_the_schedulers():
+    distributed = pytest.importorskip("distributed")
+    assert cluster.DEFAULT_PORT == distributed.Scheduler.default_port
+
+
+def test_a_refusal_names_the_worker_and_both_versions():
+    ours = "uttt-agent 0.1.0, sources aaaaaaaaaaaa"
+    assert cluster.refusal("tcp://w:1", ours, "uttt-agent 0.1.0, sources bbbbbbbbbbbb") == (
+        "worker tcp://w:1 refused: it has uttt-agent 0.1.0, sources bbbbbbbbbbbb; this client "
+        "has uttt-agent 0.1.0, sources aaaaaaaaaaaa (the same release, other sources: a file "
+        "differs); install the same commit on both (pip install 'uttt-agent[cluster]')")
+    assert "(the same release" not in cluster.refusal("tcp://w:1", ours, "uttt-agent 0.2.0, "
+                                                                         "sources aaaaaaaaaaaa")
+    assert cluster.refusal("tcp://w:1", ours, None, "ModuleNotFoundError: No module named "
+                           "'agent'") == (
+        "worker tcp://w:1 refused: uttt-agent is not installed there (ModuleNotFoundError: No "
+        "module named 'agent'); install this client's uttt-agent 0.1.0, sources aaaaaaaaaaaa "
+        "there (pip install 'uttt-agent[cluster]')")
 
 
 def test_without_the_extra_connecting_says_what_to_install(monkeypatch):
@@ -281,16 +350,97 @@ def test_a_match_on_a_cluster_is_the_local_series(shared_cluster, tmp_path, caps
     assert [same_everywhere(g) for g in resumed] == [same_everywhere(g) for g in local]
 
 
-def test_a_match_with_an_unreachable_cluster_is_one_line(tmp_path, capsys, monkeypatch):
+@pytest.fixture
+def closed_port():
+    """A port of 127.0.0.1 where nothing listens (bound a moment ago, then closed)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+REFUSED = "connection refused: no scheduler listens on that port (not started? another port?)"
+
+
+def test_a_match_with_an_unreachable_cluster_is_one_line(tmp_path, capsys, monkeypatch,
+                                                         closed_port):
     pytest.importorskip("distributed")
-    monkeypatch.setattr(cluster, "CONNECT_WAIT", 2.0)
+    monkeypatch.setattr(cluster, "REACH_TIMEOUT", 1.0)
     with pytest.raises(SystemExit) as stop:
         match.main(["random", "random", "--out", str(tmp_path), "--cluster",
-                    "tcp://127.0.0.1:9"])                  # the discard port: nobody listens
+                    f"127.0.0.1:{closed_port}"])
     assert stop.value.code == 2
     error = capsys.readouterr().err.strip().splitlines()[-1]
-    assert "cannot reach the scheduler at tcp://127.0.0.1:9" in error
+    assert error.endswith(f"cannot reach the scheduler at tcp://127.0.0.1:{closed_port}: {REFUSED}")
     assert not (tmp_path / "games.jsonl").exists()
+
+
+@contextlib.contextmanager
+def odd_peer(kind):
+    """The port of something on 127.0.0.1 that is no scheduler: ``full`` accepts no
+    connection (its queue is full: no answer, as from an unroutable address), ``silent``
+    accepts and says nothing, ``http`` answers as a web server (a dashboard) does."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(0 if kind == "full" else 8)
+    port, held, stop = server.getsockname()[1], [server], threading.Event()
+
+    def serve():
+        server.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                peer, _ = server.accept()
+            except OSError:
+                continue
+            held.append(peer)
+            if kind == "http":
+                peer.settimeout(1.0)
+                try:
+                    peer.recv(4096)
+                    peer.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+                except OSError:
+                    pass
+
+    if kind == "full":
+        for _ in range(4):                      # more than the queue holds
+            filler = socket.socket()
+            filler.setblocking(False)
+            filler.connect_ex(("127.0.0.1", port))
+            held.append(filler)
+        thread = None
+    else:
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+    try:
+        yield port
+    finally:
+        stop.set()
+        if thread is not None:
+            thread.join(10)
+        for sock in held:
+            sock.close()
+
+
+@pytest.mark.parametrize("kind, why", [
+    ("full", "no answer within 1 s (a wrong address, a machine that is down, or a firewall?)"),
+    ("silent", "something accepts connections there but says nothing (another service on that "
+               "port? the scheduler's is 8786 unless told, its dashboard's 8787)"),
+    ("http", "something answers there, but not as a Dask scheduler (another service on that "
+             "port? the scheduler's is 8786 unless told, its dashboard's 8787)"),
+])
+def test_a_peer_that_is_no_scheduler_is_one_line_in_seconds(kind, why, monkeypatch):
+    pytest.importorskip("distributed")
+    monkeypatch.setattr(cluster, "REACH_TIMEOUT", 1.0)       # a few seconds: no need to wait 5
+    with odd_peer(kind) as port, pytest.raises(cluster.ClusterError) as error:
+        cluster.connect(f"tcp://127.0.0.1:{port}")
+    assert str(error.value) == f"cannot reach the scheduler at tcp://127.0.0.1:{port}: {why}"
+
+
+def test_a_workers_address_is_not_the_schedulers(shared_cluster):
+    worker = next(iter(shared_cluster.scheduler_info["workers"]))
+    with pytest.raises(cluster.ClusterError) as error:
+        cluster.connect(worker)
+    assert str(error.value) == (f"{worker} is a Dask worker, not the scheduler: give the "
+                                "scheduler's address (the one `dask worker` was given)")
 
 
 def test_a_stdio_series_on_a_cluster_is_the_local_one(shared_cluster, tmp_path, capsys):
@@ -410,15 +560,15 @@ def test_the_arena_stops_in_one_line_when_a_game_loses_every_worker(capsys, monk
                                         "every worker that played it died (test)"]
 
 
-def test_the_arena_with_an_unreachable_cluster_is_one_line(capsys, monkeypatch):
+def test_the_arena_with_an_unreachable_cluster_is_one_line(capsys, monkeypatch, closed_port):
     pytest.importorskip("distributed")
     from agent import arena
-    monkeypatch.setattr(cluster, "CONNECT_WAIT", 2.0)
+    monkeypatch.setattr(cluster, "REACH_TIMEOUT", 1.0)
     with pytest.raises(SystemExit) as stop:
-        arena.main(["ttt", "random", "random", "--cluster", "tcp://127.0.0.1:9"])
+        arena.main(["ttt", "random", "random", "--cluster", f"tcp://127.0.0.1:{closed_port}"])
     assert stop.value.code == 2
     error = capsys.readouterr().err.strip().splitlines()[-1]
-    assert "cannot reach the scheduler at tcp://127.0.0.1:9" in error
+    assert error.endswith(f"cannot reach the scheduler at tcp://127.0.0.1:{closed_port}: {REFUSED}")
 
 
 def played_as(game):
@@ -508,55 +658,89 @@ def test_a_killed_worker_loses_no_arena_game(own_cluster):
 
 # -- admission --------------------------------------------------------------------------
 
-def start_worker(address, pythonpath, log):
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def start_worker(address, pythonpath, log, *options):
     """A ``dask worker`` process whose ``agent`` is the one under ``pythonpath`` (started
     there: ``python -m`` puts its working directory first on the path)."""
     env = dict(os.environ, PYTHONPATH=str(pythonpath))
     return subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address,
-                             "--nthreads", "1", "--no-dashboard"],
+                             "--nthreads", "1", "--no-dashboard", *options],
                             stdout=log, stderr=subprocess.STDOUT, env=env, cwd=pythonpath)
 
 
-def test_workers_without_the_project_or_with_other_code_are_refused(tmp_path, monkeypatch):
+def other_checkouts(tmp_path):
+    """Two places to start workers from: ``bare``, where importing the project fails (a
+    machine without it), and ``other``, this project's agent with one changed file."""
+    bare = tmp_path / "bare" / "agent"
+    bare.mkdir(parents=True)
+    (bare / "__init__.py").write_text("raise ImportError('No module named agent')\n")
+    other = tmp_path / "other" / "agent"
+    shutil.copytree(Path(cluster.__file__).parent, other,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (other / "rules.py").write_text((other / "rules.py").read_text() + "\n# changed\n")
+    return bare.parent, other.parent
+
+
+def wait_until(condition, what, seconds=90):
+    """A generous hang guard, not a timing: ``condition()`` comes true, or the test fails."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"still waiting for {what}"
+        time.sleep(0.05)
+
+
+def stopped(processes, log, closing=True):
+    """Wait for ``processes`` to end (``closing``: a refused worker closes itself); kill any
+    left."""
+    try:
+        for process in processes:
+            if closing:
+                process.wait(timeout=90)
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        log.close()
+
+
+def refusals(said):
+    """The refusal lines among what a runner said, by worker: each must come once."""
+    lines = [line for line in said if " refused: " in line]
+    workers = [line.split()[2] for line in lines]
+    assert len(set(workers)) == len(workers), lines
+    return dict(zip(workers, lines))
+
+
+def check_refusals(lines, runner):
+    """One line for a worker without the project and one for the other code, saying so."""
+    missing, other = sorted(lines.values(), key=lambda line: "not installed" not in line)
+    assert missing.startswith("cluster: worker tcp://") and missing.endswith(
+        f"refused: uttt-agent is not installed there (ImportError: No module named agent); "
+        f"install this client's {runner.version} there (pip install 'uttt-agent[cluster]')")
+    assert f"refused: it has uttt-agent 0.1.0, sources " in other
+    assert f"; this client has {runner.version} (the same release, other sources: a file " \
+           "differs); install the same commit on both" in other
+    assert other.split("it has ")[1].split(";")[0] != runner.version
+
+
+def test_workers_joining_during_a_series_are_refused_once(tmp_path, monkeypatch):
+    bare, other = other_checkouts(tmp_path)
     with start_cluster(tmp_path, monkeypatch, workers=1) as lc:
-        with cluster.connect(lc.scheduler_address, say=lambda text: None) as runner:
-            # connect() returns once the scheduler lists the worker's slots; the admission
-            # event that fills runner.admitted may reach this client a moment later.
-            deadline = time.monotonic() + 30
-            while not runner.admitted and time.monotonic() < deadline:
-                time.sleep(0.05)
-            (good,) = runner.admitted
-            # A machine without the project: importing it fails.
-            bare = tmp_path / "bare" / "agent"
-            bare.mkdir(parents=True)
-            (bare / "__init__.py").write_text("raise ImportError('No module named agent')\n")
-            # This project's agent with one changed file: another version.
-            other = tmp_path / "other" / "agent"
-            shutil.copytree(Path(cluster.__file__).parent, other,
-                            ignore=shutil.ignore_patterns("__pycache__"))
-            (other / "rules.py").write_text((other / "rules.py").read_text() + "\n# changed\n")
+        said = []
+        with cluster.connect(lc.scheduler_address, say=said.append) as runner:
+            (good,) = runner.admitted                 # connect() returns once it has slots
             log = open(tmp_path / "workers.log", "w")
-            workers = [start_worker(lc.scheduler_address, path.parent, log)
-                       for path in (bare, other)]
+            workers = [start_worker(lc.scheduler_address, path, log) for path in (bare, other)]
             try:
-                deadline = time.monotonic() + 60
-                while len(runner.refused) < 2 and time.monotonic() < deadline:
-                    time.sleep(0.1)
-                for process in workers:                  # each closes itself once refused
-                    process.wait(timeout=max(1.0, deadline - time.monotonic()))
+                wait_until(lambda: len(runner.refused) == 2, "two refusals")
             finally:
-                for process in workers:
-                    if process.poll() is None:
-                        process.kill()
-                        process.wait()
-                log.close()
-            messages = sorted(runner.refused.values())
-            assert len(messages) == 2, (messages, (tmp_path / "workers.log").read_text()[-3000:])
-            assert any("the project is not installed there" in m for m in messages)
-            assert any("it has uttt-agent" in m and runner.version in m
-                       and cluster.project_version() not in m.split("this client has")[0]
-                       for m in messages)
-            assert all("refused" in m and "install the same version" in m for m in messages)
+                stopped(workers, log)                # each closes itself once refused
+            check_refusals(refusals(said), runner)
+            assert set(refusals(said)) == set(runner.refused)
+            assert not any(" joined: " in line for line in said)    # refused ones never join
             # Only the admitted worker has game slots, and games still play there.
             assert runner.slots() == {good: 1}
             (scheduled,) = openings.schedule(SEED, 1)
@@ -571,3 +755,93 @@ def test_workers_without_the_project_or_with_other_code_are_refused(tmp_path, mo
                                    r"uttt-agent .*; this client has uttt-agent 0.0.1, sources x"):
                     cluster.connect(lc.scheduler_address)
             assert runner.slots() == {good: 1}
+
+
+def test_workers_there_before_a_series_are_named_once_even_between_series(tmp_path,
+                                                                           monkeypatch):
+    bare, other = other_checkouts(tmp_path)
+    with start_cluster(tmp_path, monkeypatch, workers=1) as lc:
+        log = open(tmp_path / "workers.log", "w")
+        workers = [start_worker(lc.scheduler_address, path, log) for path in (bare, other)]
+        try:
+            wait_until(lambda: len(lc.scheduler_info["workers"]) == 3, "three workers")
+            said = []
+            with cluster.connect(lc.scheduler_address, say=said.append) as runner:
+                # Named by the time connect() returns, from what the workers said they run.
+                lines = refusals(said)
+                assert set(lines) == set(lc.scheduler_info["workers"]) - set(runner.slots())
+                check_refusals(lines, runner)
+                stopped(workers, log)               # admission closes them...
+                # ...and their refusal events reach this client too: still one line each.
+                wait_until(lambda: set(lines) <= {worker for _, worker in runner._seen},
+                           "the refusal events")
+                assert refusals(said) == lines
+            # Between two series no admission runs: a worker with other code that joins stays,
+            # with no game slot, and the next series names it.
+            log = open(tmp_path / "late.log", "w")
+            late = start_worker(lc.scheduler_address, other, log)
+            workers = [late]
+            wait_until(lambda: len(lc.scheduler_info["workers"]) == 2, "the late worker")
+            (address,) = set(lc.scheduler_info["workers"]) - set(runner.admitted)
+            assert late.poll() is None
+            said = []
+            with cluster.connect(lc.scheduler_address, say=said.append) as runner:
+                assert list(refusals(said)) == [address]
+                assert f"it has uttt-agent 0.1.0, sources " in said[0]
+            stopped(workers, log)
+        finally:
+            stopped(workers, log)
+
+
+def test_a_worker_that_joins_after_every_other_died_gets_the_waiting_games(tmp_path,
+                                                                          monkeypatch):
+    def until_there(path):
+        """A game stand-in that lasts until ``path`` exists (a local function: it travels to
+        the worker by value)."""
+        import os
+        import time
+        while not os.path.exists(path):
+            time.sleep(0.05)
+        return "played"
+
+    go = tmp_path / "go"
+    with start_cluster(tmp_path, monkeypatch, workers=0) as lc:
+        log = open(tmp_path / "workers.log", "w")
+        # No nanny: killing the process kills the worker (a nanny would start it again).
+        first = start_worker(lc.scheduler_address, ROOT, log, "--no-nanny")
+        workers = [first]
+        said, results = [], {}
+        try:
+            with cluster.connect(lc.scheduler_address, say=said.append, connect_wait=90) as runner:
+                tickets = {runner.submit(f"game-{i}", until_there, str(go)) for i in (1, 2)}
+                wait_until(lambda: any(runner.client.processing().values()), "games on it")
+                first.kill()
+                first.wait()
+
+                def play_on():
+                    pending = tickets
+                    while pending:
+                        done, pending = runner.wait(pending, patience=0.2)
+                        results.update((ticket.label, (ticket.result(), ticket.worker))
+                                       for ticket in done)
+
+                waiter = threading.Thread(target=play_on, daemon=True)
+                waiter.start()
+                wait_until(lambda: any("no admitted worker is left" in line for line in said),
+                           "the news that no worker is left")
+                second = start_worker(lc.scheduler_address, ROOT, log, "--no-nanny")
+                workers.append(second)
+                wait_until(lambda: any(" joined: " in line for line in said), "a worker to join")
+                go.touch()
+                waiter.join(120)
+                assert not waiter.is_alive(), f"the games never came back: {said}"
+        finally:
+            stopped(workers, log, closing=False)
+    (joined,) = [line for line in said if " joined: " in line]
+    worker = joined.split()[2]
+    assert results == {"game-1": ("played", worker), "game-2": ("played", worker)}
+    (alone,) = [line for line in said if "no admitted worker is left" in line]
+    assert alone.endswith(": no admitted worker is left; the games wait for one to join, without "
+                          "limit (Ctrl-C stops the series)")
+    assert joined.startswith(f"cluster: worker {worker} joined: 1 game slot(s); the games go on "
+                             "after ") and joined.endswith(" without a worker")
