@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import argparse
 import logging
-import math
 import os
 import sys
 from pathlib import Path
+
+from .options import bounded  # noqa: F401  (the agent's options use it from here)
 
 
 log = logging.getLogger("agent")
@@ -62,28 +63,6 @@ class OneLineParser(argparse.ArgumentParser):
 
         say_error(self.prog, f"error: {printable(message, SHOWN_MESSAGE)}")
         sys.exit(EXIT_USAGE)
-
-
-def bounded(convert, low, high, *, above: bool = False, unit: str = ""):
-    """An argparse ``type``: ``convert(text)`` (int or float), finite, from ``low`` (or ``above``
-    it) to ``high``; anything else is one line saying what is allowed (nan fails every comparison,
-    1e309 is inf)."""
-    number = "{:,.15g}".format  # 3,600, 0.05, 1,000,000,000,000
-    kind = "an integer" if convert is int else f"a number{' of ' + unit if unit else ''}"
-    allowed = (f"{kind} above {number(low)} and at most {number(high)}" if above
-               else f"{kind} from {number(low)} to {number(high)}")
-
-    def parse(text: str):
-        try:
-            value = convert(text)
-        except (ValueError, OverflowError):  # not a number, or int() of thousands of digits
-            value = None
-        if value is None or not math.isfinite(value) or not (low < value if above else low <= value) \
-                or value > high:
-            raise argparse.ArgumentTypeError(f"must be {allowed}, got {shown(text)}")
-        return value
-
-    return parse
 
 
 def check_log_file(log_file: str | None) -> Path | None:

@@ -8,7 +8,8 @@ before the first one.  Each type names its range in the error::
     parser.add_argument("--games", type=whole(1, MAX_GAMES))
     parser.add_argument("--seconds", type=real(0, MAX_SECONDS, low_open=True))
 
-argparse reports ``PROG: error: argument --games: 0 is below 1`` with exit code 2.
+argparse reports ``PROG: error: argument --games: must be an integer from 1 to 100,000, got '0'``
+with exit code 2. The agent's own command line uses the same types (agent.commandline).
 """
 
 from __future__ import annotations
@@ -22,55 +23,54 @@ MAX_GAMES = 100_000
 MAX_SECONDS = 3600.0
 
 
-def _show(value: float) -> str:
-    """``3,600,000``, ``0.5``, ``1e+12``: as a person writes the number.
+def bounded(convert, low, high=None, *, above: bool = False, unit: str = ""):
+    """An argparse ``type``: ``convert(text)`` (int or float), finite, from ``low`` (or ``above``
+    it) to ``high`` (no upper bound when None); anything else is one line saying what is allowed
+    (nan fails every comparison, 1e309 is inf).
 
-    >>> _show(3_600_000.0), _show(0.5), _show(1e12), _show(-5)
-    ('3,600,000', '0.5', '1e+12', '-5')
+    >>> bounded(int, 1, 10)("3"), bounded(float, 0, 1, above=True)("0.5")
+    (3, 0.5)
     """
-    if value == int(value) and abs(value) < 1e9:
-        return f"{int(value):,}"
-    return f"{value:g}"
+    number = "{:,.15g}".format  # 3,600, 0.05, 1,000,000,000,000
+    kind = "an integer" if convert is int else f"a number{' of ' + unit if unit else ''}"
+    if low == -math.inf:
+        allowed = f"{kind} at most {number(high)}"
+    elif high is None:
+        allowed = f"{kind} {'above' if above else 'at least'} {number(low)}"
+    elif above:
+        allowed = f"{kind} above {number(low)} and at most {number(high)}"
+    else:
+        allowed = f"{kind} from {number(low)} to {number(high)}"
+
+    def parse(text: str):
+        try:
+            value = convert(text)
+        except (ValueError, OverflowError):  # not a number, or int() of thousands of digits
+            value = None
+        if value is None or not math.isfinite(value) or not (low < value if above else low <= value) \
+                or high is not None and value > high:
+            from .turns import printable  # here, not at the top: this module stays light to import
+
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {printable(str(text), 60)!r}")
+        return value
+
+    parse.__name__ = "integer" if convert is int else "number"  # argparse's "invalid ... value" wording
+    return parse
 
 
 def whole(low: int, high: int | None = None):
-    """An argparse type: an integer in ``[low, high]`` (no upper bound when ``high`` is None).
+    """An integer in ``[low, high]`` (no upper bound when ``high`` is None).
 
     >>> whole(1, 10)("3")
     3
     """
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"{value} is below {low}")
-        if high is not None and value > high:
-            raise argparse.ArgumentTypeError(f"{value} is above {_show(high)}, the most it takes")
-        return value
-    parse.__name__ = "whole number"         # argparse's "invalid whole number value" wording
-    return parse
+    return bounded(int, low, high)
 
 
 def real(low: float, high: float, *, low_open: bool = False):
-    """An argparse type: a finite number in ``[low, high]`` (``(low, high]`` with ``low_open``).
+    """A finite number in ``[low, high]`` (``(low, high]`` with ``low_open``).
 
     >>> real(0, 1)("0.5")
     0.5
     """
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
-        if value < low or low_open and value == low:
-            raise argparse.ArgumentTypeError(
-                f"{_show(value)} must be {'more than' if low_open else 'at least'} {_show(low)}")
-        if value > high:
-            raise argparse.ArgumentTypeError(f"{_show(value)} is above {_show(high)}, the most it takes")
-        return value
-    parse.__name__ = "number"
-    return parse
+    return bounded(float, low, high, above=low_open)

@@ -421,15 +421,15 @@ def test_one_game_has_no_empty_pentanomial_and_repeated_games_are_counted_once(t
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--games", "0"], "argument --games: 0 is below 1"),
-    (["--games", "1000001"], "argument --games: 1000001 is above 100,000, the most it takes"),
-    (["--time-limit", "nan"], "argument --time-limit: 'nan' is not a finite number"),
-    (["--time-limit", "inf"], "argument --time-limit: 'inf' is not a finite number"),
+    (["--games", "0"], "argument --games: must be an integer from 1 to 100,000, got '0'"),
+    (["--games", "1000001"], "argument --games: must be an integer from 1 to 100,000, got '1000001'"),
+    (["--time-limit", "nan"], "argument --time-limit: must be a number at most 3,600, got 'nan'"),
+    (["--time-limit", "inf"], "argument --time-limit: must be a number at most 3,600, got 'inf'"),
     (["--time-limit", "-1"], "--time-limit -1: the referee looks for a move every 50 ms"),
-    (["--concurrency", "0"], "argument --concurrency: 0 is below 1"),
-    (["--sprt", "0", "inf", "0.05", "0.05"], "argument --sprt: 'inf' is not a finite number"),
+    (["--concurrency", "0"], "argument --concurrency: must be an integer at least 1, got '0'"),
+    (["--sprt", "0", "inf", "0.05", "0.05"], "argument --sprt: must be a number from -1,000 to 1,000, got 'inf'"),
     (["--sprt", "0", "10", "0", "0.05"], "--sprt needs ELO0 < ELO1 and 0 < ALPHA, BETA < 1"),
-    (["--sprt", "0", "5000", "0.05", "0.05"], "argument --sprt: 5,000 is above 1,000"),
+    (["--sprt", "0", "5000", "0.05", "0.05"], "argument --sprt: must be a number from -1,000 to 1,000, got '5000'"),
 ])
 def test_numbers_are_checked_in_one_line(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_info:

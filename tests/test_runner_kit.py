@@ -142,23 +142,23 @@ def test_the_resume_command_runs_as_printed(monkeypatch):
 def test_checked_numbers():
     assert options.whole(1, 10)("7") == 7 and options.real(0, 1)("0.25") == 0.25
     for parse, text, message in [
-            (options.whole(1), "0", "0 is below 1"), (options.whole(1, 5), "6", "6 is above 5"),
-            (options.whole(1), "1.5", "'1.5' is not a whole number"),
-            (options.real(0, 10), "nan", "'nan' is not a finite number"),
-            (options.real(0, 10), "-inf", "'-inf' is not a finite number"),
-            (options.real(0, 10, low_open=True), "0", "0 must be more than 0"),
-            (options.real(0, 10), "11", "11 is above 10, the most it takes")]:
+            (options.whole(1), "0", "must be an integer at least 1, got '0'"), (options.whole(1, 5), "6", "must be an integer from 1 to 5, got '6'"),
+            (options.whole(1), "1.5", "must be an integer at least 1, got '1.5'"),
+            (options.real(0, 10), "nan", "must be a number from 0 to 10, got 'nan'"),
+            (options.real(0, 10), "-inf", "must be a number from 0 to 10, got '-inf'"),
+            (options.real(0, 10, low_open=True), "0", "must be a number above 0 and at most 10, got '0'"),
+            (options.real(0, 10), "11", "must be a number from 0 to 10, got '11'")]:
         with pytest.raises(Exception) as error:
             parse(text)
         assert str(error.value).startswith(message)
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--seconds", "-1"], "argument --seconds: -1 must be more than 0"),
-    (["--seconds", "0"], "argument --seconds: 0 must be more than 0"),
-    (["--seconds", "nan"], "argument --seconds: 'nan' is not a finite number"),
-    (["--games", "0"], "argument --games: 0 is below 1"),
-    (["--depth", "0"], "argument --depth: 0 is below 1"),
+    (["--seconds", "-1"], "argument --seconds: must be a number above 0 and at most 3,600, got '-1'"),
+    (["--seconds", "0"], "argument --seconds: must be a number above 0 and at most 3,600, got '0'"),
+    (["--seconds", "nan"], "argument --seconds: must be a number above 0 and at most 3,600, got 'nan'"),
+    (["--games", "0"], "argument --games: must be an integer from 1 to 100,000, got '0'"),
+    (["--depth", "0"], "argument --depth: must be an integer from 1 to 100, got '0'"),
     (["--opening-plies", "20"], "--opening-plies 20: no opening of 20 plies leaves the game open in ttt"),
 ])
 def test_the_arena_refuses_limits_that_would_play_instantly(argv, message, capsys):
@@ -186,9 +186,9 @@ def test_train_eval_says_what_is_missing_in_one_line(tmp_path):
         assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
         (line,) = result.stderr.strip().splitlines()
         assert line.startswith(f"train_eval.py: error: {message}"), line
-    for argv, message in [(["--games", "0"], "argument --games: 0 is below 1"),
-                          (["--deviation", "nan"], "argument --deviation: 'nan' is not a finite number"),
-                          (["--nodes", "-3"], "argument --nodes: -3 is below 1"),
+    for argv, message in [(["--games", "0"], "argument --games: must be an integer from 1 to 10,000,000, got '0'"),
+                          (["--deviation", "nan"], "argument --deviation: must be a number from 0 to 1, got 'nan'"),
+                          (["--nodes", "-3"], "argument --nodes: must be an integer from 1 to 1,000,000,000, got '-3'"),
                           (["--engine-eval", "nope"], "argument --engine-eval: invalid choice: 'nope'")]:
         result = train_eval("generate", *argv)
         assert result.returncode == 2 and result.stderr.strip().splitlines()[-1].startswith(

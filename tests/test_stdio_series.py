@@ -249,12 +249,12 @@ def test_without_out_the_logs_of_games_that_went_wrong_are_kept(script, tmp_path
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--turn-ms", "nan"], "argument --turn-ms: 'nan' is not a finite number"),
-    (["--turn-ms", "0"], "argument --turn-ms: 0 must be more than 0"),
-    (["--first-turn-ms", "-5"], "argument --first-turn-ms: -5 must be more than 0"),
-    (["--grace-ms", "inf"], "argument --grace-ms: 'inf' is not a finite number"),
-    (["--grace-ms", "1e12"], "argument --grace-ms: 1e+12 is above 3,600,000, the most it takes"),
-    (["--games", "-2"], "argument --games: -2 is below 1"),
+    (["--turn-ms", "nan"], "argument --turn-ms: must be a number above 0 and at most 3,600,000, got 'nan'"),
+    (["--turn-ms", "0"], "argument --turn-ms: must be a number above 0 and at most 3,600,000, got '0'"),
+    (["--first-turn-ms", "-5"], "argument --first-turn-ms: must be a number above 0 and at most 3,600,000, got '-5'"),
+    (["--grace-ms", "inf"], "argument --grace-ms: must be a number from 0 to 3,600,000, got 'inf'"),
+    (["--grace-ms", "1e12"], "argument --grace-ms: must be a number from 0 to 3,600,000, got '1e12'"),
+    (["--games", "-2"], "argument --games: must be an integer from 1 to 100,000, got '-2'"),
 ])
 def test_numbers_are_checked_in_one_line(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_info:
