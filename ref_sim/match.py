@@ -925,10 +925,12 @@ def game_logs(logs: Path, numbers) -> list[Path]:
 
 
 def stopped_line(module: str, interrupt: BaseException, games: int, out: str | None) -> str:
-    """The stderr line of a series stopped by Ctrl-C or a signal: how many games were kept,
-    and the command that continues the series (runs as printed)."""
-    said = stops.said(interrupt)
-    text = f"{said[0].upper()}{said[1:]} after {games} game{'' if games == 1 else 's'}"
+    """The stderr line of a series stopped by Ctrl-C, a signal or a lost cluster: how many games
+    were kept, and the command that continues the series (runs as printed)."""
+    said = f"stopped: {interrupt}" if isinstance(interrupt, cluster.ClusterError) else stops.said(interrupt)
+    text = f"{said[0].upper()}{said[1:]}; the series stopped" if isinstance(interrupt, cluster.ClusterError) \
+        else f"{said[0].upper()}{said[1:]}"
+    text += f" after {games} game{'' if games == 1 else 's'}"
     if out:
         return text + "; continue the series with: " + stops.command_line(
             module, "--resume", "--out", out)
@@ -1145,6 +1147,8 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -
         cannot_start = error
     except KeyboardInterrupt as error:       # Ctrl-C, or SIGTERM/SIGHUP (agent.stops)
         interrupt = error
+    except cluster.ClusterError as error:   # a game lost every worker, or the scheduler went away
+        interrupt = error
     except BrokenPipeError as error:
         broken_pipe = error
         silence_output(sys.stdout)
@@ -1206,7 +1210,7 @@ def conclude(module: str, games: list[dict], names: list[str], paired: bool, spr
               "temporary directory, deleted: --out DIR keeps everything)")
     if interrupt:
         print(stopped_line(module, interrupt, len(games), out_arg), file=sys.stderr)
-        return stops.exit_code(interrupt)
+        return 1 if isinstance(interrupt, cluster.ClusterError) else stops.exit_code(interrupt)
     return 0
 
 

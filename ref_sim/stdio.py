@@ -779,7 +779,7 @@ def _run(args, settings: dict, specs, out: Path, say, runner=None) -> int:
     try:
         run_series(specs, args.games, out, seed, turn_ms, first_turn_ms, grace_ms, say, show,
                    runner, played=played, progress=progress)
-    except KeyboardInterrupt as interrupt:          # Ctrl-C, or SIGTERM/SIGHUP (agent.stops)
+    except (KeyboardInterrupt, cluster.ClusterError) as interrupt:  # Ctrl-C, SIGTERM/SIGHUP, a lost cluster
         stopped["interrupt"] = interrupt
     except AgentCannotStart as error:
         stopped["cannot_start"] = error

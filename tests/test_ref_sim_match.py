@@ -436,3 +436,28 @@ def test_numbers_are_checked_in_one_line(argv, message, capsys):
         match.main(["random", "random"] + argv)
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def test_a_lost_cluster_stops_the_series_in_one_line_with_its_resume_line(tmp_path, monkeypatch, capsys):
+    """A game that lost every worker (or a scheduler that went away) ends the series as a stop does:
+    the games so far summarised, one line saying why, the command that continues it; exit 1."""
+    from agent import cluster
+
+    real = match.play_game
+    calls = []
+
+    def flaky(number, *args, **kwargs):
+        calls.append(number)
+        if len(calls) == 2:
+            raise cluster.ClusterError("game-2 was lost by every worker that tried it")
+        return real(number, *args, **kwargs)
+
+    monkeypatch.setattr(match, "play_game", flaky)
+    out = tmp_path / "run"
+    code = match.main(["random", "random", "--games", "4", "--time-limit", "0.2", "--seed", "1",
+                       "--out", str(out), "-q"])
+    captured = capsys.readouterr()
+    assert code == 1, captured.err
+    (line,) = [line for line in captured.err.splitlines() if "lost by every worker" in line]
+    assert "the series stopped after 1 game" in line and "--resume --out" in line
+    assert "Score of Random1 vs Random2" in captured.out
