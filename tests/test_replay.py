@@ -540,7 +540,7 @@ def test_an_unreachable_cluster_is_one_line(series, capsys, monkeypatch):
     pytest.importorskip("distributed")
     from agent import cluster
     folder, _ = series
-    monkeypatch.setattr(cluster, "CONNECT_WAIT", 2.0)
+    monkeypatch.setattr(cluster, "REACH_TIMEOUT", 1.0)  # a closed port is retried that long
     with pytest.raises(SystemExit) as stop:
         replay.main([str(folder), "--analyse", "--cluster", "tcp://127.0.0.1:9"])   # discard port
     err = capsys.readouterr().err
