@@ -141,7 +141,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agent import cluster, stats, stops
@@ -567,6 +567,138 @@ def describe(game: dict) -> str:
             + (f" -- {extra}" if extra else ""))
 
 
+# -- playing a series: one loop for every runner ---------------------------------------------
+
+class SeriesGames:
+    """The games of one series for a runner: :meth:`submit` starts game ``k`` on a runner (here or
+    on a cluster worker), :meth:`line` turns it into its games.jsonl line once it has finished.
+    ``number``: the game's number in the files when it is not ``k`` (a tournament numbers its
+    games through the event; game ``k`` of a pairing is game ``k`` of the head-to-head series).
+    :class:`FileGames` plays through the referee's files, ``ref_sim.stdio.StdioGames`` through
+    stdin/stdout; ``stop`` (a threading.Event, set by :func:`play_games`) aborts the local ones."""
+
+    logs: Path
+    stop: threading.Event
+
+    def submit(self, runner, k: int, must_start: bool, number: int | None = None):
+        raise NotImplementedError
+
+    def game_line(self, *result, k: int, number: int) -> dict:
+        """The line of a game from what its game function returned (without the logs)."""
+        raise NotImplementedError
+
+    def line(self, runner, ticket, k: int, number: int | None = None) -> dict | None:
+        """The games.jsonl line of a finished game, its logs saved first when a worker sent
+        them; None for a game the stop cut short: not a game, ``--resume`` plays it again."""
+        result = ticket.result()
+        if runner.remote:
+            *result, files = result
+            cluster.save_files(self.logs, files)
+        game = self.game_line(*result, k=k, number=number or k)
+        if self.stop.is_set() and game["result"] == "aborted":
+            return None
+        if runner.remote:
+            game.update(worker=ticket.worker, attempts=runner.attempts(ticket))
+        return game
+
+
+class FileGames(SeriesGames):
+    """A series through the referee's files: game ``k`` is :func:`ref_sim.openings.game`'s
+    (opening, who moves first, the seeds), played by :func:`play_game` in ``out``."""
+
+    def __init__(self, specs: list[AgentSpec], names: list[str], seed: int, time_limit: float,
+                 out: Path, *, paired: bool = True, encoding: str | None = None,
+                 show: bool = False, stop: threading.Event | None = None) -> None:
+        self.specs, self.names, self.seed, self.time_limit = specs, names, seed, time_limit
+        self.out, self.logs = out, out / "logs"
+        self.paired, self.encoding, self.show = paired, encoding, show
+        self.stop = threading.Event() if stop is None else stop
+
+    def scheduled(self, k: int, number: int | None = None) -> openings.Scheduled:
+        return replace(openings.game(self.seed, k, self.paired), index=number or k)
+
+    def submit(self, runner, k: int, must_start: bool, number: int | None = None):
+        scheduled = self.scheduled(k, number)
+        number = scheduled.index
+        order = self.names if k % 2 else self.names[::-1]      # the referee's order: no meaning
+        specs = dict(zip(self.names, self.specs))
+        options = {"first": self.names[scheduled.first], "opening": list(scheduled.opening),
+                   "agent_seeds": dict(zip(self.names, scheduled.agent_seeds)),
+                   "must_start": must_start, "encoding": self.encoding}
+        if runner.remote:       # played in a temporary directory of a worker
+            return runner.submit(f"game-{number}", play_game_on_worker, number, specs, order,
+                                 self.time_limit, scheduled.seed, **options)
+        return runner.submit(f"game-{number}", play_game, number, specs, order,
+                             self.out / f"game-{number:04d}", self.logs, self.time_limit,
+                             scheduled.seed, show=self.show, stop=self.stop, **options)
+
+    def game_line(self, record, notes, *, k: int, number: int) -> dict:
+        return game_line(record, notes, self.scheduled(k, number), self.seed, self.specs,
+                         self.names, self.logs, self.encoding)
+
+
+def play_games(runner, todo, submit, finished, stop: threading.Event, wanted=None) -> dict:
+    """Play ``todo`` through ``runner``, ``runner.capacity()`` games at once: ``submit(item)``
+    starts one and returns its ticket, ``finished(item, ticket)`` takes each as it ends (games
+    that end together in the order they were submitted); ``wanted()`` false submits no more (an
+    SPRT decided).  The loop of every series runner: ref_sim.match, ref_sim.stdio, the tournament.
+
+    Returns how the games stopped early, as :func:`conclude`'s keywords: ``{}`` (they did not),
+    ``{"interrupt": error}`` (Ctrl-C, or SIGTERM/SIGHUP through :mod:`agent.stops`, or a
+    :class:`agent.cluster.ClusterError`: a game lost every worker, or the scheduler went away),
+    ``{"cannot_start": error}`` (:class:`AgentCannotStart`) or ``{"broken_pipe": error}`` (the
+    output closed).  Then, and on any other error, which goes on, the games in flight end
+    first: a cluster's are cancelled (``--resume`` plays them again), local ones are told
+    through ``stop`` (they abort, their agents killed) and each is handed to ``finished``, so
+    that one that ended in time is kept."""
+    submitted: dict = {}            # ticket -> (order of submission, item)
+    pending, running = iter(todo), set()
+    stopped: dict = {}
+    try:
+        while True:
+            while (wanted is None or wanted()) and len(running) < runner.capacity():
+                item = next(pending, None)
+                if item is None:
+                    break
+                ticket = submit(item)
+                submitted[ticket] = (len(submitted), item)
+                running.add(ticket)
+            if not running:
+                break
+            ready, _ = runner.wait(running)
+            for ticket in sorted(ready, key=submitted.get):
+                running.discard(ticket)             # a stop in finished(): the rest still count
+                finished(submitted[ticket][1], ticket)
+    except KeyboardInterrupt as error:
+        stopped["interrupt"] = error
+    except cluster.ClusterError as error:   # a game lost every worker, or the scheduler went away
+        stopped["interrupt"] = error
+    except AgentCannotStart as error:
+        stopped["cannot_start"] = error
+    except BrokenPipeError as error:
+        stopped["broken_pipe"] = error
+        silence_output(sys.stdout)
+    finally:
+        if running and runner.remote:
+            runner.cancel(running)
+        elif running:
+            stop.set()
+            for ticket in sorted(running, key=submitted.get):
+                try:
+                    finished(submitted[ticket][1], ticket)
+                except (KeyboardInterrupt, AgentCannotStart):
+                    pass
+                except BrokenPipeError:
+                    silence_output(sys.stdout)
+    return stopped
+
+
+def append_game(path: Path, game: dict) -> None:
+    """Add a finished game's line to games.jsonl."""
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(game) + "\n")
+
+
 # -- the series ---------------------------------------------------------------------------
 
 SHORT = {TIME_OUT: "time-outs", INVALID_MOVE: "invalid moves", OUT_OF_ORDER: "out-of-order"}
@@ -691,6 +823,36 @@ def report_lines(games: list[dict], names: list[str], paired: bool, sprt_args=No
 def concurrency_cap() -> int:
     """At most one game per core but one: each referee polls, each agent thinks."""
     return max(1, (os.cpu_count() or 2) - 1)
+
+
+def capped_concurrency(wanted: int) -> int:
+    """``--concurrency``, at most :func:`concurrency_cap` (said on stderr when it is less)."""
+    if wanted <= concurrency_cap():
+        return wanted
+    print(f"warning: --concurrency {wanted} capped to {concurrency_cap()} ({os.cpu_count()} "
+          "cores; each game needs a core for its referee and its players)", file=sys.stderr)
+    return concurrency_cap()
+
+
+def run_in(parser, address: str | None, out_arg: str | None, prefix: str, run,
+           concurrency: int = 1) -> int:
+    """``run(runner, out)``, its exit code: ``runner`` plays the games on the cluster at
+    ``address`` (unreachable: a usage error), else ``concurrency`` at once here; ``out`` is
+    ``--out`` (``out_arg``), or else a temporary folder (``prefix``) deleted at the end, once
+    the runner is closed (after a stop the games in flight have ended already)."""
+    try:
+        runner = cluster.connect(address) if address else cluster.LocalRunner(concurrency)
+    except cluster.ClusterError as error:
+        parser.error(str(error))
+    out = Path(out_arg) if out_arg else Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        return run(runner, out)
+    finally:
+        try:
+            runner.close()
+        finally:
+            if not out_arg:
+                shutil.rmtree(out, ignore_errors=True)
 
 
 def read_games(path: Path) -> tuple[list[dict], int]:
@@ -838,6 +1000,20 @@ def check_agents(parser: argparse.ArgumentParser, args, noun: str) -> None:
         parser.error("--resume needs --out (the directory of the series to continue)")
 
 
+@dataclass(frozen=True)
+class SettingsFile:
+    """The file in ``--out`` where a runner records its settings, so that ``--resume --out DIR``
+    alone continues as it was: series.json (match, stdio), tournament.json (the tournament)."""
+    name: str = "series.json"
+    what: str = "series"                    # what it records, in messages
+    start: str = "AGENT1 AGENT2"            # what the command line gives to start one
+    grows: str = "games"                    # the setting a resumed run may change
+    required: tuple[str, ...] = ()          # keys without which it is no such file
+
+
+SERIES_FILE = SettingsFile()
+
+
 def series_settings(out: Path | None, resume: bool, given: dict, defaults: dict,
                     flags: dict) -> tuple[dict, dict | None]:
     """The settings of this run and those ``out/series.json`` recorded (None: a new series).
@@ -847,30 +1023,45 @@ def series_settings(out: Path | None, resume: bool, given: dict, defaults: dict,
     setting from series.json, except ``games`` when given (a series may grow or shrink);
     a given setting that differs from the recorded one is refused (ValueError, one line).
     ``--resume`` where there is no series.json starts one, if the agents are given."""
-    path = out / "series.json" if out is not None else None
-    recorded = None
-    if resume and path is not None and path.exists():
-        try:
-            recorded = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
-            raise ValueError(f"cannot resume: {path} is unreadable ({error})") from None
-        if not isinstance(recorded, dict):
-            raise ValueError(f"cannot resume: {path} is not a series file")
+    recorded = read_settings(out, resume, given.get("agents") is not None)
+    return merge_settings(recorded, given, defaults, flags, out), recorded
+
+
+def read_settings(out: Path | None, resume: bool, starts: bool,
+                  record: SettingsFile = SERIES_FILE) -> dict | None:
+    """What ``out`` recorded (``record``: which file) when resuming; None for a new one, which
+    ``starts`` (the command line gives what starts one) or else is refused.  ValueError."""
+    path = out / record.name if out is not None else None
+    if not (resume and path is not None and path.exists()):
+        if resume and not starts:
+            raise ValueError(f"--resume: {out} holds no {record.what} to continue (no "
+                             f"{record.name}); give {record.start} to start one there")
+        return None
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ValueError(f"cannot resume: {path} is unreadable ({error})") from None
+    if not isinstance(recorded, dict) or not set(record.required) <= set(recorded):
+        raise ValueError(f"cannot resume: {path} is not a {record.what} file")
+    return recorded
+
+
+def merge_settings(recorded: dict | None, given: dict, defaults: dict, flags: dict,
+                   out: Path | None, record: SettingsFile = SERIES_FILE) -> dict:
+    """This run's settings: the command line's (``given``, None where left out) over
+    ``defaults`` for a new one; else the ``recorded`` ones, a given setting that differs
+    refused (ValueError, one line) but for ``record.grows``."""
     if recorded is None:
-        if resume and given.get("agents") is None:
-            raise ValueError(f"--resume: {out} holds no series to continue (no series.json); "
-                             "give AGENT1 AGENT2 to start one there")
-        return {key: defaults[key] if given.get(key) is None else given[key]
-                for key in defaults}, None
+        return {key: defaults[key] if given.get(key) is None else given[key] for key in defaults}
     settings = {}
     for key, default in defaults.items():
         old, new = recorded.get(key, default), given.get(key)
-        if new is not None and key in recorded and new != old and key != "games":
+        if new is not None and key in recorded and new != old and key != record.grows:
             raise ValueError(f"cannot resume: {flags[key]} was {_shown(old)} in {out}, not "
-                             f"{_shown(new)} (leave {flags[key]} out to continue the series as "
-                             "it was, or choose another --out)")
+                             f"{_shown(new)} (leave {flags[key]} out to continue the "
+                             f"{record.what} as it was, or choose another --out)")
         settings[key] = old if new is None else new
-    return settings, recorded
+    return settings
 
 
 def _shown(value) -> str:
@@ -924,17 +1115,20 @@ def game_logs(logs: Path, numbers) -> list[Path]:
             for path in sorted(logs.glob(f"game-{number:04d}[-.]*"))]
 
 
-def stopped_line(module: str, interrupt: BaseException, games: int, out: str | None) -> str:
-    """The stderr line of a series stopped by Ctrl-C, a signal or a lost cluster: how many games
-    were kept, and the command that continues the series (runs as printed)."""
-    said = f"stopped: {interrupt}" if isinstance(interrupt, cluster.ClusterError) else stops.said(interrupt)
-    text = f"{said[0].upper()}{said[1:]}; the series stopped" if isinstance(interrupt, cluster.ClusterError) \
-        else f"{said[0].upper()}{said[1:]}"
+def stopped_line(module: str, interrupt: BaseException, games: int, out: str | None,
+                 what: str = "series") -> str:
+    """The stderr line of a series (``what``: or a tournament) stopped by Ctrl-C, a signal or a
+    lost cluster: how many games were kept, and the command that continues it (runs as printed)."""
+    if isinstance(interrupt, cluster.ClusterError):
+        text = f"Stopped: {interrupt}; the {what} stopped"
+    else:
+        said = stops.said(interrupt)
+        text = f"{said[0].upper()}{said[1:]}"
     text += f" after {games} game{'' if games == 1 else 's'}"
     if out:
-        return text + "; continue the series with: " + stops.command_line(
+        return text + f"; continue the {what} with: " + stops.command_line(
             module, "--resume", "--out", out)
-    return text + " (the series was in a temporary directory, now deleted: with --out DIR " \
+    return text + f" (the {what} was in a temporary directory, now deleted: with --out DIR " \
                   "it can be continued)"
 
 
@@ -990,12 +1184,7 @@ def main(argv: list[str] | None = None) -> int:
     if recorded is not None and recorded.get("games") not in (None, args.games):
         say(f"the series now has {args.games} games (it had {recorded['games']})")
 
-    concurrency = args.concurrency
-    if concurrency > concurrency_cap():
-        concurrency = concurrency_cap()
-        print(f"warning: --concurrency {args.concurrency} capped to {concurrency} "
-              f"({os.cpu_count()} cores; each game needs a core for the referee's polling)",
-              file=sys.stderr)
+    concurrency = capped_concurrency(args.concurrency)
     if args.show and concurrency > 1:
         print("warning: --show plays one game at a time", file=sys.stderr)
         concurrency = 1
@@ -1005,20 +1194,8 @@ def main(argv: list[str] | None = None) -> int:
     address = cluster.cluster_address(args.cluster)
     if address and args.show:
         parser.error("--show plays here, one game at a time: not with --cluster")
-    try:
-        runner = cluster.connect(address) if address else cluster.LocalRunner(concurrency)
-    except cluster.ClusterError as error:
-        parser.error(str(error))
-    # Without --out the files live in a temporary directory, deleted at the end.
-    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="uttt-match-"))
-    try:
-        return _run_series(args, parser, specs, out, say, concurrency, runner)
-    finally:
-        try:
-            runner.close()      # after a stop: waits for the games, which are aborting
-        finally:
-            if not args.out:
-                shutil.rmtree(out, ignore_errors=True)
+    return run_in(parser, address, args.out, "uttt-match-", lambda runner, out: _run_series(
+        args, parser, specs, out, say, concurrency, runner), concurrency)
 
 
 def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -> int:
@@ -1042,8 +1219,7 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -
 
     done = [g for g in done if g["game"] <= args.games]
     done_numbers = {g["game"] for g in done}
-    todo = [s for s in openings.schedule(series_seed, args.games, args.paired)
-            if s.index not in done_numbers]
+    todo = [k for k in range(1, args.games + 1) if k not in done_numbers]
     say(f"{names[0]}: {specs[0].template}\n{names[1]}: {specs[1].template}\n"
         f"series seed {series_seed}; {args.games} game{'s' if args.games > 1 else ''}"
         + (" in pairs" if args.paired else "") + f" at {args.time_limit:g} s per move"
@@ -1057,126 +1233,54 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -
         say(f"resuming: {len(done)} of {args.games} games already played, {len(todo)} to go")
 
     games = list(done)
-    spec_by_name = dict(zip(names, specs))
+    play = FileGames(specs, names, series_seed, args.time_limit, out, paired=args.paired,
+                     encoding=args.encoding, show=args.show)
     # On a terminal the line is redrawn (not with --show, whose boards scroll); elsewhere
     # a line per game and the figures every few games.
     progress = None if args.quiet else Progress(
         args.games, terminal=sys.stdout.isatty() and not args.show, done=len(done))
-    stop = threading.Event()
     decided = None
     if done and args.sprt:          # a resumed series may have been decided already
         decided = summarize(games, names, args.paired, args.sprt).sprt.decision
 
-    def game_options(scheduled: openings.Scheduled, must_start: bool) -> dict:
-        return {"first": names[scheduled.first], "opening": list(scheduled.opening),
-                "agent_seeds": dict(zip(names, scheduled.agent_seeds)), "must_start": must_start,
-                "encoding": args.encoding}
+    def submit(k: int):
+        return play.submit(runner, k, must_start=len(games) == len(done))   # none finished yet
 
-    def order(scheduled: openings.Scheduled) -> list[str]:
-        return names if scheduled.index % 2 else names[::-1]     # name order: no meaning
-
-    def run(scheduled: openings.Scheduled, must_start: bool):
-        record, notes = play_game(
-            scheduled.index, spec_by_name, order(scheduled), out / f"game-{scheduled.index:04d}",
-            logs, args.time_limit, scheduled.seed, show=args.show, stop=stop,
-            **game_options(scheduled, must_start))
-        return scheduled, record, notes
-
-    scheduled_of = {}
-
-    def submit(scheduled: openings.Scheduled, must_start: bool):
-        label = f"game-{scheduled.index}"
-        if runner.remote:       # played in a temporary directory of a worker
-            ticket = runner.submit(label, play_game_on_worker, scheduled.index, spec_by_name,
-                                   order(scheduled), args.time_limit, scheduled.seed,
-                                   **game_options(scheduled, must_start))
-        else:
-            ticket = runner.submit(label, run, scheduled, must_start)
-        scheduled_of[ticket] = scheduled
-        return ticket
-
-    def outcome(ticket):
-        """(scheduled, record, notes) of a finished game, its logs in place."""
-        if not runner.remote:
-            return ticket.result()
-        record, notes, files = ticket.result()
-        cluster.save_files(logs, files)
-        return scheduled_of[ticket], record, notes
-
-    def finished(scheduled, record, notes, ticket=None) -> dict | None:
+    def finished(k: int, ticket) -> None:
         nonlocal decided
-        if stop.is_set() and record.result == "aborted":
-            return None                          # stopped: not a game; --resume replays it
-        game = game_line(record, notes, scheduled, series_seed, specs, names, logs,
-                         args.encoding)
-        if runner.remote:
-            game.update(worker=ticket.worker, attempts=runner.attempts(ticket))
-        with open(games_path, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(game) + "\n")
+        game = play.line(runner, ticket, k)
+        if game is None:
+            return
+        append_game(games_path, game)
         games.append(game)
         summary = summarize(games, names, args.paired, args.sprt)
         if summary.sprt is not None and summary.sprt.decision:
             decided = summary.sprt.decision
         if progress is not None:
-            progress.game(f"Game {scheduled.index}/{args.games}: {describe(game)}",
-                          notable=went_wrong(game))
+            progress.game(f"Game {k}/{args.games}: {describe(game)}", notable=went_wrong(game))
             progress.update(len(games), summary)
-        return game
 
+    if progress is not None and progress.terminal:
+        progress.update(len(games), summarize(games, names, args.paired, args.sprt))
     # How the series ends early: Ctrl-C or a stop signal, the output closed (| head), or an
     # agent that cannot start in the first games of this run (its command is wrong).
-    interrupt = broken_pipe = cannot_start = None
-    pending = iter(todo)
-    running = set()
-    try:
-        if progress is not None and progress.terminal:
-            progress.update(len(games), summarize(games, names, args.paired, args.sprt))
-        while True:
-            while decided is None and len(running) < runner.capacity():
-                scheduled = next(pending, None)
-                if scheduled is None:
-                    break
-                first_games = len(games) == len(done)      # nothing finished in this run
-                running.add(submit(scheduled, first_games))
-            if not running:
-                break
-            ready, running = runner.wait(running)
-            for ticket in sorted(ready, key=lambda t: scheduled_of[t].index):
-                finished(*outcome(ticket), ticket)
-    except AgentCannotStart as error:
-        cannot_start = error
-    except KeyboardInterrupt as error:       # Ctrl-C, or SIGTERM/SIGHUP (agent.stops)
-        interrupt = error
-    except cluster.ClusterError as error:   # a game lost every worker, or the scheduler went away
-        interrupt = error
-    except BrokenPipeError as error:
-        broken_pipe = error
-        silence_output(sys.stdout)
-    finally:
-        stopped = interrupt or broken_pipe or cannot_start
-        if stopped and runner.remote:
-            runner.cancel(running)      # not written: --resume plays them again
-        elif stopped:
-            stop.set()                  # every game still running aborts; its agents die
-            for ticket in running:
-                try:
-                    finished(*outcome(ticket), ticket)
-                except (KeyboardInterrupt, AgentCannotStart):
-                    pass
-                except BrokenPipeError:
-                    silence_output(sys.stdout)
-    return conclude(MODULE, games, names, args.paired, args.sprt, out_arg=args.out, out=out,
-                    progress=progress, say=say, interrupt=interrupt, cannot_start=cannot_start,
-                    broken_pipe=bool(broken_pipe), decided=decided)
+    stopped = play_games(runner, todo, submit, finished, play.stop,
+                         wanted=lambda: decided is None)
+    return conclude(MODULE, games, lambda games: report_lines(games, names, args.paired, args.sprt),
+                    out_arg=args.out, out=out, say=say, progress=progress,
+                    figures=lambda games: summarize(games, names, args.paired, args.sprt),
+                    decided=decided, **stopped)
 
 
-def conclude(module: str, games: list[dict], names: list[str], paired: bool, sprt, *,
-             out_arg: str | None, out: Path, progress, say, interrupt=None, cannot_start=None,
-             broken_pipe: bool = False, decided=None, repeat_hint: str = "") -> int:
-    """The end of a series, however it ended (match and stdio): without ``--out``
-    (``out_arg``) the logs of the games that went wrong are moved out of the temporary folder
-    ``out``; then the error, or the summary and where the files are, and after a stop
-    (``interrupt``) the line that continues the series.  Returns the exit code."""
+def conclude(module: str, games: list[dict], report, *, out_arg: str | None, out: Path, say,
+             progress=None, figures=None, interrupt=None, cannot_start=None, broken_pipe=None,
+             decided=None, what: str = "series") -> int:
+    """The end of a run of games, however it ended (match, stdio, the tournament): without
+    ``--out`` (``out_arg``) the logs of the games that went wrong are moved out of the temporary
+    folder ``out``; then the error, or the summary (``report(games)``, its lines) and where the
+    files are, and after a stop (``interrupt``) the line that continues the ``what`` (series,
+    tournament).  ``progress``: what showed the games, closed here; ``figures(games)``: its
+    :class:`Summary`, shown once more after a stop.  Returns the exit code."""
     games.sort(key=lambda g: g["game"])
     logs = out / "logs"
     kept = None
@@ -1185,21 +1289,21 @@ def conclude(module: str, games: list[dict], names: list[str], paired: bool, spr
                          + ([cannot_start.log] if cannot_start else []))
     if broken_pipe:
         say_error(console.prog(module), f"output closed (broken pipe) after "
-                  f"{len(games)} games; the series stopped")
+                  f"{len(games)} games; the {what} stopped")
         return console.BROKEN_PIPE
     if progress is not None:
-        if interrupt and games:
-            progress.update(len(games), summarize(games, names, paired, sprt), stopped=True)
+        if interrupt and games and figures is not None:
+            progress.update(len(games), figures(games), stopped=True)
         progress.close()
     if cannot_start:
         log = kept / cannot_start.log.name if kept else cannot_start.log
         print(f"error: {cannot_start.name} could not start ({cannot_start.why}); its output: "
-              f"{log}; the series stopped (a command that cannot start would lose every game)",
+              f"{log}; the {what} stopped (a command that cannot start would lose every game)",
               file=sys.stderr)
         return 1
     if decided and not interrupt:
         say(f"SPRT decided ({decided} accepted) after {len(games)} games.")
-    for line in report_lines(games, names, paired, sprt, repeat_hint):
+    for line in report(games):
         print(line)
     for line in cluster.worker_lines(games, TIME_OUT):     # games played on a cluster
         print(line)
@@ -1209,7 +1313,7 @@ def conclude(module: str, games: list[dict], names: list[str], paired: bool, spr
         print(f"Logs of the games that went wrong: {kept} (kept; the rest were in the "
               "temporary directory, deleted: --out DIR keeps everything)")
     if interrupt:
-        print(stopped_line(module, interrupt, len(games), out_arg), file=sys.stderr)
+        print(stopped_line(module, interrupt, len(games), out_arg, what), file=sys.stderr)
         return 1 if isinstance(interrupt, cluster.ClusterError) else stops.exit_code(interrupt)
     return 0
 

@@ -95,7 +95,6 @@ import queue
 import random
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -105,13 +104,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent import cluster, stops
-from agent.commandline import silence_output
 from agent.options import MAX_GAMES, real, whole
 from ref_sim import console
-from ref_sim.match import (RESUME_HELP, START_SETTLE, AgentCannotStart, add_agents,
-                           builtin_command, check_agents, child_env, conclude, first_to_exit,
-                           last_output_line, prepare_out, read_games, series_settings, summarize,
-                           went_wrong)
+from ref_sim.match import (RESUME_HELP, START_SETTLE, AgentCannotStart, SeriesGames, add_agents,
+                           append_game, builtin_command, check_agents, child_env, conclude,
+                           first_to_exit, last_output_line, play_games, prepare_out, read_games,
+                           report_lines, run_in, series_settings, summarize, went_wrong)
 from ref_sim.match import agent_spec as _file_agent_spec
 from ref_sim.progress import Progress
 from ref_sim.referee import INVALID_MOVE, TIME_OUT
@@ -452,14 +450,19 @@ def _referee(programs: dict, names: list[str], turn_ms: float, first_turn_ms: fl
     }
 
 
+def commands_of(specs: dict, agent_seeds: dict, turn_ms: float, first_turn_ms: float) -> dict:
+    """Each program's command line (``specs`` and ``agent_seeds`` by name), built where it runs."""
+    return {name: spec.command(agent_seeds[name], turn_ms, first_turn_ms)
+            for name, spec in specs.items()}
+
+
 def play_game_on_worker(number: int, specs: dict, agent_seeds: dict, first: str, turn_ms: float,
                         first_turn_ms: float, grace_ms: float, **options):
     """:func:`play_game` on the machine that runs it (a cluster worker), the commands built
     there (its Python), the logs in a temporary directory.  ``specs`` and ``agent_seeds`` map
     each name to its :class:`StdioSpec` and seed.  Returns ``(record, commands, logs)``, ``logs``
     the log files by name, for :func:`agent.cluster.save_files`."""
-    commands = {name: spec.command(agent_seeds[name], turn_ms, first_turn_ms)
-                for name, spec in specs.items()}
+    commands = commands_of(specs, agent_seeds, turn_ms, first_turn_ms)
     with tempfile.TemporaryDirectory(prefix="uttt-game-") as temp:
         logs = Path(temp) / "logs"
         record = play_game(commands, first, logs, number, turn_ms, first_turn_ms, grace_ms,
@@ -520,6 +523,56 @@ def agent_seeds(seed: int, number: int) -> list[int]:
     return [rng.randrange(2 ** 32), rng.randrange(2 ** 32)]
 
 
+def game_line(record: dict, commands: dict, number: int, series_seed: int, specs, names,
+              logs: Path, k: int | None = None) -> dict:
+    """The games.jsonl object of a game (keys in the module docstring), with the search figures
+    its programs logged.  ``k``: its number in its series when that is not ``number`` (a
+    tournament's pairing): the pair and the seeds follow ``k``, ``game`` and the logs ``number``."""
+    k = number if k is None else k
+    for name in names:
+        attach_search_info(record["moves"], name, logs / f"game-{number:04d}-{name}.log")
+    score = (None if record["result"] == "aborted" else 0.5 if record["result"] == "tie"
+             else float(record["winner"] == names[0]))
+    agents = [{"name": name, "spec": spec.spec, "command": commands[name], "seed": agent_seed}
+              for name, spec, agent_seed in zip(names, specs, agent_seeds(series_seed, k))]
+    return {"format": FORMAT, "game": number, "pair": (k - 1) // 2, "series_seed": series_seed,
+            "agents": agents, **record, "score": score}
+
+
+class StdioGames(SeriesGames):
+    """A series through stdin/stdout: in game ``k`` agent 1 moves first when ``k`` is odd, and
+    each program gets its seed of :func:`agent_seeds`; :func:`play_game` plays it here (its
+    ``show``), :func:`play_game_on_worker` on a cluster worker."""
+
+    def __init__(self, specs: list[StdioSpec], names: list[str], seed: int, turn_ms: float,
+                 first_turn_ms: float, grace_ms: float, out: Path, *, show=None,
+                 stop: threading.Event | None = None) -> None:
+        self.specs, self.names, self.seed, self.show = specs, names, seed, show
+        self.timing = (turn_ms, first_turn_ms, grace_ms)
+        self.logs = out / "logs"
+        self.stop = threading.Event() if stop is None else stop
+
+    def submit(self, runner, k: int, must_start: bool, number: int | None = None):
+        number = number or k
+        specs = dict(zip(self.names, self.specs))
+        seeds = dict(zip(self.names, agent_seeds(self.seed, k)))
+        first = self.names[(k - 1) % 2]
+        if runner.remote:
+            return runner.submit(f"game-{number}", play_game_on_worker, number, specs, seeds,
+                                 first, *self.timing, must_start=must_start)
+        return runner.submit(f"game-{number}", self._play_here, number, specs, seeds, first,
+                             must_start)
+
+    def _play_here(self, number: int, specs: dict, seeds: dict, first: str, must_start: bool):
+        commands = commands_of(specs, seeds, *self.timing[:2])
+        record = play_game(commands, first, self.logs, number, *self.timing, self.show,
+                           must_start=must_start, stop=self.stop)
+        return record, commands
+
+    def game_line(self, record, commands, *, k: int, number: int) -> dict:
+        return game_line(record, commands, number, self.seed, self.specs, self.names, self.logs, k)
+
+
 def run_series(specs: list[StdioSpec], games: int, out: Path, seed: int, turn_ms: float = DEFAULT_TURN_MS,
                first_turn_ms: float = DEFAULT_FIRST_TURN_MS, grace_ms: float = DEFAULT_GRACE_MS,
                say=print, show=None, runner=None, played: list | None = None, progress=None,
@@ -534,40 +587,31 @@ def run_series(specs: list[StdioSpec], games: int, out: Path, seed: int, turn_ms
     (its programs killed) and not recorded, and the exception goes on.  ``progress``: a
     :class:`ref_sim.progress.Progress` shows each game instead of ``say``.
     """
-    names = [specs[0].label + "1", specs[1].label + "2"]
-    logs = out / "logs"
     played = [] if played is None else played
+    stopped = _play_series(specs, games, out, seed, (turn_ms, first_turn_ms, grace_ms), say,
+                           show, runner, played, progress, stop)
+    for error in stopped.values():
+        raise error
+    return sorted(played, key=lambda game: game["game"])
+
+
+def _play_series(specs, games: int, out: Path, seed: int, timing, say, show, runner,
+                 played: list, progress, stop=None) -> dict:
+    """:func:`run_series`, a stop returned as :func:`ref_sim.match.play_games` returns it."""
+    names = [specs[0].label + "1", specs[1].label + "2"]
+    play = StdioGames(specs, names, seed, *timing, out, show=show, stop=stop)
     before = len(played)
-    stop = threading.Event() if stop is None else stop
     local = runner is None
     runner = cluster.LocalRunner(1) if local else runner
 
-    def local_game(number: int, must_start: bool):
-        commands = {name: spec.command(agent_seed, turn_ms, first_turn_ms)
-                    for name, spec, agent_seed in zip(names, specs, agent_seeds(seed, number))}
-        record = play_game(commands, names[(number - 1) % 2], logs, number, turn_ms,
-                           first_turn_ms, grace_ms, show, must_start=must_start, stop=stop)
-        return record, commands
+    def submit(number: int):
+        return play.submit(runner, number, must_start=len(played) == before)  # none finished yet
 
     def finished(number: int, ticket) -> None:
-        if runner.remote:
-            record, commands, files = ticket.result()
-            cluster.save_files(logs, files)
-        else:
-            record, commands = ticket.result()
-        if stop.is_set() and record["result"] == "aborted":
-            return                               # stopped: not a game; --resume replays it
-        for name in names:
-            attach_search_info(record["moves"], name, logs / f"game-{number:04d}-{name}.log")
-        score = (0.5 if record["result"] == "tie" else 1.0 if record["winner"] == names[0] else 0.0)
-        game = {"format": FORMAT, "game": number, "pair": (number - 1) // 2, "series_seed": seed,
-                "agents": [{"name": name, "spec": spec.spec, "command": commands[name], "seed": agent_seed}
-                           for name, spec, agent_seed in zip(names, specs, agent_seeds(seed, number))],
-                **record, "score": score}
-        if runner.remote:
-            game.update(worker=ticket.worker, attempts=runner.attempts(ticket))
-        with open(out / "games.jsonl", "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(game) + "\n")
+        game = play.line(runner, ticket, number)
+        if game is None:
+            return
+        append_game(out / "games.jsonl", game)
         played.append(game)
         line = f"Game {number}/{games}: {describe(game)}"
         if progress is None:
@@ -577,47 +621,12 @@ def run_series(specs: list[StdioSpec], games: int, out: Path, seed: int, turn_ms
             progress.update(len(played), summarize(played, names, paired=games > 1))
 
     done_numbers = {game["game"] for game in played}
-    pending = iter(number for number in range(1, games + 1) if number not in done_numbers)
-    running, numbers = set(), {}
     try:
-        while True:
-            while len(running) < runner.capacity():
-                number = next(pending, None)
-                if number is None:
-                    break
-                must_start = len(played) == before      # nothing finished yet in this run
-                if local:
-                    ticket = runner.submit(f"game-{number}", local_game, number, must_start)
-                else:
-                    ticket = runner.submit(f"game-{number}", play_game_on_worker, number,
-                                           dict(zip(names, specs)),
-                                           dict(zip(names, agent_seeds(seed, number))),
-                                           names[(number - 1) % 2], turn_ms, first_turn_ms,
-                                           grace_ms, must_start=must_start)
-                numbers[ticket] = number
-                running.add(ticket)
-            if not running:
-                break
-            done, running = runner.wait(running)
-            for ticket in sorted(done, key=numbers.get):
-                finished(numbers[ticket], ticket)
-    except BaseException:       # a stop, a program that cannot start, the output closed
-        if local:
-            stop.set()          # the game still running aborts, its programs killed
-            for ticket in running:
-                try:
-                    finished(numbers[ticket], ticket)
-                except (KeyboardInterrupt, AgentCannotStart):
-                    pass
-                except BrokenPipeError:
-                    silence_output(sys.stdout)
-        else:
-            runner.cancel(running)      # not written: --resume plays them again
-        raise
+        return play_games(runner, [k for k in range(1, games + 1) if k not in done_numbers],
+                          submit, finished, play.stop)
     finally:
         if local:
             runner.close()
-    return sorted(played, key=lambda game: game["game"])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -675,13 +684,7 @@ examples:
     # Settings a series keeps (series.json) default to None: given or not, --resume knows.
     parser.add_argument("--games", type=whole(1, MAX_GAMES), default=None,
                         help="games to play (default 2), rounded up to pairs")
-    parser.add_argument("--turn-ms", type=real(0, MAX_TURN_MS, low_open=True), default=None,
-                        metavar="MS", help=f"time per turn (default {DEFAULT_TURN_MS:g})")
-    parser.add_argument("--first-turn-ms", type=real(0, MAX_TURN_MS, low_open=True), default=None,
-                        metavar="MS",
-                        help=f"time of each program's first turn (default {DEFAULT_FIRST_TURN_MS:g})")
-    parser.add_argument("--grace-ms", type=real(0, MAX_TURN_MS), default=None, metavar="MS",
-                        help=f"added to every turn's limit (default {DEFAULT_GRACE_MS:g})")
+    add_timing(parser)
     parser.add_argument("--seed", type=int, help="seed of the series: the programs' {seed} (default: random, printed)")
     parser.add_argument("--out", help="directory for games.jsonl and logs (default: a new temporary directory)")
     parser.add_argument("--resume", action="store_true", help=RESUME_HELP)
@@ -692,6 +695,18 @@ examples:
                              f"${cluster.ENV}; needs {cluster.INSTALL_HINT}); each worker plays "
                              "cores - 1 games at once")
     return parser
+
+
+def add_timing(parser) -> None:
+    """--turn-ms, --first-turn-ms and --grace-ms (default None: a resumed series keeps its own),
+    on ``parser`` or an argument group (the tournament's)."""
+    parser.add_argument("--turn-ms", type=real(0, MAX_TURN_MS, low_open=True), default=None,
+                        metavar="MS", help=f"time per turn (default {DEFAULT_TURN_MS:g})")
+    parser.add_argument("--first-turn-ms", type=real(0, MAX_TURN_MS, low_open=True), default=None,
+                        metavar="MS",
+                        help=f"time of each program's first turn (default {DEFAULT_FIRST_TURN_MS:g})")
+    parser.add_argument("--grace-ms", type=real(0, MAX_TURN_MS), default=None, metavar="MS",
+                        help=f"added to every turn's limit (default {DEFAULT_GRACE_MS:g})")
 
 
 @console.entry_point(MODULE)
@@ -730,24 +745,11 @@ def main(argv: list[str] | None = None) -> int:
     address = cluster.cluster_address(args.cluster)
     if address and args.show:
         parser.error("--show plays here, one game at a time: not with --cluster")
-    try:
-        runner = cluster.connect(address) if address else None
-    except cluster.ClusterError as error:
-        parser.error(str(error))
-    # Without --out the files live in a temporary directory, deleted at the end.
-    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="uttt-stdio-"))
-    try:
-        return _run(args, settings, specs, out, say, runner)
-    finally:
-        try:
-            if runner is not None:
-                runner.close()
-        finally:
-            if not args.out:
-                shutil.rmtree(out, ignore_errors=True)
+    return run_in(parser, address, args.out, "uttt-stdio-",
+                  lambda runner, out: _run(args, settings, specs, out, say, runner))
 
 
-def _run(args, settings: dict, specs, out: Path, say, runner=None) -> int:
+def _run(args, settings: dict, specs, out: Path, say, runner) -> int:
     seed = settings["seed"]
     names = [specs[0].label + "1", specs[1].label + "2"]
     turn_ms, first_turn_ms, grace_ms = (settings[key] for key in ("turn_ms", "first_turn_ms", "grace_ms"))
@@ -765,7 +767,7 @@ def _run(args, settings: dict, specs, out: Path, say, runner=None) -> int:
         f"series seed {seed}; {args.games} game{'s' if args.games > 1 else ''} at {turn_ms:g} ms "
         f"per turn (first {first_turn_ms:g} ms, grace {grace_ms:g} ms); "
         + (f"on {len(runner.slots())} cluster worker(s), {runner.capacity()} at once; "
-           if runner is not None else "")
+           if runner.remote else "")
         + (f"files in {out}" if args.out else "files in a temporary directory, deleted at the end "
            "(--out DIR keeps them), but for the logs of games that go wrong"))
     if done:
@@ -775,19 +777,14 @@ def _run(args, settings: dict, specs, out: Path, say, runner=None) -> int:
     progress = None if args.quiet else Progress(
         args.games, terminal=sys.stdout.isatty() and not args.show, done=len(done))
     played = list(done)
-    stopped = {}
-    try:
-        run_series(specs, args.games, out, seed, turn_ms, first_turn_ms, grace_ms, say, show,
-                   runner, played=played, progress=progress)
-    except (KeyboardInterrupt, cluster.ClusterError) as interrupt:  # Ctrl-C, SIGTERM/SIGHUP, a lost cluster
-        stopped["interrupt"] = interrupt
-    except AgentCannotStart as error:
-        stopped["cannot_start"] = error
-    except BrokenPipeError:
-        silence_output(sys.stdout)
-        stopped["broken_pipe"] = True
-    return conclude(MODULE, played, names, args.games > 1, None, out_arg=args.out, out=out,
-                    progress=progress, say=say, repeat_hint=REPEAT_HINT, **stopped)
+    # Ctrl-C or SIGTERM/SIGHUP (agent.stops), a program that cannot start, the output closed.
+    stopped = _play_series(specs, args.games, out, seed, (turn_ms, first_turn_ms, grace_ms), say,
+                           show, runner, played, progress)
+    paired = args.games > 1
+    return conclude(MODULE, played, lambda games: report_lines(games, names, paired,
+                                                               repeat_hint=REPEAT_HINT),
+                    out_arg=args.out, out=out, say=say, progress=progress,
+                    figures=lambda games: summarize(games, names, paired), **stopped)
 
 
 if __name__ == "__main__":

@@ -1,19 +1,30 @@
-"""Tournaments (ref_sim/tournament.py): the schedule, the tables from game lines, bad options
-in one line, and real events: three fast bots through the file protocol (the files, the
-table, Ctrl-C and the printed --resume line), a stdin/stdout gauntlet whose pairings are the
-head-to-head series of ref_sim.stdio, and the same event on a Dask cluster."""
+"""Tournaments (ref_sim/tournament.py): the schedule, the tables from game lines, each pairing's
+progress line, bad options and resume rules in one line, and real tournaments: three fast bots
+through the file protocol (the files, the table), a stdin/stdout gauntlet whose pairings are the
+head-to-head series of ref_sim.stdio, kept logs and distinct games without --out, the same
+tournament on a Dask cluster, and stop signals as tests/test_stops.py sends them to ref_sim.match
+(every process ended, no temporary folder left, the table so far, the resume line run as
+printed, 128 + the signal; a runner killed outright leaves no player waiting)."""
 
+import io
 import json
+import os
 import re
-import shlex
 import signal
-import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
 from ref_sim import match, openings, stdio, tournament
 from ref_sim.referee import TIME_OUT
+# The runner processes of tests/test_stops.py; no_leftovers is its autouse clean-up, here too.
+from test_stops import (PATIENCE, SHELL_RANDOM, SIGNAL_IDS, SIGNALS, Run, assert_stopped,  # noqa: F401
+                        no_leftovers, started_by, wait_until)
+
+PY = sys.executable
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals and /proc")
 
 
 def read_games(out):
@@ -79,9 +90,10 @@ def test_the_table_ranks_rates_and_counts_faults():
     assert "  Agent1 vs Random2: 2 - 0 - 0  [1.000] 2, Elo difference: +inf +/- inf" in text
     assert "Random2 vs Seed3:  0 - 2 - 1  [0.167] 3" in text
     assert "Ptnml(0-2): [0, 0, 0, 0, 1]" in text
-    faults = text.split("Faults:\n")[1].splitlines()
+    faults = text.split("Faults:\n")[1].split("\n\n")[0].splitlines()
     assert faults == ["  Random2: 0 wins, 4 losses, 1 draws (crashes 1, time-outs 1); "
                       "exited with code 1 x1"]
+    assert lines[-1].startswith("Distinct games: ")                    # last, as in match
 
 
 def test_the_table_with_an_anchor_and_an_event_stopped_early():
@@ -103,23 +115,67 @@ def test_the_table_with_an_anchor_and_an_event_stopped_early():
     assert "(Agent1, Random2; Seed3, Eager4)" in text
 
 
-# -- bad options: one line each ------------------------------------------------------------
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_on_a_terminal_the_pairings_take_turns_on_one_line(monkeypatch):
+    monkeypatch.setattr(sys, "stdout", Terminal())
+    settings = {**SETTINGS, "rounds": 10}
+    progress = tournament.PairingProgress(settings, [game(1, (0, 1), 1)])   # played before
+    progress.start(0)                       # drawn at once, as ref_sim.match draws its line
+    progress.start(1)
+    progress.start(2)
+    progress.game(1, "Game 4/60: a draw", game(4, (0, 2), 0.5))
+    progress.game(2, "Game 5/60: Random2 loses on time", game(5, (1, 2), 0, reason=TIME_OUT))
+    progress.close()
+    text = sys.stdout.getvalue()
+    assert text.startswith("\r[#.") and "] Agent1 vs Random2: 1/20  +1 -0 =0" in text
+    assert "] Agent1 vs Seed3: 1/20  +0 -0 =1" in text and "Game 4/60" not in text
+    # The game that went wrong is a line of its own above the bar; the last bar is ended once.
+    assert "\rGame 5/60: Random2 loses on time\033[K\n" in text
+    assert text.count("\n") == 2 and text.endswith("\033[K\n")
+    assert "] Random2 vs Seed3: 1/20  +0 -1 =0  Elo too few games  time-outs 1/0" in text.split("\n")[1]
+
+
+def test_in_a_log_every_game_is_a_line_and_each_pairing_its_figures(monkeypatch):
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    progress = tournament.PairingProgress({**SETTINGS, "rounds": 10}, [])
+    for number in range(1, 13):
+        pairing = (0, 1) if number <= 10 else (0, 2)
+        progress.start(SETTINGS["pairings"].index(list(pairing)))
+        progress.game(SETTINGS["pairings"].index(list(pairing)), f"Game {number}/60: won",
+                      game(number, pairing, 1, pair=(number - 1) // 2))
+    progress.close()
+    lines = sys.stdout.getvalue().splitlines()
+    assert [line for line in lines if line.startswith("Game ")] == [f"Game {n}/60: won" for n in range(1, 13)]
+    (figures,) = [line for line in lines if line.startswith("Progress: ")]
+    assert figures.startswith("Progress: Agent1 vs Random2: 10/20  +10 -0 =0  Elo ")
+    assert "\r" not in sys.stdout.getvalue()
+
+
+# -- bad options and resume rules: one line each ---------------------------------------------
 
 @pytest.mark.parametrize("argv, message", [
     (["random"], "a tournament needs at least two bots"),
-    (["random", "random", "--rounds", "0"], "--rounds must be at least 1"),
+    (["random", "random", "--rounds", "0"], "argument --rounds: 0 is below 1"),
+    (["random", "random", "--rounds", "two"], "argument --rounds: 'two' is not a whole number"),
+    (["random", "random", "random", "--rounds", "20000"],
+     "120,000 games: at most 100,000 in one tournament (fewer --rounds or bots)"),
     (["random", "agnet"], "'agnet' is not a built-in agent"),
     (["random", "random", "--anchor", "Seed9"], "--anchor Seed9: no such bot; name one of "
                                                 "Random1, Random2"),
     (["random", "random", "--anchor", "random"], "--anchor random: 2 bots have that spec"),
     (["random", "random", "--time-limit", "0.01"], "--time-limit 0.01: the referee looks"),
-    (["random", "random", "--encoding", "rot13"], "--encoding rot13: not a text encoding"),
+    (["random", "random", "--time-limit", "nan"], "argument --time-limit: 'nan' is not a finite"),
+    (["random", "random", "--encoding", "rot13"], "--encoding rot13: "),
     (["random", "random", "--protocol", "stdio", "--time-limit", "1"],
      "--time-limit is not for --protocol stdio"),
     (["random", "random", "--turn-ms", "50"], "--turn-ms is not for --protocol file"),
-    (["random", "random", "--protocol", "stdio", "--turn-ms", "0"], "--turn-ms and "),
-    (["random", "random", "--concurrency", "0"], "--concurrency must be at least 1"),
-    (["random", "random", "--rounds", "two"], "argument --rounds: invalid int value"),
+    (["random", "random", "--protocol", "stdio", "--turn-ms", "0"],
+     "argument --turn-ms: 0 must be more than 0"),
+    (["random", "random", "--concurrency", "0"], "argument --concurrency: 0 is below 1"),
     (["--resume"], "--resume needs --out"),
 ])
 def test_a_bad_option_is_one_line_and_exit_2(argv, message, capsys):
@@ -130,26 +186,44 @@ def test_a_bad_option_is_one_line_and_exit_2(argv, message, capsys):
     assert error.startswith("python -m ref_sim.tournament: error: ") and message in error
 
 
-def test_resuming_what_is_not_there_or_another_event_is_one_line(tmp_path, capsys):
+RECORDED = {"format": 1, "kind": "round-robin", "protocol": "file", "seed": 4, "rounds": 1,
+            "time_limit": 1.0, "encoding": None, "pairings": [[0, 1]],
+            "bots": [{"name": "Random1", "spec": "random"}, {"name": "Random2", "spec": "random"}]}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["random", "seed"], "cannot resume: BOT ... was random random in {out}, not random seed "
+                         "(leave BOT ... out to continue the tournament as it was, or choose "
+                         "another --out)"),
+    (["--gauntlet"], "cannot resume: --gauntlet was no in {out}, not yes"),
+    (["--seed", "5"], "cannot resume: --seed was 4 in {out}, not 5"),
+    (["--time-limit", "2"], "cannot resume: --time-limit was 1 in {out}, not 2"),
+    (["--protocol", "stdio"], "cannot resume: --protocol was file in {out}, not stdio"),
+    (["--turn-ms", "50"], "--turn-ms is not for --protocol file"),
+])
+def test_resuming_refuses_what_contradicts_the_tournament(argv, message, tmp_path, capsys):
+    (tmp_path / "tournament.json").write_text(json.dumps(RECORDED))
     with pytest.raises(SystemExit):
-        tournament.main(["--resume", "--out", str(tmp_path)])
-    assert "nothing to resume in " in capsys.readouterr().err
-    (tmp_path / "tournament.json").write_text(json.dumps({
-        "format": 1, "kind": "round-robin", "protocol": "file", "seed": 4, "rounds": 1,
-        "time_limit": 1.0, "encoding": None, "pairings": [[0, 1]],
-        "bots": [{"name": "Random1", "spec": "random"}, {"name": "Random2", "spec": "random"}]}))
-    with pytest.raises(SystemExit):
-        tournament.main(["random", "seed", "--resume", "--out", str(tmp_path), "--seed", "5",
-                         "--time-limit", "2", "--gauntlet"])
+        tournament.main(argv + ["--resume", "--out", str(tmp_path)])
     error = capsys.readouterr().err.strip().splitlines()[-1]
-    assert error == (f"python -m ref_sim.tournament: error: cannot resume the event in {tmp_path}"
-                     " with --time-limit 2.0 (the event has 1.0); --seed 5 (the event has 4); "
-                     "other bots (the event has random random); --gauntlet (the event is a "
-                     "round-robin)")
-    (tmp_path / "tournament.json").write_text("[1]")
+    assert error.startswith("python -m ref_sim.tournament: error: " + message.format(out=tmp_path))
+    assert sorted(os.listdir(tmp_path)) == ["tournament.json"]          # nothing played
+
+
+def test_resuming_what_is_not_there_is_one_line_and_makes_nothing(tmp_path, capsys):
+    missing = tmp_path / "missing"
     with pytest.raises(SystemExit):
-        tournament.main(["--resume", "--out", str(tmp_path)])
-    assert "tournament.json is not a tournament's description" in capsys.readouterr().err
+        tournament.main(["--resume", "--out", str(missing)])
+    assert capsys.readouterr().err.strip().endswith(
+        f"--resume: {missing} holds no tournament to continue (no tournament.json); give the "
+        "bots to start one there")
+    assert not missing.exists()
+    for text in ("[1]", json.dumps({**RECORDED, "bots": ["random", "random"]})):
+        (tmp_path / "tournament.json").write_text(text)
+        with pytest.raises(SystemExit):
+            tournament.main(["--resume", "--out", str(tmp_path)])
+        assert capsys.readouterr().err.strip().endswith(
+            f"cannot resume: {tmp_path / 'tournament.json'} is not a tournament file")
 
 
 # -- real events --------------------------------------------------------------------------
@@ -198,37 +272,9 @@ def test_a_round_robin_of_three_bots_through_the_files(tmp_path, capsys, quick_w
     assert all(line.split()[4] == "4" for line in table[1:4])     # 4 games each
     assert table[1].split()[1] == "Agent1"                          # depth 1 beats both
     assert "Head to head" in out and out.count(" vs ") >= 3
+    assert "Distinct games: 6 of 6" in out
     assert f"Games: {tmp_path / 'games.jsonl'}" in out
-
-
-def test_ctrl_c_keeps_the_games_and_the_printed_line_resumes(tmp_path):
-    command = [sys.executable, "-m", "ref_sim.tournament", "random", "random", "random",
-               "--gauntlet", "--time-limit", "1", "--seed", "2", "--out", str(tmp_path)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, cwd=str(tmp_path))
-    lines = []
-    while not any(line.startswith("Game 1/4") for line in lines):
-        line = process.stdout.readline()
-        assert line, "".join(lines)
-        lines.append(line)
-    process.send_signal(signal.SIGINT)          # Ctrl-C reaches the runner, not the bots
-    out, err = process.communicate(timeout=60)
-    assert process.returncode == 130, err
-    assert "Traceback" not in err
-    (said,) = err.strip().splitlines()
-    found = re.fullmatch(r"Interrupted after ([12]) of 4 games; (.*) continues the event\.", said)
-    assert found, said
-    played = int(found.group(1))
-    assert len(read_games(tmp_path)) == played
-    assert "Rank Bot" in out and "Random1 vs Random3: not played yet" in out   # the table so far
-    # The resume line, run as printed, plays the rest and nothing twice.
-    resumed = subprocess.run(shlex.split(found.group(2)), capture_output=True, text=True,
-                             cwd=str(tmp_path), timeout=120)
-    assert resumed.returncode == 0, resumed.stderr
-    assert f"resuming: {played} of 4 games already played, {4 - played} to go" in resumed.stdout
-    assert [g["game"] for g in read_games(tmp_path)] == [1, 2, 3, 4]
-    table = resumed.stdout[resumed.stdout.index("Rank Bot"):].splitlines()[1:4]
-    assert sorted(line.split()[4] for line in table) == ["2", "2", "4"]
+    assert re.findall(r"^Game \d/6: ", out, re.MULTILINE) == [f"Game {n}/6: " for n in range(1, 7)]
 
 
 STDIO_BOTS = ["agent:depth=2", "agent:depth=1", "random"]
@@ -267,30 +313,59 @@ def test_a_stdio_gauntlet_is_the_head_to_head_series_of_ref_sim_stdio(tmp_path, 
         [[a["seed"] for a in g["agents"]] for g in alone]
 
 
-def test_without_out_the_files_go_unless_the_event_is_interrupted(tmp_path, capsys, monkeypatch):
-    import tempfile
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    assert tournament.main(["random", "random", "--protocol", "stdio", "--seed", "1"]) == 0
-    assert "(temporary: deleted at the end; --out DIR keeps them)" in capsys.readouterr().out
-    assert list(tmp_path.iterdir()) == []
-    # Ctrl-C as the second game is written: the first is kept, and so is the directory.
-    collect, calls = tournament.Event.collect, []
+#: A stdin/stdout bot that plays the first valid action, or its argument (a non-move).
+FIRST_BOT = """\
+import sys
+print("ready", file=sys.stderr, flush=True)
+while sys.stdin.readline():
+    actions = [sys.stdin.readline().strip() for _ in range(int(sys.stdin.readline()))]
+    print(sys.argv[1] if len(sys.argv) > 1 else actions[0], flush=True)
+"""
 
-    def interrupted(self, *args):
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return collect(self, *args)
-    monkeypatch.setattr(tournament.Event, "collect", interrupted)
-    assert tournament.main(["random", "random", "--protocol", "stdio", "--seed", "1"]) == 130
-    captured = capsys.readouterr()
-    (kept,) = tmp_path.iterdir()
-    assert f"--resume --out {kept} continues the event." in captured.err
-    assert "Random1 vs Random2: 1 - 0 - 0" in captured.out or \
-        "Random1 vs Random2: 0 - 1 - 0" in captured.out
-    monkeypatch.setattr(tournament.Event, "collect", collect)
-    assert tournament.main(["--resume", "--out", str(kept), "-q"]) == 0
-    assert [g["game"] for g in read_games(kept)] == [1, 2]
+
+def test_resume_out_alone_extends_the_tournament_by_rounds(tmp_path, capsys):
+    out = str(tmp_path / "event")
+    assert tournament.main(["random", "random", "--protocol", "stdio", "--seed", "3", "-q",
+                            "--out", out]) == 0
+    assert tournament.main(["--resume", "--out", out, "--rounds", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "resuming: 2 of 4 games already played, 2 to go" in text
+    assert [(g["game"], g["pairing_game"]) for g in read_games(tmp_path / "event")] == \
+        [(1, 1), (2, 2), (3, 3), (4, 4)]
+    assert json.loads((tmp_path / "event" / "tournament.json").read_text())["rounds"] == 2
+
+
+def test_without_out_only_the_logs_of_games_that_went_wrong_stay(tmp_path, capsys, monkeypatch):
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    bot = tmp_path / "bot.py"
+    bot.write_text(FIRST_BOT)
+    # Two bots that ignore their seed replay each opening pair; the third answers "hello".
+    assert tournament.main([f"{PY} {bot}", f"{PY} {bot}", f"{PY} {bot} hello", "--rounds", "2",
+                            "--protocol", "stdio", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    kept = Path(re.search(r"Logs of the games that went wrong: (\S+) \(kept;", out).group(1))
+    assert list(temp.iterdir()) == [kept] and kept.name.startswith("uttt-logs-")
+    # Bot3 is in pairings 2 and 3: games 3-6 of round 1 and 9-12 of round 2, each two logs.
+    assert sorted(path.name for path in kept.iterdir()) == sorted(
+        f"game-{n:04d}-{name}.log" for n in (3, 4, 5, 6, 9, 10, 11, 12)
+        for name in (("Bot1", "Bot3") if n in (3, 4, 9, 10) else ("Bot2", "Bot3")))
+    assert "Bot3: 0 wins, 8 losses, 0 draws (invalid moves 8)" in out
+    # Each pairing's rounds are the same games, and Bot3 moving first loses the same way
+    # whoever it meets (the same first player, no move): 5 distinct games of 12.
+    assert ("Distinct games: 5 of 12 (warning: 7 repeat an earlier game move for move, and count "
+            "again in the figures above; give each program its per-game seed") in out
+
+
+def test_a_bot_that_cannot_start_stops_the_tournament_in_one_line(tmp_path, capsys):
+    missing = f"{PY} {tmp_path / 'no_such_bot.py'}"
+    assert tournament.main(["random", missing, "--protocol", "stdio", "--out", str(tmp_path)]) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert re.fullmatch(r"error: Nosuchbot2 could not start \(exited with code 2 before the game "
+                        r"began: .*\); its output: \S+game-0001-Nosuchbot2\.log; the tournament "
+                        r"stopped \(a command that cannot start would lose every game\)", line), line
+    assert not (tmp_path / "games.jsonl").exists()
 
 
 @pytest.mark.filterwarnings("ignore:Port 8787 is already in use:UserWarning")
@@ -314,6 +389,100 @@ def test_a_stdio_round_robin_on_a_cluster_is_the_local_one(tmp_path, capsys, mon
     assert "Retried: 0 games" in far_text
     assert sorted(p.name for p in (tmp_path / "far" / "logs").iterdir()) == \
         sorted(p.name for p in (tmp_path / "local" / "logs").iterdir())
+
+
+# -- stop signals, as tests/test_stops.py sends them to ref_sim.match ---------------------------
+
+def resume_command(line: str) -> str:
+    """The command a stop line gives, for a shell to run as printed (exec: the shell becomes
+    the runner, so that the test's signals reach the runner itself)."""
+    command = line.partition("; continue the tournament with: ")[2]
+    assert command, line
+    return "exec " + command
+
+
+def table_games(stdout: str) -> int:
+    """The games the rating table counts (each game counts for both its bots)."""
+    table = stdout[stdout.index("Rank Bot"):stdout.index("\nElo: maximum likelihood")]
+    return sum(int(row.split()[4]) for row in table.splitlines()[1:]) // 2
+
+
+@linux_only
+@pytest.mark.parametrize("signum", SIGNALS, ids=SIGNAL_IDS)
+def test_a_stopped_tournament_ends_its_bots_and_resumes_as_printed(signum, tmp_path):
+    out = tmp_path / "event"
+    keep = signum != signal.SIGHUP          # one run without --out: its temporary folder goes
+    # Bot 2 is a shell with a child of its own: the runner must end its whole process group.
+    run = Run([PY, "-m", "ref_sim.tournament", "agent:depth=1", SHELL_RANDOM, "random",
+               "--rounds", "5", "--time-limit", "0.3", "--seed", "1"]
+              + (["--out", str(out)] if keep else []), tmp_path / "tmp")
+    run.wait_for(r"^Game 1/30: ")
+    wait_until(lambda: len(started_by(run.pid)) >= 3, "game 2's three processes")
+    code, stdout, err = run.stop(signum)
+    line = assert_stopped(run, signum, code, err, out / "logs" if keep else None)
+    said = "Interrupted" if signum == signal.SIGINT else f"Stopped by {signal.Signals(signum).name}"
+    played = int(re.match(rf"{said} after (\d+) games?", line).group(1))
+    assert played >= 1 and table_games(stdout) == played             # the table so far
+    assert "Head to head" in stdout and "Distinct games: " in stdout
+    assert os.listdir(run.temp) == []                  # no uttt-tournament-* folder left
+    if not keep:
+        assert line.endswith("(the tournament was in a temporary directory, now deleted: with "
+                             "--out DIR it can be continued)")
+        return
+    assert len(read_games(out)) == played
+    # The printed command, run as printed by a shell, continues where the tournament stopped.
+    again = Run(resume_command(line), tmp_path / "tmp", shell=True)
+    again.wait_for(rf"^resuming: {played} of 30 games already played")
+    code, stdout, err = again.stop(signal.SIGTERM)
+    line = assert_stopped(again, signal.SIGTERM, code, err, out / "logs")
+    assert re.match(r"Stopped by SIGTERM after \d+ games?; continue the tournament with: ", line)
+    assert os.listdir(run.temp) == []
+
+
+#: A stdin/stdout bot that thinks for ten minutes on its first turn.
+HANGING_BOT = """\
+import sys, time
+print("ready", file=sys.stderr, flush=True)
+sys.stdin.readline()
+print("thinking", file=sys.stderr, flush=True)
+time.sleep(600)
+"""
+
+
+@linux_only
+def test_a_stopped_stdio_tournament_aborts_the_game_under_way(tmp_path):
+    # Its turn may last ten minutes: only aborting the game ends the tournament in time.
+    bot = tmp_path / "hanging_bot.py"
+    bot.write_text(HANGING_BOT)
+    out = tmp_path / "event"
+    run = Run([PY, "-m", "ref_sim.tournament", "random", f"{PY} {bot}", "--protocol", "stdio",
+               "--first-turn-ms", "600000", "--seed", "1", "--out", str(out)], tmp_path / "tmp")
+    log = out / "logs" / "game-0001-Hangingbot2.log"
+    wait_until(lambda: log.exists() and "thinking" in log.read_text(), "the bot's first turn")
+    code, stdout, err = run.stop(signal.SIGTERM)
+    line = assert_stopped(run, signal.SIGTERM, code, err, out / "logs")
+    assert line.startswith("Stopped by SIGTERM after 0 games; continue the tournament with: ")
+    assert line.endswith(f" -m ref_sim.tournament --resume --out {out}")
+    assert "Random1 vs Hangingbot2: not played yet" in stdout and table_games(stdout) == 0
+    assert not (out / "games.jsonl").exists()          # the aborted game is no game
+
+
+@linux_only
+def test_a_tournament_runner_killed_outright_leaves_no_player_waiting(tmp_path):
+    # SIGKILL: the runner cannot clean up; its random players see it gone and end by themselves.
+    out = tmp_path / "event"
+    run = Run([PY, "-m", "ref_sim.tournament", "random", "random", "--rounds", "10",
+               "--time-limit", "0.3", "--seed", "2", "--out", str(out)], tmp_path / "tmp")
+    run.wait_for(r"^Game 1/20: ")
+    players = wait_until(lambda: started_by(run.pid) if len(started_by(run.pid)) == 2 else None,
+                         "game 2's two players")
+    run.process.kill()
+    run.process.wait(PATIENCE)
+    wait_until(lambda: not started_by(run.pid), "the random players to end by themselves")
+    assert set(players) >= set(started_by(run.pid))
+    for name in ("Random1", "Random2"):
+        log = (out / "logs" / f"game-0002-{name}.log").read_text()
+        assert f"the series runner that started me (pid {run.pid}) is gone" in log, log
 
 
 def test_the_docstring_examples_hold():
