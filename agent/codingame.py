@@ -495,9 +495,8 @@ def add_arguments(parser) -> None:
                        default=DEFAULT_MARGIN_MS, metavar="MS",
                        help=f"stop thinking this long before the limit (default {DEFAULT_MARGIN_MS:g})")
     group.add_argument("--seed", type=bounded(int, 0, 2**32 - 1), default=None, metavar="N",
-                       help=f"vary the game: our first move is drawn with this seed among the moves within "
-                            f"{variety.MARGIN} score units of the best (series runners give each game its own); "
-                            "without it the engine alone chooses")
+                       help="vary the game at no cost in strength: play it on the board turned by one of the "
+                            "square's eight symmetries, picked by N (series runners give each game its own)")
 
 
 def main(args, make_engine=None) -> int:
@@ -514,7 +513,7 @@ def main(args, make_engine=None) -> int:
         else:
             engine_name, engine = build_engine(args.engine, args.depth, args.nodes, args.evaluation)
         if args.seed is not None and engine_name not in ("random", "own"):
-            engine = variety.OpeningVariety(engine, args.seed)
+            engine = variety.varied(engine, args.seed)
     except (UsageError, ValueError) as error:
         say_error(PROG, f"error: {error}")
         return EXIT_USAGE

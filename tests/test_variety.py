@@ -1,46 +1,71 @@
-"""A seeded choice among equally good first moves (agent/variety.py)."""
+"""A seeded symmetry varies the games of a deterministic engine (agent/variety.py)."""
 
 from __future__ import annotations
 
+import pytest
+
 from agent import engines
 from agent.limits import SearchLimit
-from agent.rules import CODINGAME, Position
-from agent.variety import MARGIN, OpeningVariety
+from agent.rules import CODINGAME, LINES, WPI, Position
+from agent.variety import SYMMETRIES, SymmetricVariety, cell_map
 
 
-def fixed(depth: int = 4):
-    return engines.make_engine("alphabeta", depth=depth)
+def test_the_eight_symmetries_keep_the_rules():
+    assert len(set(SYMMETRIES)) == 8
+    lines = {frozenset(line) for line in LINES}
+    for symmetry in SYMMETRIES:
+        assert {frozenset(symmetry[cell] for cell in line) for line in lines} == lines
 
 
-def test_a_seed_gives_the_same_first_move_and_seeds_differ():
-    first = {seed: OpeningVariety(fixed(), seed).choose(Position(CODINGAME), SearchLimit()).move for seed in range(12)}
-    again = {seed: OpeningVariety(fixed(), seed).choose(Position(CODINGAME), SearchLimit()).move for seed in range(12)}
-    assert first == again
-    assert len(set(first.values())) >= 3, first
+@pytest.mark.parametrize("variant", [WPI, CODINGAME])
+def test_a_turned_game_is_the_same_game(variant):
+    """Every legal move, game result and board status maps across: the engine plays as well turned."""
+    import random
+
+    rng = random.Random(5)
+    for symmetry in SYMMETRIES:
+        forward = cell_map(symmetry)
+        real, turned = Position(variant), Position(variant)
+        while real.winner is None:
+            assert sorted(forward[m] for m in real.legal_moves()) == sorted(turned.legal_moves())
+            move = rng.choice(list(real.legal_moves()))
+            real.push(move)
+            turned.push(forward[move])
+        assert real.winner == turned.winner
 
 
-def test_every_varied_move_is_within_the_margin_of_the_best():
-    variety = OpeningVariety(fixed(), 0)
+def fixed_game(seed_x, seed_o, depth=3):
+    """A whole CodinGame game between two fixed-depth engines, either one turned by its seed."""
+    players = [engines.make_engine("alphabeta", depth=depth) for _ in range(2)]
+    players = [SymmetricVariety(player, seed) if seed is not None else player
+               for player, seed in zip(players, (seed_x, seed_o))]
     position = Position(CODINGAME)
-    scores, depth, _ = variety._scores(position, SearchLimit())
+    while position.winner is None:
+        move = players[position.turn].choose(position.copy(), SearchLimit()).move
+        assert position.is_legal(move)
+        position.push(move)
+    return position.moves_played()
+
+
+def test_seeds_vary_the_games_of_deterministic_engines_and_seed_zero_does_not():
+    plain = fixed_game(None, None)
+    assert fixed_game(0, 0) == plain  # the identity
+    games = {tuple(fixed_game(seed, None)) for seed in range(8)} | {tuple(fixed_game(None, seed)) for seed in range(8)}
+    assert len(games) >= 6, len(games)
+    assert tuple(fixed_game(3, None)) == tuple(fixed_game(3, None))  # a seed is one game
+
+
+def test_x_first_move_is_drawn_among_moves_within_the_margin():
+    from agent.variety import MARGIN, OpeningVariety
+
+    engine = engines.make_engine("alphabeta", depth=4)
+    position = Position(CODINGAME)
+    scores, depth, _ = OpeningVariety(engine, 0)._scores(position, SearchLimit())
     assert depth == 3 and len(scores) == 81  # one less than the fixed depth, every move
     best = max(scores.values())
-    for seed in range(20):
-        move = OpeningVariety(fixed(), seed).choose(position, SearchLimit()).move
-        assert scores[move] >= best - MARGIN
+    moves = {OpeningVariety(engine, seed).choose(position, SearchLimit()).move for seed in range(12)}
+    assert len(moves) >= 3 and all(scores[move] >= best - MARGIN for move in moves)
     assert position.ply == 0, "the position was left as it was given"
-
-
-def test_only_each_sides_first_move_is_varied():
-    position = Position(CODINGAME)
-    position.push(40)
-    replies = {OpeningVariety(fixed(), seed).choose(position, SearchLimit()).move for seed in range(12)}
-    assert len(replies) >= 2
-    position.push(36)
-    plain = fixed().choose(position, SearchLimit()).move
-    assert {OpeningVariety(fixed(), seed).choose(position, SearchLimit()).move for seed in range(5)} == {plain}
-
-
-def test_a_deadline_bounds_the_side_by_side_search():
-    result = OpeningVariety(engines.make_engine("alphabeta"), 1).choose(Position(CODINGAME), SearchLimit.seconds(0.3))
-    assert result.depth >= 1 and 0 <= result.move < 81
+    position.push(40)  # O's answer is the engine's own
+    assert {OpeningVariety(engine, seed).choose(position, SearchLimit()).move for seed in range(5)} == \
+        {engine.choose(position, SearchLimit()).move}
