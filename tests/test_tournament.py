@@ -159,8 +159,8 @@ def test_in_a_log_every_game_is_a_line_and_each_pairing_its_figures(monkeypatch)
 
 @pytest.mark.parametrize("argv, message", [
     (["random"], "a tournament needs at least two bots"),
-    (["random", "random", "--rounds", "0"], "argument --rounds: 0 is below 1"),
-    (["random", "random", "--rounds", "two"], "argument --rounds: 'two' is not a whole number"),
+    (["random", "random", "--rounds", "0"], "argument --rounds: must be an integer from 1 to 100,000, got '0'"),
+    (["random", "random", "--rounds", "two"], "argument --rounds: must be an integer from 1 to 100,000, got 'two'"),
     (["random", "random", "random", "--rounds", "20000"],
      "120,000 games: at most 100,000 in one tournament (fewer --rounds or bots)"),
     (["random", "agnet"], "'agnet' is not a built-in agent"),
@@ -168,14 +168,14 @@ def test_in_a_log_every_game_is_a_line_and_each_pairing_its_figures(monkeypatch)
                                                 "Random1, Random2"),
     (["random", "random", "--anchor", "random"], "--anchor random: 2 bots have that spec"),
     (["random", "random", "--time-limit", "0.01"], "--time-limit 0.01: the referee looks"),
-    (["random", "random", "--time-limit", "nan"], "argument --time-limit: 'nan' is not a finite"),
+    (["random", "random", "--time-limit", "nan"], "argument --time-limit: must be a number at most 3,600, got 'nan'"),
     (["random", "random", "--encoding", "rot13"], "--encoding rot13: "),
     (["random", "random", "--protocol", "stdio", "--time-limit", "1"],
      "--time-limit is not for --protocol stdio"),
     (["random", "random", "--turn-ms", "50"], "--turn-ms is not for --protocol file"),
     (["random", "random", "--protocol", "stdio", "--turn-ms", "0"],
-     "argument --turn-ms: 0 must be more than 0"),
-    (["random", "random", "--concurrency", "0"], "argument --concurrency: 0 is below 1"),
+     "argument --turn-ms: must be a number above 0 and at most 3,600,000, got '0'"),
+    (["random", "random", "--concurrency", "0"], "argument --concurrency: must be an integer at least 1, got '0'"),
     (["--resume"], "--resume needs --out"),
 ])
 def test_a_bad_option_is_one_line_and_exit_2(argv, message, capsys):
