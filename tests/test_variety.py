@@ -55,17 +55,14 @@ def test_seeds_vary_the_games_of_deterministic_engines_and_seed_zero_does_not():
     assert tuple(fixed_game(3, None)) == tuple(fixed_game(3, None))  # a seed is one game
 
 
-def test_x_first_move_is_drawn_among_moves_within_the_margin():
-    from agent.variety import MARGIN, OpeningVariety
+def test_x_first_move_is_drawn_from_the_list_and_o_answers_as_the_engine_does():
+    from agent.variety import FIRST_MOVES, FirstMoveVariety
 
-    engine = engines.make_engine("alphabeta", depth=4)
+    engine = engines.make_engine("alphabeta", depth=3)
     position = Position(CODINGAME)
-    scores, depth, _ = OpeningVariety(engine, 0)._scores(position, SearchLimit())
-    assert depth == 3 and len(scores) == 81  # one less than the fixed depth, every move
-    best = max(scores.values())
-    moves = {OpeningVariety(engine, seed).choose(position, SearchLimit()).move for seed in range(12)}
-    assert len(moves) >= 3 and all(scores[move] >= best - MARGIN for move in moves)
+    moves = {FirstMoveVariety(engine, seed).choose(position, SearchLimit.seconds(0.05)).move for seed in range(20)}
+    assert moves == set(FIRST_MOVES)
     assert position.ply == 0, "the position was left as it was given"
-    position.push(40)  # O's answer is the engine's own
-    assert {OpeningVariety(engine, seed).choose(position, SearchLimit()).move for seed in range(5)} == \
+    position.push(40)
+    assert {FirstMoveVariety(engine, seed).choose(position, SearchLimit()).move for seed in range(5)} == \
         {engine.choose(position, SearchLimit()).move}
