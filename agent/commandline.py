@@ -1,7 +1,7 @@
 """What the agent's command lines share: for both protocols (``agent.cli`` for the file protocol,
 ``agent.codingame`` for stdin/stdout) the usage error, the parser that reports it in one line, the
-checked option values, logging set-up and the engine by name; for every command (``agent.play``,
-``agent.arena`` too) the one-line error and the closed-output clean-up. A module of its own so
+checked option values, logging set-up and the engine by name; for every command (``ref_sim.play``,
+``ref_sim.arena`` too) the one-line error and the closed-output clean-up. A module of its own so
 that no two commands import each other.
 
 Option values are checked as they are parsed (:func:`bounded`): numbers must be finite and within

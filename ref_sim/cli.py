@@ -26,7 +26,7 @@ import os
 import re
 import sys
 
-from agent import stops
+from ref_sim import stops
 from agent.options import MAX_SECONDS, real
 from ref_sim.console import entry_point, prog
 from ref_sim.referee import (EXIT_DELAY, Printer, check_encoding, check_time_limit,
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         record = run_game(args.dir, args.name1, args.name2, time_limit=args.time_limit,
                           seed=args.seed, linger=args.linger, busy_poll=args.busy_poll,
                           on_event=on_event, encoding=encoding)
-    except KeyboardInterrupt as interrupt:      # Ctrl-C, or SIGTERM/SIGHUP (agent.stops)
+    except KeyboardInterrupt as interrupt:      # Ctrl-C, or SIGTERM/SIGHUP (ref_sim.stops)
         said = stops.said(interrupt)
         print(f"{said[0].upper()}{said[1:]}: protocol files deleted, no end_game written.",
               file=sys.stderr)

@@ -4,7 +4,7 @@
 
 * PROG, in every line, is the name the user ran it by (:func:`prog`): ``uttt-match`` for the
   console script, ``python -m ref_sim.match`` otherwise.
-* SIGTERM, SIGHUP (and SIGBREAK on Windows) stop it as Ctrl-C does (:mod:`agent.stops`).
+* SIGTERM, SIGHUP (and SIGBREAK on Windows) stop it as Ctrl-C does (:mod:`ref_sim.stops`).
 * Ctrl-C (KeyboardInterrupt) or another stop signal that the command did not handle itself:
   ``PROG: interrupted`` (``PROG: stopped by SIGTERM``) on stderr, exit code 130 (128 + SIGINT,
   what a shell reports for Ctrl-C; 128 + N for signal N).
@@ -12,7 +12,7 @@
   (broken pipe)`` on stderr, exit code 141 (128 + SIGPIPE, what ``head`` leaves a shell
   program with).
 
-The handling is :func:`agent.stops.guarded`'s, which the arena and the scripts use too.
+The handling is :func:`ref_sim.stops.guarded`'s, which the arena and the scripts use too.
 
 A command that must clean up (stop its games, kill its agents) catches these itself first.
 """
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 
-from agent import stops
+from ref_sim import stops
 from agent.commandline import say_error
 
 #: Exit codes shared by the commands.

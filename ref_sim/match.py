@@ -44,7 +44,7 @@ reproducible up to the agents' timing, and game k is always the same game.  The 
 says how many games were distinct (the same moves from the same first player count once) and
 warns when some repeat.
 
-Results, in the style of cutechess-cli and fastchess (formulas in :mod:`agent.stats`)::
+Results, in the style of cutechess-cli and fastchess (formulas in :mod:`ref_sim.stats`)::
 
     Score of Agent1 vs Seed2: 120 - 30 - 50  [0.725] 200
     Elo difference: 168.4 +/- 48.2, LOS: 100.0 %, DrawRatio: 25.0 %
@@ -69,7 +69,7 @@ Elo +/- error, the LLR and its bounds under ``--sprt``, each agent's time-outs, 
 left) with the games that went wrong printed above it; otherwise one line per game and the
 progress line every 10 games.
 
-Stopping (:mod:`agent.stops`).  Ctrl-C, SIGTERM and SIGHUP (SIGBREAK on Windows) stop a
+Stopping (:mod:`ref_sim.stops`).  Ctrl-C, SIGTERM and SIGHUP (SIGBREAK on Windows) stop a
 series alike: the games being played are aborted and their agents killed with their whole
 process group (a shell command's children too), the temporary directory (no ``--out``) is
 removed, the games finished so far are summarised, and the last line, on stderr, is the
@@ -82,7 +82,7 @@ system's temporary directory, which is kept and named: a message never points in
 deleted folder.
 
 ``--cluster ADDRESS`` (or ``UTTT_CLUSTER``) plays the games on the workers of a Dask
-scheduler instead (:mod:`agent.cluster`, the ``cluster`` extra): the same schedule, one game
+scheduler instead (:mod:`ref_sim.cluster`, the ``cluster`` extra): the same schedule, one game
 per task, each worker ``cores - 1`` games at once (``--concurrency`` is for local play), the
 logs sent back into ``--out``.  A game whose worker is lost is played again elsewhere; the
 summary ends with each worker's games and time-outs and the number of games retried.
@@ -144,7 +144,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from agent import cluster, stats, stops
+from ref_sim import cluster, stats, stops
 from agent.commandline import say_error, silence_output
 from agent.lifeline import RUNNER_ENV
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
@@ -470,7 +470,7 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
 def play_game_on_worker(number: int, specs: dict, names, time_limit: float, seed, **options):
     """:func:`play_game` in a temporary directory of the machine that runs it (a cluster
     worker).  Returns ``(record, notes, logs)``, ``logs`` the game's log files by name, for
-    :func:`agent.cluster.save_files` into the series' ``logs/``."""
+    :func:`ref_sim.cluster.save_files` into the series' ``logs/``."""
     with tempfile.TemporaryDirectory(prefix="uttt-game-") as temp:
         logs = Path(temp) / "logs"
         logs.mkdir()
@@ -644,8 +644,8 @@ def play_games(runner, todo, submit, finished, stop: threading.Event, wanted=Non
     SPRT decided).  The loop of every series runner: ref_sim.match, ref_sim.stdio, the tournament.
 
     Returns how the games stopped early, as :func:`conclude`'s keywords: ``{}`` (they did not),
-    ``{"interrupt": error}`` (Ctrl-C, or SIGTERM/SIGHUP through :mod:`agent.stops`, or a
-    :class:`agent.cluster.ClusterError`: a game lost every worker, or the scheduler went away),
+    ``{"interrupt": error}`` (Ctrl-C, or SIGTERM/SIGHUP through :mod:`ref_sim.stops`, or a
+    :class:`ref_sim.cluster.ClusterError`: a game lost every worker, or the scheduler went away),
     ``{"cannot_start": error}`` (:class:`AgentCannotStart`) or ``{"broken_pipe": error}`` (the
     output closed).  Then, and on any other error, which goes on, the games in flight end
     first: a cluster's are cancelled (``--resume`` plays them again), local ones are told

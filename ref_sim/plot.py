@@ -23,7 +23,7 @@ import math
 import sys
 from pathlib import Path
 
-from agent import stats
+from ref_sim import stats
 from ref_sim import render
 from ref_sim.console import entry_point, prog
 from ref_sim.show import RecordError, load_games, player_names

@@ -30,7 +30,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from agent import stats
+from ref_sim import stats
 
 #: In plain mode, a progress line every this many games.
 PLAIN_EVERY = 10

@@ -22,7 +22,7 @@ whatever the referee would read.  The loop, every ~10 ms:
 Started by a series runner (``ref_sim.match``, which puts its process id in
 ``UTTT_RUNNER_PID``), it looks about once a second whether that runner still runs; once it is
 gone (killed outright, by SIGKILL, so that it could not stop its players) no referee will
-come: it says so in one line and exits with code 3 (:data:`agent.stops.EXIT_RUNNER_GONE`).
+come: it says so in one line and exits with code 3 (:data:`ref_sim.stops.EXIT_RUNNER_GONE`).
 Started by hand, without that variable, it waits as long as it takes.
 
 Exit codes: 0 end_game read, 1 the game was aborted (the referee's files vanished without
@@ -53,7 +53,7 @@ import threading
 import time
 
 from agent.lifeline import Lifeline
-from agent.stops import EXIT_RUNNER_GONE
+from ref_sim.stops import EXIT_RUNNER_GONE
 from ref_sim.cli import encoding_problem, prepare_directory
 from ref_sim.referee import check_encoding, last_line, locale_encoding, one_line, referee_lines
 from ref_sim.rules import Game

@@ -55,7 +55,7 @@ import math
 import sys
 from pathlib import Path
 
-from agent import cluster
+from ref_sim import cluster
 from agent.options import MAX_SECONDS, real, whole
 from agent.search import PROVEN_SCORE, WIN_SCORE
 from ref_sim import analysis, match, stdio

@@ -49,7 +49,7 @@ summary counts the distinct games (the same moves from the same first player cou
 warns when games repeat.  An odd ``--games`` is rounded up to whole pairs, except ``--games
 1``.  The summary is ``ref_sim.match``'s (cutechess-style Score, Elo, LOS, DrawRatio, Ptnml,
 then each program's wins, losses, draws, time-outs, invalid moves, crashes and hangs, then
-the distinct games), from :func:`ref_sim.match.report_lines` and :mod:`agent.stats`; the
+the distinct games), from :func:`ref_sim.match.report_lines` and :mod:`ref_sim.stats`; the
 progress line is :mod:`ref_sim.progress`'s.
 
 Stopping: as :mod:`ref_sim.match` (Ctrl-C, SIGTERM, SIGHUP alike; the game being played
@@ -59,7 +59,7 @@ process id in ``UTTT_RUNNER_PID`` (:mod:`agent.lifeline`).  ``--resume --out DIR
 a series from its ``series.json``.
 
 ``--cluster ADDRESS`` (or ``UTTT_CLUSTER``) plays the games on the workers of a Dask scheduler
-(:mod:`agent.cluster`, the ``cluster`` extra), each worker ``cores - 1`` games at once, the
+(:mod:`ref_sim.cluster`, the ``cluster`` extra), each worker ``cores - 1`` games at once, the
 programs started there (``{python}`` is the worker's); the logs come back into ``--out`` and
 the summary ends with each worker's games and time-outs and the games retried after a lost
 worker.
@@ -103,7 +103,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent import cluster, stops
+from ref_sim import cluster, stops
 from agent.options import MAX_GAMES, real, whole
 from ref_sim import console
 from ref_sim.match import (RESUME_HELP, START_SETTLE, AgentCannotStart, SeriesGames, add_agents,
@@ -461,7 +461,7 @@ def play_game_on_worker(number: int, specs: dict, agent_seeds: dict, first: str,
     """:func:`play_game` on the machine that runs it (a cluster worker), the commands built
     there (its Python), the logs in a temporary directory.  ``specs`` and ``agent_seeds`` map
     each name to its :class:`StdioSpec` and seed.  Returns ``(record, commands, logs)``, ``logs``
-    the log files by name, for :func:`agent.cluster.save_files`."""
+    the log files by name, for :func:`ref_sim.cluster.save_files`."""
     commands = commands_of(specs, agent_seeds, turn_ms, first_turn_ms)
     with tempfile.TemporaryDirectory(prefix="uttt-game-") as temp:
         logs = Path(temp) / "logs"
@@ -580,10 +580,10 @@ def run_series(specs: list[StdioSpec], games: int, out: Path, seed: int, turn_ms
     """Play games 1..``games`` (agent 1 first in odd games) but those already in ``played``,
     append each to ``out/games.jsonl`` and to ``played`` as it finishes; return them all.
 
-    ``runner``: a :class:`agent.cluster.ClusterRunner` plays them on its workers, as many at
+    ``runner``: a :class:`ref_sim.cluster.ClusterRunner` plays them on its workers, as many at
     once as it has slots; without one they are played here, one at a time, in a thread, so
     that this thread only waits and a stop (KeyboardInterrupt, or a signal through
-    :mod:`agent.stops`) lands here: then ``stop`` is set, the game still running is aborted
+    :mod:`ref_sim.stops`) lands here: then ``stop`` is set, the game still running is aborted
     (its programs killed) and not recorded, and the exception goes on.  ``progress``: a
     :class:`ref_sim.progress.Progress` shows each game instead of ``say``.
     """
@@ -777,7 +777,7 @@ def _run(args, settings: dict, specs, out: Path, say, runner) -> int:
     progress = None if args.quiet else Progress(
         args.games, terminal=sys.stdout.isatty() and not args.show, done=len(done))
     played = list(done)
-    # Ctrl-C or SIGTERM/SIGHUP (agent.stops), a program that cannot start, the output closed.
+    # Ctrl-C or SIGTERM/SIGHUP (ref_sim.stops), a program that cannot start, the output closed.
     stopped = _play_series(specs, args.games, out, seed, (turn_ms, first_turn_ms, grace_ms), say,
                            show, runner, played, progress)
     paired = args.games > 1

@@ -9,7 +9,7 @@ Started by a series runner (``ref_sim.stdio``, which puts its process id in
 it waits for its input: a runner killed outright (SIGKILL) closes the input with its death,
 unless another process holds the pipe open, and then only this look ends the wait.  Once the
 runner is gone it says so in one line on stderr and exits with code 3
-(:data:`agent.stops.EXIT_RUNNER_GONE`).
+(:data:`ref_sim.stops.EXIT_RUNNER_GONE`).
 
 Exit codes: 0 the input ended, 3 the series runner that started it is gone, 4 unreadable
 input, 2 bad arguments.
@@ -25,7 +25,7 @@ import threading
 import time
 
 from agent.lifeline import Lifeline
-from agent.stops import EXIT_RUNNER_GONE
+from ref_sim.stops import EXIT_RUNNER_GONE
 
 
 def watch_runner(lifeline: Lifeline) -> None:

@@ -36,7 +36,7 @@ On a terminal the pairings take turns on the one redrawn line, with the games th
 wrong printed above it; elsewhere one line per game and a pairing's figures every 10 of its
 games.
 
-Stopping, as ``ref_sim.match`` (:mod:`agent.stops`): Ctrl-C, SIGTERM and SIGHUP alike abort
+Stopping, as ``ref_sim.match`` (:mod:`ref_sim.stops`): Ctrl-C, SIGTERM and SIGHUP alike abort
 the games being played and kill their bots with their whole process groups, remove the
 temporary directory (no ``--out``), rate the games finished so far in the table, and end in
 the command that continues the tournament (``--resume --out DIR``, on stderr); the exit code
@@ -77,7 +77,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent import cluster, stats
+from ref_sim import cluster, stats
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
 from ref_sim import console, match, ratings, stdio
 from ref_sim.progress import Progress
@@ -488,7 +488,7 @@ def run_event(args, parser, settings: dict, specs: list, anchor, runner, out: Pa
             progress.game(slot.pairing, f"Game {slot.number}/{len(slots)}: "
                                         f"{describe(settings, game)}", game)
 
-    # Ctrl-C or SIGTERM/SIGHUP (agent.stops), a bot that cannot start, the output closed.
+    # Ctrl-C or SIGTERM/SIGHUP (ref_sim.stops), a bot that cannot start, the output closed.
     stopped = match.play_games(runner, todo, submit, finished, stop)
     return match.conclude(MODULE, games, lambda games: report_lines(settings, games, anchor),
                           out_arg=args.out, out=out, say=say, progress=progress,

@@ -6,7 +6,7 @@ Usage: python scripts/bench_cluster.py [--games 8] [--agents agent:depth=2 seed:
 Needs the cluster extra (pip install -e '.[cluster]').  Plays the same fixed-depth file-protocol
 games (the referee simulator, real agent processes) three ways on this machine:
 
-  local       agent.cluster.LocalRunner, one game at a time (what ref_sim.match does on a
+  local       ref_sim.cluster.LocalRunner, one game at a time (what ref_sim.match does on a
               2-core machine, whose --concurrency cap is 1)
   cluster x1  a LocalCluster of 1 worker process: one game slot, so the same one game at a time;
               the difference from `local` is the engine's overhead per game
@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent import cluster  # noqa: E402
+from ref_sim import cluster  # noqa: E402
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
 from ref_sim import openings  # noqa: E402
 from ref_sim.match import agent_spec, play_game_on_worker  # noqa: E402
@@ -126,6 +126,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    from agent.stops import guarded     # Ctrl-C, SIGTERM, SIGHUP: one line, 128 + the signal
+    from ref_sim.stops import guarded     # Ctrl-C, SIGTERM, SIGHUP: one line, 128 + the signal
 
     sys.exit(guarded("bench_cluster.py", main))

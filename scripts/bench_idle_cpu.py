@@ -159,6 +159,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    from agent.stops import guarded     # Ctrl-C, SIGTERM, SIGHUP: one line, 128 + the signal
+    from ref_sim.stops import guarded     # Ctrl-C, SIGTERM, SIGHUP: one line, 128 + the signal
 
     sys.exit(guarded("bench_idle_cpu.py", main))

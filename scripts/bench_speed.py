@@ -29,7 +29,7 @@ from agent.engines import DEFAULT_EVALUATION, EVALUATIONS, AlphaBetaEngine  # no
 from agent.limits import SearchLimit  # noqa: E402
 from agent.options import MAX_SECONDS, real, whole  # noqa: E402
 from agent.rules import Move, Position  # noqa: E402
-from agent.selfplay import play_game, random_opening  # noqa: E402
+from ref_sim.selfplay import play_game, random_opening  # noqa: E402
 
 SUITE = Path(__file__).with_name("bench_positions.txt")
 PHASES = {"opening": (6, 12), "middle": (20, 36), "endgame": (44, 60)}
@@ -145,6 +145,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    from agent.stops import guarded     # Ctrl-C, SIGTERM, SIGHUP: one line, 128 + the signal
+    from ref_sim.stops import guarded     # Ctrl-C, SIGTERM, SIGHUP: one line, 128 + the signal
 
     sys.exit(guarded("bench_speed.py", main))

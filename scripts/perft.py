@@ -44,6 +44,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from agent.stops import guarded     # Ctrl-C, SIGTERM, SIGHUP: one line, 128 + the signal
+    from ref_sim.stops import guarded     # Ctrl-C, SIGTERM, SIGHUP: one line, 128 + the signal
 
     sys.exit(guarded("perft.py", main))

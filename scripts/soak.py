@@ -56,7 +56,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent import stops  # noqa: E402
+from ref_sim import stops  # noqa: E402
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
 from ref_sim import match, openings  # noqa: E402
 from ref_sim.referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, check_time_limit  # noqa: E402
@@ -287,7 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The soak; SIGTERM and SIGHUP stop it as Ctrl-C does (agent.stops)."""
+    """The soak; SIGTERM and SIGHUP stop it as Ctrl-C does (ref_sim.stops)."""
     return stops.guarded("soak", _main, argv)
 
 

@@ -11,7 +11,7 @@ deviations early on, both sides our engine at a fixed node budget) and appends o
 game to DIR/games.jsonl; run it again and it continues where it stopped (game ``i`` always comes
 from seed ``seed * 1_000_003 + i``), printing progress, the data size and the time taken.
 ``--cluster ADDRESS`` (or ``UTTT_CLUSTER``) plays the games on the workers of a Dask cluster
-(agent/cluster.py; ``pip install -e '.[cluster]'``); they are written in game order all the
+(ref_sim/cluster.py; ``pip install -e '.[cluster]'``); they are written in game order all the
 same, so the file is the one a local run makes.
 
 ``fit`` turns every position of the first ``--games`` games (after the opening) into a training example labelled
@@ -25,7 +25,7 @@ quantised model the agent runs). It needs numpy and scipy: ``pip install -e '.[t
 The model (probabilities, lines, weights) is documented in agent/eval_fitted.py; this script only
 chooses its parameters and quantises them into the tables that module reads.
 
-Ctrl-C, SIGTERM and SIGHUP stop every step alike (agent.stops): ``generate`` keeps the games
+Ctrl-C, SIGTERM and SIGHUP stop every step alike (ref_sim.stops): ``generate`` keeps the games
 written so far and says how many (the same command continues), ``fit`` writes nothing (the data
 file is replaced only once complete), ``match`` prints the summary of the games played so far; a
 cluster's games not yet handled are cancelled and the connection closed. A missing or unreadable
@@ -47,10 +47,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent import stops  # noqa: E402
+from ref_sim import stops  # noqa: E402
 from agent.engines import AlphaBetaEngine  # noqa: E402
 from agent.options import real, whole  # noqa: E402
-from agent.selfplay import training_game  # noqa: E402
+from ref_sim.selfplay import training_game  # noqa: E402
 
 GAMES_FILE = "games.jsonl"
 PROG = "train_eval.py"
@@ -110,7 +110,7 @@ def generate(directory: Path, games: int, nodes: int, seed: int, deviation: floa
     plies = made = 0
     runner = None
     if cluster_address:
-        from agent import cluster       # the optional extra; only when asked for
+        from ref_sim import cluster  # the optional extra; only when asked for
         try:
             runner = cluster.connect(cluster_address)
         except cluster.ClusterError as error:
@@ -138,7 +138,7 @@ def generate(directory: Path, games: int, nodes: int, seed: int, deviation: floa
                     left = (games - i - 1) * elapsed / made
                     print(f"  {i + 1}/{games} games, {plies} plies this run, {elapsed:.0f} s, "
                           f"~{left:.0f} s left", flush=True)
-    except KeyboardInterrupt as interrupt:          # Ctrl-C, SIGTERM, SIGHUP (agent.stops)
+    except KeyboardInterrupt as interrupt:          # Ctrl-C, SIGTERM, SIGHUP (ref_sim.stops)
         raise StepStopped(interrupt, f"after {done + made} of {games} games ({made} this run, kept in "
                                      f"{path}); the same command continues: {again}") from None
     finally:
@@ -486,7 +486,7 @@ def match(pairs: int, nodes: int, classic_nodes: int, seed: int, data: Path | No
     from agent.eval_fitted import EvalDataError, FittedEvaluator, load_data
     from agent.search import AlphaBeta
     from agent.engines import SearchEngine, SeedEngine
-    from agent.selfplay import play_pairs
+    from ref_sim.selfplay import play_pairs
 
     try:
         tables = load_data(data) if data else None
@@ -523,7 +523,7 @@ def match(pairs: int, nodes: int, classic_nodes: int, seed: int, data: Path | No
 
 def summary(names, points: list[float]) -> None:
     """The match runner's summary of agent A's points (1, 1/2, 0 per game, in pairs)."""
-    from agent import stats
+    from ref_sim import stats
 
     wins, losses = points.count(1.0), points.count(0.0)
     ptnml = stats.pentanomial([points[i], points[i + 1]] for i in range(0, len(points) - 1, 2))

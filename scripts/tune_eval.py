@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agent.engines import AlphaBetaEngine  # noqa: E402
 from agent.evaluation import DEFAULT_WEIGHTS  # noqa: E402
 from agent.options import MAX_GAMES, real, whole  # noqa: E402
-from agent.selfplay import play_pairs  # noqa: E402
+from ref_sim.selfplay import play_pairs  # noqa: E402
 
 
 def score_interval(wins: int, losses: int, draws: int) -> tuple[float, float]:
@@ -58,6 +58,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    from agent.stops import guarded     # Ctrl-C, SIGTERM, SIGHUP: one line, 128 + the signal
+    from ref_sim.stops import guarded     # Ctrl-C, SIGTERM, SIGHUP: one line, 128 + the signal
 
     sys.exit(guarded("tune_eval.py", main))

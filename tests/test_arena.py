@@ -1,11 +1,11 @@
-"""agent.arena: paired engine series for every game, with the match runner's statistics."""
+"""ref_sim.arena: paired engine series for every game, with the match runner's statistics."""
 
 import io
 import random
 
 import pytest
 
-from agent.arena import main, random_opening, run_series
+from ref_sim.arena import main, random_opening, run_series
 from agent.games import GAMES, get_game, make_engine, parse_engine_spec
 from agent.limits import SearchLimit
 
@@ -80,7 +80,7 @@ def test_openings_leave_the_game_open_and_the_registry_is_uniform():
 
 
 def test_uttt_in_the_arena_and_play_uses_the_agents_default_evaluation():
-    # agent.play and agent.arena must meet the evaluation the competition agent plays with.
+    # ref_sim.play and ref_sim.arena must meet the evaluation the competition agent plays with.
     from agent.engines import DEFAULT_EVALUATION, make_evaluator
     from agent.games.registry import GAMES
 

@@ -1,5 +1,5 @@
-"""Series on a real Dask cluster on this machine (agent.cluster): the same games as the local
-runner (ref_sim.match, ref_sim.stdio, agent.arena, self-play data), a worker killed mid-series,
+"""Series on a real Dask cluster on this machine (ref_sim.cluster): the same games as the local
+runner (ref_sim.match, ref_sim.stdio, ref_sim.arena, self-play data), a worker killed mid-series,
 workers without the project or with other code refused.
 
 The cluster tests need the ``cluster`` extra (``pip install -e '.[test,cluster]'``, as .ci/run
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from agent import cluster
+from ref_sim import cluster
 from ref_sim import match, openings
 
 # A scheduler serves health checks over HTTP, on port 8787 or, when a cluster of another test
@@ -162,7 +162,7 @@ def test_without_the_extra_connecting_says_what_to_install(monkeypatch):
 
 
 def test_local_runs_import_no_engine():
-    code = ("import sys, agent.cluster, agent.arena, ref_sim.match, ref_sim.stdio;"
+    code = ("import sys, ref_sim.cluster, ref_sim.arena, ref_sim.match, ref_sim.stdio;"
             "sys.exit('distributed' in sys.modules or 'dask' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
@@ -180,7 +180,7 @@ def test_the_agent_executable_never_reaches_the_cluster_module():
             frozen.add(name)
             todo.extend(graph[name])
     assert "agent.cli" in frozen and "agent.search" in frozen      # the graph was followed
-    assert "agent.cluster" not in frozen and "agent.arena" not in frozen
+    assert "ref_sim.cluster" not in frozen and "ref_sim.arena" not in frozen
 
 
 def test_game_slots_leave_a_core_free():
@@ -488,7 +488,7 @@ def test_selfplay_data_on_a_cluster_is_the_local_file(shared_cluster, tmp_path):
 
 
 def test_an_arena_series_on_a_cluster_is_the_local_one(shared_cluster):
-    from agent import arena
+    from ref_sim import arena
     from agent.games import get_game
     uttt = get_game("uttt")
     series = dict(games=4, seed=SEED, depth=2)     # fixed depth: the same games anywhere
@@ -517,7 +517,7 @@ def test_an_arena_series_on_a_cluster_is_the_local_one(shared_cluster):
 def test_the_arena_command_on_a_cluster_prints_the_local_series(shared_cluster, monkeypatch):
     import io
 
-    from agent import arena
+    from ref_sim import arena
     # Random engines: their seeds, drawn here, must reach the workers.
     args = ["nineboard", "alphabeta:depth=2", "random", "--games", "4", "--seed", "3", "-v"]
     local, far = io.StringIO(), io.StringIO()
@@ -533,14 +533,14 @@ def test_the_arena_command_on_a_cluster_prints_the_local_series(shared_cluster, 
 
 
 class SlottedLocalRunner(cluster.LocalRunner):
-    """A local runner that answers what ``agent.arena`` asks a cluster runner."""
+    """A local runner that answers what ``ref_sim.arena`` asks a cluster runner."""
 
     def slots(self):
         return {"local": self.concurrency}
 
 
 def test_the_arena_stops_in_one_line_when_a_game_loses_every_worker(capsys, monkeypatch):
-    from agent import arena
+    from ref_sim import arena
     real = arena.play_scheduled_game
 
     def third_game_lost(*args):
@@ -556,13 +556,13 @@ def test_the_arena_stops_in_one_line_when_a_game_loses_every_worker(capsys, monk
     assert code == 1
     score = next(line for line in out.splitlines() if line.startswith("Score of alphabeta#1"))
     assert score.endswith("] 2")                        # the two games played before it
-    assert err.strip().splitlines() == ["python -m agent.arena: stopped after 2 games: game-3: "
+    assert err.strip().splitlines() == ["python -m ref_sim.arena: stopped after 2 games: game-3: "
                                         "every worker that played it died (test)"]
 
 
 def test_the_arena_with_an_unreachable_cluster_is_one_line(capsys, monkeypatch, closed_port):
     pytest.importorskip("distributed")
-    from agent import arena
+    from ref_sim import arena
     monkeypatch.setattr(cluster, "REACH_TIMEOUT", 1.0)
     with pytest.raises(SystemExit) as stop:
         arena.main(["ttt", "random", "random", "--cluster", f"tcp://127.0.0.1:{closed_port}"])
@@ -615,7 +615,7 @@ def test_a_killed_worker_loses_no_game(own_cluster, local_results, tmp_path, cap
 
 def test_a_killed_worker_loses_no_arena_game(own_cluster):
     distributed = pytest.importorskip("distributed")
-    from agent import arena
+    from ref_sim import arena
     from agent.games import get_game
     address = own_cluster.scheduler_address
     # Qubic at depth 4 against depth 2: about a second of the generic (Python) search per game,
@@ -662,7 +662,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def start_worker(address, pythonpath, log, *options):
-    """A ``dask worker`` process whose ``agent`` is the one under ``pythonpath`` (started
+    """A ``dask worker`` process whose ``ref_sim`` is the one under ``pythonpath`` (started
     there: ``python -m`` puts its working directory first on the path)."""
     env = dict(os.environ, PYTHONPATH=str(pythonpath))
     return subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address,
@@ -672,11 +672,11 @@ def start_worker(address, pythonpath, log, *options):
 
 def other_checkouts(tmp_path):
     """Two places to start workers from: ``bare``, where importing the project fails (a
-    machine without it), and ``other``, this project's agent with one changed file."""
-    bare = tmp_path / "bare" / "agent"
+    machine without it), and ``other``, this project's bench with one changed file."""
+    bare = tmp_path / "bare" / "ref_sim"  # the bench, whose ref_sim.cluster admits a worker
     bare.mkdir(parents=True)
-    (bare / "__init__.py").write_text("raise ImportError('No module named agent')\n")
-    other = tmp_path / "other" / "agent"
+    (bare / "__init__.py").write_text("raise ImportError('No module named ref_sim')\n")
+    other = tmp_path / "other" / "ref_sim"
     shutil.copytree(Path(cluster.__file__).parent, other,
                     ignore=shutil.ignore_patterns("__pycache__"))
     (other / "rules.py").write_text((other / "rules.py").read_text() + "\n# changed\n")
@@ -718,7 +718,7 @@ def check_refusals(lines, runner):
     """One line for a worker without the project and one for the other code, saying so."""
     missing, other = sorted(lines.values(), key=lambda line: "not installed" not in line)
     assert missing.startswith("cluster: worker tcp://") and missing.endswith(
-        f"refused: uttt-agent is not installed there (ImportError: No module named agent); "
+        f"refused: uttt-agent is not installed there (ImportError: No module named ref_sim); "
         f"install this client's {runner.version} there (pip install 'uttt-agent[cluster]')")
     assert f"refused: it has uttt-agent 0.1.0, sources " in other
     assert f"; this client has {runner.version} (the same release, other sources: a file " \

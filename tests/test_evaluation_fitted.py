@@ -20,7 +20,7 @@ from agent.evaluation import Evaluator
 from agent.limits import SearchLimit
 from agent.rules import WINS, Position, board_patterns
 from agent.search import PROVEN_SCORE, WIN_SCORE, AlphaBeta, _terminal_score
-from agent.selfplay import random_opening, training_game
+from ref_sim.selfplay import random_opening, training_game
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = load_data()

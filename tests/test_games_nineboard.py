@@ -134,6 +134,6 @@ def test_engine_never_sends_the_opponent_to_a_board_it_wins_on():
 
 
 def test_engine_beats_random_quickly():
-    from agent.arena import run_series
+    from ref_sim.arena import run_series
     series = run_series(GAME, "alphabeta:depth=2", "random", games=4, seed=1)
     assert series.wins == 4

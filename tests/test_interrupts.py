@@ -7,8 +7,8 @@ documented exit code (130 interrupted, 141 output closed), never a traceback.
   agent's own submodules is looked up while the command line loads, so it lands in the middle of
   the start-up imports every time (a SIGINT sent from outside after a sleep would land there
   only by luck).
-* ``agent.play`` at its prompt and while its engine thinks, and both ``agent.play`` and
-  ``agent.arena`` with their output closed (``| head``): real processes, real SIGINT.  (A stopped
+* ``ref_sim.play`` at its prompt and while its engine thinks, and both ``ref_sim.play`` and
+  ``ref_sim.arena`` with their output closed (``| head``): real processes, real SIGINT.  (A stopped
   arena series, by SIGINT, SIGTERM or SIGHUP: tests/test_stops.py.)
 """
 
@@ -116,39 +116,39 @@ def interrupt(process) -> tuple[int, str]:
 
 
 def test_play_ctrl_c_at_the_prompt_is_one_line_and_code_130():
-    process = start_and_wait_for("agent.play", ["ttt"], "Your move (X)")
+    process = start_and_wait_for("ref_sim.play", ["ttt"], "Your move (X)")
     code, err = interrupt(process)
     assert "Traceback" not in err and code == 130
-    assert err.strip().splitlines() == ["python -m agent.play: interrupted"]
+    assert err.strip().splitlines() == ["python -m ref_sim.play: interrupted"]
 
 
 def test_play_ctrl_c_while_the_engine_thinks_is_one_line_and_code_130():
     # The engine moves first with a minute to think: the interrupt lands inside its search.
-    process = start_and_wait_for("agent.play", ["uttt", "--first", "engine", "--seconds", "60"], "you are O")
+    process = start_and_wait_for("ref_sim.play", ["uttt", "--first", "engine", "--seconds", "60"], "you are O")
     time.sleep(0.3)
     started = time.monotonic()
     code, err = interrupt(process)
     assert "Traceback" not in err and code == 130
-    assert err.strip().splitlines() == ["python -m agent.play: interrupted"]
+    assert err.strip().splitlines() == ["python -m ref_sim.play: interrupted"]
     assert time.monotonic() - started < 10       # it stopped thinking, it did not finish the minute
 
 
 def test_play_closed_output_is_one_line_and_code_141():
-    # `python -m agent.play ttt | head -1`: the reader goes away after the first line.
-    process = start_and_wait_for("agent.play", ["ttt", "--first", "engine", "--seconds", "0.05"], "you are O")
+    # `python -m ref_sim.play ttt | head -1`: the reader goes away after the first line.
+    process = start_and_wait_for("ref_sim.play", ["ttt", "--first", "engine", "--seconds", "0.05"], "you are O")
     process.stdout.close()
     _, err = process.communicate(input=b"a1\nb1\nc1\na2\nb2\nc2\na3\nb3\nc3\n", timeout=30)
     err = err.decode()
     assert "Traceback" not in err and process.returncode == 141
-    assert err.strip().splitlines() == ["python -m agent.play: output closed (broken pipe)"]
+    assert err.strip().splitlines() == ["python -m ref_sim.play: output closed (broken pipe)"]
 
 
 def test_arena_closed_output_is_one_line_and_code_141():
-    # `python -m agent.arena ... -v | head -1`
-    process = start_and_wait_for("agent.arena", ["ttt", "alphabeta", "random", "--games", "40",
+    # `python -m ref_sim.arena ... -v | head -1`
+    process = start_and_wait_for("ref_sim.arena", ["ttt", "alphabeta", "random", "--games", "40",
                                                  "--seconds", "0.02", "-v"], "game 1:")
     process.stdout.close()
     _, err = process.communicate(timeout=60)
     err = err.decode()
     assert "Traceback" not in err and process.returncode == 141
-    assert err.strip().splitlines() == ["python -m agent.arena: output closed (broken pipe)"]
+    assert err.strip().splitlines() == ["python -m ref_sim.arena: output closed (broken pipe)"]

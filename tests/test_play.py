@@ -1,4 +1,4 @@
-"""agent.play: a person against the engine, driven by scripted stdin."""
+"""ref_sim.play: a person against the engine, driven by scripted stdin."""
 
 import io
 import subprocess
@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from agent.play import describe_score, main
+from ref_sim.play import describe_score, main
 
 
 def play(argv, lines):
@@ -59,10 +59,10 @@ def test_score_text():
 
 
 def test_command_line_through_a_real_process():
-    process = subprocess.run([sys.executable, "-m", "agent.play", "qubic", "--depth", "1"],
+    process = subprocess.run([sys.executable, "-m", "ref_sim.play", "qubic", "--depth", "1"],
                              input="1 1 1\n9 9 9\n", capture_output=True, text=True, timeout=60)
     assert process.returncode == 0, process.stderr
     assert "layer 1" in process.stdout and "Engine plays" in process.stdout
     assert "Not a move here" in process.stdout and "Game abandoned." in process.stdout
-    bad = subprocess.run([sys.executable, "-m", "agent.play", "chess"], capture_output=True, text=True, timeout=60)
+    bad = subprocess.run([sys.executable, "-m", "ref_sim.play", "chess"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "invalid choice" in bad.stderr

@@ -2,7 +2,7 @@
 
 import io
 
-from agent import stats
+from ref_sim import stats
 from ref_sim.progress import Progress, Summary, duration
 
 

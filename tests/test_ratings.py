@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from agent import stats
+from ref_sim import stats
 from ref_sim import ratings
 
 

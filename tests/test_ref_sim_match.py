@@ -441,7 +441,7 @@ def test_numbers_are_checked_in_one_line(argv, message, capsys):
 def test_a_lost_cluster_stops_the_series_in_one_line_with_its_resume_line(tmp_path, monkeypatch, capsys):
     """A game that lost every worker (or a scheduler that went away) ends the series as a stop does:
     the games so far summarised, one line saying why, the command that continues it; exit 1."""
-    from agent import cluster
+    from ref_sim import cluster
 
     real = match.play_game
     calls = []

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from agent import arena, options, stops
+from agent import options
+
+from ref_sim import arena, stops
 from agent.lifeline import RUNNER_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,7 +68,7 @@ def test_a_stop_signal_is_ctrl_c_with_its_own_exit_code_and_a_second_one_waits()
 @posix_only
 def test_a_signal_ignored_at_start_stays_ignored_as_under_nohup():
     code = ("import os, signal, sys, time\n"
-            "from agent import stops\n"
+            "from ref_sim import stops\n"
             "with stops.stop_signals():\n"
             "    os.kill(os.getpid(), signal.SIGHUP)\n"
             "    time.sleep(0.2)\n"
@@ -165,7 +167,7 @@ def test_the_arena_refuses_limits_that_would_play_instantly(argv, message, capsy
     with pytest.raises(SystemExit) as exit_info:
         arena.main(["ttt", "alphabeta", "random"] + argv)
     assert exit_info.value.code == 2
-    assert capsys.readouterr().err.strip().splitlines()[-1] == f"python -m agent.arena: error: {message}"
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"python -m ref_sim.arena: error: {message}"
 
 
 def train_eval(*argv, cwd=ROOT):

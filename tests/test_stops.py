@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from agent import stops
+from ref_sim import stops
 from agent.lifeline import RUNNER_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -243,16 +243,16 @@ def test_a_stopped_stdio_series_ends_its_programs_and_resumes_as_printed(signum,
     assert os.listdir(run.temp) == []
 
 
-# -- agent.arena and scripts/train_eval.py (in-process games) ---------------------------------
+# -- ref_sim.arena and scripts/train_eval.py (in-process games) ---------------------------------
 
 @pytest.mark.parametrize("signum", SIGNALS, ids=SIGNAL_IDS)
 def test_a_stopped_arena_summarises_its_games(signum, tmp_path):
-    run = Run([PY, "-m", "agent.arena", "ttt", "alphabeta", "random", "--games", "100000",
+    run = Run([PY, "-m", "ref_sim.arena", "ttt", "alphabeta", "random", "--games", "100000",
                "--depth", "2", "-v"], tmp_path / "tmp")
     run.wait_for(r"^game 1: ")
     code, stdout, err = run.stop(signum)
     assert code == 128 + signum and "Traceback" not in err
-    played = int(re.fullmatch(rf"python -m agent\.arena: {stops.said(stops.Stopped(signum))} "
+    played = int(re.fullmatch(rf"python -m ref_sim\.arena: {stops.said(stops.Stopped(signum))} "
                               r"after (\d+) games?", err.strip()).group(1))
     assert "Score of alphabeta#1 vs random#2: " in stdout and f"] {played}\n" in stdout
 

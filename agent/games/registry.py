@@ -4,7 +4,7 @@ A :class:`Game` bundles a state factory, an evaluator factory and the move space
 :class:`agent.search.AlphaBeta` needs), the move text for people (parse/format, an example), a
 board drawing, and the defaults of the tools (seconds per move, random opening plies in series).
 Ultimate Tic-Tac-Toe is here too, through its own ``agent.rules.Position`` and
-default evaluation (``agent.engines.make_evaluator``: the fitted one), so ``agent.play`` and ``agent.arena`` serve all four games.
+default evaluation (``agent.engines.make_evaluator``: the fitted one), so ``ref_sim.play`` and ``ref_sim.arena`` serve all four games.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """How a series runner stops: every stop signal the way Ctrl-C stops it, nothing left behind.
 
-The runners (``ref_sim.match``, ``ref_sim.stdio``, ``agent.arena``, ``scripts/train_eval.py``,
+The runners (``ref_sim.match``, ``ref_sim.stdio``, ``ref_sim.arena``, ``scripts/train_eval.py``,
 ``scripts/soak.py``, the tournament) are run unattended: overnight, under ``timeout``, in a CI job
 that is cancelled, in an ssh session that drops.  Those stop a program with SIGTERM or SIGHUP,
 not with Ctrl-C, and Python's default for them is to die on the spot: no ``finally``, so the

@@ -180,7 +180,7 @@ def summary_lines(names, wins: int, losses: int, draws: int, ptnml=None) -> list
     """The cutechess-style lines: ``Score of A vs B: W - L - D  [s] N``, the Elo estimate (with
     the pentanomial error bar when ``ptnml`` has pairs), and ``Ptnml(0-2)`` when given.
 
-    Every series tool (ref_sim.match, ref_sim.stdio, agent.arena) prints these, so they
+    Every series tool (ref_sim.match, ref_sim.stdio, ref_sim.arena) prints these, so they
     share one convention: the score with 3 decimals as cutechess-cli prints it, and a game
     with no winner is a "draw" (``D``, ``DrawRatio``)."""
     lines = [f"Score of {names[0]} vs {names[1]}: {wins} - {losses} - {draws}  "

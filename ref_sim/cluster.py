@@ -4,7 +4,7 @@
     dask scheduler                                    # the head: prints tcp://HOST:8786
     dask worker tcp://HOST:8786                       # on each machine, from the same version
     python -m ref_sim.match agent seed --games 1000 --cluster tcp://HOST:8786
-    python -m agent.arena uttt alphabeta seed --depth 4 --games 1000 --cluster tcp://HOST:8786
+    python -m ref_sim.arena uttt alphabeta seed --depth 4 --games 1000 --cluster tcp://HOST:8786
 
 Without a cluster address (``--cluster`` or the ``UTTT_CLUSTER`` environment variable) the
 runners play locally as before and nothing here imports Dask.  With one, each game is one task:
@@ -49,13 +49,13 @@ Games are deterministic functions of their schedule (:mod:`ref_sim.openings`), s
 series played here has the same openings, sides and seeds as the local one, and the same
 results when the agents are (fixed depth or nodes).  :func:`in_order` keeps output in game
 order where a file is resumed by counting its lines (``scripts/train_eval.py generate``) or a
-series reports each game as it comes (``agent.arena``).
+series reports each game as it comes (``ref_sim.arena``).
 
-This module is part of ``agent`` (the arena uses it) but imports nothing of ``ref_sim``: the
-product never depends on the simulator.  The agent executable never imports it.
+This module is part of the bench (``ref_sim``); the agent itself, and the executable, never
+import it.
 
 A game of a series runs in a worker thread that mostly waits: its agents are processes.  A game
-searched inside the worker (self-play data, ``agent.arena``) holds the GIL while it runs Python (the
+searched inside the worker (self-play data, ``ref_sim.arena``) holds the GIL while it runs Python (the
 pure-Python search throughout; the compiled core lets it go only while it searches), so there a
 worker's threads take turns; start one single-threaded worker per spare core instead (``dask
 worker ADDRESS --nworkers N --nthreads 1``): each gets one slot.
@@ -225,7 +225,7 @@ def _what_is_installed():
     def installed() -> dict:
         import importlib
         try:
-            return {"found": importlib.import_module("agent.cluster").project_version()}
+            return {"found": importlib.import_module("ref_sim.cluster").project_version()}
         except Exception as error:              # ImportError, or a broken install
             return {"missing": f"{type(error).__name__}: {error}"}
     return installed
@@ -276,7 +276,7 @@ def admission_plugin(expected: str, token: str = ""):
             import importlib
             event = {"worker": worker.address, "token": self.token, **self.installed()}
             if event.get("found") == self.expected:
-                cluster = importlib.import_module("agent.cluster")
+                cluster = importlib.import_module("ref_sim.cluster")
                 event["slots"] = cluster.game_slots(worker.state.nthreads)
                 await worker.set_resources(**{self.resource: event["slots"]})
                 self._rescan(worker)

@@ -10,7 +10,7 @@ import random
 from dataclasses import dataclass
 
 from . import arena
-from .games import get_game
+from agent.games import get_game
 
 
 def random_opening(rng: random.Random, length: int = 4) -> list[int]:
@@ -66,8 +66,8 @@ def training_game(seed: int, make_engine, deviation: float = 0.04, deviate_until
     instead: many different middle games from few openings. ``winner`` is the side (0 = X, 1 = O)
     or None for a draw.
     """
-    from .limits import SearchLimit
-    from .rules import Position
+    from agent.limits import SearchLimit
+    from agent.rules import Position
 
     rng = random.Random(seed)
     opening = random_opening(rng)

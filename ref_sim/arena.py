@@ -1,0 +1,305 @@
+"""Engine-vs-engine series for any game of the family, in one process (no referee files).
+
+    python -m ref_sim.arena qubic alphabeta random --games 10 --seconds 0.2
+    python -m ref_sim.arena nineboard alphabeta:depth=4 alphabeta:depth=2 --games 40 --seed 3
+    python -m ref_sim.arena ttt alphabeta alphabeta:depth=1 --games 18 --opening-plies 1
+    python -m ref_sim.arena uttt alphabeta seed --depth 4 --games 1000 --cluster tcp://head:8786
+
+Engines: ``alphabeta`` (options ``depth``, ``nodes``, ``hash_mb``: ``alphabeta:depth=4,hash_mb=16``),
+``random`` (``random:seed=N``), and for uttt also ``seed`` (``seed:depth=N``). ``--seconds``,
+``--depth`` or ``--nodes`` limit every move of both (an engine's own options win). Games come in
+pairs: each opening (``--opening-plies`` random plies, default per game) is played twice with the
+sides swapped, and fresh engines play every game so no table carries over. The summary is the
+match runner's (``ref_sim.stats``): Score, Elo +/- (pentanomial error bar), LOS, DrawRatio, Ptnml.
+
+``--cluster ADDRESS`` (or ``UTTT_CLUSTER``) plays the games on the workers of a Dask scheduler
+(:mod:`ref_sim.cluster`, the ``cluster`` extra): the same schedule (openings, sides, engine seeds)
+drawn here, each game one task, results handled in game order, so a fixed-depth series gives the
+same games and summary as here, followed by each worker's games and the games retried after a
+worker was lost. Games search inside the worker and hold its GIL: start single-threaded workers
+(``dask worker ADDRESS --nworkers N --nthreads 1``).
+
+SIGTERM and SIGHUP (SIGBREAK on Windows) stop a series as Ctrl-C does (:mod:`ref_sim.stops`): the
+summary of the games finished so far, then one line on stderr; on a cluster the games not yet
+handled are cancelled and the connection closed.
+
+Exit codes: 0 done, 1 a game lost every cluster worker that tried it (the summary so far, then
+one line on stderr), 2 bad command line or a cluster that cannot be used, 130 interrupted (Ctrl-C),
+143 SIGTERM, 129 SIGHUP (128 + the signal: the summary of the games finished so far, then one
+line on stderr), 141 output closed (``| head``: one line on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from dataclasses import dataclass, field
+
+from . import cluster, stats, stops
+from agent.commandline import say_error, silence_output
+from agent.games import GAMES, get_game, make_engine, parse_engine_spec
+from agent.limits import SearchLimit
+from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
+
+MODULE = "ref_sim.arena"
+EXIT_INTERRUPTED = stops.EXIT_INTERRUPTED  # 128 + SIGINT, what a shell reports for Ctrl-C
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
+#: --depth beyond this is no limit for any game of the family.
+MAX_DEPTH = 100
+EXIT_CLUSTER_LOST = 1   # a game lost every cluster worker that tried it
+
+
+@dataclass
+class GameRecord:
+    pair: int
+    first: int                  # which engine (0 = A, 1 = B) played X
+    opening: list[int]
+    moves: list[int]            # after the opening
+    winner: int | None          # engine 0 or 1, None for a draw
+    worker: str | None = None   # the cluster worker that played it (None: played here)
+    attempts: int = 1           # times it was started (more than one: a worker was lost)
+
+    @property
+    def score_a(self) -> float:
+        return 0.5 if self.winner is None else 1.0 if self.winner == 0 else 0.0
+
+
+@dataclass
+class Series:
+    names: tuple[str, str]
+    games: list[GameRecord] = field(default_factory=list)
+
+    @property
+    def wins(self) -> int:
+        return sum(g.winner == 0 for g in self.games)
+
+    @property
+    def losses(self) -> int:
+        return sum(g.winner == 1 for g in self.games)
+
+    @property
+    def draws(self) -> int:
+        return sum(g.winner is None for g in self.games)
+
+    def ptnml(self) -> list[int]:
+        pairs: dict[int, list[float]] = {}
+        for g in self.games:
+            pairs.setdefault(g.pair, []).append(g.score_a)
+        return stats.pentanomial(p for p in pairs.values() if len(p) == 2)
+
+    def report_lines(self) -> list[str]:
+        """The match runner's summary, then (a series on a cluster) each worker's games and
+        how many games were retried; an in-process game has no referee, so no time-outs."""
+        played_on = [{"worker": g.worker, "attempts": g.attempts} for g in self.games]
+        return stats.summary_lines(self.names, self.wins, self.losses, self.draws, self.ptnml()) + \
+            cluster.worker_lines(played_on, timeout_reason="Time out!")
+
+
+def random_opening(game, rng: random.Random, plies: int) -> list[int]:
+    """``plies`` random moves that leave the game open (redrawn until they do)."""
+    for _ in range(1000):
+        state = game.new_state()
+        moves = []
+        while len(moves) < plies and state.winner is None:
+            move = rng.choice(list(state.legal_moves()))
+            state.push(move)
+            moves.append(move)
+        if state.winner is None:
+            return moves
+    raise ValueError(f"no opening of {plies} plies leaves the game open")
+
+
+def play_game(game, engines, opening, first: int, limit_kwargs: dict):
+    """One game from ``opening``; ``engines[first]`` plays X. Returns (moves after the opening,
+    winner as engine index or None). Every move is checked against the rules."""
+    state = game.new_state()
+    for move in opening:
+        state.push(move)
+    # X belongs to engines[first] (with an odd opening, O moves first after it).
+    by_side = {0: engines[first], 1: engines[1 - first]}
+    moves = []
+    while state.winner is None:
+        limit = SearchLimit.seconds(limit_kwargs["seconds"]) if limit_kwargs.get("seconds") else \
+            SearchLimit(depth=limit_kwargs.get("depth"), nodes=limit_kwargs.get("nodes"))
+        move = by_side[state.turn].choose(state, limit).move
+        if move not in state.legal_moves():
+            raise RuntimeError(f"engine {by_side[state.turn]!r} chose an illegal move {move}")
+        state.push(move)
+        moves.append(move)
+    if state.winner in (0, 1):
+        winner = first if state.winner == 0 else 1 - first
+    else:
+        winner = None
+    return moves, winner
+
+
+def play_scheduled_game(game_name: str, specs: tuple[str, str], seeds: tuple[int, int],
+                        opening: list[int], first: int, limit_kwargs: dict):
+    """One game of a series from plain, picklable values, so a cluster worker can play it:
+    fresh engines from ``specs`` with ``seeds``, then :func:`play_game`. Returns (moves after
+    the opening, winner as engine index or None)."""
+    game = get_game(game_name)
+    engines = tuple(make_engine(game, spec, seed=seed) for spec, seed in zip(specs, seeds))
+    return play_game(game, engines, opening, first, limit_kwargs)
+
+
+def schedule(game, games: int, seed: int, plies: int) -> list[tuple[int, list[int], int, tuple[int, int]]]:
+    """Every game of a series as (pair, opening, first, (seed of A, seed of B)), drawn from one
+    ``random.Random(seed)`` in play order: a pair's opening, then each game's two engine seeds.
+    Drawn before any game is played, wherever the games are played."""
+    rng = random.Random(seed)
+    planned = []
+    for pair in range((games + 1) // 2):
+        opening = random_opening(game, rng, plies)
+        for first in (0, 1):
+            seeds = (rng.randrange(1 << 30), rng.randrange(1 << 30))
+            planned.append((pair, opening, first, seeds))
+    return planned
+
+
+def run_series(game, spec_a: str, spec_b: str, games: int, seed: int = 0, opening_plies: int | None = None,
+               seconds: float | None = None, depth: int | None = None, nodes: int | None = None,
+               on_game=None, runner=None) -> Series:
+    """Play ``games`` games (rounded up to pairs) between two engine specs, here one after the
+    other, or through ``runner`` (an :class:`ref_sim.cluster.ClusterRunner`) several at once;
+    either way ``on_game`` sees the games in schedule order."""
+    parse_engine_spec(spec_a), parse_engine_spec(spec_b)  # fail before playing
+    plies = game.opening_plies if opening_plies is None else opening_plies
+    names = (f"{spec_a}#1", f"{spec_b}#2")
+    series = Series(names)
+    limit_kwargs = {"seconds": seconds, "depth": depth, "nodes": nodes}
+    if not (seconds or depth or nodes):
+        limit_kwargs["seconds"] = game.seconds
+    planned = schedule(game, games, seed, plies)
+    calls = [(f"game-{number}", play_scheduled_game,
+              (game.name, (spec_a, spec_b), seeds, opening, first, limit_kwargs), {})
+             for number, (pair, opening, first, seeds) in enumerate(planned, 1)]
+    if runner is None:
+        played = ((None, fn(*args, **kwargs)) for _, fn, args, kwargs in calls)
+    else:
+        played = cluster.in_order(runner, calls)
+    try:
+        for (pair, opening, first, _), (ticket, (moves, winner)) in zip(planned, played):
+            record = GameRecord(pair, first, opening, moves, winner)
+            if ticket is not None:
+                record.worker, record.attempts = ticket.worker, runner.attempts(ticket)
+            series.games.append(record)
+            if on_game is not None:
+                on_game(record, series)
+    finally:
+        if runner is not None:
+            played.close()      # an interrupted series: the games not yet handled are dropped
+    return series
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=stops.invoked_as(MODULE), description=__doc__.split("\n\n")[0],
+                                     epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("game", choices=list(GAMES))
+    parser.add_argument("engine_a")
+    parser.add_argument("engine_b")
+    parser.add_argument("--games", type=whole(1, MAX_GAMES), default=10,
+                        help="games to play, rounded up to pairs (default 10)")
+    effort = parser.add_mutually_exclusive_group()
+    effort.add_argument("--seconds", type=real(0, MAX_SECONDS, low_open=True),
+                        help="seconds per move, more than 0 (default: the game's, e.g. qubic 5)")
+    effort.add_argument("--depth", type=whole(1, MAX_DEPTH), help="fixed search depth per move")
+    effort.add_argument("--nodes", type=whole(1), help="fixed node budget per move")
+    parser.add_argument("--seed", type=int, default=0, help="series seed: openings and random engines")
+    parser.add_argument("--opening-plies", type=whole(0), default=None,
+                        help="random plies before each pair's games (default: ttt 1, nineboard 2, qubic 2, uttt 4)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print every game's moves")
+    parser.add_argument("--cluster", metavar="ADDRESS",
+                        help="play the games on a Dask cluster, e.g. tcp://head:8786 (default: "
+                             f"${cluster.ENV}; needs {cluster.INSTALL_HINT}); start workers with "
+                             "--nthreads 1: a game holds its worker's GIL")
+    return parser
+
+
+def main(argv=None, stdout=None) -> int:
+    """The command; a stop signal anywhere (ref_sim.stops) ends in one line and 128 + its number."""
+    return stops.guarded(stops.invoked_as(MODULE), _main, argv, stdout)
+
+
+def _main(argv, stdout) -> int:
+    out = stdout if stdout is not None else sys.stdout
+    prog = stops.invoked_as(MODULE)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    game = get_game(args.game)
+    for spec in (args.engine_a, args.engine_b):
+        try:
+            parse_engine_spec(spec)
+        except ValueError as error:
+            parser.error(str(error))
+    plies = game.opening_plies if args.opening_plies is None else args.opening_plies
+    try:
+        random_opening(game, random.Random(args.seed), plies)
+    except ValueError as error:
+        parser.error(f"--opening-plies {plies}: {error} in {args.game}")
+
+    address = cluster.cluster_address(args.cluster)
+    if not address:
+        return _play(args, game, out, runner=None)
+    try:
+        runner = cluster.connect(address, say=lambda message: say_error(prog, message))
+    except cluster.ClusterError as error:
+        parser.error(str(error))
+    except KeyboardInterrupt as interrupt:
+        say_error(prog, f"{stops.said(interrupt)} while connecting to the cluster")
+        return stops.exit_code(interrupt)
+    with runner:
+        print(f"arena: on {len(runner.slots())} cluster worker(s), {runner.capacity()} games at once",
+              file=out, flush=True)
+        return _play(args, game, out, runner)
+
+
+def _play(args, game, out, runner) -> int:
+    """The series and its summary, here or through ``runner``; the exit code."""
+    prog = stops.invoked_as(MODULE)
+    so_far: list[Series] = []
+
+    def on_game(record: GameRecord, series: Series) -> None:
+        so_far[:] = [series]
+        if args.verbose:
+            state = game.new_state()
+            texts = []
+            for m in record.opening + record.moves:
+                texts.append(game.format_move(state, m))
+                state.push(m)
+            result = "draw" if record.winner is None else f"{series.names[record.winner]} wins"
+            print(f"game {len(series.games)}: X={series.names[record.first]} opening "
+                  f"[{', '.join(texts[:len(record.opening)])}] then [{', '.join(texts[len(record.opening):])}]: "
+                  f"{result}", file=out, flush=True)
+
+    def report_so_far() -> str:
+        """Print the summary of the games played so far (if any); say how many there were."""
+        played = so_far[0].games if so_far else []
+        if played:
+            for line in so_far[0].report_lines():
+                print(line, file=out, flush=True)
+        return f"{len(played)} game{'' if len(played) == 1 else 's'}"
+
+    try:
+        try:
+            series = run_series(game, args.engine_a, args.engine_b, args.games, seed=args.seed,
+                                opening_plies=args.opening_plies, seconds=args.seconds, depth=args.depth,
+                                nodes=args.nodes, on_game=on_game, runner=runner)
+        except KeyboardInterrupt as interrupt:      # Ctrl-C, SIGTERM, SIGHUP (ref_sim.stops)
+            say_error(prog, f"{stops.said(interrupt)} after {report_so_far()}")
+            return stops.exit_code(interrupt)
+        except cluster.ClusterError as error:       # every worker that tried a game died
+            say_error(prog, f"stopped after {report_so_far()}: {error}")
+            return EXIT_CLUSTER_LOST
+        for line in series.report_lines():
+            print(line, file=out, flush=True)
+    except BrokenPipeError:
+        silence_output(out)
+        say_error(prog, "output closed (broken pipe)")
+        return EXIT_BROKEN_PIPE
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
