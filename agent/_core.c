@@ -49,6 +49,9 @@
 #define MAX_PLY 128
 #define LMR_MIN_DEPTH 3
 #define LMR_FIRST_MOVE 3
+#define LMR_DEEP_MOVE 6
+#define LMR_DEEP_DEPTH 5
+#define EXTENSION_LIMIT 2
 
 #define FULL 0x1FF
 #define OPEN 0
@@ -240,8 +243,9 @@ typedef struct {
     int counters[2][81];   /* AlphaBeta.counters: the reply that refuted a move, -1 none */
     int path[MAX_PLY];     /* the move made at each ply of the current line */
     /* search.Features (set_features) and root()'s reduce */
-    int lmr, counter, age, solve;
+    int lmr, counter, age, solve, ext, lmp;
     int reduce;
+    int root_depth;
     /* limits of the current search */
     long long nodes;
     long long next_check;
@@ -501,6 +505,21 @@ static void move_priority(const Searcher *s, const uint8_t *moves, int n, int *o
     }
 }
 
+/* TacticalOrdering.forcing: the move blocks the opponent's two in a line here, or sends the
+ * opponent to an open board where the mover has two in a line with the third cell empty. */
+static int forcing(const Searcher *s, int m) {
+    const Pos *p = &s->pos;
+    const uint16_t *me = p->masks[p->turn], *them = p->masks[1 - p->turn];
+    int b = m / 9, spot = m % 9;
+    unsigned bit = 1u << spot;
+    if (WINS[them[b] | bit]) return 1;
+    if (spot == b) {
+        unsigned mine = me[b] | bit;
+        return !WINS[mine] && (p->occupied[b] | bit) != FULL && s->can_win[mine << 9 | them[b]];
+    }
+    return p->status[spot] == OPEN && s->can_win[(unsigned)me[spot] << 9 | them[spot]];
+}
+
 /* -- table ------------------------------------------------------------------------------------- */
 
 static TTEntry *tt_probe(Searcher *s, uint64_t key) {
@@ -733,20 +752,27 @@ static int negamax(Searcher *s, int depth, int alpha, int beta, int ply) {
             }
         }
     } else {
-        int reduce_from = s->reduce && depth >= LMR_MIN_DEPTH && !exact ? LMR_FIRST_MOVE : n;
+        int inexact = s->reduce && !exact;
+        int reduce_from = inexact && s->lmr && depth >= LMR_MIN_DEPTH ? LMR_FIRST_MOVE : n;
+        int deep_from = inexact && s->lmr >= 2 && depth >= LMR_DEEP_DEPTH ? LMR_DEEP_MOVE : n;
+        int prune_from = inexact && s->lmp && depth == 2 && beta - alpha == 1 ? s->lmp : n;
+        int may_extend = s->ext && ply + depth < s->root_depth + EXTENSION_LIMIT;
         for (int i = 0; i < n; i++) {
+            if (i >= prune_from) break;
             int move = moves[i], score;
+            int extend = may_extend && forcing(s, move);
+            int child = extend ? depth : depth - 1;
             pos_push(p, move);
             s->path[ply] = move;
             if (i == 0) {
-                score = -negamax(s, depth - 1, -beta, -alpha, ply + 1);
+                score = -negamax(s, child, -beta, -alpha, ply + 1);
             } else {
-                int reduced = i >= reduce_from ? depth - 2 : depth - 1;
+                int reduced = extend || i < reduce_from ? child : i >= deep_from ? child - 2 : child - 1;
                 score = -negamax(s, reduced, -alpha - 1, -alpha, ply + 1);
-                if (!s->stopped && reduced < depth - 1 && score > alpha)
-                    score = -negamax(s, depth - 1, -alpha - 1, -alpha, ply + 1);
+                if (!s->stopped && reduced < child && score > alpha)
+                    score = -negamax(s, child, -alpha - 1, -alpha, ply + 1);
                 if (!s->stopped && alpha < score && score < beta)
-                    score = -negamax(s, depth - 1, -beta, -score, ply + 1);
+                    score = -negamax(s, child, -beta, -score, ply + 1);
             }
             pos_pop(p);
             if (s->stopped) return 0;
@@ -787,6 +813,7 @@ static int search_root(Searcher *s, const uint8_t *moves, int n, int depth, int 
     Pos *p = &s->pos;
     int original_alpha = alpha;
     int best_move = moves[0], best_score = -INFINITY_SCORE, first_score = 0;
+    s->root_depth = depth;
     for (int i = 0; i < n; i++) {
         int move = moves[i], score;
         pos_push(p, move);
@@ -1246,12 +1273,12 @@ static PyObject *Searcher_new_search(Searcher *s, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* set_features(values): search.Features.values() in its field order (asp, lmr, counter, age, solve);
- * asp is for the Python side's windows and only checked here. */
-#define FEATURES 5
+/* set_features(values): search.Features.values() in its field order (asp, lmr, counter, age, solve,
+ * ext, lmp); asp is for the Python side's windows and only checked here. */
+#define FEATURES 7
 static PyObject *Searcher_set_features(Searcher *s, PyObject *seq) {
-    static const long long highest[FEATURES] = {INFINITY_SCORE, 1, 1, 62, MAX_PLY};
-    static const char *names[FEATURES] = {"asp", "lmr", "counter", "age", "solve"};
+    static const long long highest[FEATURES] = {INFINITY_SCORE, 2, 1, 62, MAX_PLY, 1, 81};
+    static const char *names[FEATURES] = {"asp", "lmr", "counter", "age", "solve", "ext", "lmp"};
     long long v[FEATURES];
     Py_ssize_t count;
     if (!check_ready(s, "set_features")) return NULL;
@@ -1263,6 +1290,8 @@ static PyObject *Searcher_set_features(Searcher *s, PyObject *seq) {
     s->counter = (int)v[2];
     s->age = (int)v[3];
     s->solve = (int)v[4];
+    s->ext = (int)v[5];
+    s->lmp = (int)v[6];
     Py_RETURN_NONE;
 }
 
@@ -1308,7 +1337,7 @@ static PyObject *Searcher_root(Searcher *s, PyObject *args) {
     s->stopped = 0;
     s->failed = 0;
     s->root_best_valid = 0;
-    s->reduce = reduce && s->lmr;
+    s->reduce = (int)reduce;
     hold(s, "root");
     s->thread = PyEval_SaveThread();
     done = search_root(s, moves, n, (int)depth, (int)alpha, (int)beta, &score, &move);
@@ -1508,7 +1537,7 @@ PyMODINIT_FUNC PyInit__core(void) {
         return NULL;
     }
     /* agent/core.py refuses a build whose version it does not drive: raise with interface changes. */
-    PyModule_AddIntConstant(module, "CORE_VERSION", 4);
+    PyModule_AddIntConstant(module, "CORE_VERSION", 6);
     PyModule_AddIntConstant(module, "WIN_SCORE", WIN_SCORE);
     PyModule_AddIntConstant(module, "CLOCK_INTERVAL", CLOCK_INTERVAL);
     PyModule_AddIntConstant(module, "MAX_PLY", MAX_PLY);

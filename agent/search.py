@@ -53,6 +53,13 @@ LMR_MIN_DEPTH = 3
 #: ... and with this move in the ordered list: the table's move, the killers and the tactical
 #: moves the ordering puts first are searched to full depth.
 LMR_FIRST_MOVE = 3
+#: lmr=2 reduces two plies from this move on in nodes this deep: in a forced board (9 moves at
+#: most) only the last few, which the ordering found least promising.
+LMR_DEEP_MOVE = 6
+LMR_DEEP_DEPTH = 5
+#: A line may be extended this many plies beyond the root's depth (net of its reductions): enough
+#: to see a threat answered, and a bound on how far chains of threats can grow the tree.
+EXTENSION_LIMIT = 2
 
 
 @dataclass(frozen=True)
@@ -61,9 +68,11 @@ class Features:
     The defaults are the ones that won their SPRT against the search without them (issue 17)."""
 
     #: Half-width of the root's first window around the last depth's score; 0: the full window.
-    asp: int = 0
-    #: Late-move reductions: 1 searches late moves a ply shallower first; 0: off. +52 +/- 32 Elo
-    #: (SPRT [0, 20], 20k nodes/move, 244 games).
+    #: 50 (a tenth of a typical evaluation's spread) against 0: +23 +/- 19 Elo (SPRT [0, 20], 20k
+    #: nodes/move, 862 games).
+    asp: int = 50
+    #: Late-move reductions: 1 searches late moves a ply shallower first, 2 the latest two plies;
+    #: 0: off. 1 against 0: +52 +/- 32 Elo (SPRT [0, 20], 20k nodes/move, 244 games).
     lmr: int = 1
     #: 1: the reply that last refuted the opponent's previous move is tried after the killers.
     counter: int = 0
@@ -71,6 +80,12 @@ class Features:
     age: int = 3
     #: A node whose game can last at most this many more plies is searched to the end (exact).
     solve: int = 0
+    #: 1: forcing moves (the evaluator's ``forcing(state, move)``: threats and their answers) are
+    #: searched a ply deeper, within EXTENSION_LIMIT, and never reduced.
+    ext: int = 0
+    #: Late-move pruning: a null-window node two plies above the leaves searches only its first
+    #: this many moves; 0: all.
+    lmp: int = 0
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -82,7 +97,7 @@ class Features:
 
 
 #: Plain iterative-deepening PVS with killers and history: the search before issue 17.
-PLAIN = Features(asp=0, lmr=0, counter=0, age=3, solve=0)
+PLAIN = Features(asp=0, lmr=0, counter=0, age=3, solve=0, ext=0, lmp=0)
 
 
 class _Stop(Exception):
@@ -177,6 +192,8 @@ class AlphaBeta:
         self._next_check = CLOCK_INTERVAL
         # The solver needs the game's bound on the plies left (optional in the interface).
         self._solve = self.features.solve if hasattr(state, "max_plies_left") else 0
+        # Extensions need the evaluator's forcing(state, move) (optional in the interface).
+        self._forcing = getattr(self.evaluator, "forcing", None) if self.features.ext else None
         if len(self.tt) > self.tt_capacity * 3 // 4:  # room for this search's new entries
             self._trim_table(self.tt_capacity // 2)
         age = self.features.age
@@ -213,11 +230,11 @@ class AlphaBeta:
 
     def _search_root(self, state, moves, depth, alpha, beta, reduce):
         """``(score, move)`` of the root searched to ``depth`` in the window ``(alpha, beta)``
-        (a bound when outside it), with late-move reductions if ``reduce``; None when a limit
+        (a bound when outside it), with late-move reductions and pruning if ``reduce``; None when a limit
         stopped it, and then ``_root_best`` is ``(move, score)`` of a move proven better than the
         first, or None."""
         self._root_best = None
-        self._reduce = reduce and self.features.lmr
+        self._reduce = reduce
         root_ply = state.ply if hasattr(state, "ply") else None
         try:
             return self._root(state, moves, depth, alpha, beta)
@@ -276,6 +293,7 @@ class AlphaBeta:
                 del self.tt[key]
 
     def _root(self, state, moves, depth, alpha, beta):
+        self._root_depth = depth
         original_alpha = alpha
         best_move, best_score = moves[0], -INFINITY
         first_score = None
@@ -365,19 +383,29 @@ class AlphaBeta:
             path = self._path
             # Late moves of a deep enough node are searched a ply shallower with a null window
             # first; only one that then beats alpha is searched again to full depth.
-            reduce_from = LMR_FIRST_MOVE if self._reduce and depth >= LMR_MIN_DEPTH and not exact else len(moves)
+            # Late moves of a null-window node next to the leaves are not searched at all.
+            lmr, lmp, count = self.features.lmr, self.features.lmp, len(moves)
+            inexact = self._reduce and not exact
+            reduce_from = LMR_FIRST_MOVE if inexact and lmr and depth >= LMR_MIN_DEPTH else count
+            deep_from = LMR_DEEP_MOVE if inexact and lmr >= 2 and depth >= LMR_DEEP_DEPTH else count
+            prune_from = lmp if inexact and lmp and depth == 2 and beta - alpha == 1 else count
+            forcing = self._forcing if ply + depth < self._root_depth + EXTENSION_LIMIT else None
             for i, move in enumerate(moves):
+                if i >= prune_from:
+                    break
+                extend = forcing is not None and forcing(state, move)
+                child = depth if extend else depth - 1
                 push(move)
                 path[ply] = move
                 if i == 0:
-                    score = -self._negamax(state, depth - 1, -beta, -alpha, ply + 1)
+                    score = -self._negamax(state, child, -beta, -alpha, ply + 1)
                 else:
-                    reduced = depth - 2 if i >= reduce_from else depth - 1
+                    reduced = child if extend or i < reduce_from else child - 2 if i >= deep_from else child - 1
                     score = -self._negamax(state, reduced, -alpha - 1, -alpha, ply + 1)
-                    if reduced < depth - 1 and score > alpha:
-                        score = -self._negamax(state, depth - 1, -alpha - 1, -alpha, ply + 1)
+                    if reduced < child and score > alpha:
+                        score = -self._negamax(state, child, -alpha - 1, -alpha, ply + 1)
                     if alpha < score < beta:
-                        score = -self._negamax(state, depth - 1, -beta, -score, ply + 1)
+                        score = -self._negamax(state, child, -beta, -score, ply + 1)
                 pop()
                 if score > best_score:
                     best_score, best_move = score, move

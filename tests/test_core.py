@@ -211,7 +211,9 @@ def test_same_moves_over_whole_games_with_tables_kept_between_moves(evaluator):
 FEATURE_SETS = [pytest.param(PLAIN, id="plain"), pytest.param(replace(PLAIN, asp=25), id="asp"),
                 pytest.param(replace(PLAIN, lmr=1), id="lmr"), pytest.param(replace(PLAIN, counter=1), id="counter"),
                 pytest.param(replace(PLAIN, age=1), id="age"), pytest.param(replace(PLAIN, solve=14), id="solve"),
-                pytest.param(Features(asp=25, lmr=1, counter=1, age=1, solve=14), id="all")]
+                pytest.param(replace(PLAIN, ext=1), id="ext"), pytest.param(replace(PLAIN, lmr=2), id="lmr2"),
+                pytest.param(replace(PLAIN, lmp=5), id="lmp"),
+                pytest.param(Features(asp=25, lmr=2, counter=1, age=1, solve=14, ext=1, lmp=5), id="all")]
 
 
 @compiled
@@ -480,7 +482,8 @@ def test_ctrl_c_interrupts_a_compiled_search():
             "load_position(searcher, Position())\n"
             "searcher.new_search(None, None, None)\n"
             "print('searching', flush=True)\n"
-            "searcher.root(list(range(81)), 40, -2_000_000, 2_000_000, 0)")  # one depth of 40 plies: it would take years
+            "from agent.search import INFINITY\n"
+            "searcher.root(list(range(81)), 40, -INFINITY, INFINITY, 0)")  # one depth of 40 plies: it would take years
     process = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     try:
