@@ -51,7 +51,6 @@
 #define LMR_FIRST_MOVE 3
 #define LMR_DEEP_MOVE 6
 #define LMR_DEEP_DEPTH 5
-#define EXTENSION_LIMIT 2
 
 #define FULL 0x1FF
 #define OPEN 0
@@ -240,12 +239,9 @@ typedef struct {
     uint8_t gen;
     long long history[2][81];
     int killers[MAX_PLY][2];
-    int counters[2][81];   /* AlphaBeta.counters: the reply that refuted a move, -1 none */
-    int path[MAX_PLY];     /* the move made at each ply of the current line */
     /* search.Features (set_features) and root()'s reduce */
-    int lmr, counter, age, solve, ext, lmp;
+    int lmr, age, solve, lmp;
     int reduce;
-    int root_depth;
     /* limits of the current search */
     long long nodes;
     long long next_check;
@@ -505,21 +501,6 @@ static void move_priority(const Searcher *s, const uint8_t *moves, int n, int *o
     }
 }
 
-/* TacticalOrdering.forcing: the move blocks the opponent's two in a line here, or sends the
- * opponent to an open board where the mover has two in a line with the third cell empty. */
-static int forcing(const Searcher *s, int m) {
-    const Pos *p = &s->pos;
-    const uint16_t *me = p->masks[p->turn], *them = p->masks[1 - p->turn];
-    int b = m / 9, spot = m % 9;
-    unsigned bit = 1u << spot;
-    if (WINS[them[b] | bit]) return 1;
-    if (spot == b) {
-        unsigned mine = me[b] | bit;
-        return !WINS[mine] && (p->occupied[b] | bit) != FULL && s->can_win[mine << 9 | them[b]];
-    }
-    return p->status[spot] == OPEN && s->can_win[(unsigned)me[spot] << 9 | them[spot]];
-}
-
 /* -- table ------------------------------------------------------------------------------------- */
 
 static TTEntry *tt_probe(Searcher *s, uint64_t key) {
@@ -620,8 +601,8 @@ typedef struct {
     int move;
 } OrderKey;
 
-/* AlphaBeta._ordered: the table's move, then the killers and the counter move, then tactics (at
- * depth >= 2) and history; Python's sorts are mirrored exactly, ties included. */
+/* AlphaBeta._ordered: the table's move, then the killers, then tactics (at depth >= 2) and
+ * history; Python's sorts are mirrored exactly, ties included. */
 static int ordered_moves(Searcher *s, int depth, int tt_move, int ply, uint8_t *out) {
     uint8_t moves[81];
     int n = pos_moves(&s->pos, moves);
@@ -661,10 +642,9 @@ static int ordered_moves(Searcher *s, int depth, int tt_move, int ply, uint8_t *
             moves[j] = m;
         }
     }
-    int front[4], nfront = 0;
-    int counter = s->counter ? s->counters[s->pos.turn][s->path[ply - 1]] : -1;
-    int candidates[4] = {tt_move, s->killers[ply][0], s->killers[ply][1], counter};
-    for (int c = 0; c < 4; c++) {
+    int front[3], nfront = 0;
+    int candidates[3] = {tt_move, s->killers[ply][0], s->killers[ply][1]};
+    for (int c = 0; c < 3; c++) {
         int m = candidates[c];
         if (m < 0) continue;
         int dup = 0;
@@ -756,23 +736,19 @@ static int negamax(Searcher *s, int depth, int alpha, int beta, int ply) {
         int reduce_from = inexact && s->lmr && depth >= LMR_MIN_DEPTH ? LMR_FIRST_MOVE : n;
         int deep_from = inexact && s->lmr >= 2 && depth >= LMR_DEEP_DEPTH ? LMR_DEEP_MOVE : n;
         int prune_from = inexact && s->lmp && depth == 2 && beta - alpha == 1 ? s->lmp : n;
-        int may_extend = s->ext && ply + depth < s->root_depth + EXTENSION_LIMIT;
         for (int i = 0; i < n; i++) {
             if (i >= prune_from) break;
             int move = moves[i], score;
-            int extend = may_extend && forcing(s, move);
-            int child = extend ? depth : depth - 1;
             pos_push(p, move);
-            s->path[ply] = move;
             if (i == 0) {
-                score = -negamax(s, child, -beta, -alpha, ply + 1);
+                score = -negamax(s, depth - 1, -beta, -alpha, ply + 1);
             } else {
-                int reduced = extend || i < reduce_from ? child : i >= deep_from ? child - 2 : child - 1;
+                int reduced = i < reduce_from ? depth - 1 : i >= deep_from ? depth - 3 : depth - 2;
                 score = -negamax(s, reduced, -alpha - 1, -alpha, ply + 1);
-                if (!s->stopped && reduced < child && score > alpha)
-                    score = -negamax(s, child, -alpha - 1, -alpha, ply + 1);
+                if (!s->stopped && reduced < depth - 1 && score > alpha)
+                    score = -negamax(s, depth - 1, -alpha - 1, -alpha, ply + 1);
                 if (!s->stopped && alpha < score && score < beta)
-                    score = -negamax(s, child, -beta, -score, ply + 1);
+                    score = -negamax(s, depth - 1, -beta, -score, ply + 1);
             }
             pos_pop(p);
             if (s->stopped) return 0;
@@ -795,7 +771,6 @@ static int negamax(Searcher *s, int depth, int alpha, int beta, int ply) {
             killers[0] = best_move;
         }
         s->history[p->turn][best_move] += (long long)depth * depth;
-        if (s->counter) s->counters[p->turn][s->path[ply - 1]] = best_move;
     }
     int stored = best_score;
     if (stored > PROVEN_SCORE)
@@ -813,11 +788,9 @@ static int search_root(Searcher *s, const uint8_t *moves, int n, int depth, int 
     Pos *p = &s->pos;
     int original_alpha = alpha;
     int best_move = moves[0], best_score = -INFINITY_SCORE, first_score = 0;
-    s->root_depth = depth;
     for (int i = 0; i < n; i++) {
         int move = moves[i], score;
         pos_push(p, move);
-        s->path[0] = move;
         if (i == 0) {
             score = -negamax(s, depth - 1, -beta, -alpha, 1);
             first_score = score;
@@ -1034,8 +1007,6 @@ static int Searcher_init(Searcher *s, PyObject *args, PyObject *kwargs) {
     s->pos.forced = -1;
     s->pos.drawn_lines_tie = 1;
     s->pos.key = ZOBRIST_FORCED[0];
-    for (int t = 0; t < 2; t++)
-        for (int m = 0; m < 81; m++) s->counters[t][m] = -1;
     s->age = 3; /* search.PLAIN until set_features */
     start_search(s, now_seconds(), -1, -1, NULL, 0.01); /* no limits until new_search */
     return 0;
@@ -1273,12 +1244,12 @@ static PyObject *Searcher_new_search(Searcher *s, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* set_features(values): search.Features.values() in its field order (asp, lmr, counter, age, solve,
- * ext, lmp); asp is for the Python side's windows and only checked here. */
-#define FEATURES 7
+/* set_features(values): search.Features.values() in its field order (asp, lmr, age, solve, lmp);
+ * asp is for the Python side's windows and only checked here. */
+#define FEATURES 5
 static PyObject *Searcher_set_features(Searcher *s, PyObject *seq) {
-    static const long long highest[FEATURES] = {INFINITY_SCORE, 2, 1, 62, MAX_PLY, 1, 81};
-    static const char *names[FEATURES] = {"asp", "lmr", "counter", "age", "solve", "ext", "lmp"};
+    static const long long highest[FEATURES] = {INFINITY_SCORE, 2, 62, MAX_PLY, 81};
+    static const char *names[FEATURES] = {"asp", "lmr", "age", "solve", "lmp"};
     long long v[FEATURES];
     Py_ssize_t count;
     if (!check_ready(s, "set_features")) return NULL;
@@ -1287,11 +1258,9 @@ static PyObject *Searcher_set_features(Searcher *s, PyObject *seq) {
     for (int i = 0; i < FEATURES; i++)
         if (!read_int(items[i], 0, highest[i], names[i], -1, &v[i])) return NULL;
     s->lmr = (int)v[1];
-    s->counter = (int)v[2];
-    s->age = (int)v[3];
-    s->solve = (int)v[4];
-    s->ext = (int)v[5];
-    s->lmp = (int)v[6];
+    s->age = (int)v[2];
+    s->solve = (int)v[3];
+    s->lmp = (int)v[4];
     Py_RETURN_NONE;
 }
 
@@ -1537,7 +1506,7 @@ PyMODINIT_FUNC PyInit__core(void) {
         return NULL;
     }
     /* agent/core.py refuses a build whose version it does not drive: raise with interface changes. */
-    PyModule_AddIntConstant(module, "CORE_VERSION", 6);
+    PyModule_AddIntConstant(module, "CORE_VERSION", 7);
     PyModule_AddIntConstant(module, "WIN_SCORE", WIN_SCORE);
     PyModule_AddIntConstant(module, "CLOCK_INTERVAL", CLOCK_INTERVAL);
     PyModule_AddIntConstant(module, "MAX_PLY", MAX_PLY);

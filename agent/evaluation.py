@@ -180,19 +180,6 @@ class TacticalOrdering:
             priorities.append(p)
         return priorities
 
-    def forcing(self, pos: Position, move: int) -> bool:
-        """A move the search extends (agent.search.Features.ext): it blocks the opponent's two in
-        a line on this board, or sends the opponent to an open board where the mover has two in a
-        line with the third cell empty, so that the opponent must answer there."""
-        me, them = pos.masks[pos.turn], pos.masks[1 - pos.turn]
-        b, bit, s = BOARD_OF[move], BIT_OF[move], SPOT_OF[move]
-        if WINS[them[b] | bit]:
-            return True
-        if s == b:  # sent back into this board, as it will be after the move
-            mine = me[b] | bit
-            return not WINS[mine] and pos.occupied[b] | bit != FULL and self._can_win_next[mine << 9 | them[b]]
-        return pos.status[s] == OPEN and self._can_win_next[me[s] << 9 | them[s]]
-
 
 class Evaluator(TacticalOrdering):
     """The classic evaluation: ``evaluate(position)`` from the side to move's view, and

@@ -16,7 +16,7 @@ move, higher first: immediate wins and blocks, say; all zeros is allowed).
 Forced results score ``WIN_SCORE - plies`` so the search prefers the quickest win and the slowest
 loss. The transposition table is a dict bounded by an entry count derived from a memory budget.
 
-The refinements beyond plain PVS (aspiration windows, late-move reductions, counter moves, the
+The refinements beyond plain PVS (aspiration windows, late-move reductions and pruning, the
 history's aging, the end-of-game solver) are switched by :class:`Features`, so each one can be
 measured against the search without it (``alphabeta:lmr=0`` in the arena).
 """
@@ -57,9 +57,6 @@ LMR_FIRST_MOVE = 3
 #: most) only the last few, which the ordering found least promising.
 LMR_DEEP_MOVE = 6
 LMR_DEEP_DEPTH = 5
-#: A line may be extended this many plies beyond the root's depth (net of its reductions): enough
-#: to see a threat answered, and a bound on how far chains of threats can grow the tree.
-EXTENSION_LIMIT = 2
 
 
 @dataclass(frozen=True)
@@ -74,15 +71,10 @@ class Features:
     #: Late-move reductions: 1 searches late moves a ply shallower first, 2 the latest two plies;
     #: 0: off. 1 against 0: +52 +/- 32 Elo (SPRT [0, 20], 20k nodes/move, 244 games).
     lmr: int = 1
-    #: 1: the reply that last refuted the opponent's previous move is tried after the killers.
-    counter: int = 0
     #: The history's values are shifted right by this at each new search (older cut-offs fade).
     age: int = 3
     #: A node whose game can last at most this many more plies is searched to the end (exact).
     solve: int = 0
-    #: 1: forcing moves (the evaluator's ``forcing(state, move)``: threats and their answers) are
-    #: searched a ply deeper, within EXTENSION_LIMIT, and never reduced.
-    ext: int = 0
     #: Late-move pruning: a null-window node two plies above the leaves searches only its first
     #: this many moves; 0: all.
     lmp: int = 0
@@ -97,7 +89,7 @@ class Features:
 
 
 #: Plain iterative-deepening PVS with killers and history: the search before issue 17.
-PLAIN = Features(asp=0, lmr=0, counter=0, age=3, solve=0, ext=0, lmp=0)
+PLAIN = Features(asp=0, lmr=0, age=3, solve=0, lmp=0)
 
 
 class _Stop(Exception):
@@ -124,9 +116,7 @@ class AlphaBeta:
         self.tt: dict[int, tuple[int, int, int, int]] = _NoTable() if hash_mb <= 0 else {}
         self.tt_capacity = max(1024, int(hash_mb * 1024 * 1024 / TT_ENTRY_BYTES))
         self.history = [[0] * move_space for _ in range(2)]
-        self.counters = [[-1] * move_space for _ in range(2)]
         self.killers = [[-1, -1] for _ in range(MAX_PLY)]
-        self._path = [-1] * MAX_PLY  # the move made at each ply of the current line
         self.nodes = 0
 
     # -- public ------------------------------------------------------------------------------
@@ -192,8 +182,6 @@ class AlphaBeta:
         self._next_check = CLOCK_INTERVAL
         # The solver needs the game's bound on the plies left (optional in the interface).
         self._solve = self.features.solve if hasattr(state, "max_plies_left") else 0
-        # Extensions need the evaluator's forcing(state, move) (optional in the interface).
-        self._forcing = getattr(self.evaluator, "forcing", None) if self.features.ext else None
         if len(self.tt) > self.tt_capacity * 3 // 4:  # room for this search's new entries
             self._trim_table(self.tt_capacity // 2)
         age = self.features.age
@@ -293,14 +281,11 @@ class AlphaBeta:
                 del self.tt[key]
 
     def _root(self, state, moves, depth, alpha, beta):
-        self._root_depth = depth
         original_alpha = alpha
         best_move, best_score = moves[0], -INFINITY
         first_score = None
-        path = self._path
         for i, move in enumerate(moves):
             state.push(move)
-            path[0] = move
             if i == 0:
                 score = -self._negamax(state, depth - 1, -beta, -alpha, 1)
                 first_score = score
@@ -380,7 +365,6 @@ class AlphaBeta:
                         if score >= beta:
                             break
         else:
-            path = self._path
             # Late moves of a deep enough node are searched a ply shallower with a null window
             # first; only one that then beats alpha is searched again to full depth.
             # Late moves of a null-window node next to the leaves are not searched at all.
@@ -389,23 +373,19 @@ class AlphaBeta:
             reduce_from = LMR_FIRST_MOVE if inexact and lmr and depth >= LMR_MIN_DEPTH else count
             deep_from = LMR_DEEP_MOVE if inexact and lmr >= 2 and depth >= LMR_DEEP_DEPTH else count
             prune_from = lmp if inexact and lmp and depth == 2 and beta - alpha == 1 else count
-            forcing = self._forcing if ply + depth < self._root_depth + EXTENSION_LIMIT else None
             for i, move in enumerate(moves):
                 if i >= prune_from:
                     break
-                extend = forcing is not None and forcing(state, move)
-                child = depth if extend else depth - 1
                 push(move)
-                path[ply] = move
                 if i == 0:
-                    score = -self._negamax(state, child, -beta, -alpha, ply + 1)
+                    score = -self._negamax(state, depth - 1, -beta, -alpha, ply + 1)
                 else:
-                    reduced = child if extend or i < reduce_from else child - 2 if i >= deep_from else child - 1
+                    reduced = depth - 1 if i < reduce_from else depth - 3 if i >= deep_from else depth - 2
                     score = -self._negamax(state, reduced, -alpha - 1, -alpha, ply + 1)
-                    if reduced < child and score > alpha:
-                        score = -self._negamax(state, child, -alpha - 1, -alpha, ply + 1)
+                    if reduced < depth - 1 and score > alpha:
+                        score = -self._negamax(state, depth - 1, -alpha - 1, -alpha, ply + 1)
                     if alpha < score < beta:
-                        score = -self._negamax(state, child, -beta, -score, ply + 1)
+                        score = -self._negamax(state, depth - 1, -beta, -score, ply + 1)
                 pop()
                 if score > best_score:
                     best_score, best_move = score, move
@@ -421,8 +401,6 @@ class AlphaBeta:
                 killers[1] = killers[0]
                 killers[0] = best_move
             self.history[state.turn][best_move] += depth * depth
-            if self.features.counter:
-                self.counters[state.turn][self._path[ply - 1]] = best_move
         stored = best_score
         if stored > PROVEN_SCORE:
             stored += ply
@@ -445,9 +423,8 @@ class AlphaBeta:
         else:
             moves = sorted(moves, key=hist.__getitem__, reverse=True)
         killers = self.killers[ply]
-        counter = self.counters[state.turn][self._path[ply - 1]] if self.features.counter else -1
         front = []
-        for m in (tt_move, killers[0], killers[1], counter):
+        for m in (tt_move, killers[0], killers[1]):
             if m >= 0 and m not in front and m in moves:
                 front.append(m)
         if front:

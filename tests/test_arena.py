@@ -98,8 +98,8 @@ def test_uttt_in_the_arena_and_play_searches_with_the_agents_core():
 def test_engine_options_switch_the_search_features():
     from agent.search import Features
 
-    engine = make_engine(get_game("uttt"), "alphabeta:lmr=0,counter=1,depth=2")
-    assert engine.searcher.features == Features(lmr=0, counter=1) and engine.depth == 2
+    engine = make_engine(get_game("uttt"), "alphabeta:lmr=0,age=1,depth=2")
+    assert engine.searcher.features == Features(lmr=0, age=1) and engine.depth == 2
     assert make_engine(get_game("qubic"), "alphabeta:solve=3").searcher.features.solve == 3
     with pytest.raises(ValueError, match="lmr=N"):
         parse_engine_spec("alphabeta:reductions=1")
