@@ -5,8 +5,9 @@ Usage:
   python scripts/bench_proof.py --games 40 --seconds 0.1 solve=0 solve=14
 
 Each SPEC is a set of search features (agent.search.Features, as the arena's engine options:
-``solve=14,lmr=1``; ``default`` for the defaults). For each SPEC the same referee-style openings
-are played out in self-play (a fresh engine per side), and for each game the first move whose
+``solve=14,lmr=1``; ``default`` for the defaults). Every SPEC plays out the same referee-style
+openings in self-play (a fresh engine per side; the SPECs take turns, opening by opening, so that
+the machine's load hits them alike), and for each game the first move whose
 search reports a proven result (a forced win or loss, or the whole game searched) is noted as
 plies before the game's last move. The summary per SPEC: games with a proof, the mean and median
 of that distance (decisive games and draws apart), and the mean depth the searches completed.
@@ -87,17 +88,20 @@ def main(argv=None) -> int:
     openings = [random_opening(rng) for _ in range(args.games)]
     effort = f"{args.nodes:,} nodes" if args.nodes else f"{args.seconds:g} s"
     print(f"{args.games} self-play games per spec at {effort} per move")
-    for spec, features in specs:
-        decisive, drawn, unproven, depths = [], [], 0, []
-        for opening in openings:
+    # Each opening is played by every SPEC in turn, so that a change of load hits them alike.
+    found = {spec: ([], [], [], []) for spec, _ in specs}  # decisive, drawn, never proven, depths
+    for opening in openings:
+        for spec, features in specs:
+            decisive, drawn, unproven, depths = found[spec]
             distance, winner, game_depths = proof_distance(opening, features, args.seconds, args.nodes)
             depths += game_depths
             if distance is None:
-                unproven += 1
+                unproven.append(opening)
             else:
                 (drawn if winner is None else decisive).append(distance)
-        print(f"{spec:>24}: first proof, plies before the end: decisive {describe(decisive)}; "
-              f"drawn {describe(drawn)}; all {describe(decisive + drawn)}; never proven {unproven}; "
+    for spec, (decisive, drawn, unproven, depths) in found.items():
+        print(f"{spec:>16}: first proof, plies before the end: decisive {describe(decisive)}; "
+              f"drawn {describe(drawn)}; all {describe(decisive + drawn)}; never proven {len(unproven)}; "
               f"mean depth {statistics.mean(depths):.1f}", flush=True)
     return 0
 
