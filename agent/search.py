@@ -74,7 +74,9 @@ class Features:
     #: The history's values are shifted right by this at each new search (older cut-offs fade).
     age: int = 3
     #: A node whose game can last at most this many more plies is searched to the end (exact).
-    solve: int = 0
+    #: 8 (a few hundred nodes a node) against 0: +18 +/- 14 Elo (SPRT [0, 20], 20k nodes/move,
+    #: 312 games); 12 cost -50 +/- 32 Elo.
+    solve: int = 8
     #: Late-move pruning: a null-window node two plies above the leaves searches only its first
     #: this many moves; 0: all.
     lmp: int = 0
