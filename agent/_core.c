@@ -240,7 +240,7 @@ typedef struct {
     long long history[2][81];
     int killers[MAX_PLY][2];
     /* search.Features (set_features) and root()'s reduce */
-    int lmr, age, solve, lmp;
+    int lmr, age, solve;
     int reduce;
     /* limits of the current search */
     long long nodes;
@@ -735,9 +735,7 @@ static int negamax(Searcher *s, int depth, int alpha, int beta, int ply) {
         int inexact = s->reduce && !exact;
         int reduce_from = inexact && s->lmr && depth >= LMR_MIN_DEPTH ? LMR_FIRST_MOVE : n;
         int deep_from = inexact && s->lmr >= 2 && depth >= LMR_DEEP_DEPTH ? LMR_DEEP_MOVE : n;
-        int prune_from = inexact && s->lmp && depth == 2 && beta - alpha == 1 ? s->lmp : n;
         for (int i = 0; i < n; i++) {
-            if (i >= prune_from) break;
             int move = moves[i], score;
             pos_push(p, move);
             if (i == 0) {
@@ -1244,12 +1242,12 @@ static PyObject *Searcher_new_search(Searcher *s, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* set_features(values): search.Features.values() in its field order (asp, lmr, age, solve, lmp);
- * asp is for the Python side's windows and only checked here. */
-#define FEATURES 5
+/* set_features(values): search.Features.values() in its field order (asp, lmr, age, solve); asp
+ * is for the Python side's windows and only checked here. */
+#define FEATURES 4
 static PyObject *Searcher_set_features(Searcher *s, PyObject *seq) {
-    static const long long highest[FEATURES] = {INFINITY_SCORE, 2, 62, MAX_PLY, 81};
-    static const char *names[FEATURES] = {"asp", "lmr", "age", "solve", "lmp"};
+    static const long long highest[FEATURES] = {INFINITY_SCORE, 2, 62, MAX_PLY};
+    static const char *names[FEATURES] = {"asp", "lmr", "age", "solve"};
     long long v[FEATURES];
     Py_ssize_t count;
     if (!check_ready(s, "set_features")) return NULL;
@@ -1260,7 +1258,6 @@ static PyObject *Searcher_set_features(Searcher *s, PyObject *seq) {
     s->lmr = (int)v[1];
     s->age = (int)v[2];
     s->solve = (int)v[3];
-    s->lmp = (int)v[4];
     Py_RETURN_NONE;
 }
 
@@ -1506,7 +1503,7 @@ PyMODINIT_FUNC PyInit__core(void) {
         return NULL;
     }
     /* agent/core.py refuses a build whose version it does not drive: raise with interface changes. */
-    PyModule_AddIntConstant(module, "CORE_VERSION", 7);
+    PyModule_AddIntConstant(module, "CORE_VERSION", 8);
     PyModule_AddIntConstant(module, "WIN_SCORE", WIN_SCORE);
     PyModule_AddIntConstant(module, "CLOCK_INTERVAL", CLOCK_INTERVAL);
     PyModule_AddIntConstant(module, "MAX_PLY", MAX_PLY);

@@ -39,7 +39,7 @@ CORES = ("auto", "compiled", "python")
 CORE_ENV = "UTTT_CORE"
 
 #: agent/_core.c's CORE_VERSION this module drives: raised with every change to the C interface.
-CORE_VERSION = 7
+CORE_VERSION = 8
 
 try:
     from . import _core

@@ -16,8 +16,8 @@ move, higher first: immediate wins and blocks, say; all zeros is allowed).
 Forced results score ``WIN_SCORE - plies`` so the search prefers the quickest win and the slowest
 loss. The transposition table is a dict bounded by an entry count derived from a memory budget.
 
-The refinements beyond plain PVS (aspiration windows, late-move reductions and pruning, the
-history's aging, the end-of-game solver) are switched by :class:`Features`, so each one can be
+The refinements beyond plain PVS (aspiration windows, late-move reductions, the history's
+aging, the end-of-game solver) are switched by :class:`Features`, so each one can be
 measured against the search without it (``alphabeta:lmr=0`` in the arena).
 """
 
@@ -65,8 +65,8 @@ class Features:
     The defaults are the ones that won their SPRT against the search without them (issue 17)."""
 
     #: Half-width of the root's first window around the last depth's score; 0: the full window.
-    #: 50 (a tenth of a typical evaluation's spread) against 0: +23 +/- 19 Elo (SPRT [0, 20], 20k
-    #: nodes/move, 862 games).
+    #: 50 (a twentieth of the fitted evaluation's usual range, about -450 to +630) against 0:
+    #: +23 +/- 19 Elo (SPRT [0, 20], 20k nodes/move, 862 games).
     asp: int = 50
     #: Late-move reductions: 1 searches late moves a ply shallower first, 2 the latest two plies;
     #: 0: off. 1 against 0: +52 +/- 32 Elo (SPRT [0, 20], 20k nodes/move, 244 games).
@@ -74,12 +74,9 @@ class Features:
     #: The history's values are shifted right by this at each new search (older cut-offs fade).
     age: int = 3
     #: A node whose game can last at most this many more plies is searched to the end (exact).
-    #: 8 (a few hundred nodes a node) against 0: +18 +/- 14 Elo (SPRT [0, 20], 20k nodes/move,
-    #: 312 games); 12 cost -50 +/- 32 Elo.
+    #: 8 (such a node costs a few hundred nodes) against 0: +18 +/- 14 Elo (SPRT [0, 20], 20k
+    #: nodes/move, 312 games); 12 cost -50 +/- 32 Elo.
     solve: int = 8
-    #: Late-move pruning: a null-window node two plies above the leaves searches only its first
-    #: this many moves; 0: all.
-    lmp: int = 0
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -91,7 +88,7 @@ class Features:
 
 
 #: Plain iterative-deepening PVS with killers and history: the search before issue 17.
-PLAIN = Features(asp=0, lmr=0, age=3, solve=0, lmp=0)
+PLAIN = Features(asp=0, lmr=0, age=3, solve=0)
 
 
 class _Stop(Exception):
@@ -220,7 +217,7 @@ class AlphaBeta:
 
     def _search_root(self, state, moves, depth, alpha, beta, reduce):
         """``(score, move)`` of the root searched to ``depth`` in the window ``(alpha, beta)``
-        (a bound when outside it), with late-move reductions and pruning if ``reduce``; None when a limit
+        (a bound when outside it), with late-move reductions if ``reduce``; None when a limit
         stopped it, and then ``_root_best`` is ``(move, score)`` of a move proven better than the
         first, or None."""
         self._root_best = None
@@ -369,15 +366,11 @@ class AlphaBeta:
         else:
             # Late moves of a deep enough node are searched a ply shallower with a null window
             # first; only one that then beats alpha is searched again to full depth.
-            # Late moves of a null-window node next to the leaves are not searched at all.
-            lmr, lmp, count = self.features.lmr, self.features.lmp, len(moves)
+            lmr, count = self.features.lmr, len(moves)
             inexact = self._reduce and not exact
             reduce_from = LMR_FIRST_MOVE if inexact and lmr and depth >= LMR_MIN_DEPTH else count
             deep_from = LMR_DEEP_MOVE if inexact and lmr >= 2 and depth >= LMR_DEEP_DEPTH else count
-            prune_from = lmp if inexact and lmp and depth == 2 and beta - alpha == 1 else count
             for i, move in enumerate(moves):
-                if i >= prune_from:
-                    break
                 push(move)
                 if i == 0:
                     score = -self._negamax(state, depth - 1, -beta, -alpha, ply + 1)

@@ -211,8 +211,7 @@ def test_same_moves_over_whole_games_with_tables_kept_between_moves(evaluator):
 FEATURE_SETS = [pytest.param(PLAIN, id="plain"), pytest.param(replace(PLAIN, asp=25), id="asp"),
                 pytest.param(replace(PLAIN, lmr=1), id="lmr"), pytest.param(replace(PLAIN, lmr=2), id="lmr2"),
                 pytest.param(replace(PLAIN, age=1), id="age"), pytest.param(replace(PLAIN, solve=14), id="solve"),
-                pytest.param(replace(PLAIN, lmp=5), id="lmp"),
-                pytest.param(Features(asp=25, lmr=2, age=1, solve=14, lmp=5), id="all")]
+                pytest.param(Features(asp=25, lmr=2, age=1, solve=14), id="all")]
 
 
 @compiled

@@ -247,7 +247,7 @@ def ints_error(value, count, low, high, most=None):
 
 
 def features_error(value):
-    """search.Features.values(): asp, lmr, age, solve, lmp, each in its own range."""
+    """search.Features.values(): asp, lmr, age, solve, each in its own range."""
     if not isinstance(value, (list, tuple)):
         return TypeError
     if len(value) != len(FEATURE_RANGES):
@@ -256,7 +256,7 @@ def features_error(value):
 
 
 #: The largest value of each of search.Features' fields that the core takes.
-FEATURE_RANGES = (INFINITY, 2, 62, 128, 81)
+FEATURE_RANGES = (INFINITY, 2, 62, 128)
 
 
 def seconds_error(value, none_ok=True):
