@@ -3,8 +3,9 @@
  * A line-by-line mirror of the pure-Python reference, which stays the readable definition:
  *   rules      agent/rules.py       Position.push/pop/legal_moves (both rule variants)
  *   evaluation agent/evaluation.py  Evaluator.evaluate and Evaluator.move_priority
- *   search     agent/search.py      AlphaBeta._root, _negamax, _ordered, _check_limits
- * The iterative deepening around _root lives in Python (agent/core.py), as in AlphaBeta.iterate.
+ *   search     agent/search.py      AlphaBeta._root, _negamax, _ordered, _check_limits, Features
+ * The iterative deepening around _root lives in Python (agent/core.py), as in AlphaBeta.iterate,
+ * and so do the aspiration windows: root() takes the window.
  * At a fixed depth both cores return the same move, score and node count; tests/test_core.py
  * holds them together, so a change to one that is not made to the other fails.
  *
@@ -46,6 +47,10 @@
 #define UPPER 2
 #define CLOCK_INTERVAL 256
 #define MAX_PLY 128
+#define LMR_MIN_DEPTH 3
+#define LMR_FIRST_MOVE 3
+#define LMR_DEEP_MOVE 6
+#define LMR_DEEP_DEPTH 5
 
 #define FULL 0x1FF
 #define OPEN 0
@@ -234,6 +239,9 @@ typedef struct {
     uint8_t gen;
     long long history[2][81];
     int killers[MAX_PLY][2];
+    /* search.Features (set_features) and root()'s reduce */
+    int lmr, age, solve;
+    int reduce;
     /* limits of the current search */
     long long nodes;
     long long next_check;
@@ -568,6 +576,19 @@ static int check_limits(Searcher *s) {
     return 0;
 }
 
+/* search._flag: what a score found in the window (alpha, beta) is. */
+static inline int bound_flag(int score, int alpha, int beta) {
+    return score >= beta ? LOWER : score <= alpha ? UPPER : EXACT;
+}
+
+/* Position.max_plies_left: the empty cells of open boards. */
+static int max_plies_left(const Pos *p) {
+    int left = 0;
+    for (int b = 0; b < 9; b++)
+        if (p->status[b] == OPEN) left += 9 - popcount9(p->occupied[b]);
+    return left;
+}
+
 static inline int terminal_score(int winner, int turn, int ply) {
     if (winner == turn) return WIN_SCORE - ply;
     if (winner == 1 - turn) return -(WIN_SCORE - ply);
@@ -653,6 +674,14 @@ static int negamax(Searcher *s, int depth, int alpha, int beta, int ply) {
         return 0;
     }
     if (p->winner != NO_WINNER) return terminal_score(p->winner, p->turn, ply);
+    int exact = 0;
+    if (s->solve) {
+        int left = max_plies_left(p);
+        if (left <= s->solve) { /* few plies left: search them all, unreduced, and know the result */
+            exact = 1;
+            if (depth < left) depth = left;
+        }
+    }
     if (depth <= 0) return evaluate(s);
 
     uint64_t key = p->key;
@@ -703,13 +732,19 @@ static int negamax(Searcher *s, int depth, int alpha, int beta, int ply) {
             }
         }
     } else {
+        int inexact = s->reduce && !exact;
+        int reduce_from = inexact && s->lmr && depth >= LMR_MIN_DEPTH ? LMR_FIRST_MOVE : n;
+        int deep_from = inexact && s->lmr >= 2 && depth >= LMR_DEEP_DEPTH ? LMR_DEEP_MOVE : n;
         for (int i = 0; i < n; i++) {
             int move = moves[i], score;
             pos_push(p, move);
             if (i == 0) {
                 score = -negamax(s, depth - 1, -beta, -alpha, ply + 1);
             } else {
-                score = -negamax(s, depth - 1, -alpha - 1, -alpha, ply + 1);
+                int reduced = i < reduce_from ? depth - 1 : i >= deep_from ? depth - 3 : depth - 2;
+                score = -negamax(s, reduced, -alpha - 1, -alpha, ply + 1);
+                if (!s->stopped && reduced < depth - 1 && score > alpha)
+                    score = -negamax(s, depth - 1, -alpha - 1, -alpha, ply + 1);
                 if (!s->stopped && alpha < score && score < beta)
                     score = -negamax(s, depth - 1, -beta, -score, ply + 1);
             }
@@ -726,19 +761,14 @@ static int negamax(Searcher *s, int depth, int alpha, int beta, int ply) {
         }
     }
 
-    int flag;
-    if (best_score >= beta) {
-        flag = LOWER;
+    int flag = bound_flag(best_score, original_alpha, beta);
+    if (flag == LOWER) {
         int *killers = s->killers[ply];
         if (killers[0] != best_move) {
             killers[1] = killers[0];
             killers[0] = best_move;
         }
         s->history[p->turn][best_move] += (long long)depth * depth;
-    } else if (best_score <= original_alpha) {
-        flag = UPPER;
-    } else {
-        flag = EXACT;
     }
     int stored = best_score;
     if (stored > PROVEN_SCORE)
@@ -749,10 +779,12 @@ static int negamax(Searcher *s, int depth, int alpha, int beta, int ply) {
     return best_score;
 }
 
-/* AlphaBeta._root: returns 0 when the search stopped (root_best may hold a proven-better move). */
-static int search_root(Searcher *s, const uint8_t *moves, int n, int depth, int *out_score, int *out_move) {
+/* AlphaBeta._root in the window (alpha, beta): returns 0 when the search stopped (root_best may
+ * hold a proven-better move). */
+static int search_root(Searcher *s, const uint8_t *moves, int n, int depth, int alpha, int beta, int *out_score,
+                       int *out_move) {
     Pos *p = &s->pos;
-    int alpha = -INFINITY_SCORE, beta = INFINITY_SCORE;
+    int original_alpha = alpha;
     int best_move = moves[0], best_score = -INFINITY_SCORE, first_score = 0;
     for (int i = 0; i < n; i++) {
         int move = moves[i], score;
@@ -776,10 +808,13 @@ static int search_root(Searcher *s, const uint8_t *moves, int n, int depth, int 
         if (score > best_score) {
             best_score = score;
             best_move = move;
-            if (score > alpha) alpha = score;
+            if (score > alpha) {
+                alpha = score;
+                if (score >= beta) break;
+            }
         }
     }
-    tt_store(s, p->key, depth, EXACT, best_score, best_move);
+    tt_store(s, p->key, depth, bound_flag(best_score, original_alpha, beta), best_score, best_move);
     *out_score = best_score;
     *out_move = best_move;
     return 1;
@@ -913,7 +948,7 @@ static void start_search(Searcher *s, double now, double deadline, long long nod
     s->nodes = 0;
     s->next_check = CLOCK_INTERVAL;
     for (int t = 0; t < 2; t++)
-        for (int m = 0; m < 81; m++) s->history[t][m] >>= 3; /* old cut-offs must not dominate */
+        for (int m = 0; m < 81; m++) s->history[t][m] >>= s->age; /* old cut-offs must not dominate */
     for (int i = 0; i < MAX_PLY; i++) s->killers[i][0] = s->killers[i][1] = -1;
     s->gen = (uint8_t)(s->gen + 1);
     if (s->gen == 0) s->gen = 1; /* 0 marks an empty slot */
@@ -970,6 +1005,7 @@ static int Searcher_init(Searcher *s, PyObject *args, PyObject *kwargs) {
     s->pos.forced = -1;
     s->pos.drawn_lines_tie = 1;
     s->pos.key = ZOBRIST_FORCED[0];
+    s->age = 3; /* search.PLAIN until set_features */
     start_search(s, now_seconds(), -1, -1, NULL, 0.01); /* no limits until new_search */
     return 0;
 }
@@ -1206,6 +1242,25 @@ static PyObject *Searcher_new_search(Searcher *s, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* set_features(values): search.Features.values() in its field order (asp, lmr, age, solve); asp
+ * is for the Python side's windows and only checked here. */
+#define FEATURES 4
+static PyObject *Searcher_set_features(Searcher *s, PyObject *seq) {
+    static const long long highest[FEATURES] = {INFINITY_SCORE, 2, 62, MAX_PLY};
+    static const char *names[FEATURES] = {"asp", "lmr", "age", "solve"};
+    long long v[FEATURES];
+    Py_ssize_t count;
+    if (!check_ready(s, "set_features")) return NULL;
+    PyObject **items = read_items(seq, FEATURES, "features", &count);
+    if (items == NULL) return NULL;
+    for (int i = 0; i < FEATURES; i++)
+        if (!read_int(items[i], 0, highest[i], names[i], -1, &v[i])) return NULL;
+    s->lmr = (int)v[1];
+    s->age = (int)v[2];
+    s->solve = (int)v[3];
+    Py_RETURN_NONE;
+}
+
 /* A list or tuple of 1 to 81 cell indices. */
 static int read_moves(PyObject *seq, uint8_t *moves, int *n) {
     Py_ssize_t count;
@@ -1220,15 +1275,20 @@ static int read_moves(PyObject *seq, uint8_t *moves, int *n) {
     return 1;
 }
 
-/* root(moves, depth) -> (score, move), or None when a limit stopped it (see root_best). */
+/* root(moves, depth, alpha, beta, reduce) -> (score, move), or None when a limit stopped it (see
+ * root_best): AlphaBeta._search_root. The window lies within +-INFINITY_SCORE, alpha below beta. */
 static PyObject *Searcher_root(Searcher *s, PyObject *args) {
-    PyObject *seq, *depth_arg;
-    long long depth;
+    PyObject *seq, *depth_arg, *alpha_arg, *beta_arg, *reduce_arg;
+    long long depth, alpha, beta, reduce;
     uint8_t moves[81];
     int n;
     if (!check_evaluation(s, "root")) return NULL;
-    if (!PyArg_ParseTuple(args, "OO", &seq, &depth_arg)) return NULL;
-    if (!read_moves(seq, moves, &n) || !read_int(depth_arg, 1, MAX_PLY - 1, "depth", -1, &depth)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOOO", &seq, &depth_arg, &alpha_arg, &beta_arg, &reduce_arg)) return NULL;
+    if (!read_moves(seq, moves, &n) || !read_int(depth_arg, 1, MAX_PLY - 1, "depth", -1, &depth) ||
+        !read_int(alpha_arg, -INFINITY_SCORE, INFINITY_SCORE - 1, "alpha", -1, &alpha) ||
+        !read_int(beta_arg, alpha + 1, INFINITY_SCORE, "beta", -1, &beta) ||
+        !read_int(reduce_arg, 0, 1, "reduce", -1, &reduce))
+        return NULL;
     uint8_t legal[81];
     int n_legal = pos_moves(&s->pos, legal);
     for (int i = 0; i < n; i++) {
@@ -1243,9 +1303,10 @@ static PyObject *Searcher_root(Searcher *s, PyObject *args) {
     s->stopped = 0;
     s->failed = 0;
     s->root_best_valid = 0;
+    s->reduce = (int)reduce;
     hold(s, "root");
     s->thread = PyEval_SaveThread();
-    done = search_root(s, moves, n, (int)depth, &score, &move);
+    done = search_root(s, moves, n, (int)depth, (int)alpha, (int)beta, &score, &move);
     PyEval_RestoreThread(s->thread);
     s->thread = NULL;
     let_go(s);
@@ -1383,6 +1444,7 @@ static PyMethodDef Searcher_methods[] = {
     {"set_position", (PyCFunction)Searcher_set_position, METH_VARARGS, "Copy a consistent Python Position in."},
     {"new_search", (PyCFunction)Searcher_new_search, METH_VARARGS, "Start a search: limits, killers, history age."},
     {"root", (PyCFunction)Searcher_root, METH_VARARGS, "One depth of the root search: (score, move) or None."},
+    {"set_features", (PyCFunction)Searcher_set_features, METH_O, "search.Features.values()."},
     {"probe", (PyCFunction)Searcher_probe, METH_O, "The table entry of a key: (depth, flag, score, move) or None."},
     {"evaluate", (PyCFunction)Searcher_evaluate, METH_NOARGS, "The evaluation of the current position."},
     {"move_priority", (PyCFunction)Searcher_move_priority, METH_O, "Priorities of moves here."},
@@ -1441,7 +1503,7 @@ PyMODINIT_FUNC PyInit__core(void) {
         return NULL;
     }
     /* agent/core.py refuses a build whose version it does not drive: raise with interface changes. */
-    PyModule_AddIntConstant(module, "CORE_VERSION", 3);
+    PyModule_AddIntConstant(module, "CORE_VERSION", 8);
     PyModule_AddIntConstant(module, "WIN_SCORE", WIN_SCORE);
     PyModule_AddIntConstant(module, "CLOCK_INTERVAL", CLOCK_INTERVAL);
     PyModule_AddIntConstant(module, "MAX_PLY", MAX_PLY);

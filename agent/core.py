@@ -31,7 +31,7 @@ from array import array
 
 from .limits import STOP_POLL_SECONDS, SearchLimit
 from .rules import ZOBRIST_CELL, ZOBRIST_FORCED, Position
-from .search import AlphaBeta
+from .search import AlphaBeta, Features
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ CORES = ("auto", "compiled", "python")
 CORE_ENV = "UTTT_CORE"
 
 #: agent/_core.c's CORE_VERSION this module drives: raised with every change to the C interface.
-CORE_VERSION = 3
+CORE_VERSION = 8
 
 try:
     from . import _core
@@ -210,14 +210,16 @@ class CompiledAlphaBeta(AlphaBeta):
     when it is made (``prefault``) so that page faults do not slow the first searches."""
 
     def __init__(self, evaluator, hash_mb: float = 192.0, tt_slots: int | None = None,
-                 prefault: bool = True) -> None:
+                 prefault: bool = True, features: Features | None = None) -> None:
         if _core is None:
             raise CoreUnavailable(unavailable_reason())
         kind = _evaluation_kind(evaluator)
         # Not AlphaBeta.__init__: the table, history and killers it makes live in the C searcher.
         self.evaluator = evaluator
         self.evaluation = kind
+        self.features = features or Features()
         self._core = _core.Searcher(bytes(evaluator._can_win_next), tt_slots or (table_slots(hash_mb) if hash_mb > 0 else 0), prefault)
+        self._core.set_features(self.features.values())
         _CONFIGURE[kind](self._core, evaluator)
         key = _check_key(evaluator, kind)
         if key not in _checked:
@@ -251,9 +253,9 @@ class CompiledAlphaBeta(AlphaBeta):
         core.new_search(None if limit.deadline is None else limit.deadline - time.perf_counter(), limit.nodes,
                         limit.should_stop, STOP_POLL_SECONDS)
 
-    def _search_root(self, state: Position, moves, depth):
+    def _search_root(self, state: Position, moves, depth, alpha, beta, reduce):
         # The C searcher moves on its own copy of the position (load_position): ``state`` stays as it is.
-        return self._core.root(moves, depth)
+        return self._core.root(moves, depth, alpha, beta, reduce)
 
     @property
     def _root_best(self):
@@ -275,16 +277,18 @@ def announce(level: int, message: str) -> None:
         log.log(level, "%s", message)
 
 
-def make_searcher(evaluator, hash_mb: float = 192.0, core: str | None = None, prefault: bool = True):
+def make_searcher(evaluator, hash_mb: float = 192.0, core: str | None = None, prefault: bool = True,
+                  features: Features | None = None):
     """The searcher for ``core`` (see the module docstring), which core it is and what to say about
     it: ``(searcher, "compiled" | "python", (log level, message))``, the message for
-    :func:`announce`. CoreUnavailable when ``compiled`` cannot run. ``prefault=False`` for searches
+    :func:`announce`; ``features`` switches the search's refinements (agent.search.Features).
+    CoreUnavailable when ``compiled`` cannot run. ``prefault=False`` for searches
     that no clock limits: the table's pages are then only made when used (fast to make, for many
     short fixed-effort games)."""
     choice = requested_core(core)
     if choice != "python":
         try:
-            searcher = CompiledAlphaBeta(evaluator, hash_mb=hash_mb, prefault=prefault)
+            searcher = CompiledAlphaBeta(evaluator, hash_mb=hash_mb, prefault=prefault, features=features)
         except (CoreUnavailable, UnsupportedEvaluation) as error:
             if choice == "compiled":
                 raise CoreUnavailable(f"--core compiled: {error}") from None
@@ -297,4 +301,4 @@ def make_searcher(evaluator, hash_mb: float = 192.0, core: str | None = None, pr
         note = (logging.INFO, f"search core: pure Python ({CORE_ENV}=python)")
     else:
         note = (logging.INFO, "search core: pure Python (--core python)")
-    return AlphaBeta(evaluator, move_space=81, hash_mb=hash_mb), "python", note
+    return AlphaBeta(evaluator, move_space=81, hash_mb=hash_mb, features=features), "python", note

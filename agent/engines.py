@@ -16,7 +16,7 @@ from .core import announce, make_searcher
 from .evaluation import Evaluator
 from .limits import SearchLimit, SearchResult
 from .rules import Position
-from .search import AlphaBeta
+from .search import AlphaBeta, Features
 
 log = logging.getLogger(__name__)
 
@@ -95,15 +95,18 @@ class AlphaBetaEngine(SearchEngine):
     """The competition engine: the search with a table-driven Ultimate Tic-Tac-Toe evaluation
     (``evaluation`` by name, see ``EVALUATIONS``; ``weights`` to try other classic ones).
     ``core``: ``auto``, ``compiled`` or ``python`` (None: ``$UTTT_CORE``, else auto), see agent/core.py;
-    ``self.core`` and the engine's name say which one runs."""
+    ``self.core`` and the engine's name say which one runs. ``features``: the search's refinements
+    (agent.search.Features; None: the defaults)."""
 
     def __init__(self, depth: int | None = None, nodes: int | None = None, hash_mb: float = 192.0,
-                 weights=None, evaluation: str = DEFAULT_EVALUATION, core: str | None = None) -> None:
+                 weights=None, evaluation: str = DEFAULT_EVALUATION, core: str | None = None,
+                 features: Features | None = None) -> None:
         self.evaluator = make_evaluator(evaluation, weights)
         # A fixed-effort engine (tests, self-play data) does not race a clock: no need to touch
         # the whole table up front.
         searcher, self.core, self._core_note = make_searcher(self.evaluator, hash_mb, core,
-                                                             prefault=depth is None and nodes is None)
+                                                             prefault=depth is None and nodes is None,
+                                                             features=features)
         self.name = f"alphabeta ({self.core} core)"
         super().__init__(searcher, depth, nodes)
 

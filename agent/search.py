@@ -15,11 +15,16 @@ move, higher first: immediate wins and blocks, say; all zeros is allowed).
 
 Forced results score ``WIN_SCORE - plies`` so the search prefers the quickest win and the slowest
 loss. The transposition table is a dict bounded by an entry count derived from a memory budget.
+
+The refinements beyond plain PVS (aspiration windows, late-move reductions, the history's
+aging, the end-of-game solver) are switched by :class:`Features`, so each one can be
+measured against the search without it (``alphabeta:lmr=0`` in the arena).
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, fields
 from itertools import islice
 
 from .limits import STOP_POLL_SECONDS, SearchLimit, SearchResult
@@ -39,6 +44,52 @@ CLOCK_INTERVAL = 256
 TT_ENTRY_BYTES = 200
 MAX_PLY = 128
 
+#: Each failed aspiration window is this many times wider than the last: two or three tries
+#: reach any score the evaluation gives, and a proven score opens the window fully.
+ASPIRATION_GROWTH = 4
+#: Late-move reductions start at this remaining depth: below it a reduced search is a bare
+#: evaluation, which misses the short tactics (a board taken, a send to a won board) too often.
+LMR_MIN_DEPTH = 3
+#: ... and with this move in the ordered list: the table's move, the killers and the tactical
+#: moves the ordering puts first are searched to full depth.
+LMR_FIRST_MOVE = 3
+#: lmr=2 reduces two plies from this move on in nodes this deep: in a forced board (9 moves at
+#: most) only the last few, which the ordering found least promising.
+LMR_DEEP_MOVE = 6
+LMR_DEEP_DEPTH = 5
+
+
+@dataclass(frozen=True)
+class Features:
+    """The search's switchable refinements; an engine takes them as options (``alphabeta:lmr=0``).
+    The defaults are the ones that won their SPRT against the search without them (issue 17)."""
+
+    #: Half-width of the root's first window around the last depth's score; 0: the full window.
+    #: 50 (a twentieth of the fitted evaluation's usual range, about -450 to +630) against 0:
+    #: +23 +/- 19 Elo (SPRT [0, 20], 20k nodes/move, 862 games).
+    asp: int = 50
+    #: Late-move reductions: 1 searches late moves a ply shallower first, 2 the latest two plies;
+    #: 0: off. 1 against 0: +52 +/- 32 Elo (SPRT [0, 20], 20k nodes/move, 244 games).
+    lmr: int = 1
+    #: The history's values are shifted right by this at each new search (older cut-offs fade).
+    age: int = 3
+    #: A node whose game can last at most this many more plies is searched to the end (exact).
+    #: 8 (such a node costs a few hundred nodes) against 0: +18 +/- 14 Elo (SPRT [0, 20], 20k
+    #: nodes/move, 312 games); 12 cost -50 +/- 32 Elo.
+    solve: int = 8
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    def values(self) -> tuple[int, ...]:
+        """In field order: what agent/_core.c's set_features takes."""
+        return tuple(getattr(self, name) for name in self.names())
+
+
+#: Plain iterative-deepening PVS with killers and history: the search before issue 17.
+PLAIN = Features(asp=0, lmr=0, age=3, solve=0)
+
 
 class _Stop(Exception):
     """Raised inside the tree when the clock or the node budget runs out."""
@@ -54,11 +105,13 @@ class _NoTable(dict):
 class AlphaBeta:
     """A reusable searcher: keeps its transposition table and history between moves of one game.
 
-    ``hash_mb`` bounds the table's memory; 0 disables it.
+    ``hash_mb`` bounds the table's memory; 0 disables it. ``features`` switches the refinements.
     """
 
-    def __init__(self, evaluator, move_space: int, hash_mb: float = 192.0) -> None:
+    def __init__(self, evaluator, move_space: int, hash_mb: float = 192.0,
+                 features: Features | None = None) -> None:
         self.evaluator = evaluator
+        self.features = features or Features()
         self.tt: dict[int, tuple[int, int, int, int]] = _NoTable() if hash_mb <= 0 else {}
         self.tt_capacity = max(1024, int(hash_mb * 1024 * 1024 / TT_ENTRY_BYTES))
         self.history = [[0] * move_space for _ in range(2)]
@@ -90,18 +143,24 @@ class AlphaBeta:
             yield best  # a forced move needs no thinking
             return
         max_depth = limit.depth if limit.depth is not None else MAX_PLY - 1
+        plies_left = self._plies_left_bound(state)
+        # Within the solver's reach every child of the root is searched to the end (_negamax).
+        solved_from = 1 if plies_left <= self.features.solve else plies_left
         for depth in range(1, max_depth + 1):
-            found = self._search_root(state, moves, depth)
+            # The depth that sees the whole game reduces nothing, so that it proves its result.
+            whole_game = depth >= solved_from
+            found = self._windowed_root(state, moves, depth, best.score, not whole_game)
             if found is None:  # a limit stopped this depth
-                if self._root_best is not None:  # proven better than the completed first move
-                    best.move, best.score = self._root_best
+                better = self._root_best or self._failed_high
+                if better is not None:  # proven better than the completed first move
+                    best.move, best.score = better
                 best.nodes, best.elapsed = self.nodes, time.perf_counter() - start
                 yield best
                 return
             score, move = found
             best = SearchResult(move=move, score=score, depth=depth, nodes=self.nodes,
                                 elapsed=time.perf_counter() - start, pv=self._principal_variation(state, move, depth))
-            best.proven = abs(score) >= PROVEN_SCORE or depth >= self._plies_left_bound(state)
+            best.proven = abs(score) >= PROVEN_SCORE or whole_game
             moves.remove(move)
             moves.insert(0, move)
             yield best
@@ -120,20 +179,52 @@ class AlphaBeta:
         self._should_stop = limit.should_stop
         self._next_stop_poll = time.perf_counter() + STOP_POLL_SECONDS
         self._next_check = CLOCK_INTERVAL
+        # The solver needs the game's bound on the plies left (optional in the interface).
+        self._solve = self.features.solve if hasattr(state, "max_plies_left") else 0
         if len(self.tt) > self.tt_capacity * 3 // 4:  # room for this search's new entries
             self._trim_table(self.tt_capacity // 2)
+        age = self.features.age
         for row in self.history:  # age the history so old cut-offs do not dominate
             for i, value in enumerate(row):
-                row[i] = value >> 3
+                row[i] = value >> age
         self.killers = [[-1, -1] for _ in range(MAX_PLY)]
 
-    def _search_root(self, state, moves, depth):
-        """``(score, move)`` of the root searched to ``depth``, or None when a limit stopped it;
-        then ``_root_best`` is ``(move, score)`` of a move proven better than the first, or None."""
+    def _windowed_root(self, state, moves, depth, guess, reduce):
+        """The root searched to ``depth`` as ``_search_root``, in an aspiration window around
+        ``guess`` (the last depth's score) widened until the score falls inside it. A move that
+        fails high goes first for the next try, and is ``_failed_high`` if a limit stops that."""
+        self._failed_high = None
+        delta = self.features.asp
+        if not delta or guess is None or abs(guess) >= PROVEN_SCORE:
+            return self._search_root(state, moves, depth, -INFINITY, INFINITY, reduce)
+        alpha, beta = guess - delta, guess + delta
+        while True:
+            found = self._search_root(state, moves, depth, alpha, beta, reduce)
+            if found is None:
+                return None
+            score, move = found
+            if alpha < score < beta:
+                return found
+            # A forced result outside the window is only a bound on it: open that side fully.
+            delta = INFINITY if abs(score) >= PROVEN_SCORE else delta * ASPIRATION_GROWTH
+            if score <= alpha:
+                alpha = max(guess - delta, -INFINITY)
+            else:
+                beta = min(guess + delta, INFINITY)
+                self._failed_high = (move, score)
+                moves.remove(move)
+                moves.insert(0, move)
+
+    def _search_root(self, state, moves, depth, alpha, beta, reduce):
+        """``(score, move)`` of the root searched to ``depth`` in the window ``(alpha, beta)``
+        (a bound when outside it), with late-move reductions if ``reduce``; None when a limit
+        stopped it, and then ``_root_best`` is ``(move, score)`` of a move proven better than the
+        first, or None."""
         self._root_best = None
+        self._reduce = reduce
         root_ply = state.ply if hasattr(state, "ply") else None
         try:
-            return self._root(state, moves, depth)
+            return self._root(state, moves, depth, alpha, beta)
         except _Stop:
             self._unwind(state, root_ply)
             return None
@@ -188,8 +279,8 @@ class AlphaBeta:
             for key in list(islice(self.tt, excess)):
                 del self.tt[key]
 
-    def _root(self, state, moves, depth):
-        alpha, beta = -INFINITY, INFINITY
+    def _root(self, state, moves, depth, alpha, beta):
+        original_alpha = alpha
         best_move, best_score = moves[0], -INFINITY
         first_score = None
         for i, move in enumerate(moves):
@@ -206,8 +297,11 @@ class AlphaBeta:
             state.pop()
             if score > best_score:
                 best_score, best_move = score, move
-                alpha = max(alpha, score)
-        self.tt[state.key] = (depth, EXACT, best_score, best_move)
+                if score > alpha:
+                    alpha = score
+                    if score >= beta:
+                        break
+        self.tt[state.key] = (depth, _flag(best_score, original_alpha, beta), best_score, best_move)
         return best_score, best_move
 
     def _negamax(self, state, depth, alpha, beta, ply):
@@ -217,6 +311,12 @@ class AlphaBeta:
         winner = state.winner
         if winner is not None:
             return _terminal_score(winner, state.turn, ply)
+        exact = False
+        if self._solve:
+            left = state.max_plies_left()
+            if left <= self._solve:  # few plies left: search them all, unreduced, and know the result
+                exact = True
+                depth = max(depth, left)
         if depth <= 0:
             return self.evaluator.evaluate(state)
 
@@ -264,14 +364,21 @@ class AlphaBeta:
                         if score >= beta:
                             break
         else:
-            first = True
-            for move in moves:
+            # Late moves of a deep enough node are searched a ply shallower with a null window
+            # first; only one that then beats alpha is searched again to full depth.
+            lmr, count = self.features.lmr, len(moves)
+            inexact = self._reduce and not exact
+            reduce_from = LMR_FIRST_MOVE if inexact and lmr and depth >= LMR_MIN_DEPTH else count
+            deep_from = LMR_DEEP_MOVE if inexact and lmr >= 2 and depth >= LMR_DEEP_DEPTH else count
+            for i, move in enumerate(moves):
                 push(move)
-                if first:
+                if i == 0:
                     score = -self._negamax(state, depth - 1, -beta, -alpha, ply + 1)
-                    first = False
                 else:
-                    score = -self._negamax(state, depth - 1, -alpha - 1, -alpha, ply + 1)
+                    reduced = depth - 1 if i < reduce_from else depth - 3 if i >= deep_from else depth - 2
+                    score = -self._negamax(state, reduced, -alpha - 1, -alpha, ply + 1)
+                    if reduced < depth - 1 and score > alpha:
+                        score = -self._negamax(state, depth - 1, -alpha - 1, -alpha, ply + 1)
                     if alpha < score < beta:
                         score = -self._negamax(state, depth - 1, -beta, -score, ply + 1)
                 pop()
@@ -282,17 +389,13 @@ class AlphaBeta:
                         if score >= beta:
                             break
 
-        if best_score >= beta:
-            flag = LOWER
+        flag = _flag(best_score, original_alpha, beta)
+        if flag == LOWER:
             killers = self.killers[ply]
             if killers[0] != best_move:
                 killers[1] = killers[0]
                 killers[0] = best_move
             self.history[state.turn][best_move] += depth * depth
-        elif best_score <= original_alpha:
-            flag = UPPER
-        else:
-            flag = EXACT
         stored = best_score
         if stored > PROVEN_SCORE:
             stored += ply
@@ -343,6 +446,15 @@ class AlphaBeta:
 
 def _is_legal(state, move) -> bool:
     return move in state.legal_moves()
+
+
+def _flag(score, alpha, beta) -> int:
+    """What a score found in the window ``(alpha, beta)`` is: a lower or upper bound, or exact."""
+    if score >= beta:
+        return LOWER
+    if score <= alpha:
+        return UPPER
+    return EXACT
 
 
 def _terminal_score(winner, turn, ply) -> int:

@@ -11,6 +11,13 @@ Engines: ``alphabeta`` (options ``depth``, ``nodes``, ``hash_mb``: ``alphabeta:d
 pairs: each opening (``--opening-plies`` random plies, default per game) is played twice with the
 sides swapped, and fresh engines play every game so no table carries over. The summary is the
 match runner's (``ref_sim.stats``): Score, Elo +/- (pentanomial error bar), LOS, DrawRatio, Ptnml.
+Engine options also switch the search's refinements (``alphabeta:lmr=0,asp=0``, see
+``agent.search.Features``), so a new feature plays against the search without it in one process.
+
+``--sprt ELO0 ELO1 ALPHA BETA`` stops the series as soon as the pentanomial SPRT over the complete
+pairs accepts H0 (Elo <= ELO0) or H1 (Elo >= ELO1); ``--games`` is then a maximum (default 1000)::
+
+    python -m ref_sim.arena uttt alphabeta alphabeta:lmr=0 --nodes 20000 --sprt 0 20 0.05 0.05
 
 ``--cluster ADDRESS`` (or ``UTTT_CLUSTER``) plays the games on the workers of a Dask scheduler
 (:mod:`ref_sim.cluster`, the ``cluster`` extra): the same schedule (openings, sides, engine seeds)
@@ -47,6 +54,10 @@ EXIT_INTERRUPTED = stops.EXIT_INTERRUPTED  # 128 + SIGINT, what a shell reports 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
 #: --depth beyond this is no limit for any game of the family.
 MAX_DEPTH = 100
+#: --games with --sprt when not given: a maximum, the SPRT should decide before.
+SPRT_MAX_GAMES = 1000
+#: --sprt's Elo bounds beyond this are no test (the expected score is 1 or 0 to the float).
+MAX_SPRT_ELO = 1000.0
 EXIT_CLUSTER_LOST = 1   # a game lost every cluster worker that tried it
 
 
@@ -69,6 +80,7 @@ class GameRecord:
 class Series:
     names: tuple[str, str]
     games: list[GameRecord] = field(default_factory=list)
+    sprt: tuple[float, float, float, float] | None = None  # (elo0, elo1, alpha, beta)
 
     @property
     def wins(self) -> int:
@@ -88,12 +100,23 @@ class Series:
             pairs.setdefault(g.pair, []).append(g.score_a)
         return stats.pentanomial(p for p in pairs.values() if len(p) == 2)
 
+    def sprt_result(self) -> stats.SprtResult | None:
+        """The SPRT over the complete pairs, when the series runs one."""
+        return None if self.sprt is None else stats.sprt(*self.sprt, ptnml=self.ptnml())
+
     def report_lines(self) -> list[str]:
-        """The match runner's summary, then (a series on a cluster) each worker's games and
-        how many games were retried; an in-process game has no referee, so no time-outs."""
+        """The match runner's summary (and the SPRT's line), then (a series on a cluster) each
+        worker's games and how many games were retried; an in-process game has no referee, so
+        no time-outs."""
         played_on = [{"worker": g.worker, "attempts": g.attempts} for g in self.games]
-        return stats.summary_lines(self.names, self.wins, self.losses, self.draws, self.ptnml()) + \
-            cluster.worker_lines(played_on, timeout_reason="Time out!")
+        lines = stats.summary_lines(self.names, self.wins, self.losses, self.draws, self.ptnml())
+        result = self.sprt_result()
+        if result is not None:
+            elo0, elo1 = self.sprt[:2]
+            lines.append(result.line() + {"H1": f" - H1 was accepted (Elo >= {elo1:g})",
+                                          "H0": f" - H0 was accepted (Elo <= {elo0:g})",
+                                          None: ""}[result.decision])
+        return lines + cluster.worker_lines(played_on, timeout_reason="Time out!")
 
 
 def random_opening(game, rng: random.Random, plies: int) -> list[int]:
@@ -160,14 +183,15 @@ def schedule(game, games: int, seed: int, plies: int) -> list[tuple[int, list[in
 
 def run_series(game, spec_a: str, spec_b: str, games: int, seed: int = 0, opening_plies: int | None = None,
                seconds: float | None = None, depth: int | None = None, nodes: int | None = None,
-               on_game=None, runner=None) -> Series:
+               on_game=None, runner=None, sprt=None) -> Series:
     """Play ``games`` games (rounded up to pairs) between two engine specs, here one after the
     other, or through ``runner`` (an :class:`ref_sim.cluster.ClusterRunner`) several at once;
-    either way ``on_game`` sees the games in schedule order."""
+    either way ``on_game`` sees the games in schedule order. ``sprt`` (elo0, elo1, alpha, beta):
+    stop once the SPRT decides."""
     parse_engine_spec(spec_a), parse_engine_spec(spec_b)  # fail before playing
     plies = game.opening_plies if opening_plies is None else opening_plies
     names = (f"{spec_a}#1", f"{spec_b}#2")
-    series = Series(names)
+    series = Series(names, sprt=tuple(sprt) if sprt else None)
     limit_kwargs = {"seconds": seconds, "depth": depth, "nodes": nodes}
     if not (seconds or depth or nodes):
         limit_kwargs["seconds"] = game.seconds
@@ -187,6 +211,8 @@ def run_series(game, spec_a: str, spec_b: str, games: int, seed: int = 0, openin
             series.games.append(record)
             if on_game is not None:
                 on_game(record, series)
+            if record.first == 1 and series.sprt is not None and series.sprt_result().decision:
+                break           # a pair is complete and the SPRT has decided
     finally:
         if runner is not None:
             played.close()      # an interrupted series: the games not yet handled are dropped
@@ -199,8 +225,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("game", choices=list(GAMES))
     parser.add_argument("engine_a")
     parser.add_argument("engine_b")
-    parser.add_argument("--games", type=whole(1, MAX_GAMES), default=10,
-                        help="games to play, rounded up to pairs (default 10)")
+    parser.add_argument("--games", type=whole(1, MAX_GAMES), default=None,
+                        help=f"games to play, rounded up to pairs (default 10; with --sprt a maximum, "
+                             f"default {SPRT_MAX_GAMES})")
     effort = parser.add_mutually_exclusive_group()
     effort.add_argument("--seconds", type=real(0, MAX_SECONDS, low_open=True),
                         help="seconds per move, more than 0 (default: the game's, e.g. qubic 5)")
@@ -209,6 +236,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="series seed: openings and random engines")
     parser.add_argument("--opening-plies", type=whole(0), default=None,
                         help="random plies before each pair's games (default: ttt 1, nineboard 2, qubic 2, uttt 4)")
+    parser.add_argument("--sprt", nargs=4, type=real(-MAX_SPRT_ELO, MAX_SPRT_ELO),
+                        metavar=("ELO0", "ELO1", "ALPHA", "BETA"),
+                        help="stop when the SPRT accepts H0 (Elo <= ELO0) or H1 (Elo >= ELO1), "
+                             "e.g. --sprt 0 20 0.05 0.05")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every game's moves")
     parser.add_argument("--cluster", metavar="ADDRESS",
                         help="play the games on a Dask cluster, e.g. tcp://head:8786 (default: "
@@ -228,6 +259,12 @@ def _main(argv, stdout) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     game = get_game(args.game)
+    if args.sprt:
+        elo0, elo1, alpha, beta = args.sprt
+        if not elo0 < elo1 or not (0 < alpha < 1 and 0 < beta < 1):
+            parser.error("--sprt needs ELO0 < ELO1 and 0 < ALPHA, BETA < 1")
+    if args.games is None:
+        args.games = SPRT_MAX_GAMES if args.sprt else 10
     for spec in (args.engine_a, args.engine_b):
         try:
             parse_engine_spec(spec)
@@ -285,7 +322,7 @@ def _play(args, game, out, runner) -> int:
         try:
             series = run_series(game, args.engine_a, args.engine_b, args.games, seed=args.seed,
                                 opening_plies=args.opening_plies, seconds=args.seconds, depth=args.depth,
-                                nodes=args.nodes, on_game=on_game, runner=runner)
+                                nodes=args.nodes, on_game=on_game, runner=runner, sprt=args.sprt)
         except KeyboardInterrupt as interrupt:      # Ctrl-C, SIGTERM, SIGHUP (ref_sim.stops)
             say_error(prog, f"{stops.said(interrupt)} after {report_so_far()}")
             return stops.exit_code(interrupt)

@@ -93,3 +93,24 @@ def test_uttt_in_the_arena_and_play_searches_with_the_agents_core():
     expected = type(make_searcher(GAMES["uttt"].new_evaluator(), 1, prefault=False)[0])
     assert type(GAMES["uttt"].searcher(1)) is expected
     assert type(GAMES["nineboard"].searcher(1)).__name__ == "AlphaBeta"
+
+
+def test_engine_options_switch_the_search_features():
+    from agent.search import Features
+
+    engine = make_engine(get_game("uttt"), "alphabeta:lmr=0,age=1,depth=2")
+    assert engine.searcher.features == Features(lmr=0, age=1) and engine.depth == 2
+    assert make_engine(get_game("qubic"), "alphabeta:solve=3").searcher.features.solve == 3
+    with pytest.raises(ValueError, match="lmr=N"):
+        parse_engine_spec("alphabeta:reductions=1")
+
+
+def test_sprt_stops_the_series_once_it_decides():
+    series = run_series(get_game("ttt"), "alphabeta", "random", games=400, seed=4, sprt=(0, 100, 0.05, 0.05))
+    assert series.sprt_result().decision == "H1" and len(series.games) < 400
+    assert len(series.games) % 2 == 0  # stopped at the end of a pair
+    out = io.StringIO()
+    assert main(["ttt", "alphabeta", "random", "--sprt", "0", "100", "0.05", "0.05", "--seed", "4"], out) == 0
+    assert out.getvalue().splitlines()[-1].endswith("H1 was accepted (Elo >= 100)")
+    with pytest.raises(SystemExit):
+        main(["ttt", "alphabeta", "random", "--sprt", "10", "0", "0.05", "0.05"], io.StringIO())

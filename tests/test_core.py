@@ -18,6 +18,7 @@ import random
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,7 @@ from agent.engines import AlphaBetaEngine
 from agent.evaluation import Evaluator, Weights
 from agent.limits import SearchLimit
 from agent.rules import CODINGAME, Position, perft
-from agent.search import AlphaBeta
+from agent.search import PLAIN, AlphaBeta, Features
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -54,8 +55,9 @@ def evaluators():
     return found + [pytest.param(fitted, id="fitted")]
 
 
-def pair(evaluator):
-    return AlphaBeta(evaluator, move_space=81, hash_mb=PY_HASH_MB), core.CompiledAlphaBeta(evaluator, tt_slots=C_SLOTS, prefault=False)
+def pair(evaluator, features: Features | None = None):
+    return (AlphaBeta(evaluator, move_space=81, hash_mb=PY_HASH_MB, features=features),
+            core.CompiledAlphaBeta(evaluator, tt_slots=C_SLOTS, prefault=False, features=features))
 
 
 def outcome(result):
@@ -202,6 +204,36 @@ def test_same_moves_over_whole_games_with_tables_kept_between_moves(evaluator):
             assert_same(a, b, pos)
             assert_nothing_dropped(pys[side], cs[side])
             pos.push(a.move)
+
+
+#: Each refinement of the search alone (agent.search.Features), none and all: the tests above run
+#: the defaults.
+FEATURE_SETS = [pytest.param(PLAIN, id="plain"), pytest.param(replace(PLAIN, asp=25), id="asp"),
+                pytest.param(replace(PLAIN, lmr=1), id="lmr"), pytest.param(replace(PLAIN, lmr=2), id="lmr2"),
+                pytest.param(replace(PLAIN, age=1), id="age"), pytest.param(replace(PLAIN, solve=14), id="solve"),
+                pytest.param(Features(asp=25, lmr=2, age=1, solve=14), id="all")]
+
+
+@compiled
+@pytest.mark.parametrize("features", FEATURE_SETS)
+def test_each_feature_gives_the_same_results_in_both_cores(features):
+    """Fixed depths, node limits (the stop inside an aspiration re-search too), and a whole game
+    with the tables, history and counter moves kept between moves."""
+    evaluator = evaluators()[-1].values[0] or Evaluator()
+    for i, pos in enumerate(random_positions(30, seed=17)):
+        py, c = pair(evaluator, features)
+        limit = SearchLimit(depth=3 + i % 3) if i % 3 else SearchLimit(nodes=400 + 613 * i)
+        assert_same(py.search(pos, limit), c.search(pos, limit), (limit, pos))
+        assert_nothing_dropped(py, c)
+    rng = random.Random(8)
+    pos = Position()
+    for _ in range(4):
+        pos.push(rng.choice(list(pos.legal_moves())))
+    pys, cs = zip(pair(evaluator, features), pair(evaluator, features))
+    while pos.winner is None:
+        a, b = pys[pos.turn].search(pos, SearchLimit(depth=4)), cs[pos.turn].search(pos, SearchLimit(depth=4))
+        assert_same(a, b, pos)
+        pos.push(a.move)
 
 
 @compiled
@@ -448,7 +480,8 @@ def test_ctrl_c_interrupts_a_compiled_search():
             "load_position(searcher, Position())\n"
             "searcher.new_search(None, None, None)\n"
             "print('searching', flush=True)\n"
-            "searcher.root(list(range(81)), 40)")  # one depth of 40 plies: it would take years
+            "from agent.search import INFINITY\n"
+            "searcher.root(list(range(81)), 40, -INFINITY, INFINITY, 0)")  # one depth of 40 plies: it would take years
     process = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     try:

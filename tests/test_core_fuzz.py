@@ -51,7 +51,7 @@ from agent.evaluation import Evaluator  # noqa: E402
 from agent.limits import SearchLimit  # noqa: E402
 from agent.rules import CODINGAME, DRAWN, FULL, OPEN, WINS, WON_O, WON_X, WPI, Position, perft  # noqa: E402
 from agent.rules import ZOBRIST_CELL, ZOBRIST_FORCED  # noqa: E402
-from agent.search import AlphaBeta  # noqa: E402
+from agent.search import INFINITY, AlphaBeta, Features  # noqa: E402
 
 DEFAULT_ROUNDS = 30
 ROUNDS_ENV, SEED_ENV = "UTTT_FUZZ_ROUNDS", "UTTT_FUZZ_SEED"
@@ -246,6 +246,19 @@ def ints_error(value, count, low, high, most=None):
     return next(filter(None, (int_error(v, low, high) for v in value)), None)
 
 
+def features_error(value):
+    """search.Features.values(): asp, lmr, age, solve, each in its own range."""
+    if not isinstance(value, (list, tuple)):
+        return TypeError
+    if len(value) != len(FEATURE_RANGES):
+        return ValueError
+    return next(filter(None, (int_error(v, 0, high) for v, high in zip(value, FEATURE_RANGES))), None)
+
+
+#: The largest value of each of search.Features' fields that the core takes.
+FEATURE_RANGES = (INFINITY, 2, 62, 128)
+
+
 def seconds_error(value, none_ok=True):
     if value is None and none_ok:
         return None
@@ -272,6 +285,9 @@ KINDS = {
     "move": lambda v: int_error(v, 0, 80),
     "moves": lambda v: ints_error(v, None, 0, 80, most=81),
     "depth": lambda v: int_error(v, 1, 127),
+    "alpha": lambda v: int_error(v, -INFINITY, INFINITY - 1),
+    "beta": lambda v: int_error(v, -INFINITY + 1, INFINITY),
+    "features": features_error,
     "perft": lambda v: int_error(v, 0, 81),
     "seconds": seconds_error,
     "nodes": lambda v: None if v is None or isinstance(v, int) else TypeError,
@@ -360,7 +376,8 @@ class Fuzz:
         """Every method and attribute of a Searcher, each with valid arguments: (name, call)."""
         calls = [("set_position", lambda: s.set_position(*fields)),
                  ("new_search", lambda: s.new_search(None, 1000, None)),
-                 ("root", lambda: s.root(moves[:1], 1)),
+                 ("root", lambda: s.root(moves[:1], 1, -INFINITY, INFINITY, 1)),
+                 ("set_features", lambda: s.set_features(Features().values())),
                  ("probe", lambda: s.probe(0)),
                  ("evaluate", s.evaluate),
                  ("move_priority", lambda: s.move_priority(moves)),
@@ -461,8 +478,11 @@ class Fuzz:
         core.load_position(s, pos)
         limited = lambda: s.new_search(None, 1000, None)  # noqa: E731 - every root call below stops soon
         limited()
-        self.substitute("root", s.root, [("moves", moves), ("depth", 3)],
+        self.substitute("root", s.root, [("moves", moves), ("depth", 3), ("alpha", -INFINITY), ("beta", INFINITY),
+                                         ("bool", 1)],
                         lambda args: None if all(m in moves for m in args[0]) else ValueError, after=limited)
+        self.substitute("set_features", s.set_features, [("features", list(Features().values()))],
+                        after=lambda: s.set_features(Features().values()))
         self.substitute("new_search", s.new_search, [("seconds", 1.0), ("nodes", 100), ("should_stop", None),
                                                      ("poll", 0.01)], after=limited)
         restore = lambda: s.set_classic(*self.classic_args)  # noqa: E731
@@ -579,7 +599,7 @@ class Fuzz:
             s.set_classic(local, answer, free_move)
             s.new_search(None, None, None)
             try:
-                s.root(list(pos.legal_moves()), 2)
+                s.root(list(pos.legal_moves()), 2, -INFINITY, INFINITY, 1)
             except error:
                 STATS["bad memo answers refused"] += 1
             else:
@@ -631,7 +651,7 @@ class Fuzz:
         def work():
             try:
                 self.c._start_search(pos, SearchLimit(should_stop=should_stop))
-                box["found"] = self.c._search_root(pos, moves, 5)
+                box["found"] = self.c._search_root(pos, moves, 6, -INFINITY, INFINITY, True)
             except BaseException as error:  # reported below, not lost in the thread
                 box["error"] = error
 
@@ -648,7 +668,7 @@ class Fuzz:
         assert "error" not in box, box
         assert len(polls) >= 2, "the search ended before the main thread's calls: search deeper"
         self.py._start_search(pos, SearchLimit(should_stop=lambda: False))
-        assert box["found"] == self.py._search_root(pos.copy(), moves, 5)
+        assert box["found"] == self.py._search_root(pos.copy(), moves, 6, -INFINITY, INFINITY, True)
         assert self.c.nodes == self.py.nodes
         STATS["searches compared with Python"] += 1
 

@@ -19,7 +19,7 @@ from agent.eval_fitted import (DEFAULT_DATA, GLOBAL_LINES, PATTERNS, EvalDataErr
 from agent.evaluation import Evaluator
 from agent.limits import SearchLimit
 from agent.rules import WINS, Position, board_patterns
-from agent.search import PROVEN_SCORE, WIN_SCORE, AlphaBeta, _terminal_score
+from agent.search import PLAIN, PROVEN_SCORE, WIN_SCORE, AlphaBeta, _terminal_score
 from ref_sim.selfplay import random_opening, training_game
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -242,7 +242,7 @@ def minimax(pos, depth, ply=0):
 def test_the_generic_search_with_the_fitted_evaluation_equals_plain_minimax(seed):
     pos = random_positions(25 + 7 * seed, seed=40 + seed)[-1]
     depth = 3 if len(pos.legal_moves()) > 9 else 4
-    result = AlphaBeta(EVALUATOR, move_space=81, hash_mb=0).search(pos, SearchLimit(depth=depth))
+    result = AlphaBeta(EVALUATOR, move_space=81, hash_mb=0, features=PLAIN).search(pos, SearchLimit(depth=depth))  # no reductions
     assert result.score == minimax(pos, depth)
 
 

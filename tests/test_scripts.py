@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -21,3 +23,19 @@ def test_tune_eval_plays_its_candidates():
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stdout.splitlines() if line.startswith("free_move=")]
     assert len(lines) == 2 and all("score" in line for line in lines), done.stdout
+
+
+def test_bench_proof_reports_each_spec():
+    done = run_script("bench_proof.py", "--games", "1", "--nodes", "300", "solve=0", "solve=6")
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if "first proof" in line]
+    assert [line.split(":")[0].strip() for line in lines] == ["solve=0", "solve=6"], done.stdout
+    assert run_script("bench_proof.py", "nonsense=1").returncode == 2
+
+
+@pytest.mark.slow
+def test_bench_vs_rev_plays_the_other_revision():
+    """Opt-in (pytest -m slow): it exports and compiles the other revision first."""
+    done = run_script("bench_vs_rev.py", "--rev", "HEAD", "--games", "2", "--seconds", "0.01")
+    assert done.returncode == 0, done.stderr
+    assert "Score of this checkout vs HEAD: " in done.stdout, done.stdout

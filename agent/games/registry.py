@@ -15,7 +15,7 @@ from typing import Callable
 from ..core import make_searcher
 from ..engines import RandomEngine, SearchEngine, SeedEngine, make_evaluator
 from ..rules import DRAWN, OPEN, WON_X, IllegalMoveError, Move, Position
-from ..search import AlphaBeta
+from ..search import AlphaBeta, Features
 from .nineboard import NineBoard, NineBoardEvaluator, render_grid
 from .qubic import Qubic, QubicEvaluator
 from .tictactoe import TicTacToe, TicTacToeEvaluator
@@ -34,12 +34,12 @@ class Game:
     move_example: str                            # shown in prompts: how to type a move
     seconds: float                               # default thinking time per move
     opening_plies: int                           # default random plies before a series game
-    # (evaluator, move_space, hash_mb) -> searcher: the generic AlphaBeta unless the game has a faster one
-    new_searcher: Callable[[object, int, float], object] = AlphaBeta
+    # (evaluator, move_space, hash_mb, features) -> searcher: the generic AlphaBeta unless the game has a faster one
+    new_searcher: Callable[[object, int, float, object], object] = AlphaBeta
 
-    def searcher(self, hash_mb: float = 64.0):
+    def searcher(self, hash_mb: float = 64.0, features: Features | None = None):
         """The search with this game's evaluator (``AlphaBeta``'s interface)."""
-        return self.new_searcher(self.new_evaluator(), self.move_space, hash_mb)
+        return self.new_searcher(self.new_evaluator(), self.move_space, hash_mb, features)
 
 
 # -- Ultimate Tic-Tac-Toe, through agent.rules (not edited here) --------------------------------
@@ -57,10 +57,10 @@ def _uttt_note(state: Position, board: int) -> str:
     return "" if status == OPEN else " drawn" if status == DRAWN else " X won" if status == WON_X else " O won"
 
 
-def _uttt_searcher(evaluator, move_space: int, hash_mb: float):
+def _uttt_searcher(evaluator, move_space: int, hash_mb: float, features: Features | None = None):
     # The agent's own choice of core (compiled where built, $UTTT_CORE), without touching the
     # whole table up front: series make many short-lived engines.
-    return make_searcher(evaluator, hash_mb, prefault=False)[0]
+    return make_searcher(evaluator, hash_mb, prefault=False, features=features)[0]
 
 
 def _uttt_render(state: Position) -> str:
@@ -105,10 +105,11 @@ def result_text(state) -> str:
 # -- engines for any game --------------------------------------------------------------------
 
 def search_engine(game: Game, depth: int | None = None, nodes: int | None = None,
-                  hash_mb: float = 64.0) -> SearchEngine:
+                  hash_mb: float = 64.0, **features: int) -> SearchEngine:
     """The generic alpha-beta with the game's evaluator; ``depth``/``nodes`` fix its effort
-    (deterministic), otherwise the caller's limit (a deadline) bounds it."""
-    return SearchEngine(game.searcher(hash_mb), depth, nodes)
+    (deterministic), otherwise the caller's limit (a deadline) bounds it. ``features``: the
+    search's refinements that differ from the defaults (agent.search.Features, ``lmr=0``)."""
+    return SearchEngine(game.searcher(hash_mb, Features(**features)), depth, nodes)
 
 
 def _random_engine(game: Game, seed: int | None = None) -> RandomEngine:
@@ -123,7 +124,7 @@ def _seed_engine(game: Game, depth: int = 3):
 
 ENGINES = {"alphabeta": search_engine, "random": _random_engine, "seed": _seed_engine}
 #: Options each engine takes from a spec like ``alphabeta:depth=4,hash_mb=16``, with their types.
-ENGINE_OPTIONS = {"alphabeta": {"depth": int, "nodes": int, "hash_mb": float},
+ENGINE_OPTIONS = {"alphabeta": {"depth": int, "nodes": int, "hash_mb": float, **dict.fromkeys(Features.names(), int)},
                   "random": {"seed": int}, "seed": {"depth": int}}
 
 
