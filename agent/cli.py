@@ -27,6 +27,7 @@ from .commandline import (
     setup_logging,
     shown,
     silence_output,
+    threads_option,
 )
 from .protocol import (
     EXIT_INTERNAL,
@@ -109,6 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--core", choices=core.CORES, default=None,
                         help=f"search core of the alphabeta engine: compiled (C) or pure Python; auto (default, "
                              f"or ${core.CORE_ENV}) takes the compiled one where it is built: {core.default_core_text()}")
+    parser.add_argument("--threads", type=threads_option(core.MAX_THREADS), default=1, metavar="N",
+                        help="threads the alphabeta engine's compiled core searches on (shared table): N, or auto "
+                             f"for every core but one, which the referee needs ({core.auto_threads()} here); default 1. "
+                             "Only where the tournament allows more than one core: see the README")
     parser.add_argument("--eval", default=None, choices=engines.EVALUATIONS, dest="evaluation",
                         help=f"evaluation of the alphabeta engine (default: {engines.DEFAULT_EVALUATION})")
     parser.add_argument("--silence", type=bounded(float, 0, MAX_SILENCE, unit="seconds"), default=None,
@@ -192,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # Build the engine before the first .go can appear: the referee gives no warning.
         try:
-            _, engine = build_engine(args.engine, args.depth, args.nodes, args.evaluation)
+            _, engine = build_engine(args.engine, args.depth, args.nodes, args.evaluation, args.threads)
         except (UsageError, ValueError) as error:
             say_error(PROG, f"error: {error}")
             return EXIT_USAGE

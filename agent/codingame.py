@@ -506,7 +506,7 @@ def main(args) -> int:
         if args.name is not None:
             check_player_name(args.name)  # it labels every log line
         log_path = check_log_file(args.log_file)
-        engine_name, engine = build_engine(args.engine, args.depth, args.nodes, args.evaluation)
+        engine_name, engine = build_engine(args.engine, args.depth, args.nodes, args.evaluation, args.threads)
         if args.seed is not None and engine_name != "random":
             engine = variety.OpeningVariety(engine, args.seed)
     except (UsageError, ValueError) as error:

@@ -86,6 +86,21 @@ def bounded(convert, low, high, *, above: bool = False, unit: str = ""):
     return parse
 
 
+def threads_option(most: int):
+    """An argparse ``type`` for ``--threads``: ``auto`` or a whole number from 1 to ``most``."""
+    count = bounded(int, 1, most)
+
+    def parse(text: str):
+        if text == "auto":  # agent.core.AUTO_THREADS: resolved where the core is chosen
+            return text
+        try:
+            return count(text)
+        except argparse.ArgumentTypeError:
+            raise argparse.ArgumentTypeError(f"must be auto or an integer from 1 to {most}, got {shown(text)}") from None
+
+    return parse
+
+
 def check_log_file(log_file: str | None) -> Path | None:
     """``--log-file`` as a Path once it is known to be writable (created if missing); UsageError if not."""
     if log_file is None:
@@ -117,9 +132,11 @@ def setup_logging(args, log_path: Path | None, name: str) -> None:
     logging.getLogger("watchdog").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
 
 
-def build_engine(name: str | None, depth: int | None, nodes: int | None, evaluation: str | None = None):
-    """Make the engine; depth/nodes (and the evaluation) go in as options when given (engines that
-    take none still get depth/nodes through every SearchLimit)."""
+def build_engine(name: str | None, depth: int | None, nodes: int | None, evaluation: str | None = None,
+                 threads: int | str = 1):
+    """Make the engine; depth/nodes (and the evaluation, and threads other than 1) go in as options
+    when given (engines that take none still get depth/nodes through every SearchLimit; threads
+    above 1 for an engine that searches on one thread is a usage error, ``auto`` is 1 there)."""
     from . import engines  # here, not at the top: ref_sim's commands use the light helpers below
 
     name = name or DEFAULT_ENGINE
@@ -127,13 +144,19 @@ def build_engine(name: str | None, depth: int | None, nodes: int | None, evaluat
         raise UsageError(f"unknown engine {shown(name)}; choose from {', '.join(sorted(engines.ENGINES))}")
     options = {key: value for key, value in (("depth", depth), ("nodes", nodes), ("evaluation", evaluation))
                if value is not None}
+    if threads != 1:
+        options["threads"] = threads
     try:
         return name, engines.make_engine(name, **options)
     except TypeError:
         if not options:
             raise
-        log.info("engine %s takes no %s option; the limit is passed with every search instead",
-                 name, "/".join(options))
+        if threads not in (1, "auto"):
+            raise UsageError(f"engine {name} searches on one thread; --threads {threads} is for alphabeta") from None
+        options.pop("threads", None)
+        if options:
+            log.info("engine %s takes no %s option; the limit is passed with every search instead",
+                     name, "/".join(options))
         return name, engines.make_engine(name)
 
 
