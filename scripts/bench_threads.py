@@ -14,7 +14,8 @@ the positions where one thread took at least 10 ms to get there (not those solve
 
 Threads only pay where cores are free: the machine's load average is printed before and after,
 and the CPU time this process got per second of wall time (2.0 = two cores all the time), and
-nodes per CPU second (what threads cost in speed: the shared table, the helpers' starts). On a
+nodes per CPU second (what threads cost in speed: the shared table, the helpers' starts), and how
+late after its deadline each search returned (every thread stopped and joined). On a
 machine that runs other jobs, a second thread competes with them, and the figures say so.
 """
 
@@ -104,8 +105,12 @@ def main(argv=None) -> int:
         median = statistics.median(runs[n][1][d] for runs, d in timed)
         depth = statistics.median(runs[n][0].depth for _, runs, _ in rows)
         per_cpu = statistics.mean(runs[n][0].nodes / max(runs[n][2], 1e-9) for _, runs, _ in rows)
+        late = [(runs[n][0].elapsed - seconds) * 1000 for _, runs, _ in rows if not runs[n][0].proven]
         print(f"  {n} thread{'s' if n > 1 else ' '}: {nps:>12,.0f} nodes/s ({nps / base_nps:.2f}x), "
               f"{cpu:.2f} CPU s per s, {per_cpu:>12,.0f} nodes per CPU s, median completed depth {depth:g}")
+        if late:
+            print(f"             returned after the deadline: median {statistics.median(late):.1f} ms, "
+                  f"max {max(late):.1f} ms")
         print(f"             time to depth D: median {median:.3f} s, {speedup:.2f}x {counts[0]} thread's speed "
               f"(geometric mean over {len(timed)} positions)")
     print(f"\n{load_text()}")
