@@ -3,17 +3,15 @@
 One thread is the single-threaded search, node for node (tests/test_core.py holds it to the Python
 reference; here through every way of asking for one thread). More threads: legal moves at the
 depth asked, every thread's nodes counted; helpers run during a search and none outlives it; a
-deadline, should_stop, its exception, an exception in a helper's call of the evaluation memo and
-Ctrl-C all end every thread. The option: auto, refusals (the pure-Python core, other engines and
-games, bad values) in one line, and the engine's name. The fuzz (tests/test_core_fuzz.py) covers
-the threaded path's callbacks and refusals.
+deadline, should_stop, its exception and an exception in a helper's call of the evaluation memo
+all end every thread. The option: auto, refusals (the pure-Python core, other engines and games,
+bad values) in one line, and the engine's name. Elsewhere: Ctrl-C and the ready line with threads
+(tests/test_core.py), the threaded path's callbacks and refusals (tests/test_core_fuzz.py).
 """
 
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
 import threading
 import time
@@ -153,29 +151,6 @@ def test_an_exception_in_a_helpers_memo_call_reaches_the_caller():
 
 
 @compiled
-@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process is POSIX")
-def test_ctrl_c_interrupts_a_threaded_search():
-    code = ("from agent.core import CompiledAlphaBeta, load_position\n"
-            "from agent.evaluation import Evaluator\nfrom agent.rules import Position\n"
-            "searcher = CompiledAlphaBeta(Evaluator(), tt_slots=1 << 16, threads=3)._core\n"
-            "load_position(searcher, Position())\n"
-            "searcher.new_search(None, None, None)\n"
-            "print('searching', flush=True)\n"
-            "searcher.root(list(range(81)), 40)")  # years, on every thread
-    process = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
-    try:
-        assert process.stdout.readline() == "searching\n"
-        time.sleep(0.5)
-        process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=30)
-    finally:
-        process.kill()
-        process.wait()
-    assert "KeyboardInterrupt" in err
-
-
-@compiled
 def test_without_a_table_threads_have_nothing_to_share_and_none_start():
     searcher = core.CompiledAlphaBeta(Evaluator(), hash_mb=0, threads=2)
     assert searcher.search(middle_game(), SearchLimit(depth=6)).move in middle_game().legal_moves()
@@ -228,15 +203,6 @@ def test_threads_nobody_can_run_are_a_usage_error_on_both_protocols(protocol, ex
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"uttt-agent: error: {message}") and "\n" not in err, err
     assert list(tmp_path.iterdir()) == []
-
-
-@compiled
-def test_the_ready_line_says_how_many_threads():
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    env.pop(core.CORE_ENV, None)
-    done = subprocess.run([sys.executable, "-m", "agent", "--protocol", "codingame", "--threads", "2"],
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, timeout=60)
-    assert "ready: CodinGame protocol, engine alphabeta (compiled core, 2 threads)" in done.stderr, done.stderr
 
 
 @compiled
