@@ -691,7 +691,8 @@ static void tt_store(Searcher *s, uint64_t key, int depth, int flag, int score, 
  * do by itself while this code holds the thread. */
 static int check_limits(Searcher *s) {
     s->next_check = s->nodes + CLOCK_INTERVAL;
-    if (s->leader != NULL) return load_flag(&s->leader->stop_team); /* threads: see search_team */
+    if (s->leader != NULL) /* a helper (search_team): the team's stop, or the deadline, seen without waiting for the main thread */
+        return load_flag(&s->leader->stop_team) || (s->deadline >= 0 && now_seconds() >= s->deadline);
     if (s->threads > 1 && load_flag(&s->stop_team)) return 1;       /* a helper failed */
     if (s->node_limit >= 0 && s->nodes >= s->node_limit) return 1;
     double now = now_seconds();

@@ -10,7 +10,10 @@ the mean nodes/s (every thread's nodes) and its ratio to one thread's; and time 
 position, the deepest depth every thread count completed, and how long each took to complete it
 (the main thread's iterations, the ones the agent plays from); the summary gives the median
 time and the geometric mean of one thread's time over this count's (above 1: reached sooner), over
-the positions where one thread took at least 10 ms to get there (not those solved at once).
+the positions where one thread took at least 10 ms to get there (not those solved at once). Also
+the main thread's nodes to depth D, one thread's over this count's: what the helpers' table entries
+saved it, which is the time-to-depth speed-up where every thread has a core of its own, whatever
+the load here (threads of one process get equal shares of the CPU).
 
 Threads only pay where cores are free: the machine's load average is printed before and after,
 and the CPU time this process got per second of wall time (2.0 = two cores all the time), and
@@ -45,14 +48,19 @@ MIN_TIMED = 0.01
 
 
 def search(pos, threads: int, seconds: float, evaluation: str):
-    """One timed search from a fresh engine: (result, {depth: seconds to complete it}, CPU seconds)."""
+    """One timed search from a fresh engine: (result, {depth: seconds to complete it}, CPU seconds,
+    {depth: the main thread's nodes to complete it})."""
     engine = AlphaBetaEngine(core="compiled", threads=threads, evaluation=evaluation)
-    reached = {}
+    reached, main_nodes = {}, {}
+
+    def on_iteration(result) -> None:
+        reached.setdefault(result.depth, time.perf_counter() - start)
+        main_nodes.setdefault(result.depth, engine.searcher._core.nodes)  # idle between depths: readable
+
     start = time.perf_counter()
     cpu = time.process_time()
-    result = engine.searcher.search(pos, SearchLimit.seconds(seconds),
-                                    on_iteration=lambda r: reached.setdefault(r.depth, time.perf_counter() - start))
-    return result, reached, time.process_time() - cpu
+    result = engine.searcher.search(pos, SearchLimit.seconds(seconds), on_iteration=on_iteration)
+    return result, reached, time.process_time() - cpu, main_nodes
 
 
 def geometric_mean(values) -> float:
@@ -91,7 +99,7 @@ def main(argv=None) -> int:
         depth = max(common) if common else None
         rows.append((phase, runs, depth))
         cells = "".join(f" {r.depth:>9} {r.nodes_per_second / 1000:>8.0f} {cpu / r.elapsed:>5.2f}"
-                        for r, _, cpu in runs.values())
+                        for r, _, cpu, _ in runs.values())
         times = "".join(f" {runs[n][1][depth]:>8.3f}" for n in counts) if depth else ""
         print(f"{i:>3} {phase:8} {pos.ply:>3}{cells} {depth or '-':>3}{times}", flush=True)
 
@@ -111,8 +119,9 @@ def main(argv=None) -> int:
         if late:
             print(f"             returned after the deadline: median {statistics.median(late):.1f} ms, "
                   f"max {max(late):.1f} ms")
-        print(f"             time to depth D: median {median:.3f} s, {speedup:.2f}x {counts[0]} thread's speed "
-              f"(geometric mean over {len(timed)} positions)")
+        saved = geometric_mean(runs[counts[0]][3][d] / runs[n][3][d] for runs, d in timed)
+        print(f"             time to depth D: median {median:.3f} s, {speedup:.2f}x {counts[0]} thread's speed; "
+              f"main thread's nodes to D: {saved:.2f}x fewer (geometric means over {len(timed)} positions)")
     print(f"\n{load_text()}")
     return 0
 
