@@ -691,7 +691,7 @@ static void tt_store(Searcher *s, uint64_t key, int depth, int flag, int score, 
  * do by itself while this code holds the thread. */
 static int check_limits(Searcher *s) {
     s->next_check = s->nodes + CLOCK_INTERVAL;
-    if (s->leader != NULL) /* a helper (search_team): the team's stop, or the deadline, seen without waiting for the main thread */
+    if (s->leader != NULL) /* a helper (search_team): the team's stop, or the deadline, seen by itself */
         return load_flag(&s->leader->stop_team) || (s->deadline >= 0 && now_seconds() >= s->deadline);
     if (s->threads > 1 && load_flag(&s->stop_team)) return 1;       /* a helper failed */
     if (s->node_limit >= 0 && s->nodes >= s->node_limit) return 1;
@@ -956,7 +956,8 @@ static void run_helper(void *helper) {
  * threads - 1 helpers search the same root one and two plies deeper, sharing the table; the main
  * thread's result is returned. The helpers are copies of the searcher made here and joined before
  * this returns, whatever ended the main search, so none outlives it; they stop within a clock
- * interval of it. One thread, no table, or a depth too shallow to be worth threads: search_root. */
+ * interval of it (or of the deadline). One thread, no table, or a depth too shallow to be worth
+ * threads: search_root. */
 static int search_team(Searcher *s, const uint8_t *moves, int n, int depth, int *out_score, int *out_move) {
     if (s->threads <= 1 || s->no_table || depth < HELPER_MIN_DEPTH)
         return search_root(s, moves, n, depth, out_score, out_move);
