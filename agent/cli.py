@@ -76,7 +76,7 @@ the exit code stays the game's. stdin is not read.
 
 limits: --time-limit above {REFEREE_TICK:g} s (the referee looks for a move every {REFEREE_TICK * 1000:g} ms, only under the
 limit) and at most {MAX_TIME_LIMIT:g} s; --silence at most {MAX_SILENCE:g} s; --depth at most {MAX_DEPTH} (moves in a game);
---nodes at most {MAX_NODES:,}.
+--nodes at most {MAX_NODES:,}; --threads 1 to {core.MAX_THREADS}, or auto.
 
 """ + codingame.EPILOG
 
@@ -111,9 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"search core of the alphabeta engine: compiled (C) or pure Python; auto (default, "
                              f"or ${core.CORE_ENV}) takes the compiled one where it is built: {core.default_core_text()}")
     parser.add_argument("--threads", type=threads_option(core.MAX_THREADS), default=1, metavar="N",
-                        help="threads the alphabeta engine's compiled core searches on (shared table): N, or auto "
-                             f"for every core but one, which the referee needs ({core.auto_threads()} here); default 1. "
-                             "Only where the tournament allows more than one core: see the README")
+                        help="threads the alphabeta engine's compiled core searches on, sharing its table: N, or "
+                             f"auto for every core but one, which the referee needs ({core.auto_threads()} here); "
+                             "default 1. Only where the tournament allows more than one core: see the README")
     parser.add_argument("--eval", default=None, choices=engines.EVALUATIONS, dest="evaluation",
                         help=f"evaluation of the alphabeta engine (default: {engines.DEFAULT_EVALUATION})")
     parser.add_argument("--silence", type=bounded(float, 0, MAX_SILENCE, unit="seconds"), default=None,
