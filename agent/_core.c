@@ -16,7 +16,7 @@
  * memo function (a few hundred times per game) and the limit's should_stop (every ~10 ms).
  *
  * Threads (Searcher(..., threads=N), "Lazy SMP"): while root() searches a depth, N - 1 helper
- * threads search the same root deeper, on private copies of the searcher that share its table and
+ * threads search the same root too, on private copies of the searcher that share its table and
  * memo; the main thread's result is the one returned. They are started by root() and joined before
  * it returns, so none outlives a search; they stop when the main thread's depth ends (done or
  * stopped by its limits, which only it looks at). With threads=1 nothing of this runs and the
@@ -941,9 +941,9 @@ static int search_root(Searcher *s, const uint8_t *moves, int n, int depth, int 
 #define HELPER_MIN_DEPTH 5
 #define MAX_THREADS 64
 
-/* A helper thread's life: search the root deeper than the main thread, one depth after another,
- * until the main thread's depth ends (check_limits). What it stores in the shared table is what
- * the main search gains: bounds and best moves of positions it has yet to reach. */
+/* A helper thread's life: search the root from its depth on, one depth after another, until the
+ * main thread's depth ends (check_limits). What it stores in the shared table is what the main
+ * search gains: bounds and best moves of positions it has yet to reach. */
 static void run_helper(void *helper) {
     Helper *h = (Helper *)helper;
     Searcher *s = &h->s;
@@ -953,11 +953,12 @@ static void run_helper(void *helper) {
 }
 
 /* root() with threads: the main thread searches ``depth`` exactly as search_root does, while
- * threads - 1 helpers search the same root one and two plies deeper, sharing the table; the main
- * thread's result is returned. The helpers are copies of the searcher made here and joined before
- * this returns, whatever ended the main search, so none outlives it; they stop within a clock
- * interval of it (or of the deadline). One thread, no table, or a depth too shallow to be worth
- * threads: search_root. */
+ * threads - 1 helpers search the same root, sharing the table, half of them at the same depth and
+ * half one deeper (a helper at the same depth saved the main thread more nodes to each depth than
+ * one a ply deeper: scripts/bench_threads.py); the main thread's result is returned. The helpers
+ * are copies of the searcher made here and joined before this returns, whatever ended the main
+ * search, so none outlives it; they stop within a clock interval of it (or of the deadline). One
+ * thread, no table, or a depth too shallow to be worth threads: search_root. */
 static int search_team(Searcher *s, const uint8_t *moves, int n, int depth, int *out_score, int *out_move) {
     if (s->threads <= 1 || s->no_table || depth < HELPER_MIN_DEPTH)
         return search_root(s, moves, n, depth, out_score, out_move);
@@ -973,7 +974,7 @@ static int search_team(Searcher *s, const uint8_t *moves, int n, int depth, int 
         copy->stopped = copy->failed = 0;
         memcpy(h->moves, moves, (size_t)n);
         h->n = n;
-        h->depth = depth + 1 + (k - 1) % 2;
+        h->depth = depth + (k - 1) % 2;
         if (!thread_start(&h->thread, h)) break; /* no more threads to be had: search with those started */
         started++;
     }

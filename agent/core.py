@@ -16,9 +16,9 @@ log at its first move, which core runs and why (its name says it in the agent's 
 
 ``threads`` (compiled core only) runs a shared-table parallel search ("Lazy SMP", agent/_core.c's
 search_team): while the main thread searches each depth, ``threads - 1`` helper threads search the
-same root one and two plies deeper, filling the table the main search reads; the main thread's
-move is played. One thread is exactly the single-threaded search. ``"auto"`` is the cores left
-after one for the referee: :func:`auto_threads`.
+same root, half at the same depth and half one deeper, filling the table the main search reads;
+the main thread's move is played. One thread is exactly the single-threaded search. ``"auto"`` is
+the cores left after one for the referee: :func:`auto_threads`.
 
 The compiled core supports the evaluations it mirrors (the classic ``Evaluator`` and the fitted
 ``FittedEvaluator``); it checks itself against the Python evaluator on a few thousand positions
