@@ -87,11 +87,14 @@ def bounded(convert, low, high, *, above: bool = False, unit: str = ""):
 
 
 def threads_option(most: int):
-    """An argparse ``type`` for ``--threads``: ``auto`` or a whole number from 1 to ``most``."""
+    """An argparse ``type`` for ``--threads``: ``auto`` (resolved where the core is chosen:
+    agent.core.make_searcher) or a whole number from 1 to ``most``."""
+    from .core import AUTO_THREADS  # here, not at the top: ref_sim's commands use the light helpers
+
     count = bounded(int, 1, most)
 
     def parse(text: str):
-        if text == "auto":  # agent.core.AUTO_THREADS: resolved where the core is chosen
+        if text == AUTO_THREADS:
             return text
         try:
             return count(text)
@@ -138,6 +141,7 @@ def build_engine(name: str | None, depth: int | None, nodes: int | None, evaluat
     when given (engines that take none still get depth/nodes through every SearchLimit; threads
     above 1 for an engine that searches on one thread is a usage error, ``auto`` is 1 there)."""
     from . import engines  # here, not at the top: ref_sim's commands use the light helpers below
+    from .core import AUTO_THREADS
 
     name = name or DEFAULT_ENGINE
     if name not in engines.ENGINES:
@@ -151,7 +155,7 @@ def build_engine(name: str | None, depth: int | None, nodes: int | None, evaluat
     except TypeError:
         if not options:
             raise
-        if threads not in (1, "auto"):
+        if threads not in (1, AUTO_THREADS):
             raise UsageError(f"engine {name} searches on one thread; --threads {threads} is for alphabeta") from None
         options.pop("threads", None)
         if options:
