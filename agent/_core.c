@@ -16,6 +16,13 @@
  * The search runs without the GIL; it takes the GIL back only to call Python: the evaluation's
  * memo function (a few hundred times per game) and the limit's should_stop (every ~10 ms).
  *
+ * Threads (Searcher(..., threads=N), "Lazy SMP"): while root() searches a depth, N - 1 helper
+ * threads search the same root too, on private copies of the searcher that share its table and
+ * memo; the main thread's result is the one returned. They are started by root() and joined before
+ * it returns, so none outlives a search; they stop when the main thread's depth ends (done or
+ * stopped by its limits, which only it looks at). With threads=1 nothing of this runs and the
+ * search is exactly the single-threaded one. See search_team.
+ *
  * No caller can crash it (tests/test_core_fuzz.py, scripts/sanitize_core): every entry point reads
  * its arguments as exact ints in range, lists or tuples of them and buffers of the right size, or
  * raises TypeError/ValueError; set_position takes only a consistent position (Position.check's
@@ -33,8 +40,13 @@
 
 #ifdef _WIN32
 #include <windows.h>
+#include <process.h>
 #else
+#include <pthread.h>
 #include <time.h>
+#endif
+#ifdef _MSC_VER
+#include <intrin.h>
 #endif
 
 /* -- constants, as in agent/search.py and agent/rules.py -------------------------------------- */
@@ -83,6 +95,75 @@ static double now_seconds(void) {
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 #endif
 }
+
+/* -- what the search's threads share ------------------------------------------------------------
+ * Table words are read and written whole (relaxed atomics: no torn 64-bit word, no ordering, which
+ * the table's key XOR data check makes unnecessary). Flags publish what was written before them:
+ * a memo entry's values before its ready flag (release), read after seeing it set (acquire).
+ * C11 <stdatomic.h> and <threads.h> are not in MSVC's C, hence GCC/Clang builtins and MSVC's
+ * volatile (single instructions on aligned words) with fences. */
+
+#if defined(__GNUC__) || defined(__clang__)
+static inline uint64_t load_word(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+static inline void store_word(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+static inline int load_flag(const int *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline void store_flag(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+#else
+#if defined(_M_IX86) || defined(_M_X64)
+#define ORDER_FENCE() _ReadWriteBarrier() /* x86 keeps loads and stores in order: only the compiler may not */
+#else
+#define ORDER_FENCE() MemoryBarrier()
+#endif
+static inline uint64_t load_word(const uint64_t *p) { return *(const volatile uint64_t *)p; }
+static inline void store_word(uint64_t *p, uint64_t v) { *(volatile uint64_t *)p = v; }
+static inline int load_flag(const int *p) {
+    int v = *(const volatile int *)p;
+    ORDER_FENCE();
+    return v;
+}
+static inline void store_flag(int *p, int v) {
+    ORDER_FENCE();
+    *(volatile int *)p = v;
+}
+#endif
+
+/* Helper threads: pthreads, or the Windows CRT's (MSVC has no C11 threads). Their stack holds one
+ * search frame per ply (a few KiB each, at most 81 plies); macOS gives new threads only 512 KiB. */
+#define HELPER_STACK_BYTES (4u << 20)
+
+static void run_helper(void *helper); /* a helper thread's whole life: see search_team */
+
+#ifdef _WIN32
+typedef HANDLE thread_t;
+static unsigned __stdcall thread_entry(void *helper) {
+    run_helper(helper);
+    return 0;
+}
+static int thread_start(thread_t *thread, void *helper) {
+    uintptr_t handle = _beginthreadex(NULL, HELPER_STACK_BYTES, thread_entry, helper, 0, NULL);
+    *thread = (HANDLE)handle;
+    return handle != 0;
+}
+static void thread_join(thread_t thread) {
+    WaitForSingleObject(thread, INFINITE);
+    CloseHandle(thread);
+}
+#else
+typedef pthread_t thread_t;
+static void *thread_entry(void *helper) {
+    run_helper(helper);
+    return NULL;
+}
+static int thread_start(thread_t *thread, void *helper) {
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0) return 0;
+    pthread_attr_setstacksize(&attr, HELPER_STACK_BYTES);
+    int ok = pthread_create(thread, &attr, thread_entry, helper) == 0;
+    pthread_attr_destroy(&attr);
+    return ok;
+}
+static void thread_join(thread_t thread) { pthread_join(thread, NULL); }
+#endif
 
 /* -- position (agent/rules.py Position) -------------------------------------------------------- */
 
@@ -200,8 +281,19 @@ static int pos_moves(const Pos *p, uint8_t *out) {
 
 /* -- transposition table ------------------------------------------------------------------------ */
 
+/* A slot is two words, shared by the search's threads without locks: ``data`` packs the entry and
+ * ``check`` is key ^ data. A reader takes a slot for a key only if its two words, each read whole,
+ * give that key: a slot half overwritten by another thread (one word new, one old) fails the check
+ * and reads as another position's, so no thread ever uses a torn entry. Lockless rather than a
+ * lock per bucket: a lock would cost two atomic read-modify-writes per node, and a bucket's cache
+ * line would bounce between cores on every probe; an entry lost to a race costs only a re-search. */
 typedef struct {
-    uint64_t key;
+    uint64_t check;
+    uint64_t data; /* score (32 bits), depth, flag, move, gen (8 bits each, gen on top) */
+} TTSlot;
+
+/* An entry as read from its slot. */
+typedef struct {
     int32_t score;
     int8_t depth;
     uint8_t flag;
@@ -209,14 +301,19 @@ typedef struct {
     uint8_t gen; /* search that stored it; 0 = empty slot */
 } TTEntry;
 
+#define TT_GEN(data) ((uint8_t)((data) >> 56))
+#define TT_DEPTH(data) ((int8_t)((data) >> 32))
+
 /* -- the searcher object ----------------------------------------------------------------------- */
 
 typedef struct {
     int32_t values[10]; /* global value * 5, then the nine board scales (Evaluator memo) */
-    uint8_t ready;
+    int ready;          /* load_flag/store_flag: set once the values are written */
 } Memo;
 
-typedef struct {
+typedef struct Helper Helper;
+
+typedef struct Searcher {
     PyObject_HEAD
     Pos pos;
     uint8_t *can_win;      /* CAN_WIN[(mover << 9) | other], 2^18: move ordering */
@@ -231,7 +328,7 @@ typedef struct {
     int32_t *idle_m, *idle_t, *sent_m, *sent_t;
     long long q, q3, w_line, w_board, w_tempo, w_free_move;
     /* table and ordering */
-    TTEntry *tt;
+    TTSlot *tt;
     uint64_t tt_mask;
     int no_table; /* hash_mb=0: store nothing, like search._NoTable */
     long long tt_count;
@@ -259,7 +356,26 @@ typedef struct {
     /* The call that holds the searcher (see check_idle), NULL when idle, and its thread. */
     const char *busy;
     unsigned long busy_thread;
+    TTEntry probed; /* tt_probe's answer: this searcher's own copy, no other thread writes it */
+    /* threads (search_team): the main searcher's team, or in a helper's copy its leader */
+    int threads;
+    Helper *helpers;           /* threads - 1 of them */
+    struct Searcher *leader;   /* NULL in the main searcher */
+    int stop_team;             /* load_flag/store_flag: the main depth ended, or a helper failed */
+    long long helper_nodes;    /* nodes the helpers searched in this search */
+    PyObject *helper_error;    /* the first exception a helper's Python call raised (held with the GIL) */
+    PyGILState_STATE gil;      /* a helper's hold of the GIL while it calls Python */
 } Searcher;
+
+/* A helper thread: a private copy of the searcher (its own position, history, killers, counters;
+ * the table, memo and evaluation tables shared) and the root it searches. */
+struct Helper {
+    Searcher s;
+    thread_t thread;
+    uint8_t moves[81];
+    int n;
+    int depth;
+};
 
 /* Evaluations stay within +-EVAL_LIMIT: set_classic, set_fitted and the memo's answers are checked
  * against it, so no sum, negation or +-ply in the search can overflow an int. */
@@ -381,15 +497,34 @@ static int read_seconds(PyObject *obj, const char *what, double *out) {
     return 1;
 }
 
-/* Run Python code from inside the GIL-free search. */
-#define WITH_GIL_BEGIN(s) PyEval_RestoreThread((s)->thread);
-#define WITH_GIL_END(s) (s)->thread = PyEval_SaveThread();
+/* Run Python code from inside the GIL-free search. The main searcher takes back its own thread
+ * state; a helper thread (a copy with a leader, see search_team) has none and borrows one for the
+ * call, so an exception raised there is kept for root() to raise: it would die with that state. */
+static void keep_helper_error(Searcher *helper);
+#define WITH_GIL_BEGIN(s)                                                                                     \
+    if ((s)->leader != NULL)                                                                                  \
+        (s)->gil = PyGILState_Ensure();                                                                       \
+    else                                                                                                      \
+        PyEval_RestoreThread((s)->thread);
+#define WITH_GIL_END(s)                                                                                       \
+    if ((s)->leader != NULL) {                                                                                \
+        if (PyErr_Occurred()) keep_helper_error(s);                                                           \
+        PyGILState_Release((s)->gil);                                                                         \
+    } else {                                                                                                  \
+        (s)->thread = PyEval_SaveThread();                                                                    \
+    }
 
+/* Memo entries are written with the GIL held, once each (threads share the memo), and published by
+ * their ready flag. */
 static int fill_memo(Searcher *s, Memo *m) {
     const Pos *p = &s->pos;
     int ok = 0;
     WITH_GIL_BEGIN(s)
     long long v[10];
+    if (load_flag(&m->ready)) { /* another thread filled it while this one waited for the GIL */
+        WITH_GIL_END(s)
+        return 1;
+    }
     PyObject *result = PyObject_CallFunction(s->memo_fn, "iii", (int)p->won[0], (int)p->won[1], (int)p->drawn);
     if (result != NULL) {
         ok = read_ints(result, 10, -EVAL_LIMIT, EVAL_LIMIT, "the evaluation memo's answer", v);
@@ -405,14 +540,16 @@ static int fill_memo(Searcher *s, Memo *m) {
             ok = 0;
         }
     }
+    if (ok) {
+        for (int i = 0; i < 10; i++) m->values[i] = (int32_t)v[i];
+        store_flag(&m->ready, 1);
+    }
     WITH_GIL_END(s)
     if (!ok) {
         s->failed = 1;
         s->stopped = 1;
         return 0;
     }
-    for (int i = 0; i < 10; i++) m->values[i] = (int32_t)v[i];
-    m->ready = 1;
     return 1;
 }
 
@@ -426,7 +563,7 @@ static int fill_memo(Searcher *s, Memo *m) {
 static int evaluate_classic(Searcher *s) {
     const Pos *p = &s->pos;
     Memo *m = &s->memo[p->status_code];
-    if (!m->ready && !fill_memo(s, m)) return 0;
+    if (!load_flag(&m->ready) && !fill_memo(s, m)) return 0;
     const int32_t *local = s->local;
     long long score = m->values[0];
     for (int b = 0; b < 9; b++)
@@ -503,13 +640,23 @@ static void move_priority(const Searcher *s, const uint8_t *moves, int n, int *o
 
 /* -- table ------------------------------------------------------------------------------------- */
 
+/* The entry of a key, as a copy in s->probed (valid until this searcher's next probe), or NULL. */
 static TTEntry *tt_probe(Searcher *s, uint64_t key) {
     if (s->no_table) return NULL;
     uint64_t home = key & s->tt_mask;
     for (int k = 0; k < TT_WINDOW; k++) {
-        TTEntry *e = &s->tt[(home + k) & s->tt_mask];
-        if (e->gen == 0) return NULL;
-        if (e->key == key) return e;
+        TTSlot *e = &s->tt[(home + k) & s->tt_mask];
+        uint64_t data = load_word(&e->data), check = load_word(&e->check);
+        if (TT_GEN(data) == 0) return NULL;
+        if ((check ^ data) == key) {
+            TTEntry *entry = &s->probed;
+            entry->score = (int32_t)(uint32_t)data;
+            entry->depth = TT_DEPTH(data);
+            entry->flag = (uint8_t)(data >> 40);
+            entry->move = (uint8_t)(data >> 48);
+            entry->gen = TT_GEN(data);
+            return entry;
+        }
     }
     return NULL;
 }
@@ -517,33 +664,33 @@ static TTEntry *tt_probe(Searcher *s, uint64_t key) {
 static void tt_store(Searcher *s, uint64_t key, int depth, int flag, int score, int move) {
     if (s->no_table) return;
     uint64_t home = key & s->tt_mask;
-    TTEntry *victim = NULL;
-    int victim_age = -1;
+    TTSlot *victim = NULL;
+    int victim_age = -1, victim_depth = 0;
     for (int k = 0; k < TT_WINDOW; k++) {
-        TTEntry *e = &s->tt[(home + k) & s->tt_mask];
-        if (e->gen == 0) {
+        TTSlot *e = &s->tt[(home + k) & s->tt_mask];
+        uint64_t data = load_word(&e->data), check = load_word(&e->check);
+        if (TT_GEN(data) == 0) {
             s->tt_count++;
             victim = e;
             break;
         }
-        if (e->key == key) {
+        if ((check ^ data) == key) {
             victim = e;
             break;
         }
         /* A full window: replace the oldest entry, the shallowest among equally old ones. */
-        int age = (uint8_t)(s->gen - e->gen);
-        if (victim == NULL || age > victim_age || (age == victim_age && e->depth < victim->depth)) {
+        int age = (uint8_t)(s->gen - TT_GEN(data)), e_depth = TT_DEPTH(data);
+        if (victim == NULL || age > victim_age || (age == victim_age && e_depth < victim_depth)) {
             victim = e;
             victim_age = age;
+            victim_depth = e_depth;
         }
         if (k == TT_WINDOW - 1) s->tt_replaced++;
     }
-    victim->key = key;
-    victim->depth = (int8_t)depth;
-    victim->flag = (uint8_t)flag;
-    victim->score = score;
-    victim->move = (uint8_t)move;
-    victim->gen = s->gen;
+    uint64_t data = (uint64_t)(uint32_t)score | (uint64_t)(uint8_t)depth << 32 | (uint64_t)(uint8_t)flag << 40 |
+                    (uint64_t)(uint8_t)move << 48 | (uint64_t)s->gen << 56;
+    store_word(&victim->check, key ^ data);
+    store_word(&victim->data, data);
 }
 
 /* -- search (agent/search.py AlphaBeta) ---------------------------------------------------------- */
@@ -552,6 +699,9 @@ static void tt_store(Searcher *s, uint64_t key, int depth, int flag, int score, 
  * do by itself while this code holds the thread. */
 static int check_limits(Searcher *s) {
     s->next_check = s->nodes + CLOCK_INTERVAL;
+    if (s->leader != NULL) /* a helper (search_team): the team's stop, or the deadline, seen by itself */
+        return load_flag(&s->leader->stop_team) || (s->deadline >= 0 && now_seconds() >= s->deadline);
+    if (s->threads > 1 && load_flag(&s->stop_team)) return 1;       /* a helper failed */
     if (s->node_limit >= 0 && s->nodes >= s->node_limit) return 1;
     double now = now_seconds();
     if (s->deadline >= 0 && now >= s->deadline) return 1;
@@ -820,6 +970,100 @@ static int search_root(Searcher *s, const uint8_t *moves, int n, int depth, int 
     return 1;
 }
 
+/* -- threads (Lazy SMP) ------------------------------------------------------------------------- */
+
+/* Helpers start only at depths whose search outlasts starting threads (tens of microseconds). */
+#define HELPER_MIN_DEPTH 5
+#define MAX_THREADS 64
+
+/* A helper thread's life: search the root from its depth on, one depth after another, until the
+ * main thread's depth ends (check_limits). What it stores in the shared table is what the main
+ * search gains: bounds and best moves of positions it has yet to reach. */
+static void run_helper(void *helper) {
+    Helper *h = (Helper *)helper;
+    Searcher *s = &h->s;
+    int score, move, last = 81 - s->pos.ply; /* deeper than the game can last finds nothing more */
+    for (int depth = h->depth; depth <= last && depth < MAX_PLY; depth++)
+        if (!search_root(s, h->moves, h->n, depth, -INFINITY_SCORE, INFINITY_SCORE, &score, &move)) break;
+}
+
+/* root() with threads: the main thread searches ``depth`` in the window exactly as search_root
+ * does, while threads - 1 helpers search the same root in the full window, sharing the table,
+ * half of them at the same depth and half one deeper (a helper at the same depth saved the main
+ * thread more nodes to each depth than one a ply deeper: scripts/bench_threads.py); the main
+ * thread's result is returned. The helpers
+ * are copies of the searcher made here and joined before this returns, whatever ended the main
+ * search, so none outlives it; they stop within a clock interval of it (or of the deadline). One
+ * thread, no table, or a depth too shallow to be worth threads: search_root. */
+static int search_team(Searcher *s, const uint8_t *moves, int n, int depth, int alpha, int beta, int *out_score,
+                       int *out_move) {
+    if (s->threads <= 1 || s->no_table || depth < HELPER_MIN_DEPTH)
+        return search_root(s, moves, n, depth, alpha, beta, out_score, out_move);
+    int started = 0;
+    for (int k = 1; k < s->threads; k++) {
+        Helper *h = &s->helpers[k - 1];
+        Searcher *copy = &h->s;
+        memcpy(copy, s, sizeof *s); /* the position, history, killers; pointers to the shared tables */
+        copy->leader = s;
+        copy->thread = NULL;
+        copy->nodes = copy->tt_count = copy->tt_replaced = 0;
+        copy->next_check = CLOCK_INTERVAL;
+        copy->stopped = copy->failed = 0;
+        memcpy(h->moves, moves, (size_t)n);
+        h->n = n;
+        h->depth = depth + (k - 1) % 2;
+        if (!thread_start(&h->thread, h)) break; /* no more threads to be had: search with those started */
+        started++;
+    }
+    int done = search_root(s, moves, n, depth, alpha, beta, out_score, out_move);
+    store_flag(&s->stop_team, 1);
+    for (int k = 0; k < started; k++) {
+        Searcher *copy = &s->helpers[k].s;
+        thread_join(s->helpers[k].thread);
+        s->helper_nodes += copy->nodes;
+        s->tt_count += copy->tt_count;
+        s->tt_replaced += copy->tt_replaced;
+    }
+    store_flag(&s->stop_team, 0);
+    return done;
+}
+
+/* The raised exception taken out of the thread state (GIL held), or NULL; raise_exception puts it
+ * back (stealing the reference). */
+static PyObject *take_exception(void) {
+#if PY_VERSION_HEX >= 0x030C0000
+    return PyErr_GetRaisedException();
+#else
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyErr_NormalizeException(&type, &value, &traceback);
+    if (value != NULL && traceback != NULL) PyException_SetTraceback(value, traceback);
+    Py_XDECREF(type);
+    Py_XDECREF(traceback);
+    return value;
+#endif
+}
+
+static void raise_exception(PyObject *error) {
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(error);
+#else
+    PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(error)), error, PyException_GetTraceback(error));
+#endif
+}
+
+/* A helper's Python call raised (GIL held): keep the first exception for root() to raise, and stop
+ * the team. */
+static void keep_helper_error(Searcher *helper) {
+    Searcher *leader = helper->leader;
+    PyObject *error = take_exception();
+    if (leader->helper_error == NULL)
+        leader->helper_error = error;
+    else
+        Py_XDECREF(error);
+    store_flag(&leader->stop_team, 1);
+}
+
 /* -- Python interface --------------------------------------------------------------------------- */
 
 /* Searchers held by a call (check_idle): set_zobrist may not change the keys under them. */
@@ -913,6 +1157,8 @@ static void Searcher_dealloc(Searcher *s) {
     PyMem_RawFree(s->sent_m);
     PyMem_RawFree(s->sent_t);
     free(s->tt);
+    free(s->helpers);
+    Py_XDECREF(s->helper_error);
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
 
@@ -946,6 +1192,7 @@ static void start_search(Searcher *s, double now, double deadline, long long nod
     s->should_stop_every = poll_seconds;
     s->next_should_stop = now + poll_seconds;
     s->nodes = 0;
+    s->helper_nodes = 0;
     s->next_check = CLOCK_INTERVAL;
     for (int t = 0; t < 2; t++)
         for (int m = 0; m < 81; m++) s->history[t][m] >>= s->age; /* old cut-offs must not dominate */
@@ -956,14 +1203,18 @@ static void start_search(Searcher *s, double now, double deadline, long long nod
     Py_XSETREF(s->should_stop, should_stop);
 }
 
-/* Searcher(can_win, tt_slots, prefault=True): can_win is 2^18 bytes (evaluation.build_can_win_table),
- * tt_slots a power of two, or 0 for no table. Then set_classic or set_fitted chooses the evaluation. */
+/* Searcher(can_win, tt_slots, prefault=True, threads=1): can_win is 2^18 bytes
+ * (evaluation.build_can_win_table), tt_slots a power of two, or 0 for no table; threads 1 to
+ * MAX_THREADS searches root() runs at once (search_team). Then set_classic or set_fitted chooses
+ * the evaluation. */
 static int Searcher_init(Searcher *s, PyObject *args, PyObject *kwargs) {
-    static char *names[] = {"can_win", "tt_slots", "prefault", NULL};
-    PyObject *can_win_arg, *slots_arg, *prefault_arg = Py_True;
-    long long tt_slots, prefault;
+    static char *names[] = {"can_win", "tt_slots", "prefault", "threads", NULL};
+    PyObject *can_win_arg, *slots_arg, *prefault_arg = Py_True, *threads_arg = NULL;
+    long long tt_slots, prefault, threads = 1;
     if (!check_idle(s, "__init__")) return -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O", names, &can_win_arg, &slots_arg, &prefault_arg)) return -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OO", names, &can_win_arg, &slots_arg, &prefault_arg,
+                                     &threads_arg))
+        return -1;
     if (s->tt != NULL) {
         PyErr_SetString(PyExc_RuntimeError, "Searcher is already initialised");
         return -1;
@@ -973,7 +1224,8 @@ static int Searcher_init(Searcher *s, PyObject *args, PyObject *kwargs) {
         return -1;
     }
     if (!read_int(slots_arg, 0, MAX_TT_SLOTS, "tt_slots", -1, &tt_slots) ||
-        !read_int(prefault_arg, 0, 1, "prefault", -1, &prefault))
+        !read_int(prefault_arg, 0, 1, "prefault", -1, &prefault) ||
+        (threads_arg != NULL && !read_int(threads_arg, 1, MAX_THREADS, "threads", -1, &threads)))
         return -1;
     if (tt_slots != 0 && (tt_slots < TT_WINDOW || (tt_slots & (tt_slots - 1)) != 0)) {
         PyErr_Format(PyExc_ValueError, "tt_slots must be 0 or a power of two of at least %d", TT_WINDOW);
@@ -982,13 +1234,19 @@ static int Searcher_init(Searcher *s, PyObject *args, PyObject *kwargs) {
     size_t slots = tt_slots ? (size_t)tt_slots : TT_WINDOW;
     hold(s, "__init__");
     uint8_t *can_win = copy_buffer(can_win_arg, 1 << 18, "can_win");
-    TTEntry *tt = NULL;
-    if (can_win != NULL && (tt = calloc(slots, sizeof(TTEntry))) == NULL) PyErr_NoMemory();
+    TTSlot *tt = NULL;
+    Helper *helpers = NULL;
+    if (can_win != NULL && ((tt = calloc(slots, sizeof(TTSlot))) == NULL ||
+                            (threads > 1 && (helpers = calloc((size_t)threads - 1, sizeof(Helper))) == NULL))) {
+        free(tt);
+        tt = NULL;
+        PyErr_NoMemory();
+    }
     /* Touch every page now, before any clock runs: the first searches would otherwise pay a page
      * fault per new 4 KiB of table (a third of the first second's speed). */
     if (tt != NULL && prefault) {
         Py_BEGIN_ALLOW_THREADS
-        memset(tt, 0, slots * sizeof(TTEntry));
+        memset(tt, 0, slots * sizeof(TTSlot));
         Py_END_ALLOW_THREADS
     }
     let_go(s);
@@ -998,6 +1256,8 @@ static int Searcher_init(Searcher *s, PyObject *args, PyObject *kwargs) {
     }
     s->can_win = can_win;
     s->tt = tt;
+    s->threads = (int)threads;
+    s->helpers = helpers;
     s->tt_mask = (uint64_t)slots - 1;
     s->no_table = tt_slots == 0;
     s->eval_kind = EVAL_NONE;
@@ -1306,10 +1566,19 @@ static PyObject *Searcher_root(Searcher *s, PyObject *args) {
     s->reduce = (int)reduce;
     hold(s, "root");
     s->thread = PyEval_SaveThread();
-    done = search_root(s, moves, n, (int)depth, (int)alpha, (int)beta, &score, &move);
+    done = search_team(s, moves, n, (int)depth, (int)alpha, (int)beta, &score, &move);
     PyEval_RestoreThread(s->thread);
     s->thread = NULL;
     let_go(s);
+    if (s->helper_error != NULL) { /* a helper's call of the memo raised: raised here, unless the main one did */
+        PyObject *error = s->helper_error;
+        s->helper_error = NULL;
+        if (s->failed)
+            Py_DECREF(error);
+        else
+            raise_exception(error);
+        s->failed = 1;
+    }
     if (s->failed) return NULL; /* a Python callback raised; its exception is set */
     if (!done) Py_RETURN_NONE;
     return Py_BuildValue("ii", score, move);
@@ -1427,6 +1696,12 @@ static PyObject *Searcher_pop(Searcher *s, PyObject *unused) {
 static PyObject *Searcher_get_nodes(Searcher *s, void *c) {
     return check_idle(s, "nodes") ? PyLong_FromLongLong(s->nodes) : NULL;
 }
+static PyObject *Searcher_get_helper_nodes(Searcher *s, void *c) {
+    return check_idle(s, "helper_nodes") ? PyLong_FromLongLong(s->helper_nodes) : NULL;
+}
+static PyObject *Searcher_get_threads(Searcher *s, void *c) {
+    return check_idle(s, "threads") ? PyLong_FromLong(s->threads > 1 ? s->threads : 1) : NULL;
+}
 static PyObject *Searcher_get_tt_count(Searcher *s, void *c) {
     return check_idle(s, "tt_count") ? PyLong_FromLongLong(s->tt_count) : NULL;
 }
@@ -1457,7 +1732,9 @@ static PyMethodDef Searcher_methods[] = {
 };
 
 static PyGetSetDef Searcher_getset[] = {
-    {"nodes", (getter)Searcher_get_nodes, NULL, "nodes of the current search", NULL},
+    {"nodes", (getter)Searcher_get_nodes, NULL, "nodes of the current search (the main thread's)", NULL},
+    {"helper_nodes", (getter)Searcher_get_helper_nodes, NULL, "nodes the helper threads searched meanwhile", NULL},
+    {"threads", (getter)Searcher_get_threads, NULL, "threads a search runs on", NULL},
     {"root_best", (getter)Searcher_get_root_best, NULL, "(move, score) proven better in a stopped depth", NULL},
     {"tt_count", (getter)Searcher_get_tt_count, NULL, "table entries in use", NULL},
     {"tt_replaced", (getter)Searcher_get_tt_replaced, NULL, "entries replaced by another key so far", NULL},
@@ -1503,10 +1780,11 @@ PyMODINIT_FUNC PyInit__core(void) {
         return NULL;
     }
     /* agent/core.py refuses a build whose version it does not drive: raise with interface changes. */
-    PyModule_AddIntConstant(module, "CORE_VERSION", 8);
+    PyModule_AddIntConstant(module, "CORE_VERSION", 9);
     PyModule_AddIntConstant(module, "WIN_SCORE", WIN_SCORE);
     PyModule_AddIntConstant(module, "CLOCK_INTERVAL", CLOCK_INTERVAL);
     PyModule_AddIntConstant(module, "MAX_PLY", MAX_PLY);
-    PyModule_AddIntConstant(module, "TT_ENTRY_BYTES", (int)sizeof(TTEntry));
+    PyModule_AddIntConstant(module, "MAX_THREADS", MAX_THREADS);
+    PyModule_AddIntConstant(module, "TT_ENTRY_BYTES", (int)sizeof(TTSlot));
     return module;
 }

@@ -27,6 +27,7 @@ from .commandline import (
     setup_logging,
     shown,
     silence_output,
+    threads_option,
 )
 from .protocol import (
     EXIT_INTERNAL,
@@ -75,7 +76,7 @@ the exit code stays the game's. stdin is not read.
 
 limits: --time-limit above {REFEREE_TICK:g} s (the referee looks for a move every {REFEREE_TICK * 1000:g} ms, only under the
 limit) and at most {MAX_TIME_LIMIT:g} s; --silence at most {MAX_SILENCE:g} s; --depth at most {MAX_DEPTH} (moves in a game);
---nodes at most {MAX_NODES:,}.
+--nodes at most {MAX_NODES:,}; --threads 1 to {core.MAX_THREADS}, or auto.
 
 """ + codingame.EPILOG
 
@@ -106,7 +107,7 @@ def build_parser(prog: str = PROG, description: str | None = None, engine_option
     if engine_options:
         _add_engine_options(parser)
     else:
-        parser.set_defaults(engine=None, depth=None, nodes=None, core=None, evaluation=None)
+        parser.set_defaults(engine=None, depth=None, nodes=None, core=None, evaluation=None, threads=1)
     parser.add_argument("--silence", type=bounded(float, 0, MAX_SILENCE, unit="seconds"), default=None,
                         metavar="SECONDS",
                         help="report the game aborted (exit 3) after this long without any change in the referee's "
@@ -130,6 +131,10 @@ def _add_engine_options(parser) -> None:
     parser.add_argument("--core", choices=core.CORES, default=None,
                         help=f"search core of the alphabeta engine: compiled (C) or pure Python; auto (default, "
                              f"or ${core.CORE_ENV}) takes the compiled one where it is built: {core.default_core_text()}")
+    parser.add_argument("--threads", type=threads_option(core.MAX_THREADS), default=1, metavar="N",
+                        help="threads the alphabeta engine's compiled core searches on, sharing its table: N, or "
+                             f"auto for every core but one, which the referee needs ({core.auto_threads()} here); "
+                             "default 1. Only where the tournament allows more than one core: see the README")
     parser.add_argument("--eval", default=None, choices=engines.EVALUATIONS, dest="evaluation",
                         help=f"evaluation of the alphabeta engine (default: {engines.DEFAULT_EVALUATION})")
 
@@ -207,7 +212,7 @@ def main(argv: list[str] | None = None, *, parser=None, make_engine=None) -> int
             if make_engine is not None:
                 engine = make_engine(args)
             else:
-                _, engine = build_engine(args.engine, args.depth, args.nodes, args.evaluation)
+                _, engine = build_engine(args.engine, args.depth, args.nodes, args.evaluation, args.threads)
         except (UsageError, ValueError) as error:
             say_error(PROG, f"error: {error}")
             return EXIT_USAGE

@@ -511,7 +511,7 @@ def main(args, make_engine=None) -> int:
         if make_engine is not None:  # a bot of one's own (agent.bot): it does what it likes with --seed
             engine_name, engine = "own", make_engine(args)
         else:
-            engine_name, engine = build_engine(args.engine, args.depth, args.nodes, args.evaluation)
+            engine_name, engine = build_engine(args.engine, args.depth, args.nodes, args.evaluation, args.threads)
         if args.seed is not None and engine_name not in ("random", "own"):
             engine = variety.varied(engine, args.seed)
     except (UsageError, ValueError) as error:

@@ -16,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-from .options import bounded  # noqa: F401  (the agent's options use it from here)
+from .options import bounded  # the agent's options use it from here too
 
 
 log = logging.getLogger("agent")
@@ -65,6 +65,24 @@ class OneLineParser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
+def threads_option(most: int):
+    """An argparse ``type`` for ``--threads``: ``auto`` (resolved where the core is chosen:
+    agent.core.make_searcher) or a whole number from 1 to ``most``."""
+    from .core import AUTO_THREADS  # here, not at the top: ref_sim's commands use the light helpers
+
+    count = bounded(int, 1, most)
+
+    def parse(text: str):
+        if text == AUTO_THREADS:
+            return text
+        try:
+            return count(text)
+        except argparse.ArgumentTypeError:
+            raise argparse.ArgumentTypeError(f"must be auto or an integer from 1 to {most}, got {shown(text)}") from None
+
+    return parse
+
+
 def check_log_file(log_file: str | None) -> Path | None:
     """``--log-file`` as a Path once it is known to be writable (created if missing); UsageError if not."""
     if log_file is None:
@@ -96,23 +114,32 @@ def setup_logging(args, log_path: Path | None, name: str) -> None:
     logging.getLogger("watchdog").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
 
 
-def build_engine(name: str | None, depth: int | None, nodes: int | None, evaluation: str | None = None):
-    """Make the engine; depth/nodes (and the evaluation) go in as options when given (engines that
-    take none still get depth/nodes through every SearchLimit)."""
+def build_engine(name: str | None, depth: int | None, nodes: int | None, evaluation: str | None = None,
+                 threads: int | str = 1):
+    """Make the engine; depth/nodes (and the evaluation, and threads other than 1) go in as options
+    when given (engines that take none still get depth/nodes through every SearchLimit; threads
+    above 1 for an engine that searches on one thread is a usage error, ``auto`` is 1 there)."""
     from . import engines  # here, not at the top: ref_sim's commands use the light helpers below
+    from .core import AUTO_THREADS
 
     name = name or DEFAULT_ENGINE
     if name not in engines.ENGINES:
         raise UsageError(f"unknown engine {shown(name)}; choose from {', '.join(sorted(engines.ENGINES))}")
     options = {key: value for key, value in (("depth", depth), ("nodes", nodes), ("evaluation", evaluation))
                if value is not None}
+    if threads != 1:
+        options["threads"] = threads
     try:
         return name, engines.make_engine(name, **options)
     except TypeError:
         if not options:
             raise
-        log.info("engine %s takes no %s option; the limit is passed with every search instead",
-                 name, "/".join(options))
+        if threads not in (1, AUTO_THREADS):
+            raise UsageError(f"engine {name} searches on one thread; --threads {threads} is for alphabeta") from None
+        options.pop("threads", None)
+        if options:
+            log.info("engine %s takes no %s option; the limit is passed with every search instead",
+                     name, "/".join(options))
         return name, engines.make_engine(name)
 
 

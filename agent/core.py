@@ -14,6 +14,12 @@ error where it is missing) or ``"auto"`` (compiled when it is there); ``None`` r
 ``UTTT_CORE`` environment variable, default ``auto``. The engine says once per process, in the
 log at its first move, which core runs and why (its name says it in the agent's ready line).
 
+``threads`` (compiled core only) runs a shared-table parallel search ("Lazy SMP", agent/_core.c's
+search_team): while the main thread searches each depth, ``threads - 1`` helper threads search the
+same root, half at the same depth and half one deeper, filling the table the main search reads;
+the main thread's move is played. One thread is exactly the single-threaded search. ``"auto"`` is
+the cores left after one for the referee: :func:`auto_threads`.
+
 The compiled core supports the evaluations it mirrors (the classic ``Evaluator`` and the fitted
 ``FittedEvaluator``); it checks itself against the Python evaluator on a few thousand positions
 when first built for one, and for any other evaluator, or one that disagrees, the engine runs
@@ -39,7 +45,7 @@ CORES = ("auto", "compiled", "python")
 CORE_ENV = "UTTT_CORE"
 
 #: agent/_core.c's CORE_VERSION this module drives: raised with every change to the C interface.
-CORE_VERSION = 8
+CORE_VERSION = 9
 
 try:
     from . import _core
@@ -52,6 +58,10 @@ else:
         _core, IMPORT_ERROR = None, "agent._core was built from another version of agent/_core.c; reinstall"
     else:
         _core.set_zobrist(ZOBRIST_CELL[0], ZOBRIST_CELL[1], ZOBRIST_FORCED)
+
+#: Most threads a compiled search takes (agent/_core.c's MAX_THREADS).
+MAX_THREADS = _core.MAX_THREADS if _core is not None else 64
+AUTO_THREADS = "auto"
 
 #: Bytes of one table entry in C (the Python table's dict entry costs about 200).
 TT_ENTRY_BYTES = _core.TT_ENTRY_BYTES if _core is not None else 16
@@ -89,6 +99,19 @@ def requested_core(core: str | None = None) -> str:
 def default_core_text() -> str:
     """For --help: what ``auto`` means on this installation."""
     return "compiled (C) here" if _core is not None else f"pure Python here: {unavailable_reason()}"
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (its affinity where the system says, else all of them)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # macOS and Windows have no sched_getaffinity
+        return os.cpu_count() or 1
+
+
+def auto_threads() -> int:
+    """``threads="auto"``: every core but one, which the referee (or the opponent) needs; at least 1."""
+    return max(1, min(MAX_THREADS, usable_cores() - 1))
 
 
 def table_slots(hash_mb: float) -> int:
@@ -207,10 +230,12 @@ class CompiledAlphaBeta(AlphaBeta):
     they take (start a search, search the root to a depth, probe the table) run in C. ``hash_mb``
     bounds the table (a flat array of 16-byte entries); ``tt_slots`` sets its size directly (a
     power of two). ``hash_mb=0`` means no table, as in AlphaBeta. The table's memory is touched
-    when it is made (``prefault``) so that page faults do not slow the first searches."""
+    when it is made (``prefault``) so that page faults do not slow the first searches. ``threads``
+    (1 to MAX_THREADS) searches run at once, sharing the table (see the module docstring); with
+    more than one, ``nodes`` counts every thread's and a node limit the main thread's."""
 
     def __init__(self, evaluator, hash_mb: float = 192.0, tt_slots: int | None = None,
-                 prefault: bool = True, features: Features | None = None) -> None:
+                 prefault: bool = True, features: Features | None = None, threads: int = 1) -> None:
         if _core is None:
             raise CoreUnavailable(unavailable_reason())
         kind = _evaluation_kind(evaluator)
@@ -218,7 +243,8 @@ class CompiledAlphaBeta(AlphaBeta):
         self.evaluator = evaluator
         self.evaluation = kind
         self.features = features or Features()
-        self._core = _core.Searcher(bytes(evaluator._can_win_next), tt_slots or (table_slots(hash_mb) if hash_mb > 0 else 0), prefault)
+        self._core = _core.Searcher(bytes(evaluator._can_win_next), tt_slots or (table_slots(hash_mb) if hash_mb > 0 else 0),
+                                    prefault, threads)
         self._core.set_features(self.features.values())
         _CONFIGURE[kind](self._core, evaluator)
         key = _check_key(evaluator, kind)
@@ -229,7 +255,11 @@ class CompiledAlphaBeta(AlphaBeta):
 
     @property
     def nodes(self) -> int:
-        return self._core.nodes
+        return self._core.nodes + self._core.helper_nodes
+
+    @property
+    def threads(self) -> int:
+        return self._core.threads
 
     @property
     def tt_slots(self) -> int:
@@ -278,27 +308,33 @@ def announce(level: int, message: str) -> None:
 
 
 def make_searcher(evaluator, hash_mb: float = 192.0, core: str | None = None, prefault: bool = True,
-                  features: Features | None = None):
+                  features: Features | None = None, threads: int | str = 1):
     """The searcher for ``core`` (see the module docstring), which core it is and what to say about
     it: ``(searcher, "compiled" | "python", (log level, message))``, the message for
     :func:`announce`; ``features`` switches the search's refinements (agent.search.Features).
-    CoreUnavailable when ``compiled`` cannot run. ``prefault=False`` for searches
-    that no clock limits: the table's pages are then only made when used (fast to make, for many
-    short fixed-effort games)."""
+    CoreUnavailable when ``compiled`` cannot run, or when ``threads`` above 1 are asked of the
+    pure-Python search (it has one); ``threads="auto"`` is :func:`auto_threads` with the compiled
+    core and 1 with Python's. ``prefault=False`` for searches that no clock limits: the table's
+    pages are then only made when used (fast to make, for many short fixed-effort games)."""
     choice = requested_core(core)
     if choice != "python":
         try:
-            searcher = CompiledAlphaBeta(evaluator, hash_mb=hash_mb, prefault=prefault, features=features)
+            searcher = CompiledAlphaBeta(evaluator, hash_mb=hash_mb, prefault=prefault, features=features,
+                                         threads=auto_threads() if threads == AUTO_THREADS else threads)
         except (CoreUnavailable, UnsupportedEvaluation) as error:
             if choice == "compiled":
                 raise CoreUnavailable(f"--core compiled: {error}") from None
             note = (logging.WARNING if isinstance(error, UnsupportedEvaluation) else logging.INFO,
                     f"search core: pure Python ({error})")
         else:
+            on = f", {searcher.threads} threads" if searcher.threads > 1 else ""
             return searcher, "compiled", (logging.INFO, f"search core: compiled (C, agent._core), "
-                                                        f"{searcher.evaluation} evaluation, table {searcher.tt_slots:,} entries")
+                                                        f"{searcher.evaluation} evaluation, table {searcher.tt_slots:,} entries{on}")
     elif core is None:
         note = (logging.INFO, f"search core: pure Python ({CORE_ENV}=python)")
     else:
         note = (logging.INFO, "search core: pure Python (--core python)")
+    if threads != AUTO_THREADS and threads > 1:
+        raise CoreUnavailable(f"{threads} threads need the compiled core; the search here is "
+                              f"{note[1].removeprefix('search core: ')}, on one thread")
     return AlphaBeta(evaluator, move_space=81, hash_mb=hash_mb, features=features), "python", note

@@ -96,18 +96,20 @@ class AlphaBetaEngine(SearchEngine):
     (``evaluation`` by name, see ``EVALUATIONS``; ``weights`` to try other classic ones).
     ``core``: ``auto``, ``compiled`` or ``python`` (None: ``$UTTT_CORE``, else auto), see agent/core.py;
     ``self.core`` and the engine's name say which one runs. ``features``: the search's refinements
-    (agent.search.Features; None: the defaults)."""
+    (agent.search.Features; None: the defaults). ``threads``: a number, or ``auto``, of threads the
+    compiled core searches on (agent.core.make_searcher); the name says when above 1."""
 
     def __init__(self, depth: int | None = None, nodes: int | None = None, hash_mb: float = 192.0,
                  weights=None, evaluation: str = DEFAULT_EVALUATION, core: str | None = None,
-                 features: Features | None = None) -> None:
+                 features: Features | None = None, threads: int | str = 1) -> None:
         self.evaluator = make_evaluator(evaluation, weights)
         # A fixed-effort engine (tests, self-play data) does not race a clock: no need to touch
         # the whole table up front.
         searcher, self.core, self._core_note = make_searcher(self.evaluator, hash_mb, core,
                                                              prefault=depth is None and nodes is None,
-                                                             features=features)
-        self.name = f"alphabeta ({self.core} core)"
+                                                             features=features, threads=threads)
+        threaded = getattr(searcher, "threads", 1)
+        self.name = f"alphabeta ({self.core} core{f', {threaded} threads' if threaded > 1 else ''})"
         super().__init__(searcher, depth, nodes)
 
     def choose(self, position, limit: SearchLimit) -> SearchResult:

@@ -5,7 +5,8 @@
     python -m ref_sim.arena ttt alphabeta alphabeta:depth=1 --games 18 --opening-plies 1
     python -m ref_sim.arena uttt alphabeta seed --depth 4 --games 1000 --cluster tcp://head:8786
 
-Engines: ``alphabeta`` (options ``depth``, ``nodes``, ``hash_mb``: ``alphabeta:depth=4,hash_mb=16``),
+Engines: ``alphabeta`` (options ``depth``, ``nodes``, ``hash_mb``, and for uttt ``threads``:
+``alphabeta:depth=4,hash_mb=16``, ``alphabeta:threads=2``),
 ``random`` (``random:seed=N``), and for uttt also ``seed`` (``seed:depth=N``). ``--seconds``,
 ``--depth`` or ``--nodes`` limit every move of both (an engine's own options win). Games come in
 pairs: each opening (``--opening-plies`` random plies, default per game) is played twice with the
@@ -267,7 +268,7 @@ def _main(argv, stdout) -> int:
         args.games = SPRT_MAX_GAMES if args.sprt else 10
     for spec in (args.engine_a, args.engine_b):
         try:
-            parse_engine_spec(spec)
+            make_engine(game, spec)  # options the engine refuses too (threads=2 for the Python core)
         except ValueError as error:
             parser.error(str(error))
     plies = game.opening_plies if args.opening_plies is None else args.opening_plies

@@ -385,7 +385,7 @@ def test_bad_input_with_the_referees_pipe_still_open_exits_with_its_code():
 
 
 def test_the_evaluation_option_reaches_the_codingame_engine(monkeypatch):
-    # --eval was dropped on the way to the CodinGame engine: it always got the default.
+    # --eval was dropped on the way to the CodinGame engine: it always got the default. --threads too.
     asked = []
 
     def build_engine(*args):
@@ -394,8 +394,9 @@ def test_the_evaluation_option_reaches_the_codingame_engine(monkeypatch):
 
     monkeypatch.setattr(codingame, "build_engine", build_engine)
     from agent import cli
-    assert cli.main(["--protocol", "codingame", "--eval", "classic", "--depth", "3"]) == codingame.EXIT_USAGE
-    assert asked == [(None, 3, None, "classic")]
+    assert cli.main(["--protocol", "codingame", "--eval", "classic", "--depth", "3", "--threads", "2"]) == \
+        codingame.EXIT_USAGE
+    assert asked == [(None, 3, None, "classic", 2)]
 
 
 def test_command_line_bad_input_and_options():

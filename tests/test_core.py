@@ -455,28 +455,32 @@ def test_the_agent_process_says_which_core_it_runs_in_its_first_line(choice, tmp
     assert f"engine alphabeta ({choice} core)" in lines[1], lines
 
 
-def test_the_codingame_protocol_takes_the_core_option_too():
+@pytest.mark.parametrize("options, engine", [(["--core", "python"], "python core"),
+                                             pytest.param(["--threads", "2"], "compiled core, 2 threads", marks=compiled)])
+def test_the_codingame_protocol_takes_the_core_options_too(options, engine):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop(core.CORE_ENV, None)
-    done = subprocess.run([sys.executable, "-m", "agent", "--protocol", "codingame", "--core", "python"],
+    done = subprocess.run([sys.executable, "-m", "agent", "--protocol", "codingame", *options],
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, timeout=60)
-    assert "ready: CodinGame protocol, engine alphabeta (python core)" in done.stderr, done.stderr
+    assert f"ready: CodinGame protocol, engine alphabeta ({engine})" in done.stderr, done.stderr
     assert done.stdout == ""
 
 
 @compiled
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process is POSIX")
-def test_ctrl_c_interrupts_a_compiled_search():
+@pytest.mark.parametrize("threads", [1, 3])
+def test_ctrl_c_interrupts_a_compiled_search(threads):
     """Python runs signal handlers only between its own instructions: the C search lets it now and
     then, or Ctrl-C would wait for the search (here one without any limit: forever). The fitted
-    evaluation, where it loads, never calls Python from the search by itself."""
+    evaluation, where it loads, never calls Python from the search by itself. With threads, the
+    main thread's stop ends the helpers (tests/test_threads.py)."""
     import signal
 
     code = ("import time; from agent import engines; from agent.core import CompiledAlphaBeta; "
             "from agent.core import load_position; from agent.rules import Position\n"
             "try:\n    evaluator = engines.make_evaluator('fitted')\n"
             "except Exception:\n    evaluator = engines.make_evaluator('classic')\n"
-            "searcher = CompiledAlphaBeta(evaluator, tt_slots=1 << 16)._core\n"
+            f"searcher = CompiledAlphaBeta(evaluator, tt_slots=1 << 16, threads={threads})._core\n"
             "load_position(searcher, Position())\n"
             "searcher.new_search(None, None, None)\n"
             "print('searching', flush=True)\n"

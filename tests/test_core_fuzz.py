@@ -15,7 +15,10 @@ The child, on positions of seeded random games (both rule variants):
 * searches with callbacks (should_stop, the evaluation memo, a signal handler) that call every
   method of their own searcher, and from a second thread during a search: each call must be
   refused with a RuntimeError naming it; callbacks that let the refusal propagate abort the search;
-  several threads share one searcher at random.
+  several threads share one searcher at random;
+* searches on several threads (the core's helpers): callbacks run in the main thread or a helper's
+  are refused every call of their searcher, a helper's exception reaches the caller, and every
+  search ends with no thread left behind, its position unwound and a legal move.
 
 Throughout, a compiled searcher and a pure-Python one do the same searches side by side and must
 give the same move, score, depth, node count and principal variation after every step: a refused
@@ -301,7 +304,19 @@ KINDS = {
     "pattern": lambda v: buffer_error(v, 4 * 19683),
     "can_win": lambda v: buffer_error(v, 1 << 18),
     "tt_slots": lambda v: int_error(v, 0, 2**32) or (None if v == 0 or (v >= 8 and v & (v - 1) == 0) else ValueError),
+    "threads": lambda v: int_error(v, 1, core.MAX_THREADS),
 }
+
+#: Searcher attributes: readable when idle, refused while a call holds the searcher.
+ATTRIBUTES = ("nodes", "helper_nodes", "root_best", "tt_count", "tt_replaced", "tt_slots", "threads")
+
+
+def thread_count() -> int | None:
+    """Threads of this process, the core's helpers included (None where the system does not say)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return None
 
 
 def variants(kind: str, valid, rng: random.Random) -> list:
@@ -390,8 +405,7 @@ class Fuzz:
                  ("__init__", lambda: s.__init__(self.can_win, 1024))]
         if self.fitted_args is not None:
             calls.append(("set_fitted", lambda: s.set_fitted(*self.fitted_args)))
-        return calls + [(name, lambda name=name: getattr(s, name))
-                        for name in ("nodes", "root_best", "tt_count", "tt_replaced", "tt_slots")]
+        return calls + [(name, lambda name=name: getattr(s, name)) for name in ATTRIBUTES]
 
     # -- 1. positions ----------------------------------------------------------------------------
 
@@ -494,11 +508,11 @@ class Fuzz:
                             self.fitted_error, after=restore)
         fresh = lambda: core._core.Searcher.__new__(core._core.Searcher)  # noqa: E731
         self.substitute("__init__", lambda *args: fresh().__init__(*args),
-                        [("can_win", self.can_win), ("tt_slots", 1024), ("bool", False)])
+                        [("can_win", self.can_win), ("tt_slots", 1024), ("bool", False), ("threads", 2)])
         made = fresh()  # never initialised: state and the counters answer, the rest is refused
         for name, call in self.every_call(made, fields, moves):
             if name != "__init__":
-                ok = name in ("state", "nodes", "root_best", "tt_count", "tt_replaced", "tt_slots")
+                ok = name == "state" or name in ATTRIBUTES
                 self.expect(call, None if ok else RuntimeError, "uninitialised searcher")
         zobrist = [("key", list(ZOBRIST_CELL[0])), ("key", list(ZOBRIST_CELL[1])), ("key", list(ZOBRIST_FORCED))]
         for i, (_, table) in enumerate(zobrist):  # tables of keys: any int 0 to 2**64-1 in each place
@@ -723,6 +737,59 @@ class Fuzz:
         STATS["shared-searcher calls refused"] += counts["refused"]
         STATS["shared-searcher calls done"] += counts["done"]
 
+    # -- 5. the threaded search -------------------------------------------------------------------
+
+    def threaded(self) -> None:
+        """One search on 2 to 4 threads under a random limit, whose should_stop (main thread) and
+        memo (main thread or a helper) call every method of their searcher: all refused, with the
+        words for their thread; either may raise, and then the search raises that, whichever
+        thread it was in. No thread outlives the search; the position is unwound."""
+        evaluator = self.rng.choice(self.evaluators)
+        searcher = core.CompiledAlphaBeta(evaluator, tt_slots=self.rng.choice((1 << 10, 1 << 16)), prefault=False,
+                                          threads=self.rng.choice((2, 3, 4)))
+        s = searcher._core
+        pos = self.rng.choice([p for p in self.playable if p.ply <= 50])
+        fields, moves = fields_of(pos), list(pos.legal_moves())
+        calls, main, rng = self.every_call(s, fields, moves), threading.get_ident(), random.Random(self.rng.random())
+        raised = []
+
+        def callback(where: str, raise_chance: float) -> None:
+            here = threading.get_ident() == main
+            for name, call in rng.sample(calls, 2):
+                self.refused(name, call, "root", here=here)
+            STATS[f"threaded: {where} called {'in the main thread' if here else 'in a helper'}"] += 1
+            if rng.random() < raise_chance:
+                raised.append("main" if here else "helper")
+                raise ZeroDivisionError(f"{where} failed")
+
+        def should_stop():
+            callback("should_stop", 0.05)
+            return False
+
+        if searcher.evaluation == "classic":
+            local, memo, free_move = self.classic_args
+
+            def calling_memo(*boards):
+                callback("memo", 0.02)
+                return memo(*boards)
+
+            s.set_classic(local, calling_memo, free_move)
+        limit = rng.choice((SearchLimit(depth=rng.randint(5, 7)), SearchLimit(nodes=rng.randint(20000, 200000)),
+                            SearchLimit.seconds(rng.uniform(0.01, 0.1))))
+        limit = SearchLimit(deadline=limit.deadline, depth=limit.depth, nodes=limit.nodes, should_stop=should_stop)
+        before = thread_count()
+        try:
+            result = searcher.search(pos, limit)
+        except ZeroDivisionError:
+            assert raised, "raised with no callback raising"
+            STATS[f"threaded: a {raised[0]} callback's exception raised"] += 1
+        else:
+            assert not raised, f"a {raised[0]} callback raised but the search did not"
+            assert result.move in moves and result.nodes == s.nodes + s.helper_nodes
+            STATS["threaded searches" + (" with helpers" if s.helper_nodes else "")] += 1
+        assert thread_count() == before, "a helper thread outlived its search"
+        assert s.state() == state_of(fields)
+
     # -- the run ------------------------------------------------------------------------------------
 
     def run(self, rounds: int) -> None:
@@ -739,6 +806,8 @@ class Fuzz:
             self.reentrant_search()
             if round_ % 4 == 0:
                 self.reentrant_memo()
+            self.threaded()
+            self.threaded()
         self.shared_searcher()
         self.same_search(self.rng.choice(self.playable), SearchLimit(depth=3))  # and still the same
 
@@ -764,6 +833,9 @@ def main(argv=None) -> int:
         refused = {key.split(": ", 1)[1] for key in STATS if key.startswith(f"refused {where}: ")}
         assert refused == names, f"never refused {where}: {sorted(names - refused)}"
     assert STATS["callback searches aborted"] > 0
+    for seen in ("threaded searches with helpers", "threaded: memo called in a helper",
+                 "threaded: a helper callback's exception raised", "threaded: a main callback's exception raised"):
+        assert STATS[seen] > 0, f"never seen: {seen}"
     print(f"fuzz: {args.rounds} rounds, seed {args.seed}, passed")
     for key, count in sorted(STATS.items()):
         print(f"  {count:>7}  {key}")
