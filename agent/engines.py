@@ -16,7 +16,7 @@ from .core import announce, make_searcher
 from .evaluation import Evaluator
 from .limits import SearchLimit, SearchResult
 from .rules import Position
-from .search import AlphaBeta, Features
+from .search import PLAIN, AlphaBeta, Features
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +127,8 @@ class SeedEngine:
 
     def __init__(self, depth: int = 3) -> None:
         self.depth = depth
-        self.searcher = AlphaBeta(SeedEvaluator(), move_space=81, hash_mb=0)
+        # PLAIN: reductions and the solver would make it neither minimax nor the same bot as before.
+        self.searcher = AlphaBeta(SeedEvaluator(), move_space=81, hash_mb=0, features=PLAIN)
 
     def choose(self, position: Position, limit: SearchLimit) -> SearchResult:
         return self.searcher.search(position, replace(limit, depth=self.depth, nodes=None))

@@ -154,3 +154,35 @@ def test_table_stays_within_its_memory_bound():
     s.search(pos, SearchLimit(depth=9))
     assert s.nodes > 20 * s.tt_capacity  # the search would have stored far more entries than fit
     assert len(s.tt) <= s.tt_capacity + 300  # checked every 256 nodes
+
+
+def test_the_seed_bot_stays_plain_minimax_late_in_the_game():
+    """The seed bot is the fixed student-style opponent: the search's refinements (reductions,
+    the end-of-game solver) must not reach it. Near the end, where the solver would search to the
+    end, its score is still plain minimax to its depth with its own evaluation."""
+    from agent.engines import SeedEngine
+
+    rng = random.Random(7)
+    checked = 0
+    while checked < 4:
+        pos = random_position(rng, 60)
+        if pos.winner is not None:
+            continue
+        seed = SeedEngine(depth=2)
+        result = seed.choose(pos.copy(), SearchLimit(depth=2))
+        evaluate = seed.searcher.evaluator.evaluate
+
+        def plain(p, depth, ply=0):
+            if p.winner is not None:
+                return _terminal_score(p.winner, p.turn, ply)
+            if depth == 0:
+                return evaluate(p)
+            best = -WIN_SCORE - 1
+            for move in p.legal_moves():
+                p.push(move)
+                best = max(best, -plain(p, depth - 1, ply + 1))
+                p.pop()
+            return best
+
+        assert result.score == plain(pos.copy(), 2)
+        checked += 1
