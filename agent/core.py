@@ -37,7 +37,7 @@ from array import array
 
 from .limits import STOP_POLL_SECONDS, SearchLimit
 from .rules import ZOBRIST_CELL, ZOBRIST_FORCED, Position
-from .search import AlphaBeta, Features
+from .search import AlphaBeta, Features, features_for_table
 
 log = logging.getLogger(__name__)
 
@@ -242,9 +242,9 @@ class CompiledAlphaBeta(AlphaBeta):
         # Not AlphaBeta.__init__: the table, history and killers it makes live in the C searcher.
         self.evaluator = evaluator
         self.evaluation = kind
-        self.features = features or Features()
-        self._core = _core.Searcher(bytes(evaluator._can_win_next), tt_slots or (table_slots(hash_mb) if hash_mb > 0 else 0),
-                                    prefault, threads)
+        slots = tt_slots or (table_slots(hash_mb) if hash_mb > 0 else 0)
+        self.features = features_for_table(features or Features(), slots > 0)
+        self._core = _core.Searcher(bytes(evaluator._can_win_next), slots, prefault, threads)
         self._core.set_features(self.features.values())
         _CONFIGURE[kind](self._core, evaluator)
         key = _check_key(evaluator, kind)

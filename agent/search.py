@@ -24,7 +24,7 @@ measured against the search without it (``alphabeta:lmr=0`` in the arena).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from itertools import islice
 
 from .limits import STOP_POLL_SECONDS, SearchLimit, SearchResult
@@ -91,6 +91,12 @@ class Features:
 PLAIN = Features(asp=0, lmr=0, age=3, solve=0)
 
 
+def features_for_table(features: Features, has_table: bool) -> Features:
+    """``features`` as a search with or without a table runs them: without one the solver would
+    search every transposition of the last plies again and again (minutes a move), so it is off."""
+    return features if has_table else replace(features, solve=0)
+
+
 class _Stop(Exception):
     """Raised inside the tree when the clock or the node budget runs out."""
 
@@ -111,7 +117,7 @@ class AlphaBeta:
     def __init__(self, evaluator, move_space: int, hash_mb: float = 192.0,
                  features: Features | None = None) -> None:
         self.evaluator = evaluator
-        self.features = features or Features()
+        self.features = features_for_table(features or Features(), hash_mb > 0)
         self.tt: dict[int, tuple[int, int, int, int]] = _NoTable() if hash_mb <= 0 else {}
         self.tt_capacity = max(1024, int(hash_mb * 1024 * 1024 / TT_ENTRY_BYTES))
         self.history = [[0] * move_space for _ in range(2)]
@@ -205,12 +211,15 @@ class AlphaBeta:
             score, move = found
             if alpha < score < beta:
                 return found
-            # A forced result outside the window is only a bound on it: open that side fully.
-            delta = INFINITY if abs(score) >= PROVEN_SCORE else delta * ASPIRATION_GROWTH
+            # A forced result outside the window is only a bound on it: open that side fully
+            # (guess -/+ INFINITY would leave a forced loss or win of the guess's sign outside
+            # the window again, for ever).
+            forced = abs(score) >= PROVEN_SCORE
+            delta *= ASPIRATION_GROWTH
             if score <= alpha:
-                alpha = max(guess - delta, -INFINITY)
+                alpha = -INFINITY if forced else max(guess - delta, -INFINITY)
             else:
-                beta = min(guess + delta, INFINITY)
+                beta = INFINITY if forced else min(guess + delta, INFINITY)
                 self._failed_high = (move, score)
                 moves.remove(move)
                 moves.insert(0, move)

@@ -255,6 +255,16 @@ def test_same_results_without_a_table():
         assert_same(py.search(pos, SearchLimit(depth=depth)), c.search(pos, SearchLimit(depth=depth)), pos)
 
 
+def test_without_a_table_the_solver_is_off_in_both_cores():
+    """A table-less search would solve every transposition of the last plies again: the solver
+    (on by default) is switched off there, and only there."""
+    assert AlphaBeta(Evaluator(), move_space=81, hash_mb=0).features.solve == 0
+    assert AlphaBeta(Evaluator(), move_space=81, hash_mb=1).features.solve == Features().solve > 0
+    if core.compiled_available():
+        assert core.CompiledAlphaBeta(Evaluator(), hash_mb=0).features.solve == 0
+        assert core.CompiledAlphaBeta(Evaluator(), hash_mb=1).features.solve == Features().solve
+
+
 @compiled
 def test_a_tiny_table_replaces_entries_and_still_plays_legal_moves():
     pos = load_suite()[20][1]
