@@ -58,6 +58,9 @@ PROG = "train_eval.py"
 MAX_GAMES = 10_000_000
 #: Node budgets above this are a typo (a move would take hours).
 MAX_NODES = 10 ** 9
+#: The self-play searcher's table: 2 MB holds a whole game's searches at several thousand nodes a
+#: move, and making a larger one per side and game costs more than the game's search.
+SELF_PLAY_HASH_MB = 2
 
 
 class InputError(Exception):
@@ -75,11 +78,60 @@ class StepStopped(Exception):
 # -- generate --------------------------------------------------------------------------------
 
 def selfplay_game(game_seed: int, nodes: int, engine_eval: str, deviation: float) -> tuple:
-    """One game of ``generate``: (winner, plies, moves).  A cluster worker can run it."""
-    result = training_game(game_seed,
-                           lambda: AlphaBetaEngine(nodes=nodes, hash_mb=16, evaluation=engine_eval),
-                           deviation=deviation)
-    return result.winner, result.plies, result.moves
+    """One game of ``generate``: (winner, plies, moves, scores), ``scores[ply]`` the self-play
+    search's score for the side to move there (None where it did not search: the opening and the
+    random deviations). A cluster worker can run it."""
+    from agent.core import make_searcher
+    from agent.engines import SearchEngine
+
+    evaluator = self_play_evaluator(engine_eval)
+    scores: list = []
+
+    def engine():
+        # A fresh searcher per side and game (an empty table: the game depends on its seed only)
+        # around one evaluator per process: building the tables is most of a short game's time.
+        searcher = make_searcher(evaluator, SELF_PLAY_HASH_MB, None, prefault=False)[0]
+        return ScoreNoting(SearchEngine(searcher, nodes=nodes), scores)
+
+    result = training_game(game_seed, engine, deviation=deviation)
+    scores += [None] * (result.plies - len(scores))
+    return result.winner, result.plies, result.moves, scores
+
+
+class ScoreNoting:
+    """An engine that notes its search's score at each ply it plays (the deep-search label)."""
+
+    def __init__(self, engine, scores: list) -> None:
+        self.engine, self.scores = engine, scores
+
+    def choose(self, position, limit):
+        result = self.engine.choose(position, limit)
+        self.scores += [None] * (position.ply + 1 - len(self.scores))
+        self.scores[position.ply] = result.score
+        return result
+
+
+_evaluators: dict = {}
+
+
+def self_play_evaluator(engine_eval: str):
+    """The self-play engine's evaluator by ``--engine-eval`` name, made once per process:
+    ``classic``, or a data file of agent/data by its stem (``eval-v1``), named so that the games do
+    not change when the packaged default does."""
+    if engine_eval not in _evaluators:
+        from agent.eval_fitted import DATA_DIR, FittedEvaluator, load_data
+        from agent.evaluation import Evaluator
+
+        _evaluators[engine_eval] = (Evaluator() if engine_eval == "classic"
+                                    else FittedEvaluator(load_data(DATA_DIR / f"{engine_eval}.json")))
+    return _evaluators[engine_eval]
+
+
+def engine_evals() -> tuple:
+    """``--engine-eval``'s choices: classic and the data files shipped in agent/data."""
+    from agent.eval_fitted import DATA_DIR
+
+    return ("classic", *sorted(p.stem for p in DATA_DIR.glob("*.json")))
 
 
 def generate(directory: Path, games: int, nodes: int, seed: int, deviation: float, engine_eval: str,
@@ -126,10 +178,10 @@ def generate(directory: Path, games: int, nodes: int, seed: int, deviation: floa
         results = (selfplay_game(seed * 1_000_003 + i, nodes, engine_eval, deviation) for i in range(done, games))
     try:
         with path.open("a", encoding="utf-8") as out:
-            for i, (winner, game_plies, moves) in zip(range(done, games), results):
+            for i, (winner, game_plies, moves, scores) in zip(range(done, games), results):
                 # One write of a whole line: a stop between games never cuts one (and a cut
                 # line is dropped at the next run anyway).
-                out.write(json.dumps({"game": i, "winner": winner, "moves": moves}) + "\n")
+                out.write(json.dumps({"game": i, "winner": winner, "moves": moves, "scores": scores}) + "\n")
                 out.flush()
                 plies += game_plies
                 made = i + 1 - done
@@ -577,8 +629,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--deviation", type=real(0, 1), default=0.04,
                         help="chance of a random move at each of the first 30 plies, 0-1 (default 0.04)")
     parser.add_argument("--seed", type=int, default=1, help="data seed (default 1)")
-    parser.add_argument("--engine-eval", default="classic", choices=("classic", "fitted"),
-                        help="evaluation the self-play engine uses (default classic)")
+    parser.add_argument("--engine-eval", default="eval-v1", choices=engine_evals(),
+                        help="evaluation the self-play engine uses: classic or a data file of agent/data "
+                             "(default eval-v1)")
     parser.add_argument("--cluster", metavar="ADDRESS", default=os.environ.get("UTTT_CLUSTER"),
                         help="generate: play the games on a Dask cluster, e.g. tcp://head:8786 "
                              "(default: $UTTT_CLUSTER); pip install -e '.[cluster]'")
