@@ -111,20 +111,14 @@ class ScoreNoting:
         return result
 
 
-_evaluators: dict = {}
-
-
 def self_play_evaluator(engine_eval: str):
-    """The self-play engine's evaluator by ``--engine-eval`` name, made once per process:
-    ``classic``, or a data file of agent/data by its stem (``eval-v1``), named so that the games do
-    not change when the packaged default does."""
-    if engine_eval not in _evaluators:
-        from agent.eval_fitted import DATA_DIR, FittedEvaluator, load_data
-        from agent.evaluation import Evaluator
+    """The self-play engine's evaluator by ``--engine-eval`` name: ``classic``, or a data file of
+    agent/data by its stem (``eval-v1``), named so that the games do not change when the packaged
+    default does (made once per process, also on a cluster's workers)."""
+    from agent.eval_fitted import packaged_evaluator
+    from agent.evaluation import Evaluator
 
-        _evaluators[engine_eval] = (Evaluator() if engine_eval == "classic"
-                                    else FittedEvaluator(load_data(DATA_DIR / f"{engine_eval}.json")))
-    return _evaluators[engine_eval]
+    return Evaluator() if engine_eval == "classic" else packaged_evaluator(engine_eval)
 
 
 def engine_evals() -> tuple:
