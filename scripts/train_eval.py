@@ -48,11 +48,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent import stops  # noqa: E402
-from agent.engines import AlphaBetaEngine  # noqa: E402
+from agent.core import make_searcher  # noqa: E402
+from agent.engines import AlphaBetaEngine, SearchEngine  # noqa: E402
 from agent.options import real, whole  # noqa: E402
 from agent.selfplay import training_game  # noqa: E402
 
 GAMES_FILE = "games.jsonl"
+#: Beside the games: the settings they were played with (a resumed run must use the same ones).
+SETTINGS_FILE = "settings.json"
 PROG = "train_eval.py"
 #: More self-play games than this is a typo (3000 take about an hour on one core).
 MAX_GAMES = 10_000_000
@@ -81,9 +84,6 @@ def selfplay_game(game_seed: int, nodes: int, engine_eval: str, deviation: float
     """One game of ``generate``: (winner, plies, moves, scores), ``scores[ply]`` the self-play
     search's score for the side to move there (None where it did not search: the opening and the
     random deviations). A cluster worker can run it."""
-    from agent.core import make_searcher
-    from agent.engines import SearchEngine
-
     evaluator = self_play_evaluator(engine_eval)
     scores: list = []
 
@@ -139,6 +139,12 @@ def generate(directory: Path, games: int, nodes: int, seed: int, deviation: floa
     except OSError as error:
         raise InputError(f"--dir {directory}: cannot create it ({error.strerror or error})") from None
     path = directory / GAMES_FILE
+    settings = {"nodes": nodes, "deviation": deviation, "seed": seed, "eval": engine_eval}
+    kept = read_settings(directory)
+    if kept is not None and kept != settings:
+        raise InputError(f"generate: {directory / SETTINGS_FILE} says its games were played with "
+                         + ", ".join(f"--{k.replace('eval', 'engine-eval')} {v}" for k, v in kept.items())
+                         + ": continue with those, or use another --dir")
     done = 0
     if path.exists():
         with path.open("rb") as handle:
@@ -150,6 +156,8 @@ def generate(directory: Path, games: int, nodes: int, seed: int, deviation: floa
     if done >= games:
         print(f"generate: {path} already holds {done} games (asked for {games})")
         return path
+    if kept is None:
+        (directory / SETTINGS_FILE).write_text(json.dumps(settings) + "\n", encoding="utf-8")
     print(f"generate: games {done}..{games - 1} at {nodes} nodes per move, eval {engine_eval}, "
           f"deviation {deviation}, seed {seed} -> {path}", flush=True)
     start = time.time()
@@ -198,19 +206,28 @@ def generate(directory: Path, games: int, nodes: int, seed: int, deviation: floa
     return path
 
 
+def read_settings(directory: Path) -> dict | None:
+    """The settings file of a games directory, or None where there is none (older runs)."""
+    try:
+        return json.loads((directory / SETTINGS_FILE).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as error:
+        raise InputError(f"cannot read {directory / SETTINGS_FILE} ({error})") from None
+
+
 # -- the training examples -------------------------------------------------------------------
 
-def load_examples(path: Path, games: int, opening_plies: int = 4):
-    """Every position after the opening of games 0..games-1: (game number, position, result for the
-    mover).  InputError (one line) for a missing file or a line that is not a game."""
-    from agent.rules import Position
-
-    examples = []
+def read_games(path: Path, games: int) -> list[dict]:
+    """Games 0..games-1 of a games file, each ``{"game", "winner", "moves", "scores"}`` (scores
+    None in files made before they were noted).  InputError (one line) for a missing file or a
+    line that is not a game."""
     try:
         handle = path.open(encoding="utf-8")
     except OSError as error:
         raise InputError(f"fit: cannot read the games in {path} ({error.strerror or error}); "
                          f"make them with: python scripts/train_eval.py generate --dir {path.parent}") from None
+    kept = []
     with handle:
         for number, line in enumerate(handle, 1):
             if not line.endswith("\n"):
@@ -219,40 +236,98 @@ def load_examples(path: Path, games: int, opening_plies: int = 4):
                 game = json.loads(line)
                 if game["game"] >= games:
                     continue
-                position = Position()
-                for ply, move in enumerate(game["moves"]):
-                    if ply >= opening_plies:
-                        winner = game["winner"]
-                        result = 0.5 if winner is None else 1.0 if winner == position.turn else 0.0
-                        examples.append((game["game"], position.copy(), result))
-                    position.push(move)
-            except (ValueError, KeyError, TypeError, IndexError) as error:
+                scores = game.get("scores")
+                moves = game["moves"]
+                if not isinstance(moves, list) or not all(type(m) is int and 0 <= m < 81 for m in moves) or \
+                        game["winner"] not in (0, 1, None) or (scores is not None and len(scores) != len(moves)):
+                    raise ValueError("its moves, winner or scores are not a game's")
+                kept.append({"game": game["game"], "winner": game["winner"], "moves": game["moves"],
+                             "scores": scores})
+            except (ValueError, KeyError, TypeError) as error:
                 raise InputError(f"fit: {path} line {number} is not a self-play game ({error})") from None
-    return examples
+    return kept
 
 
-def arrays(examples):
-    """The numpy view of the examples the model needs: pattern indices from the mover's side."""
+def replay(games: list[dict], opening_plies: int = 4):
+    """Every position after the opening: (game number, position, result for the mover, the
+    self-play search's score for the mover or None).  The position is the game's own, moved on
+    after the caller's turn: copy it to keep it."""
+    from agent.rules import Position
+
+    for game in games:
+        position = Position()
+        scores = game["scores"] or [None] * len(game["moves"])
+        for ply, (move, score) in enumerate(zip(game["moves"], scores)):
+            if ply >= opening_plies:
+                winner = game["winner"]
+                result = 0.5 if winner is None else 1.0 if winner == position.turn else 0.0
+                yield game["game"], position, result, score
+            try:
+                position.push(move)
+            except (ValueError, IndexError, TypeError) as error:
+                raise InputError(f"fit: game {game['game']}: move {ply + 1} ({move!r}) is not legal ({error})") from None
+
+
+def arrays(games: list[dict]):
+    """The numpy view of the games' positions that the model needs: pattern indices from the
+    mover's side (board-major, 9 x n), the sent board, the result and the search score."""
     import numpy as np
 
-    from agent.eval_fitted import pattern_index
+    from agent.eval_fitted import PATTERNS, TERNARY
 
-    n = len(examples)
-    mine = np.zeros((n, 9), dtype=np.int64)
-    theirs = np.zeros((n, 9), dtype=np.int64)
-    sent = np.zeros((n, 9), dtype=bool)
-    result = np.zeros(n)
-    for row, (_, pos, res) in enumerate(examples):
-        me, them = pos.masks[pos.turn], pos.masks[1 - pos.turn]
-        for b in range(9):
-            mine[row, b] = pattern_index(me[b], them[b])
-            theirs[row, b] = pattern_index(them[b], me[b])
-        if pos.forced >= 0:
-            sent[row, pos.forced] = True
-        result[row] = res
-    # Board-major (9 x n): each board's column is contiguous, which makes the line products fast.
-    return {"mine": np.ascontiguousarray(mine.T), "theirs": np.ascontiguousarray(theirs.T),
-            "sent": np.ascontiguousarray(sent.T), "free": ~sent.any(axis=1), "result": result}
+    n = sum(max(len(g["moves"]) - 4, 0) for g in games)
+    masks = np.zeros((n, 2, 9), dtype=np.int64)         # the mover's marks, the other side's
+    forced = np.zeros(n, dtype=np.int64)
+    result, score = np.zeros(n), np.full(n, np.nan)
+    number = np.zeros(n, dtype=np.int64)
+    for row, (game, pos, res, deep) in enumerate(replay(games)):
+        masks[row, 0], masks[row, 1] = pos.masks[pos.turn], pos.masks[1 - pos.turn]
+        forced[row], result[row], number[row] = pos.forced, res, game
+        if deep is not None:
+            score[row] = deep
+    ternary = np.array(TERNARY, dtype=np.int64)
+    mine = ternary[masks[:, 0]] + 2 * ternary[masks[:, 1]]
+    theirs = ternary[masks[:, 1]] + 2 * ternary[masks[:, 0]]
+    sent = forced[:, None] == np.arange(9)[None, :]
+    # Where each board's chances come from, as indices into (chance + mover) for the mover's and
+    # (chance + waiter) for the other side's: the sent board's from the second table, by the
+    # mover's pattern. Board-major (9 x n): each board's row is contiguous (fast line products).
+    m_index = np.where(sent, PATTERNS + mine, mine)
+    t_index = np.where(sent, PATTERNS + mine, theirs)
+    return {"m_index": np.ascontiguousarray(m_index.T), "t_index": np.ascontiguousarray(t_index.T),
+            "free": forced < 0, "result": result, "score": score, "game": number}
+
+
+def subset(data: dict, rows) -> dict:
+    """The examples of ``rows`` (a boolean mask over them)."""
+    return {k: v[:, rows] if v.ndim == 2 else v[rows] for k, v in data.items()}
+
+
+def sigmoid(z):
+    import numpy as np
+
+    return 0.5 + 0.5 * np.tanh(z / 2)      # no overflow for the search's proven scores
+
+
+def deep_scale(data: dict) -> float:
+    """The search score's units per logit: the scale at which sigmoid(score / scale) best predicts
+    the results of the examples that have a score (one-parameter logistic regression)."""
+    import numpy as np
+    from scipy.optimize import minimize_scalar
+
+    has = ~np.isnan(data["score"])
+    score, result = data["score"][has], data["result"][has]
+    best = minimize_scalar(lambda s: cross_entropy(score / s, result), bounds=(10.0, 10_000.0), method="bounded")
+    return float(best.x)
+
+
+def targets(data: dict, mix: float, scale: float):
+    """The training target: ``mix`` * result + (1 - mix) * sigmoid(score / scale), the result alone
+    where the search did not score the position (a random deviation)."""
+    import numpy as np
+
+    deep = sigmoid(np.nan_to_num(data["score"]) / scale)
+    return np.where(np.isnan(data["score"]), data["result"], mix * data["result"] + (1 - mix) * deep)
 
 
 # -- the model -------------------------------------------------------------------------------
@@ -260,6 +335,8 @@ def arrays(examples):
 #: Features of a pattern (a's view, b the other side) that set a's chance to win the board.
 PATTERN_FEATURES = ("bias", "own_two", "own_one", "other_two", "other_one", "empty_lines",
                     "own_center", "other_center", "own_corners", "other_corners")
+#: The label mixes tried by default (fit --mix).
+DEFAULT_MIX = (1.0, 0.75, 0.5, 0.25, 0.0)
 #: Extra terms for the board the mover is sent to: the mover's chance, and the other side's.
 SENT_FEATURES = ("bias", "own_two", "other_two")
 WEIGHTS = ("line", "board", "tempo", "free_move")
@@ -315,7 +392,7 @@ def chance_tables(params, pt):
     z = pt["phi"] @ theta
 
     def prob(z, won, dead):
-        return np.where(won, 1.0, np.where(dead, 0.0, 0.5 + 0.5 * np.tanh(z / 2)))  # sigmoid, no overflow
+        return np.where(won, 1.0, np.where(dead, 0.0, sigmoid(z)))
 
     chance = prob(z, pt["won"], pt["dead"])
     swap = pt["swap"]
@@ -325,20 +402,21 @@ def chance_tables(params, pt):
     return chance, mover, waiter
 
 
-def logits(tables, weights, data):
-    """The evaluation in logits for every example, from float tables."""
+def forward(tables, weights, data):
+    """The evaluation in logits for every example, from float tables, with what the gradient
+    needs: (z, m, t, the line sums of m, of t)."""
     import numpy as np
 
     from agent.eval_fitted import GLOBAL_LINES
 
     chance, mover, waiter = tables
     line, board, tempo, free_move = weights
-    sent = data["sent"]
-    m = np.where(sent, mover[data["mine"]], chance[data["mine"]])
-    t = np.where(sent, waiter[data["mine"]], chance[data["theirs"]])
+    m = np.concatenate((chance, mover))[data["m_index"]]
+    t = np.concatenate((chance, waiter))[data["t_index"]]
     lines_m = sum(m[i] * m[j] * m[k] for i, j, k in GLOBAL_LINES)
     lines_t = sum(t[i] * t[j] * t[k] for i, j, k in GLOBAL_LINES)
-    return line * (lines_m - lines_t) + board * (m.sum(0) - t.sum(0)) + tempo + free_move * data["free"]
+    z = line * (lines_m - lines_t) + board * (m.sum(0) - t.sum(0)) + tempo + free_move * data["free"]
+    return z, m, t, lines_m, lines_t
 
 
 def cross_entropy(z, result) -> float:
@@ -349,11 +427,12 @@ def cross_entropy(z, result) -> float:
 
 
 def model_loss(params, pt, data) -> float:
-    return cross_entropy(logits(chance_tables(params, pt), split(params)[3], data), data["result"])
+    return cross_entropy(forward(chance_tables(params, pt), split(params)[3], data)[0], data["result"])
 
 
 def loss_and_gradient(params, pt, data):
-    """The training loss and its exact gradient (the chain rule through lines, tables, sigmoids)."""
+    """The training loss (cross-entropy against ``data["target"]``) and its exact gradient (the
+    chain rule through lines, tables, sigmoids)."""
     import numpy as np
 
     from agent.eval_fitted import GLOBAL_LINES, PATTERNS
@@ -361,15 +440,10 @@ def loss_and_gradient(params, pt, data):
     theta, mu, omega, weights = split(params)
     line, board, tempo, free_move = weights
     chance, mover, waiter = tables = chance_tables(params, pt)
-    sent, mine, theirs = data["sent"], data["mine"], data["theirs"]
-    m = np.where(sent, mover[mine], chance[mine])
-    t = np.where(sent, waiter[mine], chance[theirs])
-    lines_m = sum(m[i] * m[j] * m[k] for i, j, k in GLOBAL_LINES)
-    lines_t = sum(t[i] * t[j] * t[k] for i, j, k in GLOBAL_LINES)
-    z = line * (lines_m - lines_t) + board * (m.sum(0) - t.sum(0)) + tempo + free_move * data["free"]
+    z, m, t, lines_m, lines_t = forward(tables, weights, data)
     n = len(z)
-    loss = cross_entropy(z, data["result"])
-    dz = (0.5 + 0.5 * np.tanh(z / 2) - data["result"]) / n          # d loss / d z
+    loss = cross_entropy(z, data["target"])
+    dz = (sigmoid(z) - data["target"]) / n          # d loss / d z
     # d z / d m_b = line * (sum over lines through b of the other two boards' product) + board
     dm, dt = np.full_like(m, board), np.full_like(t, -board)
     for i, j, k in GLOBAL_LINES:
@@ -382,13 +456,11 @@ def loss_and_gradient(params, pt, data):
     dm *= dz
     dt *= dz
 
-    def scatter(index, values, where):
-        return np.bincount(index[where], weights=values[where], minlength=PATTERNS)
-
-    idle = ~sent
-    g_chance = scatter(mine, dm, idle) + scatter(theirs, dt, idle)   # d loss / d chance[pattern]
-    g_mover = scatter(mine, dm, sent)
-    g_waiter = scatter(mine, dt, sent)
+    # d loss / d table[pattern]: the m chances come from chance (idle boards) and mover (the sent
+    # board), the t chances from chance and waiter, each a pattern of the concatenated tables.
+    g_m = np.bincount(data["m_index"].ravel(), weights=dm.ravel(), minlength=2 * PATTERNS)
+    g_t = np.bincount(data["t_index"].ravel(), weights=dt.ravel(), minlength=2 * PATTERNS)
+    g_chance, g_mover, g_waiter = g_m[:PATTERNS] + g_t[:PATTERNS], g_m[PATTERNS:], g_t[PATTERNS:]
     # Through the sigmoids (decided patterns are constants): d p / d z = p (1 - p).
     live = ~(pt["won"] | pt["dead"])
     g_chance = g_chance * chance * (1 - chance) * live
@@ -426,88 +498,131 @@ def quantise(params, pt, scale: int, score_per_logit: int) -> dict:
     return data
 
 
-def quantised_loss(data, examples) -> float:
+def quantised_loss(data, held_games) -> float:
     """Held-out loss of the shipped integer evaluation itself (the agent's code path)."""
     import numpy as np
 
     from agent.eval_fitted import FittedEvaluator
 
-    evaluator = FittedEvaluator(data)
-    z = np.array([evaluator.evaluate(pos) for _, pos, _ in examples]) / data["score_per_logit"]
-    return cross_entropy(z, np.array([r for _, _, r in examples]))
+    evaluate = FittedEvaluator(data).evaluate
+    z, results = zip(*((evaluate(pos), result) for _, pos, result, _ in replay(held_games)))
+    return cross_entropy(np.array(z) / data["score_per_logit"], np.array(results))
 
 
-def classic_loss(train, held):
-    """The classic evaluation with its best single scale (fitted on the training set)."""
+def classic_loss(train_games, held_games):
+    """The classic evaluation with its best single scale (fitted on the training games)."""
     import numpy as np
     from scipy.optimize import minimize_scalar
 
     from agent.evaluation import Evaluator
 
     evaluate = Evaluator().evaluate
-    scores = [np.array([evaluate(pos) for _, pos, _ in part]) for part in (train, held)]
-    results = [np.array([r for _, _, r in part]) for part in (train, held)]
+    scores, results = [], []
+    for part in (train_games, held_games):
+        z, r = zip(*((evaluate(pos), result) for _, pos, result, _ in replay(part)))
+        scores.append(np.array(z))
+        results.append(np.array(r))
     best = minimize_scalar(lambda k: cross_entropy(k * scores[0], results[0]), bounds=(1e-6, 0.1), method="bounded")
     return cross_entropy(best.x * scores[1], results[1]), best.x
+
+
+def fit_model(pt, train: dict, without=(), start=None):
+    """The model's parameters fitted to ``train["target"]`` (L-BFGS from ``start``, by default
+    :func:`initial_params`), the global terms in ``without`` held at 0; returns scipy's result."""
+    import numpy as np
+    from scipy.optimize import minimize
+
+    start = np.array(initial_params() if start is None else start)
+    bounds = [(None, None)] * (len(start) - 4) + [(0, None), (0, None), (None, None), (None, None)]
+    for name in without:  # an ablation: this global term held at 0, to see what it is worth
+        i = len(start) - 4 + WEIGHTS.index(name)
+        start[i], bounds[i] = 0.0, (0.0, 0.0)
+    return minimize(loss_and_gradient, start, args=(pt, train), jac=True, method="L-BFGS-B", bounds=bounds,
+                    options={"maxiter": 500})
 
 
 def fit_command(directory: Path, out: Path, args) -> None:
     started = time.time()
     # The games first: a missing or broken file is the user's to fix whether or not numpy is here.
-    examples = load_examples(directory / GAMES_FILE, args.games)
-    train = [e for e in examples if e[0] % 5]
-    held = [e for e in examples if e[0] % 5 == 0]
-    if not train or not held:
-        raise InputError(f"fit: {len({e[0] for e in examples})} game(s) in {directory / GAMES_FILE} "
+    games = read_games(directory / GAMES_FILE, args.games)
+    train_games = [g for g in games if g["game"] % 5]
+    held_games = [g for g in games if g["game"] % 5 == 0]
+    if not train_games or not held_games:
+        raise InputError(f"fit: {len(games)} game(s) in {directory / GAMES_FILE} "
                          "among the first --games: it takes games to fit and games numbered 0 mod 5 "
                          "to hold out (at least 2)")
     try:
         import numpy as np
-        from scipy.optimize import minimize
+        import scipy  # noqa: F401
     except ImportError:
         sys.exit("fit needs numpy and scipy: pip install -e '.[tune]'")
-    games = len({e[0] for e in examples})
-    print(f"fit: {len(examples)} positions from {games} games: {len(train)} to fit, {len(held)} held out "
-          f"(games numbered 0 mod 5); read in {time.time() - started:.0f} s", flush=True)
+    data = arrays(games)
+    held_rows = data["game"] % 5 == 0
+    train, held = subset(data, ~held_rows), subset(data, held_rows)
+    scored = ~np.isnan(train["score"])
+    print(f"fit: {len(held_rows)} positions from {len(games)} games: {len(train['result'])} to fit, "
+          f"{len(held['result'])} held out (games numbered 0 mod 5), {int(scored.sum())} scored by the "
+          f"self-play search; read in {time.time() - started:.0f} s", flush=True)
     pt = pattern_tables()
-    data_train, data_held = arrays(train), arrays(held)
-    start = np.array(initial_params())
-    print(f"held-out loss, always 1/2:            {math.log(2):.5f}")
-    loss, k = classic_loss(train, held)
-    print(f"held-out loss, classic (x{k:.5f}/pt):  {loss:.5f}")
-    before = model_loss(start, pt, data_held)
-    print(f"held-out loss, fitted model at start: {before:.5f} (training {model_loss(start, pt, data_train):.5f})",
-          flush=True)
-    bounds = [(None, None)] * (len(start) - 4) + [(0, None), (0, None), (None, None), (None, None)]
-    for name in args.without:  # an ablation: this global term held at 0, to see what it is worth
-        i = len(start) - 4 + WEIGHTS.index(name)
-        start[i], bounds[i] = 0.0, (0.0, 0.0)
-        print(f"fit: without the {name} term")
-    t0 = time.time()
-    found = minimize(loss_and_gradient, start, args=(pt, data_train), jac=True, method="L-BFGS-B", bounds=bounds,
-                     options={"maxiter": 500})
+    losses = {"half": math.log(2)}
+    print(f"held-out loss, always 1/2:            {losses['half']:.5f}")
+    losses["classic"], k = classic_loss(train_games, held_games)
+    print(f"held-out loss, classic (x{k:.5f}/pt):  {losses['classic']:.5f}")
+    scale = None
+    if scored.any():
+        scale = deep_scale(train)
+        has = ~np.isnan(held["score"])
+        losses["search"] = cross_entropy(held["score"][has] / scale, held["result"][has])
+        print(f"held-out loss, the self-play search:  {losses['search']:.5f} (x1/{scale:.1f}/pt; "
+              f"{int(has.sum())} positions it scored)")
+    elif args.mix != [1.0]:
+        raise InputError(f"fit: --mix {' '.join(map(str, args.mix))}: the games in {directory} hold no "
+                         "search scores (made before they were noted): only --mix 1 can fit them")
+    losses["start"] = model_loss(np.array(initial_params()), pt, held)
+    print(f"held-out loss, fitted model at start: {losses['start']:.5f}", flush=True)
+    if args.without:
+        print(f"fit: without the {', '.join(args.without)} term(s)")
+    by_mix, found = {}, None
+    for mix in args.mix:   # the label: mix * result + (1 - mix) * the search's opinion
+        train["target"] = targets(train, mix, scale) if scale else train["result"]
+        t0 = time.time()
+        # Each fit starts where the previous mix's ended: near its optimum, in fewer iterations.
+        found = fit_model(pt, train, args.without, None if found is None else found.x)
+        by_mix[mix] = (model_loss(found.x, pt, held), found)
+        print(f"held-out loss, fitted model, mix {mix:<4}: {by_mix[mix][0]:.5f} (training {found.fun:.5f} "
+              f"against its target; {found.nit} iterations, {time.time() - t0:.0f} s)", flush=True)
+    mix = min(by_mix, key=lambda m: by_mix[m][0])      # the first of equals: --mix's order
+    losses["fitted"], found = by_mix[mix]
     params = found.x
-    after = model_loss(params, pt, data_held)
-    print(f"held-out loss, fitted model:          {after:.5f} (training {found.fun:.5f}; "
-          f"{found.nit} iterations, {time.time() - t0:.0f} s)")
+    if len(by_mix) > 1:
+        print(f"fit: mix {mix} predicts the held-out results best")
     theta, mu, omega, weights = split(params)
     print("parameters (logits):")
     for group, names, values in (("chance", PATTERN_FEATURES, theta), ("mover", SENT_FEATURES, mu),
                                  ("waiter", SENT_FEATURES, omega), ("global", WEIGHTS, weights)):
         print(f"  {group:7} " + "  ".join(f"{n}={v:+.3f}" for n, v in zip(names, values)))
-    data = quantise(params, pt, scale=1000, score_per_logit=500)
-    shipped = quantised_loss(data, held)
-    print(f"held-out loss, shipped integer tables: {shipped:.5f}")
-    data["fit"] = {"games": games, "positions": len(examples), "held_out": len(held),
-                   "self_play": {"nodes": args.nodes, "deviation": args.deviation, "seed": args.seed,
-                                 "eval": args.engine_eval},
-                   "held_out_loss": {"half": round(math.log(2), 5), "classic": round(loss, 5),
-                                     "start": round(before, 5), "fitted": round(after, 5),
-                                     "shipped": round(shipped, 5)},
-                   "parameters": {"chance": dict(zip(PATTERN_FEATURES, map(float, theta))),
-                                  "mover": dict(zip(SENT_FEATURES, map(float, mu))),
-                                  "waiter": dict(zip(SENT_FEATURES, map(float, omega))),
-                                  "global_logits": dict(zip(WEIGHTS, map(float, weights)))}}
+    quantised = quantise(params, pt, scale=1000, score_per_logit=500)
+    losses["shipped"] = quantised_loss(quantised, held_games)
+    print(f"held-out loss, shipped integer tables: {losses['shipped']:.5f}")
+    quantised["fit"] = {
+        "games": len(games), "positions": len(held_rows), "held_out": len(held["result"]),
+        "self_play": read_settings(directory) or {"nodes": args.nodes, "deviation": args.deviation,
+                                                  "seed": args.seed, "eval": args.engine_eval},
+        "labels": {"mix": mix, "search_scale": None if scale is None else round(scale, 3),
+                   "scored": int(scored.sum())},
+        "without": list(args.without),
+        "held_out_loss": dict({k: round(v, 5) for k, v in losses.items()},
+                              by_mix={str(m): round(v[0], 5) for m, v in by_mix.items()}),
+        "parameters": {"chance": dict(zip(PATTERN_FEATURES, map(float, theta))),
+                       "mover": dict(zip(SENT_FEATURES, map(float, mu))),
+                       "waiter": dict(zip(SENT_FEATURES, map(float, omega))),
+                       "global_logits": dict(zip(WEIGHTS, map(float, weights)))}}
+    write_data(quantised, out)
+    print(f"fit: wrote {out} ({out.stat().st_size / 1000:.0f} kB) in {time.time() - started:.0f} s")
+
+
+def write_data(data: dict, out: Path) -> None:
+    """The data file: the small fields indented, each table on one line."""
     text = json.dumps({k: v for k, v in data.items() if k not in ("chance", "mover", "waiter")}, indent=1)
     tables = ",\n".join(f' "{name}": {json.dumps(data[name], separators=(",", ":"))}'
                          for name in ("chance", "mover", "waiter"))
@@ -521,54 +636,72 @@ def fit_command(directory: Path, out: Path, args) -> None:
         raise InputError(f"fit: cannot write {out} ({error.strerror or error})") from None
     finally:
         temporary.unlink(missing_ok=True)
-    print(f"fit: wrote {out} ({out.stat().st_size / 1000:.0f} kB) in {time.time() - started:.0f} s")
 
 
 # -- match -----------------------------------------------------------------------------------
 
-def match(pairs: int, nodes: int, classic_nodes: int, seed: int, data: Path | None, opponent: str = "classic") -> None:
-    """Fitted against classic at fixed node budgets (or against the seed bot, depth 3), in one
-    process, with paired openings: the result depends on the evaluations only, not on the load."""
+def match(pairs: int, nodes: int, opponent_nodes: int, seed: int, data: Path | None, opponent: str = "classic",
+          seconds: float | None = None, sprt_bounds: list[float] | None = None) -> None:
+    """Fitted (``data``, default the packaged file) against ``opponent`` -- classic, the seed bot
+    at depth 3, or a data file of agent/data (``eval-v1``) -- in one process, with paired
+    openings, at fixed node budgets (the result depends on the evaluations only, not on the
+    load) or ``seconds`` per move; with ``sprt_bounds`` (Elo0, Elo1) until the pentanomial SPRT
+    (alpha = beta = 0.05) decides or ``pairs`` are played."""
+    from agent import stats
+    from agent.engines import SeedEngine
     from agent.eval_fitted import EvalDataError, FittedEvaluator, load_data
-    from agent.search import AlphaBeta
-    from agent.engines import SearchEngine, SeedEngine
     from agent.selfplay import play_pairs
 
     try:
-        tables = load_data(data) if data else None
+        fitted = FittedEvaluator(load_data(data) if data else None)
     except EvalDataError as error:
         raise InputError(f"match: --data: {error}") from None
-
-    def fitted():
-        if tables is None:  # the packaged data: the engine as the agent runs it (either core)
-            return AlphaBetaEngine(nodes=nodes, hash_mb=16, evaluation="fitted")
-        return SearchEngine(AlphaBeta(FittedEvaluator(tables), move_space=81, hash_mb=16), nodes=nodes)
-
-    def classic():
-        return AlphaBetaEngine(nodes=classic_nodes, hash_mb=16, evaluation="classic")
-
-    names = (f"fitted@{nodes}", f"classic@{classic_nodes}" if opponent == "classic" else "seed:depth=3")
-    print(f"match: {names[0]} vs {names[1]} nodes per move, {pairs} openings x 2, seed {seed}", flush=True)
+    other = None if opponent == "seed" else self_play_evaluator(opponent)
+    budget = (f"{seconds:g} s" if seconds else f"{nodes}", f"{seconds:g} s" if seconds else f"{opponent_nodes}")
+    names = (f"{data.stem if data else 'fitted'}@{budget[0]}",
+             "seed:depth=3" if opponent == "seed" else f"{opponent}@{budget[1]}")
+    print(f"match: {names[0]} vs {names[1]}{' per move' if seconds else ' nodes per move'}, {pairs} openings x 2"
+          f"{' at most' if sprt_bounds else ''}, seed {seed}", flush=True)
     points: list[float] = []
     started = time.time()
+
+    def engine(evaluator, budget):
+        # The compiled core where there is one (a fresh table per game), as the agent runs.
+        return SearchEngine(make_searcher(evaluator, 16, None, prefault=bool(seconds))[0],
+                            nodes=None if seconds else budget)
+
+    def sprt():
+        return stats.sprt(*sprt_bounds, 0.05, 0.05, ptnml=stats.pentanomial(
+            [points[i], points[i + 1]] for i in range(0, len(points) - 1, 2)))
 
     def on_game(result, tally):
         points.append(1.0 if result.winner == 0 else 0.0 if result.winner == 1 else 0.5)
         if len(points) % 20 == 0:
             print(f"  {len(points)} games: +{tally[0]} -{tally[1]} ={tally[2]}  ({time.time() - started:.0f} s)",
                   flush=True)
+        if sprt_bounds and len(points) % 2 == 0 and sprt().decision:
+            raise Decided
 
     try:
-        play_pairs(fitted, classic if opponent == "classic" else SeedEngine, pairs, seed=seed, on_game=on_game)
+        play_pairs(lambda: engine(fitted, nodes),
+                   SeedEngine if other is None else lambda: engine(other, opponent_nodes),
+                   pairs, seed=seed, seconds=seconds, on_game=on_game)
+    except Decided:
+        pass
     except KeyboardInterrupt as interrupt:          # the games so far, then one line
-        summary(names, points)
+        summary(names, points, sprt_bounds and sprt())
         raise StepStopped(interrupt, f"after {len(points)} games") from None
-    summary(names, points)
+    summary(names, points, sprt_bounds and sprt())
     print(f"match: {len(points)} games in {time.time() - started:.0f} s")
 
 
-def summary(names, points: list[float]) -> None:
-    """The match runner's summary of agent A's points (1, 1/2, 0 per game, in pairs)."""
+class Decided(Exception):
+    """The match's SPRT has decided: no more games."""
+
+
+def summary(names, points: list[float], sprt=None) -> None:
+    """The match runner's summary of agent A's points (1, 1/2, 0 per game, in pairs), and the
+    SPRT's state when there is one."""
     from agent import stats
 
     wins, losses = points.count(1.0), points.count(0.0)
@@ -576,6 +709,8 @@ def summary(names, points: list[float]) -> None:
     for line in stats.summary_lines(names, wins, losses, len(points) - wins - losses,
                                     ptnml if sum(ptnml) else None):
         print(line, flush=True)
+    if sprt:
+        print(sprt.line() + {"H1": " (H1 accepted)", "H0": " (H0 accepted)"}.get(sprt.decision, ""), flush=True)
 
 
 # -- speed -----------------------------------------------------------------------------------
@@ -630,18 +765,28 @@ def build_parser() -> argparse.ArgumentParser:
                         help="generate: play the games on a Dask cluster, e.g. tcp://head:8786 "
                              "(default: $UTTT_CLUSTER); pip install -e '.[cluster]'")
     parser.add_argument("--out", type=Path, default=None, help="data file to write (default DIR/eval-v1.json)")
+    parser.add_argument("--mix", type=real(0, 1), nargs="+", default=list(DEFAULT_MIX), metavar="LAMBDA",
+                        help="fit: the label, LAMBDA * result + (1 - LAMBDA) * the self-play search's "
+                             "opinion; several: fit each, keep the best on the held-out results "
+                             f"(default {' '.join(map(str, DEFAULT_MIX))})")
     parser.add_argument("--without", nargs="*", default=[], choices=WEIGHTS,
                         help="fit: hold these global terms at 0 (ablation; the loss shows what they are worth)")
     parser.add_argument("--pairs", type=whole(1, MAX_GAMES), default=50,
                         help="match: openings, each played twice (default 50)")
     parser.add_argument("--match-nodes", type=whole(1, MAX_NODES), default=4000,
                         help="match: the fitted side's nodes per move; speed: both sides' (default 4000)")
-    parser.add_argument("--classic-nodes", type=whole(1, MAX_NODES), default=None,
-                        help="match: the classic side's nodes per move (default: --match-nodes)")
+    parser.add_argument("--opponent-nodes", "--classic-nodes", type=whole(1, MAX_NODES), default=None,
+                        help="match: the opponent's nodes per move (default: --match-nodes)")
+    parser.add_argument("--seconds", type=real(0, 3600, low_open=True), default=None,
+                        help="match: seconds per move for both sides instead of node budgets")
+    parser.add_argument("--sprt", type=float, nargs=2, metavar=("ELO0", "ELO1"), default=None,
+                        help="match: stop when the SPRT of ELO0 against ELO1 (alpha = beta = 0.05, pentanomial) "
+                             "decides; --pairs is then a maximum")
     parser.add_argument("--core", choices=("python", "compiled", "auto"), default="python",
                         help="speed: the search core (default python: the evaluation as written here)")
-    parser.add_argument("--opponent", choices=("classic", "seed"), default="classic",
-                        help="match: the other side (default classic; seed = the seed bot at depth 3)")
+    parser.add_argument("--opponent", choices=("seed", *engine_evals()), default="classic",
+                        help="match: the other side: classic (default), seed (the seed bot at depth 3) or a "
+                             "data file of agent/data (eval-v1)")
     parser.add_argument("--data", type=Path, default=None, help="match: the fitted side's data file (default: the packaged one)")
     return parser
 
@@ -675,8 +820,8 @@ def steps(args, argv: list[str]) -> None:
     if args.step == "speed":
         speed(args.match_nodes, args.core)
     if args.step == "match":
-        match(args.pairs, args.match_nodes, args.classic_nodes or args.match_nodes, args.seed, args.data,
-              args.opponent)
+        match(args.pairs, args.match_nodes, args.opponent_nodes or args.match_nodes, args.seed, args.data,
+              args.opponent, args.seconds, args.sprt)
     print(f"train_eval: {args.step} took {time.time() - started:.0f} s")
 
 
