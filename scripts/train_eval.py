@@ -376,12 +376,25 @@ def pattern_tables():
                       other_corners=sum(b >> c & 1 for c in (0, 2, 6, 8)))
         phi[i] = [values[f] for f in PATTERN_FEATURES]
         extra[i] = [1, counts["own_two"] > 0, counts["other_two"] > 0]
-    return {"phi": phi, "extra": extra, "won": won, "dead": dead, "swap": swap}
+    # Each pattern's class under the board's 8 symmetries (for the per-pattern logits, --per-pattern).
+    spots = np.arange(9).reshape(3, 3)
+    maps = [np.rot90(grid, r).ravel() for grid in (spots, spots.T) for r in range(4)]
+    ternary = np.array([3 ** s for s in range(9)])
+    digits = np.array([[i // 3 ** s % 3 for s in range(9)] for i in range(PATTERNS)])
+    canonical = np.min([digits[:, spot_map] @ ternary for spot_map in maps], axis=0)
+    classes, cls = np.unique(canonical, return_inverse=True)
+    return {"phi": phi, "extra": extra, "won": won, "dead": dead, "swap": swap, "cls": cls, "classes": len(classes)}
 
 
 def split(params):
+    """(pattern features' weights, the mover's extras, the waiter's extras, global weights)."""
     k, s = len(PATTERN_FEATURES), len(SENT_FEATURES)
-    return params[:k], params[k:k + s], params[k + s:k + 2 * s], params[k + 2 * s:]
+    return params[:k], params[k:k + s], params[k + s:k + 2 * s], params[k + 2 * s:k + 2 * s + len(WEIGHTS)]
+
+
+def per_pattern(params):
+    """The per-pattern logits (one per symmetry class; empty unless fitted with --per-pattern)."""
+    return params[len(PATTERN_FEATURES) + 2 * len(SENT_FEATURES) + len(WEIGHTS):]
 
 
 def chance_tables(params, pt):
@@ -390,6 +403,9 @@ def chance_tables(params, pt):
 
     theta, mu, omega, _ = split(params)
     z = pt["phi"] @ theta
+    residual = per_pattern(params)
+    if len(residual):
+        z = z + residual[pt["cls"]]
 
     def prob(z, won, dead):
         return np.where(won, 1.0, np.where(dead, 0.0, sigmoid(z)))
@@ -430,9 +446,10 @@ def model_loss(params, pt, data) -> float:
     return cross_entropy(forward(chance_tables(params, pt), split(params)[3], data)[0], data["result"])
 
 
-def loss_and_gradient(params, pt, data):
-    """The training loss (cross-entropy against ``data["target"]``) and its exact gradient (the
-    chain rule through lines, tables, sigmoids)."""
+def loss_and_gradient(params, pt, data, ridge: float = 0.0):
+    """The training loss (cross-entropy against ``data["target"]``, plus ``ridge`` / 2 times the
+    per-pattern logits' squares) and its exact gradient (the chain rule through lines, tables,
+    sigmoids)."""
     import numpy as np
 
     from agent.eval_fitted import GLOBAL_LINES, PATTERNS
@@ -474,7 +491,15 @@ def loss_and_gradient(params, pt, data):
     grad_weights = [float(dz @ (lines_m - lines_t)), float(dz @ (m.sum(0) - t.sum(0))), float(dz.sum()),
                     float(dz @ data["free"])]
     del tables
-    return loss, np.concatenate([grad_theta, grad_mu, grad_omega, grad_weights])
+    residual = per_pattern(params)
+    if not len(residual):
+        return loss, np.concatenate([grad_theta, grad_mu, grad_omega, grad_weights])
+    # Each class's logit moves every pattern of the class (the waiter's through the swapped one),
+    # and its L2 penalty pulls it back to the features' value where the data are few.
+    grad_residual = (np.bincount(pt["cls"], weights=g_chance + g_mover, minlength=len(residual))
+                     + np.bincount(pt["cls"][swap], weights=g_waiter, minlength=len(residual)) + ridge * residual)
+    loss += ridge * float(residual @ residual) / 2
+    return loss, np.concatenate([grad_theta, grad_mu, grad_omega, grad_weights, grad_residual])
 
 
 def initial_params():
@@ -526,19 +551,22 @@ def classic_loss(train_games, held_games):
     return cross_entropy(best.x * scores[1], results[1]), best.x
 
 
-def fit_model(pt, train: dict, without=(), start=None):
+def fit_model(pt, train: dict, without=(), start=None, ridge: float | None = None):
     """The model's parameters fitted to ``train["target"]`` (L-BFGS from ``start``, by default
-    :func:`initial_params`), the global terms in ``without`` held at 0; returns scipy's result."""
+    :func:`initial_params`), the global terms in ``without`` held at 0, with a logit per symmetry
+    class of patterns shrunk by ``ridge`` unless it is None; returns scipy's result."""
     import numpy as np
     from scipy.optimize import minimize
 
-    start = np.array(initial_params() if start is None else start)
-    bounds = [(None, None)] * (len(start) - 4) + [(0, None), (0, None), (None, None), (None, None)]
+    classes = 0 if ridge is None else pt["classes"]
+    start = np.array(initial_params() + [0.0] * classes if start is None else start)
+    bounds = [(None, None)] * (len(start) - 4 - classes) + [(0, None), (0, None), (None, None), (None, None)]
+    bounds += [(None, None)] * classes
     for name in without:  # an ablation: this global term held at 0, to see what it is worth
-        i = len(start) - 4 + WEIGHTS.index(name)
+        i = len(PATTERN_FEATURES) + 2 * len(SENT_FEATURES) + WEIGHTS.index(name)
         start[i], bounds[i] = 0.0, (0.0, 0.0)
-    return minimize(loss_and_gradient, start, args=(pt, train), jac=True, method="L-BFGS-B", bounds=bounds,
-                    options={"maxiter": 500})
+    return minimize(loss_and_gradient, start, args=(pt, train, ridge or 0.0), jac=True, method="L-BFGS-B",
+                    bounds=bounds, options={"maxiter": 1000 if classes else 500})
 
 
 def fit_command(directory: Path, out: Path, args) -> None:
@@ -587,7 +615,7 @@ def fit_command(directory: Path, out: Path, args) -> None:
         train["target"] = targets(train, mix, scale) if scale else train["result"]
         t0 = time.time()
         # Each fit starts where the previous mix's ended: near its optimum, in fewer iterations.
-        found = fit_model(pt, train, args.without, None if found is None else found.x)
+        found = fit_model(pt, train, args.without, None if found is None else found.x, args.per_pattern)
         by_mix[mix] = (model_loss(found.x, pt, held), found)
         print(f"held-out loss, fitted model, mix {mix:<4}: {by_mix[mix][0]:.5f} (training {found.fun:.5f} "
               f"against its target; {found.nit} iterations, {time.time() - t0:.0f} s)", flush=True)
@@ -610,7 +638,7 @@ def fit_command(directory: Path, out: Path, args) -> None:
                                                   "seed": args.seed, "eval": args.engine_eval},
         "labels": {"mix": mix, "search_scale": None if scale is None else round(scale, 3),
                    "scored": int(scored.sum())},
-        "without": list(args.without),
+        "without": list(args.without), "per_pattern": args.per_pattern,
         "held_out_loss": dict({k: round(v, 5) for k, v in losses.items()},
                               by_mix={str(m): round(v[0], 5) for m, v in by_mix.items()}),
         "parameters": {"chance": dict(zip(PATTERN_FEATURES, map(float, theta))),
@@ -769,6 +797,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="fit: the label, LAMBDA * result + (1 - LAMBDA) * the self-play search's "
                              "opinion; several: fit each, keep the best on the held-out results "
                              f"(default {' '.join(map(str, DEFAULT_MIX))})")
+    parser.add_argument("--per-pattern", type=real(0, 1), default=None, metavar="RIDGE",
+                        help="fit: also a logit per board pattern (up to symmetry) on top of the features', "
+                             "each pulled to 0 by an L2 penalty RIDGE (default: the features alone)")
     parser.add_argument("--without", nargs="*", default=[], choices=WEIGHTS,
                         help="fit: hold these global terms at 0 (ablation; the loss shows what they are worth)")
     parser.add_argument("--pairs", type=whole(1, MAX_GAMES), default=50,
