@@ -1,26 +1,42 @@
 """Fit the "fitted" evaluation (agent/eval_fitted.py) to self-play games, from nothing to a data file.
 
-    python scripts/train_eval.py all --dir runs/train --games 3000      # generate, fit, write the data file
-    python scripts/train_eval.py generate --dir runs/train --games 3000 # self-play games only (resumable)
-    python scripts/train_eval.py fit --dir runs/train --out agent/data/eval-v1.json
-    python scripts/train_eval.py match --pairs 50 --match-nodes 4000 --classic-nodes 4600
+    python scripts/train_eval.py all --dir runs/train --out agent/data/eval-v2.json  # generate, fit, write
+    python scripts/train_eval.py generate --dir runs/train --games 25000  # self-play games only (resumable)
+    python scripts/train_eval.py fit --dir runs/train --mix 1 0.5 0 --out runs/train/eval.json
+    python scripts/train_eval.py match --data runs/train/eval.json --opponent eval-v1 --sprt 0 15 --pairs 2000
+    python scripts/train_eval.py match --opponent classic --seconds 0.1 --pairs 100
     python scripts/train_eval.py speed --match-nodes 20000         # nodes/s, classic vs fitted
 
 ``generate`` plays seeded self-play games (referee-style random four-move openings, random
-deviations early on, both sides our engine at a fixed node budget) and appends one JSON line per
-game to DIR/games.jsonl; run it again and it continues where it stopped (game ``i`` always comes
-from seed ``seed * 1_000_003 + i``), printing progress, the data size and the time taken.
-``--cluster ADDRESS`` (or ``UTTT_CLUSTER``) plays the games on the workers of a Dask cluster
-(agent/cluster.py; ``pip install -e '.[cluster]'``); they are written in game order all the
-same, so the file is the one a local run makes.
+deviations early on, both sides our engine at a fixed node budget, by default with v1's tables,
+``--engine-eval eval-v1``) and appends one JSON line per game to DIR/games.jsonl: the winner, the
+moves, and at every ply the engine searched its score for the side to move (the deep label).
+Run it again and it continues where it stopped (game ``i`` always comes from seed
+``seed * 1_000_003 + i``; DIR/settings.json keeps the settings, and other ones are refused),
+printing progress, the data size and the time taken. ``--cluster ADDRESS`` (or
+``UTTT_CLUSTER``) plays the games on the workers of a Dask cluster (agent/cluster.py;
+``pip install -e '.[cluster]'``; on one machine: ``dask scheduler`` and ``dask worker ADDRESS
+--nworkers 2 --nthreads 1``); they are written in game order all the same, so the file is the one
+a local run makes.
 
-``fit`` turns every position of the first ``--games`` games (after the opening) into a training example labelled
-with the game's result for the side to move (1 win, 1/2 draw, 0 loss), holds out every game whose
-number is divisible by 5, and fits the model's parameters by Texel-style logistic regression:
-minimise the cross-entropy between the result and sigmoid(evaluation in logits). It prints the
-held-out loss of: always 1/2; the classic evaluation with its best single scale; the fitted model
-at its starting parameters; the fitted model; and the integer tables actually shipped (the
-quantised model the agent runs). It needs numpy and scipy: ``pip install -e '.[tune]'``.
+``fit`` turns every position of the first ``--games`` games (after the opening) into a training
+example, holds out every game whose number is divisible by 5, and fits the model's parameters by
+Texel-style logistic regression: minimise the cross-entropy between a label and
+sigmoid(evaluation in logits). The label is ``LAMBDA * result + (1 - LAMBDA) *
+sigmoid(score / scale)`` (``--mix LAMBDA``): the game's result for the side to move (1 win, 1/2
+draw, 0 loss) mixed with the self-play search's score at that position, ``scale`` the one at
+which the score best predicts the training results. Given several ``--mix`` values it fits each
+and keeps the one whose model predicts the held-out *results* best. ``--per-pattern RIDGE`` adds a
+free logit per board pattern (up to the board's symmetries) on top of the pattern features,
+shrunk towards them; ``--without TERM`` holds a global term at 0 (ablations). It prints the
+held-out loss (against the results) of: always 1/2; the classic evaluation with its best single
+scale; the self-play search's score; the fitted model at its starting parameters; the fitted
+model for each mix; and the integer tables actually shipped (the quantised model the agent
+runs). It needs numpy and scipy: ``pip install -e '.[tune]'``.
+
+``match`` plays the fitted evaluation (``--data``, default the packaged file) against classic,
+the seed bot or another data file of agent/data (``--opponent eval-v1``), in one process with
+paired openings, at fixed nodes or ``--seconds`` per move, optionally until an SPRT decides.
 
 The model (probabilities, lines, weights) is documented in agent/eval_fitted.py; this script only
 chooses its parameters and quantises them into the tables that module reads.
@@ -57,7 +73,7 @@ GAMES_FILE = "games.jsonl"
 #: Beside the games: the settings they were played with (a resumed run must use the same ones).
 SETTINGS_FILE = "settings.json"
 PROG = "train_eval.py"
-#: More self-play games than this is a typo (3000 take about an hour on one core).
+#: More self-play games than this is a typo (25,000 take about an hour on two busy cores).
 MAX_GAMES = 10_000_000
 #: Node budgets above this are a typo (a move would take hours).
 MAX_NODES = 10 ** 9
@@ -779,20 +795,20 @@ def build_parser() -> argparse.ArgumentParser:
                                      epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("step", choices=("all", "generate", "fit", "match", "speed"))
     parser.add_argument("--dir", type=Path, default=Path("runs/train"), help="working directory (default runs/train)")
-    parser.add_argument("--games", type=whole(1, MAX_GAMES), default=3000,
-                        help="self-play games to generate (default 3000)")
-    parser.add_argument("--nodes", type=whole(1, MAX_NODES), default=800,
-                        help="node budget per move in self-play (default 800)")
+    parser.add_argument("--games", type=whole(1, MAX_GAMES), default=25000,
+                        help="self-play games to generate, and to fit (default 25000)")
+    parser.add_argument("--nodes", type=whole(1, MAX_NODES), default=6400,
+                        help="node budget per move in self-play (default 6400)")
     parser.add_argument("--deviation", type=real(0, 1), default=0.04,
                         help="chance of a random move at each of the first 30 plies, 0-1 (default 0.04)")
-    parser.add_argument("--seed", type=int, default=1, help="data seed (default 1)")
+    parser.add_argument("--seed", type=int, default=2, help="data seed (default 2)")
     parser.add_argument("--engine-eval", default="eval-v1", choices=engine_evals(),
                         help="evaluation the self-play engine uses: classic or a data file of agent/data "
                              "(default eval-v1)")
     parser.add_argument("--cluster", metavar="ADDRESS", default=os.environ.get("UTTT_CLUSTER"),
                         help="generate: play the games on a Dask cluster, e.g. tcp://head:8786 "
                              "(default: $UTTT_CLUSTER); pip install -e '.[cluster]'")
-    parser.add_argument("--out", type=Path, default=None, help="data file to write (default DIR/eval-v1.json)")
+    parser.add_argument("--out", type=Path, default=None, help="data file to write (default DIR/eval.json)")
     parser.add_argument("--mix", type=real(0, 1), nargs="+", default=list(DEFAULT_MIX), metavar="LAMBDA",
                         help="fit: the label, LAMBDA * result + (1 - LAMBDA) * the self-play search's "
                              "opinion; several: fit each, keep the best on the held-out results "
@@ -847,7 +863,7 @@ def steps(args, argv: list[str]) -> None:
                  again=stops.command_line(sys.argv[0] if sys.argv and sys.argv[0].endswith(".py") else __file__,
                                           *argv))
     if args.step in ("all", "fit"):
-        fit_command(args.dir, args.out or args.dir / "eval-v1.json", args)
+        fit_command(args.dir, args.out or args.dir / "eval.json", args)
     if args.step == "speed":
         speed(args.match_nodes, args.core)
     if args.step == "match":

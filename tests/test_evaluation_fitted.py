@@ -373,6 +373,15 @@ def test_the_fitted_model_is_the_agents_evaluation():
     assert np.max(np.abs(np.array(scores) - z)) < 0.05
 
 
+def test_match_against_a_data_file_runs_its_sprt(capsys):
+    train_eval = load_train_eval()
+    assert train_eval.main(["match", "--pairs", "2", "--match-nodes", "150", "--opponent", "eval-v1",
+                            "--sprt", "0", "15"]) == 0
+    out = capsys.readouterr().out
+    assert "Score of fitted@150 vs eval-v1@150: " in out and "] 4\n" in out
+    assert re.search(r"^SPRT: llr -?[\d.]+ \(-?[\d.]+%\), lbound -2.94, ubound 2.94$", out, re.M)
+
+
 def random_games(count, seed):
     rng = random.Random(seed)
     for _ in range(count):
