@@ -26,7 +26,7 @@ sigmoid(evaluation in logits). The label is ``LAMBDA * result + (1 - LAMBDA) *
 sigmoid(score / scale)`` (``--mix LAMBDA``): the game's result for the side to move (1 win, 1/2
 draw, 0 loss) mixed with the self-play search's score at that position, ``scale`` the one at
 which the score best predicts the training results. Given several ``--mix`` values it fits each
-and keeps the one whose model predicts the held-out *results* best. ``--per-pattern RIDGE`` adds a
+and keeps the one whose model predicts the held-out *results* best. ``--per-pattern STRENGTH`` adds a
 free logit per board pattern (up to the board's symmetries) on top of the pattern features,
 shrunk towards them; ``--without TERM`` holds a global term at 0 (ablations). It prints the
 held-out loss (against the results) of: always 1/2; the classic evaluation with its best single
@@ -567,21 +567,23 @@ def classic_loss(train_games, held_games):
     return cross_entropy(best.x * scores[1], results[1]), best.x
 
 
-def fit_model(pt, train: dict, without=(), start=None, ridge: float | None = None):
+def fit_model(pt, train: dict, without=(), start=None, strength: float | None = None):
     """The model's parameters fitted to ``train["target"]`` (L-BFGS from ``start``, by default
     :func:`initial_params`), the global terms in ``without`` held at 0, with a logit per symmetry
-    class of patterns shrunk by ``ridge`` unless it is None; returns scipy's result."""
+    class of patterns unless ``strength`` is None, shrunk to 0 by an L2 penalty of ``strength``
+    examples' weight (the same pull whatever the data's size); returns scipy's result."""
     import numpy as np
     from scipy.optimize import minimize
 
-    classes = 0 if ridge is None else pt["classes"]
+    classes = 0 if strength is None else pt["classes"]
+    ridge = 0.0 if strength is None else strength / len(train["target"])
     start = np.array(initial_params() + [0.0] * classes if start is None else start)
     bounds = [(None, None)] * (len(start) - 4 - classes) + [(0, None), (0, None), (None, None), (None, None)]
     bounds += [(None, None)] * classes
     for name in without:  # an ablation: this global term held at 0, to see what it is worth
         i = len(PATTERN_FEATURES) + 2 * len(SENT_FEATURES) + WEIGHTS.index(name)
         start[i], bounds[i] = 0.0, (0.0, 0.0)
-    return minimize(loss_and_gradient, start, args=(pt, train, ridge or 0.0), jac=True, method="L-BFGS-B",
+    return minimize(loss_and_gradient, start, args=(pt, train, ridge), jac=True, method="L-BFGS-B",
                     bounds=bounds, options={"maxiter": 1000 if classes else 500})
 
 
@@ -813,9 +815,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="fit: the label, LAMBDA * result + (1 - LAMBDA) * the self-play search's "
                              "opinion; several: fit each, keep the best on the held-out results "
                              f"(default {' '.join(map(str, DEFAULT_MIX))})")
-    parser.add_argument("--per-pattern", type=real(0, 1), default=None, metavar="RIDGE",
+    parser.add_argument("--per-pattern", type=real(0, 1e6), default=None, metavar="STRENGTH",
                         help="fit: also a logit per board pattern (up to symmetry) on top of the features', "
-                             "each pulled to 0 by an L2 penalty RIDGE (default: the features alone)")
+                             "each pulled to 0 by an L2 penalty weighing as much as STRENGTH examples "
+                             "(default: the features alone)")
     parser.add_argument("--without", nargs="*", default=[], choices=WEIGHTS,
                         help="fit: hold these global terms at 0 (ablation; the loss shows what they are worth)")
     parser.add_argument("--pairs", type=whole(1, MAX_GAMES), default=50,

@@ -373,6 +373,28 @@ def test_the_fitted_model_is_the_agents_evaluation():
     assert np.max(np.abs(np.array(scores) - z)) < 0.05
 
 
+def test_the_gradient_is_exact_with_per_pattern_logits_and_mixed_labels():
+    np = pytest.importorskip("numpy")
+    pytest.importorskip("scipy")
+    train_eval = load_train_eval()
+    games = [{"game": g, "winner": g % 3 or None, "moves": moves, "scores": None}
+             for g, moves in enumerate(random_games(12, seed=5))]
+    data = train_eval.arrays(games)
+    data["score"] = np.random.default_rng(1).normal(0, 400, len(data["result"]))
+    data["target"] = train_eval.targets(data, 0.5, 400.0)
+    pt = train_eval.pattern_tables()
+    rng = np.random.default_rng(2)
+    params = np.concatenate([np.array(train_eval.initial_params()) + rng.normal(0, 0.1, 20),
+                             rng.normal(0, 0.3, pt["classes"])])
+    loss, gradient = train_eval.loss_and_gradient(params, pt, data, 1e-3)
+    for i in [0, 7, 11, 15, 16, 17, 18, 19, *rng.choice(np.arange(20, len(params)), 6, replace=False)]:
+        step = np.zeros_like(params)
+        step[i] = 1e-6
+        numeric = (train_eval.loss_and_gradient(params + step, pt, data, 1e-3)[0]
+                   - train_eval.loss_and_gradient(params - step, pt, data, 1e-3)[0]) / 2e-6
+        assert numeric == pytest.approx(gradient[i], abs=1e-8)
+
+
 def test_match_against_a_data_file_runs_its_sprt(capsys):
     train_eval = load_train_eval()
     assert train_eval.main(["match", "--pairs", "2", "--match-nodes", "150", "--opponent", "eval-v1",
@@ -398,15 +420,16 @@ def test_whole_pipeline_from_an_empty_directory(tmp_path, capsys):
     train_eval = load_train_eval()
     out = tmp_path / "eval.json"
     assert train_eval.main(["all", "--dir", str(tmp_path / "work"), "--games", "10", "--nodes", "40",
-                            "--mix", "1", "0.5", "--out", str(out)]) == 0
+                            "--mix", "1", "0.5", "--per-pattern", "30", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "held-out loss, fitted model, mix 0.5 :" in text and "held-out loss, shipped integer tables:" in text
     assert "held-out loss, the self-play search:" in text
     data = load_data(out)
     assert data["fit"]["games"] == 10 and data["fit"]["labels"]["mix"] in (1.0, 0.5)
+    assert data["fit"]["per_pattern"] == 30
     assert data["fit"]["self_play"] == {"nodes": 40, "deviation": 0.04, "seed": 2, "eval": "eval-v1"}
     again = tmp_path / "again.json"    # the same games and seed: the same bytes
     assert train_eval.main(["fit", "--dir", str(tmp_path / "work"), "--games", "10", "--mix", "1", "0.5",
-                            "--out", str(again)]) == 0
+                            "--per-pattern", "30", "--out", str(again)]) == 0
     assert again.read_bytes() == out.read_bytes()
     assert all(isinstance(FittedEvaluator(data).evaluate(p), int) for p in random_positions(50))
