@@ -628,12 +628,12 @@ def fit_command(directory: Path, out: Path, args) -> None:
     print(f"held-out loss, fitted model at start: {losses['start']:.5f}", flush=True)
     if args.without:
         print(f"fit: without the {', '.join(args.without)} term(s)")
-    by_mix, found = {}, None
+    by_mix = {}
     for mix in args.mix:   # the label: mix * result + (1 - mix) * the search's opinion
         train["target"] = targets(train, mix, scale) if scale else train["result"]
         t0 = time.time()
-        # Each fit starts where the previous mix's ended: near its optimum, in fewer iterations.
-        found = fit_model(pt, train, args.without, None if found is None else found.x, args.per_pattern)
+        # Each from the same start: a mix gives the same tables whether it is fitted alone or not.
+        found = fit_model(pt, train, args.without, strength=args.per_pattern)
         by_mix[mix] = (model_loss(found.x, pt, held), found)
         print(f"held-out loss, fitted model, mix {mix:<4}: {by_mix[mix][0]:.5f} (training {found.fun:.5f} "
               f"against its target; {found.nit} iterations, {time.time() - t0:.0f} s)", flush=True)
