@@ -567,17 +567,17 @@ def classic_loss(train_games, held_games):
     return cross_entropy(best.x * scores[1], results[1]), best.x
 
 
-def fit_model(pt, train: dict, without=(), start=None, strength: float | None = None):
-    """The model's parameters fitted to ``train["target"]`` (L-BFGS from ``start``, by default
-    :func:`initial_params`), the global terms in ``without`` held at 0, with a logit per symmetry
-    class of patterns unless ``strength`` is None, shrunk to 0 by an L2 penalty of ``strength``
-    examples' weight (the same pull whatever the data's size); returns scipy's result."""
+def fit_model(pt, train: dict, without=(), strength: float | None = None):
+    """The model's parameters fitted to ``train["target"]`` (L-BFGS from :func:`initial_params`),
+    the global terms in ``without`` held at 0, with a logit per symmetry class of patterns unless
+    ``strength`` is None, shrunk to 0 by an L2 penalty of ``strength`` examples' weight (the same
+    pull whatever the data's size); returns scipy's result."""
     import numpy as np
     from scipy.optimize import minimize
 
     classes = 0 if strength is None else pt["classes"]
     ridge = 0.0 if strength is None else strength / len(train["target"])
-    start = np.array(initial_params() + [0.0] * classes if start is None else start)
+    start = np.array(initial_params() + [0.0] * classes)
     bounds = [(None, None)] * (len(start) - 4 - classes) + [(0, None), (0, None), (None, None), (None, None)]
     bounds += [(None, None)] * classes
     for name in without:  # an ablation: this global term held at 0, to see what it is worth
