@@ -351,8 +351,11 @@ def targets(data: dict, mix: float, scale: float):
 #: Features of a pattern (a's view, b the other side) that set a's chance to win the board.
 PATTERN_FEATURES = ("bias", "own_two", "own_one", "other_two", "other_one", "empty_lines",
                     "own_center", "other_center", "own_corners", "other_corners")
-#: The label mixes tried by default (fit --mix).
-DEFAULT_MIX = (1.0, 0.75, 0.5, 0.25, 0.0)
+#: v2's fit (agent/data/eval-v2.json): the label mix, the per-pattern logits' pull (in examples)
+#: and the global terms held at 0, each chosen by held-out loss (agent/eval_fitted.py says how).
+DEFAULT_MIX = (0.5,)
+DEFAULT_PER_PATTERN = 30.0
+DEFAULT_WITHOUT = ("board",)
 #: Extra terms for the board the mover is sent to: the mover's chance, and the other side's.
 SENT_FEATURES = ("bias", "own_two", "other_two")
 WEIGHTS = ("line", "board", "tempo", "free_move")
@@ -792,6 +795,11 @@ def speed(nodes: int, core: str) -> None:
 
 # -- command line ----------------------------------------------------------------------------
 
+def strength(text: str) -> float | None:
+    """--per-pattern's value: ``off``, or a pull from 0 to 10^6 examples."""
+    return None if text == "off" else real(0, 1e6)(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
                                      epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -815,12 +823,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="fit: the label, LAMBDA * result + (1 - LAMBDA) * the self-play search's "
                              "opinion; several: fit each, keep the best on the held-out results "
                              f"(default {' '.join(map(str, DEFAULT_MIX))})")
-    parser.add_argument("--per-pattern", type=real(0, 1e6), default=None, metavar="STRENGTH",
+    parser.add_argument("--per-pattern", type=strength, default=DEFAULT_PER_PATTERN, metavar="STRENGTH",
                         help="fit: also a logit per board pattern (up to symmetry) on top of the features', "
-                             "each pulled to 0 by an L2 penalty weighing as much as STRENGTH examples "
-                             "(default: the features alone)")
-    parser.add_argument("--without", nargs="*", default=[], choices=WEIGHTS,
-                        help="fit: hold these global terms at 0 (ablation; the loss shows what they are worth)")
+                             "each pulled to 0 by an L2 penalty weighing as much as STRENGTH examples; off: "
+                             f"the features alone (default {DEFAULT_PER_PATTERN:g})")
+    parser.add_argument("--without", nargs="*", default=list(DEFAULT_WITHOUT), choices=WEIGHTS,
+                        help="fit: hold these global terms at 0 (ablation; the loss shows what they are worth); "
+                             f"alone: none (default {' '.join(DEFAULT_WITHOUT)})")
     parser.add_argument("--pairs", type=whole(1, MAX_GAMES), default=50,
                         help="match: openings, each played twice (default 50)")
     parser.add_argument("--match-nodes", type=whole(1, MAX_NODES), default=4000,
