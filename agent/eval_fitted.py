@@ -222,6 +222,16 @@ class FittedEvaluator(TacticalOrdering):
 
 
 _default: dict | None = None
+_packaged: dict = {}
+
+
+def packaged_evaluator(name: str) -> FittedEvaluator:
+    """The evaluator of ``agent/data/NAME.json`` (``eval-v1``), made once per process: self-play
+    makes two engines a game, and building the tables costs more than a short game's search."""
+    if name not in _packaged:
+        _packaged[name] = FittedEvaluator(load_data(DATA_DIR / f"{name}.json"))
+    return _packaged[name]
+
 
 
 def _default_data() -> dict:
