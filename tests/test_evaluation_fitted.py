@@ -321,6 +321,96 @@ def test_generation_resumes_where_it_stopped(tmp_path, capsys):
     games = [json.loads(line) for line in (whole / "games.jsonl").read_text().splitlines()]
     assert [g["game"] for g in games] == [0, 1, 2, 3]
     assert "holds 4 games" in capsys.readouterr().out
+    # Continuing with other settings would mix two data sets in one file.
+    with pytest.raises(train_eval.InputError, match=r"settings.json says its games were played with --nodes 40, "
+                                                    r"--deviation 0.1, --seed 3, --engine-eval classic"):
+        train_eval.generate(parts, 6, nodes=80, seed=3, deviation=0.1, engine_eval="classic")
+
+
+def test_games_note_the_self_play_search_score_of_each_ply_it_searched():
+    train_eval = load_train_eval()
+    winner, plies, moves, scores = train_eval.selfplay_game(12, 60, "eval-v1", 0.3)
+    assert len(moves) == len(scores) == plies
+    assert scores[:4] == [None] * 4                        # the random opening
+    assert None in scores[4:30]                            # a random deviation (30 % a ply)
+    assert all(isinstance(s, int) for s in scores[30:])    # the engine's own moves, every one
+    pos = Position.from_moves(moves)
+    assert pos.winner is not None
+    # The last move's score is the mover's: the side that ended the game won it (or drew).
+    if winner is not None:
+        assert scores[-1] > 0
+
+
+def test_labels_mix_the_result_and_the_search_score():
+    np = pytest.importorskip("numpy")
+    train_eval = load_train_eval()
+    data = {"result": np.array([1.0, 0.0, 0.5, 1.0]), "score": np.array([0.0, 400.0, -999_990.0, np.nan])}
+    assert train_eval.targets(data, 1.0, 400.0).tolist() == [1.0, 0.0, 0.5, 1.0]
+    deep = train_eval.targets(data, 0.0, 400.0)
+    assert deep[0] == 0.5 and deep[1] == pytest.approx(1 / (1 + np.exp(-1))) and deep[2] == 0.0
+    assert deep[3] == 1.0                                  # no search score: the result alone
+    assert train_eval.targets(data, 0.25, 400.0)[1] == pytest.approx(0.75 * deep[1])
+
+
+def test_the_fitted_model_is_the_agents_evaluation():
+    """The fit's float model (train_eval.forward) and the agent's integer one agree up to
+    rounding on real positions: the fit optimises what the agent computes."""
+    np = pytest.importorskip("numpy")
+    pytest.importorskip("scipy")
+    train_eval = load_train_eval()
+    games = [{"game": g, "winner": g % 3 or None, "moves": moves, "scores": None}
+             for g, moves in enumerate(random_games(40, seed=9))]
+    data = train_eval.arrays(games)
+    pt = train_eval.pattern_tables()
+    rng = np.random.default_rng(4)
+    params = np.array(train_eval.initial_params()) + rng.normal(0, 0.3, len(train_eval.initial_params()))
+    params[-4:] = [3.0, 0.4, -0.3, 1.2]
+    z = train_eval.forward(train_eval.chance_tables(params, pt), train_eval.split(params)[3], data)[0]
+    quantised = train_eval.quantise(params, pt, scale=1000, score_per_logit=500)
+    evaluate = FittedEvaluator(quantised).evaluate
+    scores = [evaluate(pos) / 500 for _, pos, _, _ in train_eval.replay(games)]
+    assert len(scores) == len(z) > 500
+    assert np.max(np.abs(np.array(scores) - z)) < 0.05
+
+
+def test_the_gradient_is_exact_with_per_pattern_logits_and_mixed_labels():
+    np = pytest.importorskip("numpy")
+    pytest.importorskip("scipy")
+    train_eval = load_train_eval()
+    games = [{"game": g, "winner": g % 3 or None, "moves": moves, "scores": None}
+             for g, moves in enumerate(random_games(12, seed=5))]
+    data = train_eval.arrays(games)
+    data["score"] = np.random.default_rng(1).normal(0, 400, len(data["result"]))
+    data["target"] = train_eval.targets(data, 0.5, 400.0)
+    pt = train_eval.pattern_tables()
+    rng = np.random.default_rng(2)
+    params = np.concatenate([np.array(train_eval.initial_params()) + rng.normal(0, 0.1, 20),
+                             rng.normal(0, 0.3, pt["classes"])])
+    loss, gradient = train_eval.loss_and_gradient(params, pt, data, 1e-3)
+    for i in [0, 7, 11, 15, 16, 17, 18, 19, *rng.choice(np.arange(20, len(params)), 6, replace=False)]:
+        step = np.zeros_like(params)
+        step[i] = 1e-6
+        numeric = (train_eval.loss_and_gradient(params + step, pt, data, 1e-3)[0]
+                   - train_eval.loss_and_gradient(params - step, pt, data, 1e-3)[0]) / 2e-6
+        assert numeric == pytest.approx(gradient[i], abs=1e-8)
+
+
+def test_match_against_a_data_file_runs_its_sprt(capsys):
+    train_eval = load_train_eval()
+    assert train_eval.main(["match", "--pairs", "2", "--match-nodes", "150", "--opponent", "eval-v1",
+                            "--sprt", "0", "15"]) == 0
+    out = capsys.readouterr().out
+    assert "Score of fitted@150 vs eval-v1@150: " in out and "] 4\n" in out
+    assert re.search(r"^SPRT: llr -?[\d.]+ \(-?[\d.]+%\), lbound -2.94, ubound 2.94$", out, re.M)
+
+
+def random_games(count, seed):
+    rng = random.Random(seed)
+    for _ in range(count):
+        pos = Position.from_moves(random_opening(rng))
+        while pos.winner is None:
+            pos.push(rng.choice(list(pos.legal_moves())))
+        yield pos.moves_played()
 
 
 @pytest.mark.slow
@@ -330,9 +420,16 @@ def test_whole_pipeline_from_an_empty_directory(tmp_path, capsys):
     train_eval = load_train_eval()
     out = tmp_path / "eval.json"
     assert train_eval.main(["all", "--dir", str(tmp_path / "work"), "--games", "10", "--nodes", "40",
-                            "--out", str(out)]) == 0
+                            "--mix", "1", "0.5", "--per-pattern", "30", "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "held-out loss, fitted model:" in text and "held-out loss, shipped integer tables:" in text
+    assert "held-out loss, fitted model, mix 0.5 :" in text and "held-out loss, shipped integer tables:" in text
+    assert "held-out loss, the self-play search:" in text
     data = load_data(out)
-    assert data["fit"]["games"] == 10
+    assert data["fit"]["games"] == 10 and data["fit"]["labels"]["mix"] in (1.0, 0.5)
+    assert data["fit"]["per_pattern"] == 30
+    assert data["fit"]["self_play"] == {"nodes": 40, "deviation": 0.04, "seed": 2, "eval": "eval-v1"}
+    again = tmp_path / "again.json"    # the same games and seed: the same bytes
+    assert train_eval.main(["fit", "--dir", str(tmp_path / "work"), "--games", "10", "--mix", "1", "0.5",
+                            "--per-pattern", "30", "--out", str(again)]) == 0
+    assert again.read_bytes() == out.read_bytes()
     assert all(isinstance(FittedEvaluator(data).evaluate(p), int) for p in random_positions(50))
