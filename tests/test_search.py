@@ -17,16 +17,16 @@ def searcher(hash_mb=16, features=None):
     return AlphaBeta(EVALUATOR, move_space=81, hash_mb=hash_mb, features=features)
 
 
-def minimax(pos: Position, depth: int, ply: int = 0) -> int:
+def minimax(pos: Position, depth: int, ply: int = 0, evaluate=EVALUATOR.evaluate) -> int:
     """Plain negamax, no pruning: the reference the search must equal."""
     if pos.winner is not None:
         return _terminal_score(pos.winner, pos.turn, ply)
     if depth == 0:
-        return EVALUATOR.evaluate(pos)
+        return evaluate(pos)
     best = -WIN_SCORE - 1
     for move in pos.legal_moves():
         pos.push(move)
-        best = max(best, -minimax(pos, depth - 1, ply + 1))
+        best = max(best, -minimax(pos, depth - 1, ply + 1, evaluate))
         pos.pop()
     return best
 
@@ -170,19 +170,5 @@ def test_the_seed_bot_stays_plain_minimax_late_in_the_game():
             continue
         seed = SeedEngine(depth=2)
         result = seed.choose(pos.copy(), SearchLimit(depth=2))
-        evaluate = seed.searcher.evaluator.evaluate
-
-        def plain(p, depth, ply=0):
-            if p.winner is not None:
-                return _terminal_score(p.winner, p.turn, ply)
-            if depth == 0:
-                return evaluate(p)
-            best = -WIN_SCORE - 1
-            for move in p.legal_moves():
-                p.push(move)
-                best = max(best, -plain(p, depth - 1, ply + 1))
-                p.pop()
-            return best
-
-        assert result.score == plain(pos.copy(), 2)
+        assert result.score == minimax(pos.copy(), 2, evaluate=seed.searcher.evaluator.evaluate)
         checked += 1
