@@ -55,10 +55,7 @@ EXIT_INTERRUPTED = stops.EXIT_INTERRUPTED  # 128 + SIGINT, what a shell reports 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
 #: --depth beyond this is no limit for any game of the family.
 MAX_DEPTH = 100
-#: --games with --sprt when not given: a maximum, the SPRT should decide before.
-SPRT_MAX_GAMES = 1000
-#: --sprt's Elo bounds beyond this are no test (the expected score is 1 or 0 to the float).
-MAX_SPRT_ELO = 1000.0
+SPRT_MAX_GAMES = stats.SPRT_MAX_GAMES
 EXIT_CLUSTER_LOST = 1   # a game lost every cluster worker that tried it
 
 
@@ -113,10 +110,7 @@ class Series:
         lines = stats.summary_lines(self.names, self.wins, self.losses, self.draws, self.ptnml())
         result = self.sprt_result()
         if result is not None:
-            elo0, elo1 = self.sprt[:2]
-            lines.append(result.line() + {"H1": f" - H1 was accepted (Elo >= {elo1:g})",
-                                          "H0": f" - H0 was accepted (Elo <= {elo0:g})",
-                                          None: ""}[result.decision])
+            lines.append(result.report_line(*self.sprt[:2]))
         return lines + cluster.worker_lines(played_on, timeout_reason="Time out!")
 
 
@@ -237,10 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="series seed: openings and random engines")
     parser.add_argument("--opening-plies", type=whole(0), default=None,
                         help="random plies before each pair's games (default: ttt 1, nineboard 2, qubic 2, uttt 4)")
-    parser.add_argument("--sprt", nargs=4, type=real(-MAX_SPRT_ELO, MAX_SPRT_ELO),
-                        metavar=("ELO0", "ELO1", "ALPHA", "BETA"),
-                        help="stop when the SPRT accepts H0 (Elo <= ELO0) or H1 (Elo >= ELO1), "
-                             "e.g. --sprt 0 20 0.05 0.05")
+    stats.add_sprt_option(parser, "0 20 0.05 0.05")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every game's moves")
     parser.add_argument("--cluster", metavar="ADDRESS",
                         help="play the games on a Dask cluster, e.g. tcp://head:8786 (default: "
@@ -260,10 +251,7 @@ def _main(argv, stdout) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     game = get_game(args.game)
-    if args.sprt:
-        elo0, elo1, alpha, beta = args.sprt
-        if not elo0 < elo1 or not (0 < alpha < 1 and 0 < beta < 1):
-            parser.error("--sprt needs ELO0 < ELO1 and 0 < ALPHA, BETA < 1")
+    stats.check_sprt_option(parser, args.sprt)
     if args.games is None:
         args.games = SPRT_MAX_GAMES if args.sprt else 10
     for spec in (args.engine_a, args.engine_b):

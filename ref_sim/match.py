@@ -181,13 +181,10 @@ EXIT_WAIT = 3.0
 #: its launch; in a tournament the players are started by hand well before it, so a player
 #: still importing its modules when the opening appears would be a runner artefact.
 STARTUP_WAIT = 2.0
-#: --games with --sprt when not given: a maximum, the SPRT should decide before.
-SPRT_MAX_GAMES = 1000
+SPRT_MAX_GAMES = stats.SPRT_MAX_GAMES
 PROJECT_ROOT = str(Path(__file__).resolve().parent.parent)
 FORMAT = 1
 MODULE = "ref_sim.match"
-#: --sprt's Elo bounds beyond this are no test (the expected score is 1 or 0 to the float).
-MAX_SPRT_ELO = 1000.0
 
 #: Our agent's per-move log line (agent/protocol.py, FileProtocolAgent._play).
 SEARCH_LINE = re.compile(r"\bmove (\d) (\d)\s+depth (-?\d+)\s+score ([+-]?\d+)\s+nodes (\d+)"
@@ -807,12 +804,7 @@ def report_lines(games: list[dict], names: list[str], paired: bool, sprt_args=No
     ptnml = summary.ptnml if summary.ptnml and sum(summary.ptnml) else None
     lines = stats.summary_lines(names, summary.wins, summary.losses, summary.draws, ptnml)
     if summary.sprt is not None:
-        decision = summary.sprt.decision
-        elo0, elo1 = sprt_args[:2]
-        lines.append(summary.sprt.line() + {
-            "H1": f" - H1 was accepted (Elo >= {elo1:g})",
-            "H0": f" - H0 was accepted (Elo <= {elo0:g})",
-            None: ""}[decision])
+        lines.append(summary.sprt.report_line(*sprt_args[:2]))
     sides = tally(games, names)
     lines += [sides[name].line() for name in names]
     if games:
@@ -961,10 +953,7 @@ examples:
                          help="one game per opening, a coin flip for who moves first")
     parser.add_argument("--concurrency", type=whole(1), default=1, metavar="N",
                         help="games at once (default 1; at most the number of cores - 1)")
-    parser.add_argument("--sprt", nargs=4, type=real(-MAX_SPRT_ELO, MAX_SPRT_ELO),
-                        metavar=("ELO0", "ELO1", "ALPHA", "BETA"),
-                        help="stop when the SPRT accepts H0 (Elo <= ELO0) or H1 (Elo >= ELO1), "
-                             "e.g. --sprt 0 10 0.05 0.05")
+    stats.add_sprt_option(parser, "0 10 0.05 0.05")
     parser.add_argument("--show", action="store_true", help="print the boards as games go")
     parser.add_argument("-q", "--quiet", action="store_true", help="only the final summary")
     parser.add_argument("--encoding", metavar="ENC",
@@ -1137,10 +1126,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     check_agents(parser, args, "agent")
-    if args.sprt:
-        elo0, elo1, alpha, beta = args.sprt
-        if not elo0 < elo1 or not (0 < alpha < 1 and 0 < beta < 1):
-            parser.error("--sprt needs ELO0 < ELO1 and 0 < ALPHA, BETA < 1")
+    stats.check_sprt_option(parser, args.sprt)
     if args.encoding is not None:
         try:
             args.encoding = check_encoding(args.encoding)

@@ -275,6 +275,38 @@ class SprtResult:
         return (f"SPRT: llr {self.llr:.3g} ({100 * self.llr / bound:.1f}%), "
                 f"lbound {self.lower:.3g}, ubound {self.upper:.3g}")
 
+    def report_line(self, elo0: float, elo1: float) -> str:
+        """:meth:`line`, then which hypothesis was accepted, if one was."""
+        return self.line() + {"H1": f" - H1 was accepted (Elo >= {elo1:g})",
+                              "H0": f" - H0 was accepted (Elo <= {elo0:g})",
+                              None: ""}[self.decision]
+
+
+# -- the runners' --sprt option (ref_sim.match, ref_sim.arena) ----------------------------------
+
+#: --games with --sprt when not given: a maximum, the SPRT should decide before.
+SPRT_MAX_GAMES = 1000
+#: --sprt's Elo bounds beyond this are no test (the expected score is 1 or 0 to the float).
+MAX_SPRT_ELO = 1000.0
+
+
+def add_sprt_option(parser, example: str) -> None:
+    """``--sprt ELO0 ELO1 ALPHA BETA`` on ``parser``; :func:`check_sprt_option` after parsing."""
+    from agent.options import real
+
+    parser.add_argument("--sprt", nargs=4, type=real(-MAX_SPRT_ELO, MAX_SPRT_ELO),
+                        metavar=("ELO0", "ELO1", "ALPHA", "BETA"),
+                        help="stop when the SPRT accepts H0 (Elo <= ELO0) or H1 (Elo >= ELO1), "
+                             f"e.g. --sprt {example}")
+
+
+def check_sprt_option(parser, values) -> None:
+    """The parser's one-line error unless ``--sprt``'s values (or None) make a test."""
+    if values:
+        elo0, elo1, alpha, beta = values
+        if not elo0 < elo1 or not (0 < alpha < 1 and 0 < beta < 1):
+            parser.error("--sprt needs ELO0 < ELO1 and 0 < ALPHA, BETA < 1")
+
 
 def sprt(elo0: float, elo1: float, alpha: float, beta: float, *, trinomial=None,
          ptnml=None) -> SprtResult:
