@@ -352,14 +352,19 @@ def test_labels_mix_the_result_and_the_search_score():
     assert train_eval.targets(data, 0.25, 400.0)[1] == pytest.approx(0.75 * deep[1])
 
 
+def unscored_games(count, seed):
+    """``count`` random games as the fit reads them (results, no search scores)."""
+    return [{"game": g, "winner": g % 3 or None, "moves": moves, "scores": None}
+            for g, moves in enumerate(random_games(count, seed=seed))]
+
+
 def test_the_fitted_model_is_the_agents_evaluation():
     """The fit's float model (train_eval.forward) and the agent's integer one agree up to
     rounding on real positions: the fit optimises what the agent computes."""
     np = pytest.importorskip("numpy")
     pytest.importorskip("scipy")
     train_eval = load_train_eval()
-    games = [{"game": g, "winner": g % 3 or None, "moves": moves, "scores": None}
-             for g, moves in enumerate(random_games(40, seed=9))]
+    games = unscored_games(40, seed=9)
     data = train_eval.arrays(games)
     pt = train_eval.pattern_tables()
     rng = np.random.default_rng(4)
@@ -377,8 +382,7 @@ def test_the_gradient_is_exact_with_per_pattern_logits_and_mixed_labels():
     np = pytest.importorskip("numpy")
     pytest.importorskip("scipy")
     train_eval = load_train_eval()
-    games = [{"game": g, "winner": g % 3 or None, "moves": moves, "scores": None}
-             for g, moves in enumerate(random_games(12, seed=5))]
+    games = unscored_games(12, seed=5)
     data = train_eval.arrays(games)
     data["score"] = np.random.default_rng(1).normal(0, 400, len(data["result"]))
     data["target"] = train_eval.targets(data, 0.5, 400.0)
