@@ -188,6 +188,9 @@ def main(argv: list[str] | None = None, *, parser=None, make_engine=None) -> int
     """Run the agent's command line. ``parser`` and ``make_engine(args)`` (an engine with
     ``choose(position, limit)``) stand in for ours: agent.bot runs a bot of one's own so."""
     args = (parser or build_parser()).parse_args(argv)
+    args.threads, capped = core.threads_for_a_clock(args.threads)
+    if capped is not None:  # before logging starts: stderr, where both protocols' logs go
+        say_error(PROG, capped)
     if args.core is not None:  # every engine this process makes reads it (agent/core.py)
         os.environ[core.CORE_ENV] = args.core
     if args.protocol == "codingame":

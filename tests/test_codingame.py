@@ -288,7 +288,7 @@ def test_too_few_action_lines_time_out_the_turn(harnesses, caplog):
         h.send("-1 -1\n3\n0 0\n0 1\n")       # the third line never comes
         started = time.monotonic()
         assert h.wait() == codingame.EXIT_BAD_INPUT
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 10      # it gave up at the turn's end, it did not hang
     assert "did not arrive within the turn's time" in caplog.text
     assert h.written == []
 
