@@ -4,14 +4,21 @@ Counting all of a process's threads makes a test depend on its neighbours: a wat
 cluster client left by an earlier test may end (or start) while a search runs. The core's
 helpers are native threads that Python never registered, so on Linux they are the tasks in
 /proc/self/task that are not threads of the ``threading`` module.
+
+A thread that has ended (joined: pthread_join returned) can stay listed in /proc for a moment
+while the kernel releases it, longer on a loaded machine: "still there" is only a failure once it
+has had :data:`GONE_WITHIN` seconds to go.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 
 AVAILABLE = os.path.isdir("/proc/self/task")
+#: Seconds an ended thread may stay listed in /proc (a hang check: they go in microseconds).
+GONE_WITHIN = 10.0
 
 
 def tasks() -> set[int]:
@@ -39,5 +46,14 @@ class HelperWatch:
         self.most = max(self.most, len(new))
 
     def alive(self) -> set[int]:
-        """The helpers seen that still exist."""
-        return self.seen & tasks()
+        """The helpers seen that still exist after :data:`GONE_WITHIN` seconds."""
+        return still_listed(self.seen)
+
+
+def still_listed(threads: set[int]) -> set[int]:
+    """Those of ``threads`` still in /proc once :data:`GONE_WITHIN` seconds have passed (or none
+    is left)."""
+    end = time.monotonic() + GONE_WITHIN
+    while threads & tasks() and time.monotonic() < end:
+        time.sleep(0.01)
+    return threads & tasks()

@@ -49,6 +49,7 @@ if __name__ == "__main__":
 
 import pytest  # noqa: E402
 
+import native_threads  # noqa: E402  (beside this file)
 from agent import core, search  # noqa: E402
 from agent.evaluation import Evaluator  # noqa: E402
 from agent.limits import SearchLimit  # noqa: E402
@@ -309,14 +310,6 @@ KINDS = {
 
 #: Searcher attributes: readable when idle, refused while a call holds the searcher.
 ATTRIBUTES = ("nodes", "helper_nodes", "root_best", "tt_count", "tt_replaced", "tt_slots", "threads")
-
-
-def thread_count() -> int | None:
-    """Threads of this process, the core's helpers included (None where the system does not say)."""
-    try:
-        return len(os.listdir("/proc/self/task"))
-    except OSError:
-        return None
 
 
 def variants(kind: str, valid, rng: random.Random) -> list:
@@ -777,7 +770,7 @@ class Fuzz:
         limit = rng.choice((SearchLimit(depth=rng.randint(5, 7)), SearchLimit(nodes=rng.randint(20000, 200000)),
                             SearchLimit.seconds(rng.uniform(0.01, 0.1))))
         limit = SearchLimit(deadline=limit.deadline, depth=limit.depth, nodes=limit.nodes, should_stop=should_stop)
-        before = thread_count()
+        before = native_threads.native_threads() if native_threads.AVAILABLE else set()
         try:
             result = searcher.search(pos, limit)
         except ZeroDivisionError:
@@ -787,7 +780,9 @@ class Fuzz:
             assert not raised, f"a {raised[0]} callback raised but the search did not"
             assert result.move in moves and result.nodes == s.nodes + s.helper_nodes
             STATS["threaded searches" + (" with helpers" if s.helper_nodes else "")] += 1
-        assert thread_count() == before, "a helper thread outlived its search"
+        if native_threads.AVAILABLE:
+            left = native_threads.still_listed(native_threads.native_threads() - before)
+            assert not left, f"helper threads {sorted(left)} outlived their search"
         assert s.state() == state_of(fields)
 
     # -- the run ------------------------------------------------------------------------------------
