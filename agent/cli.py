@@ -29,15 +29,13 @@ from .commandline import (
     silence_output,
     threads_option,
 )
+from .clock import REFEREE_TICK, SHORT_LIMIT_SHARE, cutoff_for
 from .protocol import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_USAGE,
-    REFEREE_TICK,
-    SHORT_LIMIT_SHARE,
     FileProtocolAgent,
     check_encoding,
-    cutoff_for,
     referee_encoding,
     temp_name,
 )

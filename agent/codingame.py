@@ -68,6 +68,12 @@ import time
 from dataclasses import dataclass
 
 from . import variety
+from .clock import (  # noqa: F401  (the limits' defaults: re-exported, as always)
+    DEFAULT_FIRST_TURN_MS,
+    DEFAULT_MARGIN_MS,
+    DEFAULT_TURN_MS,
+    codingame_thinking_time,
+)
 from .engines import choose_legal
 from .commandline import (
     EXIT_USAGE,
@@ -98,17 +104,6 @@ EXIT_INPUT_ENDED = 3  # also: stdin or stdout closed, so the game cannot go on
 EXIT_BAD_INPUT = 4
 EXIT_INTERRUPTED = 130
 
-#: CodinGame's limits for this game.
-DEFAULT_TURN_MS = 100.0
-DEFAULT_FIRST_TURN_MS = 1000.0
-#: Kept below the limit, counted from the turn's first line. Measured on a 2-core machine
-#: (scripts/bench_codingame.py): the search overshoots its deadline by up to ~4 ms, reading the
-#: list, answering and the referee's pipe latency take well under 1 ms; the rest is for the
-#: scheduler. A loaded machine needs more, measured as it plays (KEEP_BACK_WINDOW).
-DEFAULT_MARGIN_MS = 20.0
-#: Long limits keep back at least this fraction: the first turn's 1000 ms keeps 100 ms, since a
-#: loaded machine overshot 980 ms by 35 ms (the first turn has no measured pause to go by yet).
-MARGIN_FRACTION = 0.1
 #: A first line stamped within this long of our being ready was probably waiting already.
 WAITING_ALREADY_S = 0.002
 
@@ -309,8 +304,7 @@ class CodinGameAgent:
         margin (at least a tenth of the limit) and the largest pause of the recent turns, never
         under a quarter of the limit."""
         limit = self.first_turn_ms if self.turns == 0 else self.turn_ms
-        margin = max(self.margin_ms, MARGIN_FRACTION * limit)
-        return self.pauses.budget((limit - margin) / 1000.0, 0.25 * limit / 1000.0)
+        return codingame_thinking_time(limit, self.margin_ms, self.pauses.largest())
 
     def keep_back_ms(self) -> float:
         """The largest pause of the last KEEP_BACK_WINDOW turns, in ms (0 on an idle machine)."""

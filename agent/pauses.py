@@ -62,9 +62,5 @@ class RecentPauses:
         """Seconds to keep back: the largest pause remembered (0 on an idle machine)."""
         return max(self._pauses, default=0.0)
 
-    def budget(self, planned: float, floor: float) -> float:
-        """``planned`` seconds of thought less the pauses kept back, never under ``floor``."""
-        return max(planned - self.largest(), floor)
-
     def __len__(self) -> int:
         return len(self._pauses)

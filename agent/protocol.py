@@ -45,6 +45,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .clock import (  # noqa: F401  (cutoff_for, default_margin, last_tick: re-exported, as always)
+    cutoff_for,
+    default_margin,
+    file_deadlines,
+    file_thinking_time,
+    implausible_go_age,
+    last_tick,
+    off_cpu_weight,
+)
 from .engines import choose_legal
 from .lifeline import Lifeline
 from .limits import SearchLimit
@@ -115,17 +124,6 @@ FULL_LOOK_INTERVAL = 0.25
 #: Looks at a directory whose files keep changing while they are read, before deciding anyway.
 LOOK_ATTEMPTS = 3
 
-#: Share of the time to the referee's last tick the agent thinks at short limits (:func:`cutoff_for`).
-SHORT_LIMIT_SHARE = 0.3
-
-#: However long the pauses kept back (:mod:`agent.pauses`), the engine still thinks this share of
-#: the time to the referee's last tick.
-PAUSE_FLOOR_SHARE = 0.25
-#: Time off the CPU while thinking counts over at most this many seconds of thought: a long turn
-#: holds several pauses a short one would not meet, and only the longest is a danger. Short
-#: limits (0.5 s: 0.3 s of thought) count all of it.
-OFF_CPU_SPAN = 0.5
-
 #: Timestamp steps a coarse filesystem may have (whole seconds; FAT's two), tried in turn when a
 #: write did not raise move_file's mtime.
 TIMESTAMP_GRANULES_NS = (1_000_000_000, 2_000_000_000)
@@ -142,43 +140,6 @@ def default_silence(time_limit: float) -> float:
 
 #: Pause between two writes when move_file's mtime did not go up and could not be set (§4.8).
 REWRITE_PAUSE = 0.05
-
-
-def default_margin(time_limit: float) -> float:
-    """Seconds kept between the agent's cutoff and the referee's limit: ``max(0.1 * limit, 0.2)``.
-
-    At the tournament's 10 s this is 1 s: the move lands at about 9 s, leaving room for the
-    referee's last 50 ms tick (~9.95 s), the time to notice the ``.go``, a search that overruns
-    its deadline, and a loaded machine. At short test limits the 0.2 s floor still leaves
-    several referee ticks of slack.
-    """
-    return max(0.1 * time_limit, 0.2)
-
-
-def last_tick(time_limit: float) -> float:
-    """Seconds after the ``.go`` of the referee's last look for a move: the last multiple of its
-    50 ms tick strictly under the limit (9.95 s at 10 s, 0.05 s at 0.1 s; 0 when none counts).
-
-    >>> round(last_tick(10), 3), round(last_tick(0.1), 3), round(last_tick(0.12), 3)
-    (9.95, 0.05, 0.1)
-    """
-    ticks = math.ceil(round(time_limit / REFEREE_TICK, 6)) - 1
-    return max(ticks, 0) * REFEREE_TICK
-
-
-def cutoff_for(time_limit: float, margin: float | None = None) -> float:
-    """Thinking budget from the ``.go`` creation: ``limit - margin``, never past the referee's last
-    tick, and never under ``SHORT_LIMIT_SHARE`` (30 %) of the time to that tick.
-
-    The floor matters at rehearsal limits (under ~0.4 s), where ``limit - margin`` leaves nothing:
-    at 0.1 s only the 50 ms tick sees a move, so the agent thinks 15 ms and keeps 35 ms for
-    noticing the ``.go``, stopping the search and writing (about 7 ms on an idle machine, past
-    20 ms on a loaded one).
-    """
-    if margin is None:
-        margin = default_margin(time_limit)
-    tick = last_tick(time_limit)
-    return max(min(time_limit - margin, tick), SHORT_LIMIT_SHARE * tick)
 
 
 def temp_name(pid: int | None = None) -> str:
@@ -466,8 +427,7 @@ class FileProtocolAgent:
         ``PAUSE_FLOOR_SHARE`` of the time to the referee's last tick. On a quiet machine nothing
         is kept back (9.0 s at 10 s); on a loaded one a pause near the deadline no longer pushes
         the move past the referee's last look."""
-        floor = min(self.cutoff, PAUSE_FLOOR_SHARE * last_tick(self.time_limit))
-        return self.pauses.budget(self.cutoff, floor)
+        return file_thinking_time(self.time_limit, self.cutoff, self.pauses.largest())
 
     def _deadlines(self, go: Seen) -> tuple[float, float]:
         """(cutoff, latest useful write) on the perf_counter clock, counted from the .go's mtime.
@@ -477,21 +437,12 @@ class FileProtocolAgent:
         until the latest moment the referee's limit can end."""
         now_wall, now_perf = time.time(), time.perf_counter()
         elapsed = now_wall - go.mtime
-        coarse = go.whole_seconds
-        if elapsed < -0.5 or elapsed > self.time_limit + (COARSEST_TIMESTAMP if coarse else 0):
-            # A clock out of step with the filesystem's (network mounts) or a timestamp that
-            # cannot be this turn's: count from now instead.
+        if implausible_go_age(elapsed, self.time_limit, go.whole_seconds):
             log.warning("%s mtime is %.2f s %s; counting my time from now", self.go_path.name, abs(elapsed),
                         "in the future" if elapsed < 0 else "old")
             elapsed = 0.0
-        elapsed = max(elapsed, 0.0)
-        budget = max(self.thinking_cutoff() - elapsed, 0.0)
-        if coarse:
-            latest_start = min(elapsed, COARSEST_TIMESTAMP)  # seconds after the mtime it can have begun
-            hard = self.time_limit - elapsed + latest_start
-        else:
-            hard = self.time_limit - elapsed
-        return now_perf + budget, now_perf + max(hard, budget)
+        think, write = file_deadlines(self.time_limit, self.thinking_cutoff(), elapsed, go.whole_seconds)
+        return now_perf + think, now_perf + write
 
     def _turn_is_over(self, opening_id: tuple, go_id: tuple) -> bool:
         """True once thinking is pointless: end_game came, my .go vanished or changed, a new game began,
@@ -518,7 +469,7 @@ class FileProtocolAgent:
         result = choose_legal(self.engine, game.position, limit, self._rng)
         move = Move.from_index(result.move)
         off_cpu = clock.off_cpu()
-        weight = min(1.0, OFF_CPU_SPAN / max(clock.wall(), 1e-9))
+        weight = off_cpu_weight(clock.wall())
         # Last look before writing: only ever write during my own turn (§8.6).
         self.watcher.take_removed()  # removals from before my write say nothing about the next turn
         if self._turn_is_over(opening_id, go_id):

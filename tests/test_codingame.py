@@ -393,7 +393,8 @@ def test_the_evaluation_option_reaches_the_codingame_engine(monkeypatch):
         raise codingame.UsageError("stop here")
 
     monkeypatch.setattr(codingame, "build_engine", build_engine)
-    from agent import cli
+    from agent import cli, core
+    monkeypatch.setattr(core, "usable_cores", lambda: 4)  # 2 threads fit: not capped
     assert cli.main(["--protocol", "codingame", "--eval", "classic", "--depth", "3", "--threads", "2"]) == \
         codingame.EXIT_USAGE
     assert asked == [(None, 3, None, "classic", 2)]

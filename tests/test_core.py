@@ -465,14 +465,19 @@ def test_the_agent_process_says_which_core_it_runs_in_its_first_line(choice, tmp
     assert f"engine alphabeta ({choice} core)" in lines[1], lines
 
 
+# Two threads where the machine has a core free for each, else capped to the free ones (one line).
+TWO_THREADS = "compiled core, 2 threads" if core.auto_threads() >= 2 else "compiled core"
+
+
 @pytest.mark.parametrize("options, engine", [(["--core", "python"], "python core"),
-                                             pytest.param(["--threads", "2"], "compiled core, 2 threads", marks=compiled)])
+                                             pytest.param(["--threads", "2"], TWO_THREADS, marks=compiled)])
 def test_the_codingame_protocol_takes_the_core_options_too(options, engine):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop(core.CORE_ENV, None)
     done = subprocess.run([sys.executable, "-m", "agent", "--protocol", "codingame", *options],
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, timeout=60)
     assert f"ready: CodinGame protocol, engine alphabeta ({engine})" in done.stderr, done.stderr
+    assert ("--threads 2 capped to" in done.stderr) == (engine == "compiled core"), done.stderr
     assert done.stdout == ""
 
 

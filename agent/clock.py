@@ -1,0 +1,135 @@
+"""The agent's clock: how long it thinks each turn, in both protocols. Pure functions of the limit,
+the time already gone and the pauses kept back; every constant of the time budget is here, once.
+
+File protocol (:mod:`agent.protocol`). The referee looks for a move every ``REFEREE_TICK`` (50 ms)
+and the last look that counts is :func:`last_tick`. The agent's cutoff is :func:`cutoff_for`:
+the limit less :func:`default_margin`, never past that last look, never under
+``SHORT_LIMIT_SHARE`` of it. Each turn it thinks :func:`file_thinking_time`: the cutoff less the
+pauses the machine made recently (:mod:`agent.pauses`), never under ``PAUSE_FLOOR_SHARE`` of the
+last look. Time counts from the ``.go``'s modification time; :func:`file_deadlines` turns the
+time already gone into the two deadlines of the turn (stop thinking, last useful write).
+
+CodinGame protocol (:mod:`agent.codingame`). A turn is ``turn_ms`` (the first ``first_turn_ms``)
+from its first line; :func:`codingame_thinking_time` keeps back the margin (at least
+``MARGIN_FRACTION`` of the limit) and the recent pauses, never under ``PAUSE_FLOOR_SHARE`` of the
+limit.
+
+>>> round(cutoff_for(10), 3), round(file_thinking_time(10, cutoff_for(10), kept_back=0.2), 3)
+(9.0, 8.8)
+>>> round(codingame_thinking_time(100, 20, kept_back=0.0), 3)
+0.08
+"""
+
+from __future__ import annotations
+
+import math
+
+from .turns import COARSEST_TIMESTAMP, REFEREE_TICK
+
+# -- the file protocol ---------------------------------------------------------------------------
+
+#: Share of the time to the referee's last tick the agent thinks at short limits (:func:`cutoff_for`).
+SHORT_LIMIT_SHARE = 0.3
+#: However long the pauses kept back (:mod:`agent.pauses`), the engine still thinks this share of
+#: the time to the referee's last tick (file protocol) or of the turn (CodinGame).
+PAUSE_FLOOR_SHARE = 0.25
+#: Time off the CPU while thinking counts over at most this many seconds of thought: a long turn
+#: holds several pauses a short one would not meet, and only the longest is a danger. Short
+#: limits (0.5 s: 0.3 s of thought) count all of it.
+OFF_CPU_SPAN = 0.5
+#: A ``.go`` whose modification time lies this far in the future is a clock out of step with the
+#: filesystem's (a network mount): count the turn from now.
+FUTURE_SLACK = 0.5
+
+
+def default_margin(time_limit: float) -> float:
+    """Seconds kept between the agent's cutoff and the referee's limit: ``max(0.1 * limit, 0.2)``.
+
+    At the tournament's 10 s this is 1 s: the move lands at about 9 s, leaving room for the
+    referee's last 50 ms tick (~9.95 s), the time to notice the ``.go``, a search that overruns
+    its deadline, and a loaded machine. At short test limits the 0.2 s floor still leaves
+    several referee ticks of slack.
+    """
+    return max(0.1 * time_limit, 0.2)
+
+
+def last_tick(time_limit: float) -> float:
+    """Seconds after the ``.go`` of the referee's last look for a move: the last multiple of its
+    50 ms tick strictly under the limit (9.95 s at 10 s, 0.05 s at 0.1 s; 0 when none counts).
+
+    >>> round(last_tick(10), 3), round(last_tick(0.1), 3), round(last_tick(0.12), 3)
+    (9.95, 0.05, 0.1)
+    """
+    ticks = math.ceil(round(time_limit / REFEREE_TICK, 6)) - 1
+    return max(ticks, 0) * REFEREE_TICK
+
+
+def cutoff_for(time_limit: float, margin: float | None = None) -> float:
+    """Thinking budget from the ``.go`` creation: ``limit - margin``, never past the referee's last
+    tick, and never under ``SHORT_LIMIT_SHARE`` (30 %) of the time to that tick.
+
+    The floor matters at rehearsal limits (under ~0.4 s), where ``limit - margin`` leaves nothing:
+    at 0.1 s only the 50 ms tick sees a move, so the agent thinks 15 ms and keeps 35 ms for
+    noticing the ``.go``, stopping the search and writing (about 7 ms on an idle machine, past
+    20 ms on a loaded one).
+    """
+    if margin is None:
+        margin = default_margin(time_limit)
+    tick = last_tick(time_limit)
+    return max(min(time_limit - margin, tick), SHORT_LIMIT_SHARE * tick)
+
+
+def file_thinking_time(time_limit: float, cutoff: float, kept_back: float) -> float:
+    """Seconds after the ``.go`` the engine thinks this turn: ``cutoff`` less the pauses kept back,
+    never under ``PAUSE_FLOOR_SHARE`` of the time to the referee's last tick (nor above ``cutoff``).
+    On a quiet machine nothing is kept back (9.0 s at 10 s); on a loaded one a pause near the
+    deadline no longer pushes the move past the referee's last look."""
+    floor = min(cutoff, PAUSE_FLOOR_SHARE * last_tick(time_limit))
+    return max(cutoff - kept_back, floor)
+
+
+def implausible_go_age(elapsed: float, time_limit: float, coarse: bool) -> bool:
+    """True when a ``.go`` that is ``elapsed`` seconds old cannot be this turn's: from the future
+    (clocks out of step) or older than the limit (and a coarse timestamp's granule)."""
+    return elapsed < -FUTURE_SLACK or elapsed > time_limit + (COARSEST_TIMESTAMP if coarse else 0.0)
+
+
+def file_deadlines(time_limit: float, thinking: float, elapsed: float, coarse: bool) -> tuple[float, float]:
+    """``(stop thinking, last useful write)`` in seconds from now, ``elapsed`` seconds after the
+    ``.go``'s modification time, ``thinking`` seconds of thought in the turn.
+
+    On whole-second timestamps (``coarse``) the ``.go`` was really created up to a granule after
+    its mtime (but before now): thinking still counts from the mtime, the safe side, while writes
+    go on until the latest moment the referee's limit can end."""
+    elapsed = max(elapsed, 0.0)
+    think = max(thinking - elapsed, 0.0)
+    write = time_limit - elapsed + (min(elapsed, COARSEST_TIMESTAMP) if coarse else 0.0)
+    return think, max(write, think)
+
+
+def off_cpu_weight(thought: float) -> float:
+    """How much of a turn's time off the CPU counts as one pause (see ``OFF_CPU_SPAN``)."""
+    return min(1.0, OFF_CPU_SPAN / max(thought, 1e-9))
+
+
+# -- CodinGame ------------------------------------------------------------------------------------
+
+#: CodinGame's limits for this game.
+DEFAULT_TURN_MS = 100.0
+DEFAULT_FIRST_TURN_MS = 1000.0
+#: Kept below the limit, counted from the turn's first line. Measured on a 2-core machine
+#: (scripts/bench_codingame.py): the search overshoots its deadline by up to ~4 ms, reading the
+#: list, answering and the referee's pipe latency take well under 1 ms; the rest is for the
+#: scheduler. A loaded machine needs more, measured as it plays (agent.pauses).
+DEFAULT_MARGIN_MS = 20.0
+#: Long limits keep back at least this fraction: the first turn's 1000 ms keeps 100 ms, since a
+#: loaded machine overshot 980 ms by 35 ms (the first turn has no measured pause to go by yet).
+MARGIN_FRACTION = 0.1
+
+
+def codingame_thinking_time(limit_ms: float, margin_ms: float, kept_back: float) -> float:
+    """Seconds of thought in a CodinGame turn of ``limit_ms``, counted from its first line: the
+    limit less the margin (at least ``MARGIN_FRACTION`` of it) and the pauses kept back (seconds),
+    never under ``PAUSE_FLOOR_SHARE`` of the limit."""
+    margin = max(margin_ms, MARGIN_FRACTION * limit_ms)
+    return max((limit_ms - margin) / 1000.0 - kept_back, PAUSE_FLOOR_SHARE * limit_ms / 1000.0)

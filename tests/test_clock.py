@@ -1,0 +1,62 @@
+"""The agent's clock (agent/clock.py) as tables: each protocol's thinking time from the limit, the
+time already gone and the pauses kept back."""
+
+import pytest
+
+from agent import clock
+
+
+@pytest.mark.parametrize("limit, margin, cutoff", [
+    (10, None, 9.0), (1, None, 0.8), (0.5, None, 0.3), (10, 0.5, 9.5), (10, 0, 9.95),   # never past the last tick
+    (0.3, None, 0.1), (0.2, None, 0.045), (0.1, None, 0.015),  # 30 % of the last tick at rehearsal limits
+])
+def test_the_cutoff_is_the_limit_less_the_margin_within_the_referees_last_look(limit, margin, cutoff):
+    assert clock.cutoff_for(limit, margin) == pytest.approx(cutoff)
+
+
+@pytest.mark.parametrize("limit, tick", [(10, 9.95), (1, 0.95), (0.1, 0.05), (0.12, 0.1), (0.05, 0.0), (0.051, 0.05)])
+def test_the_referees_last_look_is_its_last_tick_under_the_limit(limit, tick):
+    assert clock.last_tick(limit) == pytest.approx(tick)
+
+
+@pytest.mark.parametrize("limit, kept_back, thinking", [
+    (10, 0.0, 9.0), (10, 0.35, 8.65), (10, 8.0, 0.25 * 9.95),   # never under a quarter of the last tick
+    (0.5, 0.0, 0.3), (0.5, 0.07, 0.23), (0.5, 0.25, 0.25 * 0.45),
+    (0.1, 0.5, 0.0125),                                          # a quarter of 50 ms
+])
+def test_file_thinking_time_keeps_back_the_pauses_down_to_a_floor(limit, kept_back, thinking):
+    assert clock.file_thinking_time(limit, clock.cutoff_for(limit), kept_back) == pytest.approx(thinking)
+
+
+@pytest.mark.parametrize("limit, thinking, elapsed, coarse, think, write", [
+    (10, 9.0, 0.01, False, 8.99, 9.99),
+    (10, 9.0, -0.2, False, 9.0, 10.0),           # a .go stamped a little ahead: counted from now
+    (10, 9.0, 9.5, False, 0.0, 0.5),             # late: no thought, still time to write
+    (10, 9.0, 0.7, True, 8.3, 10.0),             # whole seconds: written until the limit can end
+    (10, 9.0, 2.5, True, 6.5, 9.5),              # at most one granule (FAT: 2 s) of doubt
+    (0.5, 0.3, 0.6, False, 0.0, 0.0),
+])
+def test_file_deadlines_count_from_the_go(limit, thinking, elapsed, coarse, think, write):
+    assert clock.file_deadlines(limit, thinking, elapsed, coarse) == pytest.approx((think, write))
+
+
+@pytest.mark.parametrize("elapsed, coarse, implausible", [
+    (0.0, False, False), (-0.4, False, False), (-0.6, False, True), (10.5, False, True), (10.5, True, False),
+    (12.5, True, True),
+])
+def test_a_go_older_than_the_limit_or_from_the_future_is_counted_from_now(elapsed, coarse, implausible):
+    assert clock.implausible_go_age(elapsed, 10, coarse) is implausible
+
+
+@pytest.mark.parametrize("limit_ms, margin_ms, kept_back, thinking", [
+    (100, 20, 0.0, 0.080), (1000, 20, 0.0, 0.900),          # the first turn keeps a tenth back
+    (100, 20, 0.045, 0.035), (100, 20, 0.070, 0.025),       # never under a quarter of the turn
+    (100, 50, 0.0, 0.050), (1000, 200, 0.1, 0.700),
+])
+def test_codingame_thinking_time_keeps_back_the_margin_and_the_pauses(limit_ms, margin_ms, kept_back, thinking):
+    assert clock.codingame_thinking_time(limit_ms, margin_ms, kept_back) == pytest.approx(thinking)
+
+
+@pytest.mark.parametrize("thought, weight", [(0.1, 1.0), (0.5, 1.0), (1.0, 0.5), (9.0, 0.5 / 9.0), (0.0, 1.0)])
+def test_time_off_the_cpu_counts_over_half_a_second_of_thought(thought, weight):
+    assert clock.off_cpu_weight(thought) == pytest.approx(weight)
