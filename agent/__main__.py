@@ -8,9 +8,7 @@ interrupt there also ends in one line on stderr and exit code 130, as it does la
 
 import sys
 
-#: The agent's documented code for Ctrl-C (agent.protocol's EXIT_INTERRUPTED, which may be
-#: the very module that was loading).
-EXIT_INTERRUPTED = 130
+from .exits import EXIT_INTERRUPTED
 
 
 def run(argv: list[str] | None = None) -> int:

@@ -75,6 +75,7 @@ from .clock import (  # noqa: F401  (the limits' defaults: re-exported, as alway
     codingame_thinking_time,
 )
 from .engines import choose_legal
+from .exits import EXIT_BAD_INPUT, EXIT_FINISHED, EXIT_INPUT_ENDED, EXIT_INTERNAL, EXIT_INTERRUPTED
 from .commandline import (
     EXIT_USAGE,
     MAX_TIME_LIMIT,
@@ -97,12 +98,6 @@ log = logging.getLogger(__name__)
 
 #: When this module was imported: the earliest moment we can vouch for on the first turn.
 IMPORTED_AT = time.perf_counter()
-
-EXIT_FINISHED = 0
-EXIT_INTERNAL = 1
-EXIT_INPUT_ENDED = 3  # also: stdin or stdout closed, so the game cannot go on
-EXIT_BAD_INPUT = 4
-EXIT_INTERRUPTED = 130
 
 #: A first line stamped within this long of our being ready was probably waiting already.
 WAITING_ALREADY_S = 0.002

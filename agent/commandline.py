@@ -17,14 +17,13 @@ import sys
 from pathlib import Path
 
 from .options import bounded  # the agent's options use it from here too
+from .exits import EXIT_USAGE  # noqa: F401  (every usage error; re-exported, as always)
 
 
 log = logging.getLogger("agent")
 
 PROG = "uttt-agent"
 DEFAULT_ENGINE = "alphabeta"
-#: Exit code of every usage error (agent.protocol's and agent.codingame's EXIT_USAGE).
-EXIT_USAGE = 2
 
 #: The longest time per move a time option takes: an hour. The course's referee gives 10 s,
 #: CodinGame 100 ms; a limit beyond an hour is a slip (milliseconds given as seconds), and the

@@ -55,6 +55,14 @@ from .clock import (  # noqa: F401  (cutoff_for, default_margin, last_tick: re-e
     off_cpu_weight,
 )
 from .engines import choose_legal
+from .exits import (  # noqa: F401  (GameSummary.exit_code picks one; re-exported, as always)
+    EXIT_ABORTED,
+    EXIT_FINISHED,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_PROTOCOL_ERROR,
+    EXIT_USAGE,
+)
 from .lifeline import Lifeline
 from .limits import SearchLimit
 from .pauses import RecentPauses, ThinkingClock
@@ -97,14 +105,6 @@ CLEANUP_PATTERNS = (
 #: One writer at a time: only the player whose turn it is writes, and self-play uses two
 #: processes whose turns never overlap; the pid keeps a crashed writer's leftover apart anyway.
 TEMP_NAME_TEMPLATE = "~uttt-move-{pid}.tmp"
-
-# Exit codes of the command line; GameSummary.exit_code picks one.
-EXIT_FINISHED = 0  # end_game read: won, lost or tied
-EXIT_INTERNAL = 1  # a bug in the agent itself
-EXIT_USAGE = 2  # bad command line: name, directory, log file, engine
-EXIT_ABORTED = 3  # no end_game will come: the protocol files vanished, or nothing changed for ``silence`` s
-EXIT_PROTOCOL_ERROR = 4  # end_game read, but the game could not be followed (late start, bad move)
-EXIT_INTERRUPTED = 130  # Ctrl-C
 
 #: Default seconds the protocol files may be missing in a joined game before it counts as aborted.
 VANISH_GRACE = 2.0

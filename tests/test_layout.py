@@ -85,7 +85,7 @@ def _is_package_of(package: str, module: str) -> bool:
 BOT_MODULES = {
     "agent", "agent.__main__", "agent.cli", "agent.commandline", "agent.options",  # its command line
     "agent.protocol", "agent.turns", "agent.watcher", "agent.lifeline", "agent.pauses",  # the file protocol
-    "agent.clock",  # both protocols' time budget
+    "agent.clock", "agent.exits",  # both protocols' time budget and exit codes
     "agent.codingame", "agent.variety",  # CodinGame's protocol
     "agent.rules", "agent.search", "agent.core", "agent.limits",  # rules and search
     "agent.engines", "agent.baselines", "agent.evaluation", "agent.eval_fitted",  # engines, evaluations
