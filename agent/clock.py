@@ -33,10 +33,6 @@ SHORT_LIMIT_SHARE = 0.3
 #: However long the pauses kept back (:mod:`agent.pauses`), the engine still thinks this share of
 #: the time to the referee's last tick (file protocol) or of the turn (CodinGame).
 PAUSE_FLOOR_SHARE = 0.25
-#: Time off the CPU while thinking counts over at most this many seconds of thought: a long turn
-#: holds several pauses a short one would not meet, and only the longest is a danger. Short
-#: limits (0.5 s: 0.3 s of thought) count all of it.
-OFF_CPU_SPAN = 0.5
 #: A ``.go`` whose modification time lies this far in the future is a clock out of step with the
 #: filesystem's (a network mount): count the turn from now.
 FUTURE_SLACK = 0.5
@@ -105,11 +101,6 @@ def file_deadlines(time_limit: float, thinking: float, elapsed: float, coarse: b
     think = max(thinking - elapsed, 0.0)
     write = time_limit - elapsed + (min(elapsed, COARSEST_TIMESTAMP) if coarse else 0.0)
     return think, max(write, think)
-
-
-def off_cpu_weight(thought: float) -> float:
-    """How much of a turn's time off the CPU counts as one pause (see ``OFF_CPU_SPAN``)."""
-    return min(1.0, OFF_CPU_SPAN / max(thought, 1e-9))
 
 
 # -- CodinGame ------------------------------------------------------------------------------------

@@ -91,7 +91,7 @@ from .commandline import (
     silence_output,
 )
 from .limits import SearchLimit, SearchResult
-from .pauses import KEEP_BACK_WINDOW, RecentPauses, ThinkingClock
+from .pauses import KEEP_BACK_WINDOW, RecentPauses, StallWatch
 from .rules import CODINGAME, TIE, Position, check_player_name
 
 log = logging.getLogger(__name__)
@@ -354,11 +354,12 @@ class CodinGameAgent:
         self._follow_opponent(turn.opponent)
         position = self.position
         kept = self.keep_back_ms()  # what this turn's deadline kept back for pauses
-        limit = SearchLimit(deadline=turn.deadline, depth=self.depth, nodes=self.nodes)
+        stalls = StallWatch()
+        limit = SearchLimit(deadline=turn.deadline, depth=self.depth, nodes=self.nodes,
+                            should_stop=stalls.watching())
         result: SearchResult | None = None
         note = ""
         listed = set(turn.actions)
-        clock = ThinkingClock()  # this thread runs the search
         if position is not None and set(position.legal_moves()) == listed:
             result = choose_legal(self.engine, position, limit, self._rng)
             move = result.move
@@ -382,12 +383,9 @@ class CodinGameAgent:
         except (OSError, ValueError) as error:  # EPIPE: the referee stopped reading; ValueError: closed here
             raise OutputClosed(reason(error)) from None
         answered = time.perf_counter()
+        stalls.returned()
         took = answered - turn.started
-        # Off-CPU time counts over one normal turn's length on a longer first turn (its 900 ms
-        # hold several pauses a 100 ms turn would not meet).
-        limit_ms = self.first_turn_ms if self.turns == 0 else self.turn_ms
-        self.pauses.record(late=answered - turn.deadline, off_cpu=clock.off_cpu(),
-                           weight=min(1.0, self.turn_ms / limit_ms))
+        self.pauses.record(late=answered - turn.deadline, stall=stalls.stall())
         self.turns += 1
         self._follow_mine(move)
         if kept >= 1.0:

@@ -3,10 +3,15 @@ the next turns' deadlines. Shared by both protocols (:mod:`agent.protocol`, :mod
 
 On a busy machine the OS takes the process off the CPU for tens of milliseconds at a time, at any
 moment, the deadline included: a search that stops on time can still answer late. Each turn the
-protocol measures how long its thinking thread was off the CPU (wall time less that thread's CPU
-time: ``time.thread_time()``, which counts a C search that released the GIL too, as long as it
-runs in the measuring thread) and how late the answer came after the planned deadline; the next
-turns' deadlines keep back the largest of these over the last ``KEEP_BACK_WINDOW`` turns.
+protocol measures the longest stall of its search (:class:`StallWatch`: the search polls its
+``should_stop`` every ``STOP_POLL_SECONDS``, so a longer gap between two polls is time the search
+did not run) and how late the answer came after the planned deadline; the next turns' deadlines
+keep back the largest of these over the last ``KEEP_BACK_WINDOW`` turns.
+
+The stall is what a pause at the deadline would cost. The time off the CPU over the whole turn,
+which this measured before, is not: a search that gets a quarter of a core is slow, not late, yet
+beside a CPU hog that measure kept back 350-430 ms of a 1.8 s turn whose moves landed 2-20 ms
+after their deadline.
 """
 
 from __future__ import annotations
@@ -14,29 +19,49 @@ from __future__ import annotations
 import time
 from collections import deque
 
+from .limits import STOP_POLL_SECONDS
+
 #: Turns a measured pause is remembered. With a CPU hog on a busy 2-core machine single pauses
 #: reached 30-70 ms a few times a game; keeping back only the last 8 turns' overshoot lost 0-4
 #: CodinGame games of 20 on time (scripts/bench_codingame.py --hog --games 20).
 KEEP_BACK_WINDOW = 20
 
 
-class ThinkingClock:
-    """Wall and CPU time of the calling thread since it was made: start it in the thread that
-    runs the search, read it there too."""
+class StallWatch:
+    """The longest stall of one search: give the search :meth:`watching` as its ``should_stop``
+    (our searches poll it every ``period`` seconds) and call :meth:`returned` when it returns.
 
-    def __init__(self) -> None:
-        self.wall_since = time.perf_counter()
-        self.cpu_since = time.thread_time()
+    An engine that never polls (a fixed-depth toy, a bot of one's own) shows no stall: its time
+    says nothing about the machine, and only its lateness counts."""
 
-    def wall(self) -> float:
-        """Seconds since the clock started."""
-        return time.perf_counter() - self.wall_since
+    def __init__(self, period: float = STOP_POLL_SECONDS, clock=time.perf_counter) -> None:
+        self.period, self.clock = period, clock
+        self.last = clock()
+        self.polls = 0
+        self.longest_gap = 0.0
 
-    def off_cpu(self) -> float:
-        """Seconds this thread spent off the CPU since the clock started (0 when it never was)."""
-        wall = time.perf_counter() - self.wall_since
-        cpu = time.thread_time() - self.cpu_since
-        return max(0.0, wall - cpu)
+    def _gap(self) -> None:
+        now = self.clock()
+        self.longest_gap = max(self.longest_gap, now - self.last)
+        self.last = now
+
+    def watching(self, should_stop=None):
+        """``should_stop`` (or None: never stop), timing the gap since the last call at each call."""
+        def polled() -> bool:
+            self._gap()
+            self.polls += 1
+            return bool(should_stop()) if should_stop is not None else False
+        return polled
+
+    def returned(self) -> None:
+        """The search returned: the time since its last poll counts too (a stall at the deadline)."""
+        if self.polls:
+            self._gap()
+
+    def stall(self) -> float:
+        """Seconds of the longest gap beyond the polling period (0 when the search ran throughout,
+        or never polled)."""
+        return max(0.0, self.longest_gap - self.period) if self.polls else 0.0
 
 
 class RecentPauses:
@@ -49,12 +74,11 @@ class RecentPauses:
         """Remember one turn's pause (seconds)."""
         self._pauses.append(max(0.0, seconds))
 
-    def record(self, *, late: float, off_cpu: float, weight: float = 1.0) -> float:
+    def record(self, *, late: float, stall: float) -> float:
         """Remember this turn's pause: how late the answer was after the planned deadline (``late``,
-        negative when early), or the time off the CPU while thinking (their sum, so at least the
-        longest) times ``weight`` (below 1 when a long turn holds several pauses a normal one would
-        not meet). Returns the pause remembered."""
-        pause = max(0.0, late, off_cpu * weight)
+        negative when early), or the search's longest stall, whichever is longer. Returns the
+        pause remembered."""
+        pause = max(0.0, late, stall)
         self._pauses.append(pause)
         return pause
 

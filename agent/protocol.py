@@ -52,7 +52,6 @@ from .clock import (  # noqa: F401  (cutoff_for, default_margin, last_tick: re-e
     file_thinking_time,
     implausible_go_age,
     last_tick,
-    off_cpu_weight,
 )
 from .engines import choose_legal
 from .exits import (  # noqa: F401  (GameSummary.exit_code picks one; re-exported, as always)
@@ -65,7 +64,7 @@ from .exits import (  # noqa: F401  (GameSummary.exit_code picks one; re-exporte
 )
 from .lifeline import Lifeline
 from .limits import SearchLimit
-from .pauses import RecentPauses, ThinkingClock
+from .pauses import RecentPauses, StallWatch
 from .rules import Move, check_player_name, format_move_line
 from .turns import (  # noqa: F401  (re-exported: the protocol's helpers have always lived here)
     COARSEST_TIMESTAMP,
@@ -460,27 +459,26 @@ class FileProtocolAgent:
     def _play(self, go: Seen) -> None:
         """Think on the decider's position and write one move for ``go``, unless the turn ended meanwhile."""
         game = self._game
-        clock = ThinkingClock()  # this thread runs the search (the C core too, without the GIL)
+        stalls = StallWatch()
         kept = self.pauses.largest()  # what this turn's deadline keeps back
         deadline, hard_deadline = self._deadlines(go)
         opening_id, go_id = game.opening_id, go.identity
         limit = SearchLimit(deadline=deadline, depth=self.depth, nodes=self.nodes,
-                            should_stop=lambda: self._turn_is_over(opening_id, go_id))
+                            should_stop=stalls.watching(lambda: self._turn_is_over(opening_id, go_id)))
         result = choose_legal(self.engine, game.position, limit, self._rng)
+        stalls.returned()
         move = Move.from_index(result.move)
-        off_cpu = clock.off_cpu()
-        weight = off_cpu_weight(clock.wall())
         # Last look before writing: only ever write during my own turn (§8.6).
         self.watcher.take_removed()  # removals from before my write say nothing about the next turn
         if self._turn_is_over(opening_id, go_id):
-            self.pauses.record(late=0.0, off_cpu=off_cpu, weight=weight)
+            self.pauses.record(late=0.0, stall=stalls.stall())
             self._explain_unwritten(move, opening_id)
             return
         line = format_move_line(self.name, move)
         landed = self._write_move(line, hard_deadline)
         # Late: the first write after the planned deadline (later rewrites on coarse timestamps
         # are waits, not pauses).
-        self.pauses.record(late=(landed or time.perf_counter()) - deadline, off_cpu=off_cpu, weight=weight)
+        self.pauses.record(late=(landed or time.perf_counter()) - deadline, stall=stalls.stall())
         written_at = time.time()
         self.decider.wrote(line.strip(), go, move, written_at)
         took = written_at - go.mtime

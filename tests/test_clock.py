@@ -4,6 +4,7 @@ time already gone and the pauses kept back."""
 import pytest
 
 from agent import clock
+from agent.pauses import StallWatch
 
 
 @pytest.mark.parametrize("limit, margin, cutoff", [
@@ -57,6 +58,30 @@ def test_codingame_thinking_time_keeps_back_the_margin_and_the_pauses(limit_ms, 
     assert clock.codingame_thinking_time(limit_ms, margin_ms, kept_back) == pytest.approx(thinking)
 
 
-@pytest.mark.parametrize("thought, weight", [(0.1, 1.0), (0.5, 1.0), (1.0, 0.5), (9.0, 0.5 / 9.0), (0.0, 1.0)])
-def test_time_off_the_cpu_counts_over_half_a_second_of_thought(thought, weight):
-    assert clock.off_cpu_weight(thought) == pytest.approx(weight)
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.mark.parametrize("gaps, returned_after, stall", [
+    ([], 0.5, 0.0),                       # never polled: an engine that does not poll shows nothing
+    ([0.01, 0.01, 0.01], 0.005, 0.0),     # polled on time throughout
+    ([0.01, 0.06, 0.01], 0.005, 0.05),    # one stall of 50 ms beyond the 10 ms period
+    ([0.01, 0.01], 0.09, 0.08),           # a stall after the last poll, at the deadline
+    ([0.03], 0.0, 0.02),                  # before the first poll too
+])
+def test_a_stall_is_the_longest_gap_between_polls_beyond_the_period(gaps, returned_after, stall):
+    fake = FakeClock()
+    watch = StallWatch(period=0.01, clock=fake)
+    asked = []
+    should_stop = watch.watching(lambda: asked.append(1) or False)
+    for gap in gaps:
+        fake.now += gap
+        assert should_stop() is False
+    fake.now += returned_after
+    watch.returned()
+    assert watch.stall() == pytest.approx(stall)
+    assert len(asked) == len(gaps)

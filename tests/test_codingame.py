@@ -16,7 +16,7 @@ import pytest
 from agent import codingame
 from agent.codingame import CodinGameAgent, cell_to_index, index_to_cell
 from agent.engines import make_engine
-from agent.limits import SearchResult
+from agent.limits import STOP_POLL_SECONDS, SearchResult
 from agent.rules import CODINGAME, WPI, Position
 from ref_sim.rules import Game
 
@@ -208,37 +208,40 @@ def test_the_first_turn_keeps_a_tenth_of_its_limit_back():
     assert agent.budget() == pytest.approx(0.080)            # 100 ms less the 20 ms margin
 
 
-class OffTheCpuEngine:
-    """Spends ``seconds`` of each search off the CPU (as a machine busy elsewhere would make it),
+class StallingEngine:
+    """Stalls ``seconds`` between two polls of should_stop (as a search the machine took off the CPU),
     well within the deadline, then plays the first legal move."""
 
-    name = "off-the-cpu"
+    name = "stalling"
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
 
     def choose(self, position, limit):
+        limit.should_stop()
         time.sleep(self.seconds)
+        limit.should_stop()
         return SearchResult(move=next(iter(position.legal_moves())))
 
 
-def test_time_off_the_cpu_is_kept_back_on_the_next_turns(harnesses, caplog):
-    # Pauses strike at any moment, the deadline included: a turn that lost 30 ms to them, even
-    # one that answered in time, makes the next deadlines keep 30 ms more back.
-    h = harnesses(engine=OffTheCpuEngine(0.030), first_turn_ms=1000.0)
+def test_a_stall_of_the_search_is_kept_back_on_the_next_turns(harnesses, caplog):
+    # Stalls strike at any moment, the deadline included: a search that stalled 40 ms between two
+    # polls, even one that answered in time, makes the next deadlines keep that back (less the
+    # polling period, the gap a running search has anyway).
+    h = harnesses(engine=StallingEngine(0.040), first_turn_ms=1000.0)
+    stall_ms = 1000 * (0.040 - STOP_POLL_SECONDS)
     with caplog.at_level(logging.INFO):
         first = cell_to_index(*map(int, h.turn("-1 -1", range(81)).split()))
         assert eventually(lambda: h.agent.turns == 1)
-        # A first turn's pauses count over a normal turn's length: 30 ms of 1000 as 3 of 100.
-        assert 2.9 <= h.agent.keep_back_ms() < 10
+        assert stall_ms - 1 <= h.agent.keep_back_ms() < 200
         reply = legal_after([first])[0]
         h.turn(cell(reply), legal_after([first, reply]))
         assert eventually(lambda: "ms for pauses)" in caplog.text)   # logged with the move
-        assert h.agent.keep_back_ms() >= 29.0
-        assert h.agent.budget() <= 0.100 - 0.020 - 0.029
+        assert h.agent.keep_back_ms() >= stall_ms - 1
+        assert h.agent.budget() <= 0.100 - 0.020 - (stall_ms - 1) / 1000
         for _ in range(codingame.KEEP_BACK_WINDOW - 1):     # remembered for the whole window
             h.agent.pauses.append(0.0)
-        assert h.agent.keep_back_ms() >= 29.0
+        assert h.agent.keep_back_ms() >= stall_ms - 1
         h.agent.pauses.append(0.0)
         assert h.agent.keep_back_ms() == 0.0
 
