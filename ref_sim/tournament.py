@@ -79,7 +79,7 @@ from pathlib import Path
 
 from ref_sim import cluster, stats
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
-from ref_sim import console, match, ratings, stdio
+from ref_sim import bot_list, console, crosstable, match, ratings, stdio
 from ref_sim.progress import Progress
 from ref_sim.referee import check_encoding, check_time_limit, locale_encoding
 
@@ -316,6 +316,10 @@ examples:
   python -m ref_sim.tournament agent:depth=2 agent:depth=4 random --protocol stdio --rounds 10""")
     parser.add_argument("bots", nargs="*", metavar="BOT",
                         help="two or more bots (none with --resume: those of --out)")
+    parser.add_argument("--bots", dest="bot_lists", action="append", default=[],
+                        metavar="FILE_OR_DIR",
+                        help="more bots from a file, one spec a line (# comments), or from "
+                             "a folder's *.bot files; repeatable (ref_sim/bot_list.py)")
     parser.add_argument("--gauntlet", action="store_true", default=None,
                         help="the first bot against each of the others (default: round-robin)")
     parser.add_argument("--rounds", type=whole(1, MAX_GAMES), metavar="N",
@@ -423,7 +427,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.encoding is not None:
             args.encoding = check_encoding(args.encoding)
+        listed = bot_list.read(args.bot_lists)
+        args.bots = args.bots + [bot.text for bot in listed]
         settings = event_settings(args)
+        bot_list.check(listed, match.agent_spec if settings["protocol"] == "file"
+                       else stdio.stdio_spec)
         specs = check_settings(settings)
         anchor = find_bot(settings, args.anchor) if args.anchor else None
     except ValueError as error:         # EventError, and the runners' own checks
@@ -490,7 +498,13 @@ def run_event(args, parser, settings: dict, specs: list, anchor, runner, out: Pa
 
     # Ctrl-C or SIGTERM/SIGHUP (ref_sim.stops), a bot that cannot start, the output closed.
     stopped = match.play_games(runner, todo, submit, finished, stop)
-    return match.conclude(MODULE, games, lambda games: report_lines(settings, games, anchor),
+    def report(games: list[dict]) -> list[str]:
+        lines = report_lines(settings, games, anchor)
+        if args.out:        # the pages stay with the games: not in a temporary folder
+            lines += crosstable.write_pages(out, settings, games, anchor, report=lines)
+        return lines
+
+    return match.conclude(MODULE, games, report,
                           out_arg=args.out, out=out, say=say, progress=progress,
                           what="tournament", **stopped)
 
