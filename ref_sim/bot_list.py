@@ -7,7 +7,7 @@ the order of their names (one file a team, each holding its team's line), subfol
 The lines are passed as they are to the runner's own spec parser (:func:`check`), which is
 also what names the file and line of a spec it refuses.
 
->>> [bot.text for bot in parse_list("# class of 2026\\nagent:depth=2\\n\\n  random  \\n", "bots.txt")]
+>>> [bot.text for bot in parse_list("# a class\\nagent:depth=2\\n\\n  random \\n", "b.txt")]
 ['agent:depth=2', 'random']
 """
 

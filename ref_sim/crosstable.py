@@ -175,6 +175,7 @@ td.bot, th.bot { font-weight: 600; }
 #bots td.spec { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12px;
                 white-space: normal; overflow-wrap: anywhere; }
 #bots td { vertical-align: top; }
+#bots th { text-align: left; }
 .name { display: inline-block; max-width: 15ch; overflow: hidden; text-overflow: ellipsis;
         vertical-align: bottom; }
 td.fault { color: #b3261e; font-weight: 600; }
