@@ -508,15 +508,20 @@ def run_event(args, parser, settings: dict, specs: list, anchor, runner, out: Pa
 
     # Ctrl-C or SIGTERM/SIGHUP (ref_sim.stops), a bot that cannot start, the output closed.
     stopped = match.play_games(runner, todo, submit, finished, stop)
+    pages: list[str] = []           # where the pages are: said after where the games are
+
     def report(games: list[dict]) -> list[str]:
         lines = report_lines(settings, games, anchor)
         if args.out:        # the pages stay with the games: not in a temporary folder
-            lines += crosstable.write_pages(out, settings, games, anchor, report=lines)
+            pages.extend(crosstable.write_pages(out, settings, games, anchor, report=lines))
         return lines
 
-    return match.conclude(MODULE, games, report,
+    code = match.conclude(MODULE, games, report,
                           out_arg=args.out, out=out, say=say, progress=progress,
                           what="tournament", **stopped)
+    for line in pages:
+        print(line)
+    return code
 
 
 def header(settings: dict, runner, out: Path, kept: bool) -> str:
