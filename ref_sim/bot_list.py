@@ -69,18 +69,23 @@ def read(paths) -> list[ListedBot]:
     for name in paths:
         path = Path(name)
         if path.is_dir():
-            files = sorted(p for p in path.iterdir() if p.suffix == SUFFIX and p.is_file())
+            try:
+                files = sorted(p for p in path.iterdir() if p.suffix == SUFFIX and p.is_file())
+            except OSError as error:
+                raise BotListError(f"{path}: cannot list it ({error.strerror or error})") from None
             if not files:
                 raise BotListError(f"{path}: no *{SUFFIX} files in this folder (a bot list is "
                                    "a file of specs, one a line, or a folder of *.bot files)")
-            found = [bot for file in files for bot in read_file(file)]
         elif path.exists():
-            found = read_file(path)
+            files = [path]
         else:
             raise BotListError(f"{path}: no such file or folder")
-        if not found:
-            raise BotListError(f"{path}: no bots in it (one spec a line; # starts a comment)")
-        bots += found
+        for file in files:
+            found = read_file(file)
+            if not found:       # a team's empty file is a team left out: said, not skipped
+                raise BotListError(f"{file}: no bots in it (one spec a line; # starts a "
+                                   "comment)")
+            bots += found
         if len(bots) > MAX_BOTS:
             raise BotListError(f"{path}: more than {MAX_BOTS} bots in the lists")
     return bots

@@ -94,6 +94,9 @@ def test_a_folder_of_bot_files_is_read_in_the_order_of_their_names(tmp_path):
     (tmp_path / "notes.txt").write_text("not a bot\n")
     (tmp_path / "sub.bot").mkdir()                     # a folder, even so named, is no list
     assert [bot.text for bot in bot_list.read([tmp_path])] == ["random", "seed:depth=1"]
+    (tmp_path / "team3.bot").write_text("# forgot the line\n")    # a team is not left out
+    with pytest.raises(bot_list.BotListError, match=f"^{tmp_path / 'team3.bot'}: no bots in it"):
+        bot_list.read([tmp_path])
 
 
 @pytest.mark.parametrize("content, message", [
