@@ -308,13 +308,15 @@ def _settings_line(settings: dict, played: int) -> str:
     total = 2 * len(settings["pairings"]) * settings["rounds"]
     if settings.get("protocol") == "stdio":
         timing = f"CodinGame stdin/stdout, {settings['turn_ms']:g} ms per turn"
+        pairing = "each program first once"
     else:
         timing = f"the referee's files, {settings['time_limit']:g} s per move"
+        pairing = "one opening twice, colours swapped"
     rounds = settings["rounds"]
     state = ("complete" if played >= total else
-             f"stopped early or under way: --resume --out continues it")
+             "stopped early or under way: --resume --out continues it")
     return (f"{played} of {total} games played ({state}) &middot; {rounds} "
-            f"round{'s' * (rounds != 1)}, each pairing one opening twice, colours swapped &middot; "
+            f"round{'s' * (rounds != 1)} (each pairing {pairing}) &middot; "
             f"{escape(timing)} &middot; seed {settings['seed']} &middot; written "
             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
 

@@ -6,11 +6,8 @@ on resume), and the page in Chromium (both tables beside each other, a cell's li
 replay page, no script errors)."""
 
 import json
-import os
 import re
-import sys
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
 
@@ -228,6 +225,11 @@ def test_a_page_that_cannot_be_written_is_a_line_not_a_traceback(tmp_path):
     gone = tmp_path / "gone"
     lines = crosstable.write_pages(gone, settings, games)
     assert len(lines) == 1 and lines[0].startswith(f"Crosstable not written: {gone}")
+
+
+def test_the_docstring_examples_hold():
+    import doctest
+    assert doctest.testmod(bot_list).failed == 0
 
 
 def test_replay_file_names_are_unique_and_safe():
