@@ -210,7 +210,8 @@ def test_a_gauntlet_stopped_early_leaves_the_cells_it_did_not_play():
     assert "1 of 4 games played (stopped early or under way" in text
     # Seed3 has no game: no rank, no rating, and not a group that never met the others.
     assert "groups that never met" not in text
-    rows = {row[1]["text"]: [c["text"] for c in row] for row in body_rows(Page(text).tables["ratings"])}
+    rows = {row[1]["text"]: [c["text"] for c in row]
+            for row in body_rows(Page(text).tables["ratings"])}
     assert rows["Seed3"][:4] == ["-", "Seed3", "-", "-"]
 
 
