@@ -93,19 +93,22 @@ def replay_file(settings: dict, pairing) -> str:
 def _write(path: Path, text: str) -> None:
     """Write through a temporary file: a page open in a browser is never half written."""
     part = path.with_name(path.name + ".part")
-    part.write_text(text, encoding="utf-8")
-    os.replace(part, path)
+    try:
+        part.write_text(text, encoding="utf-8")
+        os.replace(part, path)
+    except OSError:
+        part.unlink(missing_ok=True)        # a full disk keeps no half page
+        raise
 
 
 def write_replays(out: Path, settings: dict, games: list[dict]) -> dict[tuple, str]:
     """Each pairing's replay page in ``out/replays``; returns ``{(i, j): relative path}`` of
     the pairings that have one.  Raises :class:`ref_sim.replay.ReplayError` or OSError."""
-    played = {tuple(g["pairing"]) for g in games if isinstance(g.get("pairing"), list)}
-    if not played:
-        return {}
-    data = replay.read_run(out)      # the run's games as the page reads them, logs included
     pairing_of = {g["game"]: tuple(g["pairing"]) for g in games
                   if isinstance(g.get("pairing"), list)}
+    if not pairing_of:
+        return {}
+    data = replay.read_run(out)      # the run's games as the page reads them, logs included
     folder = out / REPLAYS
     folder.mkdir(exist_ok=True)
     links = {}

@@ -5,9 +5,12 @@ tournament writes in --out (every link a file, each replay page its pairing's ga
 on resume), and the page in Chromium (both tables beside each other, a cell's link opens the
 replay page, no script errors)."""
 
+import errno
 import json
+import os
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 
@@ -226,6 +229,22 @@ def test_a_page_that_cannot_be_written_is_a_line_not_a_traceback(tmp_path):
     gone = tmp_path / "gone"
     lines = crosstable.write_pages(gone, settings, games)
     assert len(lines) == 1 and lines[0].startswith(f"Crosstable not written: {gone}")
+
+
+def test_a_full_disk_leaves_no_half_page_and_stops_nothing(tmp_path, monkeypatch):
+    settings = settings_of(["Agent1", "Random2"])
+    games = [game(settings, 1, (0, 1), 1)]
+
+    write_text = Path.write_text
+
+    def full(path, text, *args, **kwargs):      # a start written, then no space left
+        write_text(path, text[:100], *args, **kwargs)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    monkeypatch.setattr(Path, "write_text", full)
+    lines = crosstable.write_pages(tmp_path, settings, games)
+    assert lines == [f"Crosstable not written: {tmp_path / 'crosstable.html'}: "
+                     f"{os.strerror(errno.ENOSPC)}"]
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_the_docstring_examples_hold():
