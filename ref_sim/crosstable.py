@@ -125,9 +125,16 @@ def write_replays(out: Path, settings: dict, games: list[dict]) -> dict[tuple, s
     return links
 
 
+#: The way back from a pairing's replay page, put at the top of the page's header.
+BACK_LINK = ('<nav style="font-size: 12px; margin-bottom: 2px"><a href="../crosstable.html" '
+             'id="crosstable-link">&larr; the crosstable</a></nav>')
+
+
 def replay_page_text(data: dict) -> str:
+    """The replay page of :mod:`ref_sim.replay` for ``data``, with a link back to the
+    crosstable (none if its header ever changes shape: the page works without it)."""
     from ref_sim.replay_page import page
-    return page(replay.embedded_json(data))
+    return page(replay.embedded_json(data)).replace("<header>", "<header>" + BACK_LINK, 1)
 
 
 def write_pages(out: Path, settings: dict, games: list[dict], anchor: str | None = None,

@@ -355,3 +355,5 @@ def test_the_crosstable_in_a_browser_sits_beside_the_ratings_and_opens_the_repla
     assert js("document.querySelectorAll('#games tr').length") == 2
     assert " vs " in js("document.title")
     assert browser.errors() == []
+    back = js("document.getElementById('crosstable-link').href")
+    assert back == (out / "crosstable.html").as_uri()
