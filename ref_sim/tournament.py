@@ -1,6 +1,7 @@
 """Tournaments of many bots: a round-robin or a gauntlet, ending in a rating table.
 
-    python -m ref_sim.tournament BOT BOT [BOT ...] [--gauntlet] [--rounds N] [--seed N]
+    python -m ref_sim.tournament BOT BOT [BOT ...] [--bots FILE_OR_DIR] [--gauntlet]
+                                 [--rounds N] [--seed N]
                                  [--out DIR] [--resume] [--concurrency N] [--cluster ADDRESS]
                                  [--anchor BOT] [-q]
                                  [--protocol file] [--time-limit S] [--encoding ENC]
@@ -13,7 +14,9 @@
 (``--protocol stdio``: CodinGame's stdin/stdout): a built-in with options (``agent:depth=4``,
 ``seed:depth=2``, ``random``, ``eager``...) or a command.  The same spec may come twice (a bot
 against itself measures the noise).  Bot ``i`` (1-based) is called its label and ``i``:
-``Agent1``, ``Agent2``, ``Random3``...
+``Agent1``, ``Agent2``, ``Random3``...  ``--bots FILE_OR_DIR`` adds the bots of a list, one
+spec a line, after those of the command line (:mod:`ref_sim.bot_list`): a class's bots in
+one command.
 
 Pairings: every bot against every other (round-robin), or the first bot against each of the
 others (``--gauntlet``, to measure one bot against a field).  Each round, every pairing plays
@@ -58,6 +61,10 @@ that went wrong are moved to a kept ``uttt-logs-*`` folder, named in the output)
                      above); ``pair`` is the round, 0-based.  Agent 1 is bot ``i``.
 ``logs/``            each bot's output per game (``game-NNNN-NAME.log``) and, with the file
                      protocol, the referee's record ``game-NNNN.json``.
+``crosstable.html``  the rating table beside the crosstable, each cell linked to the replay
+                     page of its pairing's games, ``replays/NN-A-vs-MM-B.html``
+                     (:mod:`ref_sim.crosstable`); written at the end of every run with
+                     ``--out``, a resumed or stopped one too.
 
 The rating table (:mod:`ref_sim.ratings`: Ordo's maximum-likelihood logistic Elo, the mean
 at 0 or ``--anchor BOT`` at 0, 95 % error bars), each bot's games, score, draws, time-outs
@@ -79,7 +86,7 @@ from pathlib import Path
 
 from ref_sim import cluster, stats
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
-from ref_sim import console, match, ratings, stdio
+from ref_sim import bot_list, console, crosstable, match, ratings, stdio
 from ref_sim.progress import Progress
 from ref_sim.referee import check_encoding, check_time_limit, locale_encoding
 
@@ -294,9 +301,11 @@ each pairing's progress line (ref_sim.progress), redrawn on a terminal.
 files in --out (created if missing): tournament.json (the tournament: --resume --out DIR
 alone continues it, --rounds N extends it, an option that contradicts it is refused),
 games.jsonl (one JSON line per game, as ref_sim.match writes them, plus "pairing" and
-"pairing_game"), logs/.  Without --out they go to a temporary directory, deleted at the
-end, but for the logs of games that went wrong (time-out, bad move, crash, hang): those
-are moved to a uttt-logs-* folder of the temporary directory, named in the output.
+"pairing_game"), logs/, and at the end crosstable.html (the rating table beside the
+crosstable, each cell linked to its pairing's replay page in replays/).  Without --out
+they go to a temporary directory, deleted at the end (no pages), but for the logs of
+games that went wrong (time-out, bad move, crash, hang): those are moved to a uttt-logs-*
+folder of the temporary directory, named in the output.
 
 stopping: Ctrl-C, SIGTERM and SIGHUP stop the tournament alike: the games being played are
 aborted and their bots killed (each bot's whole process group), the temporary directory is
@@ -313,9 +322,14 @@ examples:
   python -m ref_sim.tournament agent agent:depth=4 seed random --rounds 5 --time-limit 1 --out runs/t
   python -m ref_sim.tournament --resume --out runs/t --rounds 10        # five rounds more
   python -m ref_sim.tournament agent seed:depth=2 seed:depth=4 random --gauntlet --time-limit 0.5
-  python -m ref_sim.tournament agent:depth=2 agent:depth=4 random --protocol stdio --rounds 10""")
+  python -m ref_sim.tournament agent:depth=2 agent:depth=4 random --protocol stdio --rounds 10
+  uttt-tournament agent --bots class/bots.txt --rounds 2 --time-limit 1 --out runs/class""")
     parser.add_argument("bots", nargs="*", metavar="BOT",
                         help="two or more bots (none with --resume: those of --out)")
+    parser.add_argument("--bots", dest="bot_lists", action="append", default=[],
+                        metavar="FILE_OR_DIR",
+                        help="more bots from a file, one spec a line (# comments), or from "
+                             "a folder's *.bot files; repeatable (ref_sim/bot_list.py)")
     parser.add_argument("--gauntlet", action="store_true", default=None,
                         help="the first bot against each of the others (default: round-robin)")
     parser.add_argument("--rounds", type=whole(1, MAX_GAMES), metavar="N",
@@ -423,7 +437,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.encoding is not None:
             args.encoding = check_encoding(args.encoding)
+        listed = bot_list.read(args.bot_lists)
+        args.bots = args.bots + [bot.text for bot in listed]
         settings = event_settings(args)
+        bot_list.check(listed, match.agent_spec if settings["protocol"] == "file"
+                       else stdio.stdio_spec)
         specs = check_settings(settings)
         anchor = find_bot(settings, args.anchor) if args.anchor else None
     except ValueError as error:         # EventError, and the runners' own checks
@@ -490,9 +508,20 @@ def run_event(args, parser, settings: dict, specs: list, anchor, runner, out: Pa
 
     # Ctrl-C or SIGTERM/SIGHUP (ref_sim.stops), a bot that cannot start, the output closed.
     stopped = match.play_games(runner, todo, submit, finished, stop)
-    return match.conclude(MODULE, games, lambda games: report_lines(settings, games, anchor),
+    pages: list[str] = []           # where the pages are: said after where the games are
+
+    def report(games: list[dict]) -> list[str]:
+        lines = report_lines(settings, games, anchor)
+        if args.out:        # the pages stay with the games: not in a temporary folder
+            pages.extend(crosstable.write_pages(out, settings, games, anchor, report=lines))
+        return lines
+
+    code = match.conclude(MODULE, games, report,
                           out_arg=args.out, out=out, say=say, progress=progress,
                           what="tournament", **stopped)
+    for line in pages:
+        print(line)
+    return code
 
 
 def header(settings: dict, runner, out: Path, kept: bool) -> str:

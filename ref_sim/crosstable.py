@@ -1,0 +1,395 @@
+"""A tournament's pages: a crosstable beside the rating table, and a replay page per pairing.
+
+:func:`write_pages` writes them into the tournament's ``--out`` (``ref_sim.tournament`` calls it
+at the end of every run, a resumed or stopped one too)::
+
+    crosstable.html     the rating table (Elo +/- its 95 % error, games, score, draws,
+                        time-outs, crashes, invalid moves) beside the crosstable: the bots in
+                        the order of their ratings, each cell the row's score against the
+                        column (points of games, wins-losses-draws), linked to the replay
+                        page of that pairing; then the faults and the text report
+    replays/NN-A-vs-MM-B.html
+                        each pairing's games on one page of :mod:`ref_sim.replay` (A, bot NN,
+                        is agent 1 of all of them, so the page's "agent 1's results" filter
+                        is A's); only pairings that played
+
+One replay page per pairing, not one for the event: a pairing is a head-to-head series, the
+thing a student asks about ("how did we lose to Team 7?"), and its page stays small however
+many teams there are.  The crosstable page is static HTML (no script, no network): every name
+and spec goes in escaped, so a bot called ``<script>`` is text.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import time
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+from urllib.parse import quote
+
+from ref_sim import match, ratings, replay, stats
+
+PAGE = "crosstable.html"
+REPLAYS = "replays"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One bot's line of the rating table."""
+    rank: int | None            # None: no rated game yet
+    name: str
+    spec: str
+    elo: float
+    error: float                # nan for the anchor (fixed) or a bot without games
+    record: ratings.Record
+    timeouts: int
+    crashes: int
+    bad_moves: int              # invalid and out-of-order moves
+
+
+def table_rows(settings: dict, games: list[dict], anchor: str | None = None):
+    """The rating table's rows (best first), the fit, and each pairing's record keyed
+    ``(agent 1, agent 2)`` by name, as :func:`ref_sim.tournament.report_lines` computes them."""
+    names = [bot["name"] for bot in settings["bots"]]
+    specs = {bot["name"]: bot["spec"] for bot in settings["bots"]}
+    rated = [(g["agents"][0]["name"], g["agents"][1]["name"], g["score"])
+             for g in games if g["score"] is not None]
+    pairs = ratings.pairwise(rated)
+    fit = ratings.fit(names, pairs, anchor=anchor)
+    totals = ratings.standings(names, pairs)
+    rows = []
+    for rank, name in enumerate(fit.ranked(), 1):
+        side = match.tally([g for g in games if name in g["names"]], [name])[name]
+        rows.append(Row(rank if not math.isnan(fit.elo[name]) else None, name, specs[name],
+                        fit.elo[name], math.nan if name == fit.anchor else fit.error[name],
+                        totals[name], side.reasons["time-outs"], side.reasons["crashes"],
+                        side.reasons["invalid moves"] + side.reasons["out-of-order"]))
+    return rows, fit, pairs
+
+
+def record_of(pairs: dict, row: str, column: str) -> ratings.Record | None:
+    """The row's record against the column, or None if they never finished a game."""
+    if (row, column) in pairs:
+        return pairs[row, column]
+    if (column, row) in pairs:
+        return pairs[column, row].reversed()
+    return None
+
+
+def replay_file(settings: dict, pairing) -> str:
+    """The replay page's file name of ``pairing`` ([i, j]), unique by the bot numbers and
+    readable by the names: ``02-Seed2-vs-04-Team_7.html``."""
+    width = max(2, len(str(len(settings["bots"]))))
+    parts = []
+    for index in pairing:
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", settings["bots"][index]["name"]).strip("._")
+        parts.append(f"{index + 1:0{width}d}-{slug[:32] or 'bot'}")
+    return "-vs-".join(parts) + ".html"
+
+
+def _write(path: Path, text: str) -> None:
+    """Write through a temporary file: a page open in a browser is never half written."""
+    part = path.with_name(path.name + ".part")
+    try:
+        part.write_text(text, encoding="utf-8")
+        os.replace(part, path)
+    except OSError:
+        part.unlink(missing_ok=True)        # a full disk keeps no half page
+        raise
+
+
+def write_replays(out: Path, settings: dict, games: list[dict]) -> dict[tuple, str]:
+    """Each pairing's replay page in ``out/replays``; returns ``{(i, j): relative path}`` of
+    the pairings that have one.  Raises :class:`ref_sim.replay.ReplayError` or OSError."""
+    pairing_of = {g["game"]: tuple(g["pairing"]) for g in games
+                  if isinstance(g.get("pairing"), list)}
+    if not pairing_of:
+        return {}
+    data = replay.read_run(out)      # the run's games as the page reads them, logs included
+    folder = out / REPLAYS
+    folder.mkdir(exist_ok=True)
+    links = {}
+    names = [bot["name"] for bot in settings["bots"]]
+    for pairing in map(tuple, settings["pairings"]):
+        own = [g for g in data["games"] if pairing_of.get(g["game"]) == pairing]
+        if not own:
+            continue
+        page = {**data, "agents": [names[pairing[0]], names[pairing[1]]], "games": own,
+                "source": f"{data['source']} ({len(own)} of the tournament's games)"}
+        name = replay_file(settings, pairing)
+        _write(folder / name, replay_page_text(page))
+        links[pairing] = f"{REPLAYS}/{name}"
+    return links
+
+
+#: The way back from a pairing's replay page, put at the top of the page's header.
+BACK_LINK = ('<nav style="font-size: 12px; margin-bottom: 2px"><a href="../crosstable.html" '
+             'id="crosstable-link">&larr; the crosstable</a></nav>')
+
+
+def replay_page_text(data: dict) -> str:
+    """The replay page of :mod:`ref_sim.replay` for ``data``, with a link back to the
+    crosstable (none if its header ever changes shape: the page works without it)."""
+    from ref_sim.replay_page import page
+    return page(replay.embedded_json(data)).replace("<header>", "<header>" + BACK_LINK, 1)
+
+
+def write_pages(out: Path, settings: dict, games: list[dict], anchor: str | None = None,
+                report: list[str] | None = None) -> list[str]:
+    """Write the replay pages and the crosstable into ``out``; returns the line that says where
+    (or why not: a page that cannot be written never stops the tournament's report)."""
+    try:
+        links = write_replays(out, settings, games)
+    except (replay.ReplayError, OSError) as error:
+        links, problem = {}, f"replay pages not written: {error}"
+    else:
+        problem = None
+    try:
+        _write(out / PAGE, page(settings, games, links, anchor, report))
+    except OSError as error:
+        return [f"Crosstable not written: {out / PAGE}: {error.strerror or error}"]
+    where = f"Crosstable: {out / PAGE}"
+    if problem:
+        return [where, problem]
+    return [where + (f"  replays: {out / REPLAYS} ({len(links)} page{'s' * (len(links) != 1)}, "
+                     "one per pairing)" if links else "")]
+
+
+# -- the page ---------------------------------------------------------------------------
+
+STYLE = """
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.4 system-ui, "DejaVu Sans", Helvetica, Arial, sans-serif;
+       color: #1f2328; background: #f5f6f8; }
+header { padding: 10px 16px; background: #fff; border-bottom: 1px solid #d8dce2; }
+h1 { font-size: 18px; margin: 0 0 2px; }
+h2 { font-size: 15px; margin: 0 0 8px; }
+.meta, .note { color: #6b7280; font-size: 12px; }
+.note { margin: 8px 0 0; max-width: 70ch; }
+.warning { color: #8a1010; }
+main { display: flex; flex-wrap: wrap; gap: 12px; padding: 12px; align-items: flex-start; }
+section, details { background: #fff; border: 1px solid #d8dce2; border-radius: 6px;
+                   padding: 10px; max-width: 100%; }
+details { margin: 0 12px 12px; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; }
+th, td { padding: 3px 5px; border-bottom: 1px solid #eef0f3; white-space: nowrap; }
+thead th { color: #6b7280; font-size: 12px; font-weight: 600; text-align: right;
+           vertical-align: bottom; }
+#ratings td { text-align: right; font-variant-numeric: tabular-nums; }
+#ratings td.bot, #ratings th.bot, #crosstable th.bot { text-align: left; }
+td.bot, th.bot { font-weight: 600; }
+#bots td.spec { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12px;
+                white-space: normal; overflow-wrap: anywhere; }
+#bots td { vertical-align: top; }
+#bots th { text-align: left; }
+.name { display: inline-block; max-width: 15ch; overflow: hidden; text-overflow: ellipsis;
+        vertical-align: bottom; }
+td.fault { color: #b3261e; font-weight: 600; }
+td.zero { color: #b0b6bf; }
+#crosstable th.col { padding: 2px; text-align: center; }
+#crosstable th.col span { writing-mode: vertical-rl; transform: rotate(180deg);
+                          display: inline-block; max-height: 11em; overflow: hidden;
+                          text-overflow: ellipsis; white-space: nowrap; }
+#crosstable tbody th { text-align: left; }
+#crosstable tbody th.rank, #crosstable thead th.rank { text-align: right; color: #6b7280; }
+#crosstable td { padding: 0; border: 1px solid #e3e6ea; text-align: center; min-width: 42px;
+                 font-size: 13px; }
+#crosstable td a, #crosstable td span.unplayed { display: block; padding: 2px 3px;
+                                                 color: inherit; text-decoration: none; }
+#crosstable td a:hover, #crosstable td a:focus { outline: 2px solid #3b6fd8;
+                                                 outline-offset: -2px; }
+#crosstable td b { display: block; font-variant-numeric: tabular-nums; }
+#crosstable td small { color: #4b5563; font-size: 11px; }
+#crosstable td.self { background: #d8dce2; }
+#crosstable td.none { background: #f5f6f8; }
+#crosstable td.unplayed { color: #b0b6bf; }
+#crosstable td.total { border: none; padding: 3px 6px; text-align: right; font-weight: 600; }
+#crosstable tbody tr:hover th { background: #eef3ff; }
+ul { margin: 4px 0; padding-left: 20px; }
+pre { font-size: 12px; overflow-x: auto; }
+"""
+
+
+def _elo(value: float) -> str:
+    return "-" if math.isnan(value) else stats.format_elo(value)
+
+
+def _name(name: str) -> str:
+    """A bot's name in a table: cut short with an ellipsis past 15 characters, whole in its
+    tooltip."""
+    return f'<span class=name title="{escape(name)}">{escape(name)}</span>'
+
+
+def _count_cell(count: int) -> str:
+    return f'<td class="{"fault" if count else "zero"}">{count}</td>'
+
+
+def _shade(points: float, played: int) -> str:
+    """A cell's background: green as the row scored more, red as it scored less."""
+    if not played:
+        return ""
+    share = points / played - 0.5
+    colour = "23, 140, 70" if share > 0 else "200, 40, 40"
+    return f' style="background: rgba({colour}, {0.06 + 0.5 * abs(share):.2f})"'
+
+
+def _points(value: float) -> str:
+    return f"{value:g}"
+
+
+def rating_table(rows: list[Row], fit: ratings.Ratings) -> str:
+    head = ("<tr><th>Rank</th><th class=bot>Bot</th><th>Elo</th><th>&plusmn;</th>"
+            "<th>Games</th><th>Score</th><th>Draws</th><th>Time-outs</th><th>Crashes</th>"
+            "<th title='invalid and out-of-order moves'>Invalid</th></tr>")
+    body = []
+    for row in rows:
+        games = row.record.games
+        error = ("anchor" if row.name == fit.anchor else
+                 "-" if math.isnan(row.error) else stats.format_elo(row.error, sign=False))
+        body.append(
+            f'<tr data-bot="{escape(row.name)}"><td>{row.rank or "-"}</td>'
+            f'<td class=bot>{_name(row.name)}</td><td>{_elo(row.elo)}</td><td>{error}</td>'
+            f"<td>{games}</td>"
+            f"<td>{f'{100 * row.record.score:.1f}%' if games else '-'}</td>"
+            f"<td>{f'{100 * row.record.draws / games:.1f}%' if games else '-'}</td>"
+            f"{_count_cell(row.timeouts)}{_count_cell(row.crashes)}"
+            f"{_count_cell(row.bad_moves)}</tr>")
+    return (f"<table><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>")
+
+
+def bot_table(settings: dict) -> str:
+    rows = "".join(f"<tr><td>{number}</td><td class=bot>{escape(bot['name'])}</td>"
+                   f"<td class=spec>{escape(bot['spec'])}</td></tr>"
+                   for number, bot in enumerate(settings["bots"], 1))
+    return ("<table><thead><tr><th>N</th><th class=bot>Bot</th><th class=bot>Spec</th></tr>"
+            f"</thead><tbody>{rows}</tbody></table>")
+
+
+def cross_table(settings: dict, rows: list[Row], pairs: dict, links: dict) -> str:
+    names = [bot["name"] for bot in settings["bots"]]
+    index = {name: i for i, name in enumerate(names)}
+    pairings = {tuple(p) for p in settings["pairings"]}
+    head = ['<tr><th class=rank>#</th><th class=bot>Bot</th>']
+    for number, row in enumerate(rows, 1):
+        head.append(f'<th class=col title="{escape(row.name)}">'
+                    f"<span>{number}&nbsp;{escape(row.name)}</span></th>")
+    head.append("<th>Points</th></tr>")
+    body = []
+    for number, row in enumerate(rows, 1):
+        cells = [f'<tr data-bot="{escape(row.name)}"><th class=rank>{number}</th>'
+                 f"<th class=bot>{_name(row.name)}</th>"]
+        for column in rows:
+            i, j = index[row.name], index[column.name]
+            pairing = (i, j) if (i, j) in pairings else (j, i) if (j, i) in pairings else None
+            if i == j:
+                cells.append('<td class="self"></td>')
+                continue
+            if pairing is None:
+                cells.append('<td class="none" title="not paired"></td>')
+                continue
+            record = record_of(pairs, row.name, column.name)
+            link = links.get(pairing)
+            if record is None or not record.games:
+                cells.append(f'<td class="unplayed" data-pairing="{pairing[0]}-{pairing[1]}">'
+                             '<span class=unplayed title="not played yet">&ndash;</span></td>')
+                continue
+            title = (f"{row.name} against {column.name}: {record.wins} won, {record.losses} "
+                     f"lost, {record.draws} drawn ({_points(record.points)} of "
+                     f"{record.games})" + ("; click for the games" if link else ""))
+            inner = (f"<b>{_points(record.points)}/{record.games}</b>"
+                     f"<small>{record.wins}-{record.losses}-{record.draws}</small>")
+            if link:
+                inner = f'<a href="{escape(quote(link))}">{inner}</a>'
+            cells.append(f'<td class="played" data-pairing="{pairing[0]}-{pairing[1]}" '
+                         f'title="{escape(title)}"{_shade(record.points, record.games)}>'
+                         f"{inner}</td>")
+        total = row.record
+        cells.append(f'<td class="total">{_points(total.points)}/{total.games}</td></tr>')
+        body.append("".join(cells))
+    return (f'<div class="scroll"><table><thead>{"".join(head)}</thead>'
+            f'<tbody>{"".join(body)}</tbody></table></div>')
+
+
+def _settings_line(settings: dict, played: int) -> str:
+    total = 2 * len(settings["pairings"]) * settings["rounds"]
+    if settings.get("protocol") == "stdio":
+        timing = f"CodinGame stdin/stdout, {settings['turn_ms']:g} ms per turn"
+        pairing = "each program first once"
+    else:
+        timing = f"the referee's files, {settings['time_limit']:g} s per move"
+        pairing = "one opening twice, colours swapped"
+    rounds = settings["rounds"]
+    state = ("complete" if played >= total else
+             "stopped early or under way: --resume --out continues it")
+    return (f"{played} of {total} games played ({state}) &middot; {rounds} "
+            f"round{'s' * (rounds != 1)} (each pairing {pairing}) &middot; "
+            f"{escape(timing)} &middot; seed {settings['seed']} &middot; written "
+            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+
+
+def page(settings: dict, games: list[dict], links: dict, anchor: str | None = None,
+         report: list[str] | None = None) -> str:
+    """The crosstable page's HTML (see the module docstring)."""
+    rows, fit, pairs = table_rows(settings, games, anchor)
+    kind = "Gauntlet" if settings.get("kind") == "gauntlet" else "Round-robin"
+    title = f"{kind} of {len(settings['bots'])} bots"
+    where = (f"{fit.anchor} at 0" if fit.anchor else "the mean at 0")
+    played = {row.name for row in rows if row.record.games}
+    groups = [group for group in fit.groups if played & set(group)]
+    split = ""
+    if len(groups) > 1:
+        split = ('<p class="note warning">These bots fall into groups that never met, even '
+                 "through others; Elo compares within a group only: "
+                 + "; ".join(escape(", ".join(group)) for group in groups) + ".</p>")
+    faults = []
+    for row in rows:
+        side = match.tally([g for g in games if row.name in g["names"]], [row.name])[row.name]
+        if side.reasons:
+            faults.append(f"<li>{escape(side.line())}</li>")
+    fault_section = (f'<section id="faults"><h2>Faults</h2><ul>{"".join(faults)}</ul>'
+                     '<p class="note">Each bot\'s games lost to time-outs, invalid or '
+                     "out-of-order moves, and its crashes and hangs; the games' logs are in "
+                     "logs/ (game-NNNN-BOT.log).</p></section>" if faults else "")
+    text = ""
+    if report:
+        text = (f'<details id="report"><summary>The text report (as the tournament printed '
+                f'it)</summary><pre>{escape(chr(10).join(report))}</pre></details>')
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{escape(title)} &middot; crosstable</title>
+<style>{STYLE}</style>
+</head>
+<body>
+<header><h1>{escape(title)}: ratings and crosstable</h1>
+<div class="meta" id="settings">{_settings_line(settings, len(games))}</div></header>
+<main>
+<section id="ratings"><h2>Ratings</h2>
+{rating_table(rows, fit)}
+<p class="note">Elo: maximum likelihood over all games (draws half a win), {escape(where)};
+&plusmn;: its 95&nbsp;% error bar. Score and draws: shares of the bot's games. Time-outs,
+invalid moves: games lost that way; crashes: games in which the bot's program crashed.</p>
+{split}
+</section>
+<section id="crosstable"><h2>Crosstable</h2>
+{cross_table(settings, rows, pairs, links)}
+<p class="note">Each cell is the row's score against the column: points of games played
+(a draw is half a point), then wins-losses-draws; green where the row scored more, red where
+it scored less. Click a cell for the replay page of those games (one page per pairing, in
+replays/). Bots in the order of their ratings; &ndash;: not played yet.</p>
+</section>
+{fault_section}
+<section id="bots"><h2>Bots</h2>{bot_table(settings)}
+<p class="note">Each bot's spec as the tournament was given it, in the order given: bot N is
+agent 1 of its pairings with the bots after it.</p></section>
+</main>
+{text}
+</body>
+</html>
+"""
