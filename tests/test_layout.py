@@ -93,8 +93,6 @@ BOT_MODULES = {
     "agent.games", "agent.games.base", "agent.games.registry", "agent.games.tictactoe",  # the generic
     "agent.games.nineboard", "agent.games.qubic",  # search's other games (its tests and play)
 }
-#: Old command names kept working: a one-line notice, then the bench's module (by name, not import).
-MOVED_COMMANDS = {"agent.arena": "ref_sim.arena", "agent.play": "ref_sim.play"}
 #: The bench: series, arena, self-play, statistics, clusters, tournaments, pictures, replay.
 BENCH_MODULES = {"ref_sim.stats", "ref_sim.cluster", "ref_sim.arena", "ref_sim.selfplay", "ref_sim.stops",
                  "ref_sim.play", "ref_sim.match", "ref_sim.stdio", "ref_sim.tournament", "ref_sim.ratings",
@@ -104,22 +102,5 @@ BENCH_MODULES = {"ref_sim.stats", "ref_sim.cluster", "ref_sim.arena", "ref_sim.s
 
 def test_the_bot_holds_only_what_it_plays_with(graph):
     agent_modules = {name for name in graph if name.startswith("agent")}
-    assert agent_modules - set(MOVED_COMMANDS) == BOT_MODULES
+    assert agent_modules == BOT_MODULES
     assert BENCH_MODULES <= set(graph)
-
-
-def test_the_moved_commands_only_hand_over(graph):
-    for old, new in MOVED_COMMANDS.items():
-        assert graph[old] == set(), f"{old} imports {graph[old]}"
-        assert f'run_module("{new}"' in (ROOT / (old.replace(".", "/") + ".py")).read_text(encoding="utf-8")
-
-
-def test_an_old_command_name_still_works_with_a_notice():
-    import subprocess
-    import sys
-
-    result = subprocess.run([sys.executable, "-m", "agent.arena", "uttt", "random", "random", "--games", "2",
-                             "--seed", "1"], cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    assert result.stderr.splitlines()[0] == "note: python -m agent.arena is now python -m ref_sim.arena (or uttt-arena)"
-    assert "Score of" in result.stdout
