@@ -148,7 +148,7 @@ from ref_sim import cluster, stats, stops
 from agent.commandline import say_error, silence_output
 from agent.lifeline import RUNNER_ENV
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
-from ref_sim import console, openings
+from ref_sim import console, openings, realbots
 from ref_sim.progress import Progress, Summary
 from ref_sim.random_agent import FLOOD_FILE
 from ref_sim.referee import (INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, GameRecord, Printer,
@@ -198,6 +198,7 @@ class AgentSpec:
     spec: str = ""      # what the user wrote: "seed:depth=4", or the command
     builtin: bool = False                   # a built-in: it takes --encoding
     scratch: tuple[str, ...] = ()           # its files in the game directory ({name})
+    fixed_name: str | None = None           # name=NAME: the name it answers to (realbots)
 
     def command(self, name: str, directory, time_limit: float, seed: int = 0,
                 encoding: str | None = None) -> list[str]:
@@ -237,7 +238,10 @@ def child_env() -> dict:
     this runner's process id (agent.lifeline): a player whose runner died, even by SIGKILL,
     ends by itself instead of waiting for a referee that will never come."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [PROJECT_ROOT, env.get("PYTHONPATH")]))
+    # The runner's folder too: "python -m mybot" found mybot there before agents ran in the
+    # game directory (ref_sim.realbots); after the project's, so that built-ins stay ours.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [PROJECT_ROOT, realbots.runner_directory(),
+                                                      env.get("PYTHONPATH")]))
     env["PYTHONUNBUFFERED"] = "1"
     env[RUNNER_ENV] = str(os.getpid())
     return env
@@ -259,17 +263,24 @@ def check_bare_word(text: str, builtins: dict) -> None:
 
 
 def agent_spec(text: str, builtins: dict | None = None) -> AgentSpec:
-    """A built-in (``random``, ``seed:depth=4``, ``agent:nodes=20000``) or a command.
+    """A built-in (``random``, ``seed:depth=4``, ``agent:nodes=20000``) or a command, either
+    with the name it answers to fixed (``name=Otter:python3 otter.py``, ``agent:name=Walrus``;
+    :mod:`ref_sim.realbots`).  A command's relative paths are made absolute: it runs in the
+    game directory.
 
     >>> agent_spec("seed:depth=4").template.endswith("--engine seed --depth 4")
     True
+    >>> agent_spec("name=Walrus:agent").fixed_name
+    'Walrus'
     """
     builtins = BUILTINS if builtins is None else builtins
+    whole_text = text
+    fixed_name, text = realbots.split_fixed_name(text, builtins)
     template = builtin_command(text, builtins)
     if template is not None:
         base = text.partition(":")[0]
-        return AgentSpec(base.capitalize(), template, text, builtin=True,
-                         scratch=SCRATCH_FILES.get(base, ()))
+        return AgentSpec(base.capitalize(), template, whole_text, builtin=True,
+                         scratch=SCRATCH_FILES.get(base, ()), fixed_name=fixed_name)
     tokens = shlex.split(text)
     if not tokens:
         raise ValueError("empty agent command")
@@ -284,7 +295,7 @@ def agent_spec(text: str, builtins: dict | None = None) -> AgentSpec:
         else:
             program = "Python"
     label = re.sub(r"[^A-Za-z0-9]", "", Path(program).stem).capitalize() or "Player"
-    return AgentSpec(label, text, text)
+    return AgentSpec(label, realbots.absolute_paths(text), whole_text, fixed_name=fixed_name)
 
 
 # -- one game -----------------------------------------------------------------------------
@@ -294,6 +305,7 @@ def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, 
     """Launch one agent, its output into ``log``; ``env``: variables added to its
     environment (a locale to run it under); None if it could not be launched."""
     env = {**child_env(), **(env or {})}
+    directory = Path(directory).absolute()      # its working directory, as the real referee's
     handle = open(log, "w", encoding="utf-8")
     try:
         command = spec.command(name, directory, time_limit, seed, encoding)
@@ -302,7 +314,7 @@ def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, 
         # A session of its own (stops.start): Ctrl-C in the terminal stops the runner, which
         # stops the agents; and a process group that stops.kill_tree ends whole.
         process = stops.start(command, stdout=handle, stderr=subprocess.STDOUT,
-                              stdin=subprocess.DEVNULL, env=env)
+                              stdin=subprocess.DEVNULL, env=env, cwd=directory)
     except (OSError, ValueError) as error:
         handle.write(f"could not start: {error}\n")
         process = None
@@ -546,6 +558,7 @@ def game_line(record: GameRecord, notes: dict, scheduled: openings.Scheduled, se
         "result": record.result, "winner": record.winner, "loser": record.loser,
         "reason": record.reason, "end_text": record.end_text, "bad_line": record.bad_line,
         "score": points, "notes": dict(notes),
+        "hints": realbots.stall_notes(record, notes, dict(zip(names, specs))),
         "started": record.started, "duration": round(record.duration, 3),
     }
 
@@ -558,7 +571,8 @@ def describe(game: dict) -> str:
         text = f"{game['winner']} wins: {game['reason']}"
     else:
         text = f"aborted: {game['reason']}"
-    extra = "; ".join(f"{name} {note}" for name, note in game["notes"].items())
+    extra = "; ".join([f"{name} {note}" for name, note in game["notes"].items()]
+                      + list((game.get("hints") or {}).values()))
     return (f"{game['p1']} (X) vs {game['p2']} (O): {text} "
             f"[{len(game['moves']) + 4} moves, {game['duration']:.1f} s]"
             + (f" -- {extra}" if extra else ""))
@@ -1143,6 +1157,7 @@ def main(argv: list[str] | None = None) -> int:
         settings, recorded = series_settings(Path(args.out) if args.out else None, args.resume,
                                              given, defaults, flags)
         specs = [agent_spec(text) for text in settings["agents"]]
+        realbots.side_names(specs)              # a clash of names: refused before any game
     except ValueError as error:
         parser.error(str(error))
     if args.out:        # created once the settings are known: a refused --resume makes nothing
@@ -1185,7 +1200,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -> int:
-    names = [specs[0].label + "1", specs[1].label + "2"]
+    names = realbots.side_names(specs)
     logs = out / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     games_path = out / "games.jsonl"

@@ -79,7 +79,7 @@ from pathlib import Path
 
 from ref_sim import cluster, stats
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
-from ref_sim import console, match, ratings, stdio
+from ref_sim import console, match, ratings, realbots, stdio
 from ref_sim.progress import Progress
 from ref_sim.referee import check_encoding, check_time_limit, locale_encoding
 
@@ -398,8 +398,8 @@ def check_settings(settings: dict) -> list:
     else:
         parse = stdio.stdio_spec
     specs = [parse(bot["spec"]) for bot in settings["bots"]]
-    settings["bots"] = [{"name": f"{spec.label}{number}", "spec": bot["spec"]}
-                        for number, (bot, spec) in enumerate(zip(settings["bots"], specs), 1)]
+    settings["bots"] = [{"name": name, "spec": bot["spec"]}       # a clash: ValueError
+                        for name, bot in zip(realbots.bot_names(specs), settings["bots"])]
     return specs
 
 
