@@ -26,13 +26,20 @@ AGENT is a built-in agent, optionally with options, or a shell-style command:
 a command                 with the placeholders ``{name}``, ``{dir}``, ``{time_limit}`` (and
                           ``{seed}``, a per-game seed, and ``{encoding}``, the referee's),
                           e.g. ``"python my_bot.py {name} {dir}"``
+``name=NAME:AGENT``       any of the above answering to NAME instead of ``<Label>1``: a bot
+                          whose name is hard-coded (``name=Otter:java -cp bots Otter``); a
+                          built-in also takes it as an option (``agent:depth=4,name=Walrus``)
+
+Every agent runs in its game directory, as under the real referee (relative ``move_file``);
+a command's relative paths are made absolute against the folder the runner was started in
+(:mod:`ref_sim.realbots`, docs/real-bots.md).
 
 ``--encoding ENC`` makes the referee decode ``move_file`` as ENC (strictly, as the real one
 under another locale: ``cp1252`` for Windows, ``latin-1``) instead of this machine's
 locale's encoding, and passes ``--encoding ENC`` to every built-in agent.
 
 Agent 1 is called ``<Label>1`` and agent 2 ``<Label>2`` in every game (``Random1``,
-``Agent2``...).  Each game runs as in the tournament: the agents are started first, then the
+``Agent2``...), unless its spec fixes its name.  Each game runs as in the tournament: the agents are started first, then the
 referee, in a fresh directory ``<out>/game-0001/``; the agents' output goes to
 ``<out>/logs/game-0001-<name>.log`` (outside the game directory, which the referee cleans).
 
@@ -119,6 +126,9 @@ Files in ``--out``:
     bad_line    the move line read when the verdict was a loss by a bad move, else null
     score       agent 1's points: 1, 0.5 or 0 (null if aborted)
     notes       {name: "crashed (exited with code 3)" | "did not exit (killed)"} per agent
+    hints       {name: text}: why a side never reacted to its .go, from what move_file held
+                ("Otter1 never wrote move_file after its .go ...", "move_file had lines from
+                'Otter' while Otter1 was to move: is its name hard-coded? ..."); {} mostly
     started     Unix time of the start;  duration: seconds
     worker      (--cluster only) the worker that played it;  attempts: times it was started
 
@@ -821,6 +831,7 @@ def report_lines(games: list[dict], names: list[str], paired: bool, sprt_args=No
         lines.append(summary.sprt.report_line(*sprt_args[:2]))
     sides = tally(games, names)
     lines += [sides[name].line() for name in names]
+    lines += realbots.hint_lines(games)         # why a bot never moved, for -q too
     if games:
         lines.append(distinct_line(games, repeat_hint))
     return lines
@@ -900,7 +911,10 @@ agents:
                           decodes Latin-1 or cp1252 (such a locale, or --encoding latin-1);
                           the UTF-8 referee crashes on it
   "COMMAND"               any command; placeholders {name} {dir} {time_limit} {seed}
-                          {encoding}, e.g. "python my_bot.py {name} --dir {dir}"
+                          {encoding}, e.g. "python my_bot.py {name} --dir {dir}"; it runs in
+                          the game directory, its relative paths made absolute
+  "name=NAME:AGENT"       any agent answering to NAME (a bot with its name hard-coded),
+                          e.g. "name=Otter:java -cp bots Otter"; or agent:depth=4,name=Walrus
 
 encoding: the referee decodes move_file strictly with this machine's locale encoding, as
 the real one's Python does; --encoding ENC rehearses another machine's (cp1252 for

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from collections import Counter
 
 from ref_sim.referee import OUT_OF_ORDER, TIME_OUT, one_line
 
@@ -216,6 +217,19 @@ def stall_notes(record, notes: dict, specs: dict) -> dict[str, str]:
                  f"{side}.go; is its name hard-coded? give it with name=NAME:"
                  f"{_command(specs.get(side))})")
     return {side: text}
+
+
+#: At most this many hint lines in a summary: the same few causes repeat over a series.
+MAX_HINT_LINES = 4
+
+
+def hint_lines(games: list[dict]) -> list[str]:
+    """The summary's lines about the hints of ``games`` (their ``"hints"``), each distinct one
+    once with how many games it came in, so that ``-q`` shows them too."""
+    counts = Counter(text for game in games if isinstance(game.get("hints"), dict)
+                     for text in game["hints"].values() if isinstance(text, str))
+    return [f"Hint: {text}" + (f" ({count} games)" if count > 1 else "")
+            for text, count in counts.most_common(MAX_HINT_LINES)]
 
 
 def _writer(line: str | None) -> str | None:

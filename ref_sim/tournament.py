@@ -13,7 +13,8 @@
 (``--protocol stdio``: CodinGame's stdin/stdout): a built-in with options (``agent:depth=4``,
 ``seed:depth=2``, ``random``, ``eager``...) or a command.  The same spec may come twice (a bot
 against itself measures the noise).  Bot ``i`` (1-based) is called its label and ``i``:
-``Agent1``, ``Agent2``, ``Random3``...
+``Agent1``, ``Agent2``, ``Random3``..., or the name its spec fixes (``name=Otter:java -cp bots
+Otter``, :mod:`ref_sim.realbots`); two bots that would share a name are refused in one line.
 
 Pairings: every bot against every other (round-robin), or the first bot against each of the
 others (``--gauntlet``, to measure one bot against a field).  Each round, every pairing plays
@@ -187,6 +188,7 @@ def report_lines(settings: dict, games: list[dict], anchor: str | None = None) -
     faulty = [sides[name].line() for name in fit.ranked() if sides[name].reasons]
     if faulty:
         lines += ["", "Faults:"] + ["  " + line for line in faulty]
+    lines += ["  " + line for line in realbots.hint_lines(games)]      # why a bot never moved
     if games:
         hint = stdio.REPEAT_HINT if settings.get("protocol") == "stdio" else ""
         lines += ["", match.distinct_line(games, hint)]

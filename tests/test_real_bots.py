@@ -244,6 +244,7 @@ def test_without_its_name_the_hard_coded_bot_gets_the_hint(tmp_path, capsys):
     assert HARD_CODED in game["hints"]["Otter1"]
     printed = capsys.readouterr().out
     assert HARD_CODED in [line for line in printed.splitlines() if line.startswith("Game 1/1")][0]
+    assert any(line.startswith("Hint: Otter1 never wrote") for line in printed.splitlines())
 
 
 def test_a_bot_writing_another_name_gets_the_hint(tmp_path, capsys):
