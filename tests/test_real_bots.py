@@ -267,3 +267,20 @@ def test_a_tournament_with_the_mimics_completes(tmp_path, capsys):
     assert {name for game in games for name in game["names"]} == {"Otter", "Studentbot2",
                                                                  "Random3"}
     assert "Otter" in capsys.readouterr().out
+
+
+def test_a_module_of_the_runners_folder_stays_importable(tmp_path, monkeypatch):
+    # "python -m mybot" found mybot in the runner's folder before bots ran in the game directory.
+    monkeypatch.chdir(tmp_path)
+    path = match.child_env()["PYTHONPATH"].split(os.pathsep)
+    assert path[:2] == [match.PROJECT_ROOT, str(tmp_path)]
+
+
+def test_a_relative_out_still_reaches_the_built_ins(tmp_path, monkeypatch):
+    # The built-ins get --dir {dir}; run in the game directory, {dir} must be absolute.
+    monkeypatch.chdir(tmp_path)
+    assert match.main(["random", f"{STUDENT}", "--games", "1", "--time-limit", LIMIT,
+                       "--seed", "4", "--out", "out", "-q"]) == 0
+    assert_legal(read_games(tmp_path / "out"), 1)
+    assert "--dir " + str(tmp_path / "out" / "game-0001") in (
+        tmp_path / "out" / "logs" / "game-0001-Random1.log").read_text()
