@@ -492,15 +492,20 @@ def _one_turn(directory: Path, game: Game, record: GameRecord, mover: str, oppon
     return None
 
 
+#: How much of ``move_file`` is looked at after a time-out: enough for any move line, and a
+#: bot that filled the file costs nothing.
+TIMEOUT_READ = 4096
+
+
 def _line_at_time_out(move_path: Path, encoding: str) -> str | None:
-    """The line the referee would read from ``move_file`` now (None if it cannot be read):
-    the real one does not read it at a time-out, so nothing here may end the game."""
+    """The line the referee would read from the start of ``move_file`` now (None if it cannot
+    be read): the real one does not read it at a time-out, so nothing here may end the game."""
     try:
-        return read_move_line(move_path, encoding)
-    except RefereeCrash as crash:
-        return crash.bad_line
+        with open(move_path, "rb") as handle:
+            data = handle.read(TIMEOUT_READ)
     except OSError:
         return None
+    return last_line(referee_lines(data.decode(encoding, errors="replace")))
 
 
 def judge(game: Game, line: str, mover: str, opponent: str):

@@ -140,6 +140,17 @@ def test_the_referee_keeps_move_files_line_at_a_time_out(tmp_path):
     assert record.reason == TIME_OUT and record.timeout_line == ""
 
 
+def test_junk_in_move_file_at_a_time_out_is_only_shown(tmp_path):
+    def junk(event):                          # binary, long, no name: no hint, no crash
+        if event.kind == "start":
+            (tmp_path / "move_file").write_bytes(b"\xff\x00\x1b[2J" * 50_000)
+
+    record = run_game(tmp_path, "Otter1", "Random2", time_limit=0.1, seed=1, first="Otter1",
+                      on_event=junk, start_delay=0, exit_delay=0)
+    assert record.reason == TIME_OUT and len(record.timeout_line) <= 4096
+    assert realbots.stall_notes(record, {}, SPECS)["Otter1"].startswith("Otter1 never wrote")
+
+
 # -- what the runner says ---------------------------------------------------------------------
 
 def record(reason, loser="Otter1", moves=(), **fields):
