@@ -26,13 +26,20 @@ AGENT is a built-in agent, optionally with options, or a shell-style command:
 a command                 with the placeholders ``{name}``, ``{dir}``, ``{time_limit}`` (and
                           ``{seed}``, a per-game seed, and ``{encoding}``, the referee's),
                           e.g. ``"python my_bot.py {name} {dir}"``
+``name=NAME:AGENT``       any of the above answering to NAME instead of ``<Label>1``: a bot
+                          whose name is hard-coded (``name=Otter:java -cp bots Otter``); a
+                          built-in also takes it as an option (``agent:depth=4,name=Walrus``)
+
+Every agent runs in its game directory, as under the real referee (relative ``move_file``);
+a command's relative paths are made absolute against the folder the runner was started in
+(:mod:`ref_sim.realbots`, docs/real-bots.md).
 
 ``--encoding ENC`` makes the referee decode ``move_file`` as ENC (strictly, as the real one
 under another locale: ``cp1252`` for Windows, ``latin-1``) instead of this machine's
 locale's encoding, and passes ``--encoding ENC`` to every built-in agent.
 
 Agent 1 is called ``<Label>1`` and agent 2 ``<Label>2`` in every game (``Random1``,
-``Agent2``...).  Each game runs as in the tournament: the agents are started first, then the
+``Agent2``...), unless its spec fixes its name.  Each game runs as in the tournament: the agents are started first, then the
 referee, in a fresh directory ``<out>/game-0001/``; the agents' output goes to
 ``<out>/logs/game-0001-<name>.log`` (outside the game directory, which the referee cleans).
 
@@ -119,6 +126,9 @@ Files in ``--out``:
     bad_line    the move line read when the verdict was a loss by a bad move, else null
     score       agent 1's points: 1, 0.5 or 0 (null if aborted)
     notes       {name: "crashed (exited with code 3)" | "did not exit (killed)"} per agent
+    hints       {name: text}: why a side never reacted to its .go, from what move_file held
+                ("Otter1 never wrote move_file after its .go ...", "move_file had lines from
+                'Otter' while Otter1 was to move: is its name hard-coded? ..."); {} mostly
     started     Unix time of the start;  duration: seconds
     worker      (--cluster only) the worker that played it;  attempts: times it was started
 
@@ -148,7 +158,7 @@ from ref_sim import cluster, stats, stops
 from agent.commandline import say_error, silence_output
 from agent.lifeline import RUNNER_ENV
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
-from ref_sim import console, openings
+from ref_sim import console, openings, realbots
 from ref_sim.progress import Progress, Summary
 from ref_sim.random_agent import FLOOD_FILE
 from ref_sim.referee import (INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, GameRecord, Printer,
@@ -198,6 +208,7 @@ class AgentSpec:
     spec: str = ""      # what the user wrote: "seed:depth=4", or the command
     builtin: bool = False                   # a built-in: it takes --encoding
     scratch: tuple[str, ...] = ()           # its files in the game directory ({name})
+    fixed_name: str | None = None           # name=NAME: the name it answers to (realbots)
 
     def command(self, name: str, directory, time_limit: float, seed: int = 0,
                 encoding: str | None = None) -> list[str]:
@@ -237,7 +248,10 @@ def child_env() -> dict:
     this runner's process id (agent.lifeline): a player whose runner died, even by SIGKILL,
     ends by itself instead of waiting for a referee that will never come."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [PROJECT_ROOT, env.get("PYTHONPATH")]))
+    # The runner's folder too: "python -m mybot" found mybot there before agents ran in the
+    # game directory (ref_sim.realbots); after the project's, so that built-ins stay ours.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [PROJECT_ROOT, realbots.runner_directory(),
+                                                      env.get("PYTHONPATH")]))
     env["PYTHONUNBUFFERED"] = "1"
     env[RUNNER_ENV] = str(os.getpid())
     return env
@@ -259,17 +273,24 @@ def check_bare_word(text: str, builtins: dict) -> None:
 
 
 def agent_spec(text: str, builtins: dict | None = None) -> AgentSpec:
-    """A built-in (``random``, ``seed:depth=4``, ``agent:nodes=20000``) or a command.
+    """A built-in (``random``, ``seed:depth=4``, ``agent:nodes=20000``) or a command, either
+    with the name it answers to fixed (``name=Otter:python3 otter.py``, ``agent:name=Walrus``;
+    :mod:`ref_sim.realbots`).  A command's relative paths are made absolute: it runs in the
+    game directory.
 
     >>> agent_spec("seed:depth=4").template.endswith("--engine seed --depth 4")
     True
+    >>> agent_spec("name=Walrus:agent").fixed_name
+    'Walrus'
     """
     builtins = BUILTINS if builtins is None else builtins
+    whole_text = text
+    fixed_name, text = realbots.split_fixed_name(text, builtins)
     template = builtin_command(text, builtins)
     if template is not None:
         base = text.partition(":")[0]
-        return AgentSpec(base.capitalize(), template, text, builtin=True,
-                         scratch=SCRATCH_FILES.get(base, ()))
+        return AgentSpec(base.capitalize(), template, whole_text, builtin=True,
+                         scratch=SCRATCH_FILES.get(base, ()), fixed_name=fixed_name)
     tokens = shlex.split(text)
     if not tokens:
         raise ValueError("empty agent command")
@@ -284,7 +305,7 @@ def agent_spec(text: str, builtins: dict | None = None) -> AgentSpec:
         else:
             program = "Python"
     label = re.sub(r"[^A-Za-z0-9]", "", Path(program).stem).capitalize() or "Player"
-    return AgentSpec(label, text, text)
+    return AgentSpec(label, realbots.absolute_paths(text), whole_text, fixed_name=fixed_name)
 
 
 # -- one game -----------------------------------------------------------------------------
@@ -294,6 +315,7 @@ def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, 
     """Launch one agent, its output into ``log``; ``env``: variables added to its
     environment (a locale to run it under); None if it could not be launched."""
     env = {**child_env(), **(env or {})}
+    directory = Path(directory).absolute()      # its working directory, as the real referee's
     handle = open(log, "w", encoding="utf-8")
     try:
         command = spec.command(name, directory, time_limit, seed, encoding)
@@ -302,7 +324,7 @@ def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, 
         # A session of its own (stops.start): Ctrl-C in the terminal stops the runner, which
         # stops the agents; and a process group that stops.kill_tree ends whole.
         process = stops.start(command, stdout=handle, stderr=subprocess.STDOUT,
-                              stdin=subprocess.DEVNULL, env=env)
+                              stdin=subprocess.DEVNULL, env=env, cwd=directory)
     except (OSError, ValueError) as error:
         handle.write(f"could not start: {error}\n")
         process = None
@@ -546,6 +568,7 @@ def game_line(record: GameRecord, notes: dict, scheduled: openings.Scheduled, se
         "result": record.result, "winner": record.winner, "loser": record.loser,
         "reason": record.reason, "end_text": record.end_text, "bad_line": record.bad_line,
         "score": points, "notes": dict(notes),
+        "hints": realbots.stall_notes(record, notes, dict(zip(names, specs))),
         "started": record.started, "duration": round(record.duration, 3),
     }
 
@@ -558,7 +581,8 @@ def describe(game: dict) -> str:
         text = f"{game['winner']} wins: {game['reason']}"
     else:
         text = f"aborted: {game['reason']}"
-    extra = "; ".join(f"{name} {note}" for name, note in game["notes"].items())
+    extra = "; ".join([f"{name} {note}" for name, note in game["notes"].items()]
+                      + list((game.get("hints") or {}).values()))
     return (f"{game['p1']} (X) vs {game['p2']} (O): {text} "
             f"[{len(game['moves']) + 4} moves, {game['duration']:.1f} s]"
             + (f" -- {extra}" if extra else ""))
@@ -807,6 +831,7 @@ def report_lines(games: list[dict], names: list[str], paired: bool, sprt_args=No
         lines.append(summary.sprt.report_line(*sprt_args[:2]))
     sides = tally(games, names)
     lines += [sides[name].line() for name in names]
+    lines += realbots.hint_lines(games)         # why a bot never moved, for -q too
     if games:
         lines.append(distinct_line(games, repeat_hint))
     return lines
@@ -886,7 +911,10 @@ agents:
                           decodes Latin-1 or cp1252 (such a locale, or --encoding latin-1);
                           the UTF-8 referee crashes on it
   "COMMAND"               any command; placeholders {name} {dir} {time_limit} {seed}
-                          {encoding}, e.g. "python my_bot.py {name} --dir {dir}"
+                          {encoding}, e.g. "python my_bot.py {name} --dir {dir}"; it runs in
+                          the game directory, its relative paths made absolute
+  "name=NAME:AGENT"       any agent answering to NAME (a bot with its name hard-coded),
+                          e.g. "name=Otter:java -cp bots Otter"; or agent:depth=4,name=Walrus
 
 encoding: the referee decodes move_file strictly with this machine's locale encoding, as
 the real one's Python does; --encoding ENC rehearses another machine's (cp1252 for
@@ -1143,6 +1171,7 @@ def main(argv: list[str] | None = None) -> int:
         settings, recorded = series_settings(Path(args.out) if args.out else None, args.resume,
                                              given, defaults, flags)
         specs = [agent_spec(text) for text in settings["agents"]]
+        realbots.side_names(specs)              # a clash of names: refused before any game
     except ValueError as error:
         parser.error(str(error))
     if args.out:        # created once the settings are known: a refused --resume makes nothing
@@ -1185,7 +1214,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -> int:
-    names = [specs[0].label + "1", specs[1].label + "2"]
+    names = realbots.side_names(specs)
     logs = out / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     games_path = out / "games.jsonl"

@@ -113,6 +113,7 @@ class GameRecord:
     reason: str | None = None
     end_text: str | None = None                 # exact content of end_game (None if aborted)
     bad_line: str | None = None                 # the line read when the verdict was a loss
+    timeout_line: str | None = None             # move_file's line at a time-out (who wrote it)
     started: float = 0.0
     duration: float = 0.0
 
@@ -472,7 +473,8 @@ def _one_turn(directory: Path, game: Game, record: GameRecord, mover: str, oppon
                 time.sleep(min(TICK, deadline - now))
     seconds = time.perf_counter() - start
 
-    if not modified:
+    if not modified:    # what move_file says then tells why (ref_sim.realbots.stall_notes)
+        record.timeout_line = _line_at_time_out(move_path, encoding)
         return (opponent, mover), TIME_OUT
     try:
         line = read_move_line(move_path, encoding)
@@ -488,6 +490,22 @@ def _one_turn(directory: Path, game: Game, record: GameRecord, mover: str, oppon
     record.moves.append(move)
     notify(Event("move", game, record, player=mover, move=move))
     return None
+
+
+#: How much of ``move_file`` is looked at after a time-out: enough for any move line, and a
+#: bot that filled the file costs nothing.
+TIMEOUT_READ = 4096
+
+
+def _line_at_time_out(move_path: Path, encoding: str) -> str | None:
+    """The line the referee would read from the start of ``move_file`` now (None if it cannot
+    be read): the real one does not read it at a time-out, so nothing here may end the game."""
+    try:
+        with open(move_path, "rb") as handle:
+            data = handle.read(TIMEOUT_READ)
+    except OSError:
+        return None
+    return last_line(referee_lines(data.decode(encoding, errors="replace")))
 
 
 def judge(game: Game, line: str, mover: str, opponent: str):

@@ -105,7 +105,7 @@ from pathlib import Path
 
 from ref_sim import cluster, stops
 from agent.options import MAX_GAMES, real, whole
-from ref_sim import console
+from ref_sim import console, realbots
 from ref_sim.match import (RESUME_HELP, START_SETTLE, AgentCannotStart, SeriesGames, add_agents,
                            append_game, builtin_command, check_agents, child_env, conclude,
                            first_to_exit, last_output_line, play_games, prepare_out, read_games,
@@ -175,6 +175,7 @@ class StdioSpec:
     label: str          # the name in a game is label + "1" or "2"
     template: str
     spec: str
+    fixed_name: str | None = None       # name=NAME: its name in the records (realbots)
 
     def command(self, seed: int, turn_ms: float, first_turn_ms: float) -> list[str]:
         values = {"python": sys.executable, "seed": str(seed), "turn_ms": f"{turn_ms:g}",
@@ -190,12 +191,14 @@ def stdio_spec(text: str) -> StdioSpec:
     >>> stdio_spec("python bot.py").label
     'Bot'
     """
-    template = builtin_command(text, BUILTINS)
+    fixed_name, command = realbots.split_fixed_name(text, BUILTINS)
+    template = builtin_command(command, BUILTINS)
     if template is not None:
-        return StdioSpec(text.partition(":")[0].capitalize(), template, text)
-    if not shlex.split(text):
+        return StdioSpec(command.partition(":")[0].capitalize(), template, text, fixed_name)
+    if not shlex.split(command):
         raise ValueError("empty agent command")
-    return StdioSpec(_file_agent_spec(text, BUILTINS).label, text, text)   # a typo: ValueError
+    parsed = _file_agent_spec(text, BUILTINS)          # a typo: ValueError
+    return StdioSpec(parsed.label, parsed.template, text, fixed_name)
 
 
 class Program:
@@ -598,7 +601,7 @@ def run_series(specs: list[StdioSpec], games: int, out: Path, seed: int, turn_ms
 def _play_series(specs, games: int, out: Path, seed: int, timing, say, show, runner,
                  played: list, progress, stop=None) -> dict:
     """:func:`run_series`, a stop returned as :func:`ref_sim.match.play_games` returns it."""
-    names = [specs[0].label + "1", specs[1].label + "2"]
+    names = realbots.side_names(specs)
     play = StdioGames(specs, names, seed, *timing, out, show=show, stop=stop)
     before = len(played)
     local = runner is None
@@ -725,6 +728,7 @@ def main(argv: list[str] | None = None) -> int:
         settings, recorded = series_settings(Path(args.out) if args.out else None, args.resume,
                                              given, defaults, flags)
         specs = [stdio_spec(text) for text in settings["agents"]]
+        realbots.side_names(specs)              # a clash of names: refused before any game
     except ValueError as error:
         parser.error(str(error))
     say = (lambda *a, **k: None) if args.quiet else (lambda *a, **k: print(*a, **k, flush=True))
@@ -751,7 +755,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args, settings: dict, specs, out: Path, say, runner) -> int:
     seed = settings["seed"]
-    names = [specs[0].label + "1", specs[1].label + "2"]
+    names = realbots.side_names(specs)
     turn_ms, first_turn_ms, grace_ms = (settings[key] for key in ("turn_ms", "first_turn_ms", "grace_ms"))
     (out / "logs").mkdir(parents=True, exist_ok=True)
     done, bad = read_games(out / "games.jsonl")

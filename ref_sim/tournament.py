@@ -14,9 +14,10 @@
 (``--protocol stdio``: CodinGame's stdin/stdout): a built-in with options (``agent:depth=4``,
 ``seed:depth=2``, ``random``, ``eager``...) or a command.  The same spec may come twice (a bot
 against itself measures the noise).  Bot ``i`` (1-based) is called its label and ``i``:
-``Agent1``, ``Agent2``, ``Random3``...  ``--bots FILE_OR_DIR`` adds the bots of a list, one
-spec a line, after those of the command line (:mod:`ref_sim.bot_list`): a class's bots in
-one command.
+``Agent1``, ``Agent2``, ``Random3``..., or the name its spec fixes (``name=Otter:java -cp bots
+Otter``, :mod:`ref_sim.realbots`); two bots that would share a name are refused in one line.
+``--bots FILE_OR_DIR`` adds the bots of a list, one spec a line, after those of the command
+line (:mod:`ref_sim.bot_list`): a class's bots in one command.
 
 Pairings: every bot against every other (round-robin), or the first bot against each of the
 others (``--gauntlet``, to measure one bot against a field).  Each round, every pairing plays
@@ -86,7 +87,7 @@ from pathlib import Path
 
 from ref_sim import cluster, stats
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
-from ref_sim import bot_list, console, crosstable, match, ratings, stdio
+from ref_sim import bot_list, console, crosstable, match, ratings, realbots, stdio
 from ref_sim.progress import Progress
 from ref_sim.referee import check_encoding, check_time_limit, locale_encoding
 
@@ -194,6 +195,7 @@ def report_lines(settings: dict, games: list[dict], anchor: str | None = None) -
     faulty = [sides[name].line() for name in fit.ranked() if sides[name].reasons]
     if faulty:
         lines += ["", "Faults:"] + ["  " + line for line in faulty]
+    lines += ["  " + line for line in realbots.hint_lines(games)]      # why a bot never moved
     if games:
         hint = stdio.REPEAT_HINT if settings.get("protocol") == "stdio" else ""
         lines += ["", match.distinct_line(games, hint)]
@@ -412,8 +414,8 @@ def check_settings(settings: dict) -> list:
     else:
         parse = stdio.stdio_spec
     specs = [parse(bot["spec"]) for bot in settings["bots"]]
-    settings["bots"] = [{"name": f"{spec.label}{number}", "spec": bot["spec"]}
-                        for number, (bot, spec) in enumerate(zip(settings["bots"], specs), 1)]
+    settings["bots"] = [{"name": name, "spec": bot["spec"]}       # a clash: ValueError
+                        for name, bot in zip(realbots.bot_names(specs), settings["bots"])]
     return specs
 
 

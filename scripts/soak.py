@@ -58,7 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ref_sim import stops  # noqa: E402
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
-from ref_sim import match, openings  # noqa: E402
+from ref_sim import match, openings, realbots  # noqa: E402
 from ref_sim.referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, check_time_limit  # noqa: E402
 
 OURS = "agent"
@@ -242,7 +242,7 @@ def play_share(limit: float, opponent: str, games: int, seed: int, out: Path, st
     them in Latin-1 (the referee, our agent and the opponent)."""
     latin1 = latin1 or Latin1("")
     specs = [match.agent_spec(OURS), match.agent_spec(opponent)]
-    names = [specs[0].label + "1", specs[1].label + "2"]
+    names = realbots.side_names(specs)
     by_name = dict(zip(names, specs))
     logs = out / "logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -302,8 +302,8 @@ def _main(argv: list[str] | None) -> int:
         if error:
             parser.error(error)
     try:
-        for opponent in args.opponents:
-            match.agent_spec(opponent)
+        for opponent in args.opponents:        # a typo, or a name=... that clashes with ours
+            realbots.side_names([match.agent_spec(OURS), match.agent_spec(opponent)])
     except ValueError as error:
         parser.error(str(error))
     shares = [(limit, opponent) for limit in limits for opponent in args.opponents]
