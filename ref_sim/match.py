@@ -121,6 +121,8 @@ Files in ``--out``:
     notes       {name: "crashed (exited with code 3)" | "did not exit (killed)"} per agent
     started     Unix time of the start;  duration: seconds
     worker      (--cluster only) the worker that played it;  attempts: times it was started
+    usage       {name: {"cpu_seconds", "peak_mb"}}: what each agent used (ref_sim.isolation;
+                left out where it is not known)
 
 ``logs/``         each agent's output per game and ``game-NNNN.json`` (the referee's record).
 """
@@ -148,7 +150,7 @@ from ref_sim import cluster, stats, stops
 from agent.commandline import say_error, silence_output
 from agent.lifeline import RUNNER_ENV
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
-from ref_sim import console, openings
+from ref_sim import console, isolation, openings
 from ref_sim.progress import Progress, Summary
 from ref_sim.random_agent import FLOOD_FILE
 from ref_sim.referee import (INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, GameRecord, Printer,
@@ -290,9 +292,11 @@ def agent_spec(text: str, builtins: dict | None = None) -> AgentSpec:
 # -- one game -----------------------------------------------------------------------------
 
 def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, log: Path,
-                seed: int = 0, encoding: str | None = None, env: dict | None = None):
+                seed: int = 0, encoding: str | None = None, env: dict | None = None,
+                isolate: isolation.Isolation | None = None):
     """Launch one agent, its output into ``log``; ``env``: variables added to its
-    environment (a locale to run it under); None if it could not be launched."""
+    environment (a locale to run it under); ``isolate``: contained (ref_sim.isolation), it
+    may write ``directory`` only; None if it could not be launched."""
     env = {**child_env(), **(env or {})}
     handle = open(log, "w", encoding="utf-8")
     try:
@@ -301,8 +305,8 @@ def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, 
         handle.flush()
         # A session of its own (stops.start): Ctrl-C in the terminal stops the runner, which
         # stops the agents; and a process group that stops.kill_tree ends whole.
-        process = stops.start(command, stdout=handle, stderr=subprocess.STDOUT,
-                              stdin=subprocess.DEVNULL, env=env)
+        process = isolation.start(command, isolate, writable=[directory], stdout=handle,
+                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
     except (OSError, ValueError) as error:
         handle.write(f"could not start: {error}\n")
         process = None
@@ -373,7 +377,7 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
               seed: int | None, first=None, opening=None, show=False, stop=None,
               agent_seeds=None, exit_wait: float | None = None, must_start: bool = False,
               encoding: str | None = None, env: dict | None = None,
-              referee_encoding: str | None = None):
+              referee_encoding: str | None = None, isolate: isolation.Isolation | None = None):
     """One game: start both agents, referee, then collect them.  Returns (record, notes).
 
     specs maps each name to its AgentSpec; names is the order given to the referee.
@@ -383,7 +387,8 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
     not be launched) once the others are up (the first game of a series).  encoding: the
     referee's, passed to the built-in agents too (None: the locale's, for all).  env: added
     to the agents' environment (a locale: ``LC_ALL``...); referee_encoding: the referee's
-    alone, the one that locale gives, where the agents learn theirs from it.
+    alone, the one that locale gives, where the agents learn theirs from it.  isolate: each
+    agent contained (ref_sim.isolation); what each used is ``record.usage`` in any case.
     """
     agent_seeds = agent_seeds or {}
     directory.mkdir(parents=True, exist_ok=True)
@@ -391,7 +396,8 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
     for name in names:
         log_paths[name] = logs / f"game-{number:04d}-{name}.log"
         processes[name] = start_agent(specs[name], name, directory, time_limit,
-                                      log_paths[name], agent_seeds.get(name, 0), encoding, env)
+                                      log_paths[name], agent_seeds.get(name, 0), encoding, env,
+                                      isolate)
     wait_until_started(processes, log_paths, STARTUP_WAIT)
     gone = first_to_exit(processes, START_SETTLE) if must_start else None
     if gone is not None:
@@ -453,6 +459,7 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
                 notes[name] = "did not exit (killed)"
     for process in processes.values():          # what an agent left running goes with it
         stops.kill_tree(process)
+    record.usage = isolation.usage_of(processes)    # reaped: CPU seconds, peak memory
     for name in names:                          # every agent has exited: nothing rewrites them
         for scratch in specs[name].scratch:
             (directory / scratch.format(name=name)).unlink(missing_ok=True)
@@ -547,6 +554,7 @@ def game_line(record: GameRecord, notes: dict, scheduled: openings.Scheduled, se
         "reason": record.reason, "end_text": record.end_text, "bad_line": record.bad_line,
         "score": points, "notes": dict(notes),
         "started": record.started, "duration": round(record.duration, 3),
+        **({"usage": record.usage} if getattr(record, "usage", None) else {}),
     }
 
 
@@ -605,8 +613,10 @@ class FileGames(SeriesGames):
 
     def __init__(self, specs: list[AgentSpec], names: list[str], seed: int, time_limit: float,
                  out: Path, *, paired: bool = True, encoding: str | None = None,
-                 show: bool = False, stop: threading.Event | None = None) -> None:
+                 show: bool = False, stop: threading.Event | None = None,
+                 isolate: isolation.Isolation | None = None) -> None:
         self.specs, self.names, self.seed, self.time_limit = specs, names, seed, time_limit
+        self.isolate = isolate
         self.out, self.logs = out, out / "logs"
         self.paired, self.encoding, self.show = paired, encoding, show
         self.stop = threading.Event() if stop is None else stop
@@ -621,7 +631,7 @@ class FileGames(SeriesGames):
         specs = dict(zip(self.names, self.specs))
         options = {"first": self.names[scheduled.first], "opening": list(scheduled.opening),
                    "agent_seeds": dict(zip(self.names, scheduled.agent_seeds)),
-                   "must_start": must_start, "encoding": self.encoding}
+                   "must_start": must_start, "encoding": self.encoding, "isolate": self.isolate}
         if runner.remote:       # played in a temporary directory of a worker
             return runner.submit(f"game-{number}", play_game_on_worker, number, specs, order,
                                  self.time_limit, scheduled.seed, **options)
@@ -963,6 +973,7 @@ examples:
                         help="play the games on a Dask cluster, e.g. tcp://head:8786 (default: "
                              f"${cluster.ENV}; needs {cluster.INSTALL_HINT}); each worker plays "
                              "cores - 1 games at once")
+    isolation.add_options(parser)
     return parser
 
 
@@ -1219,8 +1230,11 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -
         say(f"resuming: {len(done)} of {args.games} games already played, {len(todo)} to go")
 
     games = list(done)
+    isolate = isolation.from_args(args)
+    if isolate is not None:
+        say(isolation.status_line(isolate, concurrency))
     play = FileGames(specs, names, series_seed, args.time_limit, out, paired=args.paired,
-                     encoding=args.encoding, show=args.show)
+                     encoding=args.encoding, show=args.show, isolate=isolate)
     # On a terminal the line is redrawn (not with --show, whose boards scroll); elsewhere
     # a line per game and the figures every few games.
     progress = None if args.quiet else Progress(
@@ -1243,7 +1257,9 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -
         if summary.sprt is not None and summary.sprt.decision:
             decided = summary.sprt.decision
         if progress is not None:
-            progress.game(f"Game {k}/{args.games}: {describe(game)}", notable=went_wrong(game))
+            used = isolation.usage_line(game) if isolate is not None else None
+            progress.game(f"Game {k}/{args.games}: {describe(game)}" + (f" -- {used}" if used else ""),
+                          notable=went_wrong(game))
             progress.update(len(games), summary)
 
     if progress is not None and progress.terminal:
