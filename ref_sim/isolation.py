@@ -147,7 +147,10 @@ def sandbox_args(writable) -> list[str]:
     namespaces, no capabilities, gone with its parent."""
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-            "--unshare-cgroup-try", "--cap-drop", "ALL", "--die-with-parent"]
+            "--unshare-cgroup-try", "--cap-drop", "ALL", "--die-with-parent",
+            # The bot is the sandbox's pid 1 and bwrap's own child: bwrap reaps it, so its
+            # resource usage reaches our wait4 (with bwrap's init between them it was lost).
+            "--as-pid-1"]
     for directory in writable:
         args += ["--bind", str(directory), str(directory)]
     return args + ["--"]
