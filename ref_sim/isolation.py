@@ -35,7 +35,6 @@ from __future__ import annotations
 import errno
 import functools
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -61,7 +60,7 @@ SAMPLE_INTERVAL = 0.5
 SHIM = r"""
 import os, resource, sys
 cpus, data, processes = sys.argv[1:4]
-if cpus != "-":
+if cpus != "-" and hasattr(os, "sched_setaffinity"):
     os.sched_setaffinity(0, [int(c) for c in cpus.split(",")])
 resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 if data != "-":
@@ -128,7 +127,7 @@ def from_args(args) -> Isolation | None:
 def bwrap() -> tuple[str | None, str]:
     """``(path, "")`` when bwrap is installed and can build a sandbox here, else ``(None, why
     not)`` (missing, or no user namespaces in this container)."""
-    path = shutil.which("bwrap")
+    path = shutil.which("bwrap") if sys.platform.startswith("linux") else None
     if path is None:
         return None, "bwrap not found (Debian/Ubuntu: apt install bubblewrap)"
     try:
@@ -160,15 +159,19 @@ def status_line(isolation: Isolation | None, concurrency: int = 1) -> str | None
     """One line saying what ``--isolate`` does on this machine (None without it)."""
     if isolation is None:
         return None
+    if not SUPPORTED:
+        return "isolation: not available on this system (POSIX only): bots run as without --isolate"
     pool = core_pool()
     wanted = 2 * concurrency * isolation.cores
-    if pool.runner_core is None:
+    if not hasattr(os, "sched_setaffinity"):
+        cores = "cores: shared (no sched_setaffinity on this system)"
+    elif pool.runner_core is None:
         cores = (f"cores: {isolation.cores} per bot of {len(pool.cores)}, shared with the runner "
                  f"(too few cores for one of its own)")
     else:
         cores = (f"cores: {isolation.cores} per bot of {len(pool.bot_cores)}, core "
                  f"{pool.runner_core} left to the runner")
-    if wanted > len(pool.bot_cores):
+    if wanted > len(pool.bot_cores) and hasattr(os, "sched_setaffinity"):
         cores += f"; {wanted} wanted at once: some bots share"
     memory = (f"memory cap {isolation.memory_mb} MB (RLIMIT_DATA)" if isolation.memory_mb
               else "no memory cap")
@@ -291,6 +294,8 @@ class Sampler:
 
 SAMPLER = Sampler()
 CAN_SAMPLE = sys.platform.startswith("linux") and os.path.isdir("/proc")
+#: The shim needs POSIX's resource limits (affinity is Linux's: elsewhere the bots share cores).
+SUPPORTED = os.name == "posix"
 
 
 class MeteredPopen(subprocess.Popen):
@@ -403,7 +408,7 @@ def start(command: list[str], isolation: Isolation | None = None, *, writable=()
     (:meth:`MeteredPopen.usage`), and with ``isolation`` contained as the module docstring says;
     ``writable``: the directories it may write (its game directory) besides its scratch folder.
     Raises OSError or ValueError when it cannot be started, as Popen does."""
-    if isolation is None:
+    if isolation is None or not SUPPORTED:
         process = MeteredPopen(command, start_new_session=os.name == "posix", env=env, **options)
         process.own_group = os.name == "posix"
         return process

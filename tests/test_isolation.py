@@ -258,3 +258,13 @@ def test_isolated_stdio_series_completes(tmp_path, capsys):
     games = read_lines(out)
     assert len(games) == 2 and all(set(g["usage"]) == {"Agent1", "Random2"} for g in games)
     assert capsys.readouterr().out.count("-- usage: ") == 2
+
+
+def test_isolated_tournament_records_usage(tmp_path, capsys):
+    from ref_sim import tournament
+
+    out = tmp_path / "out"
+    assert tournament.main(["random", "random", "--time-limit", "0.5", "--seed", "6",
+                            "--out", str(out), "--isolate", "-q"]) == 0
+    games = read_lines(out)
+    assert len(games) == 2 and all(set(g["usage"]) == {"Random1", "Random2"} for g in games)
