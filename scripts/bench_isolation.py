@@ -10,10 +10,12 @@ agent (full strength, to the time limit) through ``ref_sim.match``:
 * ``spinner --isolate``  the same, each bot on its own core (``ref_sim.isolation``).
 
 For each: our agent's mean nodes/s and depth over its moves (the search figures the series
-records from its log), and each bot's CPU seconds per game (games.jsonl's ``usage``).  Figures
-depend on the machine and its load: run it on a quiet one, and compare the lines with each other.
+records from its log), and each bot's CPU seconds per game (games.jsonl's ``usage``).  The three
+take turns ``--rounds`` times, so that a change in the machine's other load falls on all three
+alike.  Figures depend on the machine and its load: run it on a quiet one, and compare the
+lines with each other.
 
-    python scripts/bench_isolation.py [--games 2] [--time-limit 1] [--spinners 2] [--seed 1]
+    python scripts/bench_isolation.py [--games 2] [--rounds 1] [--time-limit 1] [--spinners 2]
 
 The spinner is this script too: ``bench_isolation.py --spinner NAME DIR SEED COUNT``.
 """
@@ -57,18 +59,22 @@ def spinner(name: str, directory: str, seed: str, count: int) -> int:
     return random_agent.main([name, "--dir", directory, "--seed", seed])
 
 
-def series(label: str, opponent: str, args, isolate: bool) -> dict:
-    """One series; its figures."""
+def series(opponent: str, args, isolate: bool, seed: int) -> list[dict]:
+    """One series; its games."""
     with tempfile.TemporaryDirectory(prefix="uttt-bench-isolation-") as out:
         command = [sys.executable, "-m", "ref_sim.match", "agent", opponent, "--games",
                    str(args.games), "--time-limit", f"{args.time_limit:g}", "--seed",
-                   str(args.seed), "--out", out, "-q"] + (["--isolate"] if isolate else [])
+                   str(seed), "--out", out, "-q"] + (["--isolate"] if isolate else [])
         done = subprocess.run(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True)
         if done.returncode != 0:
-            sys.exit(f"bench_isolation: the {label} series failed ({done.returncode}):\n"
+            sys.exit(f"bench_isolation: the series against {opponent} failed ({done.returncode}):\n"
                      f"{done.stdout}")
-        games = [json.loads(line) for line in Path(out, "games.jsonl").read_text().splitlines()]
+        return [json.loads(line) for line in Path(out, "games.jsonl").read_text().splitlines()]
+
+
+def figures(label: str, games: list[dict]) -> dict:
+    """Our agent's mean nodes/s and depth, each bot's mean CPU seconds per game."""
     moves = [m for g in games for m in g["moves"] if m["player"] == "Agent1" and "nps" in m]
     usage = [g.get("usage") or {} for g in games]
     cpu = {name: statistics.mean(u[name]["cpu_seconds"] for u in usage if name in u)
@@ -87,22 +93,31 @@ def main(argv=None) -> int:
         return spinner(name, directory, seed, int(count))
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--games", type=whole(1, MAX_GAMES), default=2, help="games per series")
+    parser.add_argument("--rounds", type=whole(1, 1000), default=1,
+                        help="times the three series take turns (default 1)")
     parser.add_argument("--time-limit", type=real(0.1, MAX_SECONDS), default=1.0, metavar="S")
     parser.add_argument("--spinners", type=whole(1, 64), default=2,
                         help="busy processes of the spinning bot (default 2: a 2-core laptop)")
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=1, help="series seed of the first round "
+                        "(round r: seed + r; the three series of a round play the same openings)")
     args = parser.parse_args(argv)
     spin = (f"{sys.executable} {Path(__file__).resolve()} --spinner {{name}} {{dir}} {{seed}} "
             f"{args.spinners}")
-    print(f"{os.cpu_count()} cores; agent at {args.time_limit:g} s per move, {args.games} games "
-          f"per series; the spinner keeps {args.spinners} processes busy")
-    quiet = series("quiet (vs random)", "random", args, isolate=False)
-    rows = [quiet, series("spinner", spin, args, isolate=False),
-            series("spinner --isolate", spin, args, isolate=True)]
+    print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; agent at "
+          f"{args.time_limit:g} s per move, {args.games} games per series, {args.rounds} "
+          f"round(s); the spinner keeps {args.spinners} processes busy")
+    kinds = [("quiet (vs random)", "random", False), ("spinner", spin, False),
+             ("spinner --isolate", spin, True)]
+    played = {label: [] for label, _, _ in kinds}
+    for round_ in range(args.rounds):   # in turns: the machine's other load falls on all three
+        for label, opponent, isolate in kinds:
+            played[label] += series(opponent, args, isolate, args.seed + round_)
+    rows = [figures(label, games) for label, games in played.items()]
+    quiet = rows[0]
     for row in rows:
         cpu = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in row["cpu"].items())
         share = row["nps"] / quiet["nps"] if quiet["nps"] else 0.0
-        print(f"{row['label']:<20} nodes/s {row['nps']:>10,.0f} ({share:4.0%} of quiet)  "
+        print(f"{row['label']:<18} nodes/s {row['nps']:>10,.0f} ({share:4.0%} of quiet)  "
               f"depth {row['depth']:4.1f}  over {row['moves']} moves; CPU per game: {cpu}")
     return 0
 
