@@ -131,6 +131,8 @@ Files in ``--out``:
                 'Otter' while Otter1 was to move: is its name hard-coded? ..."); {} mostly
     started     Unix time of the start;  duration: seconds
     worker      (--cluster only) the worker that played it;  attempts: times it was started
+    usage       {name: {"cpu_seconds", "peak_mb"}}: what each agent used (ref_sim.isolation;
+                left out where it is not known)
 
 ``logs/``         each agent's output per game and ``game-NNNN.json`` (the referee's record).
 """
@@ -158,7 +160,7 @@ from ref_sim import cluster, stats, stops
 from agent.commandline import say_error, silence_output
 from agent.lifeline import RUNNER_ENV
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
-from ref_sim import console, openings, realbots
+from ref_sim import console, isolation, openings, realbots
 from ref_sim.progress import Progress, Summary
 from ref_sim.random_agent import FLOOD_FILE
 from ref_sim.referee import (INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, GameRecord, Printer,
@@ -311,9 +313,11 @@ def agent_spec(text: str, builtins: dict | None = None) -> AgentSpec:
 # -- one game -----------------------------------------------------------------------------
 
 def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, log: Path,
-                seed: int = 0, encoding: str | None = None, env: dict | None = None):
+                seed: int = 0, encoding: str | None = None, env: dict | None = None,
+                isolate: isolation.Isolation | None = None):
     """Launch one agent, its output into ``log``; ``env``: variables added to its
-    environment (a locale to run it under); None if it could not be launched."""
+    environment (a locale to run it under); ``isolate``: contained (ref_sim.isolation), it
+    may write ``directory`` only; None if it could not be launched."""
     env = {**child_env(), **(env or {})}
     directory = Path(directory).absolute()      # its working directory, as the real referee's
     handle = open(log, "w", encoding="utf-8")
@@ -323,8 +327,9 @@ def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, 
         handle.flush()
         # A session of its own (stops.start): Ctrl-C in the terminal stops the runner, which
         # stops the agents; and a process group that stops.kill_tree ends whole.
-        process = stops.start(command, stdout=handle, stderr=subprocess.STDOUT,
-                              stdin=subprocess.DEVNULL, env=env, cwd=directory)
+        process = isolation.start(command, isolate, writable=[directory], stdout=handle,
+                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+                                  cwd=directory)
     except (OSError, ValueError) as error:
         handle.write(f"could not start: {error}\n")
         process = None
@@ -395,7 +400,7 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
               seed: int | None, first=None, opening=None, show=False, stop=None,
               agent_seeds=None, exit_wait: float | None = None, must_start: bool = False,
               encoding: str | None = None, env: dict | None = None,
-              referee_encoding: str | None = None):
+              referee_encoding: str | None = None, isolate: isolation.Isolation | None = None):
     """One game: start both agents, referee, then collect them.  Returns (record, notes).
 
     specs maps each name to its AgentSpec; names is the order given to the referee.
@@ -405,7 +410,8 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
     not be launched) once the others are up (the first game of a series).  encoding: the
     referee's, passed to the built-in agents too (None: the locale's, for all).  env: added
     to the agents' environment (a locale: ``LC_ALL``...); referee_encoding: the referee's
-    alone, the one that locale gives, where the agents learn theirs from it.
+    alone, the one that locale gives, where the agents learn theirs from it.  isolate: each
+    agent contained (ref_sim.isolation); what each used is ``record.usage`` in any case.
     """
     agent_seeds = agent_seeds or {}
     directory.mkdir(parents=True, exist_ok=True)
@@ -413,7 +419,8 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
     for name in names:
         log_paths[name] = logs / f"game-{number:04d}-{name}.log"
         processes[name] = start_agent(specs[name], name, directory, time_limit,
-                                      log_paths[name], agent_seeds.get(name, 0), encoding, env)
+                                      log_paths[name], agent_seeds.get(name, 0), encoding, env,
+                                      isolate)
     wait_until_started(processes, log_paths, STARTUP_WAIT)
     gone = first_to_exit(processes, START_SETTLE) if must_start else None
     if gone is not None:
@@ -475,6 +482,7 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
                 notes[name] = "did not exit (killed)"
     for process in processes.values():          # what an agent left running goes with it
         stops.kill_tree(process)
+    record.usage = isolation.usage_of(processes)    # reaped: CPU seconds, peak memory
     for name in names:                          # every agent has exited: nothing rewrites them
         for scratch in specs[name].scratch:
             (directory / scratch.format(name=name)).unlink(missing_ok=True)
@@ -570,6 +578,7 @@ def game_line(record: GameRecord, notes: dict, scheduled: openings.Scheduled, se
         "score": points, "notes": dict(notes),
         "hints": realbots.stall_notes(record, notes, dict(zip(names, specs))),
         "started": record.started, "duration": round(record.duration, 3),
+        **({"usage": record.usage} if getattr(record, "usage", None) else {}),
     }
 
 
@@ -629,8 +638,10 @@ class FileGames(SeriesGames):
 
     def __init__(self, specs: list[AgentSpec], names: list[str], seed: int, time_limit: float,
                  out: Path, *, paired: bool = True, encoding: str | None = None,
-                 show: bool = False, stop: threading.Event | None = None) -> None:
+                 show: bool = False, stop: threading.Event | None = None,
+                 isolate: isolation.Isolation | None = None) -> None:
         self.specs, self.names, self.seed, self.time_limit = specs, names, seed, time_limit
+        self.isolate = isolate
         self.out, self.logs = out, out / "logs"
         self.paired, self.encoding, self.show = paired, encoding, show
         self.stop = threading.Event() if stop is None else stop
@@ -645,7 +656,7 @@ class FileGames(SeriesGames):
         specs = dict(zip(self.names, self.specs))
         options = {"first": self.names[scheduled.first], "opening": list(scheduled.opening),
                    "agent_seeds": dict(zip(self.names, scheduled.agent_seeds)),
-                   "must_start": must_start, "encoding": self.encoding}
+                   "must_start": must_start, "encoding": self.encoding, "isolate": self.isolate}
         if runner.remote:       # played in a temporary directory of a worker
             return runner.submit(f"game-{number}", play_game_on_worker, number, specs, order,
                                  self.time_limit, scheduled.seed, **options)
@@ -991,6 +1002,7 @@ examples:
                         help="play the games on a Dask cluster, e.g. tcp://head:8786 (default: "
                              f"${cluster.ENV}; needs {cluster.INSTALL_HINT}); each worker plays "
                              "cores - 1 games at once")
+    isolation.add_options(parser)
     return parser
 
 
@@ -1248,8 +1260,11 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -
         say(f"resuming: {len(done)} of {args.games} games already played, {len(todo)} to go")
 
     games = list(done)
+    isolate = isolation.from_args(args)
+    if isolate is not None:
+        say(isolation.status_line(isolate, concurrency))
     play = FileGames(specs, names, series_seed, args.time_limit, out, paired=args.paired,
-                     encoding=args.encoding, show=args.show)
+                     encoding=args.encoding, show=args.show, isolate=isolate)
     # On a terminal the line is redrawn (not with --show, whose boards scroll); elsewhere
     # a line per game and the figures every few games.
     progress = None if args.quiet else Progress(
@@ -1272,7 +1287,9 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -
         if summary.sprt is not None and summary.sprt.decision:
             decided = summary.sprt.decision
         if progress is not None:
-            progress.game(f"Game {k}/{args.games}: {describe(game)}", notable=went_wrong(game))
+            used = isolation.usage_line(game) if isolate is not None else None
+            progress.game(f"Game {k}/{args.games}: {describe(game)}" + (f" -- {used}" if used else ""),
+                          notable=went_wrong(game))
             progress.update(len(games), summary)
 
     if progress is not None and progress.terminal:

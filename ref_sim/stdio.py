@@ -85,6 +85,8 @@ settings (``{"format": 1, "rules": "codingame", "seed", "agents", "names", "game
     slowest_ms  {name: the longest turn of that program}
     started     Unix time;  duration: seconds
     worker      (--cluster only) the worker that played it;  attempts: times it was started
+    usage       {name: {"cpu_seconds", "peak_mb"}}: what each program used (ref_sim.isolation;
+                left out where it is not known)
 """
 
 from __future__ import annotations
@@ -105,7 +107,7 @@ from pathlib import Path
 
 from ref_sim import cluster, stops
 from agent.options import MAX_GAMES, real, whole
-from ref_sim import console, realbots
+from ref_sim import console, isolation, realbots
 from ref_sim.match import (RESUME_HELP, START_SETTLE, AgentCannotStart, SeriesGames, add_agents,
                            append_game, builtin_command, check_agents, child_env, conclude,
                            first_to_exit, last_output_line, play_games, prepare_out, read_games,
@@ -204,7 +206,8 @@ def stdio_spec(text: str) -> StdioSpec:
 class Program:
     """One running program: its stdin, a thread stamping its stdout lines, stderr to a log."""
 
-    def __init__(self, name: str, command: list[str], log: Path) -> None:
+    def __init__(self, name: str, command: list[str], log: Path,
+                 isolate: isolation.Isolation | None = None) -> None:
         self.name = name
         self.command = command
         self.log = log
@@ -215,8 +218,9 @@ class Program:
             handle.write(f"$ {shlex.join(command)}\n")
             handle.flush()
             try:
-                self.process = stops.start(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                           stderr=handle, env=env, bufsize=0)
+                self.process = isolation.start(command, isolate, stdin=subprocess.PIPE,
+                                               stdout=subprocess.PIPE, stderr=handle, env=env,
+                                               bufsize=0)
             except (OSError, ValueError) as error:
                 handle.write(f"could not start: {error}\n")
                 self.process = None
@@ -343,7 +347,8 @@ def boards_won(game: Game) -> tuple[int, int]:
 def play_game(commands: dict[str, list[str]], first: str, logs: Path, number: int = 1,
               turn_ms: float = DEFAULT_TURN_MS, first_turn_ms: float = DEFAULT_FIRST_TURN_MS,
               grace_ms: float = DEFAULT_GRACE_MS, show=None, exit_wait: float = EXIT_WAIT,
-              must_start: bool = False, stop: threading.Event | None = None) -> dict:
+              must_start: bool = False, stop: threading.Event | None = None,
+              isolate: isolation.Isolation | None = None) -> dict:
     """Play one game between two commands (``{name: argv}``); ``first`` moves first.
 
     Returns the game's record (the keys of a games.jsonl line that concern the game itself).
@@ -352,18 +357,23 @@ def play_game(commands: dict[str, list[str]], first: str, logs: Path, number: in
     launched) before the first input (the first game of a series: its command is wrong).
     ``stop``: a threading.Event that ends the game at once (result "aborted"), its programs
     killed (the series is stopping).  Whatever happens, no program outlives the game.
+    ``isolate``: each program contained (ref_sim.isolation); what each used is the record's
+    ``usage`` in any case.
     """
     names = [first] + [name for name in commands if name != first]
     logs.mkdir(parents=True, exist_ok=True)
     programs: dict[str, Program] = {}
     try:
         for name in names:
-            programs[name] = Program(name, commands[name], logs / f"game-{number:04d}-{name}.log")
-        return _referee(programs, names, turn_ms, first_turn_ms, grace_ms, show, exit_wait,
-                        must_start, stop)
+            programs[name] = Program(name, commands[name], logs / f"game-{number:04d}-{name}.log",
+                                     isolate)
+        record = _referee(programs, names, turn_ms, first_turn_ms, grace_ms, show, exit_wait,
+                          must_start, stop)
     finally:
         for program in programs.values():       # stopped, or an error: end them all
             program.kill()
+    usage = isolation.usage_of({name: program.process for name, program in programs.items()})
+    return {**record, "usage": usage} if usage else record
 
 
 def _referee(programs: dict, names: list[str], turn_ms: float, first_turn_ms: float,
@@ -549,8 +559,10 @@ class StdioGames(SeriesGames):
 
     def __init__(self, specs: list[StdioSpec], names: list[str], seed: int, turn_ms: float,
                  first_turn_ms: float, grace_ms: float, out: Path, *, show=None,
-                 stop: threading.Event | None = None) -> None:
+                 stop: threading.Event | None = None,
+                 isolate: isolation.Isolation | None = None) -> None:
         self.specs, self.names, self.seed, self.show = specs, names, seed, show
+        self.isolate = isolate
         self.timing = (turn_ms, first_turn_ms, grace_ms)
         self.logs = out / "logs"
         self.stop = threading.Event() if stop is None else stop
@@ -562,14 +574,15 @@ class StdioGames(SeriesGames):
         first = self.names[(k - 1) % 2]
         if runner.remote:
             return runner.submit(f"game-{number}", play_game_on_worker, number, specs, seeds,
-                                 first, *self.timing, must_start=must_start)
+                                 first, *self.timing, must_start=must_start,
+                                 isolate=self.isolate)
         return runner.submit(f"game-{number}", self._play_here, number, specs, seeds, first,
                              must_start)
 
     def _play_here(self, number: int, specs: dict, seeds: dict, first: str, must_start: bool):
         commands = commands_of(specs, seeds, *self.timing[:2])
         record = play_game(commands, first, self.logs, number, *self.timing, self.show,
-                           must_start=must_start, stop=self.stop)
+                           must_start=must_start, stop=self.stop, isolate=self.isolate)
         return record, commands
 
     def game_line(self, record, commands, *, k: int, number: int) -> dict:
@@ -579,7 +592,8 @@ class StdioGames(SeriesGames):
 def run_series(specs: list[StdioSpec], games: int, out: Path, seed: int, turn_ms: float = DEFAULT_TURN_MS,
                first_turn_ms: float = DEFAULT_FIRST_TURN_MS, grace_ms: float = DEFAULT_GRACE_MS,
                say=print, show=None, runner=None, played: list | None = None, progress=None,
-               stop: threading.Event | None = None) -> list[dict]:
+               stop: threading.Event | None = None,
+               isolate: isolation.Isolation | None = None) -> list[dict]:
     """Play games 1..``games`` (agent 1 first in odd games) but those already in ``played``,
     append each to ``out/games.jsonl`` and to ``played`` as it finishes; return them all.
 
@@ -588,21 +602,22 @@ def run_series(specs: list[StdioSpec], games: int, out: Path, seed: int, turn_ms
     that this thread only waits and a stop (KeyboardInterrupt, or a signal through
     :mod:`ref_sim.stops`) lands here: then ``stop`` is set, the game still running is aborted
     (its programs killed) and not recorded, and the exception goes on.  ``progress``: a
-    :class:`ref_sim.progress.Progress` shows each game instead of ``say``.
+    :class:`ref_sim.progress.Progress` shows each game instead of ``say``.  ``isolate``: each
+    program contained (:mod:`ref_sim.isolation`), what it used said after each game.
     """
     played = [] if played is None else played
     stopped = _play_series(specs, games, out, seed, (turn_ms, first_turn_ms, grace_ms), say,
-                           show, runner, played, progress, stop)
+                           show, runner, played, progress, stop, isolate)
     for error in stopped.values():
         raise error
     return sorted(played, key=lambda game: game["game"])
 
 
 def _play_series(specs, games: int, out: Path, seed: int, timing, say, show, runner,
-                 played: list, progress, stop=None) -> dict:
+                 played: list, progress, stop=None, isolate=None) -> dict:
     """:func:`run_series`, a stop returned as :func:`ref_sim.match.play_games` returns it."""
     names = realbots.side_names(specs)
-    play = StdioGames(specs, names, seed, *timing, out, show=show, stop=stop)
+    play = StdioGames(specs, names, seed, *timing, out, show=show, stop=stop, isolate=isolate)
     before = len(played)
     local = runner is None
     runner = cluster.LocalRunner(1) if local else runner
@@ -617,6 +632,8 @@ def _play_series(specs, games: int, out: Path, seed: int, timing, say, show, run
         append_game(out / "games.jsonl", game)
         played.append(game)
         line = f"Game {number}/{games}: {describe(game)}"
+        used = isolation.usage_line(game) if isolate is not None else None
+        line += f" -- {used}" if used else ""
         if progress is None:
             say(line)
         else:
@@ -697,6 +714,7 @@ examples:
                         help="play the games on a Dask cluster, e.g. tcp://head:8786 (default: "
                              f"${cluster.ENV}; needs {cluster.INSTALL_HINT}); each worker plays "
                              "cores - 1 games at once")
+    isolation.add_options(parser)
     return parser
 
 
@@ -781,9 +799,12 @@ def _run(args, settings: dict, specs, out: Path, say, runner) -> int:
     progress = None if args.quiet else Progress(
         args.games, terminal=sys.stdout.isatty() and not args.show, done=len(done))
     played = list(done)
+    isolate = isolation.from_args(args)
+    if isolate is not None:
+        say(isolation.status_line(isolate, runner.capacity()))
     # Ctrl-C or SIGTERM/SIGHUP (ref_sim.stops), a program that cannot start, the output closed.
     stopped = _play_series(specs, args.games, out, seed, (turn_ms, first_turn_ms, grace_ms), say,
-                           show, runner, played, progress)
+                           show, runner, played, progress, isolate=isolate)
     paired = args.games > 1
     return conclude(MODULE, played, lambda games: report_lines(games, names, paired,
                                                                repeat_hint=REPEAT_HINT),

@@ -87,7 +87,7 @@ from pathlib import Path
 
 from ref_sim import cluster, stats
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
-from ref_sim import bot_list, console, crosstable, match, ratings, realbots, stdio
+from ref_sim import bot_list, console, crosstable, isolation, match, ratings, realbots, stdio
 from ref_sim.progress import Progress
 from ref_sim.referee import check_encoding, check_time_limit, locale_encoding
 
@@ -143,19 +143,21 @@ def schedule(pairing_count: int, rounds: int) -> list[Slot]:
 
 # -- the games ----------------------------------------------------------------------------
 
-def pairing_games(settings: dict, specs: list, out: Path,
-                  stop: threading.Event) -> list[match.SeriesGames]:
-    """Each pairing's series (as ``settings["pairings"]``), played by its runner's code."""
+def pairing_games(settings: dict, specs: list, out: Path, stop: threading.Event,
+                  isolate: isolation.Isolation | None = None) -> list[match.SeriesGames]:
+    """Each pairing's series (as ``settings["pairings"]``), played by its runner's code
+    (``isolate``: each bot contained, :mod:`ref_sim.isolation`)."""
     names = [bot["name"] for bot in settings["bots"]]
     series = []
     for i, j in settings["pairings"]:
         pair = ([specs[i], specs[j]], [names[i], names[j]], settings["seed"])
         if settings["protocol"] == "file":
             series.append(match.FileGames(*pair, settings["time_limit"], out,
-                                          encoding=settings["encoding"], stop=stop))
+                                          encoding=settings["encoding"], stop=stop,
+                                          isolate=isolate))
         else:
             series.append(stdio.StdioGames(*pair, *(settings[key] for key in STDIO_SETTINGS),
-                                           out, stop=stop))
+                                           out, stop=stop, isolate=isolate))
     return series
 
 
@@ -362,6 +364,7 @@ examples:
                             help="the referee's encoding, also given to the built-ins "
                                  f"(default: this machine's, {locale_encoding()})")
     stdio.add_timing(parser.add_argument_group("--protocol stdio (ref_sim.stdio)"))
+    isolation.add_options(parser)
     return parser
 
 
@@ -486,7 +489,10 @@ def run_event(args, parser, settings: dict, specs: list, anchor, runner, out: Pa
     games = list(done)
     proven: set[str] = set()        # bots that finished a game in this run: they can start
     stop = threading.Event()
-    series = pairing_games(settings, specs, out, stop)
+    isolate = isolation.from_args(args)
+    if isolate is not None:
+        say(isolation.status_line(isolate, runner.capacity()))
+    series = pairing_games(settings, specs, out, stop, isolate)
     progress = None if args.quiet else PairingProgress(settings, done)
 
     def submit(slot: Slot):
@@ -505,8 +511,10 @@ def run_event(args, parser, settings: dict, specs: list, anchor, runner, out: Pa
         games.append(game)
         proven.update(game["names"])
         if progress is not None:
+            used = isolation.usage_line(game) if isolate is not None else None
             progress.game(slot.pairing, f"Game {slot.number}/{len(slots)}: "
-                                        f"{describe(settings, game)}", game)
+                                        f"{describe(settings, game)}"
+                                        + (f" -- {used}" if used else ""), game)
 
     # Ctrl-C or SIGTERM/SIGHUP (ref_sim.stops), a bot that cannot start, the output closed.
     stopped = match.play_games(runner, todo, submit, finished, stop)

@@ -1,0 +1,270 @@
+"""--isolate (ref_sim.isolation): each bot on its own core, under a memory cap, in a bwrap
+sandbox where bwrap works (no network, read-only but its directories), and what each bot used.
+
+The sandbox tests skip where bwrap is missing or cannot build a sandbox (a fresh CI machine has
+only Python, pip and gcc); the others run anywhere on Linux.
+"""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from ref_sim import isolation, match, stdio, stops
+
+BWRAP, NO_BWRAP = isolation.bwrap()
+needs_bwrap = pytest.mark.skipif(BWRAP is None, reason=f"no sandbox here: {NO_BWRAP}")
+needs_linux = pytest.mark.skipif(not isolation.CAN_SAMPLE or not hasattr(os, "sched_setaffinity"),
+                                 reason="affinity and /proc are Linux's")
+NO_SANDBOX = isolation.Isolation(sandbox=False)
+
+
+@pytest.fixture(autouse=True)
+def quick_waits(monkeypatch):
+    monkeypatch.setattr(match, "STARTUP_WAIT", 0.5)
+    monkeypatch.setattr(match, "EXIT_WAIT", 1.3)
+
+
+def script(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def run_to_end(command, isolate, log, **options):
+    """Start ``command`` through ref_sim.isolation, wait for it (generously), return it."""
+    with open(log, "w") as handle:
+        process = isolation.start(command, isolate, stdout=handle, stderr=subprocess.STDOUT,
+                                  stdin=subprocess.DEVNULL, **options)
+    try:
+        process.wait(60)
+    finally:
+        stops.kill_tree(process)
+    return process
+
+
+def wait_for(predicate, what, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.02)
+
+
+def read_lines(out):
+    return [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+
+
+# -- usage ------------------------------------------------------------------------------------
+
+def test_usage_counts_cpu_and_memory_of_a_plain_bot(tmp_path):
+    # Spins until it has used 0.3 s of CPU: the figure holds however loaded the machine is.
+    spin = ("import time\nblock = bytearray(40 << 20)\nfor i in range(0, len(block), 4096): "
+            "block[i] = 1\nwhile time.process_time() < 0.3: pass\n")
+    process = run_to_end([sys.executable, "-c", spin], None, tmp_path / "spin.log")
+    usage = isolation.usage_of({"Spinner": process, "Absent": None})
+    assert set(usage) == {"Spinner"}
+    assert usage["Spinner"]["cpu_seconds"] >= 0.3
+    assert usage["Spinner"]["peak_mb"] >= 40
+
+
+@needs_linux
+def test_usage_of_a_shell_child_killed_at_the_end_is_sampled(tmp_path):
+    # The shell's child is never reaped by the shell (the whole group is killed): only the
+    # /proc samples of the session see its CPU.
+    marker = tmp_path / "spun"
+    child = (f"import time\nwhile time.process_time() < 1.0: pass\n"
+             f"open({str(marker)!r}, 'w').close()\ntime.sleep(60)\n")
+    command = ["sh", "-c", f'{sys.executable} -c "$0"; true', child]
+    with open(tmp_path / "shell.log", "w") as handle:
+        process = isolation.start(command, None, stdout=handle, stderr=subprocess.STDOUT)
+    try:
+        wait_for(marker.exists, "the child to spin for a second")
+        # /proc counts in clock ticks, coarser than process_time(): 0.99 s may show for 1.0
+        wait_for(lambda: process.sampled["cpu_seconds"] >= 0.9, "a sample after the spin")
+    finally:
+        stops.kill_tree(process)
+    assert isolation.usage_of({"Shell": process})["Shell"]["cpu_seconds"] >= 0.9
+
+
+def test_usage_line_skips_what_is_malformed():
+    game = {"usage": {"A1": {"cpu_seconds": 1.234, "peak_mb": 40.2}, "B2": {"cpu_seconds": "x"},
+                      "C3": "junk", "D4": {"cpu_seconds": 1e999, "peak_mb": 1}}}
+    assert isolation.usage_line(game) == "usage: A1 1.23 s CPU, 40 MB; D4 inf s CPU, 1 MB"
+    assert isolation.usage_line({"usage": [1, 2]}) is None
+    assert isolation.usage_line({}) is None
+
+
+# -- cores and caps -----------------------------------------------------------------------------
+
+@needs_linux
+def test_each_bot_is_pinned_to_cores_of_its_own(tmp_path):
+    pool = isolation.core_pool()
+    sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
+    processes = []
+    try:
+        for k in range(2):
+            with open(tmp_path / f"sleeper{k}.log", "w") as handle:
+                processes.append(isolation.start(sleeper, NO_SANDBOX, stdout=handle))
+        for process in processes:       # the shim has become the sleeper (same process)
+            wait_for(lambda: b"RLIMIT" not in open(f"/proc/{process.pid}/cmdline", "rb").read(),
+                     "the shim (its code is in its command line) to exec the bot")
+            status = open(f"/proc/{process.pid}/status").read()
+            allowed = next(line.split(":")[1].strip() for line in status.splitlines()
+                           if line.startswith("Cpus_allowed_list"))
+            assert allowed == str(process.cores[0]) and len(process.cores) == 1
+        if len(pool.bot_cores) >= 2:
+            assert processes[0].cores != processes[1].cores
+    finally:
+        for process in processes:
+            stops.kill_tree(process)
+    assert all(count == 0 for count in pool.holders.values())     # given back once reaped
+
+
+def test_memory_cap_makes_the_hog_fail_not_the_runner(tmp_path):
+    hog = script(tmp_path, "hog.py", """\
+        import os, sys
+        print("ready", flush=True)
+        try:
+            block = bytearray(600 << 20)
+        except MemoryError:
+            print("MemoryError", flush=True)
+            sys.exit(1)
+        print("allocated", flush=True)
+        """)
+    process = run_to_end([sys.executable, str(hog)], isolation.Isolation(memory_mb=200,
+                                                                          sandbox=False),
+                         tmp_path / "hog.log")
+    assert process.returncode == 1
+    assert "MemoryError" in (tmp_path / "hog.log").read_text()
+
+
+def test_hog_loses_an_isolated_series_that_completes(tmp_path, capsys):
+    hog = script(tmp_path, "hog.py", """\
+        import os, sys, time
+        name, directory = sys.argv[1:3]
+        print("ready", flush=True)
+        while not os.path.exists(os.path.join(directory, name + ".go")):
+            time.sleep(0.01)
+        block = bytearray(600 << 20)        # over the cap: MemoryError, a crash
+        """)
+    out = tmp_path / "out"
+    code = match.main(["random", f"{sys.executable} {hog} {{name}} {{dir}}", "--games", "2",
+                       "--time-limit", "0.5", "--seed", "4", "--out", str(out), "--isolate",
+                       "--isolate-memory", "200"])
+    assert code == 0
+    games = read_lines(out)
+    assert len(games) == 2
+    for game in games:
+        assert game["winner"] == "Random1" and game["loser"] == "Hog2"
+        assert game["notes"]["Hog2"].startswith("crashed")
+    assert "MemoryError" in (out / "logs" / "game-0001-Hog2.log").read_text()
+    assert "isolation: cores:" in capsys.readouterr().out
+
+
+def test_bad_isolation_option_is_one_line(capsys):
+    with pytest.raises(SystemExit) as stop:
+        match.main(["random", "random", "--isolate", "--isolate-memory", "-5"])
+    assert stop.value.code == 2
+    assert "--isolate-memory: must be an integer from 0" in capsys.readouterr().err
+
+
+# -- the sandbox --------------------------------------------------------------------------------
+
+@needs_bwrap
+def test_sandboxed_bot_writes_only_its_directories(tmp_path):
+    game, elsewhere = tmp_path / "game", tmp_path / "elsewhere"
+    game.mkdir()
+    elsewhere.mkdir()
+    writer = script(tmp_path, "writer.py", f"""\
+        import os
+        for folder in ({str(game)!r}, {str(elsewhere)!r}, os.environ["TMPDIR"], "/tmp"):
+            try:
+                with open(os.path.join(folder, "written"), "w") as handle:
+                    handle.write("x")
+                print("wrote", folder, flush=True)
+            except OSError as error:
+                print("refused", folder, error.strerror, flush=True)
+        """)
+    log = tmp_path / "writer.log"
+    process = run_to_end([sys.executable, str(writer)], isolation.Isolation(), log,
+                         writable=[game])
+    said = log.read_text()
+    assert process.returncode == 0, said
+    assert (game / "written").exists()
+    assert not (elsewhere / "written").exists() and not os.path.exists("/tmp/written")
+    assert f"refused {elsewhere} Read-only file system" in said
+    assert f"wrote {game}\n" in said and f"wrote {process.scratch}\n" in said
+    assert "refused /tmp Read-only file system" in said
+    assert process.scratch and not os.path.exists(process.scratch)   # its scratch is gone
+
+
+@needs_bwrap
+def test_sandboxed_bot_cannot_reach_the_network(tmp_path):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.settimeout(0.5)
+    port = server.getsockname()[1]
+    caller = (f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), 5)\n"
+              "    print('connected')\nexcept OSError as error:\n    print('blocked', error)\n")
+    log = tmp_path / "caller.log"
+    try:
+        process = run_to_end([sys.executable, "-c", caller], isolation.Isolation(), log)
+        with pytest.raises(socket.timeout):
+            server.accept()
+    finally:
+        server.close()
+    assert process.returncode == 0 and log.read_text().startswith("blocked")
+
+
+def test_without_bwrap_isolation_is_partial_and_bots_still_run(tmp_path, monkeypatch):
+    monkeypatch.setattr(isolation, "bwrap", lambda: (None, "bwrap not found"))
+    line = isolation.status_line(isolation.Isolation())
+    assert "no sandbox (bwrap not found): isolation is partial" in line
+    process = run_to_end([sys.executable, "-c", "print('ran')"], isolation.Isolation(),
+                         tmp_path / "plain.log")
+    assert process.returncode == 0 and "ran" in (tmp_path / "plain.log").read_text()
+
+
+def test_missing_program_cannot_be_launched_as_without_isolation(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        isolation.start(["/nonexistent/bot"], NO_SANDBOX)
+    assert all(count == 0 for count in isolation.core_pool().holders.values())
+
+
+# -- whole series ---------------------------------------------------------------------------------
+
+def test_isolated_series_of_our_agent_records_usage(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert match.main(["agent:depth=2", "random", "--games", "2", "--time-limit", "0.5",
+                       "--seed", "5", "--out", str(out), "--isolate"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("-- usage: ") == 2 and "isolation: cores:" in printed
+    for game in read_lines(out):
+        assert game["result"] in ("win", "tie") and game["notes"] == {}
+        assert set(game["usage"]) == {"Agent1", "Random2"}
+        assert all(figures["peak_mb"] > 0 for figures in game["usage"].values())
+
+
+def test_isolated_stdio_series_completes(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert stdio.main(["agent:depth=2", "random", "--games", "2", "--seed", "5",
+                       "--out", str(out), "--isolate"]) == 0
+    games = read_lines(out)
+    assert len(games) == 2 and all(set(g["usage"]) == {"Agent1", "Random2"} for g in games)
+    assert capsys.readouterr().out.count("-- usage: ") == 2
+
+
+def test_isolated_tournament_records_usage(tmp_path, capsys):
+    from ref_sim import tournament
+
+    out = tmp_path / "out"
+    assert tournament.main(["random", "random", "--time-limit", "0.5", "--seed", "6",
+                            "--out", str(out), "--isolate", "-q"]) == 0
+    games = read_lines(out)
+    assert len(games) == 2 and all(set(g["usage"]) == {"Random1", "Random2"} for g in games)
