@@ -111,18 +111,21 @@ Files in ``--out``:
     opening     [[name, board, spot] x 4], p1's moves first
     moves       [{"player", "board", "spot", "seconds"} ...], the moves after the opening;
                 "seconds" from the player's .go to the referee tick that saw the move.
-                Where the agent logs its search (our agent does), also "depth", "score"
-                (centipawn-like, from the mover's view), "nodes", "nps" and "agent_seconds".
+                Where the agent writes its search log (our agent does: ref_sim.telemetry), also
+                "depth", "score" (centipawn-like, from the mover's view), "nodes", "nps" and
+                "agent_seconds".
     result      "win", "tie" or "aborted";  winner, loser (names or null)
     reason      the referee's reason ("Time out!", "Invalid move!", "Out-of-order move!",
                 the 3-in-a-row text, "tie", or why it was aborted);  end_text: end_game's text
     bad_line    the move line read when the verdict was a loss by a bad move, else null
     score       agent 1's points: 1, 0.5 or 0 (null if aborted)
     notes       {name: "crashed (exited with code 3)" | "did not exit (killed)"} per agent
+    search_log_skipped  {name: lines of its search log that were not valid}, only if any
     started     Unix time of the start;  duration: seconds
     worker      (--cluster only) the worker that played it;  attempts: times it was started
 
-``logs/``         each agent's output per game and ``game-NNNN.json`` (the referee's record).
+``logs/``         each agent's output per game (at most 8 MiB kept), its search log
+                  (``game-NNNN-NAME.search.jsonl``) and ``game-NNNN.json`` (the referee's record).
 """
 
 from __future__ import annotations
@@ -144,7 +147,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ref_sim import cluster, stats, stops
+from ref_sim import cluster, stats, stops, telemetry
 from agent.commandline import say_error, silence_output
 from agent.lifeline import RUNNER_ENV
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
@@ -185,10 +188,6 @@ SPRT_MAX_GAMES = stats.SPRT_MAX_GAMES
 PROJECT_ROOT = str(Path(__file__).resolve().parent.parent)
 FORMAT = 1
 MODULE = "ref_sim.match"
-
-#: Our agent's per-move log line (agent/protocol.py, FileProtocolAgent._play).
-SEARCH_LINE = re.compile(r"\bmove (\d) (\d)\s+depth (-?\d+)\s+score ([+-]?\d+)\s+nodes (\d+)"
-                         r"\s+nps (\d+)\s+([\d.]+) s since \.go")
 
 
 @dataclass
@@ -295,18 +294,22 @@ def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, 
     environment (a locale to run it under); None if it could not be launched."""
     env = {**child_env(), **(env or {})}
     handle = open(log, "w", encoding="utf-8")
+    drain = telemetry.LogDrain(log)     # whatever it prints: into the log, bounded
     try:
         command = spec.command(name, directory, time_limit, seed, encoding)
         handle.write(f"$ {shlex.join(command)}\n")
         handle.flush()
         # A session of its own (stops.start): Ctrl-C in the terminal stops the runner, which
         # stops the agents; and a process group that stops.kill_tree ends whole.
-        process = stops.start(command, stdout=handle, stderr=subprocess.STDOUT,
+        process = stops.start(command, stdout=drain.write_end, stderr=subprocess.STDOUT,
                               stdin=subprocess.DEVNULL, env=env)
     except (OSError, ValueError) as error:
         handle.write(f"could not start: {error}\n")
         process = None
     handle.close()
+    drain.start(process)
+    if process is not None:
+        process.log_drain = drain       # joined once the game is over (telemetry.join_drains)
     return process
 
 
@@ -317,11 +320,7 @@ def wait_until_started(processes: dict, logs: dict, timeout: float) -> None:
     while waiting and time.monotonic() < deadline:
         for name in list(waiting):
             process = processes[name]
-            try:
-                text = logs[name].read_bytes()
-                grown = len(text) > text.find(b"\n") + 1      # output after the "$ command"
-            except OSError:
-                grown = True
+            grown = telemetry.wrote_past_first_line(logs[name])    # output after the "$ command"
             if process is None or process.poll() is not None or grown:
                 waiting.discard(name)
         if waiting:
@@ -338,12 +337,9 @@ class AgentCannotStart(Exception):
 
 
 def last_output_line(log: Path) -> str:
-    """The last line an agent wrote to its log (after the command line), or ""."""
-    try:
-        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()[1:]
-    except OSError:
-        return ""
-    return next((line.strip() for line in reversed(lines) if line.strip()), "")
+    """The last line an agent wrote to its log (after the command line), or "", printable and
+    short, from the log's tail only (:func:`ref_sim.telemetry.last_line`)."""
+    return telemetry.last_line(log)
 
 
 #: In the first game, how long an agent that is up must stay up before the game begins to
@@ -390,13 +386,16 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
     processes, log_paths = {}, {}
     for name in names:
         log_paths[name] = logs / f"game-{number:04d}-{name}.log"
+        search_env = telemetry.search_log_env(telemetry.search_log_path(logs, number, name), env)
         processes[name] = start_agent(specs[name], name, directory, time_limit,
-                                      log_paths[name], agent_seeds.get(name, 0), encoding, env)
+                                      log_paths[name], agent_seeds.get(name, 0), encoding,
+                                      search_env)
     wait_until_started(processes, log_paths, STARTUP_WAIT)
     gone = first_to_exit(processes, START_SETTLE) if must_start else None
     if gone is not None:
         for other in processes.values():
             stops.kill_tree(other)
+        telemetry.join_drains(processes.values())
         process = processes[gone]
         why = ("the command could not be launched" if process is None
                else f"exited with code {process.returncode} before the game began")
@@ -453,6 +452,7 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
                 notes[name] = "did not exit (killed)"
     for process in processes.values():          # what an agent left running goes with it
         stops.kill_tree(process)
+    telemetry.join_drains(processes.values())
     for name in names:                          # every agent has exited: nothing rewrites them
         for scratch in specs[name].scratch:
             (directory / scratch.format(name=name)).unlink(missing_ok=True)
@@ -476,42 +476,6 @@ def play_game_on_worker(number: int, specs: dict, names, time_limit: float, seed
         return record, notes, cluster.read_files(logs)
 
 
-def parse_search_lines(text: str) -> list[dict]:
-    """The per-move search lines our agent logs, in order.
-
-    >>> parse_search_lines("12:00:01.002 Agent1 INFO move 4 8  depth 7  score -15  nodes 900"
-    ...                    "  nps 45000  0.021 s since .go")[0]["score"]
-    -15
-    """
-    found = []
-    for match in SEARCH_LINE.finditer(text):
-        board, spot, depth, score, nodes, nps, seconds = match.groups()
-        found.append({"board": int(board), "spot": int(spot), "depth": int(depth),
-                      "score": int(score), "nodes": int(nodes), "nps": int(nps),
-                      "agent_seconds": float(seconds)})
-    return found
-
-
-def attach_search_info(moves: list[dict], player: str, logged: list[dict]) -> int:
-    """Add depth/score/... from ``logged`` to ``player``'s moves, matched in order by cell.
-
-    A logged move the referee never accepted (written too late) is skipped.  Returns how
-    many moves got their search figures.
-    """
-    mine = [move for move in moves if move["player"] == player]
-    attached = 0
-    position = 0
-    for entry in logged:
-        if position >= len(mine):
-            break
-        move = mine[position]
-        if (entry["board"], entry["spot"]) == (move["board"], move["spot"]):
-            move.update({k: v for k, v in entry.items() if k not in ("board", "spot")})
-            position += 1
-            attached += 1
-    return attached
-
-
 def game_line(record: GameRecord, notes: dict, scheduled: openings.Scheduled, series_seed: int,
               specs: list[AgentSpec], names: list[str], logs: Path,
               encoding: str | None = None) -> dict:
@@ -519,13 +483,10 @@ def game_line(record: GameRecord, notes: dict, scheduled: openings.Scheduled, se
     series' ``--encoding``, as given to the agents."""
     data = record.to_dict()
     moves = data["moves"]
+    skipped = {}
     for name in names:
-        try:
-            text = (logs / f"game-{scheduled.index:04d}-{name}.log").read_text(
-                encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        attach_search_info(moves, name, parse_search_lines(text))
+        path = telemetry.search_log_path(logs, scheduled.index, name)
+        skipped[name] = telemetry.attach_search_log(moves, name, path)[1]
     if record.result == "tie":
         points = 0.5
     elif record.result == "win":
@@ -547,6 +508,7 @@ def game_line(record: GameRecord, notes: dict, scheduled: openings.Scheduled, se
         "reason": record.reason, "end_text": record.end_text, "bad_line": record.bad_line,
         "score": points, "notes": dict(notes),
         "started": record.started, "duration": round(record.duration, 3),
+        **telemetry.skipped_key(skipped),
     }
 
 
