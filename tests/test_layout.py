@@ -86,6 +86,7 @@ BOT_MODULES = {
     "agent", "agent.__main__", "agent.cli", "agent.commandline", "agent.options",  # its command line
     "agent.protocol", "agent.turns", "agent.watcher", "agent.lifeline", "agent.pauses",  # the file protocol
     "agent.codingame", "agent.variety",  # CodinGame's protocol
+    "agent.search_log",  # each move's figures as JSON, for the runners
     "agent.rules", "agent.search", "agent.core", "agent.limits",  # rules and search
     "agent.engines", "agent.baselines", "agent.evaluation", "agent.eval_fitted",  # engines, evaluations
     "agent.bot",  # a bot of one's own on the same layer
