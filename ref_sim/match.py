@@ -124,7 +124,7 @@ Files in ``--out``:
     started     Unix time of the start;  duration: seconds
     worker      (--cluster only) the worker that played it;  attempts: times it was started
 
-``logs/``         each agent's output per game (at most 8 MiB kept), its search log
+``logs/``         each agent's output per game (at most 8 MiB kept: its start and end), its search log
                   (``game-NNNN-NAME.search.jsonl``) and ``game-NNNN.json`` (the referee's record).
 """
 
@@ -294,22 +294,18 @@ def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, 
     environment (a locale to run it under); None if it could not be launched."""
     env = {**child_env(), **(env or {})}
     handle = open(log, "w", encoding="utf-8")
-    drain = telemetry.LogDrain(log)     # whatever it prints: into the log, bounded
     try:
         command = spec.command(name, directory, time_limit, seed, encoding)
         handle.write(f"$ {shlex.join(command)}\n")
         handle.flush()
         # A session of its own (stops.start): Ctrl-C in the terminal stops the runner, which
         # stops the agents; and a process group that stops.kill_tree ends whole.
-        process = stops.start(command, stdout=drain.write_end, stderr=subprocess.STDOUT,
+        process = stops.start(command, stdout=handle, stderr=subprocess.STDOUT,
                               stdin=subprocess.DEVNULL, env=env)
     except (OSError, ValueError) as error:
         handle.write(f"could not start: {error}\n")
         process = None
     handle.close()
-    drain.start(process)
-    if process is not None:
-        process.log_drain = drain       # joined once the game is over (telemetry.join_drains)
     return process
 
 
@@ -395,7 +391,6 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
     if gone is not None:
         for other in processes.values():
             stops.kill_tree(other)
-        telemetry.join_drains(processes.values())
         process = processes[gone]
         why = ("the command could not be launched" if process is None
                else f"exited with code {process.returncode} before the game began")
@@ -452,7 +447,8 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
                 notes[name] = "did not exit (killed)"
     for process in processes.values():          # what an agent left running goes with it
         stops.kill_tree(process)
-    telemetry.join_drains(processes.values())
+    for log in log_paths.values():              # bounded, whatever an agent printed
+        telemetry.trim_log(log)
     for name in names:                          # every agent has exited: nothing rewrites them
         for scratch in specs[name].scratch:
             (directory / scratch.format(name=name)).unlink(missing_ok=True)

@@ -68,7 +68,7 @@ Files in ``--out`` (default: a new temporary directory, deleted at the end but f
 the games that went wrong, moved to a kept ``uttt-logs-*`` folder): ``series.json``, the
 settings (``{"format": 1, "rules": "codingame", "seed", "agents", "names", "games", "turn_ms",
 "first_turn_ms", "grace_ms"}``), ``games.jsonl``, one JSON object per game, and
-``logs/game-NNNN-NAME.log``, each program's stderr (at most 8 MiB kept), and
+``logs/game-NNNN-NAME.log``, each program's stderr (at most 8 MiB kept: its start and end), and
 ``logs/game-NNNN-NAME.search.jsonl``, the search log it may write (``UTTT_SEARCH_LOG``).  Keys of a game line:
 
     format 1;  rules "codingame";  game (1-based);  pair (0-based);  series_seed
@@ -201,7 +201,7 @@ def stdio_spec(text: str) -> StdioSpec:
 class Program:
     """One running program: its stdin, a thread stamping its stdout lines (each cut at
     :data:`ref_sim.telemetry.MAX_ANSWER_BYTES`, at most :data:`MAX_PENDING_LINES` unread),
-    stderr drained into a log (bounded: :class:`ref_sim.telemetry.LogDrain`).  ``search_log``:
+    stderr into a log (cut once it is over: :func:`ref_sim.telemetry.trim_log`).  ``search_log``:
     the file it may write its moves' figures to (``UTTT_SEARCH_LOG``)."""
 
     def __init__(self, name: str, command: list[str], log: Path,
@@ -213,17 +213,15 @@ class Program:
         self.lines: queue.Queue = queue.Queue(MAX_PENDING_LINES)
         self.closing = threading.Event()        # the game is over: no one reads its lines
         env = {**child_env(), **(telemetry.search_log_env(search_log) if search_log else {})}
-        self.drain = telemetry.LogDrain(log)
         with open(log, "w", encoding="utf-8") as handle:
             handle.write(f"$ {shlex.join(command)}\n")
             handle.flush()
             try:
                 self.process = stops.start(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                           stderr=self.drain.write_end, env=env, bufsize=0)
+                                           stderr=handle, env=env, bufsize=0)
             except (OSError, ValueError) as error:
                 handle.write(f"could not start: {error}\n")
                 self.process = None
-        self.drain.start(self.process)
         if self.process is not None:
             threading.Thread(target=self._read, daemon=True).start()
         else:
@@ -308,7 +306,6 @@ class Program:
             return "did not exit (killed)"
         finally:
             self.process.stdout.close()
-            self.drain.join()
         return None
 
     def kill(self) -> None:
@@ -322,7 +319,7 @@ class Program:
                     stream.close()
                 except OSError:
                     pass
-            self.drain.join()
+        telemetry.trim_log(self.log)            # bounded, whatever it printed
 
 
 # -- one game -----------------------------------------------------------------------------

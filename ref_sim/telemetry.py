@@ -12,11 +12,11 @@ the program's moves, matched in order by cell, under the keys games.jsonl has al
 (a bot of one's own on :mod:`agent.bot` does); what it claims there is checked like the rest.
 
 Nothing a program prints on stdout or stderr is parsed: it is only logged.  The helpers below
-keep even the logging bounded: :class:`LogDrain` copies a program's output through a pipe into
-its log, at most :data:`LOG_CAP_BYTES` kept per game (the rest read and counted, so that the
-program never blocks on a full pipe); :func:`last_line` reads a bounded tail of a log for an
-error message; :func:`wrote_past_first_line` looks at its head only; :func:`bounded_lines`
-reads a program's stdout lines each cut at :data:`MAX_ANSWER_BYTES`.
+keep even the logging bounded: a program writes its output straight into its log file (it never
+blocks, and the runner never holds it), which :func:`trim_log` cuts to :data:`LOG_CAP_BYTES`
+once the game is over; :func:`last_line` reads a bounded tail of a log for an error message;
+:func:`wrote_past_first_line` looks at its head only; :func:`bounded_lines` reads a program's
+stdout lines (CodinGame's answers) each cut at :data:`MAX_ANSWER_BYTES`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import threading
 from pathlib import Path
 
 from agent.search_log import SEARCH_LOG_ENV
@@ -39,14 +38,12 @@ MAX_FILE_BYTES = 1 << 20
 #: Digits a JSON number may have: more is no figure of a search (and int() of thousands of
 #: digits is refused by Python itself).
 MAX_NUMBER_CHARS = 20
-#: Of a program's output (stdout and stderr) in one game, this much is kept in its log.
+#: Of a program's output in one game, this much is kept in its log (first and last halves).
 LOG_CAP_BYTES = 8 << 20
 #: How much of a log's end :func:`last_line` reads.
 TAIL_BYTES = 64 << 10
 #: A program's stdout line (a CodinGame answer) is cut here; the rest of it is discarded.
 MAX_ANSWER_BYTES = 4096
-#: How long to wait, after a game, for a drain to copy what its program wrote last.
-DRAIN_JOIN_SECONDS = 5.0
 
 #: Search figures: the file's key -> (the move's key in games.jsonl, kind, lowest, highest).
 FIGURES = {
@@ -201,8 +198,8 @@ def last_line(log: Path, skip_first: bool = True, limit: int = 200) -> str:
             lines = handle.read(TAIL_BYTES).decode("utf-8", errors="replace").splitlines()
     except OSError:
         return ""
-    if start > 0 or skip_first:         # a line cut by the tail's start, or the command line
-        lines = lines[1:]
+    if start == 0 and skip_first or start > 0 and len(lines) > 1:
+        lines = lines[1:]               # the command line, or a line cut by the tail's start
     said = next((line.strip() for line in reversed(lines) if line.strip()), "")
     return printable(said, limit)
 
@@ -235,65 +232,25 @@ def bounded_lines(stream, limit: int = MAX_ANSWER_BYTES):
         yield line
 
 
-class LogDrain:
-    """A program's output copied into its log through a pipe: give :attr:`write_end` to the
-    process as its stdout/stderr, then :meth:`start`.  At most ``cap`` bytes are kept; the rest
-    is read (the program never blocks on a full pipe) and counted in a last line of the log."""
-
-    def __init__(self, log: Path, cap: int = LOG_CAP_BYTES) -> None:
-        self.log, self.cap = Path(log), cap
-        self.kept = self.dropped = 0
-        self.read_end, self.write_end = os.pipe()
-        self.thread: threading.Thread | None = None
-
-    def start(self, process) -> None:
-        """Copy from now on (``process``: the program, None if it could not be launched)."""
-        os.close(self.write_end)            # the program holds it: its exit ends the copy
-        if process is None:
-            os.close(self.read_end)
-            return
-        self.thread = threading.Thread(target=self._copy, name=f"drain-{self.log.name}",
-                                       daemon=True)
-        self.thread.start()
-
-    def _copy(self) -> None:
-        try:
-            with open(self.log, "ab", buffering=0) as log:
-                while True:
-                    chunk = os.read(self.read_end, 1 << 16)
-                    if not chunk:
-                        break
-                    room = self.cap - self.kept
-                    if room > 0:
-                        log.write(chunk[:room])
-                        self.kept += min(room, len(chunk))
-                    self.dropped += max(0, len(chunk) - max(room, 0))
-                if self.dropped:
-                    log.write(f"\n[runner: {self.dropped:,} more bytes of output dropped past "
-                              f"the {self.cap:,}-byte cap of a game's log]\n".encode())
-        except OSError:                     # the log cannot be written (disk full): read on
-            while _read_or_none(self.read_end):
-                pass
-        finally:
-            os.close(self.read_end)
-
-    def join(self, timeout: float = DRAIN_JOIN_SECONDS) -> None:
-        """Wait until the program's output has ended and been copied (at most ``timeout`` s: a
-        process that escaped its group may hold the pipe; its copy then goes on meanwhile)."""
-        if self.thread is not None:
-            self.thread.join(timeout)
-
-
-def _read_or_none(fd: int) -> bytes | None:
+def trim_log(log: Path, cap: int = LOG_CAP_BYTES) -> int:
+    """Cut ``log`` (a program's output in a game that is over) to at most ``cap`` bytes: its
+    first and last ``cap // 2`` bytes, with a line between saying how much was cut.  Returns the
+    bytes cut (0: it was short enough, or unreadable).  The program wrote straight into the file,
+    so that nothing it prints can block it or reach the runner's memory, and a runner killed
+    outright loses none of it; this keeps a series' logs bounded all the same."""
     try:
-        return os.read(fd, 1 << 16)
-    except OSError:
-        return None
-
-
-def join_drains(processes) -> None:
-    """:meth:`LogDrain.join` for each process (of ``processes``) started with one."""
-    for process in processes:
-        drain = getattr(process, "log_drain", None)
-        if drain is not None:
-            drain.join()
+        size = log.stat().st_size
+        if size <= cap:
+            return 0
+        half = cap // 2
+        trimmed = log.with_name(log.name + ".trim")
+        with open(log, "rb") as source, open(trimmed, "wb") as target:
+            target.write(source.read(half))
+            target.write(f"\n[runner: {size - 2 * half:,} bytes of output cut here; a game's log "
+                         f"keeps its first and last {half:,} bytes]\n".encode())
+            source.seek(size - half)
+            target.write(source.read(half))
+        os.replace(trimmed, log)
+    except OSError:                         # a full disk: the log stays as it is
+        return 0
+    return size - 2 * half
