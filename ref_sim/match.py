@@ -447,8 +447,9 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
                 notes[name] = "did not exit (killed)"
     for process in processes.values():          # what an agent left running goes with it
         stops.kill_tree(process)
-    for log in log_paths.values():              # bounded, whatever an agent printed
-        telemetry.trim_log(log)
+    for name in names:                          # bounded, whatever an agent wrote
+        telemetry.trim_log(log_paths[name])
+        telemetry.trim_log(telemetry.search_log_path(logs, number, name))
     for name in names:                          # every agent has exited: nothing rewrites them
         for scratch in specs[name].scratch:
             (directory / scratch.format(name=name)).unlink(missing_ok=True)

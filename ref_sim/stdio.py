@@ -208,7 +208,7 @@ class Program:
                  search_log: Path | None = None) -> None:
         self.name = name
         self.command = command
-        self.log = log
+        self.log, self.search_log = log, search_log
         self.turns = 0
         self.lines: queue.Queue = queue.Queue(MAX_PENDING_LINES)
         self.closing = threading.Event()        # the game is over: no one reads its lines
@@ -319,7 +319,8 @@ class Program:
                     stream.close()
                 except OSError:
                     pass
-        telemetry.trim_log(self.log)            # bounded, whatever it printed
+        for path in filter(None, (self.log, self.search_log)):   # bounded, whatever it wrote
+            telemetry.trim_log(path)
 
 
 # -- one game -----------------------------------------------------------------------------

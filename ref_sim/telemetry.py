@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 from pathlib import Path
 
 from agent.search_log import SEARCH_LOG_ENV
@@ -53,6 +54,22 @@ FIGURES = {
     "nps": ("nps", float, 0, 10 ** 13),
     "seconds": ("agent_seconds", float, 0, 86_400),
 }
+
+
+def open_regular(path: Path):
+    """``path`` opened for binary reading if it is a regular file; OSError for anything else.  A
+    program can put a FIFO where its log should be (opening it would wait for a writer forever),
+    a symlink or a device: none of them is read."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) \
+        | getattr(os, "O_BINARY", 0)
+    handle = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return os.fdopen(handle, "rb")
+    except BaseException:
+        os.close(handle)
+        raise
 
 
 def search_log_path(logs: Path, number: int, name: str) -> Path:
@@ -130,7 +147,7 @@ def read_search_log(path: Path) -> tuple[list[dict], int]:
     lines were skipped (a missing file: ``([], 0)``).  At most :data:`MAX_FILE_BYTES` are read;
     a last line cut there counts as skipped."""
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
     except OSError:
         return [], 0
@@ -191,7 +208,7 @@ def last_line(log: Path, skip_first: bool = True, limit: int = 200) -> str:
     ``$ command``), from its last :data:`TAIL_BYTES` only, made printable and cut at ``limit``
     characters; "" if none or unreadable."""
     try:
-        with open(log, "rb") as handle:
+        with open_regular(log) as handle:
             size = handle.seek(0, os.SEEK_END)
             start = max(0, size - TAIL_BYTES)
             handle.seek(start)
@@ -208,7 +225,7 @@ def wrote_past_first_line(log: Path) -> bool:
     """True once ``log`` holds more than its first line (a program printed something after the
     runner's ``$ command``), reading at most :data:`TAIL_BYTES` of it; True if unreadable."""
     try:
-        with open(log, "rb") as handle:
+        with open_regular(log) as handle:
             head = handle.read(TAIL_BYTES)
             size = os.fstat(handle.fileno()).st_size
     except OSError:
@@ -239,18 +256,23 @@ def trim_log(log: Path, cap: int = LOG_CAP_BYTES) -> int:
     so that nothing it prints can block it or reach the runner's memory, and a runner killed
     outright loses none of it; this keeps a series' logs bounded all the same."""
     try:
-        size = log.stat().st_size
-        if size <= cap:
-            return 0
-        half = cap // 2
-        trimmed = log.with_name(log.name + ".trim")
-        with open(log, "rb") as source, open(trimmed, "wb") as target:
-            target.write(source.read(half))
-            target.write(f"\n[runner: {size - 2 * half:,} bytes of output cut here; a game's log "
-                         f"keeps its first and last {half:,} bytes]\n".encode())
-            source.seek(size - half)
-            target.write(source.read(half))
+        with open_regular(log) as source:
+            size = os.fstat(source.fileno()).st_size
+            if size <= cap:
+                return 0
+            half = cap // 2
+            trimmed = log.with_name(log.name + ".trim")
+            with open(trimmed, "wb") as target:
+                target.write(source.read(half))
+                target.write(f"\n[runner: {size - 2 * half:,} bytes of output cut here; a game's "
+                             f"log keeps its first and last {half:,} bytes]\n".encode())
+                source.seek(size - half)
+                target.write(source.read(half))
         os.replace(trimmed, log)
-    except OSError:                         # a full disk: the log stays as it is
+    except OSError:                         # not a regular file, a full disk: left as it is
+        try:
+            log.with_name(log.name + ".trim").unlink(missing_ok=True)
+        except OSError:
+            pass
         return 0
     return size - 2 * half

@@ -147,6 +147,21 @@ def test_a_long_log_keeps_its_start_and_its_end(tmp_path):
     assert telemetry.trim_log(tmp_path / "missing.log") == 0
 
 
+@pytest.mark.skipif(not hasattr(telemetry.os, "mkfifo"), reason="no FIFOs on this system")
+def test_a_fifo_or_a_symlink_in_place_of_a_log_is_not_read(tmp_path):
+    fifo = tmp_path / "game-0001-Bot1.search.jsonl"
+    telemetry.os.mkfifo(fifo)               # opening it to read would wait for a writer
+    assert telemetry.read_search_log(fifo) == ([], 0)
+    assert telemetry.last_line(fifo) == "" and telemetry.trim_log(fifo, cap=1) == 0
+    assert telemetry.wrote_past_first_line(fifo)
+    target = tmp_path / "elsewhere.jsonl"
+    target.write_bytes(entry() + b"\n")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    assert telemetry.read_search_log(link) == ([], 0)
+    assert telemetry.trim_log(link, cap=1) == 0 and target.read_bytes() == entry() + b"\n"
+
+
 def test_a_program_flooding_stdout_waits_instead_of_filling_the_memory(tmp_path):
     program = stdio.Program("Flood1", [sys.executable, "-c", "while True: print('0 0')"],
                             tmp_path / "flood.log")
