@@ -13,7 +13,7 @@ agent and per game.  Each move appends one line, a JSON object::
 ``.go`` file's mtime to the write (file protocol), or from the turn's first input line to the
 answer (CodinGame).  ``depth``, ``score`` (from the mover's view), ``nodes``, ``nps`` and
 ``proven`` are there when the engine searched (a move picked from the referee's list without a
-search has none).  ``threads``, ``engine``: how the agent was started.
+search has none).  ``threads``: the ``--threads`` the agent was started with.
 
 Writing it never makes the agent fail: a path that cannot be written is said once in the log and
 the game goes on without the file.
@@ -34,7 +34,7 @@ FORMAT = 1
 
 class SearchLog:
     """Appends one JSON line per move to ``path`` (None: writes nothing).  ``fixed``: fields
-    every line carries (the threads, the engine)."""
+    every line carries (the threads)."""
 
     def __init__(self, path: str | None, protocol: str, fixed: dict | None = None) -> None:
         self.path = path or None

@@ -63,7 +63,7 @@ from ref_sim import analysis, match, stdio, telemetry
 from ref_sim.console import entry_point, prog
 from ref_sim.referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.render import boards_to_play
-from ref_sim.rules import CODINGAME, DRAW, TIE, WPI, Game, IllegalMoveError
+from ref_sim.rules import DRAW, TIE, WPI, Game, IllegalMoveError
 
 MODULE = "ref_sim.replay"
 #: --jobs above this is a typo (each job is a process searching a core).
