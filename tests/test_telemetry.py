@@ -14,7 +14,8 @@ import pytest
 
 from agent.search_log import SEARCH_LOG_ENV, SearchLog
 from agent.limits import SearchResult
-from ref_sim import match, stdio, telemetry
+from agent import cli
+from ref_sim import match, replay, stdio, telemetry
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = ROOT / "tests" / "bots" / "hostile.py"
@@ -200,6 +201,11 @@ def test_the_search_log_is_one_json_line_per_move_and_never_an_error(tmp_path, c
         next(r.message for r in caplog.records if "cannot write the search log" in r.message)) == 1
 
 
+def test_a_bot_of_ones_own_takes_the_option_too():
+    parser = cli.build_parser(engine_options=False)
+    assert parser.parse_args(["Bot1", "--search-log", "moves.jsonl"]).search_log == "moves.jsonl"
+
+
 def run_codingame(*args, env=None) -> subprocess.CompletedProcess:
     turn = "-1 -1\n2\n4 4\n0 0\n"
     return subprocess.run([sys.executable, "-m", "agent", "--protocol", "codingame", "--depth", "2",
@@ -244,6 +250,9 @@ def test_a_file_protocol_series_against_a_hostile_bot_completes(tmp_path, capsys
                        "--games", "2", "--time-limit", "0.5", "--seed", "1", "--out", str(out), "-q"])
     assert code == 0, capsys.readouterr()
     check_series(out, 2, "Hostile2")
+    # The replay page reads the hostile bot's search logs too (its moves have no figures).
+    data = replay.read_run(out / "games.jsonl")
+    assert len(data["games"]) == 2
 
 
 def test_a_codingame_series_against_a_hostile_bot_completes_and_resumes(tmp_path, capsys):
