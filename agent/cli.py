@@ -40,6 +40,7 @@ from .protocol import (
     temp_name,
 )
 from .rules import check_player_name
+from .search_log import SEARCH_LOG_ENV, SearchLog
 
 log = logging.getLogger("agent")
 
@@ -115,6 +116,9 @@ def build_parser(prog: str = PROG, description: str | None = None, engine_option
     verbosity.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     verbosity.add_argument("-q", "--quiet", action="store_true", help="warnings and errors only")
     parser.add_argument("--log-file", default=None, metavar="PATH", help="log here instead of stderr (outside DIR)")
+    parser.add_argument("--search-log", default=None, metavar="PATH",
+                        help=f"append one JSON line per move (cell, depth, score, nodes, nps, seconds) here, for "
+                             f"programs (default: ${SEARCH_LOG_ENV}, set by the series runners; none without it)")
     codingame.add_arguments(parser)
     return parser
 
@@ -219,7 +223,8 @@ def main(argv: list[str] | None = None, *, parser=None, make_engine=None) -> int
             return EXIT_USAGE
         agent = FileProtocolAgent(name, directory, engine, time_limit=args.time_limit, margin=args.margin,
                                   depth=args.depth, nodes=args.nodes, use_watchdog=not args.polling,
-                                  silence=args.silence, encoding=encoding)
+                                  silence=args.silence, encoding=encoding,
+                                  search_log=SearchLog.chosen(args.search_log, "file", {"threads": args.threads}))
         summary = agent.run()  # logs "ready" once it is watching: match runners wait for that
     except KeyboardInterrupt:
         log.warning("interrupted")

@@ -93,6 +93,7 @@ from .commandline import (
 from .limits import SearchLimit, SearchResult
 from .pauses import KEEP_BACK_WINDOW, RecentPauses, StallWatch
 from .rules import CODINGAME, TIE, Position, check_player_name
+from .search_log import SearchLog
 
 log = logging.getLogger(__name__)
 
@@ -251,8 +252,10 @@ class CodinGameAgent:
     def __init__(self, engine, *, turn_ms: float = DEFAULT_TURN_MS,
                  first_turn_ms: float = DEFAULT_FIRST_TURN_MS, margin_ms: float = DEFAULT_MARGIN_MS,
                  depth: int | None = None, nodes: int | None = None, stdin=None, stdout=None,
-                 position: Position | None = None, launched: float | None = IMPORTED_AT) -> None:
+                 position: Position | None = None, launched: float | None = IMPORTED_AT,
+                 search_log: SearchLog | None = None) -> None:
         self.engine = engine
+        self.search_log = search_log if search_log is not None else SearchLog(None, "codingame")
         self._rng = random.Random()  # a random legal move where the engine fails
         self.turn_ms, self.first_turn_ms, self.margin_ms = turn_ms, first_turn_ms, margin_ms
         self.depth, self.nodes = depth, nodes
@@ -396,6 +399,8 @@ class CodinGameAgent:
                      result.nodes_per_second, took, note)
         else:
             log.info("move %s  %.3f s since input%s", _cell_text(move), took, note)
+        row, col = index_to_cell(move)
+        self.search_log.move(move // 9, move % 9, took, result, row=row, col=col)
         if self.position is not None and self.position.winner is not None:
             log.info("game over by my rules after my move: %s", _describe(self.position))
 
@@ -512,7 +517,9 @@ def main(args, make_engine=None) -> int:
     agent = None
     try:
         agent = CodinGameAgent(engine, turn_ms=args.turn_ms, first_turn_ms=args.first_turn_ms,
-                               margin_ms=args.margin_ms, depth=args.depth, nodes=args.nodes)
+                               margin_ms=args.margin_ms, depth=args.depth, nodes=args.nodes,
+                               search_log=SearchLog.chosen(args.search_log, "codingame",
+                                                           {"threads": args.threads}))
         code = agent.run()
     except KeyboardInterrupt:
         log.warning("interrupted")

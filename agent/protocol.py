@@ -66,6 +66,7 @@ from .lifeline import Lifeline
 from .limits import SearchLimit
 from .pauses import RecentPauses, StallWatch
 from .rules import Move, check_player_name, format_move_line
+from .search_log import SearchLog
 from .turns import (  # noqa: F401  (re-exported: the protocol's helpers have always lived here)
     COARSEST_TIMESTAMP,
     END_FILE,
@@ -262,6 +263,7 @@ class FileProtocolAgent:
     seconds the files may be missing in a joined game; ``silence``: seconds without any change
     in them (default :func:`default_silence`, 0 for never) before the game counts as aborted.
     ``encoding``: how the referee decodes the files (default: the locale's, :func:`referee_encoding`).
+    ``search_log``: where each move's figures go as a JSON line (:mod:`agent.search_log`).
     """
 
     def __init__(
@@ -279,8 +281,10 @@ class FileProtocolAgent:
         grace: float = VANISH_GRACE,
         silence: float | None = None,
         encoding: str | None = None,
+        search_log: SearchLog | None = None,
     ) -> None:
         self.name = check_player_name(name)
+        self.search_log = search_log if search_log is not None else SearchLog(None, "file")
         self.encoding = check_encoding(referee_encoding() if encoding is None else encoding)
         self.directory = Path(directory)
         self.engine = engine
@@ -487,6 +491,7 @@ class FileProtocolAgent:
             note += f"  (kept back {kept * 1000:.0f} ms for pauses)"
         log.info("move %s  depth %d  score %+d  nodes %d  nps %.0f  %.3f s since .go%s",
                  move, result.depth, result.score, result.nodes, result.nodes_per_second, took, note)
+        self.search_log.move(move.board, move.spot, took, result)
         self._log_notes()
 
     def _explain_unwritten(self, move: Move, opening_id: tuple) -> None:

@@ -118,8 +118,9 @@ Files in ``--out``:
     opening     [[name, board, spot] x 4], p1's moves first
     moves       [{"player", "board", "spot", "seconds"} ...], the moves after the opening;
                 "seconds" from the player's .go to the referee tick that saw the move.
-                Where the agent logs its search (our agent does), also "depth", "score"
-                (centipawn-like, from the mover's view), "nodes", "nps" and "agent_seconds".
+                Where the agent writes its search log (our agent does: ref_sim.telemetry), also
+                "depth", "score" (centipawn-like, from the mover's view), "nodes", "nps" and
+                "agent_seconds".
     result      "win", "tie" or "aborted";  winner, loser (names or null)
     reason      the referee's reason ("Time out!", "Invalid move!", "Out-of-order move!",
                 the 3-in-a-row text, "tie", or why it was aborted);  end_text: end_game's text
@@ -129,12 +130,14 @@ Files in ``--out``:
     hints       {name: text}: why a side never reacted to its .go, from what move_file held
                 ("Otter1 never wrote move_file after its .go ...", "move_file had lines from
                 'Otter' while Otter1 was to move: is its name hard-coded? ..."); {} mostly
+    search_log_skipped  {name: lines of its search log that were not valid}, only if any
     started     Unix time of the start;  duration: seconds
     worker      (--cluster only) the worker that played it;  attempts: times it was started
     usage       {name: {"cpu_seconds", "peak_mb"}}: what each agent used (ref_sim.isolation;
                 left out where it is not known)
 
-``logs/``         each agent's output per game and ``game-NNNN.json`` (the referee's record).
+``logs/``         each agent's output per game (at most 8 MiB kept: its start and end), its search log
+                  (``game-NNNN-NAME.search.jsonl``) and ``game-NNNN.json`` (the referee's record).
 """
 
 from __future__ import annotations
@@ -156,7 +159,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ref_sim import cluster, stats, stops
+from ref_sim import cluster, stats, stops, telemetry
 from agent.commandline import say_error, silence_output
 from agent.lifeline import RUNNER_ENV
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
@@ -197,10 +200,6 @@ SPRT_MAX_GAMES = stats.SPRT_MAX_GAMES
 PROJECT_ROOT = str(Path(__file__).resolve().parent.parent)
 FORMAT = 1
 MODULE = "ref_sim.match"
-
-#: Our agent's per-move log line (agent/protocol.py, FileProtocolAgent._play).
-SEARCH_LINE = re.compile(r"\bmove (\d) (\d)\s+depth (-?\d+)\s+score ([+-]?\d+)\s+nodes (\d+)"
-                         r"\s+nps (\d+)\s+([\d.]+) s since \.go")
 
 
 @dataclass
@@ -314,11 +313,17 @@ def agent_spec(text: str, builtins: dict | None = None) -> AgentSpec:
 
 def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, log: Path,
                 seed: int = 0, encoding: str | None = None, env: dict | None = None,
-                isolate: isolation.Isolation | None = None):
+                isolate: isolation.Isolation | None = None, search_log: Path | None = None):
     """Launch one agent, its output into ``log``; ``env``: variables added to its
     environment (a locale to run it under); ``isolate``: contained (ref_sim.isolation), it
-    may write ``directory`` only; None if it could not be launched."""
+    may write ``directory`` only, and ``search_log``, the file its moves' figures go to
+    (``UTTT_SEARCH_LOG``, ref_sim.telemetry); None if it could not be launched."""
     env = {**child_env(), **(env or {})}
+    writable = [Path(directory).absolute()]
+    if search_log is not None:
+        env = telemetry.search_log_env(search_log, env)
+        search_log.touch()      # a sandbox lets it write this one file of logs/, not the folder
+        writable.append(search_log)
     directory = Path(directory).absolute()      # its working directory, as the real referee's
     handle = open(log, "w", encoding="utf-8")
     try:
@@ -327,7 +332,7 @@ def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, 
         handle.flush()
         # A session of its own (stops.start): Ctrl-C in the terminal stops the runner, which
         # stops the agents; and a process group that stops.kill_tree ends whole.
-        process = isolation.start(command, isolate, writable=[directory], stdout=handle,
+        process = isolation.start(command, isolate, writable=writable, stdout=handle,
                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
                                   cwd=directory)
     except (OSError, ValueError) as error:
@@ -344,11 +349,7 @@ def wait_until_started(processes: dict, logs: dict, timeout: float) -> None:
     while waiting and time.monotonic() < deadline:
         for name in list(waiting):
             process = processes[name]
-            try:
-                text = logs[name].read_bytes()
-                grown = len(text) > text.find(b"\n") + 1      # output after the "$ command"
-            except OSError:
-                grown = True
+            grown = telemetry.wrote_past_first_line(logs[name])    # output after the "$ command"
             if process is None or process.poll() is not None or grown:
                 waiting.discard(name)
         if waiting:
@@ -365,12 +366,9 @@ class AgentCannotStart(Exception):
 
 
 def last_output_line(log: Path) -> str:
-    """The last line an agent wrote to its log (after the command line), or ""."""
-    try:
-        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()[1:]
-    except OSError:
-        return ""
-    return next((line.strip() for line in reversed(lines) if line.strip()), "")
+    """The last line an agent wrote to its log (after the command line), or "", printable and
+    short, from the log's tail only (:func:`ref_sim.telemetry.last_line`)."""
+    return telemetry.last_line(log)
 
 
 #: In the first game, how long an agent that is up must stay up before the game begins to
@@ -420,7 +418,7 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
         log_paths[name] = logs / f"game-{number:04d}-{name}.log"
         processes[name] = start_agent(specs[name], name, directory, time_limit,
                                       log_paths[name], agent_seeds.get(name, 0), encoding, env,
-                                      isolate)
+                                      isolate, telemetry.search_log_path(logs, number, name))
     wait_until_started(processes, log_paths, STARTUP_WAIT)
     gone = first_to_exit(processes, START_SETTLE) if must_start else None
     if gone is not None:
@@ -483,6 +481,9 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
     for process in processes.values():          # what an agent left running goes with it
         stops.kill_tree(process)
     record.usage = isolation.usage_of(processes)    # reaped: CPU seconds, peak memory
+    for name in names:                          # bounded, whatever an agent wrote
+        telemetry.trim_log(log_paths[name])
+        telemetry.trim_log(telemetry.search_log_path(logs, number, name))
     for name in names:                          # every agent has exited: nothing rewrites them
         for scratch in specs[name].scratch:
             (directory / scratch.format(name=name)).unlink(missing_ok=True)
@@ -506,42 +507,6 @@ def play_game_on_worker(number: int, specs: dict, names, time_limit: float, seed
         return record, notes, cluster.read_files(logs)
 
 
-def parse_search_lines(text: str) -> list[dict]:
-    """The per-move search lines our agent logs, in order.
-
-    >>> parse_search_lines("12:00:01.002 Agent1 INFO move 4 8  depth 7  score -15  nodes 900"
-    ...                    "  nps 45000  0.021 s since .go")[0]["score"]
-    -15
-    """
-    found = []
-    for match in SEARCH_LINE.finditer(text):
-        board, spot, depth, score, nodes, nps, seconds = match.groups()
-        found.append({"board": int(board), "spot": int(spot), "depth": int(depth),
-                      "score": int(score), "nodes": int(nodes), "nps": int(nps),
-                      "agent_seconds": float(seconds)})
-    return found
-
-
-def attach_search_info(moves: list[dict], player: str, logged: list[dict]) -> int:
-    """Add depth/score/... from ``logged`` to ``player``'s moves, matched in order by cell.
-
-    A logged move the referee never accepted (written too late) is skipped.  Returns how
-    many moves got their search figures.
-    """
-    mine = [move for move in moves if move["player"] == player]
-    attached = 0
-    position = 0
-    for entry in logged:
-        if position >= len(mine):
-            break
-        move = mine[position]
-        if (entry["board"], entry["spot"]) == (move["board"], move["spot"]):
-            move.update({k: v for k, v in entry.items() if k not in ("board", "spot")})
-            position += 1
-            attached += 1
-    return attached
-
-
 def game_line(record: GameRecord, notes: dict, scheduled: openings.Scheduled, series_seed: int,
               specs: list[AgentSpec], names: list[str], logs: Path,
               encoding: str | None = None) -> dict:
@@ -549,13 +514,10 @@ def game_line(record: GameRecord, notes: dict, scheduled: openings.Scheduled, se
     series' ``--encoding``, as given to the agents."""
     data = record.to_dict()
     moves = data["moves"]
+    skipped = {}
     for name in names:
-        try:
-            text = (logs / f"game-{scheduled.index:04d}-{name}.log").read_text(
-                encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        attach_search_info(moves, name, parse_search_lines(text))
+        path = telemetry.search_log_path(logs, scheduled.index, name)
+        skipped[name] = telemetry.attach_search_log(moves, name, path)[1]
     if record.result == "tie":
         points = 0.5
     elif record.result == "win":
@@ -579,6 +541,7 @@ def game_line(record: GameRecord, notes: dict, scheduled: openings.Scheduled, se
         "hints": realbots.stall_notes(record, notes, dict(zip(names, specs))),
         "started": record.started, "duration": round(record.duration, 3),
         **({"usage": record.usage} if getattr(record, "usage", None) else {}),
+        **telemetry.skipped_key(skipped),
     }
 
 

@@ -43,8 +43,9 @@ JSON: ``{"format": 1, "source", "agents": [agent 1, agent 2], "win_score", "prov
 
 The move keys are those of ``games.jsonl`` (``ref_sim.match`` and ``ref_sim.stdio`` write
 ``depth``, ``score``, ``nodes``, ``nps`` and ``agent_seconds`` into each move they can read
-from the agent's log), so a runner that records more per move only has to use the same names;
-older files without them are read from the logs with the runners' own log parsers.
+from the agent's search log), so a runner that records more per move only has to use the same
+names; where a line lacks them, they are read from the search logs in ``logs/`` with the runners'
+own strict reader (:mod:`ref_sim.telemetry`), never from a program's text output.
 """
 
 from __future__ import annotations
@@ -58,11 +59,11 @@ from pathlib import Path
 from ref_sim import cluster
 from agent.options import MAX_SECONDS, real, whole
 from agent.search import PROVEN_SCORE, WIN_SCORE
-from ref_sim import analysis, match, stdio
+from ref_sim import analysis, match, stdio, telemetry
 from ref_sim.console import entry_point, prog
 from ref_sim.referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.render import boards_to_play
-from ref_sim.rules import CODINGAME, DRAW, TIE, WPI, Game, IllegalMoveError
+from ref_sim.rules import DRAW, TIE, WPI, Game, IllegalMoveError
 
 MODULE = "ref_sim.replay"
 #: --jobs above this is a typo (each job is a process searching a core).
@@ -166,21 +167,15 @@ def _timing(line: dict, moves: list[dict]) -> None:
 
 
 def _search_from_logs(line: dict, moves: list[dict], logs: Path) -> None:
-    """Read the search figures from the agents' logs for players whose moves have none
-    (files written before the runners recorded them), with the runners' own parsers."""
-    codingame = line.get("rules") == CODINGAME
+    """Read the search figures for players whose moves have none from their search logs
+    (``logs/game-NNNN-NAME.search.jsonl``), with the runners' own strict reader
+    (:mod:`ref_sim.telemetry`).  A program's text log is never parsed: anyone can print."""
     for name in {move["player"] for move in moves}:
         mine = [move for move in moves if move["player"] == name and not move["opening"]]
         if not mine or any("depth" in move for move in mine):
             continue
-        log = logs / f"game-{int(line['game']):04d}-{name}.log"
-        if not log.is_file():
-            continue
-        if codingame:
-            stdio.attach_search_info(mine, name, log)
-        else:
-            text = log.read_text(encoding="utf-8", errors="replace")
-            match.attach_search_info(mine, name, match.parse_search_lines(text))
+        telemetry.attach_search_log(mine, name, telemetry.search_log_path(
+            logs, int(line["game"]), name))
 
 
 def game_data(line: dict, logs: Path | None = None) -> dict:

@@ -68,21 +68,23 @@ Files in ``--out`` (default: a new temporary directory, deleted at the end but f
 the games that went wrong, moved to a kept ``uttt-logs-*`` folder): ``series.json``, the
 settings (``{"format": 1, "rules": "codingame", "seed", "agents", "names", "games", "turn_ms",
 "first_turn_ms", "grace_ms"}``), ``games.jsonl``, one JSON object per game, and
-``logs/game-NNNN-NAME.log``, each program's stderr.  Keys of a game line:
+``logs/game-NNNN-NAME.log``, each program's stderr (at most 8 MiB kept: its start and end), and
+``logs/game-NNNN-NAME.search.jsonl``, the search log it may write (``UTTT_SEARCH_LOG``).  Keys of a game line:
 
     format 1;  rules "codingame";  game (1-based);  pair (0-based);  series_seed
     turn_ms, first_turn_ms, grace_ms
     agents      [{"name", "spec", "command", "seed"}] (index 0 is agent 1)
     names, p1, p2   the names; p1 moved first (X)
     moves       [{"player", "row", "col", "board", "spot", "ms"}], "ms" the referee's measure;
-                where the program logs its search like our agent, also "depth", "score",
-                "nodes", "nps" and "agent_seconds"
+                where the program writes its search log like our agent (ref_sim.telemetry),
+                also "depth", "score", "nodes", "nps" and "agent_seconds"
     result      "win" or "tie";  winner, loser (names or null);  reason;  bad_line
     late_ms     after a time-out, when the late answer came (null if none within LATE_WAIT)
     boards      {name: local boards won}
     score       agent 1's points: 1, 0.5 or 0
     notes       {name: "crashed (exited with code N)" | "did not exit (killed)"}
     slowest_ms  {name: the longest turn of that program}
+    search_log_skipped  {name: lines of its search log that were not valid}, only if any
     started     Unix time;  duration: seconds
     worker      (--cluster only) the worker that played it;  attempts: times it was started
     usage       {name: {"cpu_seconds", "peak_mb"}}: what each program used (ref_sim.isolation;
@@ -105,7 +107,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ref_sim import cluster, stops
+from ref_sim import cluster, stops, telemetry
 from agent.options import MAX_GAMES, real, whole
 from ref_sim import console, isolation, realbots
 from ref_sim.match import (RESUME_HELP, START_SETTLE, AgentCannotStart, SeriesGames, add_agents,
@@ -144,10 +146,8 @@ CRASHED = "Crashed!"
 LINE_WIN = "three local boards in a line"
 COUNT_WIN = "more local boards won when all boards were decided"
 FORMAT = 1
-
-#: Our agent's per-move stderr line (agent/codingame.py).
-SEARCH_LINE = re.compile(r"\bmove (\d) (\d)\s+depth (-?\d+)\s+score ([+-]?\d+)\s+nodes (\d+)"
-                         r"\s+nps (\d+)\s+([\d.]+) s since input")
+#: Lines of a program's stdout the referee holds unread at most (more: the program waits).
+MAX_PENDING_LINES = 1000
 
 
 def to_cell(board: int, spot: int) -> tuple[int, int]:
@@ -204,21 +204,28 @@ def stdio_spec(text: str) -> StdioSpec:
 
 
 class Program:
-    """One running program: its stdin, a thread stamping its stdout lines, stderr to a log."""
+    """One running program: its stdin, a thread stamping its stdout lines (each cut at
+    :data:`ref_sim.telemetry.MAX_ANSWER_BYTES`, at most :data:`MAX_PENDING_LINES` unread),
+    stderr into a log (cut once it is over: :func:`ref_sim.telemetry.trim_log`).  ``search_log``:
+    the file it may write its moves' figures to (``UTTT_SEARCH_LOG``)."""
 
     def __init__(self, name: str, command: list[str], log: Path,
-                 isolate: isolation.Isolation | None = None) -> None:
+                 isolate: isolation.Isolation | None = None, search_log: Path | None = None) -> None:
         self.name = name
         self.command = command
-        self.log = log
+        self.log, self.search_log = log, search_log
         self.turns = 0
-        self.lines: queue.Queue = queue.Queue()
-        env = child_env()
+        self.lines: queue.Queue = queue.Queue(MAX_PENDING_LINES)
+        self.closing = threading.Event()        # the game is over: no one reads its lines
+        env = {**child_env(), **(telemetry.search_log_env(search_log) if search_log else {})}
+        if search_log is not None:
+            search_log.touch()      # a sandbox lets it write this one file of logs/, not the folder
         with open(log, "w", encoding="utf-8") as handle:
             handle.write(f"$ {shlex.join(command)}\n")
             handle.flush()
             try:
-                self.process = isolation.start(command, isolate, stdin=subprocess.PIPE,
+                self.process = isolation.start(command, isolate, writable=[search_log] if search_log else [],
+                                               stdin=subprocess.PIPE,
                                                stdout=subprocess.PIPE, stderr=handle, env=env,
                                                bufsize=0)
             except (OSError, ValueError) as error:
@@ -232,11 +239,21 @@ class Program:
     def _read(self) -> None:
         stream = self.process.stdout
         try:
-            for line in iter(stream.readline, b""):
-                self.lines.put((time.perf_counter(), line.decode("utf-8", errors="replace")))
+            for line in telemetry.bounded_lines(stream):
+                self._put((time.perf_counter(), line.decode("utf-8", errors="replace")))
         except (OSError, ValueError):
             pass
-        self.lines.put((time.perf_counter(), None))
+        self._put((time.perf_counter(), None))
+
+    def _put(self, item) -> None:
+        """Queue a line; while the queue is full, wait (the program waits on its pipe in turn)
+        until the referee reads one or the game is over."""
+        while not self.closing.is_set():
+            try:
+                self.lines.put(item, timeout=STOP_CHECK)
+                return
+            except queue.Full:
+                pass
 
     def started(self) -> bool:
         """True once the program wrote past its log's command line, or exited."""
@@ -286,6 +303,7 @@ class Program:
         """Close its stdin and wait for it to exit; kill it after ``wait`` s ("did not exit (killed)")."""
         if self.process is None:
             return None
+        self.closing.set()
         try:
             self.process.stdin.close()
         except OSError:
@@ -302,6 +320,7 @@ class Program:
     def kill(self) -> None:
         """End it at once, with everything it started or left running (the game is over, or
         the series is stopping)."""
+        self.closing.set()
         if self.process is not None:
             stops.kill_tree(self.process)
             for stream in (self.process.stdin, self.process.stdout):
@@ -309,6 +328,8 @@ class Program:
                     stream.close()
                 except OSError:
                     pass
+        for path in filter(None, (self.log, self.search_log)):   # bounded, whatever it wrote
+            telemetry.trim_log(path)
 
 
 # -- one game -----------------------------------------------------------------------------
@@ -366,7 +387,7 @@ def play_game(commands: dict[str, list[str]], first: str, logs: Path, number: in
     try:
         for name in names:
             programs[name] = Program(name, commands[name], logs / f"game-{number:04d}-{name}.log",
-                                     isolate)
+                                     isolate, telemetry.search_log_path(logs, number, name))
         record = _referee(programs, names, turn_ms, first_turn_ms, grace_ms, show, exit_wait,
                           must_start, stop)
     finally:
@@ -483,29 +504,6 @@ def play_game_on_worker(number: int, specs: dict, agent_seeds: dict, first: str,
         return record, commands, cluster.read_files(logs)
 
 
-def parse_search_lines(text: str) -> list[dict]:
-    """Our agent's per-move stderr lines, in order: row, col, depth, score, nodes, nps, seconds."""
-    return [{"row": int(r), "col": int(c), "depth": int(d), "score": int(s), "nodes": int(n),
-             "nps": int(v), "agent_seconds": float(t)}
-            for r, c, d, s, n, v, t in SEARCH_LINE.findall(text)]
-
-
-def attach_search_info(moves: list[dict], player: str, log: Path) -> None:
-    """Add each logged search's figures to ``player``'s moves, matched in order by cell."""
-    try:
-        logged = parse_search_lines(log.read_text(encoding="utf-8", errors="replace"))
-    except OSError:
-        return
-    mine = iter(m for m in moves if m["player"] == player)
-    move = next(mine, None)
-    for entry in logged:
-        if move is None:
-            break
-        if (entry["row"], entry["col"]) == (move["row"], move["col"]):
-            move.update({k: v for k, v in entry.items() if k not in ("row", "col")})
-            move = next(mine, None)
-
-
 def describe(game: dict) -> str:
     """One line about a finished game."""
     if game["result"] == "tie":
@@ -542,14 +540,14 @@ def game_line(record: dict, commands: dict, number: int, series_seed: int, specs
     its programs logged.  ``k``: its number in its series when that is not ``number`` (a
     tournament's pairing): the pair and the seeds follow ``k``, ``game`` and the logs ``number``."""
     k = number if k is None else k
-    for name in names:
-        attach_search_info(record["moves"], name, logs / f"game-{number:04d}-{name}.log")
+    skipped = {name: telemetry.attach_search_log(record["moves"], name, telemetry.search_log_path(
+        logs, number, name))[1] for name in names}
     score = (None if record["result"] == "aborted" else 0.5 if record["result"] == "tie"
              else float(record["winner"] == names[0]))
     agents = [{"name": name, "spec": spec.spec, "command": commands[name], "seed": agent_seed}
               for name, spec, agent_seed in zip(names, specs, agent_seeds(series_seed, k))]
     return {"format": FORMAT, "game": number, "pair": (k - 1) // 2, "series_seed": series_seed,
-            "agents": agents, **record, "score": score}
+            "agents": agents, **record, "score": score, **telemetry.skipped_key(skipped)}
 
 
 class StdioGames(SeriesGames):

@@ -87,6 +87,7 @@ BOT_MODULES = {
     "agent.protocol", "agent.turns", "agent.watcher", "agent.lifeline", "agent.pauses",  # the file protocol
     "agent.clock", "agent.exits",  # both protocols' time budget and exit codes
     "agent.codingame", "agent.variety",  # CodinGame's protocol
+    "agent.search_log",  # each move's figures as JSON, for the runners
     "agent.rules", "agent.search", "agent.core", "agent.limits",  # rules and search
     "agent.engines", "agent.baselines", "agent.evaluation", "agent.eval_fitted",  # engines, evaluations
     "agent.bot",  # a bot of one's own on the same layer

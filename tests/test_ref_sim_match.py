@@ -70,30 +70,6 @@ def test_schedule_pairs_share_openings_with_sides_swapped():
     assert len({g.opening for g in unpaired}) == 6
 
 
-def test_search_lines_are_attached_to_the_right_moves():
-    log = "\n".join([
-        "$ python -m agent Agent1 --dir /x",
-        "06:46:54.2 Agent1 INFO Agent1 ready in /x",
-        "06:46:54.6 Agent1 INFO move 4 4  depth 4  score -20  nodes 459  nps 452602  "
-        "0.009 s since .go",
-        "06:46:54.8 Agent1 INFO move 4 2  depth 6  score +20  nodes 419  nps 477632  "
-        "0.310 s since .go  (proven)",
-        "06:46:55.0 Agent1 INFO move 0 0  depth 1  score +0  nodes 1  nps 10  1.2 s since .go",
-    ])
-    logged = match.parse_search_lines(log)
-    assert [(e["board"], e["spot"], e["depth"], e["score"]) for e in logged] == \
-        [(4, 4, 4, -20), (4, 2, 6, 20), (0, 0, 1, 0)]
-    moves = [{"player": "Agent1", "board": 4, "spot": 4}, {"player": "Seed2", "board": 4,
-                                                           "spot": 2},
-             {"player": "Agent1", "board": 4, "spot": 2}]
-    # The last logged move was never accepted (too late): it is not attached anywhere.
-    assert match.attach_search_info(moves, "Agent1", logged) == 2
-    assert moves[0]["depth"] == 4 and moves[0]["nodes"] == 459
-    assert moves[2]["score"] == 20 and moves[2]["agent_seconds"] == 0.31
-    assert "depth" not in moves[1]
-    assert match.attach_search_info(moves, "Seed2", []) == 0       # agents that log nothing
-
-
 # -- series logic with instant fake games ---------------------------------------------------
 
 class FakeGames:

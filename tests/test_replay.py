@@ -110,13 +110,19 @@ def test_a_series_reads_as_versioned_games_matching_its_lines(series):
         assert game["ending"] == ("draw" if final == "tie" else "line")
 
 
-def test_files_without_search_figures_are_read_from_the_agents_logs(tmp_path):
+def test_files_without_search_figures_are_read_from_the_agents_search_logs(tmp_path):
     moves, game = random_game(7)
     line = file_protocol_line(1, moves, game, logged=False)
     ours = [m for m in line["moves"] if m["player"] == "Agent1"]
-    log = "".join(f"12:00:00.000 Agent1 INFO move {m['board']} {m['spot']}  depth 6  score "
-                  f"{-i}  nodes 50  nps 1000  0.050 s since .go\n" for i, m in enumerate(ours))
-    folder = write_series(tmp_path / "old", [line], {"game-0001-Agent1.log": log})
+    search_log = "".join(json.dumps({"board": m["board"], "spot": m["spot"], "depth": 6,
+                                     "score": -i, "nodes": 50, "nps": 1000, "seconds": 0.05}) + "\n"
+                         for i, m in enumerate(ours))
+    # The opponent's text log imitates our agent's log line: it is never read.
+    theirs = [m for m in line["moves"] if m["player"] == "Random2"]
+    imitation = f"INFO move {theirs[0]['board']} {theirs[0]['spot']}  depth 9  score " + "9" * 5000 \
+        + "  nodes 1  nps 1  . s since .go\n"
+    folder = write_series(tmp_path / "old", [line], {"game-0001-Agent1.search.jsonl": search_log,
+                                                     "game-0001-Random2.log": imitation})
     data = replay.read_run(folder / "games.jsonl")
     read = [m for m in data["games"][0]["moves"] if m["player"] == "Agent1" and not m["opening"]]
     assert [m["score"] for m in read] == [-i for i in range(len(ours))]
@@ -132,13 +138,13 @@ def test_a_codingame_series_has_no_opening_and_a_longer_first_turn(tmp_path):
         row, col = (board // 3) * 3 + spot // 3, (board % 3) * 3 + spot % 3
         line_moves.append({"player": names[ply % 2], "row": row, "col": col, "board": board,
                            "spot": spot, "ms": 80.0})
-    log = "".join(f"12:00:00.000 codingame INFO move {m['row']} {m['col']}  depth 9  score +{i}"
-                  f"  nodes 5  nps 9  0.080 s since input\n"
+    log = "".join(json.dumps({"board": m["board"], "spot": m["spot"], "row": m["row"], "col": m["col"],
+                              "depth": 9, "score": i, "nodes": 5, "nps": 9, "seconds": 0.08}) + "\n"
                   for i, m in enumerate(line_moves[::2]))
     line = {"format": 1, "rules": "codingame", "game": 1, "turn_ms": 100.0,
             "first_turn_ms": 1000.0, "names": list(names), "p1": "Agent1", "p2": "Random2",
             "moves": line_moves, "result": "tie", "winner": None, "reason": "tie", "score": 0.5}
-    folder = write_series(tmp_path / "cg", [line], {"game-0001-Agent1.log": log})
+    folder = write_series(tmp_path / "cg", [line], {"game-0001-Agent1.search.jsonl": log})
     read = replay.read_run(folder)["games"][0]
     assert read["rules"] == "codingame" and not any(m["opening"] for m in read["moves"])
     assert [m["limit"] for m in read["moves"][:4]] == [1.0, 1.0, 0.1, 0.1]

@@ -1,0 +1,278 @@
+"""What the runners learn from the programs they run, read as the untrusted input it is.
+
+Our agent writes a JSON line per move into a file of its own (:mod:`agent.search_log`): the
+runners name it ``logs/game-NNNN-NAME.search.jsonl`` through the environment variable
+``UTTT_SEARCH_LOG`` (:func:`search_log_env`), for every program of a game, and read it back
+with one strict, bounded reader (:func:`read_search_log`): at most :data:`MAX_FILE_BYTES` of
+the file, lines over :data:`MAX_LINE_BYTES` skipped, JSON without NaN, infinities, ``1e999``
+or numbers of more than 20 digits, every field type- and range-checked (:data:`FIGURES`).  A
+line that fails is skipped and counted, never raised.  :func:`attach` then adds the figures to
+the program's moves, matched in order by cell, under the keys games.jsonl has always had
+(``depth``, ``score``, ``nodes``, ``nps``, ``agent_seconds``).  Any program may write the file
+(a bot of one's own on :mod:`agent.bot` does); what it claims there is checked like the rest.
+
+Nothing a program prints on stdout or stderr is parsed: it is only logged.  The helpers below
+keep even the logging bounded: a program writes its output straight into its log file (it never
+blocks, and the runner never holds it), which :func:`trim_log` cuts to :data:`LOG_CAP_BYTES`
+once the game is over; :func:`last_line` reads a bounded tail of a log for an error message;
+:func:`wrote_past_first_line` looks at its head only; :func:`bounded_lines` reads a program's
+stdout lines (CodinGame's answers) each cut at :data:`MAX_ANSWER_BYTES`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+from pathlib import Path
+
+from agent.search_log import SEARCH_LOG_ENV
+from agent.turns import printable
+
+#: The search log of a program in a game, beside its text log in ``logs/``.
+SEARCH_LOG_SUFFIX = ".search.jsonl"
+#: A search-log line longer than this is skipped (ours are ~200 bytes).
+MAX_LINE_BYTES = 4096
+#: At most this much of a search log is read (a game has at most 81 moves).
+MAX_FILE_BYTES = 1 << 20
+#: Digits a JSON number may have: more is no figure of a search (and int() of thousands of
+#: digits is refused by Python itself).
+MAX_NUMBER_CHARS = 20
+#: Of a program's output in one game, this much is kept in its log (first and last halves).
+LOG_CAP_BYTES = 8 << 20
+#: How much of a log's end :func:`last_line` reads.
+TAIL_BYTES = 64 << 10
+#: A program's stdout line (a CodinGame answer) is cut here; the rest of it is discarded.
+MAX_ANSWER_BYTES = 4096
+
+#: Search figures: the file's key -> (the move's key in games.jsonl, kind, lowest, highest).
+FIGURES = {
+    "depth": ("depth", int, 0, 81),
+    "score": ("score", int, -10 ** 7, 10 ** 7),
+    "nodes": ("nodes", int, 0, 10 ** 15),
+    "nps": ("nps", float, 0, 10 ** 13),
+    "seconds": ("agent_seconds", float, 0, 86_400),
+}
+
+
+def open_regular(path: Path):
+    """``path`` opened for binary reading if it is a regular file; OSError for anything else.  A
+    program can put a FIFO where its log should be (opening it would wait for a writer forever),
+    a symlink or a device: none of them is read."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) \
+        | getattr(os, "O_BINARY", 0)
+    handle = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return os.fdopen(handle, "rb")
+    except BaseException:
+        os.close(handle)
+        raise
+
+
+def search_log_path(logs: Path, number: int, name: str) -> Path:
+    """``logs/game-NNNN-NAME.search.jsonl``: where ``name`` writes its moves' figures in game
+    ``number`` (:func:`ref_sim.match.game_logs` and the cluster's log transfer take it along)."""
+    return logs / f"game-{number:04d}-{name}{SEARCH_LOG_SUFFIX}"
+
+
+def search_log_env(path: Path, env: dict | None = None) -> dict:
+    """``env`` (variables for a program's environment) with the search log named in it."""
+    return {**(env or {}), SEARCH_LOG_ENV: str(path)}
+
+
+# -- the strict reader ---------------------------------------------------------------------
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a number")
+
+
+def _finite_float(text: str) -> float:
+    if len(text) > MAX_NUMBER_CHARS:
+        raise ValueError("number too long")
+    value = float(text)
+    if not math.isfinite(value):            # 1e999
+        raise ValueError("number out of range")
+    return value
+
+
+def _short_int(text: str) -> int:
+    if len(text) > MAX_NUMBER_CHARS:
+        raise ValueError("number too long")
+    return int(text)
+
+
+def parse_line(line: bytes) -> dict | None:
+    """One search-log line as ``{"board", "spot", figures...}`` (the games.jsonl keys), or None
+    when it is not a valid one: too long, not UTF-8, not a JSON object, a cell outside 0-8, or a
+    figure of the wrong type or outside its range (:data:`FIGURES`).  Never raises.
+
+    >>> parse_line(b'{"board": 4, "spot": 8, "depth": 7, "score": -15, "seconds": 0.02}')
+    {'board': 4, 'spot': 8, 'depth': 7, 'score': -15, 'agent_seconds': 0.02}
+    >>> parse_line(b'{"board": 4, "spot": 8, "score": NaN}'), parse_line(b'{"board": 4, "spot": 8, "depth": 1e999}')
+    (None, None)
+    """
+    if len(line) > MAX_LINE_BYTES:
+        return None
+    try:
+        data = json.loads(line.decode("utf-8"), parse_constant=_no_constant,
+                          parse_float=_finite_float, parse_int=_short_int)
+    except (ValueError, RecursionError):    # bad UTF-8 or JSON, NaN, 1e999, absurd nesting
+        return None
+    if not isinstance(data, dict):
+        return None
+    board, spot = data.get("board"), data.get("spot")
+    if not (_whole(board) and _whole(spot) and 0 <= board <= 8 and 0 <= spot <= 8):
+        return None
+    entry = {"board": board, "spot": spot}
+    for key, (name, kind, low, high) in FIGURES.items():
+        if key not in data:
+            continue                        # a move chosen without a search has no figures
+        value = data[key]
+        if not (_whole(value) or kind is float and isinstance(value, float)) \
+                or not low <= value <= high:
+            return None
+        entry[name] = round(value) if name == "nps" else float(value) if kind is float else value
+    return entry
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def read_search_log(path: Path) -> tuple[list[dict], int]:
+    """The valid entries of a search log in order (:func:`parse_line`) and how many non-empty
+    lines were skipped (a missing file: ``([], 0)``).  At most :data:`MAX_FILE_BYTES` are read;
+    a last line cut there counts as skipped."""
+    try:
+        with open_regular(path) as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError:
+        return [], 0
+    lines = data.split(b"\n")
+    if len(data) > MAX_FILE_BYTES:          # the file goes on: its last line here is cut
+        lines[-1] = b"cut"
+    entries, skipped = [], 0
+    for line in lines:
+        if not line.strip():
+            continue
+        entry = parse_line(line)
+        if entry is None:
+            skipped += 1
+        else:
+            entries.append(entry)
+    return entries, skipped
+
+
+def attach(moves: list[dict], player: str, entries: list[dict]) -> int:
+    """Add the figures of ``entries`` (:func:`read_search_log`) to ``player``'s moves, matched
+    in order by cell.  A logged move the referee never accepted (written too late) is skipped.
+    Returns how many moves got figures."""
+    mine = iter(move for move in moves if move["player"] == player)
+    move = next(mine, None)
+    attached = 0
+    for entry in entries:
+        if move is None:
+            break
+        if (entry["board"], entry["spot"]) == (move["board"], move["spot"]):
+            figures = {k: v for k, v in entry.items() if k not in ("board", "spot")}
+            move.update(figures)
+            attached += bool(figures)
+            move = next(mine, None)
+    return attached
+
+
+def attach_search_log(moves: list[dict], player: str, path: Path) -> tuple[int, int]:
+    """:func:`attach` what ``path`` holds to ``player``'s moves: ``(attached, skipped lines)``."""
+    entries, skipped = read_search_log(path)
+    return attach(moves, player, entries), skipped
+
+
+def skipped_key(skipped: dict) -> dict:
+    """The games.jsonl key for search-log lines that were skipped, ``{"search_log_skipped":
+    {name: count}}`` for the programs with any, else nothing (the line stays as it was).
+
+    >>> skipped_key({"Agent1": 0, "Hostile2": 3}), skipped_key({"Agent1": 0})
+    ({'search_log_skipped': {'Hostile2': 3}}, {})
+    """
+    bad = {name: count for name, count in skipped.items() if count}
+    return {"search_log_skipped": bad} if bad else {}
+
+
+# -- bounded reading of a program's text output ---------------------------------------------
+
+def last_line(log: Path, skip_first: bool = True, limit: int = 200) -> str:
+    """The last non-empty line of ``log`` (``skip_first``: not its first line, the runner's
+    ``$ command``), from its last :data:`TAIL_BYTES` only, made printable and cut at ``limit``
+    characters; "" if none or unreadable."""
+    try:
+        with open_regular(log) as handle:
+            size = handle.seek(0, os.SEEK_END)
+            start = max(0, size - TAIL_BYTES)
+            handle.seek(start)
+            lines = handle.read(TAIL_BYTES).decode("utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    if start == 0 and skip_first or start > 0 and len(lines) > 1:
+        lines = lines[1:]               # the command line, or a line cut by the tail's start
+    said = next((line.strip() for line in reversed(lines) if line.strip()), "")
+    return printable(said, limit)
+
+
+def wrote_past_first_line(log: Path) -> bool:
+    """True once ``log`` holds more than its first line (a program printed something after the
+    runner's ``$ command``), reading at most :data:`TAIL_BYTES` of it; True if unreadable."""
+    try:
+        with open_regular(log) as handle:
+            head = handle.read(TAIL_BYTES)
+            size = os.fstat(handle.fileno()).st_size
+    except OSError:
+        return True
+    newline = head.find(b"\n")
+    return size > newline + 1 if newline >= 0 else size > TAIL_BYTES
+
+
+def bounded_lines(stream, limit: int = MAX_ANSWER_BYTES):
+    """The lines of a binary ``stream`` (a program's stdout) as they come, each cut at ``limit``
+    bytes: the rest of a longer line is read and dropped, so no line fills the memory."""
+    while True:
+        line = stream.readline(limit)
+        if not line:
+            return
+        if len(line) >= limit and not line.endswith(b"\n"):
+            while True:                     # drop the rest of the line
+                rest = stream.readline(limit)
+                if not rest or rest.endswith(b"\n"):
+                    break
+        yield line
+
+
+def trim_log(log: Path, cap: int = LOG_CAP_BYTES) -> int:
+    """Cut ``log`` (a program's output in a game that is over) to at most ``cap`` bytes: its
+    first and last ``cap // 2`` bytes, with a line between saying how much was cut.  Returns the
+    bytes cut (0: it was short enough, or unreadable).  The program wrote straight into the file,
+    so that nothing it prints can block it or reach the runner's memory, and a runner killed
+    outright loses none of it; this keeps a series' logs bounded all the same."""
+    try:
+        with open_regular(log) as source:
+            size = os.fstat(source.fileno()).st_size
+            if size <= cap:
+                return 0
+            half = cap // 2
+            trimmed = log.with_name(log.name + ".trim")
+            with open(trimmed, "wb") as target:
+                target.write(source.read(half))
+                target.write(f"\n[runner: {size - 2 * half:,} bytes of output cut here; a game's "
+                             f"log keeps its first and last {half:,} bytes]\n".encode())
+                source.seek(size - half)
+                target.write(source.read(half))
+        os.replace(trimmed, log)
+    except OSError:                         # not a regular file, a full disk: left as it is
+        try:
+            log.with_name(log.name + ".trim").unlink(missing_ok=True)
+        except OSError:
+            pass
+        return 0
+    return size - 2 * half
