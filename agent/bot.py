@@ -82,6 +82,12 @@ class ChooseEngine:
             move = self._workers.ask(position.moves_played(), position.variant, deadline, limit.should_stop)
         return SearchResult(move=move, elapsed=time.perf_counter() - started)
 
+    def off_cpu_of_last_turn(self) -> float:
+        """Seconds the last turn's thinking waited for a CPU (the protocols keep the largest recent
+        ones back from their deadlines, agent/pauses.py). Their own measure, this thread's wall time
+        less its CPU time, would count all of choose()'s time here: it thinks in another process."""
+        return 0.0 if self._workers is None else self._workers.off_cpu
+
     def close(self) -> None:
         """End the processes ``choose`` runs in (also done when this process exits)."""
         if self._workers is not None:

@@ -17,8 +17,8 @@ writes our moves:
   its own, so that what it forked dies with it.
 * A worker that overruns the turn, or whose turn ends (the game ended), is killed with its
   group; one that dies is gone. Either way the turn gets a random legal move in time
-  (:func:`agent.engines.choose_legal`) and the starter forks a replacement at once, ready for
-  the next turn. A replacement starts from the state the script had when it called ``run()``
+  (:func:`agent.engines.choose_legal`); the next turn has the starter fork a replacement
+  first (a few milliseconds: ``scripts/bench_bot_worker.py``). A replacement starts from the state the script had when it called ``run()``
   (what earlier turns left in globals is lost with the old worker); ``random`` keeps the seed.
 
 When our process ends, the starter sees its socket close and kills its workers (on Linux they
@@ -71,6 +71,10 @@ class Workers:
         self._worker: socket.socket | None = None  # the current worker's socket
         self._worker_pid: int | None = None  # None until it said hello
         self._buffer = b""
+        self.off_cpu = 0.0
+        self._asked_pid: int | None = None
+        self._asked_wait = 0.0
+        self._waited_at_kill: dict[int, float] = {}
         for stream in (sys.stdout, sys.stderr):  # what is buffered now must not be written twice
             try:
                 stream.flush()
@@ -97,7 +101,20 @@ class Workers:
         """The move index the worker's ``choose`` answers for the position after ``moves``, by
         ``deadline`` (perf_counter). Raises TimeoutError (still thinking at the deadline, or
         ``should_stop()``: the worker is killed) or ChooseFailed; a new worker is started for
-        the next turn either way."""
+        the next turn either way. Afterwards ``off_cpu`` holds the seconds the worker and this
+        thread spent waiting for a CPU meanwhile (Linux; 0 elsewhere)."""
+        mine_before = runqueue_wait()
+        self._asked_pid, self._asked_wait = None, 0.0  # the worker asked, once it is ready
+        try:
+            return self._ask(moves, variant, deadline, should_stop)
+        finally:
+            pid, worker = self._asked_pid, 0.0
+            if pid is not None:
+                worker = max(0.0, (self._waited_at_kill.pop(pid, None) or runqueue_wait(pid)) - self._asked_wait)
+            self._waited_at_kill.clear()
+            self.off_cpu = worker + max(0.0, runqueue_wait() - mine_before)
+
+    def _ask(self, moves: list[int], variant: str, deadline: float, should_stop=None) -> int:
         if self._worker is None:
             self._start_worker()
         if self._worker_pid is None and not self._wait_hello(deadline, should_stop):
@@ -107,6 +124,7 @@ class Workers:
             if self._worker is None:  # it failed to start: try again next turn
                 raise ChooseFailed(f"{self.name}()'s new process failed to start")
             raise TimeoutError(f"{self.name}()'s new process was not ready within the turn")
+        self._asked_pid, self._asked_wait = self._worker_pid, runqueue_wait(self._worker_pid)
         self._seq += 1
         seconds = max(deadline - time.perf_counter(), 0.0)
         request = json.dumps({"seq": self._seq, "moves": list(moves), "variant": variant, "seconds": seconds})
@@ -121,13 +139,13 @@ class Workers:
                 reply = self._read_line(deadline, should_stop)
             except _Gone as gone:
                 self._replace()
-                raise ChooseFailed(f"{self.name}()'s process {gone}; a new one was started") from None
+                raise ChooseFailed(f"{self.name}()'s process {gone}; a new one starts next turn") from None
             if reply is None:  # the deadline, or the turn is over
                 self._replace()
                 if should_stop is not None and time.perf_counter() < deadline:
                     raise TimeoutError(f"the turn ended while {self.name}() was thinking; its process was stopped")
                 raise TimeoutError(f"{self.name}() was still thinking after the {seconds:.3f} s it had; its "
-                                   "process was stopped and a new one started")
+                                   "process was stopped (a new one starts next turn)")
             try:
                 answer = json.loads(reply)
             except ValueError:
@@ -196,12 +214,13 @@ class Workers:
         return True
 
     def _replace(self) -> None:
-        """Kill the current worker (if it lives) and have a new one started for the next turn."""
+        """Kill the current worker (if it lives); the next turn starts a new one. Not now: this
+        turn's fallback move is due, and a fork this instant would compete with it for a CPU."""
         self._kill_worker()
-        self._start_worker()
 
     def _kill_worker(self) -> None:
         if self._worker_pid is not None:
+            self._waited_at_kill[self._worker_pid] = runqueue_wait(self._worker_pid)
             for kill in (os.killpg, os.kill):  # its group: what it forked too
                 try:
                     kill(self._worker_pid, signal.SIGKILL)
@@ -239,6 +258,20 @@ class Workers:
                 raise _Gone(f"sent an answer over {MAX_REPLY_BYTES} bytes long")
         line, self._buffer = self._buffer.split(b"\n", 1)
         return line.decode("utf-8", errors="replace")
+
+
+def runqueue_wait(pid: int | None = -1) -> float:
+    """Seconds the process ``pid`` (-1: this thread; None: none) has waited for a CPU while it
+    could run, from Linux's /proc schedstat; 0 where that cannot be read. Unlike wall time less
+    CPU time, it leaves out the time choose() sleeps or waits of its own accord."""
+    if pid is None:
+        return 0.0
+    path = "/proc/thread-self/schedstat" if pid == -1 else f"/proc/{pid}/schedstat"
+    try:
+        with open(path, "rb") as handle:
+            return int(handle.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 # -- the child processes ---------------------------------------------------------------------------

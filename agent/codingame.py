@@ -397,7 +397,10 @@ class CodinGameAgent:
         # Off-CPU time counts over one normal turn's length on a longer first turn (its 900 ms
         # hold several pauses a 100 ms turn would not meet).
         limit_ms = self.first_turn_ms if self.turns == 0 else self.turn_ms
-        self.pauses.record(late=answered - turn.deadline, off_cpu=clock.off_cpu(),
+        # An engine thinking in another process (agent.bot) measures its own pauses.
+        measured = getattr(self.engine, "off_cpu_of_last_turn", None)
+        off_cpu = clock.off_cpu() if measured is None else measured()
+        self.pauses.record(late=answered - turn.deadline, off_cpu=off_cpu,
                            weight=min(1.0, self.turn_ms / limit_ms))
         self.turns += 1
         self._follow_mine(move)

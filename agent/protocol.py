@@ -517,7 +517,9 @@ class FileProtocolAgent:
                             should_stop=lambda: self._turn_is_over(opening_id, go_id))
         result = choose_legal(self.engine, game.position, limit, self._rng)
         move = Move.from_index(result.move)
-        off_cpu = clock.off_cpu()
+        # An engine thinking in another process (agent.bot) measures its own pauses.
+        measured = getattr(self.engine, "off_cpu_of_last_turn", None)
+        off_cpu = clock.off_cpu() if measured is None else measured()
         weight = min(1.0, OFF_CPU_SPAN / max(clock.wall(), 1e-9))
         # Last look before writing: only ever write during my own turn (§8.6).
         self.watcher.take_removed()  # removals from before my write say nothing about the next turn

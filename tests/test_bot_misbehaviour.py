@@ -93,8 +93,9 @@ def test_no_misbehaviour_of_choose_loses_the_game(tmp_path, case, runner):
                              "{time_limit} --seed {seed}", "random", "--games", "2", "--time-limit", "0.5",
                              "--seed", "3")
     else:
-        games, logs = series(tmp_path, "stdio", f"{python} my_bot.py --protocol codingame --seed {{seed}}",
-                             "random", "--games", "2", "--seed", "3")
+        # 300 ms turns rather than 100: the margins, not choose(), would decide a loaded machine's games.
+        games, logs = series(tmp_path, "stdio", f"{python} my_bot.py --protocol codingame --seed {{seed}} "
+                             "--turn-ms {turn_ms}", "random", "--games", "2", "--seed", "3", "--turn-ms", "300")
     assert len(games) == 2
     for game in games:
         assert game["result"] in ("win", "tie") and game["reason"] in BOARD_ENDS[runner], game
