@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -162,3 +165,11 @@ def _alive(pid: int) -> bool:
         except ProcessLookupError:
             return False
         return True
+
+
+def test_the_cost_bench_prints_its_figures():
+    script = Path(__file__).resolve().parent.parent / "scripts" / "bench_bot_worker.py"
+    done = subprocess.run([sys.executable, str(script), "--moves", "5", "--kills", "1"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "worker process (now)" in done.stdout and "next turn's new worker" in done.stdout
