@@ -70,7 +70,13 @@ class ChooseEngine:
         self.function = function
         self.name = getattr(function, "__name__", "choose")
         self._busy: threading.Thread | None = None
-        self._workers = bot_worker.Workers(function, move_index, self.name) if bot_worker.CAN_FORK else None
+        self._workers = None
+        self._why_in_process = "no fork on this system"
+        if bot_worker.CAN_FORK:
+            try:
+                self._workers = bot_worker.Workers(function, move_index, self.name)
+            except OSError as error:  # a process cap (ulimit -u, a sandbox): play on without one
+                self._why_in_process = f"its process could not be started: {error}"
         self._said_in_process = False
 
     def choose(self, position: Position, limit: SearchLimit) -> SearchResult:
@@ -98,9 +104,9 @@ class ChooseEngine:
         the GIL nor what choose() prints or reads."""
         if not self._said_in_process:
             self._said_in_process = True
-            log.warning("%s() runs in a thread of this process here (no fork on this system): a call that "
-                        "holds the GIL or never ends, a print or a read of stdin in it can still lose the game",
-                        self.name)
+            log.warning("%s() runs in a thread of this process (%s): a call that holds the GIL or never "
+                        "ends, a print or a read of stdin in it can still lose the game", self.name,
+                        self._why_in_process)
         answer: dict = {}
 
         def think() -> None:

@@ -82,7 +82,12 @@ class Workers:
                 pass
         state = random.getstate()  # the child's random is reseeded at fork: keep --seed's sequence
         ours, theirs = socket.socketpair()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:
+            ours.close()
+            theirs.close()
+            raise
         if pid == 0:  # the starter
             try:
                 ours.close()
@@ -325,7 +330,11 @@ def _starter(control: socket.socket, function, answer_to_index, state) -> None:
         if not message:
             break
         for fd in fds:
-            pid = os.fork()
+            try:
+                pid = os.fork()
+            except OSError:  # a process cap: the bot's process sees the socket end and tries next turn
+                os.close(fd)
+                continue
             if pid == 0:
                 try:
                     control.close()

@@ -173,3 +173,13 @@ def test_the_cost_bench_prints_its_figures():
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "worker process (now)" in done.stdout and "next turn's new worker" in done.stdout
+
+
+def test_where_no_process_can_be_forked_choose_runs_in_a_thread_and_says_so(monkeypatch, caplog):
+    def no_more_processes():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_more_processes)
+    engine = ChooseEngine(lambda position, seconds: position.moves()[0])
+    assert ask(engine) == OPENING.moves()[0].index
+    assert "runs in a thread of this process (its process could not be started" in caplog.text
