@@ -105,8 +105,8 @@ class Workers:
     def ask(self, moves: list[int], variant: str, deadline: float, should_stop=None) -> int:
         """The move index the worker's ``choose`` answers for the position after ``moves``, by
         ``deadline`` (perf_counter). Raises TimeoutError (still thinking at the deadline, or
-        ``should_stop()``: the worker is killed) or ChooseFailed; a new worker is started for
-        the next turn either way. Afterwards ``off_cpu`` holds the seconds the worker and this
+        ``should_stop()``: the worker is killed) or ChooseFailed; the next turn starts a new
+        worker where this one is gone. Afterwards ``off_cpu`` holds the seconds the worker and this
         thread spent waiting for a CPU meanwhile (Linux; 0 elsewhere)."""
         mine_before = runqueue_wait()
         self._asked_pid, self._asked_wait = None, 0.0  # the worker asked, once it is ready
