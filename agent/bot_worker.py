@@ -284,10 +284,13 @@ def runqueue_wait(pid: int | None = -1) -> float:
 
 def _away_from_the_protocol() -> None:
     """stdin from /dev/null, stdout to our stderr (the log), for Python's objects and the descriptors."""
-    devnull = os.open(os.devnull, os.O_RDONLY)
+    devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
+    try:
+        os.dup2(2, 1)
+    except OSError:  # no stderr (closed before we started): what it prints goes nowhere
+        os.dup2(devnull, 1)
     os.close(devnull)
-    os.dup2(2, 1)
     sys.stdin = sys.__stdin__ = open(os.devnull, encoding="utf-8")
     sys.stdout = sys.__stdout__ = sys.stderr
 
