@@ -18,8 +18,9 @@ writes our moves:
 * A worker that overruns the turn, or whose turn ends (the game ended), is killed with its
   group; one that dies is gone. Either way the turn gets a random legal move in time
   (:func:`agent.engines.choose_legal`); the next turn has the starter fork a replacement
-  first (a few milliseconds: ``scripts/bench_bot_worker.py``). A replacement starts from the state the script had when it called ``run()``
-  (what earlier turns left in globals is lost with the old worker); ``random`` keeps the seed.
+  first (a few milliseconds: ``scripts/bench_bot_worker.py``). A replacement starts from the
+  state the script had when it called ``run()`` (what earlier turns left in globals is lost with
+  the old worker); ``random`` keeps the seed.
 
 When our process ends, the starter sees its socket close and kills its workers (on Linux they
 also die with the starter). Systems without ``fork`` and ``socket.send_fds`` (Windows) run
