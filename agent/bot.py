@@ -32,18 +32,24 @@ The values (all from :mod:`agent.rules`, as in python-chess):
 ``choose`` gets a copy of the position (change it as you like) and the seconds left before the
 agent's cutoff, the referee's limit less a safety margin. It may return a :class:`Move`, a cell
 index or ``(board, spot)``. Whatever happens inside it, the referee sees a legal move in time: if
-it raises, returns something illegal, or is still thinking at the cutoff, the agent logs why and
-plays a random legal move. ``--seed N`` seeds Python's ``random`` module before the game (the
-series runners give each game its own seed).
+it raises (anything: ``sys.exit()``, ``KeyboardInterrupt``), returns something illegal, is still
+thinking at the cutoff (a C call holding the GIL too) or ends its process (``os._exit``), the
+agent logs why and plays a random legal move. It runs in a child process (a copy of the script's
+process as ``run()`` found it, agent/bot_worker.py) whose stdout is the log and stdin
+``/dev/null``: what it prints or reads never touches the protocol; a killed or dead one is
+replaced for the next turn. ``--seed N`` seeds Python's ``random`` module before the game (the
+series runners give each game its own seed). docs/your-bot.md says more.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import threading
 import time
 
+from . import bot_worker
 from .limits import SearchLimit, SearchResult
 from .rules import O, TIE, X, IllegalMoveError, InvalidMoveError, Move, Position
 
@@ -52,24 +58,54 @@ __all__ = ["Move", "Position", "X", "O", "TIE", "InvalidMoveError", "IllegalMove
 #: Seconds ``choose`` is given when the protocol sets no deadline (fixed-effort tests).
 NO_DEADLINE_SECONDS = 10.0
 
+log = logging.getLogger(__name__)
+
 
 class ChooseEngine:
     """An engine (``choose(position, limit) -> SearchResult``, what the protocols drive) around a
-    bot's ``choose(position, seconds) -> move``."""
+    bot's ``choose(position, seconds) -> move``, which runs in a child process that the protocol
+    outlives whatever ``choose`` does (agent/bot_worker.py). ``close()`` ends that process."""
 
     def __init__(self, function) -> None:
         self.function = function
         self.name = getattr(function, "__name__", "choose")
         self._busy: threading.Thread | None = None
+        self._workers = None
+        self._why_in_process = "no fork on this system"
+        if bot_worker.CAN_FORK:
+            try:
+                self._workers = bot_worker.Workers(function, move_index, self.name)
+            except OSError as error:  # a process cap (ulimit -u, a sandbox): play on without one
+                self._why_in_process = f"its process could not be started: {error}"
+        self._said_in_process = False
 
     def choose(self, position: Position, limit: SearchLimit) -> SearchResult:
         started = time.perf_counter()
-        seconds = NO_DEADLINE_SECONDS if limit.deadline is None else max(limit.deadline - started, 0.0)
+        deadline = started + NO_DEADLINE_SECONDS if limit.deadline is None else limit.deadline
+        if self._workers is None:
+            move = self._choose_in_a_thread(position, max(deadline - started, 0.0))
+        else:
+            move = self._workers.ask(position.moves_played(), position.variant, deadline, limit.should_stop)
+        return SearchResult(move=move, elapsed=time.perf_counter() - started)
+
+    def close(self) -> None:
+        """End the processes ``choose`` runs in (also done when this process exits)."""
+        if self._workers is not None:
+            self._workers.close()
+
+    def _choose_in_a_thread(self, position: Position, seconds: float) -> int:
+        """Where this system cannot fork (Windows): a thread, which stops neither a C call that holds
+        the GIL nor what choose() prints or reads."""
+        if not self._said_in_process:
+            self._said_in_process = True
+            log.warning("%s() runs in a thread of this process (%s): a call that holds the GIL or never "
+                        "ends, a print or a read of stdin in it can still lose the game", self.name,
+                        self._why_in_process)
         answer: dict = {}
 
         def think() -> None:
             try:
-                answer["move"] = self.function(position.copy(), seconds)
+                answer["move"] = move_index(self.function(position.copy(), seconds))
             except BaseException as error:  # reported in the protocol's log, never a crash
                 answer["error"] = error
 
@@ -82,9 +118,12 @@ class ChooseEngine:
         if worker.is_alive():
             self._busy = worker
             raise TimeoutError(f"{self.name}() was still thinking after the {seconds:.3f} s it had")
-        if "error" in answer:
-            raise answer["error"]
-        return SearchResult(move=move_index(answer.get("move")), elapsed=time.perf_counter() - started)
+        error = answer.get("error")
+        if isinstance(error, Exception):
+            raise error
+        if error is not None:  # SystemExit, KeyboardInterrupt: the bot's, not ours to obey
+            raise bot_worker.ChooseFailed(f"{self.name}() raised {type(error).__name__}")
+        return answer["move"]
 
 
 def move_index(move) -> int:
@@ -107,15 +146,22 @@ def run(choose, argv: list[str] | None = None) -> int:
 
     prog = os.path.basename(sys.argv[0]) if argv is None else "bot"
 
+    made: list[ChooseEngine] = []
+
     def make_engine(args):
         if args.seed is not None:
             random.seed(args.seed)
-        return ChooseEngine(choose)
+        made.append(ChooseEngine(choose))
+        return made[-1]
 
     parser = cli.build_parser(prog=prog, engine_options=False, description=(
         f"Play one game of Ultimate Tic-Tac-Toe with {getattr(choose, '__name__', 'choose')}(), through the "
         "CS 4341 referee's files, or CodinGame's stdin/stdout with --protocol codingame."))
-    code = cli.main(argv, parser=parser, make_engine=make_engine)
+    try:
+        code = cli.main(argv, parser=parser, make_engine=make_engine)
+    finally:
+        for engine in made:
+            engine.close()
     if argv is None:
         sys.exit(code)
     return code

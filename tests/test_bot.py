@@ -82,19 +82,27 @@ def occupied(position, seconds):
                                           (occupied, "illegal move")])
 def test_whatever_choose_does_a_legal_move_comes_in_time(choose, said, caplog):
     position = Position.from_moves([40, 36])
-    result = choose_legal(ChooseEngine(choose), position, SearchLimit.seconds(0.1), __import__("random").Random(1))
+    engine = ChooseEngine(choose)
+    try:
+        result = choose_legal(engine, position, SearchLimit.seconds(0.1), __import__("random").Random(1))
+    finally:
+        engine.close()
     assert position.is_legal(result.move)
     assert said in caplog.text
 
 
-def test_choose_gets_a_copy_and_the_seconds_left():
-    seen = {}
+def test_choose_gets_a_copy_and_the_seconds_left(tmp_path):
+    seen = tmp_path / "seconds"
 
-    def spy(position, seconds):
-        seen["seconds"] = seconds
+    def spy(position, seconds):  # in its own process: it tells us through a file
+        seen.write_text(repr(seconds))
         position.play(position.moves()[0])  # its own copy: ours stays as it was
         return position.moves()[0]
 
     position = Position()
-    ChooseEngine(spy).choose(position, SearchLimit.seconds(0.5))
-    assert position.ply == 0 and 0.3 < seen["seconds"] <= 0.5
+    engine = ChooseEngine(spy)
+    try:
+        engine.choose(position, SearchLimit.seconds(0.5))
+    finally:
+        engine.close()
+    assert position.ply == 0 and 0 < float(seen.read_text()) <= 0.5

@@ -90,7 +90,7 @@ BOT_MODULES = {
     "agent.search_log",  # each move's figures as JSON, for the runners
     "agent.rules", "agent.search", "agent.core", "agent.limits",  # rules and search
     "agent.engines", "agent.baselines", "agent.evaluation", "agent.eval_fitted",  # engines, evaluations
-    "agent.bot",  # a bot of one's own on the same layer
+    "agent.bot", "agent.bot_worker",  # a bot of one's own on the same layer, and the process it thinks in
     "agent.games", "agent.games.base", "agent.games.registry", "agent.games.tictactoe",  # the generic
     "agent.games.nineboard", "agent.games.qubic",  # search's other games (its tests and play)
 }

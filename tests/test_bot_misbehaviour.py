@@ -1,0 +1,103 @@
+"""Nothing a student's choose() does can lose the game (agent/bot.py, agent/bot_worker.py).
+
+One short series per misbehaviour and protocol, through the real series runners: the bot
+misbehaves on its first turns and on every third one after, plays a random legal move otherwise,
+and every game still ends on the board (no time-out, crash or invalid move on either side). The
+bot's log shows that the misbehaviour did happen, so no case passes by doing nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ref_sim.referee import WIN_REASON
+from ref_sim.stdio import COUNT_WIN, LINE_WIN
+
+ROOT = Path(__file__).resolve().parent.parent
+
+BOT = '''\
+import os, random, re, signal, sys, time
+
+from agent.bot import run
+
+
+def misbehave(position, seconds):
+{body}
+
+
+def choose(position, seconds):
+    # Its first turns (CodinGame's longer first one too) and every third one after.
+    if position.ply < 6 or position.ply // 2 % 3 == 0:
+        misbehave(position, seconds)
+    return random.choice(position.moves())
+
+
+if __name__ == "__main__":
+    run(choose)
+'''
+
+#: name: (the body of misbehave(), a text the bot's log shows when it misbehaved)
+MISBEHAVIOURS = {
+    "sys_exit": ("    sys.exit(3)", "called sys.exit(3)"),
+    "keyboard_interrupt": ("    raise KeyboardInterrupt", "raised KeyboardInterrupt"),
+    "system_exit_raised": ("    raise SystemExit('bye')", "called sys.exit('bye')"),
+    "sigint_to_itself": ("    os.kill(os.getpid(), signal.SIGINT)\n    time.sleep(seconds)",
+                         "raised KeyboardInterrupt"),
+    "unprintable_error": ("    class Odd(Exception):\n        def __str__(self):\n            raise RuntimeError\n"
+                          "    raise Odd()", "raised Odd"),
+    "gil_power": ("    7 ** (4 * 10 ** 7)", "still thinking after"),
+    "gil_regex": ("    re.match(r'(a+)+$', 'a' * 64 + 'b')", "still thinking after"),
+    "never_returns": ("    while True:\n        time.sleep(1)", "still thinking after"),
+    "prints": ("    print('4 4')\n    print('0 0', flush=True)\n    sys.stdout.write('8 8\\n')\n"
+               "    os.write(1, b'1 1\\n')\n    print('printed by choose', flush=True)", "printed by choose"),
+    "reads_stdin": ("    got = sys.stdin.read() + os.read(0, 4096).decode()\n"
+                    "    print('stdin gave choose', repr(got), file=sys.stderr, flush=True)",
+                    "stdin gave choose ''"),
+    "forks": ("    print('forked', os.fork(), file=sys.stderr, flush=True)", "forked 0"),
+    "forks_and_lingers": ("    if os.fork() == 0:\n        time.sleep(600)\n        os._exit(0)\n"
+                          "    print('left a child', file=sys.stderr, flush=True)", "left a child"),
+    "os_exit": ("    os._exit(0)", "ended without an answer"),
+    "kills_itself": ("    os.kill(os.getpid(), signal.SIGKILL)", "ended without an answer"),
+}
+
+BOARD_ENDS = {"match": {WIN_REASON, "tie"}, "stdio": {LINE_WIN, COUNT_WIN, "tie"}}
+
+
+def series(tmp_path: Path, runner: str, *argv: str) -> tuple[list[dict], str]:
+    """The games of one series, and every log of it."""
+    out = tmp_path / runner
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    result = subprocess.run([sys.executable, "-m", f"ref_sim.{runner}", *argv, "--out", str(out), "-q"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stderr[-3000:] + result.stdout[-3000:]
+    games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+    logs = "\n".join(path.read_text(encoding="utf-8", errors="replace")
+                     for path in sorted((out / "logs").glob("*.log")))
+    return games, logs
+
+
+@pytest.mark.parametrize("runner", ["match", "stdio"])
+@pytest.mark.parametrize("case", sorted(MISBEHAVIOURS))
+def test_no_misbehaviour_of_choose_loses_the_game(tmp_path, case, runner):
+    body, shows = MISBEHAVIOURS[case]
+    (tmp_path / "my_bot.py").write_text(BOT.format(body=body), encoding="utf-8")
+    python = sys.executable
+    if runner == "match":
+        games, logs = series(tmp_path, "match", f"{python} my_bot.py {{name}} --dir {{dir}} --time-limit "
+                             "{time_limit} --seed {seed}", "random", "--games", "2", "--time-limit", "0.5",
+                             "--seed", "3")
+    else:
+        # 300 ms turns rather than 100: the margins, not choose(), would decide a loaded machine's games.
+        games, logs = series(tmp_path, "stdio", f"{python} my_bot.py --protocol codingame --seed {{seed}} "
+                             "--turn-ms {turn_ms}", "random", "--games", "2", "--seed", "3", "--turn-ms", "300")
+    assert len(games) == 2
+    for game in games:
+        assert game["result"] in ("win", "tie") and game["reason"] in BOARD_ENDS[runner], game
+        assert not game["notes"], game["notes"]  # no crash, no kill, no late exit
+    assert shows in logs
