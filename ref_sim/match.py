@@ -322,8 +322,9 @@ def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, 
     writable = [Path(directory).absolute()]
     if search_log is not None:
         env = telemetry.search_log_env(search_log, env)
-        search_log.touch()      # a sandbox lets it write this one file of logs/, not the folder
-        writable.append(search_log)
+        if isolate is not None:     # a sandbox lets it write this one file of logs/, not the folder
+            search_log.touch()
+            writable.append(search_log)
     directory = Path(directory).absolute()      # its working directory, as the real referee's
     handle = open(log, "w", encoding="utf-8")
     try:

@@ -218,13 +218,15 @@ class Program:
         self.lines: queue.Queue = queue.Queue(MAX_PENDING_LINES)
         self.closing = threading.Event()        # the game is over: no one reads its lines
         env = {**child_env(), **(telemetry.search_log_env(search_log) if search_log else {})}
-        if search_log is not None:
+        writable = []
+        if search_log is not None and isolate is not None:
             search_log.touch()      # a sandbox lets it write this one file of logs/, not the folder
+            writable.append(search_log)
         with open(log, "w", encoding="utf-8") as handle:
             handle.write(f"$ {shlex.join(command)}\n")
             handle.flush()
             try:
-                self.process = isolation.start(command, isolate, writable=[search_log] if search_log else [],
+                self.process = isolation.start(command, isolate, writable=writable,
                                                stdin=subprocess.PIPE,
                                                stdout=subprocess.PIPE, stderr=handle, env=env,
                                                bufsize=0)
