@@ -103,7 +103,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ref_sim import cluster, stops
+from ref_sim import cluster, records, stops
 from agent.options import MAX_GAMES, real, whole
 from ref_sim import console
 from ref_sim.match import (RESUME_HELP, START_SETTLE, AgentCannotStart, SeriesGames, add_agents,
@@ -745,23 +745,21 @@ def main(argv: list[str] | None = None) -> int:
     address = cluster.cluster_address(args.cluster)
     if address and args.show:
         parser.error("--show plays here, one game at a time: not with --cluster")
-    return run_in(parser, address, args.out, "uttt-stdio-",
-                  lambda runner, out: _run(args, settings, specs, out, say, runner))
+    with records.lock_out(args.out, console.prog(MODULE), argv):     # one runner per --out
+        return run_in(parser, address, args.out, "uttt-stdio-",
+                      lambda runner, out: _run(args, settings, specs, out, say, runner))
 
 
 def _run(args, settings: dict, specs, out: Path, say, runner) -> int:
     seed = settings["seed"]
     names = [specs[0].label + "1", specs[1].label + "2"]
     turn_ms, first_turn_ms, grace_ms = (settings[key] for key in ("turn_ms", "first_turn_ms", "grace_ms"))
-    (out / "logs").mkdir(parents=True, exist_ok=True)
-    done, bad = read_games(out / "games.jsonl")
-    if bad:
-        say(f"{out / 'games.jsonl'}: {bad} unreadable line(s) dropped (those games are played again)")
-        (out / "games.jsonl").write_text("".join(json.dumps(g) + "\n" for g in done), encoding="utf-8")
-    (out / "series.json").write_text(json.dumps(
+    records.make_dirs(out / "logs")
+    done = records.resume_games(out / "games.jsonl")     # bad lines: a warning, played again
+    records.write_json(out / "series.json",
         {"format": FORMAT, "rules": CODINGAME, "seed": seed, "agents": settings["agents"],
          "names": names, "games": args.games, "turn_ms": turn_ms, "first_turn_ms": first_turn_ms,
-         "grace_ms": grace_ms}, indent=2) + "\n", encoding="utf-8")
+         "grace_ms": grace_ms})
     done = [game for game in done if game["game"] <= args.games]
     say(f"{names[0]}: {specs[0].template}\n{names[1]}: {specs[1].template}\n"
         f"series seed {seed}; {args.games} game{'s' if args.games > 1 else ''} at {turn_ms:g} ms "
