@@ -593,8 +593,8 @@ class SeriesGames:
                 *result, files = result
                 cluster.save_files(self.logs, files)
         except OSError as error:        # its logs or record could not be written (disk full)
-            raise records.WriteError(records.write_failed(error.filename or f"game {number or k}",
-                                                          error)) from None
+            raise records.WriteError(records.write_failed(
+                error.filename or f"the files of game {number or k}", error)) from None
         game = self.game_line(*result, k=k, number=number or k)
         if self.stop.is_set() and game["result"] == "aborted":
             return None

@@ -48,6 +48,7 @@ import errno
 import json
 import math
 import os
+import shlex
 import socket
 import sys
 import time
@@ -565,8 +566,7 @@ def lock_out(out: str | os.PathLike | None, prog: str, argv: list[str] | None = 
     a context manager that does nothing when ``out`` is None (a temporary folder)."""
     if not out:
         return contextlib.nullcontext()
-    import shlex
-    command = shlex.join([prog, *(sys.argv[1:] if argv is None else argv)])
+    command = " ".join([prog, shlex.join(sys.argv[1:] if argv is None else argv)])
     return OutLock(out, command)
 
 

@@ -317,7 +317,20 @@ def test_a_lock_left_by_a_killed_runner_does_not_block(tmp_path, capsys):
 
 # -- a full disk ---------------------------------------------------------------------------
 
-def test_a_full_disk_ends_the_series_cleanly_and_resume_continues(tmp_path, capsys, monkeypatch):
+FULL_DISK_RUNS = {      # runner: (its main, a new run of 4 games (2 for the tournament), its summary's start)
+    "match": (match.main, ["random", "random", "--games", "4", "--time-limit", "0.2", "--seed", "3"],
+              "Score of Random1 vs Random2: "),
+    "stdio": (stdio.main, ["random", "random", "--games", "4", "--seed", "3"],
+              "Score of Random1 vs Random2: "),
+    "tournament": (tournament.main, ["random", "random", "--time-limit", "0.2", "--seed", "3"],
+                   "Rank"),
+}
+
+
+@pytest.mark.parametrize("runner", list(FULL_DISK_RUNS))
+def test_a_full_disk_ends_the_series_cleanly_and_resume_continues(tmp_path, capsys, monkeypatch,
+                                                                  runner):
+    main, argv, summary = FULL_DISK_RUNS[runner]
     out = tmp_path / "out"
     real_write = records._write_all
     written = []
@@ -331,23 +344,24 @@ def test_a_full_disk_ends_the_series_cleanly_and_resume_continues(tmp_path, caps
         real_write(fd, data)
 
     monkeypatch.setattr(records, "_write_all", fill_disk_after_one_game)
-    code = match.main(["random", "random", "--games", "4", "--time-limit", "0.2", "--seed", "3",
-                       "--out", str(out)])
+    code = main(argv + ["--out", str(out)])
     captured = capsys.readouterr()
     assert code == 1 and "Traceback" not in captured.err
-    assert "Score of Random1 vs Random2: " in captured.out and "] 1\n" in captured.out
+    assert summary in captured.out
+    what = "tournament" if runner == "tournament" else "series"
     last = captured.err.strip().splitlines()[-1]
     assert last.startswith(f"Stopped: cannot write {out / 'games.jsonl'}: No space left on "
-                           "device (the disk is full); the series stopped after 1 game; "
-                           "continue the series with: ")
+                           f"device (the disk is full); the {what} stopped after 1 game; "
+                           f"continue the {what} with: ")
     assert last.endswith(f"--resume --out {out}")
     assert (out / "games.jsonl").read_bytes() == written[0]       # the game kept, no half line
     assert not (out / records.LOCK_NAME).exists()
 
     monkeypatch.setattr(records, "_write_all", real_write)        # space again
-    assert match.main(["--resume", "--out", str(out), "-q"]) == 0
+    assert main(["--resume", "--out", str(out), "-q"]) == 0
     games, problems = records.read_games(out / "games.jsonl")
-    assert [game["game"] for game in games] == [1, 2, 3, 4] and problems == []
+    assert [game["game"] for game in games] == list(range(1, len(games) + 1)) and problems == []
+    assert len(games) == (2 if runner == "tournament" else 4)
 
 
 def test_a_game_whose_record_cannot_be_written_stops_the_series(tmp_path, capsys, monkeypatch):
