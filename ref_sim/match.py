@@ -123,6 +123,15 @@ Files in ``--out``:
     worker      (--cluster only) the worker that played it;  attempts: times it was started
 
 ``logs/``         each agent's output per game and ``game-NNNN.json`` (the referee's record).
+``runner.lock``   while a runner uses the folder: who (pid, host, command, since when).
+
+Nothing lost, nothing mixed (:mod:`ref_sim.records`, which reads and writes these files):
+a second runner on the same ``--out`` (a ``--resume`` too) is refused in one line naming the
+one that holds it (exit 2); a full disk (any error writing the records) ends the series as a
+stop does, with the summary so far, the reason and the resume line (exit 1), and the games
+recorded intact; a bad line of ``games.jsonl`` (not JSON, NaN, ``1e999``, absurd nesting,
+wrong types) is left out on ``--resume`` with one warning, its game played again, the line
+kept in ``games.jsonl.dropped``; a bad ``series.json`` is one line and exit 2.
 """
 
 from __future__ import annotations

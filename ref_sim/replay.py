@@ -4,7 +4,9 @@
                                    [--games SELECTION] [--jobs N] [--cluster ADDRESS] [--fresh]]
 
 RUN is a series' ``--out`` folder (``ref_sim.match`` or ``ref_sim.stdio``) or its
-``games.jsonl``.  The page (default ``RUN/replay.html``) needs no server and no network: its
+``games.jsonl``.  A line that is no game (not JSON, NaN or ``1e999`` in it, absurd nesting,
+keys of the wrong type: :mod:`ref_sim.records`) is left out of the page with one warning line
+naming the file and the line; a file with no game in it is an error (one line, exit 2).  The page (default ``RUN/replay.html``) needs no server and no network: its
 styles, script and data are inside it.  It lists the games (filter by agent 1's result,
 time-outs, bad moves), shows the selected game's board move by move (buttons, slider, arrow
 keys), the score each agent logged for its moves as a graph under the board, and each move's

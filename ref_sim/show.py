@@ -8,6 +8,10 @@ runner (``<out>/logs/game-NNNN.json``), or a JSON-lines file with one game per l
 (``<out>/games.jsonl``); for the latter ``--game N`` picks a game, and without it the games
 are listed one line each.  Moves are numbered from 1, and the referee's four opening moves
 are moves 1-4.
+
+The file is shown as it is or not at all: a bad record or line (not JSON, NaN, ``1e999``,
+absurd nesting, invalid UTF-8, a key shown of the wrong type: :mod:`ref_sim.records`) is one
+line naming the file and the line, and exit code 2.  ``ref_sim.plot`` reads files so too.
 """
 
 from __future__ import annotations

@@ -68,7 +68,9 @@ Files in ``--out`` (default: a new temporary directory, deleted at the end but f
 the games that went wrong, moved to a kept ``uttt-logs-*`` folder): ``series.json``, the
 settings (``{"format": 1, "rules": "codingame", "seed", "agents", "names", "games", "turn_ms",
 "first_turn_ms", "grace_ms"}``), ``games.jsonl``, one JSON object per game, and
-``logs/game-NNNN-NAME.log``, each program's stderr.  Keys of a game line:
+``logs/game-NNNN-NAME.log``, each program's stderr.  One runner at a time per ``--out``, a
+full disk ending the series cleanly, bad lines left out on ``--resume`` with a warning: as
+``ref_sim.match`` (:mod:`ref_sim.records`).  Keys of a game line:
 
     format 1;  rules "codingame";  game (1-based);  pair (0-based);  series_seed
     turn_ms, first_turn_ms, grace_ms

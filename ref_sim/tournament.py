@@ -59,6 +59,11 @@ that went wrong are moved to a kept ``uttt-logs-*`` folder, named in the output)
 ``logs/``            each bot's output per game (``game-NNNN-NAME.log``) and, with the file
                      protocol, the referee's record ``game-NNNN.json``.
 
+As with ``ref_sim.match`` (:mod:`ref_sim.records`): one runner at a time per ``--out`` (the
+second is refused in one line naming the first), a full disk ends the tournament with the
+table so far and the resume line, a bad line of ``games.jsonl`` is left out on ``--resume``
+with one warning (kept in ``games.jsonl.dropped``) and its game played again.
+
 The rating table (:mod:`ref_sim.ratings`: Ordo's maximum-likelihood logistic Elo, the mean
 at 0 or ``--anchor BOT`` at 0, 95 % error bars), each bot's games, score, draws, time-outs
 and crashes, then each pairing's head-to-head result in the style of ``ref_sim.match`` (its
