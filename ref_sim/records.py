@@ -136,14 +136,13 @@ def _line_of(text: str, position: int) -> int:
     return text.count("\n", 0, max(0, position)) + 1
 
 
-def loads(text: str, where: str, first_line: int = 1):
+def loads(text: str, where: str, line: int | None = None):
     """``text`` parsed as JSON, refusing what the module docstring says; RecordError
-    ``"WHERE line N: why"`` (``first_line``: the line ``text`` starts at; a one-line text
-    is named by ``where`` alone when that already names its line)."""
-    def located(line: int | None, why: str) -> RecordError:
-        if line is None or ("\n" not in text.rstrip("\n") and " line " in where):
-            return RecordError(f"{where}: {why}")
-        return RecordError(f"{where} line {first_line + line - 1}: {why}")
+    ``"WHERE line N: why"``: ``line``, the line of a file that ``text`` is (JSON lines), else
+    the line of ``text`` where the problem is, where known."""
+    def located(at: int | None, why: str) -> RecordError:
+        at = line or at
+        return RecordError(f"{where} line {at}: {why}" if at else f"{where}: {why}")
     try:
         value = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
     except _Refused as error:
@@ -160,15 +159,16 @@ def loads(text: str, where: str, first_line: int = 1):
     return value
 
 
-def _decode(data: bytes, where: str, first_line: int = 1) -> str:
+def _decode(data: bytes, where: str, line: int | None = None) -> str:
+    """``data`` as UTF-8; RecordError naming ``where``, the line (``line``: that of a file's
+    line ``data`` is) and the column."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
-        line = first_line + data.count(b"\n", 0, error.start)
+        line = line or data.count(b"\n", 0, error.start) + 1
         column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
-        named = where if " line " in where else f"{where} line {line}"
-        raise RecordError(f"{named}: not UTF-8 (byte 0x{data[error.start]:02x} at column "
-                          f"{column})") from None
+        raise RecordError(f"{where} line {line}: not UTF-8 (byte 0x{data[error.start]:02x} at "
+                          f"column {column})") from None
 
 
 def read_json(path, what: str = "JSON file"):
@@ -213,17 +213,16 @@ def read_lines(path) -> tuple[list[tuple[int, object]], list[tuple[int, str]]]:
             if not data:
                 break
             number += 1
-            where = f"{path} line {number}"
             if len(data) > MAX_LINE_BYTES and not data.endswith(b"\n"):
                 while data and not data.endswith(b"\n"):    # the rest of the line, unread
                     data = handle.readline(2 ** 20)
-                problems.append((number, f"{where}: longer than "
-                                         f"{MAX_LINE_BYTES // 2 ** 20} MB"))
+                problems.append((number, f"{path} line {number}: longer than "
+                                         f"{MAX_LINE_BYTES / 2 ** 20:g} MB"))
                 continue
             if not data.strip():
                 continue
             try:
-                values.append((number, loads(_decode(data, where), where)))
+                values.append((number, loads(_decode(data, str(path), number), str(path), number)))
             except RecordError as error:
                 problems.append((number, str(error)))
     return values, problems
@@ -256,8 +255,14 @@ def game_problem(game) -> str | None:
         ("score", game.get("score") in (None, 0, 0.5, 1) and not isinstance(game.get("score"), bool),
          "1, 0.5, 0 or null"),
         ("moves", isinstance(game.get("moves"), list)
-         and all(isinstance(move, dict) for move in game["moves"]), "a list of moves"),
-        ("opening", isinstance(game.get("opening", []), list), "a list"),
+         and all(isinstance(move, dict) and _is_int(move.get("board")) and _is_int(move.get("spot"))
+                 for move in game["moves"]), "a list of moves with their board and spot"),
+        ("opening", isinstance(game.get("opening", []), list)
+         and all(isinstance(move, list) and len(move) == 3 and _is_int(move[1]) and _is_int(move[2])
+                 for move in game.get("opening", [])), "a list of [name, board, spot]"),
+        ("agents", isinstance(game.get("agents", []), list)
+         and all(isinstance(agent, dict) and isinstance(agent.get("name"), str)
+                 for agent in game.get("agents", [])), "a list of agents with their names"),
         ("duration", isinstance(game.get("duration", 0), (int, float))
          and not isinstance(game.get("duration", 0), bool), "seconds"),
     )

@@ -90,6 +90,21 @@ def test_a_whole_file_error_gives_the_line(tmp_path):
         records.read_json(path)
 
 
+@pytest.mark.parametrize("key, change", [
+    ("game", lambda g: 0), ("game", lambda g: True), ("result", lambda g: "won"),
+    ("reason", lambda g: 3), ("winner", lambda g: ["A"]), ("names", lambda g: "Random1"),
+    ("notes", lambda g: {"Random1": 3}), ("pair", lambda g: "0"), ("score", lambda g: 2),
+    ("moves", lambda g: [dict(g["moves"][0], board="4")] + g["moves"][1:]),
+    ("opening", lambda g: [["Random1", 4]] + g["opening"][1:]),
+    ("agents", lambda g: [{"name": 1}, g["agents"][1]]), ("duration", lambda g: "3 s"),
+])
+def test_a_game_line_with_a_key_of_the_wrong_type_is_no_game(good_series, key, change):
+    game = json.loads((good_series / "games.jsonl").read_text().splitlines()[0])
+    assert records.game_problem(game) is None
+    problem = records.game_problem({**game, key: change(game)})
+    assert problem.startswith(f"{key!r} must be ")
+
+
 def test_what_the_runners_write_reads_back():
     line = records.dumps_line({"game": 1, "moves": [{"agent_seconds": float("inf")}],
                                "score": float("nan")})
