@@ -1197,9 +1197,9 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -
     logs = out / "logs"
     records.make_dirs(logs)
     games_path = out / "games.jsonl"
-    done = records.recorded_games(games_path)
-    if done and not args.resume:
-        parser.error(f"{games_path} already holds {done} games: "
+    recorded = records.recorded_games(games_path)
+    if recorded and not args.resume:
+        parser.error(f"{games_path} already holds {recorded} games: "
                      "add --resume to continue that series, or choose another --out")
     series_seed = args.seed
     records.write_json(out / "series.json",

@@ -453,9 +453,9 @@ def main(argv: list[str] | None = None) -> int:
 def run_event(args, parser, settings: dict, specs: list, anchor, runner, out: Path) -> int:
     say = (lambda *a, **k: None) if args.quiet else (lambda *a, **k: print(*a, **k, flush=True))
     games_path = out / "games.jsonl"
-    done = records.recorded_games(games_path)
-    if done and not args.resume:
-        parser.error(f"{games_path} already holds {done} games: add --resume to continue "
+    recorded = records.recorded_games(games_path)
+    if recorded and not args.resume:
+        parser.error(f"{games_path} already holds {recorded} games: add --resume to continue "
                      "that tournament, or choose another --out")
     records.make_dirs(out / "logs")
     records.write_json(out / "tournament.json", settings)
