@@ -549,7 +549,11 @@ class OutLock:
         if self.fd is None:
             return
         fd, self.fd = self.fd, None
-        if os.name == "nt":
+        if os.name == "nt":             # unlocked before closing, as msvcrt asks
+            import msvcrt
+            with contextlib.suppress(OSError):
+                os.lseek(fd, _WINDOWS_LOCK_OFFSET, os.SEEK_SET)
+                msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
             os.close(fd)
             with contextlib.suppress(OSError):
                 self.path.unlink()
