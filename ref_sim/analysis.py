@@ -45,6 +45,7 @@ from pathlib import Path
 
 from agent.rules import Position
 from agent.search import MAX_PLY, PROVEN_SCORE, WIN_SCORE
+from ref_sim import records
 
 
 class AnalysisError(ValueError):
@@ -190,7 +191,7 @@ def _load_cache(path: Path | None, settings: Settings) -> dict:
     if path is None or not path.is_file():
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = records.read_json(path, "cache")       # NaN, nesting...: a damaged cache
         if data.get("format") == CACHE_FORMAT:
             return dict(data["settings"].get(settings.key(), {}))
     except (OSError, ValueError, AttributeError, KeyError, TypeError):
@@ -200,7 +201,7 @@ def _load_cache(path: Path | None, settings: Settings) -> dict:
 
 def _save_cache(path: Path, settings: Settings, found: dict, say) -> None:
     try:
-        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        data = records.read_json(path, "cache") if path.is_file() else {}
         if data.get("format") != CACHE_FORMAT:
             data = {}
     except (OSError, ValueError, AttributeError):

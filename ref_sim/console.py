@@ -14,6 +14,11 @@
 
 The handling is :func:`ref_sim.stops.guarded`'s, which the arena and the scripts use too.
 
+* Its ``--out`` held by another runner, or its records that cannot be written (a full disk)
+  before any game was played, or a ``series.json`` that cannot be read (:mod:`ref_sim.records`):
+  ``PROG: error: ...`` in one line, exit code 2 (the folder is in use, the settings are
+  unreadable) or 1 (the write failed).
+
 A command that must clean up (stop its games, kill its agents) catches these itself first.
 """
 
@@ -21,7 +26,7 @@ from __future__ import annotations
 
 import functools
 
-from ref_sim import stops
+from ref_sim import records, stops
 from agent.commandline import say_error
 
 #: Exit codes shared by the commands.
@@ -52,6 +57,10 @@ def entry_point(module: str):
     def wrap(main):
         @functools.wraps(main)
         def run(argv: list[str] | None = None) -> int:
-            return stops.guarded(prog(module), main, argv)
+            try:
+                return stops.guarded(prog(module), main, argv)
+            except (records.OutInUse, records.CannotResume, records.WriteError) as error:
+                say_error(prog(module), f"error: {error}")
+                return error.exit_code
         return run
     return wrap

@@ -138,12 +138,20 @@ Files in ``--out``:
 
 ``logs/``         each agent's output per game (at most 8 MiB kept: its start and end), its search log
                   (``game-NNNN-NAME.search.jsonl``) and ``game-NNNN.json`` (the referee's record).
+``runner.lock``   while a runner uses the folder: who (pid, host, command, since when).
+
+Nothing lost, nothing mixed (:mod:`ref_sim.records`, which reads and writes these files):
+a second runner on the same ``--out`` (a ``--resume`` too) is refused in one line naming the
+one that holds it (exit 2); a full disk (any error writing the records) ends the series as a
+stop does, with the summary so far, the reason and the resume line (exit 1), and the games
+recorded intact; a bad line of ``games.jsonl`` (not JSON, NaN, ``1e999``, absurd nesting,
+wrong types) is left out on ``--resume`` with one warning, its game played again, the line
+kept in ``games.jsonl.dropped``; a bad ``series.json`` is one line and exit 2.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import random
@@ -159,7 +167,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ref_sim import cluster, stats, stops, telemetry
+from ref_sim import cluster, records, stats, stops, telemetry
 from agent.commandline import say_error, silence_output
 from agent.lifeline import RUNNER_ENV
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
@@ -584,10 +592,14 @@ class SeriesGames:
     def line(self, runner, ticket, k: int, number: int | None = None) -> dict | None:
         """The games.jsonl line of a finished game, its logs saved first when a worker sent
         them; None for a game the stop cut short: not a game, ``--resume`` plays it again."""
-        result = ticket.result()
-        if runner.remote:
-            *result, files = result
-            cluster.save_files(self.logs, files)
+        try:
+            result = ticket.result()
+            if runner.remote:
+                *result, files = result
+                cluster.save_files(self.logs, files)
+        except OSError as error:        # its logs or record could not be written (disk full)
+            raise records.WriteError(records.write_failed(
+                error.filename or f"the files of game {number or k}", error)) from None
         game = self.game_line(*result, k=k, number=number or k)
         if self.stop.is_set() and game["result"] == "aborted":
             return None
@@ -669,6 +681,8 @@ def play_games(runner, todo, submit, finished, stop: threading.Event, wanted=Non
         stopped["interrupt"] = error
     except cluster.ClusterError as error:   # a game lost every worker, or the scheduler went away
         stopped["interrupt"] = error
+    except records.WriteError as error:     # the records cannot be written: a full disk
+        stopped["interrupt"] = error
     except AgentCannotStart as error:
         stopped["cannot_start"] = error
     except BrokenPipeError as error:
@@ -682,7 +696,7 @@ def play_games(runner, todo, submit, finished, stop: threading.Event, wanted=Non
             for ticket in sorted(running, key=submitted.get):
                 try:
                     finished(submitted[ticket][1], ticket)
-                except (KeyboardInterrupt, AgentCannotStart):
+                except (KeyboardInterrupt, AgentCannotStart, records.WriteError):
                     pass
                 except BrokenPipeError:
                     silence_output(sys.stdout)
@@ -690,9 +704,8 @@ def play_games(runner, todo, submit, finished, stop: threading.Event, wanted=Non
 
 
 def append_game(path: Path, game: dict) -> None:
-    """Add a finished game's line to games.jsonl."""
-    with open(path, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps(game) + "\n")
+    """Add a finished game's line to games.jsonl, whole or not at all (:func:`ref_sim.records.append_game`)."""
+    records.append_game(path, game)
 
 
 # -- the series ---------------------------------------------------------------------------
@@ -849,20 +862,10 @@ def run_in(parser, address: str | None, out_arg: str | None, prefix: str, run,
 
 def read_games(path: Path) -> tuple[list[dict], int]:
     """The valid game lines of ``games.jsonl`` (the last game kept when one repeats) and the
-    number of lines that could not be read (a line cut by a crash)."""
-    games: dict[int, dict] = {}
-    bad = 0
-    if not path.exists():
-        return [], 0
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        try:
-            game = json.loads(line)
-            games[int(game["game"])] = game
-        except (ValueError, KeyError, TypeError):
-            bad += 1
-    return [games[k] for k in sorted(games)], bad
+    number of lines that could not be read (a line cut by a crash; :func:`ref_sim.records.read_games`
+    says why)."""
+    games, problems = records.read_games(path)
+    return games, len(problems)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -1004,7 +1007,7 @@ class SettingsFile:
     required: tuple[str, ...] = ()          # keys without which it is no such file
 
 
-SERIES_FILE = SettingsFile()
+SERIES_FILE = SettingsFile(required=("agents",))
 
 
 def series_settings(out: Path | None, resume: bool, given: dict, defaults: dict,
@@ -1031,11 +1034,14 @@ def read_settings(out: Path | None, resume: bool, starts: bool,
                              f"{record.name}); give {record.start} to start one there")
         return None
     try:
-        recorded = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise ValueError(f"cannot resume: {path} is unreadable ({error})") from None
+        recorded = records.read_json(path, record.name)
+    except records.RecordError as error:        # one line (no usage): the file is the problem
+        raise records.CannotResume(f"cannot resume: {error}") from None
     if not isinstance(recorded, dict) or not set(record.required) <= set(recorded):
         raise ValueError(f"cannot resume: {path} is not a {record.what} file")
+    problem = records.settings_problem(recorded)
+    if problem:
+        raise ValueError(f"cannot resume: {path}: {problem}")
     return recorded
 
 
@@ -1112,7 +1118,7 @@ def stopped_line(module: str, interrupt: BaseException, games: int, out: str | N
                  what: str = "series") -> str:
     """The stderr line of a series (``what``: or a tournament) stopped by Ctrl-C, a signal or a
     lost cluster: how many games were kept, and the command that continues it (runs as printed)."""
-    if isinstance(interrupt, cluster.ClusterError):
+    if isinstance(interrupt, (cluster.ClusterError, records.WriteError)):
         text = f"Stopped: {interrupt}; the {what} stopped"
     else:
         said = stops.said(interrupt)
@@ -1185,28 +1191,26 @@ def main(argv: list[str] | None = None) -> int:
     address = cluster.cluster_address(args.cluster)
     if address and args.show:
         parser.error("--show plays here, one game at a time: not with --cluster")
-    return run_in(parser, address, args.out, "uttt-match-", lambda runner, out: _run_series(
-        args, parser, specs, out, say, concurrency, runner), concurrency)
+    with records.lock_out(args.out, console.prog(MODULE), argv):     # one runner per --out
+        return run_in(parser, address, args.out, "uttt-match-", lambda runner, out: _run_series(
+            args, parser, specs, out, say, concurrency, runner), concurrency)
 
 
 def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -> int:
     names = realbots.side_names(specs)
     logs = out / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
+    records.make_dirs(logs)
     games_path = out / "games.jsonl"
-    done, bad = read_games(games_path)
-    if done and not args.resume:
-        parser.error(f"{games_path} already holds {len(done)} games: "
+    recorded = records.recorded_games(games_path)
+    if recorded and not args.resume:
+        parser.error(f"{games_path} already holds {recorded} games: "
                      "add --resume to continue that series, or choose another --out")
     series_seed = args.seed
-    (out / "series.json").write_text(json.dumps(
+    records.write_json(out / "series.json",
         {"format": FORMAT, "seed": series_seed, "agents": [args.agent1, args.agent2],
          "names": names, "time_limit": args.time_limit, "paired": args.paired,
-         "encoding": args.encoding, "games": args.games, "sprt": args.sprt}, indent=2) + "\n",
-        encoding="utf-8")
-    if bad:
-        say(f"{games_path}: {bad} unreadable line(s) dropped (those games are played again)")
-        games_path.write_text("".join(json.dumps(g) + "\n" for g in done), encoding="utf-8")
+         "encoding": args.encoding, "games": args.games, "sprt": args.sprt})
+    done = records.resume_games(games_path)     # bad lines: a warning, played again
 
     done = [g for g in done if g["game"] <= args.games]
     done_numbers = {g["game"] for g in done}
@@ -1281,8 +1285,12 @@ def conclude(module: str, games: list[dict], report, *, out_arg: str | None, out
     logs = out / "logs"
     kept = None
     if not out_arg:         # the temporary folder goes: the logs that say what went wrong stay
-        kept = keep_logs(game_logs(logs, [g["game"] for g in games if went_wrong(g)])
-                         + ([cannot_start.log] if cannot_start else []))
+        try:
+            kept = keep_logs(game_logs(logs, [g["game"] for g in games if went_wrong(g)])
+                             + ([cannot_start.log] if cannot_start else []))
+        except OSError as error:    # a full disk: the summary still comes
+            print(f"warning: the logs of the games that went wrong were not kept ({error})",
+                  file=sys.stderr)
     if broken_pipe:
         say_error(console.prog(module), f"output closed (broken pipe) after "
                   f"{len(games)} games; the {what} stopped")
@@ -1310,7 +1318,8 @@ def conclude(module: str, games: list[dict], report, *, out_arg: str | None, out
               "temporary directory, deleted: --out DIR keeps everything)")
     if interrupt:
         print(stopped_line(module, interrupt, len(games), out_arg, what), file=sys.stderr)
-        return 1 if isinstance(interrupt, cluster.ClusterError) else stops.exit_code(interrupt)
+        return (1 if isinstance(interrupt, (cluster.ClusterError, records.WriteError))
+                else stops.exit_code(interrupt))
     return 0
 
 

@@ -4,7 +4,9 @@
                                    [--games SELECTION] [--jobs N] [--cluster ADDRESS] [--fresh]]
 
 RUN is a series' ``--out`` folder (``ref_sim.match`` or ``ref_sim.stdio``) or its
-``games.jsonl``.  The page (default ``RUN/replay.html``) needs no server and no network: its
+``games.jsonl``.  A line that is no game (not JSON, NaN or ``1e999`` in it, absurd nesting,
+keys of the wrong type: :mod:`ref_sim.records`) is left out of the page with one warning line
+naming the file and the line; a file with no game in it is an error (one line, exit 2).  The page (default ``RUN/replay.html``) needs no server and no network: its
 styles, script and data are inside it.  It lists the games (filter by agent 1's result,
 time-outs, bad moves), shows the selected game's board move by move (buttons, slider, arrow
 keys), the score each agent logged for its moves as a graph under the board, and each move's
@@ -59,7 +61,7 @@ from pathlib import Path
 from ref_sim import cluster
 from agent.options import MAX_SECONDS, real, whole
 from agent.search import PROVEN_SCORE, WIN_SCORE
-from ref_sim import analysis, match, stdio, telemetry
+from ref_sim import analysis, records, stdio, telemetry
 from ref_sim.console import entry_point, prog
 from ref_sim.referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.render import boards_to_play
@@ -94,28 +96,45 @@ def games_file(run) -> Path:
     return path
 
 
-def read_run(run) -> dict:
-    """The page's data for the series in ``run`` (see the module docstring)."""
+def read_run(run, warn=None) -> dict:
+    """The page's data for the series in ``run`` (see the module docstring).  A line that is not
+    a game (not JSON, NaN or ``1e999`` in it, absurd nesting, keys of the wrong type...) is left
+    out with one warning line (``warn``, default stderr) naming the file and the line: the page
+    shows the other games.  ReplayError when no game is left."""
     path = games_file(run)
     try:
-        lines, bad = match.read_games(path)
-    except (OSError, UnicodeDecodeError) as error:
-        raise ReplayError(f"{path}: cannot read it ({error})") from None
-    if not lines:
-        more = f" ({bad} unreadable lines)" if bad else ""
-        raise ReplayError(f"{path}: no games in it yet{more}")
+        values, problems = records.read_lines(path)
+    except records.RecordError as error:
+        raise ReplayError(str(error)) from None
+    lines: dict[int, tuple[int, dict]] = {}
+    for number, line in values:
+        game = line.get("game") if isinstance(line, dict) else None
+        if isinstance(game, int) and not isinstance(game, bool) and game >= 1:
+            lines[game] = (number, line)        # the last kept when a game repeats
+        else:
+            problems.append((number, f"{path} line {number}: "
+                                     + (records.game_problem(line) or "not a game")))
     games = []
-    for line in lines:
+    for number, line in (lines[k] for k in sorted(lines)):
         try:
             games.append(game_data(line, path.parent / "logs"))
-        except (KeyError, TypeError, ValueError) as error:
-            raise ReplayError(f"{path}: game {line.get('game')} is not a game line "
-                              f"({type(error).__name__}: {error})") from None
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError,
+                ArithmeticError) as error:
+            problems.append((number, f"{path} line {number}: game {line['game']} is not a game "
+                                     f"line ({type(error).__name__}: {error})"))
+    problems.sort()
+    if not games:
+        more = (f" ({len(problems)} unreadable lines; "
+                f"{problems[0][1].removeprefix(str(path) + ' ')})" if problems else "")
+        raise ReplayError(f"{path}: no games in it yet{more}")
+    if problems:
+        (warn or (lambda text: print(text, file=sys.stderr, flush=True)))(
+            records.problems_line(path, problems, "left out of the page"))
     return {"format": FORMAT, "source": str(path), "agents": games[0]["agents"],
             "win_score": WIN_SCORE, "proven_score": PROVEN_SCORE,
             "score_per_logit": analysis.score_per_logit(),
             "thresholds": dict(analysis.THRESHOLDS),
-            "unreadable_lines": bad, "games": games}
+            "unreadable_lines": len(problems), "games": games}
 
 
 def _names(line: dict) -> tuple[list[str], str, str]:

@@ -8,29 +8,33 @@ runner (``<out>/logs/game-NNNN.json``), or a JSON-lines file with one game per l
 (``<out>/games.jsonl``); for the latter ``--game N`` picks a game, and without it the games
 are listed one line each.  Moves are numbered from 1, and the referee's four opening moves
 are moves 1-4.
+
+The file is shown as it is or not at all: a bad record or line (not JSON, NaN, ``1e999``,
+absurd nesting, invalid UTF-8, a key shown of the wrong type: :mod:`ref_sim.records`) is one
+line naming the file and the line, and exit code 2.  ``ref_sim.plot`` reads files so too.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TextIO
 
-from ref_sim import render
+from ref_sim import records, render
 from ref_sim.console import entry_point, prog
 from ref_sim.rules import DRAW, O, SYMBOLS, TIE, X, Game, IllegalMoveError
 
 MODULE = "ref_sim.show"
 #: The referee's opening: four moves it plays itself before the first .go.
 OPENING_MOVES = 4
+#: The keys of a record shown as text.
+TEXT_KEYS = ("p1", "p2", "result", "winner", "loser", "reason", "bad_line")
 
 
-class RecordError(ValueError):
+class RecordError(records.RecordError):
     """A file or a game record that cannot be shown; the message is one line for the user."""
 
 
@@ -57,39 +61,36 @@ class Games:
 
 
 def load_games(path) -> Games:
-    """Read a GameRecord JSON file or a JSON-lines file of records; RecordError if neither."""
+    """Read a GameRecord JSON file or a JSON-lines file of records; RecordError if neither.
+    Every line is read by :mod:`ref_sim.records` (no NaN, no ``1e999``, no absurd nesting, no
+    huge line); a bad one is an error naming the file and the line: the file is shown exactly."""
     path = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise RecordError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise RecordError(f"{path}: is a directory, not a game file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise RecordError(f"{path}: cannot read it ({error})") from None
-    lines = [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
-    if not lines:
-        raise RecordError(f"{path}: the file is empty")
-    # A saved GameRecord is indented JSON; a series is one compact object per line.
-    try:
-        whole = json.loads(text)
-    except json.JSONDecodeError:
-        whole = None
-    if isinstance(whole, dict) and not path.endswith((".jsonl", ".ndjson")):
+    lines_only = path.endswith((".jsonl", ".ndjson"))
+    whole, whole_error = None, None
+    if not lines_only:
+        try:
+            whole = records.read_json(path, "game file")
+        except records.RecordError as error:
+            if not os.path.isfile(path):
+                raise RecordError(str(error)) from None
+            whole_error = error
+    if isinstance(whole, dict):
         return Games(path, [_check_record(whole, path)], False)
-    if whole is not None and not isinstance(whole, dict):
+    if whole is not None:
         raise RecordError(f"{path}: expected a game record (a JSON object) or JSON lines, "
                           f"got a JSON {type(whole).__name__}")
-    games = []
-    for number, line in lines:
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as error:
-            if number == lines[0][0] and whole is None:
-                raise RecordError(f"{path}: not JSON or JSON lines ({error.msg} at line "
-                                  f"{error.lineno} column {error.colno})") from None
-            raise RecordError(f"{path} line {number}: not JSON ({error.msg})") from None
-        games.append(_check_record(data, f"{path} line {number}"))
+    try:
+        values, problems = records.read_lines(path)
+    except records.RecordError as error:
+        raise RecordError(str(error)) from None
+    if problems:
+        if whole_error is not None and (not values or problems[0][0] < values[0][0]):
+            # neither one record nor JSON lines: the whole file's error says where it breaks
+            raise RecordError(f"{whole_error} (neither a game record nor JSON lines)") from None
+        raise RecordError(problems[0][1])
+    if not values:
+        raise RecordError(f"{path}: the file is empty")
+    games = [_check_record(data, f"{path} line {number}") for number, data in values]
     series = Games(path, games, True)
     numbers = series.numbers()
     return Games(path, [game for _, game in sorted(zip(numbers, games),
@@ -103,6 +104,13 @@ def _check_record(data, where: str) -> dict:
     for key in ("opening", "moves"):
         if not isinstance(data.get(key), list):
             raise RecordError(f"{where}: not a game record (no {key!r} list)")
+    # The other keys shown, which a record edited by hand (or not ours) may get wrong.
+    for key in TEXT_KEYS:
+        if not isinstance(data.get(key), (str, type(None))):
+            raise RecordError(f"{where}: {key!r} must be text or null, not "
+                              f"{type(data[key]).__name__}")
+    if not isinstance(data.get("names", []), list):
+        raise RecordError(f"{where}: 'names' must be a list, not {type(data['names']).__name__}")
     return data
 
 

@@ -69,7 +69,9 @@ the games that went wrong, moved to a kept ``uttt-logs-*`` folder): ``series.jso
 settings (``{"format": 1, "rules": "codingame", "seed", "agents", "names", "games", "turn_ms",
 "first_turn_ms", "grace_ms"}``), ``games.jsonl``, one JSON object per game, and
 ``logs/game-NNNN-NAME.log``, each program's stderr (at most 8 MiB kept: its start and end), and
-``logs/game-NNNN-NAME.search.jsonl``, the search log it may write (``UTTT_SEARCH_LOG``).  Keys of a game line:
+``logs/game-NNNN-NAME.search.jsonl``, the search log it may write (``UTTT_SEARCH_LOG``).  One
+runner at a time per ``--out``, a full disk ending the series cleanly, bad lines left out on
+``--resume`` with a warning: as ``ref_sim.match`` (:mod:`ref_sim.records`).  Keys of a game line:
 
     format 1;  rules "codingame";  game (1-based);  pair (0-based);  series_seed
     turn_ms, first_turn_ms, grace_ms
@@ -94,7 +96,6 @@ settings (``{"format": 1, "rules": "codingame", "seed", "agents", "names", "game
 from __future__ import annotations
 
 import argparse
-import json
 import queue
 import random
 import re
@@ -107,12 +108,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ref_sim import cluster, stops, telemetry
+from ref_sim import cluster, records, stops, telemetry
 from agent.options import MAX_GAMES, real, whole
 from ref_sim import console, isolation, realbots
 from ref_sim.match import (RESUME_HELP, START_SETTLE, AgentCannotStart, SeriesGames, add_agents,
                            append_game, builtin_command, check_agents, child_env, conclude,
-                           first_to_exit, last_output_line, play_games, prepare_out, read_games,
+                           first_to_exit, last_output_line, play_games, prepare_out,
                            report_lines, run_in, series_settings, summarize, went_wrong)
 from ref_sim.match import agent_spec as _file_agent_spec
 from ref_sim.progress import Progress
@@ -767,23 +768,21 @@ def main(argv: list[str] | None = None) -> int:
     address = cluster.cluster_address(args.cluster)
     if address and args.show:
         parser.error("--show plays here, one game at a time: not with --cluster")
-    return run_in(parser, address, args.out, "uttt-stdio-",
-                  lambda runner, out: _run(args, settings, specs, out, say, runner))
+    with records.lock_out(args.out, console.prog(MODULE), argv):     # one runner per --out
+        return run_in(parser, address, args.out, "uttt-stdio-",
+                      lambda runner, out: _run(args, settings, specs, out, say, runner))
 
 
 def _run(args, settings: dict, specs, out: Path, say, runner) -> int:
     seed = settings["seed"]
     names = realbots.side_names(specs)
     turn_ms, first_turn_ms, grace_ms = (settings[key] for key in ("turn_ms", "first_turn_ms", "grace_ms"))
-    (out / "logs").mkdir(parents=True, exist_ok=True)
-    done, bad = read_games(out / "games.jsonl")
-    if bad:
-        say(f"{out / 'games.jsonl'}: {bad} unreadable line(s) dropped (those games are played again)")
-        (out / "games.jsonl").write_text("".join(json.dumps(g) + "\n" for g in done), encoding="utf-8")
-    (out / "series.json").write_text(json.dumps(
+    records.make_dirs(out / "logs")
+    done = records.resume_games(out / "games.jsonl")     # bad lines: a warning, played again
+    records.write_json(out / "series.json",
         {"format": FORMAT, "rules": CODINGAME, "seed": seed, "agents": settings["agents"],
          "names": names, "games": args.games, "turn_ms": turn_ms, "first_turn_ms": first_turn_ms,
-         "grace_ms": grace_ms}, indent=2) + "\n", encoding="utf-8")
+         "grace_ms": grace_ms})
     done = [game for game in done if game["game"] <= args.games]
     say(f"{names[0]}: {specs[0].template}\n{names[1]}: {specs[1].template}\n"
         f"series seed {seed}; {args.games} game{'s' if args.games > 1 else ''} at {turn_ms:g} ms "

@@ -67,6 +67,11 @@ that went wrong are moved to a kept ``uttt-logs-*`` folder, named in the output)
                      (:mod:`ref_sim.crosstable`); written at the end of every run with
                      ``--out``, a resumed or stopped one too.
 
+As with ``ref_sim.match`` (:mod:`ref_sim.records`): one runner at a time per ``--out`` (the
+second is refused in one line naming the first), a full disk ends the tournament with the
+table so far and the resume line, a bad line of ``games.jsonl`` is left out on ``--resume``
+with one warning (kept in ``games.jsonl.dropped``) and its game played again.
+
 The rating table (:mod:`ref_sim.ratings`: Ordo's maximum-likelihood logistic Elo, the mean
 at 0 or ``--anchor BOT`` at 0, 95 % error bars), each bot's games, score, draws, time-outs
 and crashes, then each pairing's head-to-head result in the style of ``ref_sim.match`` (its
@@ -77,7 +82,6 @@ Elo difference with the pentanomial error bar of its opening pairs), then any ot
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import random
 import sys
@@ -85,7 +89,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from ref_sim import cluster, stats
+from ref_sim import cluster, records, stats
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
 from ref_sim import bot_list, console, crosstable, isolation, match, ratings, realbots, stdio
 from ref_sim.progress import Progress
@@ -378,6 +382,8 @@ def event_settings(args) -> dict:
         try:
             recorded = {**recorded, "bots": [bot["spec"] for bot in recorded["bots"]],
                         "gauntlet": recorded["kind"] == "gauntlet"}
+            if not all(isinstance(spec, str) for spec in recorded["bots"]):
+                raise TypeError("a bot's spec is not text")
         except (KeyError, TypeError):
             raise EventError(f"cannot resume: {out / TOURNAMENT_FILE.name} is not a "
                              "tournament file") from None
@@ -460,23 +466,22 @@ def main(argv: list[str] | None = None) -> int:
         warning = check_time_limit(settings["time_limit"])[1]
         if warning:
             print(warning, file=sys.stderr)
-    return match.run_in(parser, cluster.cluster_address(args.cluster), args.out,
-                        "uttt-tournament-", lambda runner, out: run_event(
-                            args, parser, settings, specs, anchor, runner, out), concurrency)
+    with records.lock_out(args.out, console.prog(MODULE), argv):     # one runner per --out
+        return match.run_in(parser, cluster.cluster_address(args.cluster), args.out,
+                            "uttt-tournament-", lambda runner, out: run_event(
+                                args, parser, settings, specs, anchor, runner, out), concurrency)
 
 
 def run_event(args, parser, settings: dict, specs: list, anchor, runner, out: Path) -> int:
     say = (lambda *a, **k: None) if args.quiet else (lambda *a, **k: print(*a, **k, flush=True))
     games_path = out / "games.jsonl"
-    done, bad = match.read_games(games_path)
-    if done and not args.resume:
-        parser.error(f"{games_path} already holds {len(done)} games: add --resume to continue "
+    recorded = records.recorded_games(games_path)
+    if recorded and not args.resume:
+        parser.error(f"{games_path} already holds {recorded} games: add --resume to continue "
                      "that tournament, or choose another --out")
-    (out / "logs").mkdir(parents=True, exist_ok=True)
-    (out / "tournament.json").write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
-    if bad:
-        say(f"{games_path}: {bad} unreadable line(s) dropped (those games are played again)")
-        games_path.write_text("".join(json.dumps(g) + "\n" for g in done), encoding="utf-8")
+    records.make_dirs(out / "logs")
+    records.write_json(out / "tournament.json", settings)
+    done = records.resume_games(games_path)     # bad lines: a warning, played again
 
     slots = schedule(len(settings["pairings"]), settings["rounds"])
     done = [g for g in done if g["game"] <= len(slots)]
