@@ -40,8 +40,16 @@ class Player:
 
     def __init__(self, command: list[str], log_file: Path | None = None) -> None:
         self.log_file = log_file
+        self.early = ""     # stdout read before finish()
         self.process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True)
+
+    def wait_waiting(self) -> "Player":
+        """Wait for the random agent's first line ("waiting in DIR"): it is up. A loaded machine
+        can take seconds to start Python, and a referee started before would time it out."""
+        self.early = self.process.stdout.readline()
+        assert "waiting in" in self.early, (self.early, self.process.poll())
+        return self
 
     def wait_ready(self, timeout: float = 10.0) -> None:
         end = time.monotonic() + timeout
@@ -55,6 +63,7 @@ class Player:
     def finish(self, timeout: float) -> tuple[int, str, str]:
         try:
             out, err = self.process.communicate(timeout=timeout)
+            out = self.early + out
         except subprocess.TimeoutExpired:
             self.process.kill()
             out, err = self.process.communicate()
@@ -112,8 +121,7 @@ def dirs(tmp_path):
 def test_agent_against_the_random_agent(dirs, seed):
     game, logs = dirs
     ours = start_agent("Walrus", game, logs)
-    theirs = Player([*random_agent_command(), "Otter", "--dir", str(game), "--seed", str(seed)])
-    time.sleep(0.3)
+    theirs = Player([*random_agent_command(), "Otter", "--dir", str(game), "--seed", str(seed)]).wait_waiting()
     thread, box = referee_game(game, "Walrus", "Otter", seed=seed, exit_delay=2.0)
     thread.join(timeout=60)
     assert not thread.is_alive()
@@ -156,8 +164,7 @@ def test_referee_interrupted_mid_game(dirs):
     """§8.12: the referee is stopped (Ctrl-C): files vanish, no end_game; the agent exits with code 3."""
     game, logs = dirs
     ours = start_agent("Walrus", game, logs)
-    theirs = Player([*random_agent_command(), "Otter", "--dir", str(game), "--seed", "5"])
-    time.sleep(0.3)
+    theirs = Player([*random_agent_command(), "Otter", "--dir", str(game), "--seed", "5"]).wait_waiting()
     stop = threading.Event()
 
     def on_event(event):
@@ -182,8 +189,7 @@ def test_full_strength_agent_keeps_its_time_with_a_busy_polling_referee(dirs):
     ours = Player([*agent_command(), "Walrus", "--dir", str(game), "--time-limit", "1", "--log-file", str(log_file)],
                   log_file)
     ours.wait_ready()
-    theirs = Player([*random_agent_command(), "Otter", "--dir", str(game), "--seed", "3"])
-    time.sleep(0.3)
+    theirs = Player([*random_agent_command(), "Otter", "--dir", str(game), "--seed", "3"]).wait_waiting()
     record = referee.run_game(game, "Walrus", "Otter", time_limit=1.0, seed=3, busy_poll=True)
     print(log_file.read_text(), record)
     check_record(record, {"Walrus"})
@@ -200,8 +206,7 @@ def test_started_after_a_killed_referee_then_plays_the_next_game(dirs):
     import signal
 
     game, logs = dirs
-    otter = Player([*random_agent_command(), "Otter", "--dir", str(game), "--seed", "4"])
-    time.sleep(0.3)
+    otter = Player([*random_agent_command(), "Otter", "--dir", str(game), "--seed", "4"]).wait_waiting()
     dead = subprocess.Popen([sys.executable, "-m", "ref_sim", "Walrus", "Otter", "--dir", str(game),
                              "--time-limit", "5", "--seed", "4", "-q"], cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -217,8 +222,7 @@ def test_started_after_a_killed_referee_then_plays_the_next_game(dirs):
     assert (game / "Walrus.go").exists() and not (game / "end_game").exists()
     ours = start_agent("Walrus", game, logs, "--time-limit", "5")  # within the limit of the dead turn
     assert wait_for_line(game, "Walrus "), "it did not answer the dead game's turn"
-    theirs = Player([*random_agent_command(), "Otter", "--dir", str(game), "--seed", "6"])
-    time.sleep(0.3)
+    theirs = Player([*random_agent_command(), "Otter", "--dir", str(game), "--seed", "6"]).wait_waiting()
     thread, box = referee_game(game, "Walrus", "Otter", time_limit=5.0, seed=6, exit_delay=2.0)
     thread.join(timeout=60)
     record = box["record"]
@@ -240,8 +244,8 @@ def test_an_opponent_answering_out_of_turn_loses_every_game(dirs, use_polling):
     winners = []
     for seed, first in ((1, "Walrus"), (2, "Otter"), (3, "Walrus"), (4, "Otter")):
         ours = start_agent("Walrus", game, logs, *(["--polling"] if use_polling else []))
-        theirs = Player([*random_agent_command(), "Otter", "--dir", str(game), "--seed", str(seed), "--eager"])
-        time.sleep(0.3)
+        theirs = Player([*random_agent_command(), "Otter", "--dir", str(game), "--seed", str(seed),
+                         "--eager"]).wait_waiting()
         thread, box = referee_game(game, "Walrus", "Otter", seed=seed, first=first, exit_delay=1.0)
         thread.join(timeout=60)
         assert not thread.is_alive()

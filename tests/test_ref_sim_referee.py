@@ -372,7 +372,10 @@ def test_looks_at_move_file_once_per_tick_and_never_after_the_limit(scripted, tm
              if turn_start[0] < t < turn_start[0] + verdict[0]]   # not the clean-up's
     assert 1 <= len(ticks) <= 5
     assert all(0.05 <= t < 0.3 for t in ticks)
-    assert all(b - a >= 0.045 for a, b in zip(ticks, ticks[1:]))
+    # One look per tick: the i-th look is never before the i-th tick is due (a loaded machine only
+    # makes looks later, and a late one may then sit close to the next; turn_start is noted a
+    # moment after the referee's own start, hence the 5 ms).
+    assert all(t >= 0.05 * (i + 1) - 0.005 for i, t in enumerate(ticks)), ticks
 
 
 # -- lines outside their writer's turn (PROTOCOL.md §4.5; issue 15, item 3) ---------------
