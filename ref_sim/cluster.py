@@ -1,10 +1,11 @@
 """Series on several machines through Dask's distributed scheduler (the ``cluster`` extra).
 
     pip install 'uttt-agent[cluster]'                 # on the client and on every worker
-    dask scheduler                                    # the head: prints tcp://HOST:8786
-    dask worker tcp://HOST:8786                       # on each machine, from the same version
-    python -m ref_sim.match agent seed --games 1000 --cluster tcp://HOST:8786
-    python -m ref_sim.arena uttt alphabeta seed --depth 4 --games 1000 --cluster tcp://HOST:8786
+    uttt-cluster certs ~/tls                          # once; copy the folder to every machine
+    uttt-cluster scheduler --tls ~/tls --host HOST    # the head: tls://HOST:8786
+    uttt-cluster worker tls://HOST:8786 --tls ~/tls --host ME    # each machine, same version
+    python -m ref_sim.match agent seed --games 1000 --cluster tls://HOST:8786 --tls ~/tls
+    python -m ref_sim.arena uttt alphabeta seed --depth 4 --games 1000 --cluster HOST --tls ~/tls
 
 Without a cluster address (``--cluster`` or the ``UTTT_CLUSTER`` environment variable) the
 runners play locally as before and nothing here imports Dask.  With one, each game is one task:
@@ -15,6 +16,14 @@ runners play locally as before and nothing here imports Dask.  With one, each ga
   never answers, something else on that port or a worker's address is one line within
   :data:`REACH_TIMEOUT` seconds (a closed port is retried that long: the scheduler may be
   starting), not a traceback or Dask's 30 s.
+* **TLS.**  A scheduler's port runs any code a client sends (docs/cluster.md), so the runners
+  take the cluster's certificate folder (``--tls DIR`` or ``UTTT_CLUSTER_TLS``, made by
+  ``uttt-cluster certs``: :mod:`ref_sim.cluster_tls`) through :func:`add_cluster_options` and
+  :func:`cluster_target`; :func:`secured_address` reads address and folder together (a
+  ``tls://`` address without certificates, or certificates with ``tcp://``, is one line) and
+  :func:`connect` checks the TLS handshake itself, so that certificates either side refuses are
+  one line within :data:`REACH_TIMEOUT` too.  :mod:`ref_sim.cluster_serve` starts scheduler
+  and workers on loopback unless told.
 * **Admission.**  While a series runs, a worker plugin runs on every worker, there or joining.
   It compares the worker's :func:`project_version` (the installed version and a digest of the
   sources of ``agent/`` and ``ref_sim/``) with the client's.  A worker with the same code is
@@ -784,7 +793,7 @@ def _ask_identity(address: str, outcome: dict, files=None) -> None:
 
     security = files.security() if files else Security()
     if files:
-        why = _tls_refusal(host.strip("[]"), int(port), security, files.folder, deadline)
+        why = tls_refusal(host.strip("[]"), int(port), security, files.folder, deadline)
         if why:
             outcome["why"] = why
             return
@@ -810,22 +819,29 @@ def _ask_identity(address: str, outcome: dict, files=None) -> None:
                           f"(--tls DIR or ${cluster_tls.ENV})")
 
 
-def _tls_refusal(host: str, port: int, security, folder: Path, deadline: float) -> str | None:
+def tls_refusal(host: str, port: int, security, folder: Path, deadline: float) -> str | None:
     """Why a TLS connection to ``host:port`` with ``security``'s certificates fails (one line
     naming ``folder``), or None when the scheduler accepts them.  Its TLS handshake, then its
     first bytes: Dask's server speaks first, so a refused client certificate (an alert that
     comes after the handshake in TLS 1.3) shows before anything waits."""
     import ssl
+
+    def closed(how: str) -> str:
+        return (f"the scheduler ended the TLS connection ({how}): did it refuse this client's "
+                f"certificate? (was it started with another certificate folder than {folder}?)")
+
     context = security.get_connection_args("client")["ssl_context"]
     try:
         with socket.create_connection((host, port),
                                       timeout=max(0.5, deadline - time.monotonic())) as raw:
             with context.wrap_socket(raw) as tls:
                 tls.settimeout(max(1.0, deadline - time.monotonic()))
-                tls.recv(1)
+                first = tls.recv(1)
     except ssl.SSLCertVerificationError as error:
         return (f"the scheduler's certificate is not this cluster's ({error.verify_message}): "
                 f"it was started with another certificate folder than {folder}; use that one")
+    except (ssl.SSLEOFError, ssl.SSLZeroReturnError, ConnectionResetError) as error:
+        return closed(getattr(error, "strerror", None) or "closed")
     except ssl.SSLError as error:
         reason = (error.reason or str(error)).lower().replace("_", " ")
         if "alert" in reason:
@@ -833,12 +849,12 @@ def _tls_refusal(host: str, port: int, security, folder: Path, deadline: float) 
                     f"with another certificate folder than {folder}; use that one")
         return (f"no TLS there ({reason}): a scheduler started without certificates? "
                 "(uttt-cluster scheduler --tls DIR starts one with them)")
-    except (TimeoutError, ConnectionError, OSError) as error:
-        if isinstance(error, TimeoutError) or "timed out" in str(error):
-            return (f"no TLS handshake within {REACH_TIMEOUT:g} s: a scheduler started without "
-                    "certificates? (uttt-cluster scheduler --tls DIR starts one with them)")
+    except TimeoutError:
+        return (f"no TLS handshake within {REACH_TIMEOUT:g} s: a scheduler started without "
+                "certificates? (uttt-cluster scheduler --tls DIR starts one with them)")
+    except OSError as error:
         return f"the TLS connection failed: {error.strerror or error}"
-    return None
+    return None if first else closed("no data")
 
 
 def _speaks_tls(host: str, port: int) -> bool:

@@ -41,6 +41,7 @@ import shlex
 import socket
 import subprocess
 import sys
+import time
 
 from agent.commandline import say_error
 from agent.options import whole
@@ -244,6 +245,21 @@ def worker_command(args, extra: list[str]) -> tuple[list[str], dict, list[str]]:
     return command + passthrough(extra), REQUIRE_ENCRYPTION if files else {}, said
 
 
+def certificates_refused(address: str, files) -> str | None:
+    """Why the scheduler at ``address`` refuses this worker's certificates (or this worker
+    its), one line; None when it accepts them or does not answer yet (Dask's worker waits for
+    a scheduler that is starting; it would retry refused certificates for ever)."""
+    host, port = address.partition("://")[2].rsplit(":", 1)
+    host = host.strip("[]")
+    try:
+        socket.create_connection((host, int(port)), timeout=cluster.REACH_TIMEOUT).close()
+    except OSError:
+        return None
+    # A client's view of the same files: the handshake is the one the worker will make.
+    return cluster.tls_refusal(host, int(port), files.security(), files.folder,
+                               time.monotonic() + cluster.REACH_TIMEOUT)
+
+
 def _tls_files(tls: str | None):
     folder = cluster_tls.folder_from(tls)
     if not folder:
@@ -312,6 +328,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(error))
     for line in said:
         say_error(prog, line)
+    if args.command == "worker" and not args.dry_run:        # read and checked just above
+        address, files = cluster.secured_address(cluster.cluster_address(args.address), args.tls)
+        refused = files and certificates_refused(address, files)
+        if refused:
+            parser.error(f"{address}: {refused}")
     if args.dry_run:
         print(" ".join(f"{name}={shlex.quote(value)}" for name, value in environment.items())
               + (" " if environment else "") + shlex.join(command))

@@ -40,7 +40,9 @@ START_WAIT = 120
 
 def start(scratch: Path, tls: list[str]) -> tuple[str, list[subprocess.Popen]]:
     """A scheduler and one single-threaded worker through uttt-cluster: (address, processes)."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(scratch))
+    # scripts/ too: the games' function is bench_cluster's, which the scheduler unpickles by name.
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "scripts")]),
+               TMPDIR=str(scratch))
     env.pop(cluster.ENV, None)
     env.pop(cluster_tls.ENV, None)
     file = scratch / "scheduler.json"

@@ -456,6 +456,19 @@ def test_our_runners_say_in_one_line_why_they_are_refused(tls_cluster, folders, 
     assert not (tmp_path / "out" / "games.jsonl").exists()
 
 
+def test_a_worker_with_another_clusters_certificates_is_one_line(tls_cluster, folders, tmp_path):
+    _, theirs = folders
+    worker = serve(tmp_path, "worker.log", "worker", tls_cluster.address, "--tls",
+                   str(theirs.folder))
+    try:
+        assert worker.wait(timeout=120) == 2        # said, not started: no worker retrying
+    finally:
+        stop([worker])
+    error = (tmp_path / "worker.log").read_text().strip().splitlines()[-1]
+    assert error.startswith(f"python -m ref_sim.cluster_serve: error: {tls_cluster.address}: "
+                            "the scheduler's certificate is not this cluster's ("), error
+
+
 def test_a_tls_client_at_a_plain_scheduler_is_one_line(folders, tmp_path, capsys):
     pytest.importorskip("distributed")
     ours, _ = folders
