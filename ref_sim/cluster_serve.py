@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "new folder)")
 
     scheduler = commands.add_parser("scheduler", help="start a Dask scheduler")
-    add_listening(scheduler, "the scheduler")
+    add_listening(scheduler, "the scheduler", f"{LOOPBACK}:{DASHBOARD_PORT}")
     scheduler.add_argument("--port", type=whole(0, 65535), default=cluster.DEFAULT_PORT,
                            help=f"its port (default {cluster.DEFAULT_PORT}; 0: any free one, "
                                 "see --scheduler-file)")
@@ -93,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     worker = commands.add_parser("worker", help="start a Dask worker (with its nanny)")
     worker.add_argument("address", metavar="ADDRESS", nargs="?",
                         help=f"the scheduler's address, e.g. tls://head:8786 (default: ${cluster.ENV})")
-    add_listening(worker, "the worker and its nanny")
+    add_listening(worker, "the worker (and its nanny)", f"{LOOPBACK}:0")
     worker.add_argument("--nworkers", type=whole(1, 1024), default=1, metavar="N",
                         help="worker processes (default 1; a game holds its worker's GIL in "
                              "ref_sim.arena and self-play: one single-threaded worker per spare "
@@ -103,7 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def add_listening(parser, who: str) -> None:
+def add_listening(parser, who: str, dashboard: str) -> None:
+    """--host or --interface, --tls, --dashboard (on ``dashboard`` when given alone), --dry-run."""
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--host", help=f"the address {who} listens on (default {LOOPBACK}: this "
                                       "machine only; 0.0.0.0: every interface)")
@@ -112,10 +113,9 @@ def add_listening(parser, who: str) -> None:
     parser.add_argument("--tls", metavar="DIR",
                         help="the cluster's certificate folder (uttt-cluster certs DIR): TLS, "
                              f"and only its holders get in (default: ${cluster_tls.ENV})")
-    parser.add_argument("--dashboard", metavar="ADDRESS", nargs="?",
-                        const=f"{LOOPBACK}:{DASHBOARD_PORT}",
-                        help=f"turn the dashboard on, on ADDRESS (default {LOOPBACK}:"
-                             f"{DASHBOARD_PORT}); off unless given")
+    parser.add_argument("--dashboard", metavar="ADDRESS", nargs="?", const=dashboard,
+                        help=f"turn the dashboard on, on ADDRESS (default {dashboard}); off "
+                             "unless given")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the Dask command instead of running it")
 
