@@ -233,10 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="random plies before each pair's games (default: ttt 1, nineboard 2, qubic 2, uttt 4)")
     stats.add_sprt_option(parser, "0 20 0.05 0.05")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every game's moves")
-    parser.add_argument("--cluster", metavar="ADDRESS",
-                        help="play the games on a Dask cluster, e.g. tcp://head:8786 (default: "
-                             f"${cluster.ENV}; needs {cluster.INSTALL_HINT}); start workers with "
-                             "--nthreads 1: a game holds its worker's GIL")
+    cluster.add_cluster_options(parser, note="start workers with --nthreads 1: a game holds "
+                                             "its worker's GIL")
     return parser
 
 
@@ -265,7 +263,7 @@ def _main(argv, stdout) -> int:
     except ValueError as error:
         parser.error(f"--opening-plies {plies}: {error} in {args.game}")
 
-    address = cluster.cluster_address(args.cluster)
+    address = cluster.cluster_target(args)
     if not address:
         return _play(args, game, out, runner=None)
     try:

@@ -1,10 +1,11 @@
 """Series on several machines through Dask's distributed scheduler (the ``cluster`` extra).
 
     pip install 'uttt-agent[cluster]'                 # on the client and on every worker
-    dask scheduler                                    # the head: prints tcp://HOST:8786
-    dask worker tcp://HOST:8786                       # on each machine, from the same version
-    python -m ref_sim.match agent seed --games 1000 --cluster tcp://HOST:8786
-    python -m ref_sim.arena uttt alphabeta seed --depth 4 --games 1000 --cluster tcp://HOST:8786
+    uttt-cluster certs ~/tls                          # once; copy the folder to every machine
+    uttt-cluster scheduler --tls ~/tls --host HOST    # the head: tls://HOST:8786
+    uttt-cluster worker tls://HOST:8786 --tls ~/tls --host ME    # each machine, same version
+    python -m ref_sim.match agent seed --games 1000 --cluster tls://HOST:8786 --tls ~/tls
+    python -m ref_sim.arena uttt alphabeta seed --depth 4 --games 1000 --cluster HOST --tls ~/tls
 
 Without a cluster address (``--cluster`` or the ``UTTT_CLUSTER`` environment variable) the
 runners play locally as before and nothing here imports Dask.  With one, each game is one task:
@@ -15,6 +16,14 @@ runners play locally as before and nothing here imports Dask.  With one, each ga
   never answers, something else on that port or a worker's address is one line within
   :data:`REACH_TIMEOUT` seconds (a closed port is retried that long: the scheduler may be
   starting), not a traceback or Dask's 30 s.
+* **TLS.**  A scheduler's port runs any code a client sends (docs/cluster.md), so the runners
+  take the cluster's certificate folder (``--tls DIR`` or ``UTTT_CLUSTER_TLS``, made by
+  ``uttt-cluster certs``: :mod:`ref_sim.cluster_tls`) through :func:`add_cluster_options` and
+  :func:`cluster_target`; :func:`secured_address` reads address and folder together (a
+  ``tls://`` address without certificates, or certificates with ``tcp://``, is one line) and
+  :func:`connect` checks the TLS handshake itself, so that certificates either side refuses are
+  one line within :data:`REACH_TIMEOUT` too.  :mod:`ref_sim.cluster_serve` starts scheduler
+  and workers on loopback unless told.
 * **Admission.**  While a series runs, a worker plugin runs on every worker, there or joining.
   It compares the worker's :func:`project_version` (the installed version and a digest of the
   sources of ``agent/`` and ``ref_sim/``) with the client's.  A worker with the same code is
@@ -74,7 +83,10 @@ import sys
 import threading
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
+
+from ref_sim import cluster_tls
 
 #: The environment variable that stands for ``--cluster ADDRESS``.
 ENV = "UTTT_CLUSTER"
@@ -96,6 +108,8 @@ DEFAULT_PORT = 8786
 REACH_TIMEOUT = 5.0
 #: Dask's transports over TCP, whose addresses are HOST:PORT.
 SCHEMES = ("tcp", "tls", "ws", "wss")
+#: Those of them that are encrypted: they need a certificate folder (--tls DIR).
+ENCRYPTED_SCHEMES = ("tls", "wss")
 #: The sources whose digest is part of the version: what a game's outcome depends on.
 SOURCE_SUFFIXES = (".py", ".c", ".json")
 
@@ -116,10 +130,10 @@ def cluster_address(given: str | None = None) -> str | None:
 _HOST_NAME = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?\.?")     # an IPv4 too
 
 
-def scheduler_address(text: str) -> str:
+def scheduler_address(text: str, default_scheme: str = "tcp") -> str:
     """``text`` (``--cluster`` or ``UTTT_CLUSTER``) as ``SCHEME://HOST:PORT``: the scheme
-    ``tcp`` and the port :data:`DEFAULT_PORT` where none is given.  Raises
-    :class:`ClusterError` with one line for what is no such address.
+    ``default_scheme`` (``tls`` with certificates) and the port :data:`DEFAULT_PORT` where none
+    is given.  Raises :class:`ClusterError` with one line for what is no such address.
 
     >>> scheduler_address("head"), scheduler_address("tls://[::1]:9000")
     ('tcp://head:8786', 'tls://[::1]:9000')
@@ -131,7 +145,7 @@ def scheduler_address(text: str) -> str:
 
     scheme, sep, rest = text.strip().partition("://")
     if not sep:
-        scheme, rest = "tcp", scheme
+        scheme, rest = default_scheme, scheme
     if scheme not in SCHEMES:
         raise bad(f"unknown scheme {scheme + '://'!r} (Dask's are {', '.join(SCHEMES)})")
     if "://" in rest:
@@ -174,6 +188,60 @@ def scheduler_address(text: str) -> str:
     if not 1 <= int(port) <= 65535:
         raise bad(f"the port {port} is not between 1 and 65535")
     return f"{scheme}://{shown}:{int(port)}"
+
+
+@dataclass(frozen=True)
+class ClusterTarget:
+    """Where a runner plays: the scheduler's address as given, and the certificate folder
+    (``--tls DIR``; None: none given, ``UTTT_CLUSTER_TLS`` is read when connecting)."""
+    address: str
+    tls: str | None = None
+
+    def __str__(self) -> str:
+        return self.address
+
+
+def add_cluster_options(parser, action: str = "play the games", note: str = "") -> None:
+    """``--cluster ADDRESS`` and ``--tls DIR`` on ``parser`` (or an argument group): every
+    runner's, read back by :func:`cluster_target`.  ``action`` and ``note`` word the help."""
+    parser.add_argument("--cluster", metavar="ADDRESS",
+                        help=f"{action} on a Dask cluster, e.g. tls://head:8786 (default: "
+                             f"${ENV}; needs {INSTALL_HINT})" + (f"; {note}" if note else ""))
+    parser.add_argument("--tls", metavar="DIR",
+                        help="the cluster's certificate folder (made by uttt-cluster certs DIR): "
+                             "encrypted and authenticated connections to a tls:// scheduler, "
+                             f"the scheme of an address without one (default: ${cluster_tls.ENV})")
+
+
+def cluster_target(args) -> ClusterTarget | None:
+    """The cluster that :func:`add_cluster_options`' options name (``--cluster`` or
+    ``UTTT_CLUSTER``), for :func:`connect`; None: play here."""
+    address = cluster_address(getattr(args, "cluster", None))
+    return ClusterTarget(address, getattr(args, "tls", None)) if address else None
+
+
+def secured_address(text: str, tls: str | None = None):
+    """``(address, files)``: the scheduler's address read as :func:`scheduler_address` does (a
+    ``tls://`` one when a certificate folder is given) and the checked certificate folder
+    (:class:`ref_sim.cluster_tls.TLSFiles`; None without TLS).  ``tls``: ``--tls``, else
+    ``UTTT_CLUSTER_TLS``.  An encrypted scheme without certificates, certificates with a plain
+    scheme, or a folder that cannot be used: :class:`ClusterError`, one line."""
+    folder = cluster_tls.folder_from(tls)
+    address = scheduler_address(text, default_scheme="tls" if folder else "tcp")
+    scheme = address.partition("://")[0]
+    if scheme in ENCRYPTED_SCHEMES and not folder:
+        raise ClusterError(f"{address} needs the cluster's certificates: --tls DIR or "
+                           f"${cluster_tls.ENV} (the folder the scheduler was started with; "
+                           f"{cluster_tls.MAKE_HINT})")
+    if folder and scheme not in ENCRYPTED_SCHEMES:
+        raise ClusterError(f"{address} with certificates (--tls {folder}): {scheme}:// is not "
+                           "encrypted; a scheduler started with --tls is at tls://HOST:PORT")
+    if not folder:
+        return address, None
+    try:
+        return address, cluster_tls.read_folder(folder)
+    except cluster_tls.TLSFolderError as error:
+        raise ClusterError(str(error)) from None
 
 
 def _is_ipv6(text: str) -> bool:
@@ -631,21 +699,27 @@ def _duration(seconds: float) -> str:
     return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
 
 
-def connect(address: str, say=None, connect_wait: float | None = None) -> ClusterRunner:
+def connect(address: str | ClusterTarget, say=None, connect_wait: float | None = None,
+            tls: str | None = None) -> ClusterRunner:
     """A :class:`ClusterRunner` on the scheduler at ``address`` (:func:`scheduler_address`
-    reads it), once at least one worker has been admitted (waiting up to ``connect_wait`` s,
-    default :data:`CONNECT_WAIT`).  Raises :class:`ClusterError` with a one-line reason: a bad
-    address, no scheduler answering within :data:`REACH_TIMEOUT` s, no worker to play."""
+    reads it; a :class:`ClusterTarget` brings its certificate folder, else ``tls``, else
+    ``UTTT_CLUSTER_TLS``), once at least one worker has been admitted (waiting up to
+    ``connect_wait`` s, default :data:`CONNECT_WAIT`).  Raises :class:`ClusterError` with a
+    one-line reason: a bad address or certificate folder, no scheduler answering within
+    :data:`REACH_TIMEOUT` s, certificates it refuses, no worker to play."""
+    if isinstance(address, ClusterTarget):
+        address, tls = address.address, tls or address.tls
     connect_wait = CONNECT_WAIT if connect_wait is None else connect_wait
     try:
         import distributed
     except ImportError:
         raise ClusterError(f"--cluster needs Dask's distributed scheduler: {INSTALL_HINT} "
                            "(or pip install -e '.[cluster]' in a checkout)") from None
-    address = scheduler_address(address)
-    _reach(address)
+    address, files = secured_address(address, tls)
+    _reach(address, files)
     try:
-        client = distributed.Client(address, timeout=REACH_TIMEOUT)
+        client = distributed.Client(address, timeout=REACH_TIMEOUT,
+                                    security=files.security() if files else None)
     except Exception as error:          # gone since _reach asked
         raise ClusterError(f"cannot reach the scheduler at {address}: {type(error).__name__}: "
                            f"{str(error).splitlines()[0] if str(error) else ''}") from None
@@ -656,15 +730,16 @@ def connect(address: str, say=None, connect_wait: float | None = None) -> Cluste
         raise
 
 
-def _reach(address: str) -> None:
+def _reach(address: str, files=None) -> None:
     """Make sure a Dask scheduler answers at ``address`` within :data:`REACH_TIMEOUT` s (two
-    more at most for a peer that connects and then says nothing); :class:`ClusterError` with
-    one line if not.  Dask's ``Client`` would retry for 30 s, wait forever for a silent peer and
-    fail with any error at all on a peer that answers something else."""
+    more at most for a peer that connects and then says nothing), over TLS with ``files`` (a
+    :class:`ref_sim.cluster_tls.TLSFiles`); :class:`ClusterError` with one line if not.  Dask's
+    ``Client`` would retry for 30 s, wait forever for a silent peer and fail with any error at
+    all on a peer that answers something else (or refuses our certificate)."""
     outcome: dict = {}
     # A thread of its own: a name lookup that hangs cannot hold the caller longer.
-    asker = threading.Thread(target=_ask_identity, args=(address, outcome), name="uttt-reach",
-                             daemon=True)
+    asker = threading.Thread(target=_ask_identity, args=(address, outcome, files),
+                             name="uttt-reach", daemon=True)
     asker.start()
     asker.join(REACH_TIMEOUT + 3)
     if "identity" not in outcome:
@@ -684,10 +759,12 @@ ANOTHER_SERVICE = (f"another service on that port? the scheduler's is {DEFAULT_P
                    "told, its dashboard's 8787")
 
 
-def _ask_identity(address: str, outcome: dict) -> None:
+def _ask_identity(address: str, outcome: dict, files=None) -> None:
     """:func:`_reach`'s work: a TCP connection first (so that a refusal or a timeout is told
-    apart, which Dask's error does not always do), then Dask's handshake and the scheduler's
-    identity.  Puts ``identity``, or ``why`` not, into ``outcome``."""
+    apart, which Dask's error does not always do), with ``files`` a TLS handshake (so that
+    certificates refused either way are said so: Dask retries them until its timeout), then
+    Dask's handshake and the scheduler's identity.  Puts ``identity``, or ``why`` not, into
+    ``outcome``."""
     from distributed import Security
     from distributed.core import rpc
 
@@ -714,9 +791,16 @@ def _ask_identity(address: str, outcome: dict) -> None:
             outcome["why"] = text[:1].lower() + text[1:]
             return
 
+    security = files.security() if files else Security()
+    if files:
+        why = tls_refusal(host.strip("[]"), int(port), security, files.folder, deadline)
+        if why:
+            outcome["why"] = why
+            return
+
     async def identity():
         scheduler = rpc(address, timeout=REACH_TIMEOUT,
-                        connection_args=Security().get_connection_args("client"))
+                        connection_args=security.get_connection_args("client"))
         try:
             return await asyncio.wait_for(scheduler.identity(),
                                           max(2.0, deadline - time.monotonic()))
@@ -729,6 +813,65 @@ def _ask_identity(address: str, outcome: dict) -> None:
         outcome["why"] = f"something accepts connections there but says nothing ({ANOTHER_SERVICE})"
     except Exception:                           # the answer is no Dask message
         outcome["why"] = f"something answers there, but not as a Dask scheduler ({ANOTHER_SERVICE})"
+    if "why" in outcome and not files and _speaks_tls(host.strip("[]"), int(port)):
+        outcome["why"] = ("the scheduler there speaks TLS: connect with "
+                          f"tls://{address.partition('://')[2]} and its certificate folder "
+                          f"(--tls DIR or ${cluster_tls.ENV})")
+
+
+def tls_refusal(host: str, port: int, security, folder: Path, deadline: float) -> str | None:
+    """Why a TLS connection to ``host:port`` with ``security``'s certificates fails (one line
+    naming ``folder``), or None when the scheduler accepts them.  Its TLS handshake, then its
+    first bytes: Dask's server speaks first, so a refused client certificate (an alert that
+    comes after the handshake in TLS 1.3) shows before anything waits."""
+    import ssl
+
+    def closed(how: str) -> str:
+        return (f"the scheduler ended the TLS connection ({how}): did it refuse this client's "
+                f"certificate? (was it started with another certificate folder than {folder}?)")
+
+    context = security.get_connection_args("client")["ssl_context"]
+    try:
+        with socket.create_connection((host, port),
+                                      timeout=max(0.5, deadline - time.monotonic())) as raw:
+            with context.wrap_socket(raw) as tls:
+                tls.settimeout(max(1.0, deadline - time.monotonic()))
+                first = tls.recv(1)
+    except ssl.SSLCertVerificationError as error:
+        return (f"the scheduler's certificate is not this cluster's ({error.verify_message}): "
+                f"it was started with another certificate folder than {folder}; use that one")
+    except (ssl.SSLEOFError, ssl.SSLZeroReturnError, ConnectionResetError) as error:
+        return closed(getattr(error, "strerror", None) or "closed")
+    except ssl.SSLError as error:
+        reason = (error.reason or str(error)).lower().replace("_", " ")
+        if "alert" in reason:
+            return (f"the scheduler refused this client's certificate ({reason}): it was started "
+                    f"with another certificate folder than {folder}; use that one")
+        return (f"no TLS there ({reason}): a scheduler started without certificates? "
+                "(uttt-cluster scheduler --tls DIR starts one with them)")
+    except TimeoutError:
+        return (f"no TLS handshake within {REACH_TIMEOUT:g} s: a scheduler started without "
+                "certificates? (uttt-cluster scheduler --tls DIR starts one with them)")
+    except OSError as error:
+        return f"the TLS connection failed: {error.strerror or error}"
+    return None if first else closed("no data")
+
+
+def _speaks_tls(host: str, port: int) -> bool:
+    """Whether ``host:port`` answers a TLS handshake (certificates unchecked: only to say that
+    a plain tcp:// client is knocking at a TLS scheduler)."""
+    import ssl
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    try:
+        with socket.create_connection((host, port), timeout=2.0) as raw:
+            with context.wrap_socket(raw) as tls:
+                tls.settimeout(2.0)
+        return True
+    except ssl.SSLError as error:       # an alert is a TLS answer (our missing certificate)
+        return "alert" in str(error).lower()
+    except OSError:
+        return False
 
 
 def in_order(runner, calls):

@@ -839,7 +839,7 @@ def capped_concurrency(wanted: int) -> int:
     return concurrency_cap()
 
 
-def run_in(parser, address: str | None, out_arg: str | None, prefix: str, run,
+def run_in(parser, address: cluster.ClusterTarget | None, out_arg: str | None, prefix: str, run,
            concurrency: int = 1) -> int:
     """``run(runner, out)``, its exit code: ``runner`` plays the games on the cluster at
     ``address`` (unreachable: a usage error), else ``concurrency`` at once here; ``out`` is
@@ -965,10 +965,7 @@ examples:
     parser.add_argument("--encoding", metavar="ENC",
                         help="the referee's encoding, also given to the built-in agents "
                              f"(default: this machine's, {locale_encoding()})")
-    parser.add_argument("--cluster", metavar="ADDRESS",
-                        help="play the games on a Dask cluster, e.g. tcp://head:8786 (default: "
-                             f"${cluster.ENV}; needs {cluster.INSTALL_HINT}); each worker plays "
-                             "cores - 1 games at once")
+    cluster.add_cluster_options(parser, note="each worker plays cores - 1 games at once")
     isolation.add_options(parser)
     return parser
 
@@ -1188,7 +1185,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if limit_warning:
         print(limit_warning, file=sys.stderr)
-    address = cluster.cluster_address(args.cluster)
+    address = cluster.cluster_target(args)
     if address and args.show:
         parser.error("--show plays here, one game at a time: not with --cluster")
     with records.lock_out(args.out, console.prog(MODULE), argv):     # one runner per --out

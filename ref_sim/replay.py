@@ -299,10 +299,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "losses, draws (agent 1's); default all")
     group.add_argument("--jobs", type=whole(1, MAX_JOBS), metavar="N",
                        help="positions analysed at once (default: the cores)")
-    group.add_argument("--cluster", metavar="ADDRESS",
-                       help="analyse on a Dask cluster, e.g. tcp://head:8786 (default: "
-                            f"${cluster.ENV}; needs {cluster.INSTALL_HINT}); start the workers "
-                            "with --nthreads 1 (a search holds a core)")
+    cluster.add_cluster_options(group, action="analyse", note="start the workers with "
+                                "--nthreads 1 (a search holds a core)")
     group.add_argument("--fresh", action="store_true",
                        help="analyse again instead of using the results cached in the run's "
                             f"folder ({analysis.CACHE_NAME})")
@@ -316,7 +314,7 @@ def _analyse(args, data: dict, folder: Path) -> None:
     settings = analysis.Settings.from_args(args.time, args.depth, args.nodes)
     chosen = analysis.select_games(data["games"], args.games)
     cache = None if args.fresh else folder / analysis.CACHE_NAME
-    address = cluster.cluster_address(args.cluster)
+    address = cluster.cluster_target(args)
     runner = cluster.connect(address, say=say) if address else None
     try:
         analysis.analyse_run(data, chosen, settings, jobs=args.jobs, cache=cache, say=say,

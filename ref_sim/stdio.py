@@ -711,10 +711,7 @@ examples:
     parser.add_argument("--resume", action="store_true", help=RESUME_HELP)
     parser.add_argument("--show", action="store_true", help="print the board after every move")
     parser.add_argument("-q", "--quiet", action="store_true", help="only the final summary")
-    parser.add_argument("--cluster", metavar="ADDRESS",
-                        help="play the games on a Dask cluster, e.g. tcp://head:8786 (default: "
-                             f"${cluster.ENV}; needs {cluster.INSTALL_HINT}); each worker plays "
-                             "cores - 1 games at once")
+    cluster.add_cluster_options(parser, note="each worker plays cores - 1 games at once")
     isolation.add_options(parser)
     return parser
 
@@ -765,7 +762,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.resume and games_path.exists() and games_path.stat().st_size:
             parser.error(f"{games_path} already holds games: add --resume to continue that "
                          "series, or choose another --out")
-    address = cluster.cluster_address(args.cluster)
+    address = cluster.cluster_target(args)
     if address and args.show:
         parser.error("--show plays here, one game at a time: not with --cluster")
     with records.lock_out(args.out, console.prog(MODULE), argv):     # one runner per --out

@@ -353,9 +353,7 @@ examples:
                         help="continue the tournament in --out (its bots and settings)")
     parser.add_argument("--concurrency", type=whole(1), default=1, metavar="N",
                         help="games at once (default 1; at most the number of cores - 1)")
-    parser.add_argument("--cluster", metavar="ADDRESS",
-                        help="play the games on a Dask cluster, e.g. tcp://head:8786 (default: "
-                             f"${cluster.ENV}; needs {cluster.INSTALL_HINT})")
+    cluster.add_cluster_options(parser)
     parser.add_argument("--anchor", metavar="BOT",
                         help="rate this bot (its name, e.g. Random3, or its spec) at 0 "
                              "instead of the mean")
@@ -467,7 +465,7 @@ def main(argv: list[str] | None = None) -> int:
         if warning:
             print(warning, file=sys.stderr)
     with records.lock_out(args.out, console.prog(MODULE), argv):     # one runner per --out
-        return match.run_in(parser, cluster.cluster_address(args.cluster), args.out,
+        return match.run_in(parser, cluster.cluster_target(args), args.out,
                             "uttt-tournament-", lambda runner, out: run_event(
                                 args, parser, settings, specs, anchor, runner, out), concurrency)
 

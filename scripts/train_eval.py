@@ -63,7 +63,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ref_sim import stops  # noqa: E402
+from ref_sim import cluster, stops  # noqa: E402  (ref_sim.cluster imports Dask only to connect)
 from agent.core import make_searcher  # noqa: E402
 from agent.engines import AlphaBetaEngine, SearchEngine  # noqa: E402
 from agent.options import real, whole  # noqa: E402
@@ -145,7 +145,7 @@ def engine_evals() -> tuple:
 
 
 def generate(directory: Path, games: int, nodes: int, seed: int, deviation: float, engine_eval: str,
-             cluster_address: str | None = None, again: str = "") -> Path:
+             cluster_address: cluster.ClusterTarget | str | None = None, again: str = "") -> Path:
     """Self-play games up to ``games`` in ``directory``; ``again``: the command that continues
     after a stop (said then)."""
     if directory.exists() and not directory.is_dir():
@@ -180,7 +180,6 @@ def generate(directory: Path, games: int, nodes: int, seed: int, deviation: floa
     plies = made = 0
     runner = None
     if cluster_address:
-        from ref_sim import cluster  # the optional extra; only when asked for
         try:
             runner = cluster.connect(cluster_address)
         except cluster.ClusterError as error:
@@ -815,9 +814,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--engine-eval", default="eval-v1", choices=engine_evals(),
                         help="evaluation the self-play engine uses: classic or a data file of agent/data "
                              "(default eval-v1)")
-    parser.add_argument("--cluster", metavar="ADDRESS", default=os.environ.get("UTTT_CLUSTER"),
-                        help="generate: play the games on a Dask cluster, e.g. tcp://head:8786 "
-                             "(default: $UTTT_CLUSTER); pip install -e '.[cluster]'")
+    cluster.add_cluster_options(parser, action="generate: play the games")
     parser.add_argument("--out", type=Path, default=None, help="data file to write (default DIR/eval.json)")
     parser.add_argument("--mix", type=real(0, 1), nargs="+", default=list(DEFAULT_MIX), metavar="LAMBDA",
                         help="fit: the label, LAMBDA * result + (1 - LAMBDA) * the self-play search's "
@@ -871,7 +868,7 @@ def run(argv: list[str]) -> int:
 def steps(args, argv: list[str]) -> None:
     started = time.time()
     if args.step in ("all", "generate"):
-        generate(args.dir, args.games, args.nodes, args.seed, args.deviation, args.engine_eval, args.cluster,
+        generate(args.dir, args.games, args.nodes, args.seed, args.deviation, args.engine_eval, cluster.cluster_target(args),
                  again=stops.command_line(sys.argv[0] if sys.argv and sys.argv[0].endswith(".py") else __file__,
                                           *argv))
     if args.step in ("all", "fit"):
