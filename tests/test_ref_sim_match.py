@@ -82,7 +82,7 @@ class FakeGames:
 
     def __call__(self, number, specs, names, directory, logs, time_limit, seed, first=None,
                  opening=None, show=False, stop=None, agent_seeds=None, must_start=False,
-                 encoding=None):
+                 encoding=None, isolate=None):
         p1 = first
         p2 = [n for n in names if n != p1][0]
         record = GameRecord(names=tuple(names), time_limit=time_limit, seed=seed, p1=p1, p2=p2,
@@ -164,8 +164,9 @@ def test_an_existing_series_needs_resume(tmp_path, capsys, monkeypatch):
     path = tmp_path / "games.jsonl"
     path.write_text(path.read_text() + '{"format": 1, "game": 3, "pa')
     match.main(["random", "random", "--games", "4", "--out", str(tmp_path), "--resume"])
-    out = capsys.readouterr().out
-    assert "1 unreadable line(s) dropped" in out and "2 of 4 games already played, 2 to go" in out
+    out, err = capsys.readouterr()
+    assert f"warning: {path} line 3: not JSON" in err and "2 of 4 games already played, 2 to go" in out
+    assert (tmp_path / "games.jsonl.dropped").read_text().startswith('{"format": 1, "game": 3, "pa')
     assert sorted(g["game"] for g in read_lines(tmp_path)) == [1, 2, 3, 4]
     assert "Score of Random1 vs Random2: 0 - 0 - 4  [0.500] 4" in out
 
