@@ -1,4 +1,4 @@
-"""The file protocol of the CS 4341 referee (PROTOCOL.md), played by :class:`FileProtocolAgent`.
+"""The file protocol of the CS 4341 referee (docs/protocol.md), played by :class:`FileProtocolAgent`.
 
 One agent object plays one game in one referee directory and returns a :class:`GameSummary`.
 What is on disk decides everything; the watcher only wakes the loop up early. The decisions (is it
@@ -15,9 +15,10 @@ this module does the reading, the waiting, the thinking and the writing around i
   read when one changed, or every ``FULL_LOOK_INTERVAL``.
 * While the agent thinks, the search asks every 10 ms whether ``end_game`` appeared, the game was
   replaced or the ``.go`` changed or vanished, and stops at once if so; the same look runs once
-  more just before writing (§8.6).
+  more just before writing (docs/protocol.md, "What a bot must survive", row "A move written
+  outside your turn").
 * A move is one complete line written to a temp file in the same directory and renamed onto
-  ``move_file`` (§8.3, 4, 5, 15), checked to have raised the mtime (§8.7). On whole-second
+  ``move_file`` (docs/protocol.md, "Writing a move safely"), checked to have raised the mtime. On whole-second
   timestamps a write that did not raise it gets the next whole second (or two, on FAT) as its
   timestamp at once: waiting for the clock could land after the referee's last look at a 1 s
   limit. Where the rename is refused (a sticky shared directory, ``move_file`` owned by another
@@ -92,7 +93,8 @@ from .watcher import POLL_INTERVAL, DirectoryWatcher
 
 log = logging.getLogger(__name__)
 
-#: The referee's clean-up (PROTOCOL.md §7) deletes every name matching one of these.
+#: The referee's clean-up (docs/protocol.md, "Clean-up: files the referee deletes") deletes every
+#: name matching one of these.
 CLEANUP_PATTERNS = (
     re.compile(r"move_file"),
     re.compile(r"end_game"),
@@ -109,8 +111,9 @@ TEMP_NAME_TEMPLATE = "~uttt-move-{pid}.tmp"
 #: Default seconds the protocol files may be missing in a joined game before it counts as aborted.
 VANISH_GRACE = 2.0
 
-#: How many times a rename onto move_file is retried on PermissionError (Windows, §8.15), each
-#: retry only while the referee's limit allows it; then the line is written in place.
+#: How many times a rename onto move_file is retried on PermissionError (Windows), each retry only
+#: while the referee's limit allows it; then the line is written in place (docs/protocol.md,
+#: "Writing a move safely").
 REPLACE_ATTEMPTS = 20
 REPLACE_RETRY_SLEEP = 0.01
 #: Windows refuses a rename while another process has the target open: retrying helps. On POSIX
@@ -138,7 +141,8 @@ def default_silence(time_limit: float) -> float:
     """
     return max(3.0 * time_limit, 30.0)
 
-#: Pause between two writes when move_file's mtime did not go up and could not be set (§4.8).
+#: Pause between two writes when move_file's mtime did not go up and could not be set
+#: (docs/protocol.md, "Writing a move safely").
 REWRITE_PAUSE = 0.05
 
 
@@ -227,7 +231,8 @@ def _whole_seconds(st) -> bool:
 def _read_file(path: Path, encoding: str) -> tuple[str, bool] | None:
     """``(text, undecodable)`` as the referee decodes the file (bytes ``encoding`` cannot decode are
     replaced and flagged), or None when it cannot be read now."""
-    # Open, read, close at once: never hold a protocol file open (Windows renames, §8.15).
+    # Open, read, close at once: never hold a protocol file open (Windows renames: docs/protocol.md,
+    # "Writing a move safely").
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -472,7 +477,8 @@ class FileProtocolAgent:
         result = choose_legal(self.engine, game.position, limit, self._rng)
         stalls.returned()
         move = Move.from_index(result.move)
-        # Last look before writing: only ever write during my own turn (§8.6).
+        # Last look before writing: only ever write during my own turn (docs/protocol.md,
+        # "What a bot must survive", row "A move written outside your turn").
         self.watcher.take_removed()  # removals from before my write say nothing about the next turn
         if self._turn_is_over(opening_id, go_id):
             self.pauses.record(late=0.0, stall=stalls.stall())
@@ -496,7 +502,8 @@ class FileProtocolAgent:
 
     def _explain_unwritten(self, move: Move, opening_id: tuple) -> None:
         """The turn ended while I thought. Where my .go went away or changed without an end_game,
-        say what the files show probably happened (§14)."""
+        say what the files show probably happened (docs/protocol.md, "What a bot must survive",
+        row "Two bots started with the same name")."""
         opening = _stat(self.opening_path)
         if opening is None or _identity(opening) != opening_id:
             return
@@ -513,8 +520,8 @@ class FileProtocolAgent:
                         "not writing %s", move)
 
     def _write_move(self, line: str, hard_deadline: float) -> float | None:
-        """Put ``line`` into move_file and make sure its mtime went up (§8.3, 8.7, 8.15). Returns
-        when (perf_counter) the first write landed, None if none did.
+        """Put ``line`` into move_file and make sure its mtime went up (docs/protocol.md, "Writing a
+        move safely"). Returns when (perf_counter) the first write landed, None if none did.
 
         The referee recorded move_file's mtime just before it created my .go, and nobody writes
         move_file after that but me: the mtime seen now is the one to beat. A write that did not
@@ -571,10 +578,10 @@ class FileProtocolAgent:
         filesystem keeps: the next whole second, else the one after (FAT keeps even seconds). True
         once its mtime is above ``before_ns``.
 
-        The referee only asks whether the mtime went up (§4.2): waiting for the clock to reach the
-        next second can take until after its last look at a 1 s limit. The stamp is what a write
-        just after that second would have carried, at most one granule ahead of the clock (or of
-        a future mtime someone else set)."""
+        The referee only asks whether the mtime went up (docs/protocol.md, "What the referee does"):
+        waiting for the clock to reach the next second can take until after its last look at a 1 s
+        limit. The stamp is what a write just after that second would have carried, at most one
+        granule ahead of the clock (or of a future mtime someone else set)."""
         for granule in TIMESTAMP_GRANULES_NS:
             try:
                 self._set_mtime((before_ns // granule + 1) * granule)
@@ -620,7 +627,7 @@ class FileProtocolAgent:
     def _write_in_place(self, data: bytes) -> None:
         """Overwrite move_file without truncating it first: the line and a blank line in one write
         (the referee stops reading at the blank line, so older text behind it never counts), then
-        cut the file after the line. Never creates move_file (the referee's, §4.7)."""
+        cut the file after the line. Never creates move_file (the referee's: docs/protocol.md, "The files")."""
         fd = os.open(self.move_path, os.O_WRONLY | getattr(os, "O_BINARY", 0))
         try:
             written = os.write(fd, data + b"\n")

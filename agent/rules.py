@@ -5,7 +5,7 @@ global masks; moves are cell indices ``board * 9 + spot`` in the hot path and :c
 at the edges. ``push``/``pop`` make and unmake a move in O(1); ``key`` is a Zobrist hash kept up
 to date incrementally for the transposition table.
 
-Rules (PROTOCOL.md §5):
+Rules (docs/protocol.md, "The rules, as the referee codes them"):
 
 * a local board is won by three in a row; a full board with no line is drawn; both are closed;
 * the next move goes to the board numbered like the previous spot if it is open, otherwise to any

@@ -5,7 +5,12 @@
 :class:`Play` (think, then write one move), :class:`Finish` (``end_game`` read) or :class:`Abort`
 (no ``end_game`` will come). The decider remembers what it needs between looks (the game joined,
 the last move written and the ``.go`` it answered) and never touches a file, a clock or a thread,
-so every case below is a row of ``tests/test_turns.py``. The numbers are PROTOCOL.md §8's cases.
+so every case below is a row of ``tests/test_turns.py``. A number in brackets names a case of
+docs/protocol.md, "What a bot must survive", rows (1) "Your own .go is still there", (6) "A move
+written outside your turn", (8) "Files left by an earlier game", (9) "Started after the game
+began", (10) "first_four_moves read too early", (11) "The game ends while you wait", (12) "Files
+vanish", (13) "The referee keeps running after the end", (14) "Two bots started with the same
+name" and (16) "An illegal or malformed opponent move".
 
 In the order a look is judged:
 
@@ -51,7 +56,7 @@ MOVE_FILE = "move_file"
 OPENING_FILE = "first_four_moves"
 END_FILE = "end_game"
 
-#: The referee's poll period (PROTOCOL.md §4.2).
+#: The referee's poll period (docs/protocol.md, "What the referee does").
 REFEREE_TICK = 0.05
 #: At p2's first turn in a fresh game, its .go comes one p1 turn (at most the limit) after
 #: first_four_moves, plus the referee's own delays: this much slack on top of the limit.
@@ -153,8 +158,8 @@ class Seen:
 
     @property
     def whole_seconds(self) -> bool:
-        """A whole-second timestamp: a filesystem with coarse timestamps (§4.8). A fine-grained one
-        shows this by chance about once in 10^9."""
+        """A whole-second timestamp: a filesystem with coarse timestamps (docs/protocol.md, "Writing a
+        move safely"). A fine-grained one shows this by chance about once in 10^9."""
         return self.mtime_ns % 1_000_000_000 == 0
 
 
@@ -271,7 +276,7 @@ class TurnDecider:
     # -- start-up ---------------------------------------------------------------------------------
 
     def start(self, look: Look) -> None:
-        """Remember what an earlier game left behind, so it is not mistaken for ours (§8.8)."""
+        """Remember what an earlier game left behind, so it is not mistaken for ours (8)."""
         self._changed_at = look.now
         if look.opening is None:
             return
@@ -388,7 +393,7 @@ class TurnDecider:
         return Finish(end_text)
 
     def _explain_time_out(self, end_text: str, end: Seen) -> None:
-        """A time-out of mine that came before my own limit: the referee's limit is shorter (§14)."""
+        """A time-out of mine that came before my own limit: the referee's limit is shorter (14)."""
         game = self.game
         match = _END_WIN.match(end_text)
         if game is None or game.turn_go_mtime is None or not match or match.group(2) != self.name:
@@ -468,7 +473,7 @@ class TurnDecider:
     # -- joining ----------------------------------------------------------------------------------
 
     def _join(self, look: Look, last) -> None:
-        """Read the opening (now that my .go is current, §8.10) and check the game is fresh (§8.9)."""
+        """Read the opening (now that my .go is current, 10) and check the game is fresh (9)."""
         opening = look.opening
         text = opening.text or ""
         lines = referee_lines(text)
@@ -552,7 +557,7 @@ class TurnDecider:
             raise _LookAgain(SETTLE_PAUSE)
 
     def _account_opponent(self, number: int, line: str, look: Look) -> None:
-        """Check the opponent's move and play it on my position (§8.16)."""
+        """Check the opponent's move and play it on my position (16)."""
         try:
             move = self._check_opponent(number, line)
         except ProtocolError:
@@ -590,7 +595,7 @@ class TurnDecider:
         return move
 
     def _note_opponent_time(self, move_mtime: float) -> None:
-        """An opponent that takes longer than my limit to answer: the referee's limit is longer (§14)."""
+        """An opponent that takes longer than my limit to answer: the referee's limit is longer (14)."""
         game = self.game
         if game.written_wall is None:
             return

@@ -6,10 +6,11 @@ The watcher never decides anything. It only shortens the sleep between two looks
 polling backend alone the agent is still correct, just up to one ``interval`` slower to notice.
 
 Between turns this costs a stat of a few files every ``interval`` and nothing else: no busy loop
-(the referee already burns one core busy-polling, PROTOCOL.md §8.14). Only events that can change
-what the caller decides wake it: watchdog >= 4 also reports every open and every close without a
-write, and the caller's own reads of the files raise those, so waking on them would make each look
-at the disk trigger the next one at once (a full core burnt while the agent's ``.go`` lingers).
+(the referee already burns one core busy-polling: docs/protocol.md, "What a bot must survive",
+row "The referee keeps one core busy"). Only events that can change what the caller decides wake
+it: watchdog >= 4 also reports every open and every close without a write, and the caller's own
+reads of the files raise those, so waking on them would make each look at the disk trigger the
+next one at once (a full core burnt while the agent's ``.go`` lingers).
 With ``names``, events about other files (the agent's own temp file, unrelated files) are ignored too.
 
 Ignoring an event in Python still costs its delivery: watchdog's threads read and build every

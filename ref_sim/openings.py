@@ -1,6 +1,6 @@
 """The schedule of a series: each game's opening, who moves first, and its seeds.
 
-Openings are drawn like the real referee's ``first_four_moves`` (PROTOCOL.md §2): four
+Openings are drawn like the real referee's (docs/protocol.md, "The opening: first_four_moves"): four
 chained moves (each board is the previous move's spot), no repeated cell.  With pairs, both
 games of pair ``p`` share one opening and the other agent moves first in the second game.
 

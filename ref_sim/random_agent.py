@@ -3,7 +3,7 @@
     python -m ref_sim.random_agent NAME [--dir DIR] [--seed N] [--encoding ENC]
                                    [--eager] [--flood RATE] [--nbsp]
 
-It is the reference implementation of the protocol side of a player (PROTOCOL.md §1-8) and
+It is the reference implementation of the protocol side of a player (docs/protocol.md) and
 the first opponent of every test; it uses only :mod:`ref_sim.rules`.  It decodes the files
 as the referee does on this machine (the locale's encoding, or ``--encoding``), keeping
 whatever the referee would read.  The loop, every ~10 ms:
@@ -32,8 +32,9 @@ Hostile variants, opponents for rehearsals and soaks (``ref_sim.match`` built-in
 ``flood``, ``nbsp``), each a plausible student's bot:
 
 ``--eager``     decides "my turn" from ``move_file`` alone (a new opponent line) and answers
-                at once, before its ``.go`` appears: it writes out of turn (PROTOCOL.md
-                §4.5), in the window between the opponent's write and the referee's tick.
+                at once, before its ``.go`` appears: it writes out of turn (docs/protocol.md,
+                "One move per .go"), in the window between the opponent's write and the
+                referee's tick.
 ``--flood R``   plays correctly, but writes R lines a second, flushing each, into
                 ``NAME-flood.log`` in the referee's directory (a name the referee's clean-up
                 keeps; the series runner deletes it after the game): every line is an event

@@ -2,9 +2,10 @@
 and why a bot never moved.
 
 Bots that course teams write (any language) are run the way the real referee runs them
-(PROTOCOL.md §1, §10): started in the referee's directory, reading ``move_file`` relative to
-it, and often waiting for one fixed ``NAME.go``.  This module holds what the runners
-(``ref_sim.match``, ``ref_sim.stdio``, ``ref_sim.tournament``) need for that:
+(docs/protocol.md, "What the course's own bots do"): started in the referee's directory,
+reading ``move_file`` relative to it, and often waiting for one fixed ``NAME.go``.  This
+module holds what the runners (``ref_sim.match``, ``ref_sim.stdio``, ``ref_sim.tournament``)
+need for that:
 
 - :func:`split_fixed_name`: ``name=Otter:java -cp bots Otter`` (any spec) or
   ``agent:depth=4,name=Walrus`` (a built-in's option): the name a side answers to instead of

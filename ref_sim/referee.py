@@ -1,7 +1,7 @@
 """The CS 4341 Ultimate Tic-Tac-Toe referee (v7) as a library, headless.
 
 Every file the real referee writes, in the same order, with the same timing rules
-(PROTOCOL.md §1-7): clean-up, coin flip, empty ``move_file``, ``first_four_moves``, then one
+(docs/protocol.md): clean-up, coin flip, empty ``move_file``, ``first_four_moves``, then one
 turn after the other (delete the opponent's ``.go``, note the mtime of ``move_file``, create
 ``P.go``, poll every 50 ms, read at once), ``end_game`` and both ``.go`` files at the end.
 
@@ -256,7 +256,8 @@ def parse_move_line(line: str) -> tuple[str, int, int] | None:
 
 def tick_count(time_limit: float) -> int:
     """How many times the referee looks at ``move_file`` in a turn: at ``k * TICK`` after
-    the ``.go``, ``k = 1, 2, ...``, while under the limit (PROTOCOL.md §4.2, §4.6).
+    the ``.go``, ``k = 1, 2, ...``, while under the limit (docs/protocol.md, "What the referee
+    does", "Timing at the tournament's 10 s").
 
     >>> tick_count(10), tick_count(1), tick_count(0.1), tick_count(0.125)
     (199, 19, 1, 2)
@@ -422,9 +423,9 @@ def _one_turn(directory: Path, game: Game, record: GameRecord, mover: str, oppon
               time_limit: float, busy_poll: bool, stop, notify, encoding: str):
     """Play one turn; return None after a legal move, else (verdict (winner, loser), reason).
 
-    Lines outside their writer's turn (PROTOCOL.md §4.5) need no special case, as in the
-    real referee: a line read at one of the mover's ticks is the mover's move, whoever wrote
-    it, so one in the opponent's name makes the mover win (Out-of-order move!); a line
+    Lines outside their writer's turn (docs/protocol.md, "One move per .go") need no special
+    case, as in the real referee: a line read at one of the mover's ticks is the mover's move,
+    whoever wrote it, so one in the opponent's name makes the mover win (Out-of-order move!); a line
     written after the tick that read the mover's move but before M is noted here for the
     next turn is older than M, so it is never read as a move.
     """

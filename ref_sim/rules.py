@@ -5,7 +5,8 @@ obviously right, not fast, and it never imports ``agent``.  Tests play random ga
 both and demand the same answers at every ply.
 
 Coordinates: ``board`` 0-8 is the local board on the global 3x3 grid, ``spot`` 0-8 the cell
-inside it, both row-major from the top-left (PROTOCOL.md §3).  Player 0 (X) moves first.
+inside it, both row-major from the top-left (docs/protocol.md, "Coordinates").  Player 0 (X)
+moves first.
 
 >>> game = Game()
 >>> len(game.legal_moves())
@@ -122,7 +123,8 @@ class Game:
             self._check_global()
 
     def _check_global(self) -> None:
-        """Called when a move has just decided a local board (PROTOCOL.md §5)."""
+        """Called when a move has just decided a local board (docs/protocol.md, "The rules, as
+        the referee codes them")."""
         results = self.local_results()
         if self.variant == CODINGAME:
             # Drawn boards make no line here: look for a line of won boards only.

@@ -161,7 +161,8 @@ def test_agent_against_itself_while_the_referee_lingers(dirs):
 
 
 def test_referee_interrupted_mid_game(dirs):
-    """§8.12: the referee is stopped (Ctrl-C): files vanish, no end_game; the agent exits with code 3."""
+    """The referee is stopped (Ctrl-C): files vanish, no end_game; the agent exits with code 3
+    (docs/protocol.md, "What a bot must survive", row "Files vanish")."""
     game, logs = dirs
     ours = start_agent("Walrus", game, logs)
     theirs = Player([*random_agent_command(), "Otter", "--dir", str(game), "--seed", "5"]).wait_waiting()

@@ -1,7 +1,8 @@
 """The agent's fast rules against the referee simulator's plain rules, ply by ply.
 
 Two independent implementations that agree on legal moves, local results and outcomes over
-thousands of random games are the best evidence that both follow PROTOCOL.md §5.
+thousands of random games are the best evidence that both follow docs/protocol.md, "The rules,
+as the referee codes them".
 """
 
 import random

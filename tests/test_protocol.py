@@ -1,5 +1,6 @@
-"""FileProtocolAgent against files staged by hand: one test per PROTOCOL.md §8 case that files can show.
+"""FileProtocolAgent against files staged by hand: one test per protocol case that files can show.
 
+The cases are the rows of docs/protocol.md, "What a bot must survive"; each test names its rows.
 The agent runs in a thread; the test plays the referee (and the opponent) by writing files.
 """
 
@@ -227,7 +228,8 @@ def test_judge_end_text():
 
 
 def test_p1_moves_once_although_its_go_lingers(referee):
-    """§8.1, 8.4, 8.5: one line, my exact name, one write, though my .go stays for a while."""
+    """One line, my exact name, one write, though my .go stays for a while (docs/protocol.md,
+    "What a bot must survive", rows "Your own .go is still there", "A blank line")."""
     runner = Runner(referee.dir)
     referee.start()
     referee.go(ME)
@@ -249,7 +251,8 @@ def test_p1_moves_once_although_its_go_lingers(referee):
 
 @pytest.mark.parametrize("use_watchdog", [True, False], ids=["watchdog", "polling"])
 def test_instant_opponent_with_50ms_gaps(tmp_path, use_watchdog):
-    """§8.2, 8.6: my .go is gone only ~50 ms between turns; I never write during the opponent's turn."""
+    """My .go is gone only ~50 ms between turns; I never write during the opponent's turn
+    (docs/protocol.md, "What a bot must survive", rows "The next .go arrives ~50 ms", "A move written outside")."""
     referee = Referee(tmp_path, OPENING_OPP_FIRST)
     runner = Runner(tmp_path, use_watchdog=use_watchdog)
     referee.start()
@@ -295,7 +298,8 @@ def test_one_move_per_go_though_the_opponent_answers_out_of_turn(tmp_path, use_w
 
 
 def test_move_is_written_whole_by_rename(referee, monkeypatch):
-    """§8.3, 8.15: move_file only ever changes by a rename of a complete one-line temp file."""
+    """move_file only ever changes by a rename of a complete one-line temp file (docs/protocol.md,
+    "Writing a move safely")."""
     seen = []
 
     class Checking(FileProtocolAgent):
@@ -319,8 +323,9 @@ def test_move_is_written_whole_by_rename(referee, monkeypatch):
 
 @pytest.mark.parametrize("refusals", [2, 25])
 def test_rename_retried_when_windows_refuses(referee, refusals, monkeypatch):
-    """§8.15: on Windows a PermissionError from the rename is retried quickly (2 refusals); past
-    REPLACE_ATTEMPTS (25) the line goes into move_file in place; never crashing the agent."""
+    """On Windows a PermissionError from the rename is retried quickly (2 refusals); past
+    REPLACE_ATTEMPTS (25) the line goes into move_file in place; never crashing the agent
+    (docs/protocol.md, "What a bot must survive", row "Windows: the referee has move_file open")."""
     monkeypatch.setattr(protocol, "RENAME_REFUSAL_IS_TRANSIENT", True)
     failures = [PermissionError("in use")] * refusals
 
@@ -419,9 +424,10 @@ def test_write_retries_stop_at_the_referee_limit(referee, monkeypatch, transient
 
 @pytest.mark.parametrize("can_set_mtime", [True, False], ids=["mtime-set", "mtime-refused"])
 def test_a_write_that_does_not_raise_the_mtime_is_made_to(referee, can_set_mtime):
-    """§8.7: the first writes leave the mtime where it was (the same clock tick, or an mtime in
-    the future): the agent sets it to the next whole second at once; where it may not (another
-    user's file), it rewrites until the mtime goes up."""
+    """The first writes leave the mtime where it was (the same clock tick, or an mtime in the
+    future): the agent sets it to the next whole second at once; where it may not (another user's
+    file), it rewrites until the mtime goes up (docs/protocol.md, "What a bot must survive", row "Coarse
+    timestamps")."""
     replaced = []
 
     class Stuck(FileProtocolAgent):
@@ -473,7 +479,8 @@ def test_an_mtime_set_in_the_future_does_not_hide_my_move(referee):
 
 
 def test_files_from_an_earlier_game_are_ignored(referee):
-    """§8.8: an old finished game, then an end_game and my .go older than the new opening."""
+    """An old finished game, then an end_game and my .go older than the new opening
+    (docs/protocol.md, "What a bot must survive", row "Files left by an earlier game")."""
     old = time.time() - 100
     (referee.dir / "first_four_moves").write_text("".join(line + "\n" for line in OPENING_OPP_FIRST))
     (referee.dir / "move_file").write_text(f"{OPP} 0 0\n")
@@ -531,7 +538,8 @@ def test_a_go_older_than_the_limit_at_start_is_a_leftover(referee):
 
 @pytest.mark.parametrize("history", [f"{OPP} 8 0\n", f"{ME} 8 0\n"])
 def test_started_after_the_game_began_is_reported(referee, caplog, history):
-    """§8.9: my first .go meets a move_file that a fresh game cannot show: say so, do not play."""
+    """My first .go meets a move_file that a fresh game cannot show: say so, do not play
+    (docs/protocol.md, "What a bot must survive", row "Started after the game began")."""
     caplog.set_level(logging.INFO, logger="agent")
     runner = Runner(referee.dir)
     referee.start()
@@ -548,7 +556,8 @@ def test_started_after_the_game_began_is_reported(referee, caplog, history):
 
 
 def test_started_late_while_the_game_runs_waits_for_its_end(referee, caplog):
-    """§8.9: files of a running game already there at start-up: wait, never play it from a guess."""
+    """Files of a running game already there at start-up: wait, never play it from a guess
+    (docs/protocol.md, "What a bot must survive", row "Started after the game began")."""
     referee.start()
     referee.path("move_file").write_text(f"{ME} 8 0\n")
     referee.go(OPP)
@@ -562,7 +571,8 @@ def test_started_late_while_the_game_runs_waits_for_its_end(referee, caplog):
 
 
 def test_opening_read_only_after_my_go(referee):
-    """§8.10: a half-written first_four_moves before my .go is not read."""
+    """A half-written first_four_moves before my .go is not read (docs/protocol.md,
+    "What a bot must survive", row "first_four_moves read too early")."""
     runner = Runner(referee.dir)
     referee.start(opening_text=OPENING_ME_FIRST[0] + "\n" + OPENING_ME_FIRST[1] + "\n")
     time.sleep(0.2)
@@ -577,7 +587,8 @@ def test_opening_read_only_after_my_go(referee):
 
 
 def test_old_referee_x_o_opening(referee):
-    """§2: older referees write X/O instead of names; the side follows from move_file."""
+    """Older referees write X/O instead of names; the side follows from move_file
+    (docs/protocol.md, "The opening: first_four_moves")."""
     referee.opening = [f"{tag} {line.split(' ', 1)[1]}" for tag, line in zip("XOXO", OPENING_OPP_FIRST)]
     runner = Runner(referee.dir)
     referee.start()
@@ -593,7 +604,8 @@ def test_old_referee_x_o_opening(referee):
 
 
 def test_end_game_checked_before_moving(referee):
-    """§8.11: the game ended as my .go appeared (the referee creates both .go after end_game)."""
+    """The game ended as my .go appeared (the referee creates both .go after end_game;
+    docs/protocol.md, "The end of the game")."""
     runner = Runner(referee.dir)
     referee.start()
     referee.end()
@@ -604,7 +616,8 @@ def test_end_game_checked_before_moving(referee):
 
 
 def test_exits_after_end_game_while_the_referee_lingers(referee):
-    """§8.13: end_game read -> return, although the referee keeps re-creating files."""
+    """end_game read -> return, although the referee keeps re-creating files (docs/protocol.md,
+    "What a bot must survive", row "The referee keeps running after the end")."""
     runner = Runner(referee.dir)
     referee.start()
     referee.go(ME)
@@ -627,7 +640,8 @@ def test_exits_after_end_game_while_the_referee_lingers(referee):
 
 
 def test_vanished_files_abort_the_game(referee):
-    """§8.12: Ctrl-C of the referee deletes everything without end_game: give up after the grace."""
+    """Ctrl-C of the referee deletes everything without end_game: give up after the grace
+    (docs/protocol.md, "What a bot must survive", row "Files vanish")."""
     runner = Runner(referee.dir, grace=0.3)
     referee.start()
     referee.go(ME)
@@ -695,7 +709,8 @@ def test_a_dead_game_joined_at_start_then_the_live_one(referee):
     (f"{OPP} 5 8", "is not legal: cell 8 of board 5 is occupied"),
 ])
 def test_bad_opponent_move_is_reported_and_the_agent_waits_for_end_game(referee, caplog, line, why):
-    """§8.16: say what, where and why; do not crash, do not write; exit after end_game."""
+    """Say what, where and why; do not crash, do not write; exit after end_game (docs/protocol.md,
+    "What a bot must survive", row "An illegal or malformed opponent move")."""
     caplog.set_level(logging.INFO, logger="agent")
     runner = Runner(referee.dir)
     referee.start()

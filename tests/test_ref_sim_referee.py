@@ -1,4 +1,4 @@
-"""The referee simulator against scripted (mis)behaving players (PROTOCOL.md §1-8)."""
+"""The referee simulator against scripted (mis)behaving players (docs/protocol.md)."""
 
 import os
 import time
@@ -325,7 +325,7 @@ def test_separators_inside_a_line_are_whitespace_to_the_referee(scripted, separa
     assert record.reason == "Time out!" and record.loser == record.p2
 
 
-# -- the tick (PROTOCOL.md §4.2, §4.6; issue 9, item 6) ----------------------------------
+# -- the tick (docs/protocol.md, "What the referee does"; issue 9, item 6) ------------------
 
 def test_tick_count_is_the_referees():
     from ref_sim.referee import MIN_TIME_LIMIT, tick_count
@@ -378,7 +378,7 @@ def test_looks_at_move_file_once_per_tick_and_never_after_the_limit(scripted, tm
     assert all(t >= 0.05 * (i + 1) - 0.005 for i, t in enumerate(ticks)), ticks
 
 
-# -- lines outside their writer's turn (PROTOCOL.md §4.5; issue 15, item 3) ---------------
+# -- lines outside their writer's turn (docs/protocol.md, "One move per .go"; issue 15, item 3) 
 # Staged in the referee's own thread (``observe``): a "turn" event comes right after the
 # mover's .go is created and before its first tick, a "move" event after the tick that
 # read the mover's move and before the next turn notes M, so the races are exact.

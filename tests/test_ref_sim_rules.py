@@ -1,4 +1,5 @@
-"""The plain rules of ref_sim.rules: perft and targeted cases of PROTOCOL.md §5."""
+"""The plain rules of ref_sim.rules: perft and targeted cases of docs/protocol.md, "The rules,
+as the referee codes them"."""
 
 import random
 

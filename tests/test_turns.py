@@ -114,7 +114,8 @@ def test_p1_plays_move_5_on_its_first_go_and_only_once():
     assert play == Play(directory.go)
     assert "game joined: I am Walrus (p1) against Otter" in notes_text(turns)
     write_mine(turns, directory, play, 1.0)
-    # My .go lingers until the referee's next tick: my own line is not a turn (§8.1).
+    # My .go lingers until the referee's next tick: my own line is not a turn (docs/protocol.md,
+    # "What a bot must survive", row "Your own .go is still there").
     directory.now = 1.01
     assert turns.decide(directory.look()) == Wait()
     assert turns.game.moves == 1

@@ -1,4 +1,4 @@
-"""A mimic of the bots course teams write for the file referee (PROTOCOL.md §10), for tests.
+"""A mimic, for tests, of the bots course teams write (docs/protocol.md, "What the course's own bots do").
 
     python student_bot.py NAME [--spin] [--no-newline] [--eager-opening] [--linger S]
                                [--write-as NAME]
@@ -37,7 +37,7 @@ PARENT_CHECK = 2000
 
 
 class Board:
-    """Ultimate tic-tac-toe as the course's referee codes it (PROTOCOL.md §5), small."""
+    """Ultimate tic-tac-toe, small, as in docs/protocol.md, "The rules, as the referee codes them"."""
 
     def __init__(self) -> None:
         self.cells = [[None] * 9 for _ in range(9)]
