@@ -6,11 +6,11 @@
 (no ``end_game`` will come). The decider remembers what it needs between looks (the game joined,
 the last move written and the ``.go`` it answered) and never touches a file, a clock or a thread,
 so every case below is a row of ``tests/test_turns.py``. A number in brackets names a case of
-docs/protocol.md, "What a bot must survive", rows (1) "Your own .go is still there", (6) "A move
-written outside your turn", (8) "Files left by an earlier game", (9) "Started after the game
-began", (10) "first_four_moves read too early", (11) "The game ends while you wait", (12) "Files
-vanish", (13) "The referee keeps running after the end", (14) "Two bots started with the same
-name" and (16) "An illegal or malformed opponent move".
+docs/protocol.md, "What a bot must survive", rows (1) "Your own .go is still there", (8) "Files
+left by an earlier game", (9) "Started after the game began", (10) "first_four_moves read too
+early", (11) "The game ends while you wait", (12) "Files vanish", (13) "The referee keeps running
+after the end", (14) "Two bots started with the same name" and (16) "An illegal or malformed
+opponent move"; "step N" is a step of the list below.
 
 In the order a look is judged:
 
@@ -328,7 +328,7 @@ class TurnDecider:
         if silent is not None:
             return silent
         if look.go is None and self.game is not None and self.game.written_go is not None:
-            self.game.go_renewed = True  # seen missing since my write (6)
+            self.game.go_renewed = True  # seen missing since my write (step 6)
         if look.go_removed and self.game is not None and self.game.written_go is not None:
             self.game.go_renewed = True
         # 3. end_game
@@ -437,7 +437,7 @@ class TurnDecider:
         return Wait()
 
     def _new_go(self, look: Look, last) -> bool:
-        """True when ``look.go`` was created after my last write (6)."""
+        """True when ``look.go`` was created after my last write (step 6)."""
         game = self.game
         if game.go_renewed or look.go.identity != game.written_go.identity:
             return True
@@ -473,7 +473,7 @@ class TurnDecider:
     # -- joining ----------------------------------------------------------------------------------
 
     def _join(self, look: Look, last) -> None:
-        """Read the opening (now that my .go is current, 10) and check the game is fresh (9)."""
+        """Read the opening now that my .go is current (10) and check the game is fresh (9)."""
         opening = look.opening
         text = opening.text or ""
         lines = referee_lines(text)
