@@ -152,3 +152,11 @@ def test_arena_closed_output_is_one_line_and_code_141():
     err = err.decode()
     assert "Traceback" not in err and process.returncode == 141
     assert err.strip().splitlines() == ["python -m ref_sim.arena: output closed (broken pipe)"]
+
+
+def test_the_entry_points_code_for_ctrl_c_is_the_agents():
+    """agent/__main__.py writes the code out (it may import nothing before it can catch Ctrl-C)."""
+    import agent.__main__ as entry
+    from agent.exits import EXIT_INTERRUPTED
+
+    assert entry.EXIT_INTERRUPTED == EXIT_INTERRUPTED
