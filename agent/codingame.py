@@ -234,6 +234,8 @@ class CodinGameAgent:
         #: Per recent turn, the longest pause measured (seconds): see :meth:`budget`.
         self.pauses = RecentPauses(KEEP_BACK_WINDOW)
 
+    # The limits, the position and the turn count are the decider's: read (and set) here as always.
+
     @property
     def turn_ms(self) -> float:
         return self.decider.turn_ms
