@@ -322,7 +322,8 @@ class TurnDecider:
     def unwritten(self, move: Move, last) -> None:
         """My ``move`` goes unwritten: my ``.go`` went away while I thought, in a game that has not
         moved on. ``last`` is ``move_file``'s line the referee would read (:func:`referee_last_line`):
-        a line in my name that I did not write is another agent playing under my name (§14)."""
+        a line in my name that I did not write is another agent playing under my name (docs/protocol.md,
+        "What a bot must survive", row "Two bots started with the same name")."""
         if last is not None and first_word(last[1]) == self.name:
             self._note(logging.ERROR, f"my .go vanished while I was thinking and {MOVE_FILE} now holds "
                                       f"{printable(last[1])!r}, a move in my name that I did not write: another agent "
