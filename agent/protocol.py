@@ -500,7 +500,7 @@ class FileProtocolAgent:
     def _explain_unwritten(self, move: Move) -> None:
         """The turn ended while I thought. Where my .go went away or changed without an end_game,
         say what the files show probably happened (docs/protocol.md, "What a bot must survive",
-        row "Two bots started with the same name"), in the decider's words."""
+        row "Two bots started with the same name")."""
         if self.decider.game_moved_on(self._stat_look()):
             return
         self.decider.unwritten(move, referee_last_line(_read_text(self.move_path, self.encoding) or ""))

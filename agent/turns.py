@@ -6,10 +6,6 @@
 (no ``end_game`` will come). The decider remembers what it needs between looks (the game joined,
 the last move written and the ``.go`` it answered) and never touches a file, a clock or a thread,
 so every case below is a row of ``tests/test_turns.py``. The numbers are PROTOCOL.md §8's cases.
-While it thinks and writes, the agent asks too, on a look of the files' identities:
-:meth:`TurnDecider.turn_is_over` (its search's ``should_stop``, and the last look before a
-write), and for a move left unwritten :meth:`TurnDecider.game_moved_on` and
-:meth:`TurnDecider.unwritten` (what to say).
 
 In the order a look is judged:
 
@@ -41,6 +37,11 @@ In the order a look is judged:
    not write: another agent plays under my name. An opponent line not yet answered is checked on my
    position (16): malformed, misnamed or illegal is a protocol error, after one more look in case
    a non-atomic writer was still busy. Then, if it is my move: :class:`Play`.
+
+While it thinks and writes, the agent asks too, on a look of the files' identities:
+:meth:`TurnDecider.turn_is_over` (its search's ``should_stop``, and the last look before a
+write), and for a move left unwritten :meth:`TurnDecider.game_moved_on` and
+:meth:`TurnDecider.unwritten` (what to say).
 """
 
 from __future__ import annotations
@@ -322,8 +323,7 @@ class TurnDecider:
     def unwritten(self, move: Move, last) -> None:
         """My ``move`` goes unwritten: my ``.go`` went away while I thought, in a game that has not
         moved on. ``last`` is ``move_file``'s line the referee would read (:func:`referee_last_line`):
-        a line in my name that I did not write is another agent playing under my name (docs/protocol.md,
-        "What a bot must survive", row "Two bots started with the same name")."""
+        a line in my name that I did not write is another agent playing under my name (14)."""
         if last is not None and first_word(last[1]) == self.name:
             self._note(logging.ERROR, f"my .go vanished while I was thinking and {MOVE_FILE} now holds "
                                       f"{printable(last[1])!r}, a move in my name that I did not write: another agent "
