@@ -30,6 +30,10 @@ the keep-back, sized by the pauses seen while thinking, covers it. If the first 
 have written it while we were starting up, so the first turn counts from the moment this module
 was imported instead.
 
+This module reads, writes, times and parses the command line; what the lines mean, and which
+move answers them, is decided by :class:`agent.codingame_turns.CodinGameDecider` (no I/O, no
+clock: each case a row of ``tests/test_codingame_turns.py``).
+
 Bad input. Every case is one message on stderr, never a traceback:
 
 * input ends (EOF) between turns: the game is over for the referee. Exit 0 if it is over by our
@@ -72,10 +76,25 @@ from .clock import (  # noqa: F401  (the limits' defaults: re-exported, as alway
     DEFAULT_FIRST_TURN_MS,
     DEFAULT_MARGIN_MS,
     DEFAULT_TURN_MS,
-    codingame_thinking_time,
+)
+from .codingame_turns import (  # noqa: F401  (the coordinates and BadInput: re-exported, as always)
+    WAITING_ALREADY_S,
+    BadInput,
+    CodinGameDecider,
+    TurnLines,
+    cell_text,
+    cell_to_index,
+    index_to_cell,
+    parse_pair,
 )
 from .engines import choose_legal
-from .exits import EXIT_BAD_INPUT, EXIT_FINISHED, EXIT_INPUT_ENDED, EXIT_INTERNAL, EXIT_INTERRUPTED
+from .exits import (  # noqa: F401  (EXIT_FINISHED: re-exported, as always)
+    EXIT_BAD_INPUT,
+    EXIT_FINISHED,
+    EXIT_INPUT_ENDED,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+)
 from .commandline import (
     EXIT_USAGE,
     MAX_TIME_LIMIT,
@@ -87,21 +106,18 @@ from .commandline import (
     reason,
     say_error,
     setup_logging,
-    shown,
     silence_output,
 )
 from .limits import SearchLimit, SearchResult
 from .pauses import KEEP_BACK_WINDOW, RecentPauses, StallWatch
-from .rules import CODINGAME, TIE, Position, check_player_name
+from .rules import Position, check_player_name
 from .search_log import SearchLog
+from .turns import Note
 
 log = logging.getLogger(__name__)
 
 #: When this module was imported: the earliest moment we can vouch for on the first turn.
 IMPORTED_AT = time.perf_counter()
-
-#: A first line stamped within this long of our being ready was probably waiting already.
-WAITING_ALREADY_S = 0.002
 
 EPILOG = f"""\
 CodinGame protocol (--protocol codingame; NAME, if given, labels the log lines; --dir,
@@ -121,31 +137,6 @@ CodinGame protocol (--protocol codingame; NAME, if given, labels the log lines; 
     stdin or stdout closed    exit 3: the game cannot go on
   exit codes: 0 finished, 1 internal error, 2 bad command line, 3 input ended early (or stdin
   or stdout closed), 4 bad input, 130 interrupted"""
-
-
-def cell_to_index(row: int, col: int) -> int:
-    """Our move index of the grid cell ``(row, col)``.
-
-    >>> cell_to_index(0, 0), cell_to_index(4, 5), cell_to_index(8, 8)
-    (0, 41, 80)
-    """
-    board = (row // 3) * 3 + col // 3
-    square = (row % 3) * 3 + col % 3
-    return board * 9 + square
-
-
-def index_to_cell(index: int) -> tuple[int, int]:
-    """The grid cell ``(row, col)`` of a move index (inverse of :func:`cell_to_index`).
-
-    >>> index_to_cell(41)
-    (4, 5)
-    """
-    board, square = divmod(index, 9)
-    return (board // 3) * 3 + square // 3, (board % 3) * 3 + square % 3
-
-
-class BadInput(Exception):
-    """A line that breaks the protocol: reported, then the agent exits with EXIT_BAD_INPUT."""
 
 
 class InputEnded(Exception):
@@ -208,29 +199,6 @@ class LineReader:
         return item[1] is not None
 
 
-def parse_pair(line: str, what: str, allow_none: bool = False) -> tuple[int, int] | None:
-    """Two integers 0-8 (``-1 -1`` too when ``allow_none``, returned as None), else BadInput.
-
-    >>> parse_pair("4 5\\n", "action")
-    (4, 5)
-    >>> parse_pair("-1 -1", "opponent move", allow_none=True) is None
-    True
-    """
-    parts = line.split()
-    try:
-        if len(parts) != 2:
-            raise ValueError
-        row, col = int(parts[0]), int(parts[1])
-    except ValueError:
-        raise BadInput(f"{what}: expected 'row col', got {shown(line.rstrip())}") from None
-    if allow_none and (row, col) == (-1, -1):
-        return None
-    if not (0 <= row <= 8 and 0 <= col <= 8):
-        raise BadInput(f"{what}: row and col must be 0-8{' (or -1 -1)' if allow_none else ''}, "
-                       f"got {shown(line.rstrip())}")
-    return row, col
-
-
 @dataclass
 class Turn:
     """One turn's input: when its first line arrived, the opponent's move (None for ``-1 -1``)
@@ -242,12 +210,9 @@ class Turn:
     actions: list[int]
 
 
-def _cell_text(index: int) -> str:
-    return "%d %d" % index_to_cell(index)
-
-
 class CodinGameAgent:
-    """Plays one game over a pair of streams; :meth:`run` returns the exit code."""
+    """Plays one game over a pair of streams; :meth:`run` returns the exit code. Reads, writes and
+    times; every verdict on what it read is the decider's (:mod:`agent.codingame_turns`)."""
 
     def __init__(self, engine, *, turn_ms: float = DEFAULT_TURN_MS,
                  first_turn_ms: float = DEFAULT_FIRST_TURN_MS, margin_ms: float = DEFAULT_MARGIN_MS,
@@ -257,19 +222,49 @@ class CodinGameAgent:
         self.engine = engine
         self.search_log = search_log if search_log is not None else SearchLog(None, "codingame")
         self._rng = random.Random()  # a random legal move where the engine fails
-        self.turn_ms, self.first_turn_ms, self.margin_ms = turn_ms, first_turn_ms, margin_ms
         self.depth, self.nodes = depth, nodes
         self.stdin = stdin if stdin is not None else sys.stdin.buffer
         self.stdout = stdout if stdout is not None else sys.stdout
-        #: Our view of the game; None once we have lost track of it (then we follow the list).
-        self.position: Position | None = position if position is not None else Position(CODINGAME)
-        self.turns = 0  # turns answered
+        self.decider = CodinGameDecider(turn_ms=turn_ms, first_turn_ms=first_turn_ms, margin_ms=margin_ms,
+                                        position=position)
         self.reader = LineReader(self.stdin)
         #: The earliest moment the referee may have written our first input (None: when it arrives).
         self.launched = launched
         self.ready_at = 0.0
         #: Per recent turn, the longest pause measured (seconds): see :meth:`budget`.
         self.pauses = RecentPauses(KEEP_BACK_WINDOW)
+
+    # The limits, the position and the turn count are the decider's: read (and set) here as always.
+
+    @property
+    def turn_ms(self) -> float:
+        return self.decider.turn_ms
+
+    @property
+    def first_turn_ms(self) -> float:
+        return self.decider.first_turn_ms
+
+    @property
+    def margin_ms(self) -> float:
+        return self.decider.margin_ms
+
+    @property
+    def position(self) -> Position | None:
+        """Our view of the game (the decider's); None once we have lost track of it."""
+        return self.decider.position
+
+    @position.setter
+    def position(self, position: Position | None) -> None:
+        self.decider.position = position
+
+    @property
+    def turns(self) -> int:
+        """Turns answered (the decider's count)."""
+        return self.decider.turns
+
+    @turns.setter
+    def turns(self, turns: int) -> None:
+        self.decider.turns = turns
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -301,87 +296,53 @@ class CodinGameAgent:
         """Seconds of thought this turn, counted from the turn's first line: the limit less the
         margin (at least a tenth of the limit) and the largest pause of the recent turns, never
         under a quarter of the limit."""
-        limit = self.first_turn_ms if self.turns == 0 else self.turn_ms
-        return codingame_thinking_time(limit, self.margin_ms, self.pauses.largest())
+        return self.decider.budget(self.pauses.largest())
 
     def keep_back_ms(self) -> float:
         """The largest pause of the last KEEP_BACK_WINDOW turns, in ms (0 on an idle machine)."""
         return 1000.0 * self.pauses.largest()
 
     def read_turn(self) -> Turn:
-        """Read and check one turn's lines (BadInput, InputEnded)."""
+        """Read one turn's lines and have the decider check them (BadInput, InputEnded)."""
         arrived, line = self.reader.get()
-        started = arrived
-        if self.turns == 0 and self.launched is not None and arrived - self.ready_at < WAITING_ALREADY_S:
-            started = min(arrived, self.launched)  # it may have waited since we were launched
+        clock = self.decider.clock(arrived, ready_at=self.ready_at, launched=self.launched,
+                                   kept_back=self.pauses.largest())
+        if clock.waited is not None:
             log.info("the first input was waiting when I became ready: counting from my launch, "
-                     "%.3f s ago", arrived - started)
-        deadline = started + self.budget()
-        # The rest of the turn comes at once; lines still missing when the whole turn's time
-        # is up will not come (the count was wrong).
-        read_deadline = arrived + (self.first_turn_ms if self.turns == 0 else self.turn_ms) / 1000.0
-        pair = parse_pair(line, "opponent move", allow_none=True)
-        opponent = None if pair is None else cell_to_index(*pair)
-        count_line = self._next_line(read_deadline, "the valid-action count")
-        try:
-            count = int(count_line)
-        except ValueError:
-            raise BadInput(f"valid-action count: expected an integer, got {shown(count_line.rstrip())}") from None
-        if not 1 <= count <= 81:
-            raise BadInput(f"valid-action count must be 1-81, got {shown(count_line.strip())}")
-        actions: list[int] = []
-        for number in range(1, count + 1):
-            text = self._next_line(read_deadline, f"valid action {number} of {count}")
-            index = cell_to_index(*parse_pair(text, f"valid action {number} of {count}"))
-            if index in actions:
-                raise BadInput(f"valid action {number} of {count}: {shown(text.strip())} is listed twice")
-            actions.append(index)
+                     "%.3f s ago", clock.waited)
+        lines = TurnLines(line)
+        while lines.wanted is not None:
+            try:
+                item = self.reader.get(timeout=max(0.0, clock.read_deadline - time.perf_counter()))
+            except InputEnded:
+                raise lines.ended() from None
+            if item is None:
+                raise lines.timed_out()
+            lines.add(item[1])
         if self.reader.pending():
-            raise BadInput(f"more input than the {count} announced valid actions: "
-                           f"{shown(self.reader.get(0)[1].rstrip())}")
-        return Turn(started, deadline, opponent, actions)
-
-    def _next_line(self, deadline: float, what: str) -> str:
-        try:
-            item = self.reader.get(timeout=max(0.0, deadline - time.perf_counter()))
-        except InputEnded:
-            raise BadInput(f"input ended inside a turn, before {what}") from None
-        if item is None:
-            raise BadInput(f"{what} did not arrive within the turn's time")
-        return item[1]
+            raise lines.extra(self.reader.get(0)[1])
+        return Turn(clock.started, clock.deadline, lines.opponent, lines.actions)
 
     # -- one turn ------------------------------------------------------------------------
 
     def play(self, turn: Turn) -> None:
         """Follow the opponent's move, choose from the referee's list, answer, log."""
-        self._follow_opponent(turn.opponent)
-        position = self.position
+        self._log(self.decider.follow_opponent(turn.opponent))
         kept = self.keep_back_ms()  # what this turn's deadline kept back for pauses
         stalls = StallWatch()
         limit = SearchLimit(deadline=turn.deadline, depth=self.depth, nodes=self.nodes,
                             should_stop=stalls.watching())
+        plan = self.decider.plan(turn.actions)
+        self._log(plan.warning)
         result: SearchResult | None = None
-        note = ""
-        listed = set(turn.actions)
-        if position is not None and set(position.legal_moves()) == listed:
-            result = choose_legal(self.engine, position, limit, self._rng)
-            move = result.move
-        elif position is not None and position.winner is None:
-            mine = set(position.legal_moves())
-            log.warning("the referee's %d valid actions differ from my %d legal moves "
-                        "(only theirs: %s; only mine: %s); playing from its list",
-                        len(listed), len(mine), _cells(listed - mine), _cells(mine - listed))
-            result = choose_legal(self.engine, position, limit, self._rng)
-            if result.move in listed:
-                move, note = result.move, "  (my move, listed by the referee)"
-            else:
-                move = next((m for m in turn.actions if m in mine), turn.actions[0])
-                note = "  (first listed action%s)" % (" legal for me" if move in mine else "")
-                result = None
-        else:
-            move, note = turn.actions[0], "  (first listed action: position unknown)"
+        if plan.search:
+            result = choose_legal(self.engine, self.decider.position, limit, self._rng)
+        pick = self.decider.pick(plan, turn.actions, result.move if result is not None else None)
+        move, note = pick.move, pick.note
+        if not pick.engine:
+            result = None
         try:
-            self.stdout.write(_cell_text(move) + "\n")
+            self.stdout.write(cell_text(move) + "\n")
             self.stdout.flush()
         except (OSError, ValueError) as error:  # EPIPE: the referee stopped reading; ValueError: closed here
             raise OutputClosed(reason(error)) from None
@@ -389,90 +350,28 @@ class CodinGameAgent:
         stalls.returned()
         took = answered - turn.started
         self.pauses.record(late=answered - turn.deadline, stall=stalls.stall())
-        self.turns += 1
-        self._follow_mine(move)
+        self._log(self.decider.answered(move))
         if kept >= 1.0:
             note += f"  (kept back {kept:.0f} ms for pauses)"
         if result is not None:
             log.info("move %s  depth %d  score %+d  nodes %d  nps %.0f  %.3f s since input%s",
-                     _cell_text(move), result.depth, result.score, result.nodes,
+                     cell_text(move), result.depth, result.score, result.nodes,
                      result.nodes_per_second, took, note)
         else:
-            log.info("move %s  %.3f s since input%s", _cell_text(move), took, note)
+            log.info("move %s  %.3f s since input%s", cell_text(move), took, note)
         row, col = index_to_cell(move)
         self.search_log.move(move // 9, move % 9, took, result, row=row, col=col)
-        if self.position is not None and self.position.winner is not None:
-            log.info("game over by my rules after my move: %s", _describe(self.position))
-
-    def _follow_opponent(self, opponent: int | None) -> None:
-        position = self.position
-        if position is None:
-            return
-        if opponent is None:
-            if self.turns == 0 and position.ply == 0:
-                return  # we move first
-            log.warning("opponent move -1 -1 after the first turn; I lose track of the position "
-                        "and follow the referee's list from now on")
-            self.position = None
-        elif position.is_legal(opponent):
-            position.push(opponent)
-        else:
-            log.warning("opponent move %s is illegal in my position (%s); I lose track of the "
-                        "position and follow the referee's list from now on",
-                        _cell_text(opponent), position.why_illegal(opponent))
-            self.position = None
-
-    def _follow_mine(self, move: int) -> None:
-        if self.position is None:
-            return
-        if self.position.is_legal(move):
-            self.position.push(move)
-        else:
-            log.warning("my move %s is illegal in my position; I lose track of it", _cell_text(move))
-            self.position = None
+        self._log(self.decider.game_over())
 
     def _input_ended(self) -> int:
-        position = self.position
-        if self.turns == 0:
-            log.warning("input ended before the first turn; exiting (code %d)", EXIT_INPUT_ENDED)
-            return EXIT_INPUT_ENDED
-        if position is None:
-            log.warning("input ended; I had lost track of the position (code %d)", EXIT_INPUT_ENDED)
-            return EXIT_INPUT_ENDED
-        if position.winner is not None:
-            log.info("input ended: game over (%s)", _describe(position))
-            return EXIT_FINISHED
-        if _reply_can_end(position):
-            log.info("input ended: the game is over for the referee (an opponent reply can end "
-                     "it, and CodinGame does not send the final move)")
-            return EXIT_FINISHED
-        log.warning("input ended although no opponent reply can end the game (a time-out, a "
-                    "crash or an early stop); exiting (code %d)", EXIT_INPUT_ENDED)
-        return EXIT_INPUT_ENDED
+        ending = self.decider.input_ended()
+        self._log(ending.note)
+        return ending.code
 
-
-def _reply_can_end(position: Position) -> bool:
-    """True when some legal move of the side to move ends the game."""
-    for move in list(position.legal_moves()):
-        position.push(move)
-        over = position.winner is not None
-        position.pop()
-        if over:
-            return True
-    return False
-
-
-def _describe(position: Position) -> str:
-    outcome = position.outcome()
-    if outcome is None:
-        return "not over"
-    who = "tie" if outcome.winner is None or outcome.winner == TIE else "XO"[outcome.winner] + " wins"
-    x, o = bin(position.won[0]).count("1"), bin(position.won[1]).count("1")
-    return f"{who}: {outcome.reason} (boards X {x}, O {o})"
-
-
-def _cells(indices) -> str:
-    return ", ".join(_cell_text(i) for i in sorted(indices)) or "none"
+    @staticmethod
+    def _log(note: Note | None) -> None:
+        if note is not None:
+            log.log(note.level, "%s", note.message)
 
 
 def add_arguments(parser) -> None:

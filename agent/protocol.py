@@ -452,18 +452,21 @@ class FileProtocolAgent:
         think, write = file_deadlines(self.time_limit, self.thinking_cutoff(), elapsed, go.whole_seconds)
         return now_perf + think, now_perf + write
 
-    def _turn_is_over(self, opening_id: tuple, go_id: tuple) -> bool:
-        """True once thinking is pointless: end_game came, my .go vanished or changed, a new game began,
-        or the runner that started me is gone."""
+    def _turn_is_over(self, go_id: tuple) -> bool:
+        """True once thinking is pointless: the runner that started me is gone, or the files say the
+        turn of the .go ``go_id`` is over (the decider judges: end_game came, a new game began, that
+        .go vanished or changed)."""
         if self.lifeline.lost():
             return True
-        opening = _stat(self.opening_path)
-        if opening is None or _identity(opening) != opening_id:
-            return True
-        end = _stat(self.end_path)
-        if end is not None and end.st_mtime_ns >= opening.st_mtime_ns:
-            return True
-        return _identity_or_none(self.go_path) != go_id
+        return self.decider.turn_is_over(self._stat_look(), go_id)
+
+    def _stat_look(self) -> Look:
+        """The files' identities now, for the checks while I think and write: nothing read, and the
+        watcher's removals left for the next full look (they tell a new .go after my write)."""
+        opening, end, go, move = (_stat(path) for path in (self.opening_path, self.end_path, self.go_path,
+                                                            self.move_path))
+        return Look(opening=_seen(opening), move=_seen(move), end=_seen(end), go=_seen(go), now=time.monotonic(),
+                    wall=time.time())
 
     def _play(self, go: Seen) -> None:
         """Think on the decider's position and write one move for ``go``, unless the turn ended meanwhile."""
@@ -471,18 +474,18 @@ class FileProtocolAgent:
         stalls = StallWatch()
         kept = self.pauses.largest()  # what this turn's deadline keeps back
         deadline, hard_deadline = self._deadlines(go)
-        opening_id, go_id = game.opening_id, go.identity
+        go_id = go.identity
         limit = SearchLimit(deadline=deadline, depth=self.depth, nodes=self.nodes,
-                            should_stop=stalls.watching(lambda: self._turn_is_over(opening_id, go_id)))
+                            should_stop=stalls.watching(lambda: self._turn_is_over(go_id)))
         result = choose_legal(self.engine, game.position, limit, self._rng)
         stalls.returned()
         move = Move.from_index(result.move)
         # Last look before writing: only ever write during my own turn (docs/protocol.md,
         # "What a bot must survive", row "A move written outside your turn").
         self.watcher.take_removed()  # removals from before my write say nothing about the next turn
-        if self._turn_is_over(opening_id, go_id):
+        if self._turn_is_over(go_id):
             self.pauses.record(late=0.0, stall=stalls.stall())
-            self._explain_unwritten(move, opening_id)
+            self._explain_unwritten(move)
             return
         line = format_move_line(self.name, move)
         landed = self._write_move(line, hard_deadline)
@@ -500,24 +503,14 @@ class FileProtocolAgent:
         self.search_log.move(move.board, move.spot, took, result)
         self._log_notes()
 
-    def _explain_unwritten(self, move: Move, opening_id: tuple) -> None:
+    def _explain_unwritten(self, move: Move) -> None:
         """The turn ended while I thought. Where my .go went away or changed without an end_game,
         say what the files show probably happened (docs/protocol.md, "What a bot must survive",
         row "Two bots started with the same name")."""
-        opening = _stat(self.opening_path)
-        if opening is None or _identity(opening) != opening_id:
+        if self.decider.game_moved_on(self._stat_look()):
             return
-        end = _stat(self.end_path)
-        if end is not None and end.st_mtime_ns >= opening.st_mtime_ns:
-            return
-        last = referee_last_line(_read_text(self.move_path, self.encoding) or "")
-        if last is not None and first_word(last[1]) == self.name:
-            log.error("my .go vanished while I was thinking and %s now holds %r, a move in my name that I did not "
-                      "write: another agent named %r is probably playing in this directory; not writing %s",
-                      MOVE_FILE, printable(last[1]), self.name, move)
-        else:
-            log.warning("my .go vanished while I was thinking (the referee stopped, or moved on without me); "
-                        "not writing %s", move)
+        self.decider.unwritten(move, referee_last_line(_read_text(self.move_path, self.encoding) or ""))
+        self._log_notes()
 
     def _write_move(self, line: str, hard_deadline: float) -> float | None:
         """Put ``line`` into move_file and make sure its mtime went up (docs/protocol.md, "Writing a
@@ -570,7 +563,7 @@ class FileProtocolAgent:
             log.debug("move_file mtime did not go up (coarse timestamps?); rewriting in %.0f ms", pause * 1000)
             time.sleep(pause)
             go_id = _identity_or_none(self.go_path)
-            if go_id is None or self._turn_is_over(self._game.opening_id, go_id):
+            if go_id is None or self._turn_is_over(go_id):
                 return landed  # game over or the .go gone: a rewrite now could only land outside my turn
 
     def _raise_mtime(self, before_ns: int) -> bool:

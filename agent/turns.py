@@ -42,6 +42,11 @@ In the order a look is judged:
    not write: another agent plays under my name. An opponent line not yet answered is checked on my
    position (16): malformed, misnamed or illegal is a protocol error, after one more look in case
    a non-atomic writer was still busy. Then, if it is my move: :class:`Play`.
+
+While it thinks and writes, the agent asks too, on a look of the files' identities:
+:meth:`TurnDecider.turn_is_over` (its search's ``should_stop``, and the last look before a
+write), and for a move left unwritten :meth:`TurnDecider.game_moved_on` and
+:meth:`TurnDecider.unwritten` (what to say).
 """
 
 from __future__ import annotations
@@ -304,6 +309,33 @@ class TurnDecider:
         game.go_renewed = False
         game.out_of_turn.clear()
         game.moves += 1
+
+    # -- while I think and write ------------------------------------------------------------------
+
+    def game_moved_on(self, look: Look) -> bool:
+        """True when ``look`` (identities are enough) shows the game I joined over or gone: its
+        ``first_four_moves`` removed or replaced, or a current ``end_game``."""
+        opening = look.opening
+        if opening is None or self.game is None or opening.identity != self.game.opening_id:
+            return True
+        return look.end is not None and look.end.mtime_ns >= opening.mtime_ns
+
+    def turn_is_over(self, look: Look, go_id: tuple) -> bool:
+        """True once thinking on (or rewriting for) the ``.go`` whose identity is ``go_id`` is
+        pointless: the game moved on, or that ``.go`` vanished or changed (the referee moved on)."""
+        return self.game_moved_on(look) or look.go is None or look.go.identity != go_id
+
+    def unwritten(self, move: Move, last) -> None:
+        """My ``move`` goes unwritten: my ``.go`` went away while I thought, in a game that has not
+        moved on. ``last`` is ``move_file``'s line the referee would read (:func:`referee_last_line`):
+        a line in my name that I did not write is another agent playing under my name (14)."""
+        if last is not None and first_word(last[1]) == self.name:
+            self._note(logging.ERROR, f"my .go vanished while I was thinking and {MOVE_FILE} now holds "
+                                      f"{printable(last[1])!r}, a move in my name that I did not write: another agent "
+                                      f"named {self.name!r} is probably playing in this directory; not writing {move}")
+        else:
+            self._note(logging.WARNING, "my .go vanished while I was thinking (the referee stopped, or moved on "
+                                        f"without me); not writing {move}")
 
     # -- the decision -----------------------------------------------------------------------------
 

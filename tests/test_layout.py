@@ -86,7 +86,7 @@ BOT_MODULES = {
     "agent", "agent.__main__", "agent.cli", "agent.commandline", "agent.options",  # its command line
     "agent.protocol", "agent.turns", "agent.watcher", "agent.lifeline", "agent.pauses",  # the file protocol
     "agent.clock", "agent.exits",  # both protocols' time budget and exit codes
-    "agent.codingame", "agent.variety",  # CodinGame's protocol
+    "agent.codingame", "agent.codingame_turns", "agent.variety",  # CodinGame's protocol
     "agent.search_log",  # each move's figures as JSON, for the runners
     "agent.rules", "agent.search", "agent.core", "agent.limits",  # rules and search
     "agent.engines", "agent.baselines", "agent.evaluation", "agent.eval_fitted",  # engines, evaluations

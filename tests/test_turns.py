@@ -467,3 +467,81 @@ def test_an_opponent_slower_than_my_limit_names_the_limit_mismatch(caplog):
     notes = turns.take_notes()
     assert any(note.level == logging.WARNING and "referee's limit is probably longer" in note.message
                for note in notes)
+
+
+# -- while I think: the checks the agent's should_stop and its last look before writing ask -----------
+
+
+def thinking() -> tuple[TurnDecider, Dir, Play]:
+    """A joined game, my turn being thought about (nothing written yet)."""
+    directory = fresh_game()
+    turns = started(directory)
+    my_go(directory, 0.3)
+    play = turns.decide(directory.look())
+    assert isinstance(play, Play)
+    turns.take_notes()
+    return turns, directory, play
+
+
+def go_removed(directory: Dir) -> None:
+    directory.go = None
+
+
+def go_recreated(directory: Dir) -> None:
+    directory.go = seen(21, T0 + 0.8)
+
+
+def end_written(directory: Dir) -> None:
+    directory.end = seen(50, T0 + 0.8, "END: Otter WINS! Walrus LOSES! Time out!\n")
+
+
+def stale_end(directory: Dir) -> None:
+    directory.end = seen(50, T0 - 5.0, "END: Otter WINS! Walrus LOSES! Time out!\n")
+
+
+def opening_removed(directory: Dir) -> None:
+    directory.opening = None
+
+
+def opening_replaced(directory: Dir) -> None:
+    directory.opening = seen(12, T0 + 0.8, text_of(OPENING_ME_FIRST))
+
+
+def opponent_writes(directory: Dir) -> None:
+    move_line(directory, f"{OPP} 4 4", 0.8)
+
+
+@pytest.mark.parametrize("change, moved_on, over", [
+    (lambda directory: None, False, False),
+    (go_removed, False, True),
+    (go_recreated, False, True),
+    (end_written, True, True),
+    (stale_end, False, False),          # an end_game older than the opening is an earlier game's
+    (opening_removed, True, True),
+    (opening_replaced, True, True),
+    (opponent_writes, False, False),    # a line out of turn does not end my turn (the referee calls it)
+], ids=["nothing", "go-removed", "go-recreated", "end-game", "stale-end-game", "opening-removed",
+        "opening-replaced", "opponent-out-of-turn"])
+def test_while_i_think_the_files_say_whether_the_turn_is_over(change, moved_on, over):
+    turns, directory, play = thinking()
+    change(directory)
+    look = directory.look()
+    assert turns.game_moved_on(look) == moved_on
+    assert turns.turn_is_over(look, play.go.identity) == over
+    assert turns.take_notes() == [] and turns.error is None  # a question, not a decision: nothing changes
+
+
+@pytest.mark.parametrize("last, level, words", [
+    (None, logging.WARNING, "my .go vanished while I was thinking (the referee stopped, or moved on without me); "
+                            "not writing "),
+    ((1, f"{OPP} 4 4"), logging.WARNING, "my .go vanished while I was thinking (the referee stopped"),
+    ((2, f"{ME} 4 4"), logging.ERROR, "my .go vanished while I was thinking and move_file now holds 'Walrus 4 4', a "
+                                      "move in my name that I did not write: another agent named 'Walrus' is "
+                                      "probably playing in this directory; not writing "),
+], ids=["empty", "opponent-line", "my-name"])
+def test_an_unwritten_move_is_explained_from_move_file(last, level, words):
+    turns, directory, play = thinking()
+    move = Move.from_index(turns.game.position.legal_moves()[0])
+    turns.unwritten(move, last)
+    [note] = turns.take_notes()
+    assert note.level == level and note.message.startswith(words) and note.message.endswith(f"not writing {move}")
