@@ -50,7 +50,7 @@ summary counts the distinct games (the same moves from the same first player cou
 warns when games repeat.  An odd ``--games`` is rounded up to whole pairs, except ``--games
 1``.  The summary is ``ref_sim.match``'s (cutechess-style Score, Elo, LOS, DrawRatio, Ptnml,
 then each program's wins, losses, draws, time-outs, invalid moves, crashes and hangs, then
-the distinct games), from :func:`ref_sim.match.report_lines` and :mod:`ref_sim.stats`; the
+the distinct games), from :func:`ref_sim.report.report_lines` and :mod:`ref_sim.stats`; the
 progress line is :mod:`ref_sim.progress`'s.
 
 Stopping: as :mod:`ref_sim.match` (Ctrl-C, SIGTERM, SIGHUP alike; the game being played
@@ -111,10 +111,11 @@ from ref_sim import console, isolation, realbots
 from ref_sim.codingame_referee import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS,
                                        describe, play_game)
 from ref_sim.match import (RESUME_HELP, SeriesGames, add_agents, append_game, builtin_command,
-                           check_agents, conclude, play_games, prepare_out, report_lines, run_in,
-                           series_settings, summarize, went_wrong)
+                           check_agents, conclude, play_games, prepare_out, run_in,
+                           series_settings, went_wrong)
 from ref_sim.match import agent_spec as _file_agent_spec
 from ref_sim.progress import Progress
+from ref_sim.report import report_lines, summarize
 from ref_sim.rules import CODINGAME
 
 #: Built-in programs: name -> (command template, {option: command-line flag}).

@@ -94,6 +94,7 @@ from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
 from ref_sim import bot_list, console, crosstable, isolation, match, ratings, realbots, stdio
 from ref_sim.progress import Progress
 from ref_sim.referee import check_encoding, check_time_limit, locale_encoding
+from ref_sim.report import distinct_line, pair_counts, summarize, tally
 
 MODULE = "ref_sim.tournament"
 FORMAT = 1
@@ -184,7 +185,7 @@ def report_lines(settings: dict, games: list[dict], anchor: str | None = None) -
     pairs = ratings.pairwise(rated_games(games))
     fit = ratings.fit(names, pairs, anchor=anchor)
     totals = ratings.standings(names, pairs)
-    sides = {name: match.tally([g for g in games if name in g["names"]], [name])[name]
+    sides = {name: tally([g for g in games if name in g["names"]], [name])[name]
              for name in names}
     lines = table_lines(fit, totals, sides, specs)
     joined = [group for group in fit.groups if totals[group[0]].games]
@@ -204,7 +205,7 @@ def report_lines(settings: dict, games: list[dict], anchor: str | None = None) -
     lines += ["  " + line for line in realbots.hint_lines(games)]      # why a bot never moved
     if games:
         hint = stdio.REPEAT_HINT if settings.get("protocol") == "stdio" else ""
-        lines += ["", match.distinct_line(games, hint)]
+        lines += ["", distinct_line(games, hint)]
     return lines
 
 
@@ -235,7 +236,7 @@ def head_to_head(a: str, b: str, pairs: dict, games: list[dict], width: int = 0)
     record = pairs.get((a, b), ratings.Record())        # agent 1 of every game is a
     if not record.games:
         return f"{title} not played yet"
-    ptnml = match.pair_counts(games)
+    ptnml = pair_counts(games)
     ptnml = ptnml if sum(ptnml) else None       # as match: no all-zero Ptnml before a pair
     estimate = stats.estimate(record.wins, record.losses, record.draws, ptnml)
     return (f"{title} {record.wins} - {record.losses} - {record.draws}  "
@@ -275,7 +276,7 @@ class PairingProgress:
     def _show(self, pairing: int) -> None:
         played = self.played[pairing]
         self.shown = self.lines[pairing]
-        self.shown.update(len(played), match.summarize(played, self.names[pairing], paired=True))
+        self.shown.update(len(played), summarize(played, self.names[pairing], paired=True))
 
     def close(self) -> None:
         if self.shown is not None:

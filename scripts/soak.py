@@ -58,7 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ref_sim import stops  # noqa: E402
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
-from ref_sim import match, openings, realbots  # noqa: E402
+from ref_sim import match, openings, realbots, report  # noqa: E402
 from ref_sim.referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, check_time_limit  # noqa: E402
 
 OURS = "agent"
@@ -340,7 +340,7 @@ def _main(argv: list[str] | None) -> int:
                 tally.add(game, "Agent1", label)
                 mine = [m for m in game["moves"] if m["player"] == "Agent1"]
                 slowest = max((m["seconds"] for m in mine), default=0.0) / game["time_limit"]
-                print(f"[{done[0]}/{per_share * len(shares)}] {label}: {match.describe(game)}; "
+                print(f"[{done[0]}/{per_share * len(shares)}] {label}: {report.describe(game)}; "
                       f"our slowest move {slowest:.2f} of the limit "
                       f"({time.monotonic() - started:.0f} s)", flush=True)
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from ref_sim import match, openings
+from ref_sim import match, openings, report
 from ref_sim.referee import WIN_REASON, GameRecord
 from ref_sim.rules import Game
 
@@ -82,7 +82,7 @@ class FakeGames:
 
     def __call__(self, number, specs, names, directory, logs, time_limit, seed, first=None,
                  opening=None, show=False, stop=None, agent_seeds=None, must_start=False,
-                 encoding=None):
+                 encoding=None, isolate=None):
         p1 = first
         p2 = [n for n in names if n != p1][0]
         record = GameRecord(names=tuple(names), time_limit=time_limit, seed=seed, p1=p1, p2=p2,
@@ -391,7 +391,7 @@ def test_one_game_has_no_empty_pentanomial_and_repeated_games_are_counted_once(t
     games = [{"p1": "A", "opening": [["A", 4, 4]], "moves": [{"board": 4, "spot": 0}]},
              {"p1": "B", "opening": [["B", 4, 4]], "moves": [{"board": 4, "spot": 0}]},  # other side
              {"p1": "A", "opening": [["A", 4, 4]], "moves": [{"board": 4, "spot": 0}]}]  # a repeat
-    assert match.distinct_line(games, "vary them") == (
+    assert report.distinct_line(games, "vary them") == (
         "Distinct games: 2 of 3 (warning: 1 repeats an earlier game move for move, and counts "
         "again in the figures above; vary them)")
 
