@@ -26,9 +26,10 @@ import time
 from pathlib import Path
 
 from ref_sim import isolation, stops, telemetry
-from ref_sim.match import START_SETTLE, AgentCannotStart, child_env, first_to_exit, last_output_line
+from ref_sim.match import child_env
 from ref_sim.referee import INVALID_MOVE, TIME_OUT
 from ref_sim.rules import CODINGAME, TIE, Game, IllegalMoveError, line_winner
+from ref_sim.series import START_SETTLE, AgentCannotStart, first_to_exit, last_output_line
 
 DEFAULT_TURN_MS = 100.0
 DEFAULT_FIRST_TURN_MS = 1000.0
@@ -244,7 +245,7 @@ def play_game(commands: dict[str, list[str]], first: str, logs: Path, number: in
 
     Returns the game's record (the keys of a games.jsonl line that concern the game itself).
     ``show``: a callable given each position's text after each move.  ``must_start``: raise
-    :class:`ref_sim.match.AgentCannotStart` when a program has exited (or could not be
+    :class:`ref_sim.series.AgentCannotStart` when a program has exited (or could not be
     launched) before the first input (the first game of a series: its command is wrong).
     ``stop``: a threading.Event that ends the game at once (result "aborted"), its programs
     killed (the series is stopping).  Whatever happens, no program outlives the game.

@@ -110,12 +110,12 @@ from agent.options import MAX_GAMES, real, whole
 from ref_sim import console, isolation, realbots
 from ref_sim.codingame_referee import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS,
                                        describe, play_game)
-from ref_sim.match import (RESUME_HELP, SeriesGames, add_agents, append_game, builtin_command,
-                           check_agents, conclude, play_games, prepare_out, run_in,
-                           series_settings, went_wrong)
+from ref_sim.match import RESUME_HELP, add_agents, builtin_command, check_agents, run_in
 from ref_sim.match import agent_spec as _file_agent_spec
 from ref_sim.progress import Progress
 from ref_sim.report import report_lines, summarize
+from ref_sim.series import (SeriesGames, append_game, conclude, play_games, prepare_out,
+                            series_settings, went_wrong)
 from ref_sim.rules import CODINGAME
 
 #: Built-in programs: name -> (command template, {option: command-line flag}).
@@ -277,7 +277,7 @@ def run_series(specs: list[StdioSpec], games: int, out: Path, seed: int, turn_ms
 
 def _play_series(specs, games: int, out: Path, seed: int, timing, say, show, runner,
                  played: list, progress, stop=None, isolate=None) -> dict:
-    """:func:`run_series`, a stop returned as :func:`ref_sim.match.play_games` returns it."""
+    """:func:`run_series`, a stop returned as :func:`ref_sim.series.play_games` returns it."""
     names = realbots.side_names(specs)
     play = StdioGames(specs, names, seed, *timing, out, show=show, stop=stop, isolate=isolate)
     before = len(played)

@@ -58,7 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ref_sim import stops  # noqa: E402
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
-from ref_sim import match, openings, realbots, report  # noqa: E402
+from ref_sim import match, openings, realbots, report, series  # noqa: E402
 from ref_sim.referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, check_time_limit  # noqa: E402
 
 OURS = "agent"
@@ -309,7 +309,7 @@ def _main(argv: list[str] | None) -> int:
     shares = [(limit, opponent) for limit in limits for opponent in args.opponents]
     per_share = -(-total // len(shares))
     per_share += per_share % 2                      # whole pairs
-    problem = match.prepare_out(args.out) if args.out else None
+    problem = series.prepare_out(args.out) if args.out else None
     if problem:
         parser.error(problem)
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="uttt-soak-"))

@@ -15,7 +15,7 @@ import pytest
 from agent.search_log import SEARCH_LOG_ENV, SearchLog
 from agent.limits import SearchResult
 from agent import cli
-from ref_sim import codingame_referee, match, replay, stdio, telemetry
+from ref_sim import codingame_referee, match, replay, series, stdio, telemetry
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = ROOT / "tests" / "bots" / "hostile.py"
@@ -108,7 +108,7 @@ def test_skipped_lines_get_a_key_only_when_there_are_some():
 def test_the_last_line_comes_from_a_bounded_tail_and_is_printable(tmp_path):
     log = tmp_path / "a.log"
     log.write_text("$ python bot.py\n")
-    assert telemetry.last_line(log) == "" and match.last_output_line(log) == ""
+    assert telemetry.last_line(log) == "" and series.last_output_line(log) == ""
     log.write_text("$ python bot.py\nfirst\nerror: bad \x1b[2J thing\n\n")
     assert telemetry.last_line(log) == "error: bad ?[2J thing"
     with open(log, "ab") as handle:         # a huge log: its tail only
