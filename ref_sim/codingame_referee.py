@@ -26,10 +26,10 @@ import time
 from pathlib import Path
 
 from ref_sim import isolation, stops, telemetry
-from ref_sim.match import child_env
 from ref_sim.referee import INVALID_MOVE, TIME_OUT
 from ref_sim.rules import CODINGAME, TIE, Game, IllegalMoveError, line_winner
 from ref_sim.series import START_SETTLE, AgentCannotStart, first_to_exit, last_output_line
+from ref_sim.specs import child_env
 
 DEFAULT_TURN_MS = 100.0
 DEFAULT_FIRST_TURN_MS = 1000.0

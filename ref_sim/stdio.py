@@ -110,13 +110,13 @@ from agent.options import MAX_GAMES, real, whole
 from ref_sim import console, isolation, realbots
 from ref_sim.codingame_referee import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS,
                                        describe, play_game)
-from ref_sim.match import RESUME_HELP, add_agents, builtin_command, check_agents, run_in
-from ref_sim.match import agent_spec as _file_agent_spec
+from ref_sim.match import RESUME_HELP, add_agents, check_agents, run_in
 from ref_sim.progress import Progress
 from ref_sim.report import report_lines, summarize
+from ref_sim.rules import CODINGAME
 from ref_sim.series import (SeriesGames, append_game, conclude, play_games, prepare_out,
                             series_settings, went_wrong)
-from ref_sim.rules import CODINGAME
+from ref_sim.specs import agent_spec as _file_agent_spec, builtin_command
 
 #: Built-in programs: name -> (command template, {option: command-line flag}).
 BUILTINS = {

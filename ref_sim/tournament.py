@@ -97,6 +97,7 @@ from ref_sim.referee import check_encoding, check_time_limit, locale_encoding
 from ref_sim.report import distinct_line, pair_counts, summarize, tally
 from ref_sim.series import (SeriesGames, SettingsFile, append_game, conclude, merge_settings,
                             play_games, prepare_out, read_settings, went_wrong)
+from ref_sim.specs import agent_spec
 
 MODULE = "ref_sim.tournament"
 FORMAT = 1
@@ -422,7 +423,7 @@ def check_settings(settings: dict) -> list:
         problem, _ = check_time_limit(settings["time_limit"])
         if problem:
             raise EventError(problem)
-        parse = match.agent_spec
+        parse = agent_spec
     else:
         parse = stdio.stdio_spec
     specs = [parse(bot["spec"]) for bot in settings["bots"]]
@@ -454,7 +455,7 @@ def main(argv: list[str] | None = None) -> int:
         listed = bot_list.read(args.bot_lists)
         args.bots = args.bots + [bot.text for bot in listed]
         settings = event_settings(args)
-        bot_list.check(listed, match.agent_spec if settings["protocol"] == "file"
+        bot_list.check(listed, agent_spec if settings["protocol"] == "file"
                        else stdio.stdio_spec)
         specs = check_settings(settings)
         anchor = find_bot(settings, args.anchor) if args.anchor else None

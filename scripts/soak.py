@@ -60,6 +60,7 @@ from ref_sim import stops  # noqa: E402
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
 from ref_sim import match, openings, realbots, report, series  # noqa: E402
 from ref_sim.referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, check_time_limit  # noqa: E402
+from ref_sim.specs import agent_spec  # noqa: E402
 
 OURS = "agent"
 DEFAULT_GAMES = 100
@@ -241,7 +242,7 @@ def play_share(limit: float, opponent: str, games: int, seed: int, out: Path, st
     each finished game goes to ``out/games.jsonl`` and to ``on_game(game)``.  ``latin1``: play
     them in Latin-1 (the referee, our agent and the opponent)."""
     latin1 = latin1 or Latin1("")
-    specs = [match.agent_spec(OURS), match.agent_spec(opponent)]
+    specs = [agent_spec(OURS), agent_spec(opponent)]
     names = realbots.side_names(specs)
     by_name = dict(zip(names, specs))
     logs = out / "logs"
@@ -303,7 +304,7 @@ def _main(argv: list[str] | None) -> int:
             parser.error(error)
     try:
         for opponent in args.opponents:        # a typo, or a name=... that clashes with ours
-            realbots.side_names([match.agent_spec(OURS), match.agent_spec(opponent)])
+            realbots.side_names([agent_spec(OURS), agent_spec(opponent)])
     except ValueError as error:
         parser.error(str(error))
     shares = [(limit, opponent) for limit in limits for opponent in args.opponents]
