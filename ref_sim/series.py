@@ -334,7 +334,7 @@ def conclude(module: str, games: list[dict], report, *, out_arg: str | None, out
     if broken_pipe:
         say_error(console.prog(module), f"output closed (broken pipe) after "
                   f"{len(games)} games; the {what} stopped")
-        return console.BROKEN_PIPE
+        return stops.EXIT_BROKEN_PIPE
     if progress is not None:
         if interrupt and games and figures is not None:
             progress.update(len(games), figures(games), stopped=True)
