@@ -172,9 +172,9 @@ from ref_sim.progress import Progress
 from ref_sim.referee import (GameRecord, Printer, check_encoding, check_time_limit, locale_encoding,
                              run_game)
 from ref_sim.report import describe, report_lines, summarize
-from ref_sim.series import (START_SETTLE, AgentCannotStart, SeriesGames, append_game, conclude,
-                            first_to_exit, last_output_line, play_games, prepare_out,
-                            series_settings, went_wrong)
+from ref_sim.series import (RESUME_HELP, START_SETTLE, AgentCannotStart, SeriesGames, add_agents,
+                            append_game, check_agents, conclude, first_to_exit, last_output_line,
+                            play_games, prepare_out, series_settings, went_wrong)
 from ref_sim.specs import AgentSpec, agent_spec, child_env
 
 #: After end_game, how long an agent may take to exit before it is killed: this, or one
@@ -572,29 +572,6 @@ examples:
                              "cores - 1 games at once")
     isolation.add_options(parser)
     return parser
-
-
-RESUME_HELP = ("continue the series in --out with the settings it recorded: games already in "
-               "games.jsonl are not replayed, and they count in the statistics")
-
-
-def add_agents(parser: argparse.ArgumentParser, noun: str) -> None:
-    """AGENT1 and AGENT2 (``noun``: agent or program), both left out with ``--resume``."""
-    parser.add_argument("agent1", metavar="AGENT1", nargs="?",
-                        help=f"{noun} 1 (its score is the one reported); with --resume, leave "
-                             "both out to continue the series as it was")
-    parser.add_argument("agent2", metavar="AGENT2", nargs="?", help=f"{noun} 2")
-
-
-def check_agents(parser: argparse.ArgumentParser, args, noun: str) -> None:
-    """Both agents, or neither with ``--resume --out DIR``: else a usage error."""
-    if args.agent1 is None and not args.resume:
-        parser.error("AGENT1 and AGENT2 are required (or --resume --out DIR, to continue "
-                     "the series in DIR)")
-    if args.agent2 is None and args.agent1 is not None:
-        parser.error(f"AGENT2 is missing: give both {noun}s (or neither, with --resume)")
-    if args.resume and not args.out:
-        parser.error("--resume needs --out (the directory of the series to continue)")
 
 
 @console.entry_point(MODULE)
