@@ -45,14 +45,13 @@ import sys
 from dataclasses import dataclass, field
 
 from . import cluster, stats, stops
+from .openings import random_opening
 from agent.commandline import say_error, silence_output
 from agent.games import GAMES, get_game, make_engine, parse_engine_spec
 from agent.limits import SearchLimit
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
 
 MODULE = "ref_sim.arena"
-EXIT_INTERRUPTED = stops.EXIT_INTERRUPTED  # 128 + SIGINT, what a shell reports for Ctrl-C
-EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
 #: --depth beyond this is no limit for any game of the family.
 MAX_DEPTH = 100
 SPRT_MAX_GAMES = stats.SPRT_MAX_GAMES
@@ -112,20 +111,6 @@ class Series:
         if result is not None:
             lines.append(result.report_line(*self.sprt[:2]))
         return lines + cluster.worker_lines(played_on, timeout_reason="Time out!")
-
-
-def random_opening(game, rng: random.Random, plies: int) -> list[int]:
-    """``plies`` random moves that leave the game open (redrawn until they do)."""
-    for _ in range(1000):
-        state = game.new_state()
-        moves = []
-        while len(moves) < plies and state.winner is None:
-            move = rng.choice(list(state.legal_moves()))
-            state.push(move)
-            moves.append(move)
-        if state.winner is None:
-            return moves
-    raise ValueError(f"no opening of {plies} plies leaves the game open")
 
 
 def play_game(game, engines, opening, first: int, limit_kwargs: dict):
@@ -321,7 +306,7 @@ def _play(args, game, out, runner) -> int:
     except BrokenPipeError:
         silence_output(out)
         say_error(prog, "output closed (broken pipe)")
-        return EXIT_BROKEN_PIPE
+        return stops.EXIT_BROKEN_PIPE
     return 0
 
 

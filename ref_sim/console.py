@@ -29,10 +29,6 @@ import functools
 from ref_sim import records, stops
 from agent.commandline import say_error
 
-#: Exit codes shared by the commands.
-INTERRUPTED = stops.EXIT_INTERRUPTED
-BROKEN_PIPE = stops.EXIT_BROKEN_PIPE
-
 
 def prog(module: str) -> str:
     """The command's name in usage and error lines: ``uttt-match`` when run as that console

@@ -30,7 +30,8 @@ from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
-from ref_sim import match, ratings, replay, stats
+from ref_sim import ratings, replay, stats
+from ref_sim.report import tally
 
 PAGE = "crosstable.html"
 REPLAYS = "replays"
@@ -62,7 +63,7 @@ def table_rows(settings: dict, games: list[dict], anchor: str | None = None):
     totals = ratings.standings(names, pairs)
     rows = []
     for rank, name in enumerate(fit.ranked(), 1):
-        side = match.tally([g for g in games if name in g["names"]], [name])[name]
+        side = tally([g for g in games if name in g["names"]], [name])[name]
         rows.append(Row(rank if not math.isnan(fit.elo[name]) else None, name, specs[name],
                         fit.elo[name], math.nan if name == fit.anchor else fit.error[name],
                         totals[name], side.reasons["time-outs"], side.reasons["crashes"],
@@ -347,7 +348,7 @@ def page(settings: dict, games: list[dict], links: dict, anchor: str | None = No
                  + "; ".join(escape(", ".join(group)) for group in groups) + ".</p>")
     faults = []
     for row in rows:
-        side = match.tally([g for g in games if row.name in g["names"]], [row.name])[row.name]
+        side = tally([g for g in games if row.name in g["names"]], [row.name])[row.name]
         if side.reasons:
             faults.append(f"<li>{escape(side.line())}</li>")
     fault_section = (f'<section id="faults"><h2>Faults</h2><ul>{"".join(faults)}</ul>'

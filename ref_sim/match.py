@@ -155,7 +155,6 @@ import argparse
 import math
 import os
 import random
-import re
 import shlex
 import shutil
 import subprocess
@@ -163,38 +162,21 @@ import sys
 import tempfile
 import threading
 import time
-from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 from ref_sim import cluster, records, stats, stops, telemetry
-from agent.commandline import say_error, silence_output
-from agent.lifeline import RUNNER_ENV
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
 from ref_sim import console, isolation, openings, realbots
-from ref_sim.progress import Progress, Summary
-from ref_sim.random_agent import FLOOD_FILE
-from ref_sim.referee import (INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, GameRecord, Printer,
-                             check_encoding, check_time_limit, locale_encoding, run_game)
+from ref_sim.progress import Progress
+from ref_sim.referee import (GameRecord, Printer, check_encoding, check_time_limit, locale_encoding,
+                             run_game)
+from ref_sim.report import describe, report_lines, summarize
+from ref_sim.series import (RESUME_HELP, START_SETTLE, AgentCannotStart, SeriesGames, add_agents,
+                            append_game, check_agents, conclude, first_to_exit, last_output_line,
+                            play_games, prepare_out, series_settings, went_wrong)
+from ref_sim.specs import AgentSpec, agent_spec, child_env
 
-RANDOM = "{python} -m ref_sim.random_agent {name} --dir {dir} --seed {seed}"
-#: Built-in agents: name -> (command template, {option: command-line flag}).
-#: {python} is this interpreter; {seed} a per-game seed.  Every one takes --encoding.
-BUILTINS = {
-    "random": (RANDOM, {}),
-    "agent": ("{python} -m agent {name} --dir {dir} --time-limit {time_limit}",
-              {"depth": "--depth", "nodes": "--nodes"}),
-    # A typical student bot: depth-3 minimax with the seed code's line-count evaluation.
-    "seed": ("{python} -m agent {name} --dir {dir} --time-limit {time_limit} --engine seed",
-             {"depth": "--depth"}),
-    # Hostile opponents: the random player with a plausible student's bug (random_agent).
-    "eager": (RANDOM + " --eager", {}),
-    "flood": (RANDOM + " --flood 20000", {"rate": "--flood"}),
-    "nbsp": (RANDOM + " --nbsp", {}),
-}
-#: Files a built-in writes into the game directory that survive the referee's clean-up: the
-#: runner deletes them after the game, whether the agent exited or was killed.
-SCRATCH_FILES = {"flood": (FLOOD_FILE,)}
 #: After end_game, how long an agent may take to exit before it is killed: this, or one
 #: time limit and a second if that is longer (an agent may be searching when the game
 #: ends).  The game's files stay until then, or until every agent has exited.
@@ -205,116 +187,8 @@ EXIT_WAIT = 3.0
 #: still importing its modules when the opening appears would be a runner artefact.
 STARTUP_WAIT = 2.0
 SPRT_MAX_GAMES = stats.SPRT_MAX_GAMES
-PROJECT_ROOT = str(Path(__file__).resolve().parent.parent)
 FORMAT = 1
 MODULE = "ref_sim.match"
-
-
-@dataclass
-class AgentSpec:
-    label: str          # e.g. "Random"; the name in a game is label + "1" or "2"
-    template: str       # command with {name}, {dir}, {time_limit}, {seed}, {encoding}
-    spec: str = ""      # what the user wrote: "seed:depth=4", or the command
-    builtin: bool = False                   # a built-in: it takes --encoding
-    scratch: tuple[str, ...] = ()           # its files in the game directory ({name})
-    fixed_name: str | None = None           # name=NAME: the name it answers to (realbots)
-
-    def command(self, name: str, directory, time_limit: float, seed: int = 0,
-                encoding: str | None = None) -> list[str]:
-        """The command line; ``encoding``: the referee's when given explicitly (a built-in
-        is then told ``--encoding``; by default it reads with the locale's, as the referee)."""
-        values = {"name": name, "dir": str(directory), "time_limit": f"{time_limit:g}",
-                  "python": sys.executable, "seed": str(seed),
-                  "encoding": encoding or locale_encoding()}
-        command = [token.format(**values) for token in shlex.split(self.template)]
-        return command + (["--encoding", encoding] if encoding and self.builtin else [])
-
-
-def builtin_command(text: str, builtins: dict) -> str | None:
-    """The command template of a built-in with its options (``seed:depth=4``), or None when
-    ``text`` names no built-in of ``builtins`` (``name -> (template, {option: flag})``)."""
-    base, _, options = text.partition(":")
-    if base not in builtins or " " in text:
-        return None
-    template, allowed = builtins[base]
-    for item in filter(None, options.split(",")):
-        key, eq, value = item.partition("=")
-        if key not in allowed:
-            known = ", ".join(allowed) or "none"
-            raise ValueError(f"{base!r} takes no option {key!r} (options: {known})")
-        if not eq or not value.isdigit() or int(value) < 1:
-            raise ValueError(f"{text!r}: {key} must be a positive integer, as in {base}:{key}=4")
-        flag = f" {allowed[key]} "
-        if flag in template:                    # a default in the template: replace it
-            template = re.sub(rf"(?<={re.escape(flag)})\S+", str(int(value)), template)
-        else:
-            template += f"{flag}{int(value)}"
-    return template
-
-
-def child_env() -> dict:
-    """The environment of an agent process: this project importable, output unbuffered, and
-    this runner's process id (agent.lifeline): a player whose runner died, even by SIGKILL,
-    ends by itself instead of waiting for a referee that will never come."""
-    env = dict(os.environ)
-    # The runner's folder too: "python -m mybot" found mybot there before agents ran in the
-    # game directory (ref_sim.realbots); after the project's, so that built-ins stay ours.
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [PROJECT_ROOT, realbots.runner_directory(),
-                                                      env.get("PYTHONPATH")]))
-    env["PYTHONUNBUFFERED"] = "1"
-    env[RUNNER_ENV] = str(os.getpid())
-    return env
-
-
-def check_bare_word(text: str, builtins: dict) -> None:
-    """ValueError if ``text`` is one bare word that is neither a built-in of ``builtins``
-    nor a command on the PATH: a mistyped built-in (``Random``, ``agnet``) would otherwise
-    run as a command that cannot start, and every game be scored as a forfeit."""
-    tokens = shlex.split(text)
-    if len(tokens) != 1 or "{" in text or os.sep in text or (os.altsep or os.sep) in text:
-        return
-    if shutil.which(tokens[0]) is not None:
-        return
-    base = text.partition(":")[0]
-    hint = next((f"; did you mean {name!r}?" for name in builtins if name == base.lower()), "")
-    raise ValueError(f"{text!r} is not a built-in agent (built-ins: {', '.join(builtins)}) "
-                     f"nor a command found on the PATH{hint}")
-
-
-def agent_spec(text: str, builtins: dict | None = None) -> AgentSpec:
-    """A built-in (``random``, ``seed:depth=4``, ``agent:nodes=20000``) or a command, either
-    with the name it answers to fixed (``name=Otter:python3 otter.py``, ``agent:name=Walrus``;
-    :mod:`ref_sim.realbots`).  A command's relative paths are made absolute: it runs in the
-    game directory.
-
-    >>> agent_spec("seed:depth=4").template.endswith("--engine seed --depth 4")
-    True
-    >>> agent_spec("name=Walrus:agent").fixed_name
-    'Walrus'
-    """
-    builtins = BUILTINS if builtins is None else builtins
-    whole_text = text
-    fixed_name, text = realbots.split_fixed_name(text, builtins)
-    template = builtin_command(text, builtins)
-    if template is not None:
-        base = text.partition(":")[0]
-        return AgentSpec(base.capitalize(), template, whole_text, builtin=True,
-                         scratch=SCRATCH_FILES.get(base, ()), fixed_name=fixed_name)
-    tokens = shlex.split(text)
-    if not tokens:
-        raise ValueError("empty agent command")
-    check_bare_word(text, builtins)
-    program = tokens[0]
-    if Path(program).name.startswith("python") and len(tokens) > 1:
-        rest = tokens[1:]
-        if rest[0] == "-m" and len(rest) > 1:
-            program = rest[1].split(".")[-1] if rest[1].split(".")[-1] != "__main__" else rest[1]
-        elif not rest[0].startswith("-"):
-            program = rest[0]
-        else:
-            program = "Python"
-    label = re.sub(r"[^A-Za-z0-9]", "", Path(program).stem).capitalize() or "Player"
-    return AgentSpec(label, realbots.absolute_paths(text), whole_text, fixed_name=fixed_name)
 
 
 # -- one game -----------------------------------------------------------------------------
@@ -363,39 +237,6 @@ def wait_until_started(processes: dict, logs: dict, timeout: float) -> None:
                 waiting.discard(name)
         if waiting:
             time.sleep(0.02)
-
-
-class AgentCannotStart(Exception):
-    """An agent exited (or could not be launched) before its first game began: its command
-    is wrong, and every game of the series would be a forfeit."""
-
-    def __init__(self, name: str, why: str, log: Path) -> None:
-        super().__init__(f"{name} could not start ({why}); its output: {log}")
-        self.name, self.why, self.log = name, why, log
-
-
-def last_output_line(log: Path) -> str:
-    """The last line an agent wrote to its log (after the command line), or "", printable and
-    short, from the log's tail only (:func:`ref_sim.telemetry.last_line`)."""
-    return telemetry.last_line(log)
-
-
-#: In the first game, how long an agent that is up must stay up before the game begins to
-#: count as started (one that prints an error and exits is caught exiting).
-START_SETTLE = 0.3
-
-
-def first_to_exit(processes: dict, seconds: float) -> str | None:
-    """The name of a process (``{name: Popen or None}``) that is not running (None: it could
-    not be launched) or exits within ``seconds``; None if all keep running."""
-    deadline = time.monotonic() + seconds
-    while True:
-        for name, process in processes.items():
-            if process is None or process.poll() is not None:
-                return name
-        if time.monotonic() >= deadline:
-            return None
-        time.sleep(0.02)
 
 
 def exit_time(time_limit: float, exit_wait: float | None = None) -> float:
@@ -554,60 +395,6 @@ def game_line(record: GameRecord, notes: dict, scheduled: openings.Scheduled, se
     }
 
 
-def describe(game: dict) -> str:
-    """One line about a finished game."""
-    if game["result"] == "tie":
-        text = "draw"
-    elif game["result"] == "win":
-        text = f"{game['winner']} wins: {game['reason']}"
-    else:
-        text = f"aborted: {game['reason']}"
-    extra = "; ".join([f"{name} {note}" for name, note in game["notes"].items()]
-                      + list((game.get("hints") or {}).values()))
-    return (f"{game['p1']} (X) vs {game['p2']} (O): {text} "
-            f"[{len(game['moves']) + 4} moves, {game['duration']:.1f} s]"
-            + (f" -- {extra}" if extra else ""))
-
-
-# -- playing a series: one loop for every runner ---------------------------------------------
-
-class SeriesGames:
-    """The games of one series for a runner: :meth:`submit` starts game ``k`` on a runner (here or
-    on a cluster worker), :meth:`line` turns it into its games.jsonl line once it has finished.
-    ``number``: the game's number in the files when it is not ``k`` (a tournament numbers its
-    games through the event; game ``k`` of a pairing is game ``k`` of the head-to-head series).
-    :class:`FileGames` plays through the referee's files, ``ref_sim.stdio.StdioGames`` through
-    stdin/stdout; ``stop`` (a threading.Event, set by :func:`play_games`) aborts the local ones."""
-
-    logs: Path
-    stop: threading.Event
-
-    def submit(self, runner, k: int, must_start: bool, number: int | None = None):
-        raise NotImplementedError
-
-    def game_line(self, *result, k: int, number: int) -> dict:
-        """The line of a game from what its game function returned (without the logs)."""
-        raise NotImplementedError
-
-    def line(self, runner, ticket, k: int, number: int | None = None) -> dict | None:
-        """The games.jsonl line of a finished game, its logs saved first when a worker sent
-        them; None for a game the stop cut short: not a game, ``--resume`` plays it again."""
-        try:
-            result = ticket.result()
-            if runner.remote:
-                *result, files = result
-                cluster.save_files(self.logs, files)
-        except OSError as error:        # its logs or record could not be written (disk full)
-            raise records.WriteError(records.write_failed(
-                error.filename or f"the files of game {number or k}", error)) from None
-        game = self.game_line(*result, k=k, number=number or k)
-        if self.stop.is_set() and game["result"] == "aborted":
-            return None
-        if runner.remote:
-            game.update(worker=ticket.worker, attempts=runner.attempts(ticket))
-        return game
-
-
 class FileGames(SeriesGames):
     """A series through the referee's files: game ``k`` is :func:`ref_sim.openings.game`'s
     (opening, who moves first, the seeds), played by :func:`play_game` in ``out``."""
@@ -645,185 +432,7 @@ class FileGames(SeriesGames):
                          self.names, self.logs, self.encoding)
 
 
-def play_games(runner, todo, submit, finished, stop: threading.Event, wanted=None) -> dict:
-    """Play ``todo`` through ``runner``, ``runner.capacity()`` games at once: ``submit(item)``
-    starts one and returns its ticket, ``finished(item, ticket)`` takes each as it ends (games
-    that end together in the order they were submitted); ``wanted()`` false submits no more (an
-    SPRT decided).  The loop of every series runner: ref_sim.match, ref_sim.stdio, the tournament.
-
-    Returns how the games stopped early, as :func:`conclude`'s keywords: ``{}`` (they did not),
-    ``{"interrupt": error}`` (Ctrl-C, or SIGTERM/SIGHUP through :mod:`ref_sim.stops`, or a
-    :class:`ref_sim.cluster.ClusterError`: a game lost every worker, or the scheduler went away),
-    ``{"cannot_start": error}`` (:class:`AgentCannotStart`) or ``{"broken_pipe": error}`` (the
-    output closed).  Then, and on any other error, which goes on, the games in flight end
-    first: a cluster's are cancelled (``--resume`` plays them again), local ones are told
-    through ``stop`` (they abort, their agents killed) and each is handed to ``finished``, so
-    that one that ended in time is kept."""
-    submitted: dict = {}            # ticket -> (order of submission, item)
-    pending, running = iter(todo), set()
-    stopped: dict = {}
-    try:
-        while True:
-            while (wanted is None or wanted()) and len(running) < runner.capacity():
-                item = next(pending, None)
-                if item is None:
-                    break
-                ticket = submit(item)
-                submitted[ticket] = (len(submitted), item)
-                running.add(ticket)
-            if not running:
-                break
-            ready, _ = runner.wait(running)
-            for ticket in sorted(ready, key=submitted.get):
-                running.discard(ticket)             # a stop in finished(): the rest still count
-                finished(submitted[ticket][1], ticket)
-    except KeyboardInterrupt as error:
-        stopped["interrupt"] = error
-    except cluster.ClusterError as error:   # a game lost every worker, or the scheduler went away
-        stopped["interrupt"] = error
-    except records.WriteError as error:     # the records cannot be written: a full disk
-        stopped["interrupt"] = error
-    except AgentCannotStart as error:
-        stopped["cannot_start"] = error
-    except BrokenPipeError as error:
-        stopped["broken_pipe"] = error
-        silence_output(sys.stdout)
-    finally:
-        if running and runner.remote:
-            runner.cancel(running)
-        elif running:
-            stop.set()
-            for ticket in sorted(running, key=submitted.get):
-                try:
-                    finished(submitted[ticket][1], ticket)
-                except (KeyboardInterrupt, AgentCannotStart, records.WriteError):
-                    pass
-                except BrokenPipeError:
-                    silence_output(sys.stdout)
-    return stopped
-
-
-def append_game(path: Path, game: dict) -> None:
-    """Add a finished game's line to games.jsonl, whole or not at all (:func:`ref_sim.records.append_game`)."""
-    records.append_game(path, game)
-
-
 # -- the series ---------------------------------------------------------------------------
-
-SHORT = {TIME_OUT: "time-outs", INVALID_MOVE: "invalid moves", OUT_OF_ORDER: "out-of-order"}
-
-
-@dataclass
-class Side:
-    """One agent's results over the series."""
-    name: str
-    wins: int = 0
-    losses: int = 0
-    draws: int = 0
-    reasons: Counter = field(default_factory=Counter)   # "time-outs", "crashes", ...
-    details: Counter = field(default_factory=Counter)   # "exited with code 3", ...
-
-    def line(self) -> str:
-        parts = []
-        for reason, count in sorted(self.reasons.items()):
-            parts.append(f"{reason} {count}")
-        details = ", ".join(f"{why} x{count}" for why, count in sorted(self.details.items()))
-        text = (f"{self.name}: {self.wins} wins, {self.losses} losses, {self.draws} draws"
-                + (f" ({', '.join(parts)})" if parts else ""))
-        return text + (f"; {details}" if details else "")
-
-
-def tally(games: list[dict], names: list[str]) -> dict[str, Side]:
-    """Each agent's wins, losses, draws and what went wrong, over ``games``."""
-    sides = {name: Side(name) for name in names}
-    for game in games:
-        for name, side in sides.items():
-            if game["result"] == "tie":
-                side.draws += 1
-            elif game["result"] == "win":
-                if game["winner"] == name:
-                    side.wins += 1
-                else:
-                    side.losses += 1
-                    if game["reason"] in SHORT:
-                        side.reasons[SHORT[game["reason"]]] += 1
-            else:
-                side.reasons["aborted"] += 1
-            note = game["notes"].get(name)
-            if note:
-                if note.startswith("crashed"):
-                    side.reasons["crashes"] += 1
-                    side.details[note[len("crashed ("):-1]] += 1
-                else:
-                    side.reasons["hangs"] += 1
-                    side.details[note] += 1
-    return sides
-
-
-def pair_counts(games: list[dict]) -> list[int]:
-    """Pentanomial counts of agent 1 over the complete pairs among ``games``."""
-    by_pair: dict[int, list[float]] = {}
-    for game in games:
-        if game["pair"] is not None and game["score"] is not None:
-            by_pair.setdefault(game["pair"], []).append(game["score"])
-    return stats.pentanomial(points for points in by_pair.values() if len(points) == 2)
-
-
-def summarize(games: list[dict], names: list[str], paired: bool, sprt_args=None) -> Summary:
-    sides = tally(games, names)
-    a = sides[names[0]]
-    ptnml = pair_counts(games) if paired else None
-    result = None
-    if sprt_args is not None:
-        elo0, elo1, alpha, beta = sprt_args
-        if paired:
-            result = stats.sprt(elo0, elo1, alpha, beta, ptnml=ptnml)
-        else:
-            result = stats.sprt(elo0, elo1, alpha, beta, trinomial=(a.wins, a.losses, a.draws))
-    timeouts = tuple(sides[name].reasons[SHORT[TIME_OUT]] for name in names)
-    return Summary(a.wins, a.losses, a.draws, ptnml, result, timeouts)
-
-
-def game_moves(game: dict) -> tuple:
-    """What makes a game the same game: who moved first, then every cell in order (the
-    opening's too).  Two games with the same moves are one game played twice."""
-    cells = [(int(board), int(spot)) for _, board, spot in game.get("opening") or []]
-    cells += [(move["board"], move["spot"]) for move in game.get("moves") or []]
-    return game.get("p1"), tuple(cells)
-
-
-def distinct_line(games: list[dict], hint: str = "") -> str:
-    """``Distinct games: D of N``, with a warning when some repeat (``hint``: how to vary them).
-
-    >>> distinct_line([{"p1": "A", "moves": []}] * 2)
-    'Distinct games: 1 of 2 (warning: 1 repeats an earlier game move for move, and counts again in the figures above)'
-    """
-    distinct = len({game_moves(game) for game in games})
-    line = f"Distinct games: {distinct} of {len(games)}"
-    repeats = len(games) - distinct
-    if repeats:
-        line += (f" (warning: {repeats} {'repeats' if repeats == 1 else 'repeat'} an earlier game "
-                 f"move for move, and {'counts' if repeats == 1 else 'count'} again in the "
-                 f"figures above{'; ' + hint if hint else ''})")
-    return line
-
-
-def report_lines(games: list[dict], names: list[str], paired: bool, sprt_args=None,
-                 repeat_hint: str = "") -> list[str]:
-    """The cutechess-style summary, then how many games were distinct (``repeat_hint``: what
-    to do when some repeat).  No Ptnml line before a pair is complete: it would be all zeros."""
-    summary = summarize(games, names, paired, sprt_args)
-    ptnml = summary.ptnml if summary.ptnml and sum(summary.ptnml) else None
-    lines = stats.summary_lines(names, summary.wins, summary.losses, summary.draws, ptnml)
-    if summary.sprt is not None:
-        lines.append(summary.sprt.report_line(*sprt_args[:2]))
-    sides = tally(games, names)
-    lines += [sides[name].line() for name in names]
-    lines += realbots.hint_lines(games)         # why a bot never moved, for -q too
-    if games:
-        lines.append(distinct_line(games, repeat_hint))
-    return lines
-
 
 def concurrency_cap() -> int:
     """At most one game per core but one: each referee polls, each agent thinks."""
@@ -858,14 +467,6 @@ def run_in(parser, address: cluster.ClusterTarget | None, out_arg: str | None, p
         finally:
             if not out_arg:
                 shutil.rmtree(out, ignore_errors=True)
-
-
-def read_games(path: Path) -> tuple[list[dict], int]:
-    """The valid game lines of ``games.jsonl`` (the last game kept when one repeats) and the
-    number of lines that could not be read (a line cut by a crash; :func:`ref_sim.records.read_games`
-    says why)."""
-    games, problems = records.read_games(path)
-    return games, len(problems)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -968,164 +569,6 @@ examples:
     cluster.add_cluster_options(parser, note="each worker plays cores - 1 games at once")
     isolation.add_options(parser)
     return parser
-
-
-RESUME_HELP = ("continue the series in --out with the settings it recorded: games already in "
-               "games.jsonl are not replayed, and they count in the statistics")
-
-
-def add_agents(parser: argparse.ArgumentParser, noun: str) -> None:
-    """AGENT1 and AGENT2 (``noun``: agent or program), both left out with ``--resume``."""
-    parser.add_argument("agent1", metavar="AGENT1", nargs="?",
-                        help=f"{noun} 1 (its score is the one reported); with --resume, leave "
-                             "both out to continue the series as it was")
-    parser.add_argument("agent2", metavar="AGENT2", nargs="?", help=f"{noun} 2")
-
-
-def check_agents(parser: argparse.ArgumentParser, args, noun: str) -> None:
-    """Both agents, or neither with ``--resume --out DIR``: else a usage error."""
-    if args.agent1 is None and not args.resume:
-        parser.error("AGENT1 and AGENT2 are required (or --resume --out DIR, to continue "
-                     "the series in DIR)")
-    if args.agent2 is None and args.agent1 is not None:
-        parser.error(f"AGENT2 is missing: give both {noun}s (or neither, with --resume)")
-    if args.resume and not args.out:
-        parser.error("--resume needs --out (the directory of the series to continue)")
-
-
-@dataclass(frozen=True)
-class SettingsFile:
-    """The file in ``--out`` where a runner records its settings, so that ``--resume --out DIR``
-    alone continues as it was: series.json (match, stdio), tournament.json (the tournament)."""
-    name: str = "series.json"
-    what: str = "series"                    # what it records, in messages
-    start: str = "AGENT1 AGENT2"            # what the command line gives to start one
-    grows: str = "games"                    # the setting a resumed run may change
-    required: tuple[str, ...] = ()          # keys without which it is no such file
-
-
-SERIES_FILE = SettingsFile(required=("agents",))
-
-
-def series_settings(out: Path | None, resume: bool, given: dict, defaults: dict,
-                    flags: dict) -> tuple[dict, dict | None]:
-    """The settings of this run and those ``out/series.json`` recorded (None: a new series).
-
-    ``given``: the settings on the command line, None where left out; ``defaults``: those of
-    a new series; ``flags``: each setting's option, for messages.  Resuming takes every
-    setting from series.json, except ``games`` when given (a series may grow or shrink);
-    a given setting that differs from the recorded one is refused (ValueError, one line).
-    ``--resume`` where there is no series.json starts one, if the agents are given."""
-    recorded = read_settings(out, resume, given.get("agents") is not None)
-    return merge_settings(recorded, given, defaults, flags, out), recorded
-
-
-def read_settings(out: Path | None, resume: bool, starts: bool,
-                  record: SettingsFile = SERIES_FILE) -> dict | None:
-    """What ``out`` recorded (``record``: which file) when resuming; None for a new one, which
-    ``starts`` (the command line gives what starts one) or else is refused.  ValueError."""
-    path = out / record.name if out is not None else None
-    if not (resume and path is not None and path.exists()):
-        if resume and not starts:
-            raise ValueError(f"--resume: {out} holds no {record.what} to continue (no "
-                             f"{record.name}); give {record.start} to start one there")
-        return None
-    try:
-        recorded = records.read_json(path, record.name)
-    except records.RecordError as error:        # one line (no usage): the file is the problem
-        raise records.CannotResume(f"cannot resume: {error}") from None
-    if not isinstance(recorded, dict) or not set(record.required) <= set(recorded):
-        raise ValueError(f"cannot resume: {path} is not a {record.what} file")
-    problem = records.settings_problem(recorded)
-    if problem:
-        raise ValueError(f"cannot resume: {path}: {problem}")
-    return recorded
-
-
-def merge_settings(recorded: dict | None, given: dict, defaults: dict, flags: dict,
-                   out: Path | None, record: SettingsFile = SERIES_FILE) -> dict:
-    """This run's settings: the command line's (``given``, None where left out) over
-    ``defaults`` for a new one; else the ``recorded`` ones, a given setting that differs
-    refused (ValueError, one line) but for ``record.grows``."""
-    if recorded is None:
-        return {key: defaults[key] if given.get(key) is None else given[key] for key in defaults}
-    settings = {}
-    for key, default in defaults.items():
-        old, new = recorded.get(key, default), given.get(key)
-        if new is not None and key in recorded and new != old and key != record.grows:
-            raise ValueError(f"cannot resume: {flags[key]} was {_shown(old)} in {out}, not "
-                             f"{_shown(new)} (leave {flags[key]} out to continue the "
-                             f"{record.what} as it was, or choose another --out)")
-        settings[key] = old if new is None else new
-    return settings
-
-
-def _shown(value) -> str:
-    """A setting as a command line gives it.
-
-    >>> _shown(["agent", "seed:depth=4"]), _shown(0.5), _shown(None), _shown(False)
-    ('agent seed:depth=4', '0.5', 'none', 'no')
-    """
-    if isinstance(value, list):
-        return " ".join(map(_shown, value))
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:g}"
-    return "none" if value is None else str(value)
-
-
-def prepare_out(path: str) -> str | None:
-    """Make ``--out`` a directory (created with its parents if missing); None when it is
-    ready, else why it cannot be used."""
-    if os.path.exists(path) and not os.path.isdir(path):
-        return f"--out {path}: not a directory (it is a file)"
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as error:
-        return f"--out {path}: cannot create it ({error.strerror or error})"
-    return None
-
-
-def went_wrong(game: dict) -> bool:
-    """A game whose logs say why: a time-out, a bad move, a crash, a hang, an abort."""
-    return bool(game["notes"]) or game["reason"] in SHORT or game["result"] == "aborted"
-
-
-def keep_logs(files) -> Path | None:
-    """Move ``files`` (logs in a temporary series folder about to be deleted) into a new
-    ``uttt-logs-*`` folder of the system's temporary directory, which is kept; returns it
-    (None when there is nothing to keep)."""
-    files = [path for path in files if path.exists()]
-    if not files:
-        return None
-    kept = Path(tempfile.mkdtemp(prefix="uttt-logs-"))
-    for path in files:
-        shutil.move(str(path), str(kept / path.name))
-    return kept
-
-
-def game_logs(logs: Path, numbers) -> list[Path]:
-    """Every file of ``logs`` that belongs to the games ``numbers``."""
-    return [path for number in sorted(set(numbers))
-            for path in sorted(logs.glob(f"game-{number:04d}[-.]*"))]
-
-
-def stopped_line(module: str, interrupt: BaseException, games: int, out: str | None,
-                 what: str = "series") -> str:
-    """The stderr line of a series (``what``: or a tournament) stopped by Ctrl-C, a signal or a
-    lost cluster: how many games were kept, and the command that continues it (runs as printed)."""
-    if isinstance(interrupt, (cluster.ClusterError, records.WriteError)):
-        text = f"Stopped: {interrupt}; the {what} stopped"
-    else:
-        said = stops.said(interrupt)
-        text = f"{said[0].upper()}{said[1:]}"
-    text += f" after {games} game{'' if games == 1 else 's'}"
-    if out:
-        return text + f"; continue the {what} with: " + stops.command_line(
-            module, "--resume", "--out", out)
-    return text + f" (the {what} was in a temporary directory, now deleted: with --out DIR " \
-                  "it can be continued)"
 
 
 @console.entry_point(MODULE)
@@ -1267,57 +710,6 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -
                     out_arg=args.out, out=out, say=say, progress=progress,
                     figures=lambda games: summarize(games, names, args.paired, args.sprt),
                     decided=decided, **stopped)
-
-
-def conclude(module: str, games: list[dict], report, *, out_arg: str | None, out: Path, say,
-             progress=None, figures=None, interrupt=None, cannot_start=None, broken_pipe=None,
-             decided=None, what: str = "series") -> int:
-    """The end of a run of games, however it ended (match, stdio, the tournament): without
-    ``--out`` (``out_arg``) the logs of the games that went wrong are moved out of the temporary
-    folder ``out``; then the error, or the summary (``report(games)``, its lines) and where the
-    files are, and after a stop (``interrupt``) the line that continues the ``what`` (series,
-    tournament).  ``progress``: what showed the games, closed here; ``figures(games)``: its
-    :class:`Summary`, shown once more after a stop.  Returns the exit code."""
-    games.sort(key=lambda g: g["game"])
-    logs = out / "logs"
-    kept = None
-    if not out_arg:         # the temporary folder goes: the logs that say what went wrong stay
-        try:
-            kept = keep_logs(game_logs(logs, [g["game"] for g in games if went_wrong(g)])
-                             + ([cannot_start.log] if cannot_start else []))
-        except OSError as error:    # a full disk: the summary still comes
-            print(f"warning: the logs of the games that went wrong were not kept ({error})",
-                  file=sys.stderr)
-    if broken_pipe:
-        say_error(console.prog(module), f"output closed (broken pipe) after "
-                  f"{len(games)} games; the {what} stopped")
-        return console.BROKEN_PIPE
-    if progress is not None:
-        if interrupt and games and figures is not None:
-            progress.update(len(games), figures(games), stopped=True)
-        progress.close()
-    if cannot_start:
-        log = kept / cannot_start.log.name if kept else cannot_start.log
-        print(f"error: {cannot_start.name} could not start ({cannot_start.why}); its output: "
-              f"{log}; the {what} stopped (a command that cannot start would lose every game)",
-              file=sys.stderr)
-        return 1
-    if decided and not interrupt:
-        say(f"SPRT decided ({decided} accepted) after {len(games)} games.")
-    for line in report(games):
-        print(line)
-    for line in cluster.worker_lines(games, TIME_OUT):     # games played on a cluster
-        print(line)
-    if out_arg:
-        print(f"Games: {out / 'games.jsonl'}  logs: {logs}")
-    elif kept:
-        print(f"Logs of the games that went wrong: {kept} (kept; the rest were in the "
-              "temporary directory, deleted: --out DIR keeps everything)")
-    if interrupt:
-        print(stopped_line(module, interrupt, len(games), out_arg, what), file=sys.stderr)
-        return (1 if isinstance(interrupt, (cluster.ClusterError, records.WriteError))
-                else stops.exit_code(interrupt))
-    return 0
 
 
 if __name__ == "__main__":

@@ -1,8 +1,19 @@
-"""The schedule of a series: each game's opening, who moves first, and its seeds.
+"""Openings, and the schedule of a series: each game's opening, who moves first, and its seeds.
 
-Openings are drawn like the real referee's (docs/protocol.md, "The opening: first_four_moves"): four
-chained moves (each board is the previous move's spot), no repeated cell.  With pairs, both
-games of pair ``p`` share one opening and the other agent moves first in the second game.
+Three ways of drawing an opening, for three uses (each keeps the random numbers it has always
+drawn, so that a seed still gives the games it gave):
+
+* :func:`referee_opening`: the real referee's ``first_four_moves`` (docs/protocol.md, "The
+  opening: first_four_moves"), four chained ``(board, spot)`` moves (each board is the previous
+  move's spot), no repeated cell, each a choice among the legal moves.  The simulated referee and every series draw this.
+* :func:`cell_opening`: the same kind of opening as cell numbers (``board * 9 + spot``), for
+  in-process self-play (ref_sim.selfplay, the evaluation's training games): a board, then a
+  free spot of it, another sequence of random numbers than the referee's.
+* :func:`random_opening`: any game of the family (agent.games), ``plies`` random legal moves
+  that leave it open (ref_sim.arena).
+
+With pairs, both games of pair ``p`` share one opening and the other agent moves first in
+the second game.
 
 Everything about game ``k`` depends only on the series seed and ``k`` (each pair, or each
 game, has its own ``random.Random`` seeded from a string), so game ``k`` is the same game
@@ -20,7 +31,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from ref_sim.referee import random_opening as _referee_opening
+from ref_sim.rules import Game
 
 
 @dataclass(frozen=True)
@@ -34,9 +45,44 @@ class Scheduled:
     agent_seeds: tuple[int, int]        # {seed} of agent 1 and agent 2 (random players)
 
 
-def random_opening(rng: random.Random) -> tuple[tuple[int, int], ...]:
-    """Four chained (board, spot) moves as the referee draws them."""
-    return tuple((board, spot) for _, board, spot in _referee_opening(rng, "p1", "p2"))
+def referee_opening(rng: random.Random) -> tuple[tuple[int, int], ...]:
+    """Four chained (board, spot) moves as the referee draws them: each a random legal move,
+    so each board is the previous spot and no cell repeats."""
+    game = Game()
+    moves = []
+    for _ in range(4):
+        board, spot = rng.choice(game.legal_moves())
+        game.play(board, spot)
+        moves.append((board, spot))
+    return tuple(moves)
+
+
+def cell_opening(rng: random.Random, length: int = 4) -> list[int]:
+    """``length`` chained moves like the referee's, as cell numbers (``board * 9 + spot``):
+    a random board, then each move a free spot of the previous spot's board.  Self-play's and
+    the training games' draw: their seeds give the openings they always gave."""
+    board = rng.randrange(9)
+    moves, used = [], set()
+    while len(moves) < length:
+        spot = rng.choice([s for s in range(9) if board * 9 + s not in used])
+        moves.append(board * 9 + spot)
+        used.add(board * 9 + spot)
+        board = spot
+    return moves
+
+
+def random_opening(game, rng: random.Random, plies: int) -> list[int]:
+    """``plies`` random moves of ``game`` (agent.games) that leave it open (redrawn until they do)."""
+    for _ in range(1000):
+        state = game.new_state()
+        moves = []
+        while len(moves) < plies and state.winner is None:
+            move = rng.choice(list(state.legal_moves()))
+            state.push(move)
+            moves.append(move)
+        if state.winner is None:
+            return moves
+    raise ValueError(f"no opening of {plies} plies leaves the game open")
 
 
 def _rng(series_seed: int, what: str, number: int) -> random.Random:
@@ -51,11 +97,11 @@ def game(series_seed: int, index: int, paired: bool = True) -> Scheduled:
     if paired:
         pair, second = divmod(index - 1, 2)
         shared = _rng(series_seed, "pair", pair)
-        opening = random_opening(shared)
+        opening = referee_opening(shared)
         first = shared.randrange(2) ^ second     # the coin flip; swapped in the second game
     else:
         pair = None
-        opening = random_opening(own)
+        opening = referee_opening(own)
         first = own.randrange(2)
     return Scheduled(index, pair, opening, first, seed, agent_seeds)
 

@@ -23,12 +23,10 @@ from agent.commandline import say_error, silence_output
 from agent.games import GAMES, get_game, result_text, search_engine
 from agent.limits import SearchLimit, SearchResult
 from agent.search import PROVEN_SCORE, WIN_SCORE
-from .stops import invoked_as
+from .stops import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, invoked_as
 
 SYMBOLS = "XO"
 PROG = invoked_as("ref_sim.play")  # uttt-play when run as that console script
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
-EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
 
 
 def describe_score(score: int) -> str:

@@ -9,7 +9,7 @@ need for that:
 
 - :func:`split_fixed_name`: ``name=Otter:java -cp bots Otter`` (any spec) or
   ``agent:depth=4,name=Walrus`` (a built-in's option): the name a side answers to instead of
-  ``<Label>1`` / ``<Label>2``; read by the one spec parser, :func:`ref_sim.match.agent_spec`.
+  ``<Label>1`` / ``<Label>2``; read by the one spec parser, :func:`ref_sim.specs.agent_spec`.
 - :func:`side_names`, :func:`bot_names`: the names of a series' two sides and of a
   tournament's bots, a clash refused in one line before any game.
 - :func:`absolute_paths`: a command's relative paths made absolute against the folder the

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, TextIO
 
+from ref_sim.openings import referee_opening
 from ref_sim.rules import TIE, Game
 
 MOVE_FILE = "move_file"
@@ -287,17 +288,6 @@ def _touch(path: Path) -> None:
     open(path, "w").close()
 
 
-def random_opening(rng: random.Random, p1: str, p2: str) -> list[tuple[str, int, int]]:
-    """Four chained moves, no repeated cell: each board is the previous spot."""
-    game = Game()
-    opening = []
-    for index in range(4):
-        board, spot = rng.choice(game.legal_moves())
-        game.play(board, spot)
-        opening.append(((p1, p2)[index % 2], board, spot))
-    return opening
-
-
 def run_game(directory, name1: str, name2: str, time_limit: float = 10.0,
              seed: int | None = None, linger: bool | float = False, busy_poll: bool = False,
              on_event: Callable[[Event], None] | None = None, *,
@@ -359,10 +349,8 @@ def run_game(directory, name1: str, name2: str, time_limit: float = 10.0,
         _touch(move_path)
         wait(start_delay)
         if opening is None:
-            record.opening = random_opening(rng, p1, p2)
-        else:
-            record.opening = [((p1, p2)[i % 2], board, spot)
-                              for i, (board, spot) in enumerate(opening)]
+            opening = referee_opening(rng)
+        record.opening = [((p1, p2)[i % 2], board, spot) for i, (board, spot) in enumerate(opening)]
         for _, board, spot in record.opening:
             game.play(board, spot)
         (directory / FIRST_FOUR_MOVES).write_text(

@@ -61,7 +61,7 @@ from pathlib import Path
 from ref_sim import cluster
 from agent.options import MAX_SECONDS, real, whole
 from agent.search import PROVEN_SCORE, WIN_SCORE
-from ref_sim import analysis, records, stdio, telemetry
+from ref_sim import analysis, codingame_referee, records, telemetry
 from ref_sim.console import entry_point, prog
 from ref_sim.referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.render import boards_to_play
@@ -158,9 +158,9 @@ def _ending(line: dict) -> str:
         return "time-out"
     if reason in (INVALID_MOVE, OUT_OF_ORDER):
         return "bad-move"
-    if reason == stdio.CRASHED:
+    if reason == codingame_referee.CRASHED:
         return "crash"
-    if reason == stdio.COUNT_WIN:
+    if reason == codingame_referee.COUNT_WIN:
         return "count"
     return "line"
 
@@ -208,7 +208,7 @@ def game_data(line: dict, logs: Path | None = None) -> dict:
         move = {key: item[key] for key in ("player", "board", "spot", "seconds", "ms",
                                            "row", "col", *SEARCH_KEYS) if key in item}
         if "board" not in move:         # a CodinGame line with rows and columns only
-            move["board"], move["spot"] = stdio.from_cell(item["row"], item["col"])
+            move["board"], move["spot"] = codingame_referee.from_cell(item["row"], item["col"])
         move["player"] = str(move["player"])
         move["opening"] = False
         moves.append(move)

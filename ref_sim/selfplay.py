@@ -10,19 +10,8 @@ import random
 from dataclasses import dataclass
 
 from . import arena
+from .openings import cell_opening
 from agent.games import get_game
-
-
-def random_opening(rng: random.Random, length: int = 4) -> list[int]:
-    """Chained random moves like the referee's ``first_four_moves``: each board is the previous spot."""
-    board = rng.randrange(9)
-    moves, used = [], set()
-    while len(moves) < length:
-        spot = rng.choice([s for s in range(9) if board * 9 + s not in used])
-        moves.append(board * 9 + spot)
-        used.add(board * 9 + spot)
-        board = spot
-    return moves
 
 
 @dataclass
@@ -48,7 +37,7 @@ def play_pairs(make_a, make_b, pairs: int, seed: int = 0, seconds: float | None 
     rng = random.Random(seed)
     tally = [0, 0, 0]
     for _ in range(pairs):
-        opening = random_opening(rng)
+        opening = cell_opening(rng)
         for first in (0, 1):
             result = play_game((make_a(), make_b()), opening, first, seconds)
             tally[2 if result.winner is None else result.winner] += 1
@@ -70,7 +59,7 @@ def training_game(seed: int, make_engine, deviation: float = 0.04, deviate_until
     from agent.rules import Position
 
     rng = random.Random(seed)
-    opening = random_opening(rng)
+    opening = cell_opening(rng)
     position = Position.from_moves(opening)
     engines = (make_engine(), make_engine())
     while position.winner is None:

@@ -1,4 +1,5 @@
-"""A referee for stdin/stdout programs with CodinGame's rules, and a series runner.
+"""A series runner for stdin/stdout programs under CodinGame's rules (its referee:
+:mod:`ref_sim.codingame_referee`).
 
     python -m ref_sim.stdio AGENT1 AGENT2 [--games N] [--turn-ms 100] [--first-turn-ms 1000]
                             [--grace-ms 5] [--seed N] [--out DIR] [--resume] [--show] [-q]
@@ -49,7 +50,7 @@ summary counts the distinct games (the same moves from the same first player cou
 warns when games repeat.  An odd ``--games`` is rounded up to whole pairs, except ``--games
 1``.  The summary is ``ref_sim.match``'s (cutechess-style Score, Elo, LOS, DrawRatio, Ptnml,
 then each program's wins, losses, draws, time-outs, invalid moves, crashes and hangs, then
-the distinct games), from :func:`ref_sim.match.report_lines` and :mod:`ref_sim.stats`; the
+the distinct games), from :func:`ref_sim.report.report_lines` and :mod:`ref_sim.stats`; the
 progress line is :mod:`ref_sim.progress`'s.
 
 Stopping: as :mod:`ref_sim.match` (Ctrl-C, SIGTERM, SIGHUP alike; the game being played
@@ -96,29 +97,26 @@ runner at a time per ``--out``, a full disk ending the series cleanly, bad lines
 from __future__ import annotations
 
 import argparse
-import queue
 import random
-import re
 import shlex
-import subprocess
 import sys
 import tempfile
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ref_sim import cluster, records, stops, telemetry
+from ref_sim import cluster, records, telemetry
 from agent.options import MAX_GAMES, real, whole
 from ref_sim import console, isolation, realbots
-from ref_sim.match import (RESUME_HELP, START_SETTLE, AgentCannotStart, SeriesGames, add_agents,
-                           append_game, builtin_command, check_agents, child_env, conclude,
-                           first_to_exit, last_output_line, play_games, prepare_out,
-                           report_lines, run_in, series_settings, summarize, went_wrong)
-from ref_sim.match import agent_spec as _file_agent_spec
+from ref_sim.codingame_referee import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS,
+                                       describe, play_game)
+from ref_sim.match import run_in
 from ref_sim.progress import Progress
-from ref_sim.referee import INVALID_MOVE, TIME_OUT
-from ref_sim.rules import CODINGAME, TIE, Game, IllegalMoveError, line_winner
+from ref_sim.report import report_lines, summarize
+from ref_sim.rules import CODINGAME
+from ref_sim.series import (RESUME_HELP, SeriesGames, add_agents, append_game, check_agents,
+                            conclude, play_games, prepare_out, series_settings, went_wrong)
+from ref_sim.specs import agent_spec as _file_agent_spec, builtin_command
 
 #: Built-in programs: name -> (command template, {option: command-line flag}).
 BUILTINS = {
@@ -127,48 +125,10 @@ BUILTINS = {
               " --seed {seed}", {"depth": "--depth", "nodes": "--nodes"}),
     "random": ("{python} -m ref_sim.stdio_random --seed {seed}", {}),
 }
-DEFAULT_TURN_MS = 100.0
-DEFAULT_FIRST_TURN_MS = 1000.0
-#: Added to every turn's limit: the referee's own latency (pipe write, a thread handing over
-#: the line) is well under 1 ms; 5 ms keeps a verdict about the program, not about us.
-DEFAULT_GRACE_MS = 5.0
-#: The first input waits for each program to write on stderr or exit, at most this long.
-STARTUP_WAIT = 2.0
-#: After the end, how long a program may take to exit once its stdin is closed.
-EXIT_WAIT = 2.0
-#: After a time-out, how long to wait for the late answer, only to record how late it was.
-LATE_WAIT = 1.0
-#: While waiting for an answer, how often to look whether the series is stopping.
-STOP_CHECK = 0.05
 #: --turn-ms and the others above an hour are a typo.
 MAX_TURN_MS = 3_600_000.0
 MODULE = "ref_sim.stdio"
-CRASHED = "Crashed!"
-LINE_WIN = "three local boards in a line"
-COUNT_WIN = "more local boards won when all boards were decided"
 FORMAT = 1
-#: Lines of a program's stdout the referee holds unread at most (more: the program waits).
-MAX_PENDING_LINES = 1000
-
-
-def to_cell(board: int, spot: int) -> tuple[int, int]:
-    """``(row, col)`` of a ``(board, spot)``.
-
-    >>> to_cell(4, 5)
-    (4, 5)
-    >>> to_cell(2, 3)
-    (1, 6)
-    """
-    return (board // 3) * 3 + spot // 3, (board % 3) * 3 + spot % 3
-
-
-def from_cell(row: int, col: int) -> tuple[int, int]:
-    """``(board, spot)`` of a ``(row, col)`` (inverse of :func:`to_cell`).
-
-    >>> from_cell(1, 6)
-    (2, 3)
-    """
-    return (row // 3) * 3 + col // 3, (row % 3) * 3 + col % 3
 
 
 # -- programs -----------------------------------------------------------------------------
@@ -204,289 +164,6 @@ def stdio_spec(text: str) -> StdioSpec:
     return StdioSpec(parsed.label, parsed.template, text, fixed_name)
 
 
-class Program:
-    """One running program: its stdin, a thread stamping its stdout lines (each cut at
-    :data:`ref_sim.telemetry.MAX_ANSWER_BYTES`, at most :data:`MAX_PENDING_LINES` unread),
-    stderr into a log (cut once it is over: :func:`ref_sim.telemetry.trim_log`).  ``search_log``:
-    the file it may write its moves' figures to (``UTTT_SEARCH_LOG``)."""
-
-    def __init__(self, name: str, command: list[str], log: Path,
-                 isolate: isolation.Isolation | None = None, search_log: Path | None = None) -> None:
-        self.name = name
-        self.command = command
-        self.log, self.search_log = log, search_log
-        self.turns = 0
-        self.lines: queue.Queue = queue.Queue(MAX_PENDING_LINES)
-        self.closing = threading.Event()        # the game is over: no one reads its lines
-        env = {**child_env(), **(telemetry.search_log_env(search_log) if search_log else {})}
-        writable = []
-        if search_log is not None and isolate is not None:
-            search_log.touch()      # a sandbox lets it write this one file of logs/, not the folder
-            writable.append(search_log)
-        with open(log, "w", encoding="utf-8") as handle:
-            handle.write(f"$ {shlex.join(command)}\n")
-            handle.flush()
-            try:
-                self.process = isolation.start(command, isolate, writable=writable,
-                                               stdin=subprocess.PIPE,
-                                               stdout=subprocess.PIPE, stderr=handle, env=env,
-                                               bufsize=0)
-            except (OSError, ValueError) as error:
-                handle.write(f"could not start: {error}\n")
-                self.process = None
-        if self.process is not None:
-            threading.Thread(target=self._read, daemon=True).start()
-        else:
-            self.lines.put((time.perf_counter(), None))
-
-    def _read(self) -> None:
-        stream = self.process.stdout
-        try:
-            for line in telemetry.bounded_lines(stream):
-                self._put((time.perf_counter(), line.decode("utf-8", errors="replace")))
-        except (OSError, ValueError):
-            pass
-        self._put((time.perf_counter(), None))
-
-    def _put(self, item) -> None:
-        """Queue a line; while the queue is full, wait (the program waits on its pipe in turn)
-        until the referee reads one or the game is over."""
-        while not self.closing.is_set():
-            try:
-                self.lines.put(item, timeout=STOP_CHECK)
-                return
-            except queue.Full:
-                pass
-
-    def started(self) -> bool:
-        """True once the program wrote past its log's command line, or exited."""
-        if self.process is None or self.process.poll() is not None:
-            return True
-        try:
-            return self.log.stat().st_size > len(f"$ {shlex.join(self.command)}\n".encode())
-        except OSError:
-            return True
-
-    def send(self, text: str) -> float:
-        """Write a turn's input; returns when it was written (perf_counter). Raises OSError."""
-        if self.process is None:
-            raise BrokenPipeError("not started")
-        self.process.stdin.write(text.encode())
-        self.process.stdin.flush()
-        return time.perf_counter()
-
-    def answer(self, timeout: float, stop: threading.Event | None = None):
-        """``(arrival, line)``, ``(arrival, None)`` at the end of its output, or None on time-out
-        (or as soon as ``stop`` is set: the series is stopping).  The arrival is stamped by the
-        reading thread, so waiting in slices changes no measure."""
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            try:
-                item = self.lines.get(timeout=max(0.0, min(left, STOP_CHECK)))
-                break
-            except queue.Empty:
-                if left <= STOP_CHECK or stop is not None and stop.is_set():
-                    return None
-        if item[1] is None:
-            self.lines.put(item)
-        return item
-
-    def exit_note(self, wait: float) -> str:
-        """Why its output ended: "exited with code N" (waiting up to ``wait`` s to know)."""
-        if self.process is None:
-            return "could not start"
-        try:
-            code = self.process.wait(wait)
-        except subprocess.TimeoutExpired:
-            return "closed its output"
-        return f"exited with code {code}"
-
-    def finish(self, wait: float) -> str | None:
-        """Close its stdin and wait for it to exit; kill it after ``wait`` s ("did not exit (killed)")."""
-        if self.process is None:
-            return None
-        self.closing.set()
-        try:
-            self.process.stdin.close()
-        except OSError:
-            pass
-        try:
-            self.process.wait(wait)
-        except subprocess.TimeoutExpired:
-            stops.kill_tree(self.process)
-            return "did not exit (killed)"
-        finally:
-            self.process.stdout.close()
-        return None
-
-    def kill(self) -> None:
-        """End it at once, with everything it started or left running (the game is over, or
-        the series is stopping)."""
-        self.closing.set()
-        if self.process is not None:
-            stops.kill_tree(self.process)
-            for stream in (self.process.stdin, self.process.stdout):
-                try:
-                    stream.close()
-                except OSError:
-                    pass
-        for path in filter(None, (self.log, self.search_log)):   # bounded, whatever it wrote
-            telemetry.trim_log(path)
-
-
-# -- one game -----------------------------------------------------------------------------
-
-def turn_input(game: Game) -> str:
-    """The input of the next turn: last move, count, the valid actions sorted by row and col.
-
-    >>> turn_input(Game(CODINGAME)).splitlines()[:3]
-    ['-1 -1', '81', '0 0']
-    """
-    last = "%d %d" % to_cell(*game.moves[-1]) if game.moves else "-1 -1"
-    actions = sorted(to_cell(board, spot) for board, spot in game.legal_moves())
-    return "".join([f"{last}\n{len(actions)}\n"] + [f"{row} {col}\n" for row, col in actions])
-
-
-def parse_answer(line: str) -> tuple[int, int] | None:
-    """``(board, spot)`` from ``row col [message]``, or None if it is not that.
-
-    >>> parse_answer("1 6\\n"), parse_answer("4 4 hello"), parse_answer("9 0"), parse_answer("a b")
-    ((2, 3), (4, 4), None, None)
-    """
-    parts = line.split()
-    if len(parts) < 2 or not all(re.fullmatch(r"-?\d+", p) for p in parts[:2]):
-        return None
-    row, col = int(parts[0]), int(parts[1])
-    if not (0 <= row <= 8 and 0 <= col <= 8):
-        return None
-    return from_cell(row, col)
-
-
-def boards_won(game: Game) -> tuple[int, int]:
-    results = game.local_results()
-    return results.count(0), results.count(1)
-
-
-def play_game(commands: dict[str, list[str]], first: str, logs: Path, number: int = 1,
-              turn_ms: float = DEFAULT_TURN_MS, first_turn_ms: float = DEFAULT_FIRST_TURN_MS,
-              grace_ms: float = DEFAULT_GRACE_MS, show=None, exit_wait: float = EXIT_WAIT,
-              must_start: bool = False, stop: threading.Event | None = None,
-              isolate: isolation.Isolation | None = None) -> dict:
-    """Play one game between two commands (``{name: argv}``); ``first`` moves first.
-
-    Returns the game's record (the keys of a games.jsonl line that concern the game itself).
-    ``show``: a callable given each position's text after each move.  ``must_start``: raise
-    :class:`ref_sim.match.AgentCannotStart` when a program has exited (or could not be
-    launched) before the first input (the first game of a series: its command is wrong).
-    ``stop``: a threading.Event that ends the game at once (result "aborted"), its programs
-    killed (the series is stopping).  Whatever happens, no program outlives the game.
-    ``isolate``: each program contained (ref_sim.isolation); what each used is the record's
-    ``usage`` in any case.
-    """
-    names = [first] + [name for name in commands if name != first]
-    logs.mkdir(parents=True, exist_ok=True)
-    programs: dict[str, Program] = {}
-    try:
-        for name in names:
-            programs[name] = Program(name, commands[name], logs / f"game-{number:04d}-{name}.log",
-                                     isolate, telemetry.search_log_path(logs, number, name))
-        record = _referee(programs, names, turn_ms, first_turn_ms, grace_ms, show, exit_wait,
-                          must_start, stop)
-    finally:
-        for program in programs.values():       # stopped, or an error: end them all
-            program.kill()
-    usage = isolation.usage_of({name: program.process for name, program in programs.items()})
-    return {**record, "usage": usage} if usage else record
-
-
-def _referee(programs: dict, names: list[str], turn_ms: float, first_turn_ms: float,
-             grace_ms: float, show, exit_wait: float, must_start: bool, stop) -> dict:
-    """:func:`play_game` once its programs are started."""
-    started_at, clock = time.time(), time.perf_counter()
-    stopping = stop.is_set if stop is not None else (lambda: False)
-    deadline = time.monotonic() + STARTUP_WAIT
-    while time.monotonic() < deadline and not all(p.started() for p in programs.values()) \
-            and not stopping():
-        time.sleep(0.01)
-    gone = first_to_exit({n: p.process for n, p in programs.items()}, START_SETTLE) if must_start else None
-    if gone is not None:
-        process = programs[gone].process
-        why = ("the command could not be launched" if process is None
-               else f"exited with code {process.returncode} before the game began")
-        said = last_output_line(programs[gone].log)
-        raise AgentCannotStart(gone, why + (f": {said}" if said else ""), programs[gone].log)
-    game = Game(CODINGAME)
-    moves: list[dict] = []
-    result = winner = loser = reason = bad_line = late_ms = None
-    notes: dict[str, str] = {}
-    while game.result is None:
-        if stopping():
-            result, reason = "aborted", "stopped"
-            break
-        name = names[len(game.moves) % 2]
-        other = names[1 - len(game.moves) % 2]
-        program = programs[name]
-        limit = (first_turn_ms if program.turns == 0 else turn_ms) + grace_ms
-        try:
-            sent = program.send(turn_input(game))
-            answer = program.answer(limit / 1000.0, stop)
-        except OSError:
-            answer = (time.perf_counter(), None)
-            sent = answer[0]
-        if stopping():
-            continue                    # no verdict on a turn the stop cut short
-        program.turns += 1
-        if answer is None or answer[1] is not None and (answer[0] - sent) * 1000.0 > limit:
-            reason, bad_line = TIME_OUT, None
-            late = answer or program.answer(LATE_WAIT, stop)    # how late, for the record only
-            if late is not None and late[1] is not None:
-                late_ms = round((late[0] - sent) * 1000.0, 2)
-        elif answer[1] is None:
-            reason = CRASHED
-            notes[name] = f"crashed ({program.exit_note(0.5)})"
-        else:
-            line = answer[1].rstrip("\r\n")
-            move = parse_answer(line)
-            try:
-                if move is None:
-                    raise IllegalMoveError(f"not 'row col' with both 0-8: {line!r}")
-                game.play(*move)
-            except IllegalMoveError:
-                reason, bad_line = INVALID_MOVE, line
-            else:
-                row, col = to_cell(*move)
-                moves.append({"player": name, "row": row, "col": col, "board": move[0], "spot": move[1],
-                              "ms": round(max(0.0, answer[0] - sent) * 1000.0, 2)})
-                if show is not None:
-                    show(f"Move {len(moves)}: {name} {row} {col} ({moves[-1]['ms']:.1f} ms)\n{game.render()}\n")
-                continue
-        result, winner, loser = "win", other, name
-        break
-    if result is None:
-        if game.result == TIE:
-            result, reason = "tie", "tie"
-        else:
-            result = "win"
-            winner, loser = names[game.result], names[1 - game.result]
-            won = line_winner([r if r in (0, 1) else None for r in game.local_results()])
-            reason = LINE_WIN if won is not None else COUNT_WIN
-    for name, program in programs.items():
-        note = None if stopping() else program.finish(exit_wait)
-        if note and name not in notes:
-            notes[name] = note
-    x, o = boards_won(game)
-    slowest = {name: max((m["ms"] for m in moves if m["player"] == name), default=0.0) for name in names}
-    return {
-        "rules": CODINGAME, "turn_ms": turn_ms, "first_turn_ms": first_turn_ms, "grace_ms": grace_ms,
-        "names": names, "p1": names[0], "p2": names[1], "moves": moves,
-        "result": result, "winner": winner, "loser": loser, "reason": reason, "bad_line": bad_line,
-        "late_ms": late_ms,
-        "boards": {names[0]: x, names[1]: o}, "notes": notes, "slowest_ms": slowest,
-        "started": started_at, "duration": round(time.perf_counter() - clock, 3),
-    }
-
-
 def commands_of(specs: dict, agent_seeds: dict, turn_ms: float, first_turn_ms: float) -> dict:
     """Each program's command line (``specs`` and ``agent_seeds`` by name), built where it runs."""
     return {name: spec.command(agent_seeds[name], turn_ms, first_turn_ms)
@@ -505,22 +182,6 @@ def play_game_on_worker(number: int, specs: dict, agent_seeds: dict, first: str,
         record = play_game(commands, first, logs, number, turn_ms, first_turn_ms, grace_ms,
                            **options)
         return record, commands, cluster.read_files(logs)
-
-
-def describe(game: dict) -> str:
-    """One line about a finished game."""
-    if game["result"] == "tie":
-        text = f"draw ({game['boards'][game['p1']]}-{game['boards'][game['p2']]} boards)"
-    else:
-        text = f"{game['winner']} wins: {game['reason']}"
-        if game["bad_line"] is not None:
-            text += f" ({game['bad_line']!r})"
-        if game.get("late_ms") is not None:
-            text += f" (answer after {game['late_ms']:.1f} ms)"
-    extra = "; ".join(f"{name} {note}" for name, note in game["notes"].items())
-    slowest = max(game["slowest_ms"].values(), default=0.0)
-    return (f"{game['p1']} (X) vs {game['p2']} (O): {text} [{len(game['moves'])} moves, "
-            f"{game['duration']:.1f} s, slowest turn {slowest:.1f} ms]" + (f" -- {extra}" if extra else ""))
 
 
 # -- the series ---------------------------------------------------------------------------
@@ -616,7 +277,7 @@ def run_series(specs: list[StdioSpec], games: int, out: Path, seed: int, turn_ms
 
 def _play_series(specs, games: int, out: Path, seed: int, timing, say, show, runner,
                  played: list, progress, stop=None, isolate=None) -> dict:
-    """:func:`run_series`, a stop returned as :func:`ref_sim.match.play_games` returns it."""
+    """:func:`run_series`, a stop returned as :func:`ref_sim.series.play_games` returns it."""
     names = realbots.side_names(specs)
     play = StdioGames(specs, names, seed, *timing, out, show=show, stop=stop, isolate=isolate)
     before = len(played)

@@ -74,7 +74,7 @@ def open_regular(path: Path):
 
 def search_log_path(logs: Path, number: int, name: str) -> Path:
     """``logs/game-NNNN-NAME.search.jsonl``: where ``name`` writes its moves' figures in game
-    ``number`` (:func:`ref_sim.match.game_logs` and the cluster's log transfer take it along)."""
+    ``number`` (:func:`ref_sim.series.game_logs` and the cluster's log transfer take it along)."""
     return logs / f"game-{number:04d}-{name}{SEARCH_LOG_SUFFIX}"
 
 

@@ -29,7 +29,7 @@ Each pairing is a series of its own with the tournament's ``--seed``: its game `
 the same opening, colours and seeds, so every pairing meets the same openings in the same
 round, and any game can be replayed head to head.  The games are played by those runners'
 own code (:class:`ref_sim.match.FileGames`, :class:`ref_sim.stdio.StdioGames`, the loop
-:func:`ref_sim.match.play_games`).  Games are numbered through the tournament in the order of
+:func:`ref_sim.series.play_games`).  Games are numbered through the tournament in the order of
 the schedule (round, then pairing); ``logs/`` names them by that number.
 
 Progress (:mod:`ref_sim.progress`): each pairing's line, labelled ``A vs B`` (its games, its
@@ -94,6 +94,10 @@ from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
 from ref_sim import bot_list, console, crosstable, isolation, match, ratings, realbots, stdio
 from ref_sim.progress import Progress
 from ref_sim.referee import check_encoding, check_time_limit, locale_encoding
+from ref_sim.report import distinct_line, pair_counts, summarize, tally
+from ref_sim.series import (SeriesGames, SettingsFile, append_game, conclude, merge_settings,
+                            play_games, prepare_out, read_settings, went_wrong)
+from ref_sim.specs import agent_spec
 
 MODULE = "ref_sim.tournament"
 FORMAT = 1
@@ -104,7 +108,7 @@ DEFAULTS = {"bots": None, "gauntlet": False, "protocol": "file", "seed": None, "
             "time_limit": 10.0, "encoding": None, "turn_ms": stdio.DEFAULT_TURN_MS,
             "first_turn_ms": stdio.DEFAULT_FIRST_TURN_MS, "grace_ms": stdio.DEFAULT_GRACE_MS}
 #: tournament.json, read and checked as match reads series.json; --rounds may extend it.
-TOURNAMENT_FILE = match.SettingsFile("tournament.json", "tournament", start="the bots",
+TOURNAMENT_FILE = SettingsFile("tournament.json", "tournament", start="the bots",
                                      grows="rounds",
                                      required=("kind", "protocol", "seed", "rounds", "bots"))
 
@@ -148,7 +152,7 @@ def schedule(pairing_count: int, rounds: int) -> list[Slot]:
 # -- the games ----------------------------------------------------------------------------
 
 def pairing_games(settings: dict, specs: list, out: Path, stop: threading.Event,
-                  isolate: isolation.Isolation | None = None) -> list[match.SeriesGames]:
+                  isolate: isolation.Isolation | None = None) -> list[SeriesGames]:
     """Each pairing's series (as ``settings["pairings"]``), played by its runner's code
     (``isolate``: each bot contained, :mod:`ref_sim.isolation`)."""
     names = [bot["name"] for bot in settings["bots"]]
@@ -184,7 +188,7 @@ def report_lines(settings: dict, games: list[dict], anchor: str | None = None) -
     pairs = ratings.pairwise(rated_games(games))
     fit = ratings.fit(names, pairs, anchor=anchor)
     totals = ratings.standings(names, pairs)
-    sides = {name: match.tally([g for g in games if name in g["names"]], [name])[name]
+    sides = {name: tally([g for g in games if name in g["names"]], [name])[name]
              for name in names}
     lines = table_lines(fit, totals, sides, specs)
     joined = [group for group in fit.groups if totals[group[0]].games]
@@ -204,7 +208,7 @@ def report_lines(settings: dict, games: list[dict], anchor: str | None = None) -
     lines += ["  " + line for line in realbots.hint_lines(games)]      # why a bot never moved
     if games:
         hint = stdio.REPEAT_HINT if settings.get("protocol") == "stdio" else ""
-        lines += ["", match.distinct_line(games, hint)]
+        lines += ["", distinct_line(games, hint)]
     return lines
 
 
@@ -235,7 +239,7 @@ def head_to_head(a: str, b: str, pairs: dict, games: list[dict], width: int = 0)
     record = pairs.get((a, b), ratings.Record())        # agent 1 of every game is a
     if not record.games:
         return f"{title} not played yet"
-    ptnml = match.pair_counts(games)
+    ptnml = pair_counts(games)
     ptnml = ptnml if sum(ptnml) else None       # as match: no all-zero Ptnml before a pair
     estimate = stats.estimate(record.wins, record.losses, record.draws, ptnml)
     return (f"{title} {record.wins} - {record.losses} - {record.draws}  "
@@ -269,13 +273,13 @@ class PairingProgress:
         """A finished game of the pairing: its line (in a log; on a terminal if it went wrong),
         then the pairing's figures."""
         self.played[pairing].append(game)
-        self.lines[pairing].game(line, notable=match.went_wrong(game))
+        self.lines[pairing].game(line, notable=went_wrong(game))
         self._show(pairing)
 
     def _show(self, pairing: int) -> None:
         played = self.played[pairing]
         self.shown = self.lines[pairing]
-        self.shown.update(len(played), match.summarize(played, self.names[pairing], paired=True))
+        self.shown.update(len(played), summarize(played, self.names[pairing], paired=True))
 
     def close(self) -> None:
         if self.shown is not None:
@@ -375,7 +379,7 @@ def event_settings(args) -> dict:
     line gives again must agree, but ``--rounds``), else the command line's.  The bots are
     named by :func:`check_settings`.  Raises ValueError (:class:`EventError`)."""
     out = Path(args.out) if args.out else None
-    recorded = match.read_settings(out, args.resume, bool(args.bots), TOURNAMENT_FILE)
+    recorded = read_settings(out, args.resume, bool(args.bots), TOURNAMENT_FILE)
     if recorded is not None:        # compared as the command line gives them
         try:
             recorded = {**recorded, "bots": [bot["spec"] for bot in recorded["bots"]],
@@ -389,7 +393,7 @@ def event_settings(args) -> dict:
     given["bots"] = args.bots or None
     flags = {key: "--" + key.replace("_", "-") for key in DEFAULTS}
     flags["bots"] = "BOT ..."
-    settings = match.merge_settings(recorded, given, {**DEFAULTS, "seed": random.randrange(2 ** 32)},
+    settings = merge_settings(recorded, given, {**DEFAULTS, "seed": random.randrange(2 ** 32)},
                                     flags, out, TOURNAMENT_FILE)
     protocol = settings["protocol"]
     own, other = ((FILE_SETTINGS, STDIO_SETTINGS) if protocol == "file"
@@ -417,7 +421,7 @@ def check_settings(settings: dict) -> list:
         problem, _ = check_time_limit(settings["time_limit"])
         if problem:
             raise EventError(problem)
-        parse = match.agent_spec
+        parse = agent_spec
     else:
         parse = stdio.stdio_spec
     specs = [parse(bot["spec"]) for bot in settings["bots"]]
@@ -449,14 +453,14 @@ def main(argv: list[str] | None = None) -> int:
         listed = bot_list.read(args.bot_lists)
         args.bots = args.bots + [bot.text for bot in listed]
         settings = event_settings(args)
-        bot_list.check(listed, match.agent_spec if settings["protocol"] == "file"
+        bot_list.check(listed, agent_spec if settings["protocol"] == "file"
                        else stdio.stdio_spec)
         specs = check_settings(settings)
         anchor = find_bot(settings, args.anchor) if args.anchor else None
     except ValueError as error:         # EventError, and the runners' own checks
         parser.error(str(error))
     if args.out:        # created once the settings are known: a refused --resume makes nothing
-        problem = match.prepare_out(args.out)
+        problem = prepare_out(args.out)
         if problem:
             parser.error(problem)
     concurrency = match.capped_concurrency(args.concurrency)
@@ -510,7 +514,7 @@ def run_event(args, parser, settings: dict, specs: list, anchor, runner, out: Pa
         if game is None:
             return
         game.update(pairing=list(settings["pairings"][slot.pairing]), pairing_game=slot.k)
-        match.append_game(games_path, game)
+        append_game(games_path, game)
         games.append(game)
         proven.update(game["names"])
         if progress is not None:
@@ -520,7 +524,7 @@ def run_event(args, parser, settings: dict, specs: list, anchor, runner, out: Pa
                                         + (f" -- {used}" if used else ""), game)
 
     # Ctrl-C or SIGTERM/SIGHUP (ref_sim.stops), a bot that cannot start, the output closed.
-    stopped = match.play_games(runner, todo, submit, finished, stop)
+    stopped = play_games(runner, todo, submit, finished, stop)
     pages: list[str] = []           # where the pages are: said after where the games are
 
     def report(games: list[dict]) -> list[str]:
@@ -529,7 +533,7 @@ def run_event(args, parser, settings: dict, specs: list, anchor, runner, out: Pa
             pages.extend(crosstable.write_pages(out, settings, games, anchor, report=lines))
         return lines
 
-    code = match.conclude(MODULE, games, report,
+    code = conclude(MODULE, games, report,
                           out_arg=args.out, out=out, say=say, progress=progress,
                           what="tournament", **stopped)
     for line in pages:

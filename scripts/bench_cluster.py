@@ -34,7 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from ref_sim import cluster  # noqa: E402
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
 from ref_sim import openings  # noqa: E402
-from ref_sim.match import agent_spec, play_game_on_worker  # noqa: E402
+from ref_sim.match import play_game_on_worker  # noqa: E402
+from ref_sim.specs import agent_spec  # noqa: E402
 
 
 def timed_game(*args, **kwargs):

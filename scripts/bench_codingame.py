@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.options import MAX_GAMES, real, whole  # noqa: E402
-from ref_sim import stdio  # noqa: E402
+from ref_sim import codingame_referee, stdio  # noqa: E402
 
 
 def agent_command(args) -> str:
@@ -45,7 +45,7 @@ def report(title: str, games: list[dict], name: str, args) -> None:
     first = [m for g in games for m in [m for m in g["moves"] if m["player"] == name][:1]]
     print(f"== {title}")
     for game in games:
-        print(f"  game {game['game']}: {stdio.describe(game)}")
+        print(f"  game {game['game']}: {codingame_referee.describe(game)}")
     if searched:
         print(f"  nodes/s: mean {statistics.mean(m['nps'] for m in searched):,.0f}, "
               f"median {statistics.median(m['nps'] for m in searched):,.0f} over {len(searched)} moves")
@@ -58,16 +58,16 @@ def report(title: str, games: list[dict], name: str, args) -> None:
     if first:
         print(f"  first turn (referee): {max(m['ms'] for m in first):.1f} ms of {args.first_turn_ms:g}")
     lost = {reason: sum(g["loser"] == name and g["reason"] == reason for g in games)
-            for reason in (stdio.TIME_OUT, stdio.INVALID_MOVE, stdio.CRASHED)}
-    print(f"  time-outs {lost[stdio.TIME_OUT]} of {len(games)} games, invalid moves "
-          f"{lost[stdio.INVALID_MOVE]}, crashes {lost[stdio.CRASHED]}")
+            for reason in (codingame_referee.TIME_OUT, codingame_referee.INVALID_MOVE, codingame_referee.CRASHED)}
+    print(f"  time-outs {lost[codingame_referee.TIME_OUT]} of {len(games)} games, invalid moves "
+          f"{lost[codingame_referee.INVALID_MOVE]}, crashes {lost[codingame_referee.CRASHED]}")
     kept = [int(ms) for g in games
             for ms in re.findall(r"kept back (\d+) ms", read_log(g, name))]
     if kept:
         print(f"  kept back for pauses: median {statistics.median(kept):.0f} ms, most {max(kept)} ms "
               f"({len(kept)} of {len(later)} later turns)")
     for game in games:
-        if game["reason"] in (stdio.TIME_OUT, stdio.INVALID_MOVE, stdio.CRASHED) or game["notes"]:
+        if game["reason"] in (codingame_referee.TIME_OUT, codingame_referee.INVALID_MOVE, codingame_referee.CRASHED) or game["notes"]:
             print(f"  !! game {game['game']}: {game['reason']} {game['notes']}")
 
 

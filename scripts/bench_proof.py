@@ -30,7 +30,7 @@ from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
 from agent.rules import Position  # noqa: E402
 from agent.search import Features  # noqa: E402
 from ref_sim import stops  # noqa: E402
-from ref_sim.selfplay import random_opening  # noqa: E402
+from ref_sim.openings import cell_opening  # noqa: E402
 
 
 def features_from(spec: str) -> Features:
@@ -85,7 +85,7 @@ def main(argv=None) -> int:
     except ValueError as error:
         parser.error(str(error))
     rng = random.Random(args.seed)
-    openings = [random_opening(rng) for _ in range(args.games)]
+    openings = [cell_opening(rng) for _ in range(args.games)]
     effort = f"{args.nodes:,} nodes" if args.nodes else f"{args.seconds:g} s"
     print(f"{args.games} self-play games per spec at {effort} per move")
     # Each opening is played by every SPEC in turn, so that a change of load hits them alike.

@@ -29,7 +29,8 @@ from agent.engines import DEFAULT_EVALUATION, EVALUATIONS, AlphaBetaEngine  # no
 from agent.limits import SearchLimit  # noqa: E402
 from agent.options import MAX_SECONDS, real, whole  # noqa: E402
 from agent.rules import Move, Position  # noqa: E402
-from ref_sim.selfplay import play_game, random_opening  # noqa: E402
+from ref_sim.openings import cell_opening  # noqa: E402
+from ref_sim.selfplay import play_game  # noqa: E402
 
 SUITE = Path(__file__).with_name("bench_positions.txt")
 PHASES = {"opening": (6, 12), "middle": (20, 36), "endgame": (44, 60)}
@@ -40,7 +41,7 @@ def generate(games: int = 12, seed: int = 4341) -> None:
     rng = random.Random(seed)
     lines = ["# phase: moves from the empty board (BOARD SPOT, comma separated); made by --generate"]
     for g in range(games):
-        result = play_game((AlphaBetaEngine(nodes=20000), AlphaBetaEngine(nodes=20000)), random_opening(rng), g % 2)
+        result = play_game((AlphaBetaEngine(nodes=20000), AlphaBetaEngine(nodes=20000)), cell_opening(rng), g % 2)
         for phase, (low, high) in PHASES.items():
             if result.plies - 2 <= low:
                 continue

@@ -58,8 +58,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ref_sim import stops  # noqa: E402
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
-from ref_sim import match, openings, realbots  # noqa: E402
+from ref_sim import match, openings, realbots, report, series  # noqa: E402
 from ref_sim.referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, check_time_limit  # noqa: E402
+from ref_sim.specs import agent_spec  # noqa: E402
 
 OURS = "agent"
 DEFAULT_GAMES = 100
@@ -241,7 +242,7 @@ def play_share(limit: float, opponent: str, games: int, seed: int, out: Path, st
     each finished game goes to ``out/games.jsonl`` and to ``on_game(game)``.  ``latin1``: play
     them in Latin-1 (the referee, our agent and the opponent)."""
     latin1 = latin1 or Latin1("")
-    specs = [match.agent_spec(OURS), match.agent_spec(opponent)]
+    specs = [agent_spec(OURS), agent_spec(opponent)]
     names = realbots.side_names(specs)
     by_name = dict(zip(names, specs))
     logs = out / "logs"
@@ -303,13 +304,13 @@ def _main(argv: list[str] | None) -> int:
             parser.error(error)
     try:
         for opponent in args.opponents:        # a typo, or a name=... that clashes with ours
-            realbots.side_names([match.agent_spec(OURS), match.agent_spec(opponent)])
+            realbots.side_names([agent_spec(OURS), agent_spec(opponent)])
     except ValueError as error:
         parser.error(str(error))
     shares = [(limit, opponent) for limit in limits for opponent in args.opponents]
     per_share = -(-total // len(shares))
     per_share += per_share % 2                      # whole pairs
-    problem = match.prepare_out(args.out) if args.out else None
+    problem = series.prepare_out(args.out) if args.out else None
     if problem:
         parser.error(problem)
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="uttt-soak-"))
@@ -340,7 +341,7 @@ def _main(argv: list[str] | None) -> int:
                 tally.add(game, "Agent1", label)
                 mine = [m for m in game["moves"] if m["player"] == "Agent1"]
                 slowest = max((m["seconds"] for m in mine), default=0.0) / game["time_limit"]
-                print(f"[{done[0]}/{per_share * len(shares)}] {label}: {match.describe(game)}; "
+                print(f"[{done[0]}/{per_share * len(shares)}] {label}: {report.describe(game)}; "
                       f"our slowest move {slowest:.2f} of the limit "
                       f"({time.monotonic() - started:.0f} s)", flush=True)
 

@@ -5,7 +5,8 @@ import random
 
 import pytest
 
-from ref_sim.arena import main, random_opening, run_series
+from ref_sim.arena import main, run_series
+from ref_sim.openings import random_opening
 from agent.games import GAMES, get_game, make_engine, parse_engine_spec
 from agent.limits import SearchLimit
 

@@ -22,13 +22,14 @@ import pytest
 
 from ref_sim import cluster
 from ref_sim import match, openings
+from ref_sim.specs import agent_spec
 
 # A scheduler serves health checks over HTTP, on port 8787 or, when a cluster of another test
 # has it, on another port with a warning.
 pytestmark = pytest.mark.filterwarnings("ignore:Port 8787 is already in use:UserWarning")
 
 # Fixed depth: the games are deterministic, whatever machine or worker plays them.
-SPECS = [match.agent_spec("agent:depth=2"), match.agent_spec("seed:depth=1")]
+SPECS = [agent_spec("agent:depth=2"), agent_spec("seed:depth=1")]
 NAMES = [SPECS[0].label + "1", SPECS[1].label + "2"]
 SEED = 5
 TIME_LIMIT = 2.0        # generous: fixed-depth moves take milliseconds, the machine is shared

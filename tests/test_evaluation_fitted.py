@@ -20,7 +20,8 @@ from agent.evaluation import Evaluator
 from agent.limits import SearchLimit
 from agent.rules import WINS, Position, board_patterns
 from agent.search import PLAIN, PROVEN_SCORE, WIN_SCORE, AlphaBeta, _terminal_score
-from ref_sim.selfplay import random_opening, training_game
+from ref_sim.openings import cell_opening
+from ref_sim.selfplay import training_game
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = load_data()
@@ -31,7 +32,7 @@ def random_positions(count, seed=7):
     rng = random.Random(seed)
     positions = []
     while len(positions) < count:
-        pos = Position.from_moves(random_opening(rng))
+        pos = Position.from_moves(cell_opening(rng))
         while pos.winner is None and len(positions) < count:
             positions.append(pos.copy())
             pos.push(rng.choice(list(pos.legal_moves())))
@@ -411,7 +412,7 @@ def test_match_against_a_data_file_runs_its_sprt(capsys):
 def random_games(count, seed):
     rng = random.Random(seed)
     for _ in range(count):
-        pos = Position.from_moves(random_opening(rng))
+        pos = Position.from_moves(cell_opening(rng))
         while pos.winner is None:
             pos.push(rng.choice(list(pos.legal_moves())))
         yield pos.moves_played()

@@ -98,10 +98,31 @@ BOT_MODULES = {
 BENCH_MODULES = {"ref_sim.stats", "ref_sim.cluster", "ref_sim.arena", "ref_sim.selfplay", "ref_sim.stops",
                  "ref_sim.play", "ref_sim.match", "ref_sim.stdio", "ref_sim.tournament", "ref_sim.ratings",
                  "ref_sim.progress", "ref_sim.show", "ref_sim.render", "ref_sim.plot", "ref_sim.replay",
-                 "ref_sim.analysis"}
+                 "ref_sim.analysis",
+                 # issue 22: the two referees side by side, and the series engine under every runner
+                 "ref_sim.referee", "ref_sim.codingame_referee", "ref_sim.openings", "ref_sim.series",
+                 "ref_sim.report", "ref_sim.specs"}
 
 
 def test_the_bot_holds_only_what_it_plays_with(graph):
     agent_modules = {name for name in graph if name.startswith("agent")}
     assert agent_modules == BOT_MODULES
     assert BENCH_MODULES <= set(graph)
+
+
+#: The command lines of series (issue 22): thin front-ends over the engine, which none of the
+#: referees, the engine's modules or the views may need.
+SERIES_FRONT_ENDS = {"ref_sim.match", "ref_sim.stdio", "ref_sim.tournament"}
+#: What sits under the front-ends: the two referees, the series engine, the views.
+UNDER_THE_FRONT_ENDS = {"ref_sim.referee", "ref_sim.codingame_referee", "ref_sim.rules", "ref_sim.openings",
+                        "ref_sim.series", "ref_sim.report", "ref_sim.specs", "ref_sim.records",
+                        "ref_sim.progress", "ref_sim.telemetry", "ref_sim.realbots", "ref_sim.isolation",
+                        "ref_sim.cluster", "ref_sim.stats", "ref_sim.show", "ref_sim.render", "ref_sim.plot",
+                        "ref_sim.replay", "ref_sim.replay_page", "ref_sim.analysis", "ref_sim.crosstable"}
+
+
+def test_the_referees_engine_and_views_do_not_import_the_front_ends(graph):
+    assert UNDER_THE_FRONT_ENDS <= set(graph)
+    offenders = sorted(f"{name} -> {target}" for name in UNDER_THE_FRONT_ENDS
+                       for target in graph[name] & SERIES_FRONT_ENDS)
+    assert offenders == []

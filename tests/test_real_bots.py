@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from ref_sim import match, realbots, stdio, tournament
+from ref_sim.specs import PROJECT_ROOT, agent_spec, child_env
 from ref_sim.referee import (INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, WIN_REASON, GameRecord,
                              MoveRecord, run_game)
 
@@ -47,14 +48,14 @@ def assert_legal(games: list[dict], count: int) -> None:
 # -- the spec: name=NAME: --------------------------------------------------------------------
 
 def test_a_fixed_name_prefixes_any_spec_and_is_an_option_of_the_built_ins():
-    otter = match.agent_spec("name=Otter:java -cp bots Otter")
+    otter = agent_spec("name=Otter:java -cp bots Otter")
     assert otter.fixed_name == "Otter" and otter.spec == "name=Otter:java -cp bots Otter"
     assert otter.template.startswith("java -cp") and otter.template.endswith(" Otter")
-    walrus = match.agent_spec("agent:depth=4,name=Walrus")
+    walrus = agent_spec("agent:depth=4,name=Walrus")
     assert walrus.fixed_name == "Walrus" and walrus.builtin
-    assert walrus.template == match.agent_spec("agent:depth=4").template
-    assert match.agent_spec("name=Walrus:seed:depth=2").fixed_name == "Walrus"
-    assert match.agent_spec("random").fixed_name is None
+    assert walrus.template == agent_spec("agent:depth=4").template
+    assert agent_spec("name=Walrus:seed:depth=2").fixed_name == "Walrus"
+    assert agent_spec("random").fixed_name is None
     assert stdio.stdio_spec("name=Walrus:agent:depth=2").fixed_name == "Walrus"
 
 
@@ -70,17 +71,17 @@ def test_a_fixed_name_prefixes_any_spec_and_is_an_option_of_the_built_ins():
 ])
 def test_a_bad_fixed_name_is_one_line(text, said):
     with pytest.raises(ValueError, match=said) as error:
-        match.agent_spec(text)
+        agent_spec(text)
     assert "\n" not in str(error.value)
 
 
 def test_side_names_use_the_fixed_name_and_refuse_a_clash():
-    specs = [match.agent_spec("name=Otter:python3 otter.py"), match.agent_spec("random")]
+    specs = [agent_spec("name=Otter:python3 otter.py"), agent_spec("random")]
     assert realbots.side_names(specs) == ["Otter", "Random2"]
     for clash in (["name=Otter:python3 a.py", "name=Otter:python3 b.py"],
                   ["name=Random2:python3 a.py", "random"]):
         with pytest.raises(ValueError, match="both agents would answer to"):
-            realbots.side_names([match.agent_spec(text) for text in clash])
+            realbots.side_names([agent_spec(text) for text in clash])
 
 
 def test_a_clash_of_names_stops_match_before_any_game(tmp_path):
@@ -160,7 +161,7 @@ def record(reason, loser="Otter1", moves=(), **fields):
                       **fields)
 
 
-SPECS = {"Otter1": match.agent_spec("python3 otter.py"), "Random2": match.agent_spec("random")}
+SPECS = {"Otter1": agent_spec("python3 otter.py"), "Random2": agent_spec("random")}
 
 
 def test_a_side_that_never_wrote_is_named_with_the_hard_coded_hint_while_it_ran():
@@ -283,8 +284,8 @@ def test_a_tournament_with_the_mimics_completes(tmp_path, capsys):
 def test_a_module_of_the_runners_folder_stays_importable(tmp_path, monkeypatch):
     # "python -m mybot" found mybot in the runner's folder before bots ran in the game directory.
     monkeypatch.chdir(tmp_path)
-    path = match.child_env()["PYTHONPATH"].split(os.pathsep)
-    assert path[:2] == [match.PROJECT_ROOT, str(tmp_path)]
+    path = child_env()["PYTHONPATH"].split(os.pathsep)
+    assert path[:2] == [PROJECT_ROOT, str(tmp_path)]
 
 
 def test_a_relative_out_still_reaches_the_built_ins(tmp_path, monkeypatch):

@@ -9,36 +9,37 @@ import sys
 
 import pytest
 
-from ref_sim import match, openings
+from ref_sim import match, openings, report
 from ref_sim.referee import WIN_REASON, GameRecord
 from ref_sim.rules import Game
+from ref_sim.specs import BUILTINS, agent_spec
 
 
 def test_agent_specs_and_names():
-    assert match.agent_spec("random").label == "Random"
-    assert match.agent_spec("agent").label == "Agent"
-    assert match.agent_spec("python my_bot.py {name} --dir {dir}").label == "Mybot"
-    assert match.agent_spec("python -m foo.bar {name}").label == "Bar"
-    spec = match.agent_spec("./player --name {name} --dir '{dir}' -t {time_limit}")
+    assert agent_spec("random").label == "Random"
+    assert agent_spec("agent").label == "Agent"
+    assert agent_spec("python my_bot.py {name} --dir {dir}").label == "Mybot"
+    assert agent_spec("python -m foo.bar {name}").label == "Bar"
+    spec = agent_spec("./player --name {name} --dir '{dir}' -t {time_limit}")
     assert spec.command("X1", "/a b", 0.5) == ["./player", "--name", "X1", "--dir", "/a b",
                                                "-t", "0.5"]
 
 
 def test_builtin_options():
-    seed = match.agent_spec("seed:depth=4")
+    seed = agent_spec("seed:depth=4")
     assert seed.label == "Seed" and seed.spec == "seed:depth=4"
     assert seed.command("Seed2", "/d", 1)[1:] == [
         "-m", "agent", "Seed2", "--dir", "/d", "--time-limit", "1", "--engine", "seed",
         "--depth", "4"]
-    assert match.agent_spec("seed").command("S", "/d", 1)[-2:] == ["--engine", "seed"]
-    assert match.agent_spec("agent:depth=6").command("A", "/d", 1)[-2:] == ["--depth", "6"]
-    assert match.agent_spec("agent:nodes=20000").command("A", "/d", 1)[-2:] == \
+    assert agent_spec("seed").command("S", "/d", 1)[-2:] == ["--engine", "seed"]
+    assert agent_spec("agent:depth=6").command("A", "/d", 1)[-2:] == ["--depth", "6"]
+    assert agent_spec("agent:nodes=20000").command("A", "/d", 1)[-2:] == \
         ["--nodes", "20000"]
-    assert match.agent_spec("random").command("R", "/d", 1, seed=7)[-2:] == ["--seed", "7"]
+    assert agent_spec("random").command("R", "/d", 1, seed=7)[-2:] == ["--seed", "7"]
     for bad in ("seed:nodes=5", "agent:depth=0", "agent:depth=x", "random:depth=3",
                 "agent:depth"):
         with pytest.raises(ValueError):
-            match.agent_spec(bad)
+            agent_spec(bad)
 
 
 def test_bad_spec_is_a_usage_error(capsys):
@@ -203,8 +204,8 @@ def test_mistyped_builtin_is_a_usage_error(capsys):
         assert (f"error: {typo!r} is not a built-in agent (built-ins: random, agent, seed, "
                 f"eager, flood, nbsp) nor a command found on the PATH{hint}\n") in err
     # A command on the PATH, or anything with arguments or a path, is still a command.
-    assert match.agent_spec("python3").template == "python3"
-    assert match.agent_spec("./my_bot {name}").label == "Mybot"
+    assert agent_spec("python3").template == "python3"
+    assert agent_spec("./my_bot {name}").label == "Mybot"
 
 
 def test_out_pointing_at_a_file_is_one_clear_error(tmp_path, capsys):
@@ -233,9 +234,9 @@ def test_builtin_agents_always_get_the_series_limit():
     # An agent left at its default 10 s against a shorter referee loses on time: every
     # built-in that thinks is given the limit (the random agent answers at once).
     for spec in ("agent", "agent:depth=6", "agent:nodes=500", "seed", "seed:depth=2"):
-        command = match.agent_spec(spec).command("A1", "/d", 0.7)
+        command = agent_spec(spec).command("A1", "/d", 0.7)
         assert command[command.index("--time-limit") + 1] == "0.7", spec
-    assert "{time_limit}" not in match.BUILTINS["random"][0]
+    assert "{time_limit}" not in BUILTINS["random"][0]
 
 
 def test_readme_sprt_example_does_not_stop_after_one_pair(tmp_path, capsys, monkeypatch):
@@ -255,33 +256,33 @@ def test_readme_sprt_example_does_not_stop_after_one_pair(tmp_path, capsys, monk
 def test_hostile_builtins():
     random_agent = [sys.executable, "-m", "ref_sim.random_agent", "Eager2", "--dir", "/d",
                     "--seed", "3"]
-    assert match.agent_spec("eager").command("Eager2", "/d", 1, 3) == random_agent + ["--eager"]
-    assert match.agent_spec("nbsp").command("N2", "/d", 1)[-1] == "--nbsp"
-    assert match.agent_spec("flood").command("F2", "/d", 1)[-2:] == ["--flood", "20000"]
-    slower = match.agent_spec("flood:rate=500").command("F2", "/d", 1)
+    assert agent_spec("eager").command("Eager2", "/d", 1, 3) == random_agent + ["--eager"]
+    assert agent_spec("nbsp").command("N2", "/d", 1)[-1] == "--nbsp"
+    assert agent_spec("flood").command("F2", "/d", 1)[-2:] == ["--flood", "20000"]
+    slower = agent_spec("flood:rate=500").command("F2", "/d", 1)
     assert slower[-2:] == ["--flood", "500"] and slower.count("--flood") == 1
-    assert [match.agent_spec(s).label for s in ("eager", "flood:rate=5", "nbsp")] == \
+    assert [agent_spec(s).label for s in ("eager", "flood:rate=5", "nbsp")] == \
         ["Eager", "Flood", "Nbsp"]
     # The flood's file survives the referee's clean-up: the runner deletes it.
     from ref_sim.referee import is_cleanup_name
-    assert match.agent_spec("flood").scratch == ("{name}-flood.log",)
+    assert agent_spec("flood").scratch == ("{name}-flood.log",)
     assert not is_cleanup_name("Flood2-flood.log")
     with pytest.raises(ValueError, match="'eager' takes no option 'rate'"):
-        match.agent_spec("eager:rate=5")
+        agent_spec("eager:rate=5")
 
 
 def test_encoding_goes_to_every_builtin_and_to_commands_that_ask(tmp_path):
     for spec in ("agent", "agent:depth=6", "seed", "random", "eager", "flood", "nbsp"):
-        command = match.agent_spec(spec).command("A1", "/d", 1, 0, "iso8859-1")
+        command = agent_spec(spec).command("A1", "/d", 1, 0, "iso8859-1")
         assert command[-2:] == ["--encoding", "iso8859-1"], spec
-        assert "--encoding" not in match.agent_spec(spec).command("A1", "/d", 1, 0), spec
-    bot = match.agent_spec("./bot {name} --codec {encoding}")
+        assert "--encoding" not in agent_spec(spec).command("A1", "/d", 1, 0), spec
+    bot = agent_spec("./bot {name} --codec {encoding}")
     assert bot.command("B1", "/d", 1, 0, "cp1252") == ["./bot", "B1", "--codec", "cp1252"]
     assert bot.command("B1", "/d", 1, 0)[-1] == match.locale_encoding()
     # The command line the runner launches (our agent's own --encoding is another
     # engineer's: whether it accepts it is not looked at here).
     log = tmp_path / "agent.log"
-    process = match.start_agent(match.agent_spec("agent"), "Agent1", tmp_path, 1.0, log, 0,
+    process = match.start_agent(agent_spec("agent"), "Agent1", tmp_path, 1.0, log, 0,
                                 "iso8859-1")
     process.kill()
     process.wait()
@@ -392,7 +393,7 @@ def test_one_game_has_no_empty_pentanomial_and_repeated_games_are_counted_once(t
     games = [{"p1": "A", "opening": [["A", 4, 4]], "moves": [{"board": 4, "spot": 0}]},
              {"p1": "B", "opening": [["B", 4, 4]], "moves": [{"board": 4, "spot": 0}]},  # other side
              {"p1": "A", "opening": [["A", 4, 4]], "moves": [{"board": 4, "spot": 0}]}]  # a repeat
-    assert match.distinct_line(games, "vary them") == (
+    assert report.distinct_line(games, "vary them") == (
         "Distinct games: 2 of 3 (warning: 1 repeats an earlier game move for move, and counts "
         "again in the figures above; vary them)")
 

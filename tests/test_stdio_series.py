@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ref_sim import stdio
+from ref_sim import codingame_referee, stdio
 from ref_sim.rules import WPI, Game
 
 #: The same random game as tests/test_codingame.py (cells board*9+spot): after it, O's move
@@ -51,23 +51,23 @@ def script(tmp_path):
 def play(commands, first="A", tmp_path=None, **kwargs):
     kwargs.setdefault("turn_ms", 100)
     kwargs.setdefault("first_turn_ms", 100)
-    return stdio.play_game(commands, first, tmp_path / "logs", **kwargs)
+    return codingame_referee.play_game(commands, first, tmp_path / "logs", **kwargs)
 
 
 def test_coordinates_and_turn_input():
-    assert [stdio.from_cell(*stdio.to_cell(b, s)) for b in range(9) for s in range(9)] == \
+    assert [codingame_referee.from_cell(*codingame_referee.to_cell(b, s)) for b in range(9) for s in range(9)] == \
         [(b, s) for b in range(9) for s in range(9)]
     game = Game("codingame")
     game.play(4, 5)                 # row 4, col 5: sends the opponent to board 5
-    lines = stdio.turn_input(game).splitlines()
+    lines = codingame_referee.turn_input(game).splitlines()
     assert lines[:2] == ["4 5", "9"]
     assert lines[2:] == [f"{r} {c}" for r in range(3, 6) for c in range(6, 9)]
 
 
 def test_more_boards_won_wins_where_the_referee_would_tie(script, tmp_path):
-    cells = ["%d,%d" % stdio.to_cell(*divmod(i, 9)) for i in COUNT_WIN_GAME]
+    cells = ["%d,%d" % codingame_referee.to_cell(*divmod(i, 9)) for i in COUNT_WIN_GAME]
     record = play({"A": script(*cells[0::2]), "B": script(*cells[1::2])}, tmp_path=tmp_path)
-    assert record["result"] == "win" and record["winner"] == "B" and record["reason"] == stdio.COUNT_WIN
+    assert record["result"] == "win" and record["winner"] == "B" and record["reason"] == codingame_referee.COUNT_WIN
     assert record["boards"]["B"] > record["boards"]["A"]
     assert len(record["moves"]) == len(COUNT_WIN_GAME)
     plain = Game(WPI)
@@ -77,11 +77,11 @@ def test_more_boards_won_wins_where_the_referee_would_tie(script, tmp_path):
 
 
 @pytest.mark.parametrize("plan, reason, bad_line, note", [
-    (["garbage"], stdio.INVALID_MOVE, "hello", None),
-    (["0,0"], stdio.INVALID_MOVE, "0 0", None),            # not in board 4, where 4 4 sends A
-    (["sleep"], stdio.TIME_OUT, None, None),
-    (["exit"], stdio.CRASHED, None, "crashed (exited with code 3)"),
-    (["twice", "first"], stdio.INVALID_MOVE, None, None),   # the extra line answers the next turn
+    (["garbage"], codingame_referee.INVALID_MOVE, "hello", None),
+    (["0,0"], codingame_referee.INVALID_MOVE, "0 0", None),            # not in board 4, where 4 4 sends A
+    (["sleep"], codingame_referee.TIME_OUT, None, None),
+    (["exit"], codingame_referee.CRASHED, None, "crashed (exited with code 3)"),
+    (["twice", "first"], codingame_referee.INVALID_MOVE, None, None),   # the extra line answers the next turn
 ], ids=["garbage", "illegal", "time-out", "crash", "two-lines"])
 def test_verdicts(script, tmp_path, plan, reason, bad_line, note):
     # B moves first at the centre; A then misbehaves as planned.
@@ -91,7 +91,7 @@ def test_verdicts(script, tmp_path, plan, reason, bad_line, note):
         assert record["bad_line"] == bad_line
     assert record["notes"].get("A") == note
     assert "B" not in record["notes"]
-    if reason == stdio.TIME_OUT:
+    if reason == codingame_referee.TIME_OUT:
         assert record["late_ms"] is not None and record["late_ms"] > 100
 
 
@@ -99,7 +99,7 @@ def test_first_turn_is_longer(script, tmp_path):
     # 0.5 s is too slow for a 100 ms turn, but fits a 1000 ms first turn.
     record = play({"A": script("sleep"), "B": script("4,4", "first")}, first="B", first_turn_ms=1000,
                   tmp_path=tmp_path)
-    assert record["reason"] != stdio.TIME_OUT
+    assert record["reason"] != codingame_referee.TIME_OUT
     assert record["moves"][1]["player"] == "A" and record["moves"][1]["ms"] > 400
 
 
@@ -125,7 +125,7 @@ def test_series_of_our_agent_against_random(tmp_path, capsys):
     assert [g["p1"] for g in games] == ["Agent1", "Random2"]     # the sides swap
     for game in games:
         assert game["rules"] == "codingame"
-        assert game["reason"] not in (stdio.TIME_OUT, stdio.INVALID_MOVE, stdio.CRASHED)
+        assert game["reason"] not in (codingame_referee.TIME_OUT, codingame_referee.INVALID_MOVE, codingame_referee.CRASHED)
         assert game["result"] in ("win", "tie") and game["score"] in (0, 0.5, 1)
         assert not game["notes"]
         ours = [m for m in game["moves"] if m["player"] == "Agent1"]

@@ -15,7 +15,7 @@ import pytest
 from agent.search_log import SEARCH_LOG_ENV, SearchLog
 from agent.limits import SearchResult
 from agent import cli
-from ref_sim import match, replay, stdio, telemetry
+from ref_sim import codingame_referee, match, replay, series, stdio, telemetry
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = ROOT / "tests" / "bots" / "hostile.py"
@@ -108,7 +108,7 @@ def test_skipped_lines_get_a_key_only_when_there_are_some():
 def test_the_last_line_comes_from_a_bounded_tail_and_is_printable(tmp_path):
     log = tmp_path / "a.log"
     log.write_text("$ python bot.py\n")
-    assert telemetry.last_line(log) == "" and match.last_output_line(log) == ""
+    assert telemetry.last_line(log) == "" and series.last_output_line(log) == ""
     log.write_text("$ python bot.py\nfirst\nerror: bad \x1b[2J thing\n\n")
     assert telemetry.last_line(log) == "error: bad ?[2J thing"
     with open(log, "ab") as handle:         # a huge log: its tail only
@@ -164,13 +164,13 @@ def test_a_fifo_or_a_symlink_in_place_of_a_log_is_not_read(tmp_path):
 
 
 def test_a_program_flooding_stdout_waits_instead_of_filling_the_memory(tmp_path):
-    program = stdio.Program("Flood1", [sys.executable, "-c", "while True: print('0 0')"],
+    program = codingame_referee.Program("Flood1", [sys.executable, "-c", "while True: print('0 0')"],
                             tmp_path / "flood.log")
     try:
         deadline = time.monotonic() + 60
-        while program.lines.qsize() < stdio.MAX_PENDING_LINES and time.monotonic() < deadline:
+        while program.lines.qsize() < codingame_referee.MAX_PENDING_LINES and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert program.lines.qsize() == stdio.MAX_PENDING_LINES
+        assert program.lines.qsize() == codingame_referee.MAX_PENDING_LINES
         assert program.answer(1.0)[1] == "0 0\n"
     finally:
         program.kill()

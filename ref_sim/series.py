@@ -1,0 +1,389 @@
+"""The series engine: what every runner of a series of games shares, whatever the protocol.
+
+The loop (:func:`play_games`) plays the games of a :class:`SeriesGames` (the file protocol's
+``ref_sim.match.FileGames``, CodinGame's ``ref_sim.stdio.StdioGames``) here or on a cluster,
+a few at once, and tells how a stop ended it; a game's line is appended to ``games.jsonl``
+(:func:`append_game`, :mod:`ref_sim.records`).  A first game whose bot cannot start stops the
+series (:class:`AgentCannotStart`, :func:`first_to_exit`).  ``series.json`` (or a tournament's
+file) holds the settings that ``--resume`` continues with (:func:`series_settings`); a run
+ends with :func:`conclude`: the logs of the games that went wrong kept, the summary
+(:mod:`ref_sim.report`), and after a stop the command that continues it.
+The two agents of a series command line and ``--resume``'s help are :func:`add_agents`,
+:func:`check_agents` and :data:`RESUME_HELP`, the same in every such command.
+
+Used by ref_sim.match, ref_sim.stdio and ref_sim.tournament (their command lines).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent.commandline import say_error, silence_output
+from ref_sim import cluster, console, records, stops, telemetry
+from ref_sim.referee import TIME_OUT
+from ref_sim.report import SHORT
+
+# -- starting a game's bots -------------------------------------------------------------------
+
+class AgentCannotStart(Exception):
+    """An agent exited (or could not be launched) before its first game began: its command
+    is wrong, and every game of the series would be a forfeit."""
+
+    def __init__(self, name: str, why: str, log: Path) -> None:
+        super().__init__(f"{name} could not start ({why}); its output: {log}")
+        self.name, self.why, self.log = name, why, log
+
+
+def last_output_line(log: Path) -> str:
+    """The last line an agent wrote to its log (after the command line), or "", printable and
+    short, from the log's tail only (:func:`ref_sim.telemetry.last_line`)."""
+    return telemetry.last_line(log)
+
+
+#: In the first game, how long an agent that is up must stay up before the game begins to
+#: count as started (one that prints an error and exits is caught exiting).
+START_SETTLE = 0.3
+
+
+def first_to_exit(processes: dict, seconds: float) -> str | None:
+    """The name of a process (``{name: Popen or None}``) that is not running (None: it could
+    not be launched) or exits within ``seconds``; None if all keep running."""
+    deadline = time.monotonic() + seconds
+    while True:
+        for name, process in processes.items():
+            if process is None or process.poll() is not None:
+                return name
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.02)
+
+
+# -- the loop -------------------------------------------------------------------------
+
+class SeriesGames:
+    """The games of one series for a runner: :meth:`submit` starts game ``k`` on a runner (here or
+    on a cluster worker), :meth:`line` turns it into its games.jsonl line once it has finished.
+    ``number``: the game's number in the files when it is not ``k`` (a tournament numbers its
+    games through the event; game ``k`` of a pairing is game ``k`` of the head-to-head series).
+    :class:`FileGames` plays through the referee's files, ``ref_sim.stdio.StdioGames`` through
+    stdin/stdout; ``stop`` (a threading.Event, set by :func:`play_games`) aborts the local ones."""
+
+    logs: Path
+    stop: threading.Event
+
+    def submit(self, runner, k: int, must_start: bool, number: int | None = None):
+        raise NotImplementedError
+
+    def game_line(self, *result, k: int, number: int) -> dict:
+        """The line of a game from what its game function returned (without the logs)."""
+        raise NotImplementedError
+
+    def line(self, runner, ticket, k: int, number: int | None = None) -> dict | None:
+        """The games.jsonl line of a finished game, its logs saved first when a worker sent
+        them; None for a game the stop cut short: not a game, ``--resume`` plays it again."""
+        try:
+            result = ticket.result()
+            if runner.remote:
+                *result, files = result
+                cluster.save_files(self.logs, files)
+        except OSError as error:        # its logs or record could not be written (disk full)
+            raise records.WriteError(records.write_failed(
+                error.filename or f"the files of game {number or k}", error)) from None
+        game = self.game_line(*result, k=k, number=number or k)
+        if self.stop.is_set() and game["result"] == "aborted":
+            return None
+        if runner.remote:
+            game.update(worker=ticket.worker, attempts=runner.attempts(ticket))
+        return game
+
+
+def play_games(runner, todo, submit, finished, stop: threading.Event, wanted=None) -> dict:
+    """Play ``todo`` through ``runner``, ``runner.capacity()`` games at once: ``submit(item)``
+    starts one and returns its ticket, ``finished(item, ticket)`` takes each as it ends (games
+    that end together in the order they were submitted); ``wanted()`` false submits no more (an
+    SPRT decided).  The loop of every series runner: ref_sim.match, ref_sim.stdio, the tournament.
+
+    Returns how the games stopped early, as :func:`conclude`'s keywords: ``{}`` (they did not),
+    ``{"interrupt": error}`` (Ctrl-C, or SIGTERM/SIGHUP through :mod:`ref_sim.stops`, or a
+    :class:`ref_sim.cluster.ClusterError`: a game lost every worker, or the scheduler went away),
+    ``{"cannot_start": error}`` (:class:`AgentCannotStart`) or ``{"broken_pipe": error}`` (the
+    output closed).  Then, and on any other error, which goes on, the games in flight end
+    first: a cluster's are cancelled (``--resume`` plays them again), local ones are told
+    through ``stop`` (they abort, their agents killed) and each is handed to ``finished``, so
+    that one that ended in time is kept."""
+    submitted: dict = {}            # ticket -> (order of submission, item)
+    pending, running = iter(todo), set()
+    stopped: dict = {}
+    try:
+        while True:
+            while (wanted is None or wanted()) and len(running) < runner.capacity():
+                item = next(pending, None)
+                if item is None:
+                    break
+                ticket = submit(item)
+                submitted[ticket] = (len(submitted), item)
+                running.add(ticket)
+            if not running:
+                break
+            ready, _ = runner.wait(running)
+            for ticket in sorted(ready, key=submitted.get):
+                running.discard(ticket)             # a stop in finished(): the rest still count
+                finished(submitted[ticket][1], ticket)
+    except KeyboardInterrupt as error:
+        stopped["interrupt"] = error
+    except cluster.ClusterError as error:   # a game lost every worker, or the scheduler went away
+        stopped["interrupt"] = error
+    except records.WriteError as error:     # the records cannot be written: a full disk
+        stopped["interrupt"] = error
+    except AgentCannotStart as error:
+        stopped["cannot_start"] = error
+    except BrokenPipeError as error:
+        stopped["broken_pipe"] = error
+        silence_output(sys.stdout)
+    finally:
+        if running and runner.remote:
+            runner.cancel(running)
+        elif running:
+            stop.set()
+            for ticket in sorted(running, key=submitted.get):
+                try:
+                    finished(submitted[ticket][1], ticket)
+                except (KeyboardInterrupt, AgentCannotStart, records.WriteError):
+                    pass
+                except BrokenPipeError:
+                    silence_output(sys.stdout)
+    return stopped
+
+
+def append_game(path: Path, game: dict) -> None:
+    """Add a finished game's line to games.jsonl, whole or not at all (:func:`ref_sim.records.append_game`)."""
+    records.append_game(path, game)
+
+
+def read_games(path: Path) -> tuple[list[dict], int]:
+    """The valid game lines of ``games.jsonl`` (the last game kept when one repeats) and the
+    number of lines that could not be read (a line cut by a crash; :func:`ref_sim.records.read_games`
+    says why)."""
+    games, problems = records.read_games(path)
+    return games, len(problems)
+
+
+# -- settings and --out ------------------------------------------------------------------
+
+RESUME_HELP = ("continue the series in --out with the settings it recorded: games already in "
+               "games.jsonl are not replayed, and they count in the statistics")
+
+
+def add_agents(parser: argparse.ArgumentParser, noun: str) -> None:
+    """AGENT1 and AGENT2 (``noun``: agent or program), both left out with ``--resume``."""
+    parser.add_argument("agent1", metavar="AGENT1", nargs="?",
+                        help=f"{noun} 1 (its score is the one reported); with --resume, leave "
+                             "both out to continue the series as it was")
+    parser.add_argument("agent2", metavar="AGENT2", nargs="?", help=f"{noun} 2")
+
+
+def check_agents(parser: argparse.ArgumentParser, args, noun: str) -> None:
+    """Both agents, or neither with ``--resume --out DIR``: else a usage error."""
+    if args.agent1 is None and not args.resume:
+        parser.error("AGENT1 and AGENT2 are required (or --resume --out DIR, to continue "
+                     "the series in DIR)")
+    if args.agent2 is None and args.agent1 is not None:
+        parser.error(f"AGENT2 is missing: give both {noun}s (or neither, with --resume)")
+    if args.resume and not args.out:
+        parser.error("--resume needs --out (the directory of the series to continue)")
+
+
+@dataclass(frozen=True)
+class SettingsFile:
+    """The file in ``--out`` where a runner records its settings, so that ``--resume --out DIR``
+    alone continues as it was: series.json (match, stdio), tournament.json (the tournament)."""
+    name: str = "series.json"
+    what: str = "series"                    # what it records, in messages
+    start: str = "AGENT1 AGENT2"            # what the command line gives to start one
+    grows: str = "games"                    # the setting a resumed run may change
+    required: tuple[str, ...] = ()          # keys without which it is no such file
+
+
+SERIES_FILE = SettingsFile(required=("agents",))
+
+
+def series_settings(out: Path | None, resume: bool, given: dict, defaults: dict,
+                    flags: dict) -> tuple[dict, dict | None]:
+    """The settings of this run and those ``out/series.json`` recorded (None: a new series).
+
+    ``given``: the settings on the command line, None where left out; ``defaults``: those of
+    a new series; ``flags``: each setting's option, for messages.  Resuming takes every
+    setting from series.json, except ``games`` when given (a series may grow or shrink);
+    a given setting that differs from the recorded one is refused (ValueError, one line).
+    ``--resume`` where there is no series.json starts one, if the agents are given."""
+    recorded = read_settings(out, resume, given.get("agents") is not None)
+    return merge_settings(recorded, given, defaults, flags, out), recorded
+
+
+def read_settings(out: Path | None, resume: bool, starts: bool,
+                  record: SettingsFile = SERIES_FILE) -> dict | None:
+    """What ``out`` recorded (``record``: which file) when resuming; None for a new one, which
+    ``starts`` (the command line gives what starts one) or else is refused.  ValueError."""
+    path = out / record.name if out is not None else None
+    if not (resume and path is not None and path.exists()):
+        if resume and not starts:
+            raise ValueError(f"--resume: {out} holds no {record.what} to continue (no "
+                             f"{record.name}); give {record.start} to start one there")
+        return None
+    try:
+        recorded = records.read_json(path, record.name)
+    except records.RecordError as error:        # one line (no usage): the file is the problem
+        raise records.CannotResume(f"cannot resume: {error}") from None
+    if not isinstance(recorded, dict) or not set(record.required) <= set(recorded):
+        raise ValueError(f"cannot resume: {path} is not a {record.what} file")
+    problem = records.settings_problem(recorded)
+    if problem:
+        raise ValueError(f"cannot resume: {path}: {problem}")
+    return recorded
+
+
+def merge_settings(recorded: dict | None, given: dict, defaults: dict, flags: dict,
+                   out: Path | None, record: SettingsFile = SERIES_FILE) -> dict:
+    """This run's settings: the command line's (``given``, None where left out) over
+    ``defaults`` for a new one; else the ``recorded`` ones, a given setting that differs
+    refused (ValueError, one line) but for ``record.grows``."""
+    if recorded is None:
+        return {key: defaults[key] if given.get(key) is None else given[key] for key in defaults}
+    settings = {}
+    for key, default in defaults.items():
+        old, new = recorded.get(key, default), given.get(key)
+        if new is not None and key in recorded and new != old and key != record.grows:
+            raise ValueError(f"cannot resume: {flags[key]} was {_shown(old)} in {out}, not "
+                             f"{_shown(new)} (leave {flags[key]} out to continue the "
+                             f"{record.what} as it was, or choose another --out)")
+        settings[key] = old if new is None else new
+    return settings
+
+
+def _shown(value) -> str:
+    """A setting as a command line gives it.
+
+    >>> _shown(["agent", "seed:depth=4"]), _shown(0.5), _shown(None), _shown(False)
+    ('agent seed:depth=4', '0.5', 'none', 'no')
+    """
+    if isinstance(value, list):
+        return " ".join(map(_shown, value))
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return "none" if value is None else str(value)
+
+
+def prepare_out(path: str) -> str | None:
+    """Make ``--out`` a directory (created with its parents if missing); None when it is
+    ready, else why it cannot be used."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        return f"--out {path}: not a directory (it is a file)"
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as error:
+        return f"--out {path}: cannot create it ({error.strerror or error})"
+    return None
+
+
+# -- the end of a series ---------------------------------------------------------------
+
+def went_wrong(game: dict) -> bool:
+    """A game whose logs say why: a time-out, a bad move, a crash, a hang, an abort."""
+    return bool(game["notes"]) or game["reason"] in SHORT or game["result"] == "aborted"
+
+
+def keep_logs(files) -> Path | None:
+    """Move ``files`` (logs in a temporary series folder about to be deleted) into a new
+    ``uttt-logs-*`` folder of the system's temporary directory, which is kept; returns it
+    (None when there is nothing to keep)."""
+    files = [path for path in files if path.exists()]
+    if not files:
+        return None
+    kept = Path(tempfile.mkdtemp(prefix="uttt-logs-"))
+    for path in files:
+        shutil.move(str(path), str(kept / path.name))
+    return kept
+
+
+def game_logs(logs: Path, numbers) -> list[Path]:
+    """Every file of ``logs`` that belongs to the games ``numbers``."""
+    return [path for number in sorted(set(numbers))
+            for path in sorted(logs.glob(f"game-{number:04d}[-.]*"))]
+
+
+def stopped_line(module: str, interrupt: BaseException, games: int, out: str | None,
+                 what: str = "series") -> str:
+    """The stderr line of a series (``what``: or a tournament) stopped by Ctrl-C, a signal or a
+    lost cluster: how many games were kept, and the command that continues it (runs as printed)."""
+    if isinstance(interrupt, (cluster.ClusterError, records.WriteError)):
+        text = f"Stopped: {interrupt}; the {what} stopped"
+    else:
+        said = stops.said(interrupt)
+        text = f"{said[0].upper()}{said[1:]}"
+    text += f" after {games} game{'' if games == 1 else 's'}"
+    if out:
+        return text + f"; continue the {what} with: " + stops.command_line(
+            module, "--resume", "--out", out)
+    return text + f" (the {what} was in a temporary directory, now deleted: with --out DIR " \
+                  "it can be continued)"
+
+
+def conclude(module: str, games: list[dict], report, *, out_arg: str | None, out: Path, say,
+             progress=None, figures=None, interrupt=None, cannot_start=None, broken_pipe=None,
+             decided=None, what: str = "series") -> int:
+    """The end of a run of games, however it ended (match, stdio, the tournament): without
+    ``--out`` (``out_arg``) the logs of the games that went wrong are moved out of the temporary
+    folder ``out``; then the error, or the summary (``report(games)``, its lines) and where the
+    files are, and after a stop (``interrupt``) the line that continues the ``what`` (series,
+    tournament).  ``progress``: what showed the games, closed here; ``figures(games)``: its
+    :class:`ref_sim.progress.Summary`, shown once more after a stop.  Returns the exit code."""
+    games.sort(key=lambda g: g["game"])
+    logs = out / "logs"
+    kept = None
+    if not out_arg:         # the temporary folder goes: the logs that say what went wrong stay
+        try:
+            kept = keep_logs(game_logs(logs, [g["game"] for g in games if went_wrong(g)])
+                             + ([cannot_start.log] if cannot_start else []))
+        except OSError as error:    # a full disk: the summary still comes
+            print(f"warning: the logs of the games that went wrong were not kept ({error})",
+                  file=sys.stderr)
+    if broken_pipe:
+        say_error(console.prog(module), f"output closed (broken pipe) after "
+                  f"{len(games)} games; the {what} stopped")
+        return stops.EXIT_BROKEN_PIPE
+    if progress is not None:
+        if interrupt and games and figures is not None:
+            progress.update(len(games), figures(games), stopped=True)
+        progress.close()
+    if cannot_start:
+        log = kept / cannot_start.log.name if kept else cannot_start.log
+        print(f"error: {cannot_start.name} could not start ({cannot_start.why}); its output: "
+              f"{log}; the {what} stopped (a command that cannot start would lose every game)",
+              file=sys.stderr)
+        return 1
+    if decided and not interrupt:
+        say(f"SPRT decided ({decided} accepted) after {len(games)} games.")
+    for line in report(games):
+        print(line)
+    for line in cluster.worker_lines(games, TIME_OUT):     # games played on a cluster
+        print(line)
+    if out_arg:
+        print(f"Games: {out / 'games.jsonl'}  logs: {logs}")
+    elif kept:
+        print(f"Logs of the games that went wrong: {kept} (kept; the rest were in the "
+              "temporary directory, deleted: --out DIR keeps everything)")
+    if interrupt:
+        print(stopped_line(module, interrupt, len(games), out_arg, what), file=sys.stderr)
+        return (1 if isinstance(interrupt, (cluster.ClusterError, records.WriteError))
+                else stops.exit_code(interrupt))
+    return 0
