@@ -30,6 +30,7 @@ from agent.protocol import (
     referee_last_line,
     temp_name,
 )
+from agent.referee_files import FileReader
 from agent.rules import InvalidMoveError, Move, Position, parse_move_line
 from agent.watcher import DirectoryWatcher
 
@@ -203,7 +204,7 @@ def test_only_universal_newlines_end_a_line(tmp_path, separator):
                  f"{ME} 0 0\n{OPP} 1 2{separator}\n", f"{OPP} 7 7\r{OPP} 2 2{separator}8 8\r\n"):
         path = tmp_path / "move_file"
         path.write_bytes(text.encode("utf-8"))
-        ours = referee_last_line(protocol._read_text(path))
+        ours = FileReader("utf-8").read(path).last
         name, move = parse_move_line(ours[1])
         assert referee_parse(read_move_line(path)) == (name, move.board, move.spot), text
     assert referee_last_line(f"{OPP} 1 2{separator}{OPP} 5 6\n") == (1, f"{OPP} 1 2{separator}{OPP} 5 6")
@@ -914,10 +915,10 @@ def referee_reads(data: bytes, encoding: str):
 
 def agent_reads(path: Path, encoding: str):
     """What the agent makes of the same file: its reading, then its parsing of the last line."""
-    text, undecodable = protocol._read_file(path, encoding)
-    if undecodable:
+    read = FileReader(encoding, chunk_size=3).read(path)  # tiny chunks: characters cut between reads
+    if read.undecodable:
         return "undecodable"
-    last = referee_last_line(text)
+    last = read.last
     try:
         name, move = parse_move_line(last[1] if last else "")
     except InvalidMoveError:
