@@ -16,13 +16,17 @@ this module does the reading, the waiting, the thinking and the writing around i
 * While the agent thinks, the search asks every 10 ms whether ``end_game`` appeared, the game was
   replaced or the ``.go`` changed or vanished, and stops at once if so; the same look runs once
   more just before writing (§8.6).
+* Files are read by :class:`agent.referee_files.FileReader`: one streaming pass in bounded memory
+  whatever their size, each version once, and never opened unless they are regular files (a FIFO
+  would block). The referee's directory deleted ends the game (:mod:`agent.turns`, item 0).
 * A move is one complete line written to a temp file in the same directory and renamed onto
   ``move_file`` (§8.3, 4, 5, 15), checked to have raised the mtime (§8.7). On whole-second
   timestamps a write that did not raise it gets the next whole second (or two, on FAT) as its
   timestamp at once: waiting for the clock could land after the referee's last look at a 1 s
   limit. Where the rename is refused (a sticky shared directory, ``move_file`` owned by another
   user) the line is written into ``move_file`` in place by one write. Every retry stops at the
-  referee's limit.
+  referee's limit. The temp file is created with ``O_EXCL`` under a random name
+  (:func:`agent.referee_files.create_temp_file`): a symlink planted there is never followed.
 * The thinking cutoff leaves room for the referee's 50 ms poll tick: only ticks before the limit
   count (:func:`last_tick`), so at 0.1 s the move must land before the 50 ms tick. On a loaded
   machine the OS may take the process off the CPU near that deadline: each turn measures its

@@ -286,7 +286,8 @@ class FileReader:
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as error:  # a symlink loop, a name too long, a directory we may not search
-            return self._unreadable(key, None, error.strerror or str(error))
+            return self._unreadable(key, ("stat", error.errno, _stat_version(key, os.lstat)),
+                                    error.strerror or str(error))
         version = _version(st)
         known = self._known.get(key)
         if known is not None and known[0] == version:
@@ -297,9 +298,12 @@ class FileReader:
         return self._read(key, time.time())
 
     def _unreadable(self, key: str, version, why: str) -> FileLines:
+        """FileLines saying ``why``; logged once per ``version`` of the file."""
+        known = self._known.get(key)
+        if known is not None and known[0] == version and known[1].unreadable == why:
+            return known[1]
         lines = FileLines(unreadable=why)
-        if version is not None:
-            self._known[key] = (version, lines)
+        self._known[key] = (version, lines)
         log.warning("%s is %s: it cannot be read as the referee reads it", os.path.basename(key),
                     why if why.startswith(("a ", "not ")) else f"unreadable ({why})")
         return lines
@@ -373,8 +377,8 @@ class FileReader:
             return replacing.decode(pending + data, final), replacing, True
 
 
-def _stat_version(key: str):
+def _stat_version(key: str, how=os.stat):
     try:
-        return _version(os.stat(key))
+        return _version(how(key))
     except OSError:
         return None

@@ -9,6 +9,9 @@ so every case below is a row of ``tests/test_turns.py``. The numbers are PROTOCO
 
 In the order a look is judged:
 
+0. The referee's directory itself deleted: a joined game is aborted after ``grace``; before any
+   game, one can only come if the directory is made again: wait ``silence`` (``grace`` when the
+   silence is off), then abort.
 1. ``first_four_moves`` names the game. Missing (or ``move_file`` missing in a joined game) for
    longer than ``grace``: the referee was stopped (12): abort. A game that had already ended when
    the agent started is ignored (8). A ``first_four_moves`` replaced before any ``end_game`` is a
@@ -33,7 +36,8 @@ In the order a look is judged:
    ``move_file`` empty for p1; for p2 one opponent line and a ``.go`` at most about one turn newer
    than the opening.
 8. ``move_file`` decoded as the referee decodes it; its last line before the first blank line is
-   the move. Empty: p1's move 5. My own line: my ``.go`` lingers (1). A line in my name that I did
+   the move (read in one bounded pass, :class:`~agent.referee_files.FileLines`). One that cannot
+   be read at all (a directory, a FIFO, no permission) is waited on, said once per version. Empty: p1's move 5. My own line: my ``.go`` lingers (1). A line in my name that I did
    not write: another agent plays under my name. An opponent line not yet answered is checked on my
    position (16): malformed, misnamed or illegal is a protocol error, after one more look in case
    a non-atomic writer was still busy. Then, if it is my move: :class:`Play`.

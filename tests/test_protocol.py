@@ -1285,7 +1285,7 @@ def test_a_symlink_at_every_temp_name_is_never_followed(referee, monkeypatch, ta
     planted = []
 
     def planted_name(token=None):
-        name = f"~uttt-move-{len(planted):016x}.tmp"
+        name = temp_name(f"{len(planted):016x}")
         if taken == "every" or len(planted) < 3:
             (referee.dir / name).symlink_to(outside)
             planted.append(name)

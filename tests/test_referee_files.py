@@ -120,6 +120,8 @@ def unreadable_file(kind: str, path, monkeypatch) -> None:
         path.mkdir()
     elif kind == "fifo":
         os.mkfifo(path)
+    elif kind == "symlink loop":
+        path.symlink_to(path.name)
     elif os.geteuid() != 0:
         write_old(path, b"Otter 0 0\n")
         path.chmod(0)
@@ -136,7 +138,8 @@ def unreadable_file(kind: str, path, monkeypatch) -> None:
 
 
 @pytest.mark.parametrize("kind, why", [("directory", "a directory"), ("fifo", "a FIFO"),
-                                       ("unreadable", "Permission denied")])
+                                       ("unreadable", "Permission denied"),
+                                       ("symlink loop", "symbolic links")])
 def test_what_cannot_be_read_is_unreadable_once_without_blocking(tmp_path, monkeypatch, caplog, kind, why):
     """A FIFO is never opened (it would block until a writer comes), and each version is logged
     once however often it is looked at."""
