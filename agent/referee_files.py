@@ -86,6 +86,11 @@ def create_temp_file(directory, data: bytes) -> Path:
                 continue
             raise
         try:
+            # Look at the new file before writing, as open() does: Linux (6.13+) stamps a change with
+            # its coarse clock unless the file's times were looked at since the last change, so a
+            # write to a fresh file nobody looked at keeps the creation's coarse stamp, which can
+            # lie below the fine one the referee recorded for move_file: the move would not count.
+            os.fstat(fd)
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]

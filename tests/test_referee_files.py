@@ -216,3 +216,29 @@ def test_every_name_taken_is_an_error_that_leaves_nothing(tmp_path, monkeypatch)
         create_temp_file(directory, b"Gopher 1 2\n")
     assert outside.read_text() == "precious"
     assert sorted(p.name for p in directory.iterdir()) == sorted(planted)
+
+
+def test_the_temp_file_is_stamped_after_a_move_file_stamped_just_before(tmp_path):
+    """Linux 6.13+ stamps a change with its coarse clock unless the file's times were looked at
+    since the last change, and never below a fine stamp it gave out: a file created and written
+    without anyone looking at it carries the same mtime as move_file written a moment earlier
+    (whose mtime the referee looked at), and the move would not count. Where this kernel gives
+    fine stamps to files looked at, the temp file (looked at before its write) must get one."""
+    probe = tmp_path / "probe"
+    fine = 0
+    for _ in range(20):
+        probe.write_bytes(b"1")
+        first = os.stat(probe).st_mtime_ns
+        time.sleep(0.0002)
+        probe.write_bytes(b"2")
+        fine += os.stat(probe).st_mtime_ns != first
+    if fine < 15:
+        pytest.skip("this filesystem's stamps are coarse whether or not a file was looked at")
+    earlier = tmp_path / "move_file"
+    for _ in range(30):
+        earlier.write_bytes(b"Otter 0 0\n")
+        before = os.stat(earlier).st_mtime_ns  # the referee's record
+        time.sleep(0.0002)
+        path = create_temp_file(tmp_path, b"Gopher 1 2\n")
+        assert os.stat(path).st_mtime_ns > before
+        os.remove(path)
