@@ -36,8 +36,8 @@ from .protocol import (
     EXIT_USAGE,
     FileProtocolAgent,
     check_encoding,
+    create_temp_file,
     referee_encoding,
-    temp_name,
 )
 from .rules import check_player_name
 from .search_log import SEARCH_LOG_ENV, SearchLog
@@ -147,10 +147,7 @@ def _check_directory(directory: Path, name: str) -> Path:
         if not directory.is_dir():
             raise UsageError(f"{where} {'is not a directory' if directory.exists() else 'does not exist'}")
         # Try what a move does: create the temp file there, then remove it.
-        probe = directory / temp_name()
-        with open(probe, "wb"):
-            pass
-        os.remove(probe)
+        os.remove(create_temp_file(directory, b""))
     except (OSError, ValueError) as error:  # ValueError: a NUL byte; OSError: a path too long...
         raise UsageError(f"cannot write in {where}: {reason(error)}") from None
     try:  # the referee's NAME.go there must be a path this system takes (not too long, say)

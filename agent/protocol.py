@@ -17,13 +17,17 @@ this module does the reading, the waiting, the thinking and the writing around i
   replaced or the ``.go`` changed or vanished, and stops at once if so; the same look runs once
   more just before writing (docs/protocol.md, "What a bot must survive", row "A move written
   outside your turn").
+* Files are read by :class:`agent.referee_files.FileReader`: one streaming pass in bounded memory
+  whatever their size, each version once, and never opened unless they are regular files (a FIFO
+  would block). The referee's directory deleted ends the game (:mod:`agent.turns`, item 0).
 * A move is one complete line written to a temp file in the same directory and renamed onto
   ``move_file`` (docs/protocol.md, "Writing a move safely"), checked to have raised the mtime. On whole-second
   timestamps a write that did not raise it gets the next whole second (or two, on FAT) as its
   timestamp at once: waiting for the clock could land after the referee's last look at a 1 s
   limit. Where the rename is refused (a sticky shared directory, ``move_file`` owned by another
   user) the line is written into ``move_file`` in place by one write. Every retry stops at the
-  referee's limit.
+  referee's limit. The temp file is created with ``O_EXCL`` under a random name
+  (:func:`agent.referee_files.create_temp_file`): a symlink planted there is never followed.
 * The thinking cutoff leaves room for the referee's 50 ms poll tick: only ticks before the limit
   count (:func:`last_tick`), so at 0.1 s the move must land before the 50 ms tick. On a loaded
   machine the OS may take the process off the CPU near that deadline: each turn measures its
@@ -42,6 +46,7 @@ import math
 import os
 import random
 import re
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +71,14 @@ from .exits import (  # noqa: F401  (GameSummary.exit_code picks one; re-exporte
 from .lifeline import Lifeline
 from .limits import SearchLimit
 from .pauses import RecentPauses, StallWatch
+from .referee_files import (  # noqa: F401  (TEMP_NAME_TEMPLATE and temp_name: re-exported)
+    TEMP_NAME_TEMPLATE,
+    FileLines,
+    FileReader,
+    TempNamesTaken,
+    create_temp_file,
+    temp_name,
+)
 from .rules import Move, check_player_name, format_move_line
 from .search_log import SearchLog
 from .turns import (  # noqa: F401  (re-exported: the protocol's helpers have always lived here)
@@ -102,11 +115,6 @@ CLEANUP_PATTERNS = (
     re.compile(r"(:?.*).go"),
 )
 
-#: Name of the brief temp file a move is written to before the rename. It holds neither the
-#: player name (which may contain "go") nor any protocol prefix, so no clean-up pattern matches.
-#: One writer at a time: only the player whose turn it is writes, and self-play uses two
-#: processes whose turns never overlap; the pid keeps a crashed writer's leftover apart anyway.
-TEMP_NAME_TEMPLATE = "~uttt-move-{pid}.tmp"
 
 #: Default seconds the protocol files may be missing in a joined game before it counts as aborted.
 VANISH_GRACE = 2.0
@@ -146,8 +154,6 @@ def default_silence(time_limit: float) -> float:
 REWRITE_PAUSE = 0.05
 
 
-def temp_name(pid: int | None = None) -> str:
-    return TEMP_NAME_TEMPLATE.format(pid=os.getpid() if pid is None else pid)
 
 
 def matches_cleanup(filename: str) -> bool:
@@ -228,34 +234,22 @@ def _whole_seconds(st) -> bool:
     return st is not None and st.st_mtime_ns % 1_000_000_000 == 0
 
 
-def _read_file(path: Path, encoding: str) -> tuple[str, bool] | None:
-    """``(text, undecodable)`` as the referee decodes the file (bytes ``encoding`` cannot decode are
-    replaced and flagged), or None when it cannot be read now."""
-    # Open, read, close at once: never hold a protocol file open (Windows renames: docs/protocol.md,
-    # "Writing a move safely").
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except PermissionError:  # Windows: the file is being replaced right now; look again later
-        return None
-    try:
-        return data.decode(encoding), False
-    except UnicodeDecodeError:
-        return data.decode(encoding, errors="replace"), True
-
-
-def _read_text(path: Path, encoding: str = "utf-8") -> str | None:
-    read = _read_file(path, encoding)
-    return None if read is None else read[0]
-
-
-def _seen(st, read: tuple[str, bool] | None = None) -> Seen | None:
+def _seen(st, lines: FileLines | None = None) -> Seen | None:
     if st is None:
         return None
-    text, undecodable = read if read is not None else (None, False)
-    return Seen(_identity(st), st.st_mtime_ns, text, undecodable)
+    return Seen(_identity(st), st.st_mtime_ns, undecodable=lines is not None and lines.undecodable, lines=lines)
+
+
+def _directory_gone(directory: Path) -> bool:
+    """True when ``directory`` was deleted (or replaced by something else). A deleted working
+    directory still stats as ``.``, with no links left."""
+    try:
+        st = os.stat(directory)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:  # we may not look (permissions): that is not "gone"
+        return False
+    return not stat.S_ISDIR(st.st_mode) or st.st_nlink == 0
 
 
 class FileProtocolAgent:
@@ -308,8 +302,9 @@ class FileProtocolAgent:
         self.opening_path = self.directory / OPENING_FILE
         self.end_path = self.directory / END_FILE
         self.go_path = self.directory / f"{self.name}.go"
-        self.temp_path = self.directory / temp_name()
-        assert not matches_cleanup(self.temp_path.name), self.temp_path.name
+        self._temp_path: Path | None = None  # the move's temp file while it exists
+        #: Reads the protocol files as the referee does, each version once (agent.referee_files).
+        self.reader = FileReader(self.encoding)
         self.watcher = DirectoryWatcher(self.directory, use_watchdog=use_watchdog, interval=poll_interval,
                                         names=(MOVE_FILE, OPENING_FILE, END_FILE, self.go_path.name))
         self._rng = random.Random()
@@ -393,10 +388,10 @@ class FileProtocolAgent:
             texts = {}
             if read:
                 if end is not None:
-                    texts["end"] = _read_file(self.end_path, self.encoding)
+                    texts["end"] = self.reader.read(self.end_path)
                 if go is not None:
-                    texts["move"] = _read_file(self.move_path, self.encoding)
-                    texts["opening"] = _read_file(self.opening_path, self.encoding)
+                    texts["move"] = self.reader.read(self.move_path)
+                    texts["opening"] = self.reader.read(self.opening_path)
             stable = not read or ((_identity_or_none(self.go_path) == (go and _identity(go)))
                                   and _identity_or_none(self.opening_path) == (opening and _identity(opening))
                                   and _identity_or_none(self.move_path) == (move and _identity(move)))
@@ -404,7 +399,8 @@ class FileProtocolAgent:
                 break
         return Look(opening=_seen(opening, texts.get("opening")), move=_seen(move, texts.get("move")),
                     end=_seen(end, texts.get("end")), go=_seen(go), now=time.monotonic(), wall=time.time(),
-                    go_removed=self.go_path.name in self.watcher.take_removed())
+                    go_removed=self.go_path.name in self.watcher.take_removed(),
+                    directory_gone=opening is None and _directory_gone(self.directory))
 
     def _log_notes(self) -> None:
         for note in self.decider.take_notes():
@@ -509,7 +505,8 @@ class FileProtocolAgent:
         row "Two bots started with the same name")."""
         if self.decider.game_moved_on(self._stat_look()):
             return
-        self.decider.unwritten(move, referee_last_line(_read_text(self.move_path, self.encoding) or ""))
+        lines = self.reader.read(self.move_path)
+        self.decider.unwritten(move, lines.last if lines is not None else None)
         self._log_notes()
 
     def _write_move(self, line: str, hard_deadline: float) -> float | None:
@@ -596,25 +593,34 @@ class FileProtocolAgent:
     def _write_once(self, line: str, hard_deadline: float) -> None:
         """One write of ``line`` onto move_file: a temp file renamed over it, or in place if the rename is refused."""
         data = line.encode("ascii")
-        with open(self.temp_path, "wb") as handle:
-            handle.write(data)
-        attempt = 0
-        while True:
-            try:
-                self._replace(self.temp_path, self.move_path)
-                return
-            except PermissionError as error:
-                refused = error
-            attempt += 1
-            # Windows: someone (the referee) has move_file open this instant; retry while time allows.
-            if (not RENAME_REFUSAL_IS_TRANSIENT or attempt >= REPLACE_ATTEMPTS
-                    or time.perf_counter() + REPLACE_RETRY_SLEEP > hard_deadline):
-                break
-            time.sleep(REPLACE_RETRY_SLEEP)
+        try:
+            self._temp_path = create_temp_file(self.directory, data)
+        except TempNamesTaken as error:
+            self._say_once("temp-taken", logging.WARNING,
+                           f"could not create my temp file in {self.directory}: {error.strerror} (files or symlinks "
+                           f"planted there?); writing my move into {MOVE_FILE} in place instead")
+            self._write_in_place(data)
+            return
+        try:
+            attempt = 0
+            while True:
+                try:
+                    self._replace(self._temp_path, self.move_path)
+                    self._temp_path = None  # renamed: nothing of mine is left at that name
+                    return
+                except PermissionError as error:
+                    refused = error
+                attempt += 1
+                # Windows: someone (the referee) has move_file open this instant; retry while time allows.
+                if (not RENAME_REFUSAL_IS_TRANSIENT or attempt >= REPLACE_ATTEMPTS
+                        or time.perf_counter() + REPLACE_RETRY_SLEEP > hard_deadline):
+                    break
+                time.sleep(REPLACE_RETRY_SLEEP)
+        finally:
+            self._remove_temp()  # on every path: a refused rename, a vanished directory, an interrupt
         self._say_once("in-place", logging.WARNING,
                        f"cannot rename onto {MOVE_FILE} ({refused.strerror or refused}; a sticky shared directory "
                        f"where another user owns it?): writing my moves into it in place instead")
-        self._remove_temp()
         self._write_in_place(data)
 
     def _write_in_place(self, data: bytes) -> None:
@@ -635,10 +641,12 @@ class FileProtocolAgent:
         os.replace(source, target)
 
     def _remove_temp(self) -> None:
-        try:
-            os.remove(self.temp_path)
-        except OSError:
-            pass
+        path, self._temp_path = self._temp_path, None
+        if path is not None:
+            try:
+                os.remove(path)
+            except OSError:
+                pass
 
     def _say_once(self, key: str, level: int, message: str) -> None:
         if key not in self._said:

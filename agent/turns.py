@@ -14,6 +14,9 @@ opponent move"; "step N" is a step of the list below.
 
 In the order a look is judged:
 
+0. The referee's directory itself deleted: a joined game is aborted after ``grace``; before any
+   game, one can only come if the directory is made again: wait ``silence`` (``grace`` when the
+   silence is off), then abort.
 1. ``first_four_moves`` names the game. Missing (or ``move_file`` missing in a joined game) for
    longer than ``grace``: the referee was stopped (12): abort. A game that had already ended when
    the agent started is ignored (8). A ``first_four_moves`` replaced before any ``end_game`` is a
@@ -38,7 +41,8 @@ In the order a look is judged:
    ``move_file`` empty for p1; for p2 one opponent line and a ``.go`` at most about one turn newer
    than the opening.
 8. ``move_file`` decoded as the referee decodes it; its last line before the first blank line is
-   the move. Empty: p1's move 5. My own line: my ``.go`` lingers (1). A line in my name that I did
+   the move (read in one bounded pass, :class:`~agent.referee_files.FileLines`). One that cannot
+   be read at all (a directory, a FIFO, no permission) is waited on, said once per version. Empty: p1's move 5. My own line: my ``.go`` lingers (1). A line in my name that I did
    not write: another agent plays under my name. An opponent line not yet answered is checked on my
    position (16): malformed, misnamed or illegal is a protocol error, after one more look in case
    a non-atomic writer was still busy. Then, if it is my move: :class:`Play`.
@@ -54,7 +58,9 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
+from .referee_files import FileLines
 from .rules import O, X, IllegalMoveError, InvalidMoveError, Move, Position, parse_move_line
 
 MOVE_FILE = "move_file"
@@ -156,6 +162,14 @@ class Seen:
     mtime_ns: int
     text: str | None = None  # decoded as the referee decodes it; None where the look did not read it
     undecodable: bool = False  # bytes the referee's encoding cannot decode: reading them, it crashes
+    lines: FileLines | None = None  # what a streaming read found (in place of ``text``, for any size)
+
+    @cached_property
+    def read(self) -> FileLines | None:
+        """What the referee reads from the file (:class:`FileLines`); None where the look did not read it."""
+        if self.lines is not None:
+            return self.lines
+        return None if self.text is None else FileLines.from_text(self.text, self.undecodable)
 
     @property
     def mtime(self) -> float:
@@ -180,6 +194,7 @@ class Look:
     now: float  # a monotonic clock, seconds
     wall: float  # time.time(), to compare with file timestamps
     go_removed: bool = False  # the watcher saw NAME.go deleted or renamed away since the last look
+    directory_gone: bool = False  # the referee's directory itself is deleted (or no longer a directory)
 
     def identities(self) -> tuple:
         return tuple(None if seen is None else seen.identity for seen in (self.opening, self.move, self.end, self.go))
@@ -265,10 +280,11 @@ class TurnDecider:
         self._startup_game_id: tuple | None = None
         self._startup_go_id: tuple | None = None
         self._missing_since: float | None = None
+        self._gone_since: float | None = None  # when the directory was first seen gone
         self._last_seen: tuple | None = None  # identities at the last look
         self._changed_at: float | None = None  # when they last changed
         self._waiting_since: dict[str, float] = {}  # a file looked at again: since when
-        self._suspect_text: str | None = None  # a move_file text that looked bad once
+        self._suspect_text: FileLines | None = None  # a move_file reading that looked bad once
         self.notes: list[Note] = []
 
     def take_notes(self) -> list[Note]:
@@ -341,6 +357,10 @@ class TurnDecider:
 
     def decide(self, look: Look) -> Wait | Play | Finish | Abort:
         """What to do after ``look`` (see the module docstring, whose numbers are used below)."""
+        # 0. the directory
+        if look.directory_gone:
+            return self._directory_gone(look.now)
+        self._gone_since = None
         # 1. the game
         if look.opening is None or (self.game is not None and look.move is None):
             return self._missing(look.now)
@@ -388,6 +408,29 @@ class TurnDecider:
             self._note(logging.ERROR, f"{error}; waiting for {END_FILE}")
             return Wait()
 
+    def _directory_gone(self, now: float) -> Wait | Abort:
+        """The directory itself was deleted: a joined game is over after ``grace``, as when its files
+        vanish; before a game, one may still come only if the directory is made again, so wait
+        ``silence`` (``grace`` where silence is off) for that, then give up."""
+        if self._gone_since is None:
+            self._gone_since = now
+            self._note(logging.WARNING, "the referee's directory was deleted; waiting for it to come back")
+        wait = self.grace if self.game is not None or self.silence <= 0 else self.silence
+        if now - self._gone_since > wait:
+            when = "during my game" if self.game is not None else "before any game began there"
+            return Abort(f"the referee's directory was deleted {when} and stayed gone for {wait:g} s: "
+                         "no referee can use it")
+        return Wait()
+
+    def _unreadable(self, seen: Seen, name: str) -> bool:
+        """True (after one note per version of the file) when ``name`` could not be read at all."""
+        why = seen.read.unreadable if seen is not None and seen.read is not None else None
+        if why is None:
+            return False
+        self._note(logging.WARNING, f"cannot read {name} ({why}); waiting for a readable one (the referee cannot read "
+                                    "it either: its game will end without me)", f"unreadable {name} {seen.identity}")
+        return True
+
     def _missing(self, now: float) -> Wait | Abort:
         if self.game is None:
             return Wait()  # no game joined yet: nothing to lose, keep waiting
@@ -415,7 +458,9 @@ class TurnDecider:
         return None
 
     def _end(self, look: Look) -> Wait | Finish:
-        lines = referee_lines(look.end.text or "")
+        if self._unreadable(look.end, END_FILE):
+            return Wait()
+        lines = look.end.read.first if look.end.read is not None else ()
         if not lines:  # the referee may be between creating and writing it
             since = self._waiting_since.setdefault(END_FILE, look.now)
             if look.now - since < END_FILL_WAIT:
@@ -442,14 +487,16 @@ class TurnDecider:
 
     def _turn(self, look: Look) -> Wait | Play:
         go, move = look.go, look.move
-        if move is None or move.text is None:
+        if move is None or move.read is None:
             return Wait()
-        if move.undecodable:
-            self._judge_once(move.text)
+        if self._unreadable(move, MOVE_FILE) or self._unreadable(look.opening, OPENING_FILE):
+            return Wait()
+        if move.read.undecodable:
+            self._judge_once(move.read)
             raise ProtocolError(f"{MOVE_FILE} holds bytes that are not {self.encoding}, the encoding the referee reads "
-                                f"it with: {printable(move.text)!r}; the referee cannot decode it either and stops "
-                                f"without an {END_FILE} (its reading error is not caught)")
-        last = referee_last_line(move.text)
+                                f"it with: {printable(move.read.shown)!r}; the referee cannot decode it either and "
+                                f"stops without an {END_FILE} (its reading error is not caught)")
+        last = move.read.last
         if self.game is None:
             self._join(look, last)
         game = self.game
@@ -507,16 +554,16 @@ class TurnDecider:
     def _join(self, look: Look, last) -> None:
         """Read the opening now that my .go is current (10) and check the game is fresh (9)."""
         opening = look.opening
-        text = opening.text or ""
-        lines = referee_lines(text)
-        if len(lines) < 4:
+        read = opening.read or FileLines()
+        lines = read.first[:4]
+        if read.count < 4:
             # Not complete yet (it should be by now): look again before calling it broken.
             since = self._waiting_since.setdefault(OPENING_FILE, look.now)
             if look.now - since < OPENING_FILL_WAIT:
                 raise _LookAgain(OPENING_FILL_WAIT)
-        if len(lines) != 4:
-            raise ProtocolError(f"{OPENING_FILE} has {len(lines)} lines before its first blank line, expected 4: "
-                                f"{printable(text)!r}")
+        if read.count != 4:
+            raise ProtocolError(f"{OPENING_FILE} has {read.count} lines before its first blank line, expected 4: "
+                                f"{printable(read.shown)!r}")
         position = Position()
         names = []
         for number, line in enumerate(lines, start=1):
@@ -581,7 +628,7 @@ class TurnDecider:
 
     # -- the opponent's move ----------------------------------------------------------------------
 
-    def _judge_once(self, text: str) -> None:
+    def _judge_once(self, text: FileLines) -> None:
         """Let a text that looks bad be judged only when a later look finds it unchanged: a writer
         that truncates, then writes, could still be busy. Raises _LookAgain the first time."""
         if self._suspect_text != text:
@@ -593,7 +640,7 @@ class TurnDecider:
         try:
             move = self._check_opponent(number, line)
         except ProtocolError:
-            self._judge_once(look.move.text)
+            self._judge_once(look.move.read)
             raise
         self._suspect_text = None
         game = self.game

@@ -38,10 +38,10 @@ def random_agent_command() -> list[str]:
 class Player:
     """A player process started before the referee, as in the tournament."""
 
-    def __init__(self, command: list[str], log_file: Path | None = None) -> None:
+    def __init__(self, command: list[str], log_file: Path | None = None, cwd: Path = ROOT, env=None) -> None:
         self.log_file = log_file
         self.early = ""     # stdout read before finish()
-        self.process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
+        self.process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True)
 
     def wait_waiting(self) -> "Player":
@@ -258,3 +258,19 @@ def test_an_opponent_answering_out_of_turn_loses_every_game(dirs, use_polling):
         winners.append((record.p1, record.reason))
         ours.log_file.unlink()
     assert {p1 for p1, _ in winners} == {"Walrus", "Otter"}, winners
+
+
+def test_an_agent_whose_working_directory_is_deleted_before_the_game_exits(dirs):
+    """``--dir .`` (the default) in a directory deleted before any referee came: exit 3 with one
+    line saying so, after --silence, instead of waiting for ever."""
+    import shutil
+
+    game, logs = dirs
+    log_file = logs / "Walrus.log"
+    player = Player([*agent_command(), "Walrus", "--time-limit", str(TIME_LIMIT), *FAST_ENGINE, "--silence", "1",
+                     "--log-file", str(log_file)], log_file, cwd=game, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    player.wait_ready()
+    shutil.rmtree(game)
+    code, out, err = player.finish(timeout=60)
+    assert code == 3, (out, err)
+    assert out.count("\n") == 1 and "directory was deleted before any game" in out, out

@@ -60,7 +60,7 @@ def test_unwritable_directory_in_process(tmp_path, monkeypatch, capsys):
     def refuse(path, *args, **kwargs):
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(cli, "open", refuse, raising=False)
+    monkeypatch.setattr(cli, "create_temp_file", refuse)
     assert cli.main(["Walrus", "--dir", str(tmp_path)]) == EXIT_USAGE
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cannot write in referee directory" in err and "Permission denied" in err

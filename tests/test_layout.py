@@ -84,7 +84,8 @@ def _is_package_of(package: str, module: str) -> bool:
 #: What the bot plays with, and why each is in agent/ (issue 18: the bot apart from the bench).
 BOT_MODULES = {
     "agent", "agent.__main__", "agent.cli", "agent.commandline", "agent.options",  # its command line
-    "agent.protocol", "agent.turns", "agent.watcher", "agent.lifeline", "agent.pauses",  # the file protocol
+    "agent.protocol", "agent.referee_files", "agent.turns", "agent.watcher", "agent.lifeline",  # the file protocol
+    "agent.pauses",
     "agent.clock", "agent.exits",  # both protocols' time budget and exit codes
     "agent.codingame", "agent.codingame_turns", "agent.variety",  # CodinGame's protocol
     "agent.search_log",  # each move's figures as JSON, for the runners

@@ -31,6 +31,7 @@ from agent.protocol import (
     referee_last_line,
     temp_name,
 )
+from agent.referee_files import FileReader
 from agent.rules import InvalidMoveError, Move, Position, parse_move_line
 from agent.watcher import DirectoryWatcher
 
@@ -204,7 +205,7 @@ def test_only_universal_newlines_end_a_line(tmp_path, separator):
                  f"{ME} 0 0\n{OPP} 1 2{separator}\n", f"{OPP} 7 7\r{OPP} 2 2{separator}8 8\r\n"):
         path = tmp_path / "move_file"
         path.write_bytes(text.encode("utf-8"))
-        ours = referee_last_line(protocol._read_text(path))
+        ours = FileReader("utf-8").read(path).last
         name, move = parse_move_line(ours[1])
         assert referee_parse(read_move_line(path)) == (name, move.board, move.spot), text
     assert referee_last_line(f"{OPP} 1 2{separator}{OPP} 5 6\n") == (1, f"{OPP} 1 2{separator}{OPP} 5 6")
@@ -933,10 +934,10 @@ def referee_reads(data: bytes, encoding: str):
 
 def agent_reads(path: Path, encoding: str):
     """What the agent makes of the same file: its reading, then its parsing of the last line."""
-    text, undecodable = protocol._read_file(path, encoding)
-    if undecodable:
+    read = FileReader(encoding, chunk_size=3).read(path)  # tiny chunks: characters cut between reads
+    if read.undecodable:
         return "undecodable"
-    last = referee_last_line(text)
+    last = read.last
     try:
         name, move = parse_move_line(last[1] if last else "")
     except InvalidMoveError:
@@ -1286,3 +1287,131 @@ def test_an_agent_whose_runner_is_gone_ends_by_itself(tmp_path):
     summary = agent.join(timeout=3.0)
     assert summary.status == "aborted" and summary.exit_code == EXIT_ABORTED
     assert f"(pid {runner.pid}) is gone" in summary.message
+
+
+# -- the file protocol's edges (issue 23, item 4) ---------------------------------------------------
+
+
+@pytest.mark.parametrize("taken", ["some", "every"])
+def test_a_symlink_at_every_temp_name_is_never_followed(referee, monkeypatch, taken):
+    """Someone who can write in the directory plants symlinks at the temp names (here: at the first
+    three, or at every one the agent is handed). Their target outside the directory is never
+    written; the move still lands (by rename, or written in place when no name is free)."""
+    from agent import referee_files
+
+    outside = referee.dir.parent / f"{referee.dir.name}-outside"
+    outside.write_text("precious")
+    planted = []
+
+    def planted_name(token=None):
+        name = temp_name(f"{len(planted):016x}")
+        if taken == "every" or len(planted) < 3:
+            (referee.dir / name).symlink_to(outside)
+            planted.append(name)
+        return name
+
+    monkeypatch.setattr(referee_files, "temp_name", planted_name)
+    runner = Runner(referee.dir)
+    referee.start()
+    referee.go(ME)
+    assert wait_for(lambda: my_move_written(referee))
+    referee.end()
+    assert runner.join().status == "finished"
+    assert outside.read_text() == "precious"
+    assert len(planted) >= 3
+    left = sorted(path.name for path in referee.dir.iterdir() if path.name.startswith("~"))
+    assert left == sorted(planted), "a temp file of mine was left behind"
+    assert not referee.path("move_file").is_symlink()
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo", "unreadable"])
+def test_a_move_file_that_cannot_be_read_is_said_once_and_waited_on(referee, monkeypatch, caplog, kind):
+    """move_file replaced by a directory, a FIFO or a file the agent may not read, at my turn: no
+    traceback, no blocking, one log line for it however many looks, no move; end_game still ends it."""
+    if kind == "fifo" and not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs on this system")
+    from test_referee_files import unreadable_file
+
+    caplog.set_level(logging.INFO, logger="agent")
+    runner = Runner(referee.dir, use_watchdog=False)  # a full look every 15 ms
+    referee.start()
+    referee.path("move_file").unlink()
+    unreadable_file(kind, referee.path("move_file"), monkeypatch)
+    referee.go(ME)
+    assert wait_for(lambda: "cannot read move_file" in caplog.text, timeout=10), caplog.text
+    time.sleep(0.3)  # ~20 more looks
+    assert caplog.text.count("cannot read move_file") == 1
+    assert caplog.text.count("move_file is") == 1, caplog.text
+    referee.end()
+    summary = runner.join(timeout=10)
+    assert summary.status == "finished" and summary.moves == 0 and runner.engine.calls == []
+
+
+def test_a_huge_move_file_is_read_once(tmp_path, caplog):
+    """30 MB of lines before the opponent's move: read in one pass, once (not at every look while my
+    .go stands), and the move answered."""
+    caplog.set_level(logging.INFO, logger="agent")
+    referee = Referee(tmp_path, OPENING_OPP_FIRST)
+    runner = Runner(tmp_path, use_watchdog=False, time_limit=5.0)
+    referee.start()
+    line = f"{OPP} {Move.from_index(referee.position.legal_moves()[0])}"
+    referee.go(OPP)
+    referee.path("move_file").write_text(f"{OPP} 0 0\n" * 3_000_000 + line + "\n")
+    referee.go(ME)
+    assert wait_for(lambda: my_move_written(referee), timeout=20), caplog.text
+    assert caplog.text.count("move_file is 30 MB") == 1
+    # A version younger than RACY_SECONDS may still change unseen and is read again; once older,
+    # each file is read once more at most, then never while it stands (~30 looks here).
+    time.sleep(0.2)
+    reads = runner.agent.reader.reads
+    time.sleep(0.5)
+    assert runner.agent.reader.reads - reads <= 2  # my own move_file and the opening, once each at most
+    referee.end()
+    assert runner.join(timeout=10).status == "finished"
+
+
+@pytest.mark.parametrize("use_watchdog", [True, False], ids=["watchdog", "polling"])
+def test_the_directory_deleted_before_the_game_ends_the_agent(tmp_path, use_watchdog):
+    """Deleted before any referee came: none can come; exit with a reason after --silence."""
+    import shutil
+
+    directory = tmp_path / "game"
+    directory.mkdir()
+    runner = Runner(directory, silence=0.5, use_watchdog=use_watchdog)
+    shutil.rmtree(directory)
+    summary = runner.join(timeout=30)
+    assert summary.status == "aborted" and summary.exit_code == EXIT_ABORTED
+    assert "directory was deleted before any game" in summary.message and "\n" not in summary.message
+
+
+def test_the_directory_deleted_during_the_game_ends_the_agent(tmp_path):
+    import shutil
+
+    directory = tmp_path / "game"
+    directory.mkdir()
+    referee = Referee(directory)
+    runner = Runner(directory, grace=0.3)
+    referee.start()
+    referee.go(ME)
+    assert wait_for(lambda: my_move_written(referee))
+    shutil.rmtree(directory)
+    summary = runner.join(timeout=30)
+    assert summary.status == "aborted" and "directory was deleted during my game" in summary.message
+
+
+def test_a_directory_made_again_before_the_game_is_played_in(tmp_path):
+    """Deleted and made again (a runner that clears it) within --silence: the game there is played."""
+    import shutil
+
+    directory = tmp_path / "game"
+    directory.mkdir()
+    runner = Runner(directory, silence=20)
+    shutil.rmtree(directory)
+    time.sleep(0.1)
+    directory.mkdir()
+    referee = Referee(directory)
+    referee.start()
+    referee.go(ME)
+    assert wait_for(lambda: my_move_written(referee), timeout=10)
+    referee.end()
+    assert runner.join(timeout=10).status == "finished"

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 import pytest
 
+from agent.referee_files import FileLines
 from agent.rules import Move, Position, parse_move_line
 from agent.turns import (
     OUT_OF_TURN_WAIT,
@@ -49,12 +50,14 @@ class Dir:
     go: Seen | None = None
     now: float = 0.0
     go_removed: bool = False
+    directory_gone: bool = False
 
     def look(self) -> Look:
         # A look reads move_file and the opening only while my .go exists, end_game whenever it does.
         strip = (lambda s: None if s is None else replace(s, text=None)) if self.go is None else (lambda s: s)
         return Look(opening=strip(self.opening), move=strip(self.move), end=self.end, go=self.go,
-                    now=self.now, wall=T0 + self.now, go_removed=self.go_removed)
+                    now=self.now, wall=T0 + self.now, go_removed=self.go_removed,
+                    directory_gone=self.directory_gone)
 
 
 def fresh_game(opening=OPENING_ME_FIRST) -> Dir:
@@ -293,6 +296,60 @@ def test_files_missing_longer_than_the_grace_abort_a_joined_game():
     assert isinstance(action, Abort) and "vanished" in action.message
     # Before any game is joined, missing files are only waited for.
     assert decider().decide(Dir(now=100.0).look()) == Wait()
+
+
+def test_a_deleted_directory_ends_the_wait_for_a_game_after_the_silence():
+    """Before any game: a directory made again may still get a referee, for ``silence`` s; then none can."""
+    turns = started(Dir(), grace=0.5, silence=3.0)
+    gone = Dir(now=1.0, directory_gone=True)
+    assert turns.decide(gone.look()) == Wait()
+    assert [note.level for note in turns.take_notes()] == [logging.WARNING]
+    gone.now = 3.9
+    assert turns.decide(gone.look()) == Wait()
+    assert turns.take_notes() == []  # said once
+    gone.now = 4.1
+    action = turns.decide(gone.look())
+    assert isinstance(action, Abort) and "deleted before any game" in action.message
+    # Made again in time: the clock starts over.
+    turns = started(Dir(), grace=0.5, silence=3.0)
+    assert turns.decide(Dir(now=1.0, directory_gone=True).look()) == Wait()
+    assert turns.decide(Dir(now=3.0).look()) == Wait()
+    assert turns.decide(Dir(now=5.0, directory_gone=True).look()) == Wait()
+    # With the silence off, the grace still ends it.
+    turns = started(Dir(), grace=0.5, silence=0)
+    assert turns.decide(Dir(now=1.0, directory_gone=True).look()) == Wait()
+    assert isinstance(turns.decide(Dir(now=1.6, directory_gone=True).look()), Abort)
+
+
+def test_a_directory_deleted_during_the_game_aborts_it_after_the_grace():
+    directory = fresh_game()
+    turns = started(directory, grace=0.5, silence=30.0)
+    my_go(directory, 0.3)
+    write_mine(turns, directory, turns.decide(directory.look()), 0.3)
+    gone = Dir(now=1.0, directory_gone=True)
+    assert turns.decide(gone.look()) == Wait()
+    gone.now = 1.6
+    action = turns.decide(gone.look())
+    assert isinstance(action, Abort) and "deleted during my game" in action.message
+
+
+def test_a_move_file_that_cannot_be_read_is_waited_on_with_one_note_per_version():
+    directory = fresh_game(OPENING_OPP_FIRST)
+    turns = started(directory)
+    my_go(directory, 0.3)
+    directory.move = Seen((1, 30, 1, 4096), 1, lines=FileLines(unreadable="a directory"))
+    assert turns.decide(directory.look()) == Wait()
+    directory.now = 0.5
+    assert turns.decide(directory.look()) == Wait()
+    notes = turns.take_notes()
+    assert len(notes) == 2 and notes[0].key == notes[1].key  # the agent logs each key once
+    assert "cannot read move_file (a directory)" in notes[0].message
+    directory.move = Seen((1, 31, 2, 0), 2, lines=FileLines(unreadable="a FIFO (named pipe)"))
+    assert turns.decide(directory.look()) == Wait()
+    assert turns.take_notes()[0].key != notes[0].key  # another version: said again
+    line = f"{OPP} 8 0"
+    directory.move = seen(32, T0 + 0.2, line + "\n")
+    assert isinstance(turns.decide(directory.look()), Play)
 
 
 def test_a_silent_game_is_aborted_but_a_leftover_at_start_up_is_not():

@@ -1,0 +1,391 @@
+"""The referee's files as untrusted input: read them as the referee does, write the move safely.
+
+Anyone who can write in the referee's directory (the opponent first) can put anything at the
+protocol files' names: a directory, a FIFO, a file nobody may read, hundreds of megabytes, a
+symlink. Nothing there may crash the agent, block it, fill its memory, or make it write outside
+the directory:
+
+* :class:`FileReader` reads a file as the referee does -- decoded with its encoding, universal
+  newlines, the lines up to the first blank one (docs/protocol.md, "How the referee reads
+  `move_file`") -- in one streaming pass in
+  bounded memory (:class:`LineScanner`), and each version of a file once: it remembers the
+  identity it last parsed and answers from memory while that stands. A directory, FIFO, socket or
+  device is never opened (a FIFO would block); a file that cannot be opened is "unreadable"
+  (:attr:`FileLines.unreadable`). Each oddity is logged once, when that version is first read.
+* :func:`create_temp_file` creates the move's temp file with ``O_CREAT | O_EXCL | O_NOFOLLOW``
+  under an unpredictable name (:func:`temp_name`): a symlink or file planted there is never
+  followed or overwritten; another name is tried instead.
+
+:class:`LineScanner` and :class:`FileLines` do no I/O: :mod:`agent.turns` decides on them.
+"""
+
+from __future__ import annotations
+
+import codecs
+import errno
+import logging
+import os
+import re
+import secrets
+import stat
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+#: Bytes read at a time: the memory a read needs is a few times this, whatever the file's size.
+CHUNK_SIZE = 1 << 20
+#: The longest line kept (after its leading whitespace): a move line is ~12 characters. Only a
+#: hostile file has longer ones; what is cut off could only make the line less valid.
+MAX_LINE_CHARS = 4096
+#: Lines kept from the start of a file: the opening has 4 (one more shows it has too many).
+FIRST_LINES_KEPT = 5
+#: Characters of the decoded text kept for log messages.
+SHOWN_CHARS = 256
+#: A file this large is worth one log line: what the referee and the agent spend reading it.
+LARGE_FILE = 1 << 20
+#: A version read this soon after its mtime may still change without its identity changing
+#: (Linux stamps mtimes from a clock that ticks every few ms): it is read again next time.
+#: Whole-second timestamps need the coarsest granule (FAT: 2 s).
+RACY_SECONDS = 0.05
+RACY_SECONDS_COARSE = 2.0
+
+#: Name of the brief temp file a move is written to before the rename. It holds neither the
+#: player name (which may contain "go") nor any protocol prefix, and its token is hexadecimal
+#: (no "g"), so none of the referee's clean-up patterns matches it (docs/protocol.md,
+#: "Clean-up: files the referee deletes"). The token is
+#: random: nobody can plant a symlink at the name in advance (and O_EXCL refuses one anyway).
+TEMP_NAME_TEMPLATE = "~uttt-move-{token}.tmp"
+#: Names tried before giving up on a temp file (each taken name is someone else's file).
+TEMP_NAME_ATTEMPTS = 8
+
+
+def temp_name(token=None) -> str:
+    """A temp file name: ``~uttt-move-<16 hex digits>.tmp``, or with the given ``token``."""
+    return TEMP_NAME_TEMPLATE.format(token=secrets.token_hex(8) if token is None else token)
+
+
+class TempNamesTaken(FileExistsError):
+    """Every temp name tried already existed (files or symlinks someone planted)."""
+
+
+def create_temp_file(directory, data: bytes) -> Path:
+    """Create a new file holding ``data`` in ``directory`` under a fresh :func:`temp_name` and
+    return its path. ``O_EXCL`` (with ``O_NOFOLLOW`` where defined) never opens anything that
+    already exists at the name, a symlink included. TempNamesTaken after ``TEMP_NAME_ATTEMPTS``
+    taken names; any other OSError as it comes. Nothing is left behind on an error."""
+    flags = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+             | getattr(os, "O_CLOEXEC", 0))
+    for _ in range(TEMP_NAME_ATTEMPTS):
+        path = Path(directory) / temp_name()
+        try:
+            fd = os.open(path, flags, 0o644)
+        except FileExistsError:
+            continue
+        except OSError as error:
+            if error.errno in (errno.ELOOP, errno.EMLINK):  # O_NOFOLLOW met a symlink (BSDs: EMLINK)
+                continue
+            raise
+        try:
+            # Look at the new file before writing, as open() does: Linux (6.13+) stamps a change with
+            # its coarse clock unless the file's times were looked at since the last change, so a
+            # write to a fresh file nobody looked at keeps the creation's coarse stamp, which can
+            # lie below the fine one the referee recorded for move_file: the move would not count.
+            os.fstat(fd)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        except BaseException:
+            os.close(fd)
+            _remove(path)
+            raise
+        os.close(fd)
+        return path
+    raise TempNamesTaken(errno.EEXIST, f"{TEMP_NAME_ATTEMPTS} temp file names in a row already existed",
+                         str(directory))
+
+
+def _remove(path) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+# -- what the referee reads ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileLines:
+    """What the referee reads from one protocol file: the lines before the first blank one.
+
+    ``first``: the first ``FIRST_LINES_KEPT`` of them, stripped; ``count``: how many there are;
+    ``last``: ``(number, line)`` of the last (the move, in move_file), None when there is none;
+    ``shown``: the start of the decoded text, for messages; ``undecodable``: bytes the encoding
+    cannot decode anywhere in the file (the referee decodes all of it, and crashes on them);
+    ``unreadable``: why the file could not be read at all (a directory, a FIFO...), else None.
+    Lines longer than ``MAX_LINE_CHARS`` are cut there."""
+
+    first: tuple[str, ...] = ()
+    count: int = 0
+    last: tuple[int, str] | None = None
+    shown: str = ""
+    undecodable: bool = False
+    unreadable: str | None = None
+    size: int = 0
+
+    @classmethod
+    def from_text(cls, text: str, undecodable: bool = False) -> FileLines:
+        scanner = LineScanner()
+        scanner.feed(text)
+        return scanner.finish(undecodable=undecodable, size=len(text))
+
+
+#: A blank line (only whitespace, str.isspace()'s) at the start of the text, or after a newline.
+_BLANK_HERE = re.compile(r"[^\S\n]*\n")
+_BLANK_AFTER_NEWLINE = re.compile(r"\n[^\S\n]*\n")
+
+
+class LineScanner:
+    """Finds :class:`FileLines` in decoded text fed piece by piece, in memory bounded by the
+    pieces' size: the referee's reading (:func:`agent.turns.referee_lines`) without holding the
+    text. Only ``\\n``, ``\\r`` and ``\\r\\n`` end a line (a ``\\r`` at a piece's end waits for the
+    next piece); a line of whitespace only ends the reading.
+
+    >>> scanner = LineScanner()
+    >>> for piece in ("A 1 2\\r", "\\nB 3", " 4\\n  \\n", "C 5 6\\n"):
+    ...     scanner.feed(piece)
+    >>> lines = scanner.finish()
+    >>> lines.count, lines.last, lines.first
+    (2, (2, 'B 3 4'), ('A 1 2', 'B 3 4'))
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first: list[str] = []
+        self.last: tuple[int, str] | None = None
+        self.done = False  # a blank line was met: the rest does not count
+        self._current = ""  # the line being read, without its leading whitespace, cut
+        self._carriage_return = False
+        self._shown: list[str] = []
+        self._shown_chars = 0
+
+    def feed(self, text: str) -> None:
+        if self._shown_chars < SHOWN_CHARS:
+            self._shown.append(text[:SHOWN_CHARS - self._shown_chars])
+            self._shown_chars += len(self._shown[-1])
+        if self.done or not text:
+            return
+        if self._carriage_return:
+            text = "\r" + text
+            self._carriage_return = False
+        if text.endswith("\r"):
+            self._carriage_return, text = True, text[:-1]
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        self._scan(text)
+
+    def _scan(self, text: str) -> None:
+        cut = text.find("\n")
+        if cut < 0:
+            self._extend(text)
+            return
+        self._extend(text[:cut])
+        if not self._end_line():
+            return
+        start = cut + 1
+        if _BLANK_HERE.match(text, start):
+            self.done = True
+            return
+        blank = _BLANK_AFTER_NEWLINE.search(text, start)
+        if blank is not None:
+            self._whole_lines(text, start, blank.start())
+            self.done = True
+            return
+        end = text.rfind("\n")
+        if end > cut:
+            self._whole_lines(text, start, end)
+        self._extend(text[end + 1:])
+
+    def _extend(self, piece: str) -> None:
+        if not self._current:
+            piece = piece.lstrip()
+        room = MAX_LINE_CHARS - len(self._current)
+        if piece and room > 0:
+            self._current += piece[:room]
+
+    def _end_line(self) -> bool:
+        """The line read so far is complete: False if it was blank (the reading stops)."""
+        line, self._current = self._current.strip(), ""
+        if not line:
+            self.done = True
+            return False
+        self._add(1, line, (line,))
+        return True
+
+    def _whole_lines(self, text: str, start: int, end: int) -> None:
+        """``text[start:end]``: complete lines, none blank, separated by newlines."""
+        count = text.count("\n", start, end) + 1
+        first = []
+        at = start
+        while len(self.first) + len(first) < FIRST_LINES_KEPT and at <= end:
+            stop = text.find("\n", at, end)
+            stop = end if stop < 0 else stop
+            first.append(text[at:stop].strip()[:MAX_LINE_CHARS])
+            at = stop + 1
+        last_start = text.rfind("\n", start, end) + 1 or start
+        self._add(count, text[last_start:end].strip()[:MAX_LINE_CHARS], first)
+
+    def _add(self, count: int, last: str, first) -> None:
+        self.count += count
+        self.last = (self.count, last)
+        self.first.extend(first[:FIRST_LINES_KEPT - len(self.first)])
+
+    def finish(self, *, undecodable: bool = False, unreadable: str | None = None, size: int = 0) -> FileLines:
+        if self._carriage_return:  # a lone \r at the very end ends a line
+            self._carriage_return = False
+            self._scan("\n")
+        if not self.done and self._current.strip():
+            self._end_line()  # a last line without a newline counts
+        return FileLines(tuple(self.first), self.count, self.last, "".join(self._shown), undecodable, unreadable,
+                         size)
+
+
+def _kind(mode: int) -> str | None:
+    """Why the referee cannot read a file of this mode as text, or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def _version(st) -> tuple:
+    # (device, inode, mtime, size) as agent.turns.Seen.identity, and the ctime: a chmod changes it.
+    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size, st.st_ctime_ns)
+
+
+class FileReader:
+    """Reads protocol files as the referee does (see the module docstring), each version once.
+
+    ``read(path)`` returns :class:`FileLines`, or None when the file does not exist (or cannot be
+    opened right now on Windows, where a file being replaced refuses to open). ``encoding``: the
+    referee's; ``chunk_size``: bytes per read (tests make it tiny to cross every boundary)."""
+
+    def __init__(self, encoding: str, *, chunk_size: int = CHUNK_SIZE) -> None:
+        self.encoding = encoding
+        self.chunk_size = chunk_size
+        self._known: dict[str, tuple[tuple, FileLines]] = {}  # path -> (version, what it holds)
+        #: Versions read from disk so far (a test's and a benchmark's check that nothing is read twice).
+        self.reads = 0
+
+    def read(self, path) -> FileLines | None:
+        key = os.fspath(path)
+        try:
+            st = os.stat(key)  # follows a symlink, as the referee's open() does
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as error:  # a symlink loop, a name too long, a directory we may not search
+            return self._unreadable(key, ("stat", error.errno, _stat_version(key, os.lstat)),
+                                    error.strerror or str(error))
+        version = _version(st)
+        known = self._known.get(key)
+        if known is not None and known[0] == version:
+            return known[1]
+        kind = _kind(st.st_mode)
+        if kind is not None:
+            return self._unreadable(key, version, kind)
+        return self._read(key, time.time())
+
+    def _unreadable(self, key: str, version, why: str) -> FileLines:
+        """FileLines saying ``why``; logged once per ``version`` of the file."""
+        known = self._known.get(key)
+        if known is not None and known[0] == version and known[1].unreadable == why:
+            return known[1]
+        lines = FileLines(unreadable=why)
+        self._known[key] = (version, lines)
+        log.warning("%s is %s: it cannot be read as the referee reads it", os.path.basename(key),
+                    why if why.startswith(("a ", "not ")) else f"unreadable ({why})")
+        return lines
+
+    def _read(self, key: str, started: float) -> FileLines | None:
+        try:
+            # O_NONBLOCK: if a FIFO took the file's place since the stat, opening it must not block.
+            fd = os.open(key, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+                         | getattr(os, "O_CLOEXEC", 0))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except PermissionError as error:
+            if os.name == "nt":  # being replaced this instant ("Writing a move safely"): look again
+                return None
+            return self._unreadable(key, _stat_version(key), error.strerror or str(error))
+        except OSError as error:
+            return self._unreadable(key, _stat_version(key), error.strerror or str(error))
+        try:
+            st = os.fstat(fd)
+            kind = _kind(st.st_mode)
+            if kind is not None:
+                return self._unreadable(key, _version(st), kind)
+            lines = self._scan(fd, st.st_size)
+            after = os.fstat(fd)
+        finally:
+            os.close(fd)
+        self.reads += 1
+        version = _version(st)
+        racy = RACY_SECONDS_COARSE if st.st_mtime_ns % 1_000_000_000 == 0 else RACY_SECONDS
+        if _version(after) == version and started - st.st_mtime_ns / 1e9 > racy:
+            self._known[key] = (version, lines)
+        else:
+            self._known.pop(key, None)
+        if lines.size >= LARGE_FILE:
+            log.warning("%s is %.0f MB (%d lines before the first blank one): read whole in %.2f s, as the referee "
+                        "reads it", os.path.basename(key), lines.size / 1e6, lines.count, time.time() - started)
+        return lines
+
+    def _scan(self, fd: int, size: int) -> FileLines:
+        """One pass over the file's first ``size`` bytes (a file that grows meanwhile has changed:
+        the caller's next look sees a new version)."""
+        decoder = codecs.getincrementaldecoder(self.encoding)()
+        undecodable = False
+        scanner = LineScanner()
+        done = 0
+        while done < size:
+            try:
+                data = os.read(fd, min(self.chunk_size, size - done))
+            except OSError as error:  # EIO...
+                return scanner.finish(unreadable=error.strerror or str(error), size=done)
+            if not data:
+                break  # truncated meanwhile
+            done += len(data)
+            text, decoder, undecodable = self._decode(decoder, data, undecodable)
+            scanner.feed(text)
+        text, decoder, undecodable = self._decode(decoder, b"", undecodable, final=True)
+        scanner.feed(text)
+        return scanner.finish(undecodable=undecodable, size=done)
+
+    def _decode(self, decoder, data: bytes, undecodable: bool, *, final: bool = False):
+        """``(text, decoder, undecodable)``: decoded strictly, as the referee decodes; from the first
+        error on, by a decoder that replaces what it cannot decode (the scan goes on: the line may
+        still be shown and judged)."""
+        if undecodable:
+            return decoder.decode(data, final), decoder, True
+        pending = decoder.getstate()[0]  # bytes of a character cut at the previous chunk's end
+        try:
+            return decoder.decode(data, final), decoder, False
+        except UnicodeDecodeError:
+            replacing = codecs.getincrementaldecoder(self.encoding)(errors="replace")
+            return replacing.decode(pending + data, final), replacing, True
+
+
+def _stat_version(key: str, how=os.stat):
+    try:
+        return _version(how(key))
+    except OSError:
+        return None
