@@ -79,12 +79,23 @@ def report(label: str, games: int, wall: float, inside: list[float], slots: int)
           f"{beyond * 1000:+7.0f} ms per game beyond it")
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_series_options(parser: argparse.ArgumentParser) -> None:
+    """The series both cluster benches play (this one and bench_cluster_tls.py)."""
     parser.add_argument("--games", type=whole(1, MAX_GAMES), default=8)
     parser.add_argument("--agents", nargs=2, default=["agent:depth=2", "seed:depth=1"])
     parser.add_argument("--time-limit", type=real(0, MAX_SECONDS, low_open=True), default=2.0)
     parser.add_argument("--seed", type=int, default=5)
+
+
+def series_of(args) -> tuple[list, list[str], list]:
+    """``(specs, names, schedule)`` of the series :func:`add_series_options` described."""
+    specs = [agent_spec(text) for text in args.agents]
+    return specs, [specs[0].label + "1", specs[1].label + "2"], openings.schedule(args.seed, args.games)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_series_options(parser)
     parser.add_argument("--round-trips", type=whole(1, 1_000_000), default=50)
     args = parser.parse_args(argv)
     try:
@@ -92,9 +103,7 @@ def main(argv=None) -> int:
     except ImportError:
         print(f"needs the cluster extra: {cluster.INSTALL_HINT}", file=sys.stderr)
         return 2
-    specs = [agent_spec(text) for text in args.agents]
-    names = [specs[0].label + "1", specs[1].label + "2"]
-    schedule = openings.schedule(args.seed, args.games)
+    specs, names, schedule = series_of(args)
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} "
           f"on {os.cpu_count()} cores; {args.games} games {args.agents[0]} vs {args.agents[1]}, "
           f"seed {args.seed}, {args.time_limit:g} s limit")

@@ -29,10 +29,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
-from bench_cluster import play, report  # noqa: E402  (this folder: the same loop and report)
-from ref_sim import cluster, cluster_tls, openings  # noqa: E402
-from ref_sim.match import agent_spec  # noqa: E402
+from agent.options import whole  # noqa: E402
+from bench_cluster import add_series_options, play, report, series_of  # noqa: E402  (this folder: the same series)
+from ref_sim import cluster, cluster_tls  # noqa: E402
 
 #: Seconds to wait for a scheduler's address: a hang guard on a busy machine.
 START_WAIT = 120
@@ -86,10 +85,7 @@ def stop(processes: list[subprocess.Popen]) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=whole(1, MAX_GAMES), default=8)
-    parser.add_argument("--agents", nargs=2, default=["agent:depth=2", "seed:depth=1"])
-    parser.add_argument("--time-limit", type=real(0, MAX_SECONDS, low_open=True), default=2.0)
-    parser.add_argument("--seed", type=int, default=5)
+    add_series_options(parser)
     parser.add_argument("--rounds", type=whole(1, 100), default=2,
                         help="plain then TLS, this many times (default 2)")
     parser.add_argument("--round-trips", type=whole(0, 1_000_000), default=50)
@@ -100,9 +96,7 @@ def main(argv=None) -> int:
     except ImportError:
         print(f"needs the cluster extra: {cluster.INSTALL_HINT}", file=sys.stderr)
         return 2
-    specs = [agent_spec(text) for text in args.agents]
-    names = [specs[0].label + "1", specs[1].label + "2"]
-    schedule = openings.schedule(args.seed, args.games)
+    specs, names, schedule = series_of(args)
     print(f"load: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores; "
           f"{args.games} games {args.agents[0]} vs {args.agents[1]}, seed {args.seed}, "
           f"{args.time_limit:g} s limit, 1 worker with 1 thread, {args.rounds} round(s)")
