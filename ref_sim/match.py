@@ -153,10 +153,8 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import random
 import shlex
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -173,8 +171,9 @@ from ref_sim.referee import (GameRecord, Printer, check_encoding, check_time_lim
                              run_game)
 from ref_sim.report import describe, report_lines, summarize
 from ref_sim.series import (RESUME_HELP, START_SETTLE, AgentCannotStart, SeriesGames, add_agents,
-                            append_game, check_agents, conclude, first_to_exit, last_output_line,
-                            play_games, prepare_out, series_settings, went_wrong)
+                            append_game, capped_concurrency, check_agents, conclude, first_to_exit,
+                            last_output_line, play_games, prepare_out, run_in, series_settings,
+                            went_wrong)
 from ref_sim.specs import AgentSpec, agent_spec, child_env
 
 #: After end_game, how long an agent may take to exit before it is killed: this, or one
@@ -433,41 +432,6 @@ class FileGames(SeriesGames):
 
 
 # -- the series ---------------------------------------------------------------------------
-
-def concurrency_cap() -> int:
-    """At most one game per core but one: each referee polls, each agent thinks."""
-    return max(1, (os.cpu_count() or 2) - 1)
-
-
-def capped_concurrency(wanted: int) -> int:
-    """``--concurrency``, at most :func:`concurrency_cap` (said on stderr when it is less)."""
-    if wanted <= concurrency_cap():
-        return wanted
-    print(f"warning: --concurrency {wanted} capped to {concurrency_cap()} ({os.cpu_count()} "
-          "cores; each game needs a core for its referee and its players)", file=sys.stderr)
-    return concurrency_cap()
-
-
-def run_in(parser, address: cluster.ClusterTarget | None, out_arg: str | None, prefix: str, run,
-           concurrency: int = 1) -> int:
-    """``run(runner, out)``, its exit code: ``runner`` plays the games on the cluster at
-    ``address`` (unreachable: a usage error), else ``concurrency`` at once here; ``out`` is
-    ``--out`` (``out_arg``), or else a temporary folder (``prefix``) deleted at the end, once
-    the runner is closed (after a stop the games in flight have ended already)."""
-    try:
-        runner = cluster.connect(address) if address else cluster.LocalRunner(concurrency)
-    except cluster.ClusterError as error:
-        parser.error(str(error))
-    out = Path(out_arg) if out_arg else Path(tempfile.mkdtemp(prefix=prefix))
-    try:
-        return run(runner, out)
-    finally:
-        try:
-            runner.close()
-        finally:
-            if not out_arg:
-                shutil.rmtree(out, ignore_errors=True)
-
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(

@@ -387,3 +387,40 @@ def conclude(module: str, games: list[dict], report, *, out_arg: str | None, out
         return (1 if isinstance(interrupt, (cluster.ClusterError, records.WriteError))
                 else stops.exit_code(interrupt))
     return 0
+
+
+# -- where a run plays: here or on a cluster ----------------------------------------------------
+
+def concurrency_cap() -> int:
+    """At most one game per core but one: each referee polls, each agent thinks."""
+    return max(1, (os.cpu_count() or 2) - 1)
+
+
+def capped_concurrency(wanted: int) -> int:
+    """``--concurrency``, at most :func:`concurrency_cap` (said on stderr when it is less)."""
+    if wanted <= concurrency_cap():
+        return wanted
+    print(f"warning: --concurrency {wanted} capped to {concurrency_cap()} ({os.cpu_count()} "
+          "cores; each game needs a core for its referee and its players)", file=sys.stderr)
+    return concurrency_cap()
+
+
+def run_in(parser, address: cluster.ClusterTarget | None, out_arg: str | None, prefix: str, run,
+           concurrency: int = 1) -> int:
+    """``run(runner, out)``, its exit code: ``runner`` plays the games on the cluster at
+    ``address`` (unreachable: a usage error), else ``concurrency`` at once here; ``out`` is
+    ``--out`` (``out_arg``), or else a temporary folder (``prefix``) deleted at the end, once
+    the runner is closed (after a stop the games in flight have ended already)."""
+    try:
+        runner = cluster.connect(address) if address else cluster.LocalRunner(concurrency)
+    except cluster.ClusterError as error:
+        parser.error(str(error))
+    out = Path(out_arg) if out_arg else Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        return run(runner, out)
+    finally:
+        try:
+            runner.close()
+        finally:
+            if not out_arg:
+                shutil.rmtree(out, ignore_errors=True)

@@ -110,12 +110,11 @@ from agent.options import MAX_GAMES, real, whole
 from ref_sim import console, isolation, realbots
 from ref_sim.codingame_referee import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS,
                                        describe, play_game)
-from ref_sim.match import run_in
 from ref_sim.progress import Progress
 from ref_sim.report import report_lines, summarize
 from ref_sim.rules import CODINGAME
 from ref_sim.series import (RESUME_HELP, SeriesGames, add_agents, append_game, check_agents,
-                            conclude, play_games, prepare_out, series_settings, went_wrong)
+                            conclude, play_games, prepare_out, run_in, series_settings, went_wrong)
 from ref_sim.specs import agent_spec as _file_agent_spec, builtin_command
 
 #: Built-in programs: name -> (command template, {option: command-line flag}).

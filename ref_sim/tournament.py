@@ -95,8 +95,8 @@ from ref_sim import bot_list, console, crosstable, isolation, match, ratings, re
 from ref_sim.progress import Progress
 from ref_sim.referee import check_encoding, check_time_limit, locale_encoding
 from ref_sim.report import distinct_line, pair_counts, summarize, tally
-from ref_sim.series import (SeriesGames, SettingsFile, append_game, conclude, merge_settings,
-                            play_games, prepare_out, read_settings, went_wrong)
+from ref_sim.series import (SeriesGames, SettingsFile, append_game, capped_concurrency, conclude,
+                            merge_settings, play_games, prepare_out, read_settings, run_in, went_wrong)
 from ref_sim.specs import agent_spec
 
 MODULE = "ref_sim.tournament"
@@ -463,13 +463,13 @@ def main(argv: list[str] | None = None) -> int:
         problem = prepare_out(args.out)
         if problem:
             parser.error(problem)
-    concurrency = match.capped_concurrency(args.concurrency)
+    concurrency = capped_concurrency(args.concurrency)
     if settings["protocol"] == "file":
         warning = check_time_limit(settings["time_limit"])[1]
         if warning:
             print(warning, file=sys.stderr)
     with records.lock_out(args.out, console.prog(MODULE), argv):     # one runner per --out
-        return match.run_in(parser, cluster.cluster_target(args), args.out,
+        return run_in(parser, cluster.cluster_target(args), args.out,
                             "uttt-tournament-", lambda runner, out: run_event(
                                 args, parser, settings, specs, anchor, runner, out), concurrency)
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from ref_sim import match, openings, report
+from ref_sim import match, openings, report, series
 from ref_sim.referee import WIN_REASON, GameRecord
 from ref_sim.rules import Game
 from ref_sim.specs import BUILTINS, agent_spec
@@ -174,14 +174,14 @@ def test_an_existing_series_needs_resume(tmp_path, capsys, monkeypatch):
 
 def test_concurrency_is_capped_below_the_cores(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(match, "play_game", FakeGames(lambda n, p1, names: p1))
-    monkeypatch.setattr(match.os, "cpu_count", lambda: 4)
-    assert match.concurrency_cap() == 3
+    monkeypatch.setattr(series.os, "cpu_count", lambda: 4)
+    assert series.concurrency_cap() == 3
     match.main(["random", "random", "--games", "8", "--concurrency", "16", "--out",
                 str(tmp_path), "-q"])
     assert "--concurrency 16 capped to 3" in capsys.readouterr().err
     assert len(read_lines(tmp_path)) == 8
-    monkeypatch.setattr(match.os, "cpu_count", lambda: 1)
-    assert match.concurrency_cap() == 1
+    monkeypatch.setattr(series.os, "cpu_count", lambda: 1)
+    assert series.concurrency_cap() == 1
 
 
 def test_help_documents_the_agents_and_output(capsys):
