@@ -171,19 +171,27 @@ def _decode(data: bytes, where: str, line: int | None = None) -> str:
                           f"column {column})") from None
 
 
-def read_json(path, what: str = "JSON file"):
-    """The JSON value of the file ``path`` (series.json, tournament.json, a game's record);
-    RecordError (one line naming the file, and the line where known) if it cannot be read."""
-    path = Path(path)
+def _open(path: Path, what: str):
+    """``path`` open for reading bytes; RecordError (one line) if it cannot be opened."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
+        return open(path, "rb")
     except FileNotFoundError:
         raise RecordError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise RecordError(f"{path}: is a directory, not a {what}") from None
     except OSError as error:
         raise RecordError(f"{path}: cannot read it ({error.strerror or error})") from None
+
+
+def read_json(path, what: str = "JSON file"):
+    """The JSON value of the file ``path`` (series.json, tournament.json, a game's record);
+    RecordError (one line naming the file, and the line where known) if it cannot be read."""
+    path = Path(path)
+    with _open(path, what) as handle:
+        try:
+            data = handle.read(MAX_FILE_BYTES + 1)
+        except OSError as error:
+            raise RecordError(f"{path}: cannot read it ({error.strerror or error})") from None
     if len(data) > MAX_FILE_BYTES:
         raise RecordError(f"{path}: larger than {MAX_FILE_BYTES // 2 ** 20} MB: not a {what}")
     return loads(_decode(data, str(path)), str(path))
@@ -195,15 +203,7 @@ def read_lines(path) -> tuple[list[tuple[int, object]], list[tuple[int, str]]]:
     but for a file that cannot be opened (RecordError)."""
     path = Path(path)
     values, problems = [], []
-    try:
-        handle = open(path, "rb")
-    except FileNotFoundError:
-        raise RecordError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise RecordError(f"{path}: is a directory, not a JSON-lines file") from None
-    except OSError as error:
-        raise RecordError(f"{path}: cannot read it ({error.strerror or error})") from None
-    with handle:
+    with _open(path, "JSON-lines file") as handle:
         number = 0
         while True:
             try:

@@ -17,7 +17,7 @@ import pytest
 from ref_sim import bot_list, crosstable, tournament
 from ref_sim.referee import TIME_OUT
 # The browser driver and its skip of tests/test_replay.py, not a copy of them.
-from test_replay import CHROMIUM, Browser, needs_chromium  # noqa: F401
+from test_replay import browser, needs_chromium  # noqa: F401  (browser: the replay tests' Chromium fixture)
 
 NASTY = '<script>alert("x")</script>&amp;'
 
@@ -314,13 +314,6 @@ def test_without_out_no_pages_are_promised(tmp_path, capsys, monkeypatch):
 
 
 # -- in a real browser --------------------------------------------------------------------
-
-@pytest.fixture
-def browser(tmp_path):
-    browser = Browser(CHROMIUM, tmp_path / "profile")
-    yield browser
-    browser.close()
-
 
 @needs_chromium
 def test_the_crosstable_in_a_browser_sits_beside_the_ratings_and_opens_the_replays(
