@@ -75,14 +75,19 @@ def test_the_project_carries_its_own_protocol_document():
     assert "docs/protocol.md" in readme
 
 
-def test_the_readme_references_are_all_seen():
+def test_the_references_are_all_seen():
     # Guards the patterns themselves: a regex that silently matched nothing would pass above.
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    paths = set(REPO_PATH.findall(readme))
+    text = "\n".join(path.read_text(encoding="utf-8") for path in doc_files())
+    paths = set(REPO_PATH.findall(text))
     assert {"scripts/perft.py", "scripts/build-exe", "tests/test_exe.py", "docs/protocol.md"} <= paths
     assert not any(p.startswith("agent/uttt") for p in paths)  # dist/uttt-agent/uttt-agent is no repo path
-    assert {"ref_sim.match", "ref_sim.show", "agent", "pytest"} <= set(MODULE.findall(readme))
-    assert "uttt-agent" in SCRIPT.findall(code_blocks(readme))
+    assert {"ref_sim.match", "agent", "pytest"} <= set(MODULE.findall(text))
+    assert {"uttt-agent", "uttt-show", "uttt-match"} <= set(SCRIPT.findall(code_blocks(text)))
+
+
+def test_the_readme_links_every_page_of_docs():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert [page.name for page in sorted((ROOT / "docs").glob("*.md")) if f"docs/{page.name}" not in readme] == []
 
 
 def test_each_kind_of_broken_reference_is_reported():
