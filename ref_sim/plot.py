@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 from ref_sim import stats
-from ref_sim import render
+from ref_sim import records, render
 from ref_sim.console import entry_point, prog
 from ref_sim.show import RecordError, load_games, player_names
 
@@ -33,16 +33,12 @@ AGENT_COLOURS = ("#d62839", "#1d5fd1")
 
 
 def load_series(path) -> list[dict]:
-    """The game records of a JSON-lines file, a single record or a directory of records."""
+    """The game records of a series' folder, its games.jsonl, or one game's record (read as
+    every view reads them, :func:`ref_sim.records.games_source`); the records of a folder that
+    holds only game-*.json files (a series' logs/) too."""
     path = Path(path)
-    if path.is_dir():
-        files = sorted(path.glob("game-*.json"))
-        if not files:
-            raise RecordError(f"{path}: no game-*.json records in this directory")
-        games = []
-        for file in files:
-            games += load_games(file).games
-        return games
+    if path.is_dir() and not (path / "games.jsonl").is_file() and any(path.glob("game-*.json")):
+        return [game for file in sorted(path.glob("game-*.json")) for game in load_games(file).games]
     return load_games(path).games
 
 
@@ -199,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "time of every move.  Needs matplotlib: pip install -e '.[plot]' in the project.",
         epilog="Exit codes: 0 done, 2 bad input or matplotlib missing.")
     parser.add_argument("series", metavar="SERIES",
-                        help="games.jsonl of a match, a game record, or a logs/ directory")
+                        help=f"{records.GAMES_ARGUMENT}, or a logs/ folder of game records")
     parser.add_argument("--out", default="plot.png", metavar="FILE",
                         help="output file, .png or .svg (default plot.png)")
     parser.add_argument("--agent", metavar="NAME",

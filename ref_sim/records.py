@@ -306,6 +306,27 @@ def settings_problem(settings: dict) -> str | None:
     return None
 
 
+#: What every view of games (show, plot, replay) takes, in its help and its errors.
+GAMES_ARGUMENT = "a series' --out folder, its games.jsonl, or one game's record (logs/game-NNNN.json)"
+
+
+def games_source(given) -> Path:
+    """The file a view reads for ``given``, as every view takes it: a series' ``--out`` folder
+    (its ``games.jsonl``), a ``games.jsonl``, or one game's record.  RecordError, one line, if
+    it is none of them."""
+    path = Path(given)
+    if path.is_dir():
+        if (path / "games.jsonl").is_file():
+            return path / "games.jsonl"
+        singles = sorted(path.glob("game-*.json"))
+        hint = (f" (it holds {len(singles)} game record(s): give one, e.g. {singles[0]})"
+                if singles else " (is it a series' --out?)")
+        raise RecordError(f"{given}: no games.jsonl in this folder{hint}")
+    if not path.exists():
+        raise RecordError(f"{given}: no such file or folder; give {GAMES_ARGUMENT}")
+    return path
+
+
 def read_games(path) -> tuple[list[dict], list[tuple[int, str]]]:
     """The good game lines of ``path`` (games.jsonl), sorted by number, the last kept when a
     game repeats, and the problems of the others (``[(line number, "PATH line N: why")]``).

@@ -61,10 +61,14 @@ class Games:
 
 
 def load_games(path) -> Games:
-    """Read a GameRecord JSON file or a JSON-lines file of records; RecordError if neither.
+    """Read a GameRecord JSON file or a JSON-lines file of records (or a series' folder: its
+    games.jsonl, :func:`ref_sim.records.games_source`); RecordError if neither.
     Every line is read by :mod:`ref_sim.records` (no NaN, no ``1e999``, no absurd nesting, no
     huge line); a bad one is an error naming the file and the line: the file is shown exactly."""
-    path = str(path)
+    try:
+        path = str(records.games_source(path))
+    except records.RecordError as error:
+        raise RecordError(str(error)) from None
     lines_only = path.endswith((".jsonl", ".ndjson"))
     whole, whole_error = None, None
     if not lines_only:
@@ -450,12 +454,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog=prog(MODULE),
         description="Show a saved Ultimate Tic-Tac-Toe game move by move in the terminal, "
                     "or draw one position as SVG or PNG.",
-        epilog="GAME is a record saved by 'python -m ref_sim --record FILE' or the match "
-               "runner (<out>/logs/game-NNNN.json), or a JSON-lines series "
-               "(<out>/games.jsonl): without --game its games are listed.  "
+        epilog="GAME is a series' --out folder or its games.jsonl (without --game its games are "
+               "listed), or one game's record, saved by 'python -m ref_sim --record FILE' or a "
+               "series (<out>/logs/game-NNNN.json).  "
                "Exit codes: 0 done, 2 bad input (or matplotlib missing for --png).")
-    parser.add_argument("game", metavar="GAME", help="a game record (.json) or a series "
-                                                     "(.jsonl, one game per line)")
+    parser.add_argument("game", metavar="GAME", help=records.GAMES_ARGUMENT)
     parser.add_argument("--game", type=int, metavar="N", dest="number",
                         help="the game to show from a series: its number ('game' in "
                              "games.jsonl), else its line, from 1")

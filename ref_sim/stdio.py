@@ -376,11 +376,22 @@ examples:
     return parser
 
 
-def add_timing(parser) -> None:
-    """--turn-ms, --first-turn-ms and --grace-ms (default None: a resumed series keeps its own),
-    on ``parser`` or an argument group (the tournament's)."""
-    parser.add_argument("--turn-ms", type=real(0, MAX_TURN_MS, low_open=True), default=None,
-                        metavar="MS", help=f"time per turn (default {DEFAULT_TURN_MS:g})")
+def seconds_in_ms(text: str) -> float:
+    """``--time-limit S``, the name every command gives the time per move, as milliseconds."""
+    return 1000 * real(0, MAX_TURN_MS / 1000, low_open=True)(text)
+
+
+def add_timing(parser, time_limit: bool = True) -> None:
+    """--time-limit S (or --turn-ms MS, its old name here), --first-turn-ms and --grace-ms
+    (default None: a resumed series keeps its own), on ``parser`` or an argument group (the
+    tournament's, whose own --time-limit serves both protocols: ``time_limit=False``)."""
+    turn = parser.add_mutually_exclusive_group() if time_limit else parser
+    if time_limit:
+        turn.add_argument("--time-limit", type=seconds_in_ms, dest="turn_ms", default=None,
+                          metavar="S", help=f"seconds per turn (default {DEFAULT_TURN_MS / 1000:g})")
+    turn.add_argument("--turn-ms", type=real(0, MAX_TURN_MS, low_open=True), default=None,
+                      metavar="MS", help=f"time per turn in milliseconds (default {DEFAULT_TURN_MS:g})"
+                                         + ("; the same as --time-limit" if time_limit else ""))
     parser.add_argument("--first-turn-ms", type=real(0, MAX_TURN_MS, low_open=True), default=None,
                         metavar="MS",
                         help=f"time of each program's first turn (default {DEFAULT_FIRST_TURN_MS:g})")

@@ -365,11 +365,12 @@ examples:
     file_group = parser.add_argument_group("--protocol file (ref_sim.match)")
     # Below 0.1 s check_time_limit says why; here nan, inf and hours are refused.
     file_group.add_argument("--time-limit", type=real(-math.inf, MAX_SECONDS), metavar="S",
-                            help="seconds per move (default 10)")
+                            help="seconds per move (default 10; with --protocol stdio the turn's "
+                                 f"time, default {stdio.DEFAULT_TURN_MS / 1000:g})")
     file_group.add_argument("--encoding", metavar="ENC",
                             help="the referee's encoding, also given to the built-ins "
                                  f"(default: this machine's, {locale_encoding()})")
-    stdio.add_timing(parser.add_argument_group("--protocol stdio (ref_sim.stdio)"))
+    stdio.add_timing(parser.add_argument_group("--protocol stdio (ref_sim.stdio)"), time_limit=False)
     isolation.add_options(parser)
     return parser
 
@@ -393,6 +394,14 @@ def event_settings(args) -> dict:
     given["bots"] = args.bots or None
     flags = {key: "--" + key.replace("_", "-") for key in DEFAULTS}
     flags["bots"] = "BOT ..."
+    if given["time_limit"] is not None and (given["protocol"] or (recorded or DEFAULTS)["protocol"]) == "stdio":
+        # --time-limit is every command's name for the time per move; CodinGame counts it in ms.
+        if given["turn_ms"] is not None:
+            raise EventError("--time-limit and --turn-ms are the same setting: give one")
+        if not 0 < given["time_limit"] <= stdio.MAX_TURN_MS / 1000:
+            raise EventError(f"--time-limit {given['time_limit']:g}: a turn is more than 0 and at "
+                             f"most {stdio.MAX_TURN_MS / 1000:,g} s")
+        given["turn_ms"], given["time_limit"] = 1000 * given["time_limit"], None
     settings = merge_settings(recorded, given, {**DEFAULTS, "seed": random.randrange(2 ** 32)},
                                     flags, out, TOURNAMENT_FILE)
     protocol = settings["protocol"]

@@ -170,8 +170,10 @@ def test_in_a_log_every_game_is_a_line_and_each_pairing_its_figures(monkeypatch)
     (["random", "random", "--time-limit", "0.01"], "--time-limit 0.01: the referee looks"),
     (["random", "random", "--time-limit", "nan"], "argument --time-limit: must be a number at most 3,600, got 'nan'"),
     (["random", "random", "--encoding", "rot13"], "--encoding rot13: "),
-    (["random", "random", "--protocol", "stdio", "--time-limit", "1"],
-     "--time-limit is not for --protocol stdio"),
+    (["random", "random", "--protocol", "stdio", "--time-limit", "1", "--turn-ms", "50"],
+     "--time-limit and --turn-ms are the same setting: give one"),
+    (["random", "random", "--protocol", "stdio", "--time-limit", "7200"],
+     "--time-limit 7200: a turn is more than 0 and at most 3,600 s"),
     (["random", "random", "--turn-ms", "50"], "--turn-ms is not for --protocol file"),
     (["random", "random", "--protocol", "stdio", "--turn-ms", "0"],
      "argument --turn-ms: must be a number above 0 and at most 3,600,000, got '0'"),
@@ -488,3 +490,11 @@ def test_a_tournament_runner_killed_outright_leaves_no_player_waiting(tmp_path):
 def test_the_docstring_examples_hold():
     import doctest
     assert doctest.testmod(tournament).failed == 0
+
+
+def test_time_limit_is_the_turn_under_the_stdio_protocol_too():
+    # One name for the time per move in every command: CodinGame's turn is counted in ms.
+    args = tournament.build_parser().parse_args(["random", "random", "--protocol", "stdio",
+                                                 "--time-limit", "0.05"])
+    settings = tournament.event_settings(args)
+    assert settings["turn_ms"] == 50 and "time_limit" not in settings
