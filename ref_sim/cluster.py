@@ -213,6 +213,14 @@ def add_cluster_options(parser, action: str = "play the games", note: str = "") 
                              f"the scheme of an address without one (default: ${cluster_tls.ENV})")
 
 
+def check_options(parser, args) -> None:
+    """``--tls`` with no cluster to play on (no ``--cluster``, no ``$UTTT_CLUSTER``) is a usage
+    error: it would be ignored."""
+    from ref_sim import console
+    console.only_with(parser, args, f"--cluster (or ${ENV})",
+                      cluster_address(getattr(args, "cluster", None)) is not None, {"--tls": "tls"})
+
+
 def cluster_target(args) -> ClusterTarget | None:
     """The cluster that :func:`add_cluster_options`' options name (``--cluster`` or
     ``UTTT_CLUSTER``), for :func:`connect`; None: play here."""

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 
 from agent.lifeline import RUNNER_ENV
 from agent.options import whole
+from ref_sim import console
 
 #: Defaults of the options: one core, 2 GiB of data (a JVM's default heap on a 8 GiB laptop
 #: is 2 GiB; our agent needs well under 200 MB) and 256 processes and threads more than the
@@ -105,22 +106,35 @@ def add_options(parser) -> None:
                        help="run each bot on its own core(s), with a memory and a process cap, "
                             "and where bwrap works without network and read-only but for its "
                             "game directory (not recorded: give it again with --resume)")
-    group.add_argument("--isolate-cores", type=whole(1, 1024), default=DEFAULT_CORES,
+    group.add_argument("--isolate-cores", type=whole(1, 1024), default=None,
                        metavar="N", help=f"cores per bot (default {DEFAULT_CORES})")
-    group.add_argument("--isolate-memory", type=whole(0, 1 << 30), default=DEFAULT_MEMORY_MB,
+    group.add_argument("--isolate-memory", type=whole(0, 1 << 30), default=None,
                        metavar="MB", help="data memory cap per bot, RLIMIT_DATA (default "
                                           f"{DEFAULT_MEMORY_MB}; 0: none)")
-    group.add_argument("--isolate-processes", type=whole(0, 1 << 22), default=DEFAULT_PROCESSES,
+    group.add_argument("--isolate-processes", type=whole(0, 1 << 22), default=None,
                        metavar="N", help="processes and threads per bot beyond what the user "
                                          f"runs, RLIMIT_NPROC (default {DEFAULT_PROCESSES}; 0: "
                                          "none; root is exempt)")
+
+
+#: The settings of ``--isolate``, which mean nothing without it.
+SETTINGS = {"--isolate-cores": "isolate_cores", "--isolate-memory": "isolate_memory",
+            "--isolate-processes": "isolate_processes"}
+
+
+def check_options(parser, args) -> None:
+    """A setting of ``--isolate`` given without it is a usage error (it would be ignored)."""
+    console.only_with(parser, args, "--isolate", bool(getattr(args, "isolate", False)), SETTINGS)
 
 
 def from_args(args) -> Isolation | None:
     """The :class:`Isolation` of a parsed command line, None without ``--isolate``."""
     if not getattr(args, "isolate", False):
         return None
-    return Isolation(args.isolate_cores, args.isolate_memory, args.isolate_processes)
+    def given(value, default):
+        return default if value is None else value
+    return Isolation(given(args.isolate_cores, DEFAULT_CORES), given(args.isolate_memory, DEFAULT_MEMORY_MB),
+                     given(args.isolate_processes, DEFAULT_PROCESSES))
 
 
 @functools.lru_cache(maxsize=None)

@@ -539,6 +539,8 @@ examples:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    isolation.check_options(parser, args)
+    cluster.check_options(parser, args)
     check_agents(parser, args, "agent")
     stats.check_sprt_option(parser, args.sprt)
     if args.encoding is not None:

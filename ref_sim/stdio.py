@@ -403,6 +403,8 @@ def add_timing(parser, time_limit: bool = True) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    isolation.check_options(parser, args)
+    cluster.check_options(parser, args)
     check_agents(parser, args, "program")
     given = {"agents": None if args.agent1 is None else [args.agent1, args.agent2],
              "turn_ms": args.turn_ms, "first_turn_ms": args.first_turn_ms,

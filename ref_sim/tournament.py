@@ -454,6 +454,8 @@ def find_bot(settings: dict, text: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    isolation.check_options(parser, args)
+    cluster.check_options(parser, args)
     if args.resume and not args.out:
         parser.error("--resume needs --out (the directory of the tournament to continue)")
     try:
