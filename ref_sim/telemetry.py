@@ -21,13 +21,12 @@ stdout lines (CodinGame's answers) each cut at :data:`MAX_ANSWER_BYTES`.
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import stat
 from pathlib import Path
 
 from agent.search_log import SEARCH_LOG_ENV
+from ref_sim import records
 from agent.turns import printable
 
 #: The search log of a program in a game, beside its text log in ``logs/``.
@@ -36,9 +35,6 @@ SEARCH_LOG_SUFFIX = ".search.jsonl"
 MAX_LINE_BYTES = 4096
 #: At most this much of a search log is read (a game has at most 81 moves).
 MAX_FILE_BYTES = 1 << 20
-#: Digits a JSON number may have: more is no figure of a search (and int() of thousands of
-#: digits is refused by Python itself).
-MAX_NUMBER_CHARS = 20
 #: Of a program's output in one game, this much is kept in its log (first and last halves).
 LOG_CAP_BYTES = 8 << 20
 #: How much of a log's end :func:`last_line` reads.
@@ -85,25 +81,6 @@ def search_log_env(path: Path, env: dict | None = None) -> dict:
 
 # -- the strict reader ---------------------------------------------------------------------
 
-def _no_constant(name: str):
-    raise ValueError(f"{name} is not a number")
-
-
-def _finite_float(text: str) -> float:
-    if len(text) > MAX_NUMBER_CHARS:
-        raise ValueError("number too long")
-    value = float(text)
-    if not math.isfinite(value):            # 1e999
-        raise ValueError("number out of range")
-    return value
-
-
-def _short_int(text: str) -> int:
-    if len(text) > MAX_NUMBER_CHARS:
-        raise ValueError("number too long")
-    return int(text)
-
-
 def parse_line(line: bytes) -> dict | None:
     """One search-log line as ``{"board", "spot", figures...}`` (the games.jsonl keys), or None
     when it is not a valid one: too long, not UTF-8, not a JSON object, a cell outside 0-8, or a
@@ -116,10 +93,9 @@ def parse_line(line: bytes) -> dict | None:
     """
     if len(line) > MAX_LINE_BYTES:
         return None
-    try:
-        data = json.loads(line.decode("utf-8"), parse_constant=_no_constant,
-                          parse_float=_finite_float, parse_int=_short_int)
-    except (ValueError, RecursionError):    # bad UTF-8 or JSON, NaN, 1e999, absurd nesting
+    try:            # the records' one strict parser: no NaN, no 1e999, no huge integers or nesting
+        data = records.loads(line.decode("utf-8"), "search log")
+    except (UnicodeDecodeError, records.RecordError):
         return None
     if not isinstance(data, dict):
         return None
