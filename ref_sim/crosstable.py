@@ -102,9 +102,10 @@ def _write(path: Path, text: str) -> None:
         raise
 
 
-def write_replays(out: Path, settings: dict, games: list[dict]) -> dict[tuple, str]:
-    """Each pairing's replay page in ``out/replays``; returns ``{(i, j): relative path}`` of
-    the pairings that have one.  Raises :class:`ref_sim.replay.ReplayError` or OSError."""
+def write_replays(out: Path, settings: dict, games: list[dict], only=None) -> dict[tuple, str]:
+    """Each pairing's replay page in ``out/replays`` (``only``: just these pairings', the
+    others' pages kept as they are); returns ``{(i, j): relative path}`` of the pairings that
+    have one.  Raises :class:`ref_sim.replay.ReplayError` or OSError."""
     pairing_of = {g["game"]: tuple(g["pairing"]) for g in games
                   if isinstance(g.get("pairing"), list)}
     if not pairing_of:
@@ -115,12 +116,16 @@ def write_replays(out: Path, settings: dict, games: list[dict]) -> dict[tuple, s
     links = {}
     names = [bot["name"] for bot in settings["bots"]]
     for pairing in map(tuple, settings["pairings"]):
+        name = replay_file(settings, pairing)
+        if only is not None and pairing not in only:
+            if (folder / name).is_file():
+                links[pairing] = f"{REPLAYS}/{name}"
+            continue
         own = [g for g in data["games"] if pairing_of.get(g["game"]) == pairing]
         if not own:
             continue
         page = {**data, "agents": [names[pairing[0]], names[pairing[1]]], "games": own,
                 "source": f"{data['source']} ({len(own)} of the tournament's games)"}
-        name = replay_file(settings, pairing)
         _write(folder / name, replay_page_text(page))
         links[pairing] = f"{REPLAYS}/{name}"
     return links
@@ -139,11 +144,12 @@ def replay_page_text(data: dict) -> str:
 
 
 def write_pages(out: Path, settings: dict, games: list[dict], anchor: str | None = None,
-                report: list[str] | None = None) -> list[str]:
+                report: list[str] | None = None, only=None) -> list[str]:
     """Write the replay pages and the crosstable into ``out``; returns the line that says where
-    (or why not: a page that cannot be written never stops the tournament's report)."""
+    (or why not: a page that cannot be written never stops the tournament's report).  During
+    a run, ``only`` names the pairings whose replay pages are (re)written: those just finished."""
     try:
-        links = write_replays(out, settings, games)
+        links = write_replays(out, settings, games, only)
     except (replay.ReplayError, OSError) as error:
         links, problem = {}, f"replay pages not written: {error}"
     else:

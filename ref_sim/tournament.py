@@ -64,8 +64,9 @@ that went wrong are moved to a kept ``uttt-logs-*`` folder, named in the output)
                      protocol, the referee's record ``game-NNNN.json``.
 ``crosstable.html``  the rating table beside the crosstable, each cell linked to the replay
                      page of its pairing's games, ``replays/NN-A-vs-MM-B.html``
-                     (:mod:`ref_sim.crosstable`); written at the end of every run with
-                     ``--out``, a resumed or stopped one too.
+                     (:mod:`ref_sim.crosstable`); written with ``--out`` each time a
+                     pairing ends (with that pairing's replay page), so a long event can be
+                     followed, and at the end of every run, a resumed or stopped one too.
 
 As with ``ref_sim.match`` (:mod:`ref_sim.records`): one runner at a time per ``--out`` (the
 second is refused in one line naming the first), a full disk ends the tournament with the
@@ -528,6 +529,11 @@ def run_event(args, parser, settings: dict, specs: list, anchor, runner, out: Pa
         append_game(games_path, game)
         games.append(game)
         proven.update(game["names"])
+        pairing = tuple(game["pairing"])
+        if args.out and sum(tuple(g.get("pairing") or ()) == pairing for g in games) == 2 * settings["rounds"]:
+            # A pairing just ended: the crosstable is kept current while a long event runs.
+            crosstable.write_pages(out, settings, games, anchor, report_lines(settings, games, anchor),
+                                   only={pairing})
         if progress is not None:
             used = isolation.usage_line(game) if isolate is not None else None
             progress.game(slot.pairing, f"Game {slot.number}/{len(slots)}: "

@@ -350,3 +350,21 @@ def test_the_crosstable_in_a_browser_sits_beside_the_ratings_and_opens_the_repla
     assert browser.errors() == []
     back = js("document.getElementById('crosstable-link').href")
     assert back == (out / "crosstable.html").as_uri()
+
+
+def test_the_crosstable_is_kept_current_as_each_pairing_ends(tmp_path, monkeypatch):
+    written = []
+    real = crosstable.write_pages
+
+    def spy(out, settings, games, anchor=None, report=None, only=None):
+        written.append((None if only is None else sorted(only), len(games)))
+        return real(out, settings, games, anchor, report, only)
+
+    monkeypatch.setattr(crosstable, "write_pages", spy)
+    code = tournament.main(["random", "random", "random", "--rounds", "1", "--time-limit", "0.2",
+                            "--out", str(tmp_path / "t"), "-q"])
+    assert code == 0
+    during, final = written[:-1], written[-1]
+    assert sorted(only[0] for only, _ in during) == [(0, 1), (0, 2), (1, 2)]
+    assert [games for _, games in during] == [2, 4, 6] and final == (None, 6)
+    assert len(list((tmp_path / "t" / "replays").glob("*.html"))) == 3
