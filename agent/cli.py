@@ -11,7 +11,6 @@ from pathlib import Path
 
 from . import codingame, core, engines
 from .commandline import (
-    DEFAULT_ENGINE,
     MAX_DEPTH,
     MAX_NODES,
     MAX_SILENCE,
@@ -20,7 +19,6 @@ from .commandline import (
     OneLineParser,
     UsageError,
     bounded,
-    build_engine,
     check_log_file,
     reason,
     say_error,
@@ -29,6 +27,7 @@ from .commandline import (
     silence_output,
     threads_option,
 )
+from .engines import DEFAULT_ENGINE, build_engine
 from .clock import REFEREE_TICK, SHORT_LIMIT_SHARE, cutoff_for
 from .protocol import (
     EXIT_INTERNAL,

@@ -87,7 +87,7 @@ from .codingame_turns import (  # noqa: F401  (the coordinates and BadInput: re-
     index_to_cell,
     parse_pair,
 )
-from .engines import choose_legal
+from .engines import build_engine, choose_legal
 from .exits import (  # noqa: F401  (EXIT_FINISHED: re-exported, as always)
     EXIT_BAD_INPUT,
     EXIT_FINISHED,
@@ -101,7 +101,6 @@ from .commandline import (
     PROG,
     UsageError,
     bounded,
-    build_engine,
     check_log_file,
     reason,
     say_error,

@@ -23,7 +23,6 @@ from .exits import EXIT_USAGE  # noqa: F401  (every usage error; re-exported, as
 log = logging.getLogger("agent")
 
 PROG = "uttt-agent"
-DEFAULT_ENGINE = "alphabeta"
 
 #: The longest time per move a time option takes: an hour. The course's referee gives 10 s,
 #: CodinGame 100 ms; a limit beyond an hour is a slip (milliseconds given as seconds), and the
@@ -111,35 +110,6 @@ def setup_logging(args, log_path: Path | None, name: str) -> None:
     root.setLevel(level)
     # watchdog and other libraries stay quiet unless asked for debug.
     logging.getLogger("watchdog").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
-
-
-def build_engine(name: str | None, depth: int | None, nodes: int | None, evaluation: str | None = None,
-                 threads: int | str = 1):
-    """Make the engine; depth/nodes (and the evaluation, and threads other than 1) go in as options
-    when given (engines that take none still get depth/nodes through every SearchLimit; threads
-    above 1 for an engine that searches on one thread is a usage error, ``auto`` is 1 there)."""
-    from . import engines  # here, not at the top: ref_sim's commands use the light helpers below
-    from .core import AUTO_THREADS
-
-    name = name or DEFAULT_ENGINE
-    if name not in engines.ENGINES:
-        raise UsageError(f"unknown engine {shown(name)}; choose from {', '.join(sorted(engines.ENGINES))}")
-    options = {key: value for key, value in (("depth", depth), ("nodes", nodes), ("evaluation", evaluation))
-               if value is not None}
-    if threads != 1:
-        options["threads"] = threads
-    try:
-        return name, engines.make_engine(name, **options)
-    except TypeError:
-        if not options:
-            raise
-        if threads not in (1, AUTO_THREADS):
-            raise UsageError(f"engine {name} searches on one thread; --threads {threads} is for alphabeta") from None
-        options.pop("threads", None)
-        if options:
-            log.info("engine %s takes no %s option; the limit is passed with every search instead",
-                     name, "/".join(options))
-        return name, engines.make_engine(name)
 
 
 def say_error(prog: str, message: str, start: str = "") -> None:
