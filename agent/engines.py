@@ -196,7 +196,7 @@ ENGINES = {kind.name: kind for kind in (
                              Option("threads", int, 1, MAX_THREADS, words=(AUTO_THREADS,), default=1),
                              Option("evaluation", str, words=EVALUATIONS, default=DEFAULT_EVALUATION),
                              *FEATURE_OPTIONS), _alphabeta),
-    EngineKind("random", (Option("seed", int, 0, 2 ** 63 - 1),), _random),
+    EngineKind("random", (Option("seed", int, 0, 2 ** 32 - 1),), _random),
     EngineKind("seed", (replace(DEPTH, default=3),), _seed, games=("uttt",)),
 )}
 #: The engine of the agent's command line when --engine is not given.
