@@ -1,7 +1,15 @@
-"""Move choosers that a protocol adapter can drive: ``engine.choose(position, limit) -> SearchResult``.
+"""Move choosers that a protocol adapter can drive: ``engine.choose(position, limit) -> SearchResult``,
+and the one registry of them by name (:data:`ENGINES`), each with the options it declares.
 
 Each engine gets a private copy-safe view of the game: it may push and pop moves on the position
 it is given but must leave it as it found it.
+
+Every engine is made from a spec, ``NAME`` or ``NAME:KEY=VALUE,...`` (:func:`make_engine`), read
+by the one spec parser (agent.options.parse_spec) against the options its :class:`EngineKind`
+declares: the agent's ``--engine`` (:func:`build_engine`), the arena, the analysis, the games'
+``search_engine``. A bad spec is one line naming the engine and what it takes::
+
+    engine 'alphabeta' takes no option 'speed'; its options: depth (1-128), nodes (...), ...
 """
 
 from __future__ import annotations
@@ -233,7 +241,7 @@ def make_engine(spec: str, game=None, *, defaults: dict | None = None, **options
             values[key] = declared[key].check(value)
     played = "uttt" if game is None else game.name
     if kind.games and played not in kind.games:
-        raise SpecError(f"engine {name!r} plays {', '.join(kind.games)} (Ultimate Tic-Tac-Toe) only, not {played}")
+        raise SpecError(f"engine {name!r} plays {' and '.join(kind.games)} only, not {played}")
     return kind.make(game, **values)
 
 

@@ -104,7 +104,7 @@ def test_options_given_in_python_are_checked_as_a_specs_are():
 
 
 def test_the_games_an_engine_plays_and_the_options_for_one_game():
-    with pytest.raises(SpecError, match=r"^engine 'seed' plays uttt \(Ultimate Tic-Tac-Toe\) only, not ttt$"):
+    with pytest.raises(SpecError, match=r"^engine 'seed' plays uttt only, not ttt$"):
         make_engine("seed", get_game("ttt"))
     with pytest.raises(SpecError, match="evaluation is for uttt; qubic has one of its own"):
         make_engine("alphabeta:evaluation=classic", get_game("qubic"))
