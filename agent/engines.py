@@ -224,13 +224,15 @@ def parse_engine_spec(text: str) -> tuple[str, dict]:
 def make_engine(spec: str, game=None, *, defaults: dict | None = None, **options):
     """An engine from ``spec`` (``alphabeta``, ``alphabeta:depth=4``, ``random``...) for ``game``
     (an agent.games.Game; None: the agent's own Ultimate Tic-Tac-Toe, the competition engine).
-    ``options``: more of its options, from Python (``make_engine("alphabeta", depth=3)``), checked
-    like the spec's. ``defaults``: values for the options it declares and neither sets (a series'
+    ``options``: more of its options, from Python (``make_engine("alphabeta", depth=3)``; None:
+    not given), checked like the spec's. ``defaults``: values for the options it declares and neither sets (a series'
     seed, which only the random engine takes)."""
     name, values = parse_engine_spec(spec)
     kind = ENGINES[name]
     declared = {option.name: option for option in kind.options}
     for key, value in options.items():
+        if value is None:  # not given (ref_sim.play's depth without --depth)
+            continue
         if key not in declared:
             raise SpecError(f"engine {name!r} takes no option {key!r}; {options_text(kind.options)}")
         if key in values:

@@ -89,6 +89,7 @@ def test_each_kind_of_bad_engine_spec_is_one_line_naming_the_engine(spec, error)
 
 def test_options_given_in_python_are_checked_as_a_specs_are():
     assert make_engine("alphabeta", depth=3).depth == 3
+    assert search_engine(get_game("ttt"), depth=None).depth is None   # None: not given (ref_sim.play)
     with pytest.raises(SpecError, match=r"^engine 'random' takes no option 'depth'; its options: seed"):
         make_engine("random", depth=3)                       # once a TypeError, caught and guessed at
     with pytest.raises(ValueError, match=r"^depth must be an integer from 1 to 128, got 0$"):
