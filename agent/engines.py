@@ -21,11 +21,10 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from .baselines import SeedEvaluator
-from .commandline import MAX_NODES
 from .core import AUTO_THREADS, MAX_THREADS, announce, make_searcher
 from .evaluation import Evaluator
 from .limits import SearchLimit, SearchResult
-from .options import Option, SpecError, options_text, parse_spec
+from .options import MAX_NODES, Option, SpecError, options_text, parse_spec
 from .rules import Position
 from .search import INFINITY, MAX_PLY, PLAIN, AlphaBeta, Features
 
@@ -160,6 +159,8 @@ FEATURE_OPTIONS = tuple(Option(name, int, 0, high, default=getattr(Features(), n
                         for name, high in zip(Features.names(), (INFINITY, 2, 62, MAX_PLY)))
 #: ``depth`` of the searches: any game of agent.games ends sooner.
 DEPTH = Option("depth", int, 1, MAX_PLY)
+#: Threads of the compiled core (``auto``: agent.core.auto_threads); the agent's --threads too.
+THREADS = Option("threads", int, 1, MAX_THREADS, words=(AUTO_THREADS,), default=1)
 
 
 @dataclass(frozen=True)
@@ -201,7 +202,7 @@ def _seed(game, depth: int = 3) -> SeedEngine:
 
 ENGINES = {kind.name: kind for kind in (
     EngineKind("alphabeta", (DEPTH, Option("nodes", int, 1, MAX_NODES), Option("hash_mb", float, 0, MAX_HASH_MB),
-                             Option("threads", int, 1, MAX_THREADS, words=(AUTO_THREADS,), default=1),
+                             THREADS,
                              Option("evaluation", str, words=EVALUATIONS, default=DEFAULT_EVALUATION),
                              *FEATURE_OPTIONS), _alphabeta),
     EngineKind("random", (Option("seed", int, 0, 2 ** 32 - 1),), _random),

@@ -24,10 +24,23 @@ import argparse
 import math
 from dataclasses import dataclass
 
+from .commandline import shown
+
 #: More games than this in one run is a typo (a day of the quickest games is ~50,000).
 MAX_GAMES = 100_000
 #: Seconds per move above an hour is a typo too (the real referee's limits are seconds).
 MAX_SECONDS = 3600.0
+#: The longest time per move a time option takes: an hour. The course's referee gives 10 s,
+#: CodinGame 100 ms; a limit beyond an hour is a slip (milliseconds given as seconds), and the
+#: waits derived from it (the silence abort at three limits) would be past any use.
+MAX_TIME_LIMIT = 3600.0
+#: ``--silence`` at most: a day, longer than any game lasts (0 already means "never").
+MAX_SILENCE = 86400.0
+#: ``--depth`` at most: a game has 81 moves, so no search goes deeper.
+MAX_DEPTH = 81
+#: ``--nodes`` at most: a trillion, days of search at the compiled core's 1-2 million nodes a
+#: second (and far inside the 64-bit counter the compiled core compares it with).
+MAX_NODES = 10 ** 12
 
 
 def bounded(convert, low, high=None, *, above: bool = False, unit: str = ""):
@@ -43,7 +56,7 @@ def bounded(convert, low, high=None, *, above: bool = False, unit: str = ""):
     def parse(text: str):
         value = _within(convert, text, low, high, above)
         if value is None:
-            raise argparse.ArgumentTypeError(f"must be {allowed}, got {_quoted(text)}")
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {shown(text)}")
         return value
 
     parse.__name__ = "integer" if convert is int else "number"  # argparse's "invalid ... value" wording
@@ -133,6 +146,17 @@ class Option:
         except ValueError as error:
             raise ValueError(f"{self.name} {error}, got {value!r}") from None
 
+    def as_type(self):
+        """This option as an argparse ``type`` (the agent's ``--threads`` is alphabeta's ``threads``)."""
+        def parse(text: str):
+            try:
+                return self.parse(text)
+            except ValueError as error:
+                raise argparse.ArgumentTypeError(f"{error}, got {shown(text)}") from None
+
+        parse.__name__ = self.name
+        return parse
+
     def allowed(self) -> str:
         """What it takes, short: ``1-81``, ``0 or more``, ``auto or 1-64``, ``classic or fitted``."""
         if self.kind is str:
@@ -167,7 +191,7 @@ def parse_options(text: str, options, owner: str, example: str = "") -> dict:
         key, eq, value = item.partition("=")
         option = declared.get(key)
         if option is None:
-            raise SpecError(f"{owner} takes no option {_quoted(key)}; {options_text(options)}")
+            raise SpecError(f"{owner} takes no option {shown(key)}; {options_text(options)}")
         if not eq or not value:
             raise SpecError(f"{owner}: {key} needs a value, as in {example}{key}={option.example()}")
         if key in values:
@@ -175,7 +199,7 @@ def parse_options(text: str, options, owner: str, example: str = "") -> dict:
         try:
             values[key] = option.parse(value)
         except ValueError as error:
-            raise SpecError(f"{owner}: {key} {error}, got {_quoted(value)}") from None
+            raise SpecError(f"{owner}: {key} {error}, got {shown(value)}") from None
     return values
 
 
@@ -190,11 +214,5 @@ def parse_spec(text: str, declared, what: str = "engine") -> tuple[str, dict]:
     """
     name, _, rest = text.partition(":")
     if name not in declared:
-        raise SpecError(f"unknown {what} {_quoted(name)}; choose from {', '.join(declared)}")
+        raise SpecError(f"unknown {what} {shown(name)}; choose from {', '.join(declared)}")
     return name, parse_options(rest, declared[name], f"{what} {name!r}", f"{name}:")
-
-
-def _quoted(text: str) -> str:
-    from .turns import printable  # here, not at the top: this module stays light to import
-
-    return repr(printable(str(text), 60))

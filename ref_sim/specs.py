@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from agent.commandline import MAX_DEPTH, MAX_NODES
+from agent.options import MAX_DEPTH, MAX_NODES
 from agent.lifeline import RUNNER_ENV
 from agent.options import Option, parse_spec
 from ref_sim import realbots

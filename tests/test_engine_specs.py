@@ -170,7 +170,7 @@ def test_each_kind_of_bad_builtin_spec(spec, error):
 
 
 def test_the_builtins_declare_what_their_programs_take():
-    from agent.commandline import MAX_DEPTH, MAX_NODES
+    from agent.options import MAX_DEPTH, MAX_NODES
 
     depth, nodes = (option for option, _ in BUILTINS["agent"].flags)
     assert (depth.high, nodes.high) == (MAX_DEPTH, MAX_NODES)     # the agent's own --depth, --nodes
@@ -194,8 +194,7 @@ def test_the_arena_reads_its_specs_with_the_parser(capsys):
 
 @pytest.mark.parametrize("protocol", [["Walrus", "--dir", "{dir}"], ["--protocol", "codingame"]])
 def test_the_agents_engine_option_is_read_with_the_parser(protocol, tmp_path, monkeypatch, capsys):
-    for module in (cli, cli.codingame):  # the log set-up would take pytest's log capture away
-        monkeypatch.setattr(module, "setup_logging", lambda *args: None)
+    monkeypatch.setattr(cli, "setup_logging", lambda *args: None)  # it would take pytest's log capture away
     argv = [arg.format(dir=tmp_path) for arg in protocol] + ["--engine", "seed:nodes=5"]
     assert cli.main(argv) == 2
     assert capsys.readouterr().err == ("uttt-agent: error: engine 'seed' takes no option 'nodes'; "
