@@ -131,20 +131,23 @@ class Option:
             return text
         value = None if self.kind is str else _within(self.kind, text, self.low, self.high)
         if value is None:
-            numbers = () if self.kind is str else (_allowed(self.kind, self.low, self.high),)
-            raise ValueError(f"must be {' or '.join((*self.words, *numbers))}")
+            raise ValueError(self._must())
         return value
 
     def check(self, value):
-        """A value given in Python (``make_engine("alphabeta", depth=3)``), checked as its text would be."""
-        text = value if isinstance(value, str) else repr(value)
-        if isinstance(value, bool) or not isinstance(value, (int, float, str)) or \
-                self.kind is int and isinstance(value, float):
-            text = "\0"  # refused below, with what is allowed
-        try:
-            return self.parse(text)
-        except ValueError as error:
-            raise ValueError(f"{self.name} {error}, got {value!r}") from None
+        """A value given in Python (``make_engine("alphabeta", depth=3)``), checked as its text would
+        be; a bool, or a float where an integer is declared, is refused too."""
+        number = int if self.kind is int else (int, float)
+        if isinstance(value, str) or isinstance(value, number) and not isinstance(value, bool):
+            try:
+                return self.parse(value if isinstance(value, str) else repr(value))
+            except ValueError:
+                pass
+        raise ValueError(f"{self.name} {self._must()}, got {value!r}")
+
+    def _must(self) -> str:
+        numbers = () if self.kind is str else (_allowed(self.kind, self.low, self.high),)
+        return f"must be {' or '.join((*self.words, *numbers))}"
 
     def as_type(self):
         """This option as an argparse ``type`` (the agent's ``--threads`` is alphabeta's ``threads``)."""

@@ -20,9 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from agent.options import MAX_DEPTH, MAX_NODES
 from agent.lifeline import RUNNER_ENV
-from agent.options import Option, parse_spec
+from agent.options import MAX_DEPTH, MAX_NODES, Option, parse_spec
 from ref_sim import realbots
 from ref_sim.random_agent import FLOOD_FILE
 from ref_sim.referee import locale_encoding
