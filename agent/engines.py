@@ -18,7 +18,7 @@ import logging
 import random
 import time
 from dataclasses import dataclass, replace
-from typing import Callable
+from collections.abc import Callable
 
 from .baselines import SeedEvaluator
 from .core import AUTO_THREADS, MAX_THREADS, announce, make_searcher
