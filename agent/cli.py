@@ -1,5 +1,14 @@
-"""Command line: ``python -m agent NAME`` / ``uttt-agent NAME`` plays one game in a referee directory;
-``python -m agent --protocol codingame`` plays one game over stdin/stdout (:mod:`agent.codingame`)."""
+"""The agent's command line: ``python -m agent NAME`` / ``uttt-agent NAME`` plays one game in a
+referee directory (the file protocol, :mod:`agent.protocol`); ``python -m agent --protocol
+codingame`` plays one game over stdin/stdout (:mod:`agent.codingame`). Here are its parser and
+``--help``, the checks of its values, the log set-up, the engine it asks for
+(agent.engines.build_engine) and the run of either protocol; the protocols hold no command line.
+
+What every command of the project shares (one-line usage errors, a closed stdout) is in
+:mod:`agent.commandline`; checked numbers, their bounds and engine specs in :mod:`agent.options`.
+Values are checked as they are parsed, so nan, inf, 1e309 and 10**30 are one-line usage errors
+like any other bad value.
+"""
 
 from __future__ import annotations
 
@@ -9,27 +18,12 @@ import os
 import sys
 from pathlib import Path
 
-from . import codingame, core, engines
-from .commandline import (
-    DEFAULT_ENGINE,
-    MAX_DEPTH,
-    MAX_NODES,
-    MAX_SILENCE,
-    MAX_TIME_LIMIT,
-    PROG,
-    OneLineParser,
-    UsageError,
-    bounded,
-    build_engine,
-    check_log_file,
-    reason,
-    say_error,
-    setup_logging,
-    shown,
-    silence_output,
-    threads_option,
-)
-from .clock import REFEREE_TICK, SHORT_LIMIT_SHARE, cutoff_for
+from . import codingame, core, engines, variety
+from .clock import DEFAULT_FIRST_TURN_MS, DEFAULT_MARGIN_MS, DEFAULT_TURN_MS, REFEREE_TICK, SHORT_LIMIT_SHARE, cutoff_for
+from .commandline import OneLineParser, UsageError, reason, say_error, shown, silence_output
+from .engines import DEFAULT_ENGINE, build_engine
+from .exits import EXIT_INPUT_ENDED
+from .options import MAX_DEPTH, MAX_NODES, MAX_SILENCE, MAX_TIME_LIMIT, bounded
 from .protocol import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -43,6 +37,27 @@ from .rules import check_player_name
 from .search_log import SEARCH_LOG_ENV, SearchLog
 
 log = logging.getLogger("agent")
+
+PROG = "uttt-agent"
+
+CODINGAME_EPILOG = f"""\
+CodinGame protocol (--protocol codingame; NAME, if given, labels the log lines; --dir,
+--time-limit, --margin, --encoding, --silence and --polling are unused):
+  Reads each turn from stdin ('oppRow oppCol', 'N', N x 'row col'), answers 'row col' on
+  stdout and prints nothing else; logs go to stderr (or --log-file). Thinks until
+  --margin-ms (default {DEFAULT_MARGIN_MS:g}) before --turn-ms (default {DEFAULT_TURN_MS:g}; --first-turn-ms,
+  default {DEFAULT_FIRST_TURN_MS:g}, on the first turn), counted from the turn's first line.
+  Bad input, one message on stderr, never a traceback:
+    EOF between turns         exit 0 if the game is over by our rules or the opponent's
+                              (unsent) reply could end it, else exit 3
+    malformed line            exit 4: not two integers, coordinate not 0-8, count not 1-81,
+                              repeated action, EOF inside a turn, too few or too many lines
+    illegal opponent move     trust the referee: position lost, play the first listed action
+    action list != our moves  play only from the list: our engine's move if listed, else the
+                              first listed move legal for us, else the first listed
+    stdin or stdout closed    exit 3: the game cannot go on
+  exit codes: 0 finished, 1 internal error, 2 bad command line, 3 input ended early (or stdin
+  or stdout closed), 4 bad input, 130 interrupted"""
 
 EPILOG = f"""\
 timing:
@@ -77,7 +92,32 @@ limits: --time-limit above {REFEREE_TICK:g} s (the referee looks for a move ever
 limit) and at most {MAX_TIME_LIMIT:g} s; --silence at most {MAX_SILENCE:g} s; --depth at most {MAX_DEPTH} (moves in a game);
 --nodes at most {MAX_NODES:,}; --threads 1 to {core.MAX_THREADS}, or auto.
 
-""" + codingame.EPILOG
+""" + CODINGAME_EPILOG
+
+
+def check_log_file(log_file: str | None) -> Path | None:
+    """``--log-file`` as a Path once it is known to be writable (created if missing); UsageError if not."""
+    if log_file is None:
+        return None
+    try:
+        with open(log_file, "a", encoding="utf-8"):
+            pass
+    except (OSError, ValueError) as error:
+        raise UsageError(f"cannot write log file {shown(log_file)}: {reason(error)}") from None
+    return Path(log_file)
+
+
+def setup_logging(args, log_path: Path | None, name: str) -> None:
+    """Log to ``log_path`` (or stderr) at the level ``-v``/``-q`` ask for, each line naming ``name``."""
+    level = logging.DEBUG if args.verbose else logging.WARNING if args.quiet else logging.INFO
+    handler = logging.FileHandler(log_path, encoding="utf-8") if log_path else logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"%(asctime)s.%(msecs)03d {name} %(levelname)s %(message)s",
+                                           datefmt="%H:%M:%S"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    # watchdog and other libraries stay quiet unless asked for debug.
+    logging.getLogger("watchdog").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
 
 
 def build_parser(prog: str = PROG, description: str | None = None, engine_options: bool = True
@@ -119,7 +159,7 @@ def build_parser(prog: str = PROG, description: str | None = None, engine_option
     parser.add_argument("--search-log", default=None, metavar="PATH",
                         help=f"append one JSON line per move (cell, depth, score, nodes, nps, seconds) here, for "
                              f"programs (default: ${SEARCH_LOG_ENV}, set by the series runners; none without it)")
-    codingame.add_arguments(parser)
+    _add_codingame_options(parser)
     return parser
 
 
@@ -133,12 +173,27 @@ def _add_engine_options(parser) -> None:
     parser.add_argument("--core", choices=core.CORES, default=None,
                         help=f"search core of the alphabeta engine: compiled (C) or pure Python; auto (default, "
                              f"or ${core.CORE_ENV}) takes the compiled one where it is built: {core.default_core_text()}")
-    parser.add_argument("--threads", type=threads_option(core.MAX_THREADS), default=1, metavar="N",
+    parser.add_argument("--threads", type=engines.THREADS.as_type(), default=1, metavar="N",
                         help="threads the alphabeta engine's compiled core searches on, sharing its table: N, or "
                              f"auto for every core but one, which the referee needs ({core.auto_threads()} here); "
                              "default 1. Only where the tournament allows more than one core: see the README")
     parser.add_argument("--eval", default=None, choices=engines.EVALUATIONS, dest="evaluation",
                         help=f"evaluation of the alphabeta engine (default: {engines.DEFAULT_EVALUATION})")
+
+
+def _add_codingame_options(parser) -> None:
+    group = parser.add_argument_group("CodinGame protocol (--protocol codingame)")
+    milliseconds = bounded(float, 0, MAX_TIME_LIMIT * 1000, above=True, unit="milliseconds")
+    group.add_argument("--turn-ms", type=milliseconds, default=DEFAULT_TURN_MS, metavar="MS",
+                       help=f"time per turn (default {DEFAULT_TURN_MS:g})")
+    group.add_argument("--first-turn-ms", type=milliseconds, default=DEFAULT_FIRST_TURN_MS, metavar="MS",
+                       help=f"time for our first turn (default {DEFAULT_FIRST_TURN_MS:g})")
+    group.add_argument("--margin-ms", type=bounded(float, 0, MAX_TIME_LIMIT * 1000, unit="milliseconds"),
+                       default=DEFAULT_MARGIN_MS, metavar="MS",
+                       help=f"stop thinking this long before the limit (default {DEFAULT_MARGIN_MS:g})")
+    group.add_argument("--seed", type=bounded(int, 0, 2**32 - 1), default=None, metavar="N",
+                       help="vary the game at no cost in strength: play it on the board turned by one of the "
+                            "square's eight symmetries, picked by N (series runners give each game its own)")
 
 
 def _check_directory(directory: Path, name: str) -> Path:
@@ -193,7 +248,7 @@ def main(argv: list[str] | None = None, *, parser=None, make_engine=None) -> int
     if args.core is not None:  # every engine this process makes reads it (agent/core.py)
         os.environ[core.CORE_ENV] = args.core
     if args.protocol == "codingame":
-        return codingame.main(args, make_engine)
+        return _play_codingame(args, make_engine)
     try:
         if args.name is None:
             raise UsageError("NAME is required with the file protocol")
@@ -233,6 +288,52 @@ def main(argv: list[str] | None = None, *, parser=None, make_engine=None) -> int
     if summary.status != "finished":
         log.error("%s", summary.message)
     return summary.exit_code
+
+
+def _play_codingame(args, make_engine=None) -> int:
+    """One game of the CodinGame protocol for parsed arguments (their values are checked as they
+    are parsed: agent.options.bounded)."""
+    try:
+        if not args.margin_ms < min(args.turn_ms, args.first_turn_ms):
+            raise UsageError(f"--margin-ms must be below the turn time, got {args.margin_ms:g}")
+        if args.name is not None:
+            check_player_name(args.name)  # it labels every log line
+        log_path = check_log_file(args.log_file)
+        if make_engine is not None:  # a bot of one's own (agent.bot): it does what it likes with --seed
+            engine_name, engine = "own", make_engine(args)
+        else:
+            engine_name, engine = build_engine(args.engine, args.depth, args.nodes, args.evaluation, args.threads)
+        if args.seed is not None and engine_name not in ("random", "own"):
+            engine = variety.varied(engine, args.seed)
+    except (UsageError, ValueError) as error:
+        say_error(PROG, f"error: {error}")
+        return EXIT_USAGE
+    setup_logging(args, log_path, args.name or "codingame")
+    for stream, what in ((sys.stdin, "stdin"), (sys.stdout, "stdout")):
+        if stream is None:  # its descriptor was closed before we started
+            log.error("%s is closed: no game can be played; exiting (code %d)", what, EXIT_INPUT_ENDED)
+            return EXIT_INPUT_ENDED
+    agent = None
+    try:
+        agent = codingame.CodinGameAgent(engine, turn_ms=args.turn_ms, first_turn_ms=args.first_turn_ms,
+                               margin_ms=args.margin_ms, depth=args.depth, nodes=args.nodes,
+                               search_log=SearchLog.chosen(args.search_log, "codingame",
+                                                           {"threads": args.threads}))
+        code = agent.run()
+    except KeyboardInterrupt:
+        log.warning("interrupted")
+        code = EXIT_INTERRUPTED
+    except codingame.OutputClosed as error:
+        log.warning("stdout closed by the referee (%s): my move cannot reach it; exiting (code %d)",
+                    error, EXIT_INPUT_ENDED)
+        silence_output(sys.stdout)  # Python flushes stdout again on exit: let that say nothing
+        code = EXIT_INPUT_ENDED
+    except Exception:
+        log.exception("internal error")
+        code = EXIT_INTERNAL
+    if agent is not None and agent.reader.reading:
+        codingame.exit_past_the_reader(code)
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -30,9 +30,10 @@ the keep-back, sized by the pauses seen while thinking, covers it. If the first 
 have written it while we were starting up, so the first turn counts from the moment this module
 was imported instead.
 
-This module reads, writes, times and parses the command line; what the lines mean, and which
-move answers them, is decided by :class:`agent.codingame_turns.CodinGameDecider` (no I/O, no
-clock: each case a row of ``tests/test_codingame_turns.py``).
+This module reads, writes and times; what the lines mean, and which move answers them, is
+decided by :class:`agent.codingame_turns.CodinGameDecider` (no I/O, no clock: each case a row
+of ``tests/test_codingame_turns.py``), and its options and ``--help`` are the agent's command
+line's (:mod:`agent.cli`, which runs it).
 
 Bad input. Every case is one message on stderr, never a traceback:
 
@@ -71,7 +72,6 @@ import threading
 import time
 from dataclasses import dataclass
 
-from . import variety
 from .clock import (  # noqa: F401  (the limits' defaults: re-exported, as always)
     DEFAULT_FIRST_TURN_MS,
     DEFAULT_MARGIN_MS,
@@ -88,29 +88,18 @@ from .codingame_turns import (  # noqa: F401  (the coordinates and BadInput: re-
     parse_pair,
 )
 from .engines import choose_legal
-from .exits import (  # noqa: F401  (EXIT_FINISHED: re-exported, as always)
+from .commandline import reason
+from .exits import (  # noqa: F401  (the protocol's exit codes: re-exported, as always)
     EXIT_BAD_INPUT,
     EXIT_FINISHED,
     EXIT_INPUT_ENDED,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
-)
-from .commandline import (
     EXIT_USAGE,
-    MAX_TIME_LIMIT,
-    PROG,
-    UsageError,
-    bounded,
-    build_engine,
-    check_log_file,
-    reason,
-    say_error,
-    setup_logging,
-    silence_output,
 )
 from .limits import SearchLimit, SearchResult
 from .pauses import KEEP_BACK_WINDOW, RecentPauses, StallWatch
-from .rules import Position, check_player_name
+from .rules import Position
 from .search_log import SearchLog
 from .turns import Note
 
@@ -118,26 +107,6 @@ log = logging.getLogger(__name__)
 
 #: When this module was imported: the earliest moment we can vouch for on the first turn.
 IMPORTED_AT = time.perf_counter()
-
-EPILOG = f"""\
-CodinGame protocol (--protocol codingame; NAME, if given, labels the log lines; --dir,
---time-limit, --margin, --encoding, --silence and --polling are unused):
-  Reads each turn from stdin ('oppRow oppCol', 'N', N x 'row col'), answers 'row col' on
-  stdout and prints nothing else; logs go to stderr (or --log-file). Thinks until
-  --margin-ms (default {DEFAULT_MARGIN_MS:g}) before --turn-ms (default {DEFAULT_TURN_MS:g}; --first-turn-ms,
-  default {DEFAULT_FIRST_TURN_MS:g}, on the first turn), counted from the turn's first line.
-  Bad input, one message on stderr, never a traceback:
-    EOF between turns         exit 0 if the game is over by our rules or the opponent's
-                              (unsent) reply could end it, else exit 3
-    malformed line            exit 4: not two integers, coordinate not 0-8, count not 1-81,
-                              repeated action, EOF inside a turn, too few or too many lines
-    illegal opponent move     trust the referee: position lost, play the first listed action
-    action list != our moves  play only from the list: our engine's move if listed, else the
-                              first listed move legal for us, else the first listed
-    stdin or stdout closed    exit 3: the game cannot go on
-  exit codes: 0 finished, 1 internal error, 2 bad command line, 3 input ended early (or stdin
-  or stdout closed), 4 bad input, 130 interrupted"""
-
 
 class InputEnded(Exception):
     """stdin reached its end."""
@@ -374,69 +343,7 @@ class CodinGameAgent:
             log.log(note.level, "%s", note.message)
 
 
-def add_arguments(parser) -> None:
-    """The CodinGame options of ``python -m agent``."""
-    group = parser.add_argument_group("CodinGame protocol (--protocol codingame)")
-    milliseconds = bounded(float, 0, MAX_TIME_LIMIT * 1000, above=True, unit="milliseconds")
-    group.add_argument("--turn-ms", type=milliseconds, default=DEFAULT_TURN_MS, metavar="MS",
-                       help=f"time per turn (default {DEFAULT_TURN_MS:g})")
-    group.add_argument("--first-turn-ms", type=milliseconds, default=DEFAULT_FIRST_TURN_MS, metavar="MS",
-                       help=f"time for our first turn (default {DEFAULT_FIRST_TURN_MS:g})")
-    group.add_argument("--margin-ms", type=bounded(float, 0, MAX_TIME_LIMIT * 1000, unit="milliseconds"),
-                       default=DEFAULT_MARGIN_MS, metavar="MS",
-                       help=f"stop thinking this long before the limit (default {DEFAULT_MARGIN_MS:g})")
-    group.add_argument("--seed", type=bounded(int, 0, 2**32 - 1), default=None, metavar="N",
-                       help="vary the game at no cost in strength: play it on the board turned by one of the "
-                            "square's eight symmetries, picked by N (series runners give each game its own)")
-
-
-def main(args, make_engine=None) -> int:
-    """Run the CodinGame protocol for parsed ``python -m agent`` arguments (their values are checked
-    as they are parsed: agent.commandline.bounded)."""
-    try:
-        if not args.margin_ms < min(args.turn_ms, args.first_turn_ms):
-            raise UsageError(f"--margin-ms must be below the turn time, got {args.margin_ms:g}")
-        if args.name is not None:
-            check_player_name(args.name)  # it labels every log line
-        log_path = check_log_file(args.log_file)
-        if make_engine is not None:  # a bot of one's own (agent.bot): it does what it likes with --seed
-            engine_name, engine = "own", make_engine(args)
-        else:
-            engine_name, engine = build_engine(args.engine, args.depth, args.nodes, args.evaluation, args.threads)
-        if args.seed is not None and engine_name not in ("random", "own"):
-            engine = variety.varied(engine, args.seed)
-    except (UsageError, ValueError) as error:
-        say_error(PROG, f"error: {error}")
-        return EXIT_USAGE
-    setup_logging(args, log_path, args.name or "codingame")
-    for stream, what in ((sys.stdin, "stdin"), (sys.stdout, "stdout")):
-        if stream is None:  # its descriptor was closed before we started
-            log.error("%s is closed: no game can be played; exiting (code %d)", what, EXIT_INPUT_ENDED)
-            return EXIT_INPUT_ENDED
-    agent = None
-    try:
-        agent = CodinGameAgent(engine, turn_ms=args.turn_ms, first_turn_ms=args.first_turn_ms,
-                               margin_ms=args.margin_ms, depth=args.depth, nodes=args.nodes,
-                               search_log=SearchLog.chosen(args.search_log, "codingame",
-                                                           {"threads": args.threads}))
-        code = agent.run()
-    except KeyboardInterrupt:
-        log.warning("interrupted")
-        code = EXIT_INTERRUPTED
-    except OutputClosed as error:
-        log.warning("stdout closed by the referee (%s): my move cannot reach it; exiting (code %d)",
-                    error, EXIT_INPUT_ENDED)
-        silence_output(sys.stdout)  # Python flushes stdout again on exit: let that say nothing
-        code = EXIT_INPUT_ENDED
-    except Exception:
-        log.exception("internal error")
-        code = EXIT_INTERNAL
-    if agent is not None and agent.reader.reading:
-        _exit_past_the_reader(code)
-    return code
-
-
-def _exit_past_the_reader(code: int) -> None:
+def exit_past_the_reader(code: int) -> None:
     """End the process at once with ``code``. The stdin reader, a daemon thread, is blocked in a
     buffered read that holds stdin's lock (the referee keeps its end of the pipe open), and the
     interpreter's own shutdown would then abort the process ("Fatal Python error: could not

@@ -1,41 +1,20 @@
-"""What the agent's command lines share: for both protocols (``agent.cli`` for the file protocol,
-``agent.codingame`` for stdin/stdout) the usage error, the parser that reports it in one line, the
-checked option values, logging set-up and the engine by name; for every command (``ref_sim.play``,
-``ref_sim.arena`` too) the one-line error and the closed-output clean-up. A module of its own so
-that no two commands import each other.
+"""What every command line of the project shares, the agent's (:mod:`agent.cli`) and the bench's
+(ref_sim's commands, the scripts): a usage error said in one line (:class:`UsageError`,
+:class:`OneLineParser`, :func:`say_error`), bad values quoted short and printable
+(:func:`shown`, :func:`reason`), and a closed stdout made quiet (:func:`silence_output`).
 
-Option values are checked as they are parsed (:func:`bounded`): numbers must be finite and within
-bounds, so nan, inf, 1e309 and 10**30 are one-line usage errors like any other bad value.
+A module of its own, light to import, so that no two commands import each other. The checked
+numbers, their bounds and the engine specs are in :mod:`agent.options`.
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
-from pathlib import Path
 
-from .options import bounded  # the agent's options use it from here too
-from .exits import EXIT_USAGE  # noqa: F401  (every usage error; re-exported, as always)
+from .exits import EXIT_USAGE
 
-
-log = logging.getLogger("agent")
-
-PROG = "uttt-agent"
-DEFAULT_ENGINE = "alphabeta"
-
-#: The longest time per move a time option takes: an hour. The course's referee gives 10 s,
-#: CodinGame 100 ms; a limit beyond an hour is a slip (milliseconds given as seconds), and the
-#: waits derived from it (the silence abort at three limits) would be past any use.
-MAX_TIME_LIMIT = 3600.0
-#: ``--silence`` at most: a day, longer than any game lasts (0 already means "never").
-MAX_SILENCE = 86400.0
-#: ``--depth`` at most: a game has 81 moves, so no search goes deeper.
-MAX_DEPTH = 81
-#: ``--nodes`` at most: a trillion, days of search at the compiled core's 1-2 million nodes a
-#: second (and far inside the 64-bit counter the compiled core compares it with).
-MAX_NODES = 10 ** 12
 #: Longest piece of a bad value quoted in an error message.
 SHOWN_VALUE = 60
 #: Longest error message of the parser (argparse quotes whole values, e.g. unrecognized arguments).
@@ -64,82 +43,10 @@ class OneLineParser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
-def threads_option(most: int):
-    """An argparse ``type`` for ``--threads``: ``auto`` (resolved where the core is chosen:
-    agent.core.make_searcher) or a whole number from 1 to ``most``."""
-    from .core import AUTO_THREADS  # here, not at the top: ref_sim's commands use the light helpers
-
-    count = bounded(int, 1, most)
-
-    def parse(text: str):
-        if text == AUTO_THREADS:
-            return text
-        try:
-            return count(text)
-        except argparse.ArgumentTypeError:
-            raise argparse.ArgumentTypeError(f"must be auto or an integer from 1 to {most}, got {shown(text)}") from None
-
-    return parse
-
-
-def check_log_file(log_file: str | None) -> Path | None:
-    """``--log-file`` as a Path once it is known to be writable (created if missing); UsageError if not."""
-    if log_file is None:
-        return None
-    try:
-        with open(log_file, "a", encoding="utf-8"):
-            pass
-    except (OSError, ValueError) as error:
-        raise UsageError(f"cannot write log file {shown(log_file)}: {reason(error)}") from None
-    return Path(log_file)
-
-
 def reason(error: Exception) -> str:
     """Why a file operation failed, short: ``File name too long``, not the errno and the path
     (ValueError: a NUL byte in the path)."""
     return (error.strerror if isinstance(error, OSError) else None) or str(error)
-
-
-def setup_logging(args, log_path: Path | None, name: str) -> None:
-    """Log to ``log_path`` (or stderr) at the level ``-v``/``-q`` ask for, each line naming ``name``."""
-    level = logging.DEBUG if args.verbose else logging.WARNING if args.quiet else logging.INFO
-    handler = logging.FileHandler(log_path, encoding="utf-8") if log_path else logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(f"%(asctime)s.%(msecs)03d {name} %(levelname)s %(message)s",
-                                           datefmt="%H:%M:%S"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(level)
-    # watchdog and other libraries stay quiet unless asked for debug.
-    logging.getLogger("watchdog").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
-
-
-def build_engine(name: str | None, depth: int | None, nodes: int | None, evaluation: str | None = None,
-                 threads: int | str = 1):
-    """Make the engine; depth/nodes (and the evaluation, and threads other than 1) go in as options
-    when given (engines that take none still get depth/nodes through every SearchLimit; threads
-    above 1 for an engine that searches on one thread is a usage error, ``auto`` is 1 there)."""
-    from . import engines  # here, not at the top: ref_sim's commands use the light helpers below
-    from .core import AUTO_THREADS
-
-    name = name or DEFAULT_ENGINE
-    if name not in engines.ENGINES:
-        raise UsageError(f"unknown engine {shown(name)}; choose from {', '.join(sorted(engines.ENGINES))}")
-    options = {key: value for key, value in (("depth", depth), ("nodes", nodes), ("evaluation", evaluation))
-               if value is not None}
-    if threads != 1:
-        options["threads"] = threads
-    try:
-        return name, engines.make_engine(name, **options)
-    except TypeError:
-        if not options:
-            raise
-        if threads not in (1, AUTO_THREADS):
-            raise UsageError(f"engine {name} searches on one thread; --threads {threads} is for alphabeta") from None
-        options.pop("threads", None)
-        if options:
-            log.info("engine %s takes no %s option; the limit is passed with every search instead",
-                     name, "/".join(options))
-        return name, engines.make_engine(name)
 
 
 def say_error(prog: str, message: str, start: str = "") -> None:

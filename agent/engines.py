@@ -1,7 +1,15 @@
-"""Move choosers that a protocol adapter can drive: ``engine.choose(position, limit) -> SearchResult``.
+"""Move choosers that a protocol adapter can drive: ``engine.choose(position, limit) -> SearchResult``,
+and the one registry of them by name (:data:`ENGINES`), each with the options it declares.
 
 Each engine gets a private copy-safe view of the game: it may push and pop moves on the position
 it is given but must leave it as it found it.
+
+Every engine is made from a spec, ``NAME`` or ``NAME:KEY=VALUE,...`` (:func:`make_engine`), read
+by the one spec parser (agent.options.parse_spec) against the options its :class:`EngineKind`
+declares: the agent's ``--engine`` (:func:`build_engine`), the arena, the analysis, the games'
+``search_engine``. A bad spec is one line naming the engine and what it takes::
+
+    engine 'alphabeta' takes no option 'speed'; its options: depth (1-128), nodes (...), ...
 """
 
 from __future__ import annotations
@@ -9,16 +17,25 @@ from __future__ import annotations
 import logging
 import random
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from collections.abc import Callable
 
 from .baselines import SeedEvaluator
-from .core import announce, make_searcher
+from .core import AUTO_THREADS, MAX_THREADS, announce, make_searcher
 from .evaluation import Evaluator
 from .limits import SearchLimit, SearchResult
+from .options import MAX_NODES, Option, SpecError, options_text, parse_spec
 from .rules import Position
-from .search import PLAIN, AlphaBeta, Features
+from .search import INFINITY, MAX_PLY, PLAIN, AlphaBeta, Features
 
 log = logging.getLogger(__name__)
+
+#: The agent's table: it plays one game with the machine to itself.
+AGENT_HASH_MB = 192.0
+#: A series' table: many short-lived engines, two per game, maybe a game per core.
+SERIES_HASH_MB = 64.0
+#: ``hash_mb`` at most: 64 GB; more is a slip (bytes or kilobytes given as megabytes).
+MAX_HASH_MB = 65536.0
 
 
 def choose_legal(engine, position: Position, limit: SearchLimit, rng: random.Random) -> SearchResult:
@@ -99,7 +116,7 @@ class AlphaBetaEngine(SearchEngine):
     (agent.search.Features; None: the defaults). ``threads``: a number, or ``auto``, of threads the
     compiled core searches on (agent.core.make_searcher); the name says when above 1."""
 
-    def __init__(self, depth: int | None = None, nodes: int | None = None, hash_mb: float = 192.0,
+    def __init__(self, depth: int | None = None, nodes: int | None = None, hash_mb: float = AGENT_HASH_MB,
                  weights=None, evaluation: str = DEFAULT_EVALUATION, core: str | None = None,
                  features: Features | None = None, threads: int | str = 1) -> None:
         self.evaluator = make_evaluator(evaluation, weights)
@@ -134,13 +151,120 @@ class SeedEngine:
         return self.searcher.search(position, replace(limit, depth=self.depth, nodes=None))
 
 
-ENGINES = {"alphabeta": AlphaBetaEngine, "random": RandomEngine, "seed": SeedEngine}
+# -- the registry: every engine by name, with the options it declares -----------------------------
+
+#: The search's refinements as options (agent.search.Features), with the ranges the compiled
+#: core takes (agent/_core.c, set_features) and the search's defaults.
+FEATURE_OPTIONS = tuple(Option(name, int, 0, high, default=getattr(Features(), name))
+                        for name, high in zip(Features.names(), (INFINITY, 2, 62, MAX_PLY)))
+#: ``depth`` of the searches: any game of agent.games ends sooner.
+DEPTH = Option("depth", int, 1, MAX_PLY)
+#: Threads of the compiled core (``auto``: agent.core.auto_threads); the agent's --threads too.
+THREADS = Option("threads", int, 1, MAX_THREADS, words=(AUTO_THREADS,), default=1)
 
 
-def make_engine(name: str, **options):
-    """Build an engine by name (see ``ENGINES``)."""
-    try:
-        factory = ENGINES[name]
-    except KeyError:
-        raise ValueError(f"unknown engine {name!r}; choose from {', '.join(sorted(ENGINES))}") from None
-    return factory(**options)
+@dataclass(frozen=True)
+class EngineKind:
+    """An engine by name: the options it declares (each checked by agent.options.parse_spec), the
+    games it plays (empty: every game of agent.games) and ``make(game, **options)``, ``game`` an
+    agent.games.Game or None for the agent's own Ultimate Tic-Tac-Toe. An option left out has
+    its declared default (``make``'s own), or none: ``hash_mb`` is the agent's or a series'."""
+
+    name: str
+    options: tuple[Option, ...]
+    make: Callable
+    games: tuple[str, ...] = ()
+
+
+def _alphabeta(game, depth: int | None = None, nodes: int | None = None, hash_mb: float | None = None,
+               threads: int | str = 1, evaluation: str | None = None, **features: int) -> SearchEngine:
+    if game is None:  # the competition engine, as the agent plays it
+        return AlphaBetaEngine(depth, nodes, AGENT_HASH_MB if hash_mb is None else hash_mb,
+                               evaluation=evaluation or DEFAULT_EVALUATION, features=Features(**features),
+                               threads=threads)
+    evaluator = None
+    if evaluation is not None:
+        if game.name != "uttt":
+            raise SpecError(f"engine 'alphabeta': evaluation is for uttt; {game.name} has one of its own")
+        evaluator = make_evaluator(evaluation)
+    searcher = game.searcher(SERIES_HASH_MB if hash_mb is None else hash_mb, Features(**features), threads,
+                             evaluator)
+    return SearchEngine(searcher, depth, nodes)
+
+
+def _random(game, seed: int | None = None) -> RandomEngine:
+    return RandomEngine(seed)
+
+
+def _seed(game, depth: int = 3) -> SeedEngine:
+    return SeedEngine(depth)
+
+
+ENGINES = {kind.name: kind for kind in (
+    EngineKind("alphabeta", (DEPTH, Option("nodes", int, 1, MAX_NODES), Option("hash_mb", float, 0, MAX_HASH_MB),
+                             THREADS,
+                             Option("evaluation", str, words=EVALUATIONS, default=DEFAULT_EVALUATION),
+                             *FEATURE_OPTIONS), _alphabeta),
+    EngineKind("random", (Option("seed", int, 0, 2 ** 32 - 1),), _random),
+    EngineKind("seed", (replace(DEPTH, default=3),), _seed, games=("uttt",)),
+)}
+#: The engine of the agent's command line when --engine is not given.
+DEFAULT_ENGINE = "alphabeta"
+
+
+def parse_engine_spec(text: str) -> tuple[str, dict]:
+    """``NAME`` or ``NAME:KEY=VALUE,...`` -> (name, options), checked against what the engine
+    declares; SpecError (a ValueError) in one line otherwise.
+
+    >>> parse_engine_spec("alphabeta:depth=4,hash_mb=0")
+    ('alphabeta', {'depth': 4, 'hash_mb': 0.0})
+    """
+    return parse_spec(text, {name: kind.options for name, kind in ENGINES.items()})
+
+
+def make_engine(spec: str, game=None, *, defaults: dict | None = None, **options):
+    """An engine from ``spec`` (``alphabeta``, ``alphabeta:depth=4``, ``random``...) for ``game``
+    (an agent.games.Game; None: the agent's own Ultimate Tic-Tac-Toe, the competition engine).
+    ``options``: more of its options, from Python (``make_engine("alphabeta", depth=3)``; None:
+    not given), checked like the spec's. ``defaults``: values for the options it declares and neither sets (a series'
+    seed, which only the random engine takes)."""
+    name, values = parse_engine_spec(spec)
+    kind = ENGINES[name]
+    declared = {option.name: option for option in kind.options}
+    for key, value in options.items():
+        if value is None:  # not given (ref_sim.play's depth without --depth)
+            continue
+        if key not in declared:
+            raise SpecError(f"engine {name!r} takes no option {key!r}; {options_text(kind.options)}")
+        if key in values:
+            raise SpecError(f"engine {name!r}: {key} is given twice")
+        values[key] = declared[key].check(value)
+    for key, value in (defaults or {}).items():
+        if key in declared and key not in values and value is not None:
+            values[key] = declared[key].check(value)
+    played = "uttt" if game is None else game.name
+    if kind.games and played not in kind.games:
+        raise SpecError(f"engine {name!r} plays {' and '.join(kind.games)} only, not {played}")
+    return kind.make(game, **values)
+
+
+def build_engine(spec: str | None, depth: int | None, nodes: int | None, evaluation: str | None = None,
+                 threads: int | str = 1):
+    """The engine the agent's command line asks for, and its name: ``--engine`` (a spec; default
+    ``alphabeta``) with ``--depth``, ``--nodes``, ``--eval`` and ``--threads`` as its options where
+    it declares them (the spec's own win). An engine without depth/nodes still gets them through
+    every SearchLimit; one without threads searches on one thread (``auto`` is 1 there, more a
+    SpecError)."""
+    name, _ = parse_engine_spec(spec or DEFAULT_ENGINE)
+    declared = {option.name for option in ENGINES[name].options}
+    asked = {key: value for key, value in (("depth", depth), ("nodes", nodes), ("evaluation", evaluation))
+             if value is not None}
+    if "threads" in declared:
+        asked["threads"] = threads
+    elif threads not in (1, AUTO_THREADS):
+        threaded = ", ".join(kind.name for kind in ENGINES.values() if "threads" in {o.name for o in kind.options})
+        raise SpecError(f"engine {name} searches on one thread; --threads {threads} is for {threaded}")
+    unused = [key for key in asked if key not in declared]
+    if unused:
+        log.info("engine %s takes no %s option; the limit is passed with every search instead", name, "/".join(unused))
+    return name, make_engine(spec or DEFAULT_ENGINE, defaults=asked)

@@ -1,5 +1,6 @@
-"""Checked numbers for the runners' command lines: argparse types that refuse in one line what
-would otherwise play instantly, loop forever or end in a traceback far from the command line.
+"""Checked option values, for every command line and every spec: argparse types that refuse in
+one line what would otherwise play instantly, loop forever or end in a traceback far from the
+command line, and the one parser of ``NAME:KEY=VALUE,...`` specs (engines, built-in bots).
 
 ``float("nan")`` passes every ``<`` check by failing it, ``inf`` overflows ``int()`` and
 ``time.sleep``, a negative limit plays at once, and a billion games builds its whole schedule
@@ -9,18 +10,37 @@ before the first one.  Each type names its range in the error::
     parser.add_argument("--seconds", type=real(0, MAX_SECONDS, low_open=True))
 
 argparse reports ``PROG: error: argument --games: must be an integer from 1 to 100,000, got '0'``
-with exit code 2. The agent's own command line uses the same types (agent.commandline).
+with exit code 2. The agent's own command line uses the same types (agent.cli, agent.codingame).
+
+A spec's options are declared (:class:`Option`: name, type, range, default) by what takes them,
+the engines (agent.engines.ENGINES) and the runners' built-in bots (ref_sim.specs.BUILTINS), and
+:func:`parse_spec` checks a spec against them, so that every bad spec is one line naming the
+engine and what it takes.  A module light to import: the runners' commands use it.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+from dataclasses import dataclass
+
+from .commandline import shown
 
 #: More games than this in one run is a typo (a day of the quickest games is ~50,000).
 MAX_GAMES = 100_000
 #: Seconds per move above an hour is a typo too (the real referee's limits are seconds).
 MAX_SECONDS = 3600.0
+#: The longest time per move a time option takes: an hour. The course's referee gives 10 s,
+#: CodinGame 100 ms; a limit beyond an hour is a slip (milliseconds given as seconds), and the
+#: waits derived from it (the silence abort at three limits) would be past any use.
+MAX_TIME_LIMIT = 3600.0
+#: ``--silence`` at most: a day, longer than any game lasts (0 already means "never").
+MAX_SILENCE = 86400.0
+#: ``--depth`` at most: a game has 81 moves, so no search goes deeper.
+MAX_DEPTH = 81
+#: ``--nodes`` at most: a trillion, days of search at the compiled core's 1-2 million nodes a
+#: second (and far inside the 64-bit counter the compiled core compares it with).
+MAX_NODES = 10 ** 12
 
 
 def bounded(convert, low, high=None, *, above: bool = False, unit: str = ""):
@@ -31,31 +51,40 @@ def bounded(convert, low, high=None, *, above: bool = False, unit: str = ""):
     >>> bounded(int, 1, 10)("3"), bounded(float, 0, 1, above=True)("0.5")
     (3, 0.5)
     """
-    number = "{:,.15g}".format  # 3,600, 0.05, 1,000,000,000,000
-    kind = "an integer" if convert is int else f"a number{' of ' + unit if unit else ''}"
-    if low == -math.inf:
-        allowed = f"{kind} at most {number(high)}"
-    elif high is None:
-        allowed = f"{kind} {'above' if above else 'at least'} {number(low)}"
-    elif above:
-        allowed = f"{kind} above {number(low)} and at most {number(high)}"
-    else:
-        allowed = f"{kind} from {number(low)} to {number(high)}"
+    allowed = _allowed(convert, low, high, above, unit)
 
     def parse(text: str):
-        try:
-            value = convert(text)
-        except (ValueError, OverflowError):  # not a number, or int() of thousands of digits
-            value = None
-        if value is None or not math.isfinite(value) or not (low < value if above else low <= value) \
-                or high is not None and value > high:
-            from .turns import printable  # here, not at the top: this module stays light to import
-
-            raise argparse.ArgumentTypeError(f"must be {allowed}, got {printable(str(text), 60)!r}")
+        value = _within(convert, text, low, high, above)
+        if value is None:
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {shown(text)}")
         return value
 
     parse.__name__ = "integer" if convert is int else "number"  # argparse's "invalid ... value" wording
     return parse
+
+
+def _allowed(convert, low, high, above: bool = False, unit: str = "") -> str:
+    """What :func:`bounded` takes, in words: ``an integer from 1 to 81``."""
+    number = "{:,.15g}".format  # 3,600, 0.05, 1,000,000,000,000
+    kind = "an integer" if convert is int else f"a number{' of ' + unit if unit else ''}"
+    if low == -math.inf:
+        return f"{kind} at most {number(high)}"
+    if high is None:
+        return f"{kind} {'above' if above else 'at least'} {number(low)}"
+    if above:
+        return f"{kind} above {number(low)} and at most {number(high)}"
+    return f"{kind} from {number(low)} to {number(high)}"
+
+
+def _within(convert, text: str, low, high, above: bool = False):
+    """``convert(text)`` if it is finite and in range, else None."""
+    try:
+        value = convert(text)
+    except (ValueError, OverflowError):  # not a number, or int() of thousands of digits
+        return None
+    if not math.isfinite(value) or not (low < value if above else low <= value) or high is not None and value > high:
+        return None
+    return value
 
 
 def whole(low: int, high: int | None = None):
@@ -74,3 +103,119 @@ def real(low: float, high: float, *, low_open: bool = False):
     0.5
     """
     return bounded(float, low, high, above=low_open)
+
+
+# -- specs: NAME:KEY=VALUE,... ----------------------------------------------------------------------
+
+class SpecError(ValueError):
+    """A spec naming nothing known, an option its name does not take, or a bad value: one line."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """One ``key=value`` that a spec's name takes (``alphabeta:depth=4``), declared by the engine or
+    built-in bot that takes it: its type and range, the words it takes beside numbers (``auto``;
+    for a ``str`` option, its choices) and its value when the spec leaves it out (None: nothing
+    fixed, as an unbounded depth or a fresh seed)."""
+
+    name: str
+    kind: type = int                    # int, float or str
+    low: float = 0
+    high: float | None = None           # None: no upper bound
+    words: tuple[str, ...] = ()
+    default: object = None
+
+    def parse(self, text: str):
+        """The value of ``text``; ValueError("must be ...") saying what is allowed."""
+        if text in self.words:
+            return text
+        value = None if self.kind is str else _within(self.kind, text, self.low, self.high)
+        if value is None:
+            raise ValueError(self._must())
+        return value
+
+    def check(self, value):
+        """A value given in Python (``make_engine("alphabeta", depth=3)``), checked as its text would
+        be; a bool, or a float where an integer is declared, is refused too."""
+        number = int if self.kind is int else (int, float)
+        if isinstance(value, str) or isinstance(value, number) and not isinstance(value, bool):
+            try:
+                return self.parse(value if isinstance(value, str) else repr(value))
+            except ValueError:
+                pass
+        raise ValueError(f"{self.name} {self._must()}, got {value!r}")
+
+    def _must(self) -> str:
+        numbers = () if self.kind is str else (_allowed(self.kind, self.low, self.high),)
+        return f"must be {' or '.join((*self.words, *numbers))}"
+
+    def as_type(self):
+        """This option as an argparse ``type`` (the agent's ``--threads`` is alphabeta's ``threads``)."""
+        def parse(text: str):
+            try:
+                return self.parse(text)
+            except ValueError as error:
+                raise argparse.ArgumentTypeError(f"{error}, got {shown(text)}") from None
+
+        parse.__name__ = self.name
+        return parse
+
+    def allowed(self) -> str:
+        """What it takes, short: ``1-81``, ``0 or more``, ``auto or 1-64``, ``classic or fitted``."""
+        if self.kind is str:
+            return " or ".join(self.words)
+        number = "{:,.15g}".format
+        span = f"{number(self.low)} or more" if self.high is None else f"{number(self.low)}-{number(self.high)}"
+        return " or ".join((*self.words, span))
+
+    def described(self) -> str:
+        default = "" if self.default is None else f", default {self.default}"
+        return f"{self.name} ({self.allowed()}{default})"
+
+    def example(self) -> str:
+        return str(self.default if self.default is not None else self.words[0] if self.words else self.low)
+
+
+def options_text(options) -> str:
+    """Every option of a declaration in one phrase, for an error message."""
+    return f"its options: {', '.join(option.described() for option in options)}" if options else "it takes none"
+
+
+def parse_options(text: str, options, owner: str, example: str = "") -> dict:
+    """``KEY=VALUE,...`` (empty items skipped) -> {key: value} for the declared ``options``;
+    SpecError in one line naming ``owner`` and, for an unknown key, every option it takes.
+
+    >>> parse_options("depth=4,nodes=100", [Option("depth", low=1), Option("nodes", low=1)], "engine 'x'")
+    {'depth': 4, 'nodes': 100}
+    """
+    declared = {option.name: option for option in options}
+    values = {}
+    for item in filter(None, text.split(",")):
+        key, eq, value = item.partition("=")
+        option = declared.get(key)
+        if option is None:
+            raise SpecError(f"{owner} takes no option {shown(key)}; {options_text(options)}")
+        if not eq or not value:
+            raise SpecError(f"{owner}: {key} needs a value, as in {example}{key}={option.example()}")
+        if key in values:
+            raise SpecError(f"{owner}: {key} is given twice")
+        try:
+            values[key] = option.parse(value)
+        except ValueError as error:
+            raise SpecError(f"{owner}: {key} {error}, got {shown(value)}") from None
+    return values
+
+
+def parse_spec(text: str, declared, what: str = "engine") -> tuple[str, dict]:
+    """``NAME`` or ``NAME:KEY=VALUE,...`` -> (name, {key: value}), for names ``declared`` (a mapping
+    name -> its options); SpecError in one line for an unknown name (with the choices), an
+    unknown option (with the name's options), a missing or bad value (with what is allowed).
+    The one parser of engine and built-in bot specs (agent.engines, ref_sim.specs).
+
+    >>> parse_spec("seed:depth=4", {"seed": [Option("depth", low=1, high=81, default=3)]})
+    ('seed', {'depth': 4})
+    """
+    name, _, rest = text.partition(":")
+    if name not in declared:
+        raise SpecError(f"unknown {what} {shown(name)}; choose from {', '.join(declared)}")
+    return name, parse_options(rest, declared[name], f"{what} {name!r}", f"{name}:")

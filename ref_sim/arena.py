@@ -47,7 +47,8 @@ from dataclasses import dataclass, field
 from . import cluster, stats, stops
 from .openings import random_opening
 from agent.commandline import say_error, silence_output
-from agent.games import GAMES, get_game, make_engine, parse_engine_spec
+from agent.engines import make_engine, parse_engine_spec
+from agent.games import GAMES, get_game
 from agent.limits import SearchLimit
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
 
@@ -143,7 +144,7 @@ def play_scheduled_game(game_name: str, specs: tuple[str, str], seeds: tuple[int
     fresh engines from ``specs`` with ``seeds``, then :func:`play_game`. Returns (moves after
     the opening, winner as engine index or None)."""
     game = get_game(game_name)
-    engines = tuple(make_engine(game, spec, seed=seed) for spec, seed in zip(specs, seeds))
+    engines = tuple(make_engine(spec, game, defaults={"seed": seed}) for spec, seed in zip(specs, seeds))
     return play_game(game, engines, opening, first, limit_kwargs)
 
 
@@ -239,7 +240,7 @@ def _main(argv, stdout) -> int:
         args.games = SPRT_MAX_GAMES if args.sprt else 10
     for spec in (args.engine_a, args.engine_b):
         try:
-            make_engine(game, spec)  # options the engine refuses too (threads=2 for the Python core)
+            make_engine(spec, game)  # options the engine refuses too (threads=2 for the Python core)
         except ValueError as error:
             parser.error(str(error))
     plies = game.opening_plies if args.opening_plies is None else args.opening_plies

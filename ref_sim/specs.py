@@ -18,26 +18,43 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from agent.lifeline import RUNNER_ENV
+from agent.options import MAX_DEPTH, MAX_NODES, Option, parse_spec
 from ref_sim import realbots
 from ref_sim.random_agent import FLOOD_FILE
 from ref_sim.referee import locale_encoding
 
 RANDOM = "{python} -m ref_sim.random_agent {name} --dir {dir} --seed {seed}"
-#: Built-in agents: name -> (command template, {option: command-line flag}).
-#: {python} is this interpreter; {seed} a per-game seed.  Every one takes --encoding.
+
+
+class Builtin(NamedTuple):
+    """A built-in bot: its command template, and each option it declares (agent.options.Option:
+    name, range) with the command-line flag that passes the option's value on."""
+
+    template: str
+    flags: tuple[tuple[Option, str], ...] = ()
+
+    @property
+    def options(self) -> tuple[Option, ...]:
+        return tuple(option for option, _ in self.flags)
+
+
+#: The agent's --depth and --nodes, as a built-in's options: its command line takes these.
+AGENT_EFFORT = ((Option("depth", int, 1, MAX_DEPTH), "--depth"), (Option("nodes", int, 1, MAX_NODES), "--nodes"))
+#: Built-in agents by name. {python} is this interpreter; {seed} a per-game seed.  Every one
+#: takes --encoding.
 BUILTINS = {
-    "random": (RANDOM, {}),
-    "agent": ("{python} -m agent {name} --dir {dir} --time-limit {time_limit}",
-              {"depth": "--depth", "nodes": "--nodes"}),
+    "random": Builtin(RANDOM),
+    "agent": Builtin("{python} -m agent {name} --dir {dir} --time-limit {time_limit}", AGENT_EFFORT),
     # A typical student bot: depth-3 minimax with the seed code's line-count evaluation.
-    "seed": ("{python} -m agent {name} --dir {dir} --time-limit {time_limit} --engine seed",
-             {"depth": "--depth"}),
+    "seed": Builtin("{python} -m agent {name} --dir {dir} --time-limit {time_limit} --engine seed",
+                    AGENT_EFFORT[:1]),
     # Hostile opponents: the random player with a plausible student's bug (random_agent).
-    "eager": (RANDOM + " --eager", {}),
-    "flood": (RANDOM + " --flood 20000", {"rate": "--flood"}),
-    "nbsp": (RANDOM + " --nbsp", {}),
+    "eager": Builtin(RANDOM + " --eager"),
+    "flood": Builtin(RANDOM + " --flood 20000", ((Option("rate", int, 1, default=20000), "--flood"),)),
+    "nbsp": Builtin(RANDOM + " --nbsp"),
 }
 #: Files a built-in writes into the game directory that survive the referee's clean-up: the
 #: runner deletes them after the game, whether the agent exited or was killed.
@@ -67,23 +84,20 @@ class AgentSpec:
 
 def builtin_command(text: str, builtins: dict) -> str | None:
     """The command template of a built-in with its options (``seed:depth=4``), or None when
-    ``text`` names no built-in of ``builtins`` (``name -> (template, {option: flag})``)."""
-    base, _, options = text.partition(":")
+    ``text`` names no built-in of ``builtins`` (name -> :class:`Builtin`); a bad option is a
+    SpecError (agent.options.parse_spec, the engines' parser too)."""
+    base = text.partition(":")[0]
     if base not in builtins or " " in text:
         return None
-    template, allowed = builtins[base]
-    for item in filter(None, options.split(",")):
-        key, eq, value = item.partition("=")
-        if key not in allowed:
-            known = ", ".join(allowed) or "none"
-            raise ValueError(f"{base!r} takes no option {key!r} (options: {known})")
-        if not eq or not value.isdigit() or int(value) < 1:
-            raise ValueError(f"{text!r}: {key} must be a positive integer, as in {base}:{key}=4")
-        flag = f" {allowed[key]} "
+    _, values = parse_spec(text, {name: builtin.options for name, builtin in builtins.items()}, "built-in")
+    template = builtins[base].template
+    flags = {option.name: flag for option, flag in builtins[base].flags}
+    for key, value in values.items():
+        flag = f" {flags[key]} "
         if flag in template:                    # a default in the template: replace it
-            template = re.sub(rf"(?<={re.escape(flag)})\S+", str(int(value)), template)
+            template = re.sub(rf"(?<={re.escape(flag)})\S+", str(value), template)
         else:
-            template += f"{flag}{int(value)}"
+            template += f"{flag}{value}"
     return template
 
 

@@ -115,14 +115,14 @@ from ref_sim.report import report_lines, summarize
 from ref_sim.rules import CODINGAME
 from ref_sim.series import (RESUME_HELP, SeriesGames, add_agents, append_game, check_agents,
                             conclude, play_games, prepare_out, run_in, series_settings, went_wrong)
-from ref_sim.specs import agent_spec as _file_agent_spec, builtin_command
+from ref_sim.specs import AGENT_EFFORT, Builtin, agent_spec as _file_agent_spec, builtin_command
 
-#: Built-in programs: name -> (command template, {option: command-line flag}).
+#: Built-in programs by name (ref_sim.specs.Builtin: command template, options and their flags).
 BUILTINS = {
     # --seed: every game its own seed, so that two games of our agent differ (agent.codingame).
-    "agent": ("{python} -m agent --protocol codingame --turn-ms {turn_ms} --first-turn-ms {first_turn_ms}"
-              " --seed {seed}", {"depth": "--depth", "nodes": "--nodes"}),
-    "random": ("{python} -m ref_sim.stdio_random --seed {seed}", {}),
+    "agent": Builtin("{python} -m agent --protocol codingame --turn-ms {turn_ms} --first-turn-ms {first_turn_ms}"
+                     " --seed {seed}", AGENT_EFFORT),
+    "random": Builtin("{python} -m ref_sim.stdio_random --seed {seed}"),
 }
 #: --turn-ms and the others above an hour are a typo.
 MAX_TURN_MS = 3_600_000.0

@@ -24,9 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent.engines import AlphaBetaEngine  # noqa: E402
+from agent.engines import FEATURE_OPTIONS, AlphaBetaEngine  # noqa: E402
 from agent.limits import SearchLimit  # noqa: E402
-from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
+from agent.options import MAX_GAMES, MAX_SECONDS, parse_options, real, whole  # noqa: E402
 from agent.rules import Position  # noqa: E402
 from agent.search import Features  # noqa: E402
 from ref_sim import stops  # noqa: E402
@@ -34,16 +34,11 @@ from ref_sim.openings import cell_opening  # noqa: E402
 
 
 def features_from(spec: str) -> Features:
-    """``solve=14,lmr=1`` (or ``default``) -> Features; ValueError for an unknown name."""
+    """``solve=14,lmr=1`` (or ``default``) -> Features; ValueError (one line, with the features
+    and their ranges) otherwise: the alphabeta engine's own options (agent.engines)."""
     if spec == "default":
         return Features()
-    values = {}
-    for item in filter(None, spec.split(",")):
-        name, _, value = item.partition("=")
-        if name not in Features.names():
-            raise ValueError(f"unknown feature {name!r}; choose from {', '.join(Features.names())}")
-        values[name] = int(value)
-    return Features(**values)
+    return Features(**parse_options(spec, FEATURE_OPTIONS, "the search"))
 
 
 def proof_distance(opening, features: Features, seconds: float | None, nodes: int | None):

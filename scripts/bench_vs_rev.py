@@ -25,9 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agent.engines import AlphaBetaEngine  # noqa: E402
+from agent.engines import FEATURE_OPTIONS, AlphaBetaEngine  # noqa: E402
 from agent.games import get_game  # noqa: E402
-from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
+from agent.options import MAX_GAMES, MAX_SECONDS, parse_options, real, whole  # noqa: E402
 from agent.search import Features  # noqa: E402
 from ref_sim import arena, stops  # noqa: E402
 
@@ -62,9 +62,8 @@ def main(argv=None) -> int:
     parser.add_argument("--spec", default="", help="this checkout's features, e.g. lmr=0,asp=0")
     args = parser.parse_args(argv)
     try:
-        features = Features(**{name: int(value) for name, _, value in
-                               (item.partition("=") for item in filter(None, args.spec.split(",")))})
-    except (TypeError, ValueError) as error:
+        features = Features(**parse_options(args.spec, FEATURE_OPTIONS, "the search"))
+    except ValueError as error:
         parser.error(f"--spec: {error}")
     game = get_game("uttt")
     with tempfile.TemporaryDirectory() as folder:

@@ -15,6 +15,7 @@ import pytest
 
 from agent import codingame
 from agent.codingame import CodinGameAgent, cell_to_index, index_to_cell
+from agent.commandline import UsageError
 from agent.engines import make_engine
 from agent.limits import STOP_POLL_SECONDS, SearchResult
 from agent.rules import CODINGAME, WPI, Position
@@ -393,10 +394,10 @@ def test_the_evaluation_option_reaches_the_codingame_engine(monkeypatch):
 
     def build_engine(*args):
         asked.append(args)
-        raise codingame.UsageError("stop here")
+        raise UsageError("stop here")
 
-    monkeypatch.setattr(codingame, "build_engine", build_engine)
     from agent import cli, core
+    monkeypatch.setattr(cli, "build_engine", build_engine)
     monkeypatch.setattr(core, "usable_cores", lambda: 4)  # 2 threads fit: not capped
     assert cli.main(["--protocol", "codingame", "--eval", "classic", "--depth", "3", "--threads", "2"]) == \
         codingame.EXIT_USAGE

@@ -133,8 +133,8 @@ def test_a_bad_spec_in_a_list_is_one_line_naming_its_file_and_line(tmp_path, cap
         tournament.main(["--bots", str(listing), "--out", str(tmp_path / "event")])
     last = capsys.readouterr().err.strip().splitlines()[-1]        # after the usage
     assert stop.value.code == 2
-    assert last == (f"python -m ref_sim.tournament: error: {listing}:2: 'agent:depth=x': "
-                    "depth must be a positive integer, as in agent:depth=4")
+    assert last == (f"python -m ref_sim.tournament: error: {listing}:2: built-in 'agent': "
+                    "depth must be an integer from 1 to 81, got 'x'")
     assert not (tmp_path / "event").exists()                        # nothing made
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agent import engines
-from agent.commandline import build_engine
+from agent.engines import build_engine
 from agent.eval_fitted import (DEFAULT_DATA, GLOBAL_LINES, PATTERNS, EvalDataError, FittedEvaluator, check_data,
                                decided_chance, load_data, pattern_index)
 from agent.evaluation import Evaluator

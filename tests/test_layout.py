@@ -81,9 +81,25 @@ def _is_package_of(package: str, module: str) -> bool:
     return module.startswith(package + ".")
 
 
+#: The agent's command line, both protocols' (issue 23, item 5): its parser, --help and main().
+COMMAND_LINE = "agent.cli"
+#: The two protocols: they read, write and time a game; no option of the command line is theirs.
+PROTOCOLS = ("agent.protocol", "agent.codingame")
+
+
+def test_the_protocols_hold_no_command_line(graph):
+    for name in PROTOCOLS:
+        assert COMMAND_LINE not in graph[name]
+        tree = ast.parse((ROOT / (name.replace(".", "/") + ".py")).read_text(encoding="utf-8"))
+        imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        assert "argparse" not in imported, name
+    assert {"agent.protocol", "agent.codingame", "agent.engines"} <= graph[COMMAND_LINE]
+
+
 #: What the bot plays with, and why each is in agent/ (issue 18: the bot apart from the bench).
 BOT_MODULES = {
-    "agent", "agent.__main__", "agent.cli", "agent.commandline", "agent.options",  # its command line
+    "agent", "agent.__main__", "agent.cli",  # its command line (both protocols)
+    "agent.commandline", "agent.options",  # what every command shares; checked values, bounds, specs
     "agent.protocol", "agent.referee_files", "agent.turns", "agent.watcher", "agent.lifeline",  # the file protocol
     "agent.pauses",
     "agent.clock", "agent.exits",  # both protocols' time budget and exit codes

@@ -5,6 +5,8 @@ A :class:`Game` bundles a state factory, an evaluator factory and the move space
 board drawing, and the defaults of the tools (seconds per move, random opening plies in series).
 Ultimate Tic-Tac-Toe is here too, through its own ``agent.rules.Position`` and
 default evaluation (``agent.engines.make_evaluator``: the fitted one), so ``ref_sim.play`` and ``ref_sim.arena`` serve all four games.
+The engines that play them are agent.engines' (``make_engine(spec, game)``), one registry for
+the agent and every game.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..core import make_searcher
-from ..engines import RandomEngine, SearchEngine, SeedEngine, make_evaluator
+from ..engines import SearchEngine, make_engine, make_evaluator
 from ..rules import DRAWN, OPEN, WON_X, IllegalMoveError, Move, Position
 from ..search import AlphaBeta, Features
 from .nineboard import NineBoard, NineBoardEvaluator, render_grid
@@ -37,14 +39,16 @@ class Game:
     # (evaluator, move_space, hash_mb, features) -> searcher: the generic AlphaBeta unless the game has a faster one
     new_searcher: Callable[[object, int, float, object], object] = AlphaBeta
 
-    def searcher(self, hash_mb: float = 64.0, features: Features | None = None, threads: int = 1):
-        """The search with this game's evaluator (``AlphaBeta``'s interface); ``threads`` above 1
-        only where the game's own searcher takes them (uttt's compiled core)."""
+    def searcher(self, hash_mb: float = 64.0, features: Features | None = None, threads: int | str = 1,
+                 evaluator=None):
+        """The search with this game's evaluator (or ``evaluator``; ``AlphaBeta``'s interface);
+        ``threads`` above 1 only where the game's own searcher takes them (uttt's compiled core)."""
+        evaluator = self.new_evaluator() if evaluator is None else evaluator
         if threads == 1:
-            return self.new_searcher(self.new_evaluator(), self.move_space, hash_mb, features)
+            return self.new_searcher(evaluator, self.move_space, hash_mb, features)
         if self.new_searcher is AlphaBeta:
             raise ValueError(f"{self.name} searches on one thread: threads=N is for uttt")
-        return self.new_searcher(self.new_evaluator(), self.move_space, hash_mb, features, threads=threads)
+        return self.new_searcher(evaluator, self.move_space, hash_mb, features, threads=threads)
 
 
 # -- Ultimate Tic-Tac-Toe, through agent.rules (not edited here) --------------------------------
@@ -109,56 +113,7 @@ def result_text(state) -> str:
 
 # -- engines for any game --------------------------------------------------------------------
 
-def search_engine(game: Game, depth: int | None = None, nodes: int | None = None,
-                  hash_mb: float = 64.0, threads: int = 1, **features: int) -> SearchEngine:
-    """The generic alpha-beta with the game's evaluator; ``depth``/``nodes`` fix its effort
-    (deterministic), otherwise the caller's limit (a deadline) bounds it; ``threads`` for uttt's
-    compiled core. ``features``: the search's refinements that differ from the defaults
-    (agent.search.Features, ``lmr=0``)."""
-    return SearchEngine(game.searcher(hash_mb, Features(**features), threads), depth, nodes)
-
-
-def _random_engine(game: Game, seed: int | None = None) -> RandomEngine:
-    return RandomEngine(seed)
-
-
-def _seed_engine(game: Game, depth: int = 3):
-    if game.name != "uttt":
-        raise ValueError("the 'seed' engine plays Ultimate Tic-Tac-Toe only")
-    return SeedEngine(depth=depth)
-
-
-ENGINES = {"alphabeta": search_engine, "random": _random_engine, "seed": _seed_engine}
-#: Options each engine takes from a spec like ``alphabeta:depth=4,hash_mb=16``, with their types.
-ENGINE_OPTIONS = {"alphabeta": {"depth": int, "nodes": int, "hash_mb": float, "threads": int,
-                                **dict.fromkeys(Features.names(), int)},
-                  "random": {"seed": int}, "seed": {"depth": int}}
-
-
-def parse_engine_spec(text: str) -> tuple[str, dict]:
-    """``NAME`` or ``NAME:KEY=VALUE,...`` -> (name, options); ValueError with the choices.
-
-    >>> parse_engine_spec("alphabeta:depth=4,hash_mb=0")
-    ('alphabeta', {'depth': 4, 'hash_mb': 0.0})
-    """
-    name, _, rest = text.partition(":")
-    if name not in ENGINES:
-        raise ValueError(f"unknown engine {name!r}; choose from {', '.join(ENGINES)}")
-    options = {}
-    for item in filter(None, rest.split(",")):
-        key, eq, value = item.partition("=")
-        kinds = ENGINE_OPTIONS[name]
-        if not eq or key not in kinds:
-            raise ValueError(f"engine {name!r} takes {', '.join(f'{k}=N' for k in kinds) or 'no options'}, got {item!r}")
-        try:
-            options[key] = kinds[key](value)
-        except ValueError:
-            raise ValueError(f"{key} must be a number, got {value!r}") from None
-    return name, options
-
-
-def make_engine(game: Game, spec: str, **extra):
-    """An engine for ``game`` from a spec (``alphabeta``, ``alphabeta:depth=4``, ``random``...)."""
-    name, options = parse_engine_spec(spec)
-    options.update({k: v for k, v in extra.items() if k in ENGINE_OPTIONS[name] and k not in options})
-    return ENGINES[name](game, **options)
+def search_engine(game: Game, **options) -> SearchEngine:
+    """The generic alpha-beta with the game's evaluator: agent.engines' ``alphabeta`` for ``game``,
+    with its options (``depth``/``nodes`` fix its effort, ``hash_mb``, the search's features...)."""
+    return make_engine("alphabeta", game, **options)
