@@ -41,8 +41,9 @@ log = logging.getLogger("agent")
 PROG = "uttt-agent"
 
 CODINGAME_EPILOG = f"""\
-CodinGame protocol (--protocol codingame; NAME, if given, labels the log lines; --dir,
---time-limit, --margin, --encoding, --silence and --polling are unused):
+CodinGame protocol (--protocol codingame; NAME, if given, labels the log lines; --time-limit S
+is the turn's time as --turn-ms; --dir, --margin, --encoding, --silence and --polling are
+refused, being the file protocol's):
   Reads each turn from stdin ('oppRow oppCol', 'N', N x 'row col'), answers 'row col' on
   stdout and prints nothing else; logs go to stderr (or --log-file). Thinks until
   --margin-ms (default {DEFAULT_MARGIN_MS:g}) before --turn-ms (default {DEFAULT_TURN_MS:g}; --first-turn-ms,
@@ -135,9 +136,10 @@ def build_parser(prog: str = PROG, description: str | None = None, engine_option
                         help="player name: one token of letters, digits, '_' or '-' (file protocol)")
     parser.add_argument("--protocol", choices=("file", "codingame"), default="file",
                         help="file: the CS 4341 referee's files (default); codingame: stdin/stdout")
-    parser.add_argument("--dir", default=".", metavar="DIR", help="the referee's working directory (default: cwd)")
+    # The options of one protocol default to None: given to the other, they are refused.
+    parser.add_argument("--dir", default=None, metavar="DIR", help="the referee's working directory (default: cwd)")
     parser.add_argument("--time-limit", type=bounded(float, REFEREE_TICK, MAX_TIME_LIMIT, above=True, unit="seconds"),
-                        default=10.0, metavar="SECONDS", help="the referee's time limit per move (default: 10)")
+                        default=None, metavar="SECONDS", help="the referee's time limit per move (default: 10)")
     parser.add_argument("--margin", type=bounded(float, 0, MAX_TIME_LIMIT, unit="seconds"), default=None,
                         metavar="SECONDS", help="seconds to keep below the limit (default: max(0.1 * limit, 0.2))")
     parser.add_argument("--encoding", default=None, metavar="ENC",
@@ -151,7 +153,8 @@ def build_parser(prog: str = PROG, description: str | None = None, engine_option
                         metavar="SECONDS",
                         help="report the game aborted (exit 3) after this long without any change in the referee's "
                              "files, as a killed referee leaves them (default: max(3 * limit, 30); 0: never)")
-    parser.add_argument("--polling", action="store_true", help="do not use watchdog; poll the directory only")
+    parser.add_argument("--polling", action="store_true", default=None,
+                        help="do not use watchdog; poll the directory only")
     verbosity = parser.add_mutually_exclusive_group()
     verbosity.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     verbosity.add_argument("-q", "--quiet", action="store_true", help="warnings and errors only")
@@ -176,7 +179,7 @@ def _add_engine_options(parser) -> None:
     parser.add_argument("--threads", type=engines.THREADS.as_type(), default=1, metavar="N",
                         help="threads the alphabeta engine's compiled core searches on, sharing its table: N, or "
                              f"auto for every core but one, which the referee needs ({core.auto_threads()} here); "
-                             "default 1. Only where the tournament allows more than one core: see the README")
+                             "default 1. Only where the tournament allows more than one core: see docs/engine.md")
     parser.add_argument("--eval", default=None, choices=engines.EVALUATIONS, dest="evaluation",
                         help=f"evaluation of the alphabeta engine (default: {engines.DEFAULT_EVALUATION})")
 
@@ -184,16 +187,46 @@ def _add_engine_options(parser) -> None:
 def _add_codingame_options(parser) -> None:
     group = parser.add_argument_group("CodinGame protocol (--protocol codingame)")
     milliseconds = bounded(float, 0, MAX_TIME_LIMIT * 1000, above=True, unit="milliseconds")
-    group.add_argument("--turn-ms", type=milliseconds, default=DEFAULT_TURN_MS, metavar="MS",
+    group.add_argument("--turn-ms", type=milliseconds, default=None, metavar="MS",
                        help=f"time per turn (default {DEFAULT_TURN_MS:g})")
-    group.add_argument("--first-turn-ms", type=milliseconds, default=DEFAULT_FIRST_TURN_MS, metavar="MS",
+    group.add_argument("--first-turn-ms", type=milliseconds, default=None, metavar="MS",
                        help=f"time for our first turn (default {DEFAULT_FIRST_TURN_MS:g})")
     group.add_argument("--margin-ms", type=bounded(float, 0, MAX_TIME_LIMIT * 1000, unit="milliseconds"),
-                       default=DEFAULT_MARGIN_MS, metavar="MS",
+                       default=None, metavar="MS",
                        help=f"stop thinking this long before the limit (default {DEFAULT_MARGIN_MS:g})")
     group.add_argument("--seed", type=bounded(int, 0, 2**32 - 1), default=None, metavar="N",
                        help="vary the game at no cost in strength: play it on the board turned by one of the "
                             "square's eight symmetries, picked by N (series runners give each game its own)")
+
+
+#: Each protocol's own options ({option: dest}): given to the other protocol, they are refused
+#: in one line instead of being ignored.
+FILE_ONLY = {"--dir": "dir", "--margin": "margin", "--encoding": "encoding", "--silence": "silence",
+             "--polling": "polling"}
+CODINGAME_ONLY = {"--turn-ms": "turn_ms", "--first-turn-ms": "first_turn_ms", "--margin-ms": "margin_ms"}
+FILE_DEFAULTS = {"dir": ".", "time_limit": 10.0, "polling": False}
+CODINGAME_DEFAULTS = {"turn_ms": DEFAULT_TURN_MS, "first_turn_ms": DEFAULT_FIRST_TURN_MS,
+                      "margin_ms": DEFAULT_MARGIN_MS}
+
+
+def settle_protocol_options(args) -> None:
+    """Check that the options given belong to the protocol played, and fill in the defaults.
+    ``--time-limit S`` is every command's name for the time per move: under CodinGame's protocol
+    it is the turn's time (``--turn-ms``, in milliseconds, the same setting).  UsageError."""
+    codingame_game = args.protocol == "codingame"
+    other = FILE_ONLY if codingame_game else CODINGAME_ONLY
+    given = [flag for flag, dest in other.items() if getattr(args, dest, None) is not None]
+    if given:
+        owner = "the file protocol (the default)" if codingame_game else "--protocol codingame"
+        raise UsageError(f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} for {owner}, "
+                         f"not this game: leave {'it' if len(given) == 1 else 'them'} out")
+    if codingame_game and args.time_limit is not None:
+        if args.turn_ms is not None:
+            raise UsageError("--time-limit and --turn-ms are the same setting: give one")
+        args.turn_ms, args.time_limit = 1000 * args.time_limit, None
+    for dest, value in (CODINGAME_DEFAULTS if codingame_game else FILE_DEFAULTS).items():
+        if getattr(args, dest, None) is None:
+            setattr(args, dest, value)
 
 
 def _check_directory(directory: Path, name: str) -> Path:
@@ -247,6 +280,11 @@ def main(argv: list[str] | None = None, *, parser=None, make_engine=None) -> int
         say_error(PROG, capped)
     if args.core is not None:  # every engine this process makes reads it (agent/core.py)
         os.environ[core.CORE_ENV] = args.core
+    try:
+        settle_protocol_options(args)
+    except UsageError as error:
+        say_error(PROG, f"error: {error}")
+        return EXIT_USAGE
     if args.protocol == "codingame":
         return _play_codingame(args, make_engine)
     try:

@@ -21,3 +21,27 @@ def test_an_option_without_the_one_it_needs_is_refused(main, argv, message, caps
         main(["random", "random", *argv])
     assert stop.value.code == 2
     assert capsys.readouterr().err.strip().endswith("error: " + message)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--protocol", "codingame", "--dir", "x", "--polling"],
+     "--dir and --polling are for the file protocol (the default), not this game: leave them out"),
+    (["--protocol", "codingame", "--margin", "0.5"], "--margin is for the file protocol (the default), not this game: leave it out"),
+    (["Walrus", "--turn-ms", "50"], "--turn-ms is for --protocol codingame, not this game: leave it out"),
+    (["--protocol", "codingame", "--time-limit", "1", "--turn-ms", "40"],
+     "--time-limit and --turn-ms are the same setting: give one"),
+])
+def test_the_agent_refuses_the_other_protocols_options(argv, message, capsys):
+    from agent import cli
+    assert cli.main(argv) == 2
+    assert capsys.readouterr().err.strip() == f"uttt-agent: error: {message}"
+
+
+def test_the_agents_time_limit_is_the_turn_under_codingame():
+    from agent import cli
+    args = cli.build_parser().parse_args(["--protocol", "codingame", "--time-limit", "0.25"])
+    cli.settle_protocol_options(args)
+    assert (args.turn_ms, args.first_turn_ms, args.time_limit) == (250, cli.DEFAULT_FIRST_TURN_MS, None)
+    args = cli.build_parser().parse_args(["Walrus"])
+    cli.settle_protocol_options(args)
+    assert (args.time_limit, args.dir, args.polling, args.turn_ms) == (10.0, ".", False, None)
