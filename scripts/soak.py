@@ -234,31 +234,28 @@ def latin1_locale():
 
 
 def play_share(limit: float, opponent: str, games: int, seed: int, out: Path, runner, on_game,
-               latin1: Latin1 | None = None) -> tuple[list[dict], dict]:
+               latin1: Latin1 | None = None) -> dict:
     """``games`` games of our agent against ``opponent`` at ``limit`` through ``ref_sim.match``'s
     games (:class:`ref_sim.match.FileGames`) on the series engine's loop, one at a time on
     ``runner``; each finished game goes to ``out/games.jsonl`` and to ``on_game(game)``.
-    ``latin1``: play them in Latin-1 (the referee, our agent and the opponent).  Returns the
-    games and how they stopped early (:func:`ref_sim.series.play_games`: ``{}`` when they did not)."""
+    ``latin1``: play them in Latin-1 (the referee, our agent and the opponent).  Returns how
+    they stopped early (:func:`ref_sim.series.play_games`: ``{}`` when they did not)."""
     latin1 = latin1 or Latin1("")
     specs = [agent_spec(OURS), agent_spec(opponent)]
     play = match.FileGames(specs, realbots.side_names(specs), seed, limit, out,
                            encoding=latin1.encoding, env=latin1.env,
                            referee_encoding=latin1.referee_encoding)
     records.make_dirs(play.logs)
-    played = []
 
     def finished(k: int, ticket) -> None:
         game = play.line(runner, ticket, k)
         if game is None:
             return                                  # Ctrl-C: not a game
         records.append_game(out / "games.jsonl", game)
-        played.append(game)
         on_game(game)
 
-    stopped = series.play_games(runner, range(1, games + 1),
-                                lambda k: play.submit(runner, k, must_start=False), finished, play.stop)
-    return played, stopped
+    return series.play_games(runner, range(1, games + 1),
+                             lambda k: play.submit(runner, k, must_start=False), finished, play.stop)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -340,8 +337,8 @@ def _main(argv: list[str] | None) -> int:
                       f"({time.monotonic() - started:.0f} s)", flush=True)
 
             where = out / f"{limit:g}s-{opponent.replace(':', '-')}"
-            _, stopped = play_share(limit, opponent, per_share, args.seed, where, runner, on_game,
-                                    latin1 if plays_in_latin1(opponent) else None)
+            stopped = play_share(limit, opponent, per_share, args.seed, where, runner, on_game,
+                                 latin1 if plays_in_latin1(opponent) else None)
             if stopped:         # Ctrl-C, SIGTERM, SIGHUP; a full disk; the output closed
                 interrupted = next(iter(stopped.values()))
                 break
