@@ -47,8 +47,9 @@ file is replaced only once complete), ``match`` prints the summary of the games 
 cluster's games not yet handled are cancelled and the connection closed. A missing or unreadable
 file or a bad value is one line on stderr, never a traceback.
 
-Exit codes: 0 done, 1 the cluster cannot be used (or ``generate`` cannot write its games), 2 bad arguments or input (a missing games
-file, an unreadable data file), 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (128 + the signal).
+Exit codes: 0 done, 1 the cluster cannot be used (or ``generate`` cannot write its games), 2 bad
+arguments or input (a missing games file, an unreadable data file), 130 Ctrl-C, 143 SIGTERM, 129
+SIGHUP (128 + the signal).
 """
 
 from __future__ import annotations
