@@ -3,15 +3,20 @@ series use it: in schedule order, stopped by an SPRT, played in the calling thre
 
 from __future__ import annotations
 
+import errno
+import importlib.util
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from agent.engines import AlphaBetaEngine, RandomEngine
 from agent.games import get_game
-from ref_sim import arena, cluster, selfplay
+from ref_sim import arena, cluster, records, selfplay
 from ref_sim.series import play_games
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def after(value, seconds, log):
@@ -114,3 +119,25 @@ def test_arena_series_in_threads_is_the_series_played_inline():
     assert [(g.pair, g.first, g.opening, g.moves, g.winner) for g in threaded.games] == \
            [(g.pair, g.first, g.opening, g.moves, g.winner) for g in inline.games]
     assert inline.report_lines() == threaded.report_lines()
+
+
+def test_self_play_data_on_a_full_disk_ends_in_one_line_and_keeps_what_was_written(tmp_path, monkeypatch):
+    spec = importlib.util.spec_from_file_location("train_eval", ROOT / "scripts" / "train_eval.py")
+    train_eval = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train_eval)
+    real_write, writes = records._write_all, []
+
+    def filling(fd, data):
+        writes.append(data)
+        if len(writes) > 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_write(fd, data)
+
+    monkeypatch.setattr(records, "_write_all", filling)
+    with pytest.raises(SystemExit) as stopped:
+        train_eval.generate(tmp_path, 5, nodes=30, seed=1, deviation=0.0, engine_eval="classic",
+                            again="train_eval.py generate")
+    message = str(stopped.value.code)
+    assert message.startswith("generate: cannot write ") and "(the disk is full)" in message
+    assert "after 2 of 5 games" in message and message.endswith("continues: train_eval.py generate")
+    assert (tmp_path / "games.jsonl").read_text().count("\n") == 2    # whole lines only
