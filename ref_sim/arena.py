@@ -42,10 +42,12 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+import threading
 from dataclasses import dataclass, field
 
 from . import cluster, stats, stops
 from .openings import random_opening
+from .series import play_games
 from agent.commandline import say_error, silence_output
 from agent.engines import make_engine, parse_engine_spec
 from agent.games import GAMES, get_game
@@ -177,26 +179,32 @@ def run_series(game, spec_a: str, spec_b: str, games: int, seed: int = 0, openin
     if not (seconds or depth or nodes):
         limit_kwargs["seconds"] = game.seconds
     planned = schedule(game, games, seed, plies)
-    calls = [(f"game-{number}", play_scheduled_game,
-              (game.name, (spec_a, spec_b), seeds, opening, first, limit_kwargs), {})
-             for number, (pair, opening, first, seeds) in enumerate(planned, 1)]
-    if runner is None:
-        played = ((None, fn(*args, **kwargs)) for _, fn, args, kwargs in calls)
-    else:
-        played = cluster.in_order(runner, calls)
-    try:
-        for (pair, opening, first, _), (ticket, (moves, winner)) in zip(planned, played):
-            record = GameRecord(pair, first, opening, moves, winner)
-            if ticket is not None:
-                record.worker, record.attempts = ticket.worker, runner.attempts(ticket)
-            series.games.append(record)
-            if on_game is not None:
-                on_game(record, series)
-            if record.first == 1 and series.sprt is not None and series.sprt_result().decision:
-                break           # a pair is complete and the SPRT has decided
-    finally:
-        if runner is not None:
-            played.close()      # an interrupted series: the games not yet handled are dropped
+    runner = cluster.InlineRunner() if runner is None else runner
+
+    def submit(number: int):
+        pair, opening, first, seeds = planned[number - 1]
+        return runner.submit(f"game-{number}", play_scheduled_game, game.name, (spec_a, spec_b),
+                             seeds, opening, first, limit_kwargs)
+
+    def finished(number: int, ticket) -> None:
+        pair, opening, first, _ = planned[number - 1]
+        record = GameRecord(pair, first, opening, *ticket.result())
+        if runner.remote:
+            record.worker, record.attempts = ticket.worker, runner.attempts(ticket)
+        series.games.append(record)
+        if on_game is not None:
+            on_game(record, series)
+
+    def undecided() -> bool:
+        """No SPRT, or not decided at the end of a pair."""
+        return not (series.sprt and series.games and series.games[-1].first == 1
+                    and series.sprt_result().decision)
+
+    # In schedule order (on_game, the SPRT); an interrupted series drops the games not handled.
+    stopped = play_games(runner, range(1, len(planned) + 1), submit, finished, threading.Event(),
+                         wanted=undecided, ordered=True)
+    for error in stopped.values():
+        raise error
     return series
 
 

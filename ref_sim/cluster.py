@@ -56,9 +56,11 @@ runners play locally as before and nothing here imports Dask.  With one, each ga
 
 Games are deterministic functions of their schedule (:mod:`ref_sim.openings`), so a seeded
 series played here has the same openings, sides and seeds as the local one, and the same
-results when the agents are (fixed depth or nodes).  :func:`in_order` keeps output in game
-order where a file is resumed by counting its lines (``scripts/train_eval.py generate``) or a
-series reports each game as it comes (``ref_sim.arena``).
+results when the agents are (fixed depth or nodes).  Every series runs on one loop,
+:func:`stream` (through :func:`ref_sim.series.play_games`), which keeps output in game order
+where asked: a file resumed by counting its lines (``scripts/train_eval.py generate``), a
+series that reports each game as it comes (``ref_sim.arena``); :func:`in_order` is that order
+as a generator of results.
 
 This module is part of the bench (``ref_sim``); the agent itself, and the executable, never
 import it.
@@ -462,6 +464,26 @@ class LocalRunner:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class InlineRunner(LocalRunner):
+    """One game at a time, played in the calling thread as it is submitted: for games searched
+    in this process (ref_sim.arena, in-process self-play), where Ctrl-C must stop the search at
+    once, and engines need not be handed to another thread."""
+
+    def __init__(self) -> None:
+        self.concurrency = 1
+
+    def submit(self, label: str, fn, *args, **kwargs) -> Ticket:
+        future = concurrent.futures.Future()
+        future.set_result(fn(*args, **kwargs))      # an error, Ctrl-C too, goes to the loop
+        return Ticket(label, future, remote=False)
+
+    def wait(self, tickets) -> tuple[set, set]:
+        return set(tickets), set()
+
+    def close(self) -> None:
+        pass
 
 
 def _announce_and_run(topic: str, label: str, fn, args, kwargs):
@@ -882,36 +904,54 @@ def _speaks_tls(host: str, port: int) -> bool:
         return False
 
 
+def stream(runner, todo, submit, window: list, *, ordered: bool = False, wanted=None):
+    """The loop of every series, here or on a cluster: play ``todo`` through ``runner`` and yield
+    ``(item, ticket)`` for each finished game.  ``submit(item)`` starts one and returns its
+    ticket; ``runner.capacity()`` games are in flight at once; ``wanted()`` false submits no more
+    (an SPRT decided).  Games that end together come in the order they were submitted; with
+    ``ordered``, every game comes in the order of ``todo`` (output in game order: a data file
+    resumed by counting its lines, a series reported game by game), a game that finishes before
+    those ahead of it waiting at most a second capacity's worth, and once ``wanted()`` is false
+    none comes after it.  ``window`` (the caller's empty list) holds ``(ticket, item)`` for the
+    games submitted and not yet yielded: those in flight when the caller stops, or when an
+    ordered stream ends because ``wanted()`` turned false.
+    :func:`ref_sim.series.play_games` (every series runner) and :func:`in_order` run on it."""
+    pending, running = iter(todo), set()
+    wants = (lambda: True) if wanted is None else wanted
+    while True:
+        slots = runner.capacity()
+        while wants() and len(running) < slots and not (ordered and len(window) >= 2 * slots):
+            item = next(pending, _END)
+            if item is _END:
+                break
+            ticket = submit(item)
+            window.append((ticket, item))
+            running.add(ticket)
+        if not window or ordered and not wants():
+            return
+        first = window[:1] if ordered else list(window)    # what may be yielded now
+        if all(ticket in running for ticket, _ in first):
+            _, running = runner.wait(running)
+        for ticket, item in first:      # those done, before any more is submitted
+            if ticket not in running:
+                window.remove((ticket, item))   # a stop while the caller handles it: the rest count
+                yield item, ticket
+
+
+_END = object()
+
+
 def in_order(runner, calls):
     """Play ``calls`` -- ``(label, fn, args, kwargs)``, an iterable read as slots free up --
-    through ``runner`` and yield ``(ticket, value)`` in the order of ``calls``, for output
-    that must stay in game order (a data file resumed by counting its lines).  ``capacity()``
-    games play at once; a game that finishes before those ahead of it waits, at most a
-    second capacity's worth.  Closing the generator forgets the games not yet yielded.
-    """
-    calls = iter(calls)
-    window: list = []                   # submitted, not yet yielded, in the order of calls
-    running: set = set()
+    through ``runner`` and yield ``(ticket, value)`` in the order of ``calls`` (:func:`stream`,
+    ordered).  Closing the generator forgets the games not yet yielded."""
+    window: list = []
     try:
-        while True:
-            slots = runner.capacity()
-            while len(running) < slots and len(window) < 2 * slots:
-                call = next(calls, None)
-                if call is None:
-                    break
-                label, fn, args, kwargs = call
-                ticket = runner.submit(label, fn, *args, **kwargs)
-                window.append(ticket)
-                running.add(ticket)
-            if not window:
-                return
-            if window[0] in running:
-                _, running = runner.wait(running)
-                continue
-            ticket = window.pop(0)
+        submit = lambda call: runner.submit(call[0], call[1], *call[2], **call[3])  # noqa: E731
+        for _, ticket in stream(runner, calls, submit, window, ordered=True):
             yield ticket, ticket.result()
     finally:
-        runner.cancel(window)
+        runner.cancel([ticket for ticket, _ in window])
 
 
 # -- a game's files, sent back from a worker ---------------------------------------------

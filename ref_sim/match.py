@@ -396,14 +396,16 @@ def game_line(record: GameRecord, notes: dict, scheduled: openings.Scheduled, se
 
 class FileGames(SeriesGames):
     """A series through the referee's files: game ``k`` is :func:`ref_sim.openings.game`'s
-    (opening, who moves first, the seeds), played by :func:`play_game` in ``out``."""
+    (opening, who moves first, the seeds), played by :func:`play_game` in ``out``.  ``env``
+    and ``referee_encoding``: :func:`play_game`'s (a soak's Latin-1 locale)."""
 
     def __init__(self, specs: list[AgentSpec], names: list[str], seed: int, time_limit: float,
                  out: Path, *, paired: bool = True, encoding: str | None = None,
                  show: bool = False, stop: threading.Event | None = None,
-                 isolate: isolation.Isolation | None = None) -> None:
+                 isolate: isolation.Isolation | None = None, env: dict | None = None,
+                 referee_encoding: str | None = None) -> None:
         self.specs, self.names, self.seed, self.time_limit = specs, names, seed, time_limit
-        self.isolate = isolate
+        self.isolate, self.env, self.referee_encoding = isolate, env, referee_encoding
         self.out, self.logs = out, out / "logs"
         self.paired, self.encoding, self.show = paired, encoding, show
         self.stop = threading.Event() if stop is None else stop
@@ -418,7 +420,8 @@ class FileGames(SeriesGames):
         specs = dict(zip(self.names, self.specs))
         options = {"first": self.names[scheduled.first], "opening": list(scheduled.opening),
                    "agent_seeds": dict(zip(self.names, scheduled.agent_seeds)),
-                   "must_start": must_start, "encoding": self.encoding, "isolate": self.isolate}
+                   "must_start": must_start, "encoding": self.encoding, "isolate": self.isolate,
+                   "env": self.env, "referee_encoding": self.referee_encoding}
         if runner.remote:       # played in a temporary directory of a worker
             return runner.submit(f"game-{number}", play_game_on_worker, number, specs, order,
                                  self.time_limit, scheduled.seed, **options)

@@ -7,10 +7,12 @@ played twice with the sides swapped so that an unbalanced opening favours nobody
 from __future__ import annotations
 
 import random
+import threading
 from dataclasses import dataclass
 
-from . import arena
+from . import arena, cluster
 from .openings import cell_opening
+from .series import play_games
 from agent.games import get_game
 
 
@@ -29,20 +31,31 @@ def play_game(engines, opening: list[int], first: int, seconds: float | None = N
     return GameResult(winner, len(played), played)
 
 
-def play_pairs(make_a, make_b, pairs: int, seed: int = 0, seconds: float | None = None, on_game=None):
+def play_pairs(make_a, make_b, pairs: int, seed: int = 0, seconds: float | None = None, on_game=None,
+               wanted=None):
     """Play ``pairs`` openings twice each (sides swapped); return (wins of A, wins of B, draws).
 
-    ``make_a``/``make_b`` build fresh engines for each game, so no table carries over.
+    ``make_a``/``make_b`` build fresh engines for each game, so no table carries over.  The
+    games are the series engine's (:func:`ref_sim.series.play_games`), played here one after
+    the other; ``wanted()`` false plays no more (an SPRT decided).  Ctrl-C and a stop signal
+    end the games where they are and are raised again.
     """
     rng = random.Random(seed)
     tally = [0, 0, 0]
-    for _ in range(pairs):
-        opening = cell_opening(rng)
-        for first in (0, 1):
-            result = play_game((make_a(), make_b()), opening, first, seconds)
-            tally[2 if result.winner is None else result.winner] += 1
-            if on_game is not None:
-                on_game(result, tally)
+    runner = cluster.InlineRunner()
+    games = ((opening, first) for opening in (cell_opening(rng) for _ in range(pairs)) for first in (0, 1))
+
+    def submit(game):
+        return runner.submit("game", play_game, (make_a(), make_b()), *game, seconds)
+
+    def finished(_, ticket) -> None:
+        result = ticket.result()
+        tally[2 if result.winner is None else result.winner] += 1
+        if on_game is not None:
+            on_game(result, tally)
+
+    for error in play_games(runner, games, submit, finished, threading.Event(), wanted).values():
+        raise error
     return tuple(tally)
 
 

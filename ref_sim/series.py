@@ -2,7 +2,10 @@
 
 The loop (:func:`play_games`) plays the games of a :class:`SeriesGames` (the file protocol's
 ``ref_sim.match.FileGames``, CodinGame's ``ref_sim.stdio.StdioGames``) here or on a cluster,
-a few at once, and tells how a stop ended it; a game's line is appended to ``games.jsonl``
+a few at once, and tells how a stop ended it; the same loop plays games searched in this
+process, one after the other in this thread (:class:`ref_sim.cluster.InlineRunner`:
+ref_sim.arena, ref_sim.selfplay, scripts/train_eval.py), in schedule order where asked
+(``ordered``); a game's line is appended to ``games.jsonl``
 (:func:`append_game`, :mod:`ref_sim.records`).  A first game whose bot cannot start stops the
 series (:class:`AgentCannotStart`, :func:`first_to_exit`).  ``series.json`` (or a tournament's
 file) holds the settings that ``--resume`` continues with (:func:`series_settings`); a run
@@ -11,7 +14,8 @@ ends with :func:`conclude`: the logs of the games that went wrong kept, the summ
 The two agents of a series command line and ``--resume``'s help are :func:`add_agents`,
 :func:`check_agents` and :data:`RESUME_HELP`, the same in every such command.
 
-Used by ref_sim.match, ref_sim.stdio and ref_sim.tournament (their command lines).
+Used by ref_sim.match, ref_sim.stdio and ref_sim.tournament (their command lines), and
+ref_sim.arena, ref_sim.selfplay, scripts/train_eval.py and scripts/soak.py (their loops).
 """
 
 from __future__ import annotations
@@ -105,11 +109,16 @@ class SeriesGames:
         return game
 
 
-def play_games(runner, todo, submit, finished, stop: threading.Event, wanted=None) -> dict:
+def play_games(runner, todo, submit, finished, stop: threading.Event, wanted=None,
+               ordered: bool = False) -> dict:
     """Play ``todo`` through ``runner``, ``runner.capacity()`` games at once: ``submit(item)``
     starts one and returns its ticket, ``finished(item, ticket)`` takes each as it ends (games
-    that end together in the order they were submitted); ``wanted()`` false submits no more (an
-    SPRT decided).  The loop of every series runner: ref_sim.match, ref_sim.stdio, the tournament.
+    that end together in the order they were submitted; with ``ordered``, all in the order of
+    ``todo``, and none after ``wanted()`` turned false: those in flight then are cancelled);
+    ``wanted()`` false submits no more (an SPRT decided).  The loop of every series runner
+    (:func:`ref_sim.cluster.stream`): ref_sim.match, ref_sim.stdio, the tournament, the
+    in-process series of ref_sim.arena and ref_sim.selfplay (on a
+    :class:`ref_sim.cluster.InlineRunner`), and scripts/train_eval.py's self-play.
 
     Returns how the games stopped early, as :func:`conclude`'s keywords: ``{}`` (they did not),
     ``{"interrupt": error}`` (Ctrl-C, or SIGTERM/SIGHUP through :mod:`ref_sim.stops`, or a
@@ -119,24 +128,14 @@ def play_games(runner, todo, submit, finished, stop: threading.Event, wanted=Non
     first: a cluster's are cancelled (``--resume`` plays them again), local ones are told
     through ``stop`` (they abort, their agents killed) and each is handed to ``finished``, so
     that one that ended in time is kept."""
-    submitted: dict = {}            # ticket -> (order of submission, item)
-    pending, running = iter(todo), set()
+    window: list = []               # (ticket, item) submitted, not yet handed to finished
     stopped: dict = {}
+    ended = False
     try:
-        while True:
-            while (wanted is None or wanted()) and len(running) < runner.capacity():
-                item = next(pending, None)
-                if item is None:
-                    break
-                ticket = submit(item)
-                submitted[ticket] = (len(submitted), item)
-                running.add(ticket)
-            if not running:
-                break
-            ready, _ = runner.wait(running)
-            for ticket in sorted(ready, key=submitted.get):
-                running.discard(ticket)             # a stop in finished(): the rest still count
-                finished(submitted[ticket][1], ticket)
+        for item, ticket in cluster.stream(runner, todo, submit, window, ordered=ordered,
+                                           wanted=wanted):
+            finished(item, ticket)
+        ended = True
     except KeyboardInterrupt as error:
         stopped["interrupt"] = error
     except cluster.ClusterError as error:   # a game lost every worker, or the scheduler went away
@@ -149,13 +148,13 @@ def play_games(runner, todo, submit, finished, stop: threading.Event, wanted=Non
         stopped["broken_pipe"] = error
         silence_output(sys.stdout)
     finally:
-        if running and runner.remote:
-            runner.cancel(running)
-        elif running:
+        if window and (runner.remote or ended):     # ended: an ordered series was decided
+            runner.cancel([ticket for ticket, _ in window])
+        elif window:
             stop.set()
-            for ticket in sorted(running, key=submitted.get):
+            for ticket, item in window:
                 try:
-                    finished(submitted[ticket][1], ticket)
+                    finished(item, ticket)
                 except (KeyboardInterrupt, AgentCannotStart, records.WriteError):
                     pass
                 except BrokenPipeError:
@@ -283,15 +282,15 @@ def _shown(value) -> str:
     return "none" if value is None else str(value)
 
 
-def prepare_out(path: str) -> str | None:
-    """Make ``--out`` a directory (created with its parents if missing); None when it is
-    ready, else why it cannot be used."""
+def prepare_out(path: str, option: str = "--out") -> str | None:
+    """Make ``--out`` (``option``: the option that names it) a directory, created with its
+    parents if missing; None when it is ready, else why it cannot be used."""
     if os.path.exists(path) and not os.path.isdir(path):
-        return f"--out {path}: not a directory (it is a file)"
+        return f"{option} {path}: not a directory (it is a file)"
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as error:
-        return f"--out {path}: cannot create it ({error.strerror or error})"
+        return f"{option} {path}: cannot create it ({error.strerror or error})"
     return None
 
 

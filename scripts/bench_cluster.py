@@ -26,6 +26,7 @@ import argparse
 import os
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -33,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ref_sim import cluster  # noqa: E402
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
-from ref_sim import openings  # noqa: E402
+from ref_sim import openings, series  # noqa: E402
 from ref_sim.match import play_game_on_worker  # noqa: E402
 from ref_sim.specs import agent_spec  # noqa: E402
 
@@ -46,29 +47,27 @@ def timed_game(*args, **kwargs):
 
 
 def play(runner, schedule, specs, names, time_limit) -> tuple[float, dict, list[float]]:
-    """All games through ``runner``, ``capacity()`` in flight: (wall s, outcomes, game times)."""
+    """All games through ``runner`` on the series loop, ``capacity()`` in flight: (wall s,
+    outcomes, game times)."""
     by_name = dict(zip(names, specs))
-    pending = iter(schedule)
-    running, outcomes, inside = set(), {}, []
+    outcomes, inside = {}, []
+
+    def submit(scheduled):
+        order = names if scheduled.index % 2 else names[::-1]
+        return runner.submit(f"game-{scheduled.index}", timed_game, scheduled.index, by_name, order,
+                             time_limit, scheduled.seed, first=names[scheduled.first],
+                             opening=list(scheduled.opening),
+                             agent_seeds=dict(zip(names, scheduled.agent_seeds)))
+
+    def finished(_, ticket) -> None:
+        outcome, seconds = ticket.result()
+        outcomes[ticket.label] = outcome
+        inside.append(seconds)
+
     started = time.perf_counter()
-    while True:
-        while len(running) < runner.capacity():
-            scheduled = next(pending, None)
-            if scheduled is None:
-                break
-            order = names if scheduled.index % 2 else names[::-1]
-            running.add(runner.submit(
-                f"game-{scheduled.index}", timed_game, scheduled.index, by_name, order,
-                time_limit, scheduled.seed, first=names[scheduled.first],
-                opening=list(scheduled.opening),
-                agent_seeds=dict(zip(names, scheduled.agent_seeds))))
-        if not running:
-            return time.perf_counter() - started, outcomes, inside
-        done, running = runner.wait(running)
-        for ticket in done:
-            outcome, seconds = ticket.result()
-            outcomes[ticket.label] = outcome
-            inside.append(seconds)
+    for error in series.play_games(runner, schedule, submit, finished, threading.Event()).values():
+        raise error
+    return time.perf_counter() - started, outcomes, inside
 
 
 def report(label: str, games: int, wall: float, inside: list[float], slots: int) -> None:

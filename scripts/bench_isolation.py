@@ -23,7 +23,6 @@ The spinner is this script too: ``bench_isolation.py --spinner NAME DIR SEED COU
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -35,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
+from ref_sim import records  # noqa: E402
 
 
 def spin_forever(parent: int) -> None:
@@ -70,7 +70,7 @@ def series(opponent: str, args, isolate: bool, seed: int) -> list[dict]:
         if done.returncode != 0:
             sys.exit(f"bench_isolation: the series against {opponent} failed ({done.returncode}):\n"
                      f"{done.stdout}")
-        return [json.loads(line) for line in Path(out, "games.jsonl").read_text().splitlines()]
+        return records.read_games(Path(out, "games.jsonl"))[0]
 
 
 def figures(label: str, games: list[dict]) -> dict:

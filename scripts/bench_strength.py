@@ -12,7 +12,6 @@ at least 99% of games won against random, at least 95% of points against seed.
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 import tempfile
@@ -22,17 +21,20 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
+from ref_sim import records  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"random": ("games won", 0.99), "seed": ("points", 0.95)}
 OURS = "Agent1"
 
 
-def run_series(opponent: str, games: int, time_limit: float, out: Path, seed: int) -> list[dict]:
+def run_series(opponent: str, games: int, time_limit: float, out: Path, seed: int) -> list[dict] | int:
+    """The series through ``ref_sim.match`` (its own process: the series engine, the files);
+    its games as ``games.jsonl`` records them, or its exit code when it did not finish."""
     command = [sys.executable, "-m", "ref_sim.match", "agent", opponent, "--games", str(games),
                "--time-limit", str(time_limit), "--paired", "--seed", str(seed), "--out", str(out), "-q"]
-    subprocess.run(command, cwd=ROOT, check=True)
-    return [json.loads(p.read_text()) for p in sorted((out / "logs").glob("game-*.json"))]
+    code = subprocess.run(command, cwd=ROOT).returncode
+    return code or records.read_games(out / "games.jsonl")[0]
 
 
 def summarize(opponent: str, records: list[dict], time_limit: float) -> None:
@@ -66,8 +68,10 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     base = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="uttt-strength-"))
     for opponent in args.opponents:
-        records = run_series(opponent, args.games, args.time_limit, base / opponent, args.seed)
-        summarize(opponent, records, args.time_limit)
+        games = run_series(opponent, args.games, args.time_limit, base / opponent, args.seed)
+        if isinstance(games, int):      # ref_sim.match said why on stderr
+            return games
+        summarize(opponent, games, args.time_limit)
     print(f"\ngames and records in {base}")
     return 0
 

@@ -41,15 +41,12 @@ from __future__ import annotations
 import argparse
 import codecs
 import functools
-import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,7 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ref_sim import stops  # noqa: E402
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
-from ref_sim import match, openings, realbots, report, series  # noqa: E402
+from ref_sim import cluster, match, realbots, records, report, series  # noqa: E402
 from ref_sim.referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, check_time_limit  # noqa: E402
 from ref_sim.specs import agent_spec  # noqa: E402
 
@@ -236,35 +233,29 @@ def latin1_locale():
         shutil.rmtree(built, ignore_errors=True)
 
 
-def play_share(limit: float, opponent: str, games: int, seed: int, out: Path, stop: threading.Event,
-               on_game, latin1: Latin1 | None = None) -> list[dict]:
-    """``games`` games of our agent against ``opponent`` at ``limit``, through match.play_game;
-    each finished game goes to ``out/games.jsonl`` and to ``on_game(game)``.  ``latin1``: play
-    them in Latin-1 (the referee, our agent and the opponent)."""
+def play_share(limit: float, opponent: str, games: int, seed: int, out: Path, runner, on_game,
+               latin1: Latin1 | None = None) -> dict:
+    """``games`` games of our agent against ``opponent`` at ``limit`` through ``ref_sim.match``'s
+    games (:class:`ref_sim.match.FileGames`) on the series engine's loop, one at a time on
+    ``runner``; each finished game goes to ``out/games.jsonl`` and to ``on_game(game)``.
+    ``latin1``: play them in Latin-1 (the referee, our agent and the opponent).  Returns how
+    they stopped early (:func:`ref_sim.series.play_games`: ``{}`` when they did not)."""
     latin1 = latin1 or Latin1("")
     specs = [agent_spec(OURS), agent_spec(opponent)]
-    names = realbots.side_names(specs)
-    by_name = dict(zip(names, specs))
-    logs = out / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    played = []
-    for scheduled in openings.schedule(seed, games, True):
-        if stop.is_set():
-            break
-        order = names if scheduled.index % 2 else names[::-1]
-        record, notes = match.play_game(
-            scheduled.index, by_name, order, out / f"game-{scheduled.index:04d}", logs, limit,
-            scheduled.seed, first=names[scheduled.first], opening=list(scheduled.opening),
-            stop=stop, agent_seeds=dict(zip(names, scheduled.agent_seeds)),
-            encoding=latin1.encoding, env=latin1.env, referee_encoding=latin1.referee_encoding)
-        if stop.is_set() and record.result == "aborted":
-            break                                   # Ctrl-C: not a game
-        game = match.game_line(record, notes, scheduled, seed, specs, names, logs, latin1.encoding)
-        with open(out / "games.jsonl", "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(game) + "\n")
-        played.append(game)
+    play = match.FileGames(specs, realbots.side_names(specs), seed, limit, out,
+                           encoding=latin1.encoding, env=latin1.env,
+                           referee_encoding=latin1.referee_encoding)
+    records.make_dirs(play.logs)
+
+    def finished(k: int, ticket) -> None:
+        game = play.line(runner, ticket, k)
+        if game is None:
+            return                                  # Ctrl-C: not a game
+        records.append_game(out / "games.jsonl", game)
         on_game(game)
-    return played
+
+    return series.play_games(runner, range(1, games + 1),
+                             lambda k: play.submit(runner, k, must_start=False), finished, play.stop)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -322,12 +313,12 @@ def _main(argv: list[str] | None) -> int:
           flush=True)
 
     tallies: dict[str, Tally] = {}
-    stop = threading.Event()
     done = [0]
     started, cpu_started = time.monotonic(), time.process_time()
     interrupted = None
     latin1_wanted = any(map(plays_in_latin1, args.opponents))
-    with cpu_hog(args.hog), busy_polling_referee(), ThreadPoolExecutor(max_workers=1) as runner, \
+    # The games in a thread of their own (cluster.LocalRunner): Ctrl-C is seen while one plays.
+    with cpu_hog(args.hog), busy_polling_referee(), cluster.LocalRunner(1) as runner, \
             (latin1_locale() if latin1_wanted else nullcontext()) as latin1:
         if latin1 is not None:
             print(f"{', '.join(LATIN1_OPPONENTS)}: referee and agents in Latin-1, {latin1.how}",
@@ -346,17 +337,13 @@ def _main(argv: list[str] | None) -> int:
                       f"({time.monotonic() - started:.0f} s)", flush=True)
 
             where = out / f"{limit:g}s-{opponent.replace(':', '-')}"
-            future = runner.submit(play_share, limit, opponent, per_share, args.seed, where, stop,
-                                   on_game, latin1 if plays_in_latin1(opponent) else None)
-            try:
-                while not wait([future], timeout=0.5).done:    # a timeout so that Ctrl-C is seen
-                    pass
-                future.result()
-            except KeyboardInterrupt as interrupt:      # Ctrl-C, SIGTERM, SIGHUP
-                interrupted = interrupt
-                stop.set()
-                future.exception()                      # wait for the game to be stopped
+            stopped = play_share(limit, opponent, per_share, args.seed, where, runner, on_game,
+                                 latin1 if plays_in_latin1(opponent) else None)
+            if stopped:         # Ctrl-C, SIGTERM, SIGHUP; a full disk; the output closed
+                interrupted = next(iter(stopped.values()))
                 break
+    if isinstance(interrupted, BrokenPipeError):
+        raise interrupted                           # one line (ref_sim.stops.guarded), 141
 
     total_tally = Tally()
     print(f"\nour agent ({OURS}); their-ooo = games the opponent lost by writing out of turn "
@@ -378,9 +365,10 @@ def _main(argv: list[str] | None) -> int:
           f"CPU-s/s; load average now {os.getloadavg()[0]:.2f}; games and logs in {out}")
     if interrupted:
         played = total_tally.games
-        print(f"soak: {stops.said(interrupted)} after {played} game{'' if played == 1 else 's'}",
-              file=sys.stderr)
-        return stops.exit_code(interrupted)
+        said = stops.said(interrupted) if isinstance(interrupted, KeyboardInterrupt) else \
+            f"stopped: {interrupted};"
+        print(f"soak: {said} after {played} game{'' if played == 1 else 's'}", file=sys.stderr)
+        return stops.exit_code(interrupted) if isinstance(interrupted, KeyboardInterrupt) else 1
     return 0 if total_tally.failures() == 0 and total_tally.aborted == 0 else 1
 
 

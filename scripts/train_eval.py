@@ -47,8 +47,9 @@ file is replaced only once complete), ``match`` prints the summary of the games 
 cluster's games not yet handled are cancelled and the connection closed. A missing or unreadable
 file or a bad value is one line on stderr, never a traceback.
 
-Exit codes: 0 done, 1 the cluster cannot be used, 2 bad arguments or input (a missing games
-file, an unreadable data file), 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (128 + the signal).
+Exit codes: 0 done, 1 the cluster cannot be used (or ``generate`` cannot write its games), 2 bad
+arguments or input (a missing games file, an unreadable data file), 130 Ctrl-C, 143 SIGTERM, 129
+SIGHUP (128 + the signal).
 """
 
 from __future__ import annotations
@@ -58,12 +59,13 @@ import json
 import math
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ref_sim import cluster, stops  # noqa: E402  (ref_sim.cluster imports Dask only to connect)
+from ref_sim import cluster, records, series, stops  # noqa: E402  (ref_sim.cluster imports Dask only to connect)
 from agent.core import make_searcher  # noqa: E402
 from agent.engines import AlphaBetaEngine, SearchEngine  # noqa: E402
 from agent.options import real, whole  # noqa: E402
@@ -146,14 +148,12 @@ def engine_evals() -> tuple:
 
 def generate(directory: Path, games: int, nodes: int, seed: int, deviation: float, engine_eval: str,
              cluster_address: cluster.ClusterTarget | str | None = None, again: str = "") -> Path:
-    """Self-play games up to ``games`` in ``directory``; ``again``: the command that continues
-    after a stop (said then)."""
-    if directory.exists() and not directory.is_dir():
-        raise InputError(f"--dir {directory}: not a directory (it is a file)")
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise InputError(f"--dir {directory}: cannot create it ({error.strerror or error})") from None
+    """Self-play games up to ``games`` in ``directory``, in game order through the series
+    engine (:func:`ref_sim.series.play_games`), here or on a cluster; ``again``: the command
+    that continues after a stop (said then)."""
+    problem = series.prepare_out(str(directory), "--dir")
+    if problem:
+        raise InputError(problem)
     path = directory / GAMES_FILE
     settings = {"nodes": nodes, "deviation": deviation, "seed": seed, "eval": engine_eval}
     kept = read_settings(directory)
@@ -173,12 +173,14 @@ def generate(directory: Path, games: int, nodes: int, seed: int, deviation: floa
         print(f"generate: {path} already holds {done} games (asked for {games})")
         return path
     if kept is None:
-        (directory / SETTINGS_FILE).write_text(json.dumps(settings) + "\n", encoding="utf-8")
+        try:
+            records.write_json(directory / SETTINGS_FILE, settings)
+        except records.WriteError as error:
+            raise InputError(str(error)) from None
     print(f"generate: games {done}..{games - 1} at {nodes} nodes per move, eval {engine_eval}, "
           f"deviation {deviation}, seed {seed} -> {path}", flush=True)
     start = time.time()
     plies = made = 0
-    runner = None
     if cluster_address:
         try:
             runner = cluster.connect(cluster_address)
@@ -186,35 +188,35 @@ def generate(directory: Path, games: int, nodes: int, seed: int, deviation: floa
             sys.exit(f"generate: {error}")
         print(f"generate: on {len(runner.slots())} cluster worker(s), {runner.capacity()} games at once",
               flush=True)
-        calls = ((f"game-{i}", selfplay_game, (seed * 1_000_003 + i, nodes, engine_eval, deviation), {})
-                 for i in range(done, games))
-        played = cluster.in_order(runner, calls)
-        results = (value for _, value in played)
     else:
-        played = None
-        results = (selfplay_game(seed * 1_000_003 + i, nodes, engine_eval, deviation) for i in range(done, games))
-    try:
-        with path.open("a", encoding="utf-8") as out:
-            for i, (winner, game_plies, moves, scores) in zip(range(done, games), results):
-                # One write of a whole line: a stop between games never cuts one (and a cut
-                # line is dropped at the next run anyway).
-                out.write(json.dumps({"game": i, "winner": winner, "moves": moves, "scores": scores}) + "\n")
-                out.flush()
-                plies += game_plies
-                made = i + 1 - done
-                if made % 100 == 0 or i + 1 == games:
-                    elapsed = time.time() - start
-                    left = (games - i - 1) * elapsed / made
-                    print(f"  {i + 1}/{games} games, {plies} plies this run, {elapsed:.0f} s, "
-                          f"~{left:.0f} s left", flush=True)
-    except KeyboardInterrupt as interrupt:          # Ctrl-C, SIGTERM, SIGHUP (ref_sim.stops)
-        raise StepStopped(interrupt, f"after {done + made} of {games} games ({made} this run, kept in "
-                                     f"{path}); the same command continues: {again}") from None
-    finally:
-        if played is not None:
-            played.close()          # the cluster's games not yet handled are cancelled
-        if runner is not None:
-            runner.close()
+        runner = cluster.InlineRunner()
+
+    def submit(i: int):
+        return runner.submit(f"game-{i}", selfplay_game, seed * 1_000_003 + i, nodes, engine_eval, deviation)
+
+    def finished(i: int, ticket) -> None:
+        nonlocal plies, made
+        winner, game_plies, moves, scores = ticket.result()
+        # A whole line or none: a stop between games never cuts one.
+        records.append_game(path, {"game": i, "winner": winner, "moves": moves, "scores": scores})
+        plies += game_plies
+        made = i + 1 - done
+        if made % 100 == 0 or i + 1 == games:
+            elapsed = time.time() - start
+            left = (games - i - 1) * elapsed / made
+            print(f"  {i + 1}/{games} games, {plies} plies this run, {elapsed:.0f} s, "
+                  f"~{left:.0f} s left", flush=True)
+
+    with runner:        # a cluster's games not yet handled are cancelled, the connection closed
+        stopped = series.play_games(runner, range(done, games), submit, finished, threading.Event(),
+                                    ordered=True)
+    kept_line = f"after {done + made} of {games} games ({made} this run, kept in {path})"
+    for error in stopped.values():
+        if isinstance(error, KeyboardInterrupt):    # Ctrl-C, SIGTERM, SIGHUP (ref_sim.stops)
+            raise StepStopped(error, f"{kept_line}; the same command continues: {again}")
+        if isinstance(error, (cluster.ClusterError, records.WriteError)):
+            sys.exit(f"generate: {error}; stopped {kept_line}; the same command continues: {again}")
+        raise error
     elapsed = time.time() - start
     print(f"generate: {games - done} games in {elapsed:.0f} s ({(games - done) / max(elapsed, 1e-9):.1f} games/s); "
           f"{path} holds {games} games, {os.path.getsize(path) / 1e6:.1f} MB", flush=True)
@@ -223,12 +225,13 @@ def generate(directory: Path, games: int, nodes: int, seed: int, deviation: floa
 
 def read_settings(directory: Path) -> dict | None:
     """The settings file of a games directory, or None where there is none (older runs)."""
-    try:
-        return json.loads((directory / SETTINGS_FILE).read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    path = directory / SETTINGS_FILE
+    if not path.exists():
         return None
-    except (OSError, ValueError) as error:
-        raise InputError(f"cannot read {directory / SETTINGS_FILE} ({error})") from None
+    try:
+        return records.read_json(path, "settings file")
+    except records.RecordError as error:
+        raise InputError(f"cannot read the settings: {error}") from None
 
 
 # -- the training examples -------------------------------------------------------------------
@@ -727,24 +730,20 @@ def match(pairs: int, nodes: int, opponent_nodes: int, seed: int, data: Path | N
         if len(points) % 20 == 0:
             print(f"  {len(points)} games: +{tally[0]} -{tally[1]} ={tally[2]}  ({time.time() - started:.0f} s)",
                   flush=True)
-        if sprt_bounds and len(points) % 2 == 0 and sprt().decision:
-            raise Decided
+
+    def undecided() -> bool:
+        """No SPRT, or not decided after a whole pair."""
+        return not (sprt_bounds and points and len(points) % 2 == 0 and sprt().decision)
 
     try:
         play_pairs(lambda: engine(fitted, nodes),
                    SeedEngine if other is None else lambda: engine(other, opponent_nodes),
-                   pairs, seed=seed, seconds=seconds, on_game=on_game)
-    except Decided:
-        pass
+                   pairs, seed=seed, seconds=seconds, on_game=on_game, wanted=undecided)
     except KeyboardInterrupt as interrupt:          # the games so far, then one line
         summary(names, points, sprt_bounds and sprt())
         raise StepStopped(interrupt, f"after {len(points)} games") from None
     summary(names, points, sprt_bounds and sprt())
     print(f"match: {len(points)} games in {time.time() - started:.0f} s")
-
-
-class Decided(Exception):
-    """The match's SPRT has decided: no more games."""
 
 
 def summary(names, points: list[float], sprt=None) -> None:

@@ -83,7 +83,7 @@ class FakeGames:
 
     def __call__(self, number, specs, names, directory, logs, time_limit, seed, first=None,
                  opening=None, show=False, stop=None, agent_seeds=None, must_start=False,
-                 encoding=None, isolate=None):
+                 encoding=None, env=None, referee_encoding=None, isolate=None):
         p1 = first
         p2 = [n for n in names if n != p1][0]
         record = GameRecord(names=tuple(names), time_limit=time_limit, seed=seed, p1=p1, p2=p2,
