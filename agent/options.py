@@ -13,7 +13,7 @@ argparse reports ``PROG: error: argument --games: must be an integer from 1 to 1
 with exit code 2. The agent's own command line uses the same types (agent.cli, agent.codingame).
 
 A spec's options are declared (:class:`Option`: name, type, range, default) by what takes them,
-the engines (agent.engines.ENGINES) and the runners' built-in bots (ref_sim.specs.BUILTINS), and
+the engines (agent.engines.ENGINES) and the runners' built-in bots (ref_sim.series.specs.BUILTINS), and
 :func:`parse_spec` checks a spec against them, so that every bad spec is one line naming the
 engine and what it takes.  A module light to import: the runners' commands use it.
 """
@@ -210,7 +210,7 @@ def parse_spec(text: str, declared, what: str = "engine") -> tuple[str, dict]:
     """``NAME`` or ``NAME:KEY=VALUE,...`` -> (name, {key: value}), for names ``declared`` (a mapping
     name -> its options); SpecError in one line for an unknown name (with the choices), an
     unknown option (with the name's options), a missing or bad value (with what is allowed).
-    The one parser of engine and built-in bot specs (agent.engines, ref_sim.specs).
+    The one parser of engine and built-in bot specs (agent.engines, ref_sim.series.specs).
 
     >>> parse_spec("seed:depth=4", {"seed": [Option("depth", low=1, high=81, default=3)]})
     ('seed', {'depth': 4})

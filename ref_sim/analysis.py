@@ -3,7 +3,7 @@
 Each position of a game, from the first one a player chose a move in (after the referee's
 opening) to the last, is searched by the engine the agent plays with
 (``agent.engines.make_engine("alphabeta")``), in parallel over the cores, or on the workers
-of a Dask cluster (``--cluster ADDRESS``, :mod:`ref_sim.cluster`: one position a task).  For each move:
+of a Dask cluster (``--cluster ADDRESS``, :mod:`ref_sim.series.cluster`: one position a task).  For each move:
 
 * the engine's best move there and its score (from the mover's view);
 * the score of the move played: the best move's when they are the same, else minus the
@@ -45,7 +45,7 @@ from pathlib import Path
 
 from agent.rules import Position
 from agent.search import MAX_PLY, PROVEN_SCORE, WIN_SCORE
-from ref_sim import records
+from ref_sim.series import records
 
 
 class AnalysisError(ValueError):
@@ -220,7 +220,7 @@ def search_positions(tasks: list, settings: Settings, jobs: int | None, found: d
                      say=lambda text: None, runner=None) -> None:
     """Search every (rules, moves) of ``tasks`` missing from ``found`` (keyed by
     :func:`_position_key`): ``jobs`` processes at once (1: in this process), or on the
-    workers of ``runner`` (an :class:`ref_sim.cluster.ClusterRunner`), one slot a position."""
+    workers of ``runner`` (an :class:`ref_sim.series.cluster.ClusterRunner`), one slot a position."""
     todo = list(dict.fromkeys(task for task in tasks if _position_key(*task) not in found))
     if not todo:
         return
@@ -240,7 +240,7 @@ def search_positions(tasks: list, settings: Settings, jobs: int | None, found: d
 def _searched(todo: list, settings: Settings, jobs: int, runner):
     """(task, result) for every task of ``todo``, as they finish."""
     if runner is not None:
-        from ref_sim.cluster import in_order
+        from ref_sim.series.cluster import in_order
         calls = ((f"position-{i}", search_position, (*task, settings), {})
                  for i, task in enumerate(todo))
         yield from zip(todo, (value for _, value in in_order(runner, calls)))

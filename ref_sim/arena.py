@@ -11,7 +11,7 @@ Engines: ``alphabeta`` (options ``depth``, ``nodes``, ``hash_mb``, and for uttt 
 ``--depth`` or ``--nodes`` limit every move of both (an engine's own options win). Games come in
 pairs: each opening (``--opening-plies`` random plies, default per game) is played twice with the
 sides swapped, and fresh engines play every game so no table carries over. The summary is the
-match runner's (``ref_sim.stats``): Score, Elo +/- (pentanomial error bar), LOS, DrawRatio, Ptnml.
+match runner's (``ref_sim.series.stats``): Score, Elo +/- (pentanomial error bar), LOS, DrawRatio, Ptnml.
 Engine options also switch the search's refinements (``alphabeta:lmr=0,asp=0``, see
 ``agent.search.Features``), so a new feature plays against the search without it in one process.
 
@@ -21,7 +21,7 @@ pairs accepts H0 (Elo <= ELO0) or H1 (Elo >= ELO1); ``--games`` is then a maximu
     python -m ref_sim.arena uttt alphabeta alphabeta:lmr=0 --nodes 20000 --sprt 0 20 0.05 0.05
 
 ``--cluster ADDRESS`` (or ``UTTT_CLUSTER``) plays the games on the workers of a Dask scheduler
-(:mod:`ref_sim.cluster`, the ``cluster`` extra): the same schedule (openings, sides, engine seeds)
+(:mod:`ref_sim.series.cluster`, the ``cluster`` extra): the same schedule (openings, sides, engine seeds)
 drawn here, each game one task, results handled in game order, so a fixed-depth series gives the
 same games and summary as here, followed by each worker's games and the games retried after a
 worker was lost. Games search inside the worker and hold its GIL: start single-threaded workers
@@ -45,9 +45,10 @@ import sys
 import threading
 from dataclasses import dataclass, field
 
-from . import cluster, stats, stops
-from .openings import random_opening
-from .series import play_games
+from ref_sim import stops
+from ref_sim.series import cluster, stats
+from ref_sim.series.loop import play_games
+from ref_sim.series.openings import random_opening
 from agent.commandline import say_error, silence_output
 from agent.engines import make_engine, parse_engine_spec
 from agent.games import GAMES, get_game
@@ -168,7 +169,7 @@ def run_series(game, spec_a: str, spec_b: str, games: int, seed: int = 0, openin
                seconds: float | None = None, depth: int | None = None, nodes: int | None = None,
                on_game=None, runner=None, sprt=None) -> Series:
     """Play ``games`` games (rounded up to pairs) between two engine specs, here one after the
-    other, or through ``runner`` (an :class:`ref_sim.cluster.ClusterRunner`) several at once;
+    other, or through ``runner`` (an :class:`ref_sim.series.cluster.ClusterRunner`) several at once;
     either way ``on_game`` sees the games in schedule order. ``sprt`` (elo0, elo1, alpha, beta):
     stop once the SPRT decides."""
     parse_engine_spec(spec_a), parse_engine_spec(spec_b)  # fail before playing

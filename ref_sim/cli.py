@@ -29,7 +29,7 @@ import sys
 from ref_sim import stops
 from agent.options import MAX_SECONDS, real
 from ref_sim.console import entry_point, prog
-from ref_sim.referee import (EXIT_DELAY, Printer, check_encoding, check_time_limit,
+from ref_sim.referees.file_protocol import (EXIT_DELAY, Printer, check_encoding, check_time_limit,
                              locale_encoding, run_game)
 
 #: The module of the command line (``python -m ref_sim``; the console script is uttt-ref).

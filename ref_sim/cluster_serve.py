@@ -16,7 +16,7 @@ programs with other defaults:
   warning.  A worker for a scheduler on another machine must say which of its addresses the
   scheduler can reach (one line if not): a worker on loopback could not be reached.
 * **TLS with one folder.**  ``certs DIR`` makes a certificate folder
-  (:mod:`ref_sim.cluster_tls`); ``--tls DIR`` (or ``UTTT_CLUSTER_TLS``) gives it to the scheduler,
+  (:mod:`ref_sim.series.cluster_tls`); ``--tls DIR`` (or ``UTTT_CLUSTER_TLS``) gives it to the scheduler,
   the workers and the runners (``--cluster tls://HEAD:8786 --tls DIR``): connections are
   encrypted and only holders of the folder get in, Dask's mutual TLS.
 * **Dashboards on loopback.**  The scheduler's dashboard is off (its HTTP server, which Dask
@@ -45,7 +45,8 @@ import time
 
 from agent.commandline import say_error
 from agent.options import whole
-from ref_sim import cluster, cluster_tls, console
+from ref_sim.series import cluster, cluster_tls
+from ref_sim import console
 
 MODULE = "ref_sim.cluster_serve"
 LOOPBACK = "127.0.0.1"

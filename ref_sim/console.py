@@ -15,7 +15,7 @@
 The handling is :func:`ref_sim.stops.guarded`'s, which the arena and the scripts use too.
 
 * Its ``--out`` held by another runner, or its records that cannot be written (a full disk)
-  before any game was played, or a ``series.json`` that cannot be read (:mod:`ref_sim.records`):
+  before any game was played, or a ``series.json`` that cannot be read (:mod:`ref_sim.series.records`):
   ``PROG: error: ...`` in one line, exit code 2 (the folder is in use, the settings are
   unreadable) or 1 (the write failed).
 
@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import functools
 
-from ref_sim import records, stops
+from ref_sim.series import records
+from ref_sim import stops
 from agent.commandline import say_error
 
 

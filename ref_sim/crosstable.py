@@ -30,8 +30,9 @@ from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
-from ref_sim import ratings, replay, stats
-from ref_sim.report import tally
+from ref_sim.series import ratings, stats
+from ref_sim import replay
+from ref_sim.series.report import tally
 
 PAGE = "crosstable.html"
 REPLAYS = "replays"

@@ -32,7 +32,7 @@ a command                 with the placeholders ``{name}``, ``{dir}``, ``{time_l
 
 Every agent runs in its game directory, as under the real referee (relative ``move_file``);
 a command's relative paths are made absolute against the folder the runner was started in
-(:mod:`ref_sim.realbots`, docs/real-bots.md).
+(:mod:`ref_sim.series.realbots`, docs/real-bots.md).
 
 ``--encoding ENC`` makes the referee decode ``move_file`` as ENC (strictly, as the real one
 under another locale: ``cp1252`` for Windows, ``latin-1``) instead of this machine's
@@ -43,7 +43,7 @@ Agent 1 is called ``<Label>1`` and agent 2 ``<Label>2`` in every game (``Random1
 referee, in a fresh directory ``<out>/game-0001/``; the agents' output goes to
 ``<out>/logs/game-0001-<name>.log`` (outside the game directory, which the referee cleans).
 
-Openings and pairs (:mod:`ref_sim.openings`): random 4-move openings like the referee's, each
+Openings and pairs (:mod:`ref_sim.series.openings`): random 4-move openings like the referee's, each
 played twice with the sides swapped (``--unpaired``: one game per opening, a coin flip for
 p1).  An odd ``--games`` is rounded up to whole pairs, except ``--games 1`` (one game).  The
 whole schedule follows from ``--seed`` (random and printed when not given), so a series is
@@ -51,7 +51,7 @@ reproducible up to the agents' timing, and game k is always the same game.  The 
 says how many games were distinct (the same moves from the same first player count once) and
 warns when some repeat.
 
-Results, in the style of cutechess-cli and fastchess (formulas in :mod:`ref_sim.stats`)::
+Results, in the style of cutechess-cli and fastchess (formulas in :mod:`ref_sim.series.stats`)::
 
     Score of Agent1 vs Seed2: 120 - 30 - 50  [0.725] 200
     Elo difference: 168.4 +/- 48.2, LOS: 100.0 %, DrawRatio: 25.0 %
@@ -71,7 +71,7 @@ every agent has exited or that time is up, so an agent still searching when the 
 reads ``end_game`` as it would with the real referee.  Every game starts new agent
 processes, so a crash costs one game only.
 
-Progress (:mod:`ref_sim.progress`): on a terminal one line redrawn in place (games, W-L-D,
+Progress (:mod:`ref_sim.series.progress`): on a terminal one line redrawn in place (games, W-L-D,
 Elo +/- error, the LLR and its bounds under ``--sprt``, each agent's time-outs, the time
 left) with the games that went wrong printed above it; otherwise one line per game and the
 progress line every 10 games.
@@ -89,7 +89,7 @@ system's temporary directory, which is kept and named: a message never points in
 deleted folder.
 
 ``--cluster ADDRESS`` (or ``UTTT_CLUSTER``) plays the games on the workers of a Dask
-scheduler instead (:mod:`ref_sim.cluster`, the ``cluster`` extra): the same schedule, one game
+scheduler instead (:mod:`ref_sim.series.cluster`, the ``cluster`` extra): the same schedule, one game
 per task, each worker ``cores - 1`` games at once (``--concurrency`` is for local play), the
 logs sent back into ``--out``.  A game whose worker is lost is played again elsewhere; the
 summary ends with each worker's games and time-outs and the number of games retried.
@@ -118,7 +118,7 @@ Files in ``--out``:
     opening     [[name, board, spot] x 4], p1's moves first
     moves       [{"player", "board", "spot", "seconds"} ...], the moves after the opening;
                 "seconds" from the player's .go to the referee tick that saw the move.
-                Where the agent writes its search log (our agent does: ref_sim.telemetry), also
+                Where the agent writes its search log (our agent does: ref_sim.series.telemetry), also
                 "depth", "score" (centipawn-like, from the mover's view), "nodes", "nps" and
                 "agent_seconds".
     result      "win", "tie" or "aborted";  winner, loser (names or null)
@@ -133,14 +133,14 @@ Files in ``--out``:
     search_log_skipped  {name: lines of its search log that were not valid}, only if any
     started     Unix time of the start;  duration: seconds
     worker      (--cluster only) the worker that played it;  attempts: times it was started
-    usage       {name: {"cpu_seconds", "peak_mb"}}: what each agent used (ref_sim.isolation;
+    usage       {name: {"cpu_seconds", "peak_mb"}}: what each agent used (ref_sim.series.isolation;
                 left out where it is not known)
 
 ``logs/``         each agent's output per game (at most 8 MiB kept: its start and end), its search log
                   (``game-NNNN-NAME.search.jsonl``) and ``game-NNNN.json`` (the referee's record).
 ``runner.lock``   while a runner uses the folder: who (pid, host, command, since when).
 
-Nothing lost, nothing mixed (:mod:`ref_sim.records`, which reads and writes these files):
+Nothing lost, nothing mixed (:mod:`ref_sim.series.records`, which reads and writes these files):
 a second runner on the same ``--out`` (a ``--resume`` too) is refused in one line naming the
 one that holds it (exit 2); a full disk (any error writing the records) ends the series as a
 stop does, with the summary so far, the reason and the resume line (exit 1), and the games
@@ -163,18 +163,20 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from ref_sim import cluster, records, stats, stops, telemetry
+from ref_sim.series import cluster, records, stats, telemetry
+from ref_sim import stops
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
-from ref_sim import console, isolation, openings, realbots
-from ref_sim.progress import Progress
-from ref_sim.referee import (GameRecord, Printer, check_encoding, check_time_limit, locale_encoding,
+from ref_sim import console
+from ref_sim.series import isolation, openings, realbots
+from ref_sim.series.progress import Progress
+from ref_sim.referees.file_protocol import (GameRecord, Printer, check_encoding, check_time_limit, locale_encoding,
                              run_game)
-from ref_sim.report import describe, report_lines, summarize
-from ref_sim.series import (RESUME_HELP, START_SETTLE, AgentCannotStart, SeriesGames, add_agents,
+from ref_sim.series.report import describe, report_lines, summarize
+from ref_sim.series.loop import (RESUME_HELP, START_SETTLE, AgentCannotStart, SeriesGames, add_agents,
                             append_game, capped_concurrency, check_agents, conclude, first_to_exit,
                             last_output_line, play_games, prepare_out, run_in, series_settings,
                             went_wrong)
-from ref_sim.specs import AgentSpec, agent_spec, child_env
+from ref_sim.series.specs import AgentSpec, agent_spec, child_env
 
 #: After end_game, how long an agent may take to exit before it is killed: this, or one
 #: time limit and a second if that is longer (an agent may be searching when the game
@@ -196,9 +198,9 @@ def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, 
                 seed: int = 0, encoding: str | None = None, env: dict | None = None,
                 isolate: isolation.Isolation | None = None, search_log: Path | None = None):
     """Launch one agent, its output into ``log``; ``env``: variables added to its
-    environment (a locale to run it under); ``isolate``: contained (ref_sim.isolation), it
+    environment (a locale to run it under); ``isolate``: contained (ref_sim.series.isolation), it
     may write ``directory`` only, and ``search_log``, the file its moves' figures go to
-    (``UTTT_SEARCH_LOG``, ref_sim.telemetry); None if it could not be launched."""
+    (``UTTT_SEARCH_LOG``, ref_sim.series.telemetry); None if it could not be launched."""
     env = {**child_env(), **(env or {})}
     writable = [Path(directory).absolute()]
     if search_log is not None:
@@ -258,7 +260,7 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
     referee's, passed to the built-in agents too (None: the locale's, for all).  env: added
     to the agents' environment (a locale: ``LC_ALL``...); referee_encoding: the referee's
     alone, the one that locale gives, where the agents learn theirs from it.  isolate: each
-    agent contained (ref_sim.isolation); what each used is ``record.usage`` in any case.
+    agent contained (ref_sim.series.isolation); what each used is ``record.usage`` in any case.
     """
     agent_seeds = agent_seeds or {}
     directory.mkdir(parents=True, exist_ok=True)
@@ -347,7 +349,7 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
 def play_game_on_worker(number: int, specs: dict, names, time_limit: float, seed, **options):
     """:func:`play_game` in a temporary directory of the machine that runs it (a cluster
     worker).  Returns ``(record, notes, logs)``, ``logs`` the game's log files by name, for
-    :func:`ref_sim.cluster.save_files` into the series' ``logs/``."""
+    :func:`ref_sim.series.cluster.save_files` into the series' ``logs/``."""
     with tempfile.TemporaryDirectory(prefix="uttt-game-") as temp:
         logs = Path(temp) / "logs"
         logs.mkdir()
@@ -395,7 +397,7 @@ def game_line(record: GameRecord, notes: dict, scheduled: openings.Scheduled, se
 
 
 class FileGames(SeriesGames):
-    """A series through the referee's files: game ``k`` is :func:`ref_sim.openings.game`'s
+    """A series through the referee's files: game ``k`` is :func:`ref_sim.series.openings.game`'s
     (opening, who moves first, the seeds), played by :func:`play_game` in ``out``.  ``env``
     and ``referee_encoding``: :func:`play_game`'s (a soak's Latin-1 locale)."""
 

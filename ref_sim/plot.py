@@ -23,8 +23,9 @@ import math
 import sys
 from pathlib import Path
 
-from ref_sim import stats
-from ref_sim import records, render
+from ref_sim.series import stats
+from ref_sim.series import records
+from ref_sim import render
 from ref_sim.console import entry_point, prog
 from ref_sim.show import RecordError, load_games, player_names
 
@@ -34,7 +35,7 @@ AGENT_COLOURS = ("#d62839", "#1d5fd1")
 
 def load_series(path) -> list[dict]:
     """The game records of a series' folder, its games.jsonl, or one game's record (read as
-    every view reads them, :func:`ref_sim.records.games_source`); the records of a folder that
+    every view reads them, :func:`ref_sim.series.records.games_source`); the records of a folder that
     holds only game-*.json files (a series' logs/) too."""
     path = Path(path)
     if path.is_dir() and not (path / "games.jsonl").is_file() and any(path.glob("game-*.json")):

@@ -56,7 +56,7 @@ import time
 from agent.lifeline import Lifeline
 from ref_sim.stops import EXIT_RUNNER_GONE
 from ref_sim.cli import encoding_problem, prepare_directory
-from ref_sim.referee import check_encoding, last_line, locale_encoding, one_line, referee_lines
+from ref_sim.referees.file_protocol import check_encoding, last_line, locale_encoding, one_line, referee_lines
 from ref_sim.rules import Game
 
 POLL = 0.01             # seconds between looks at the files: quick, but no busy loop

@@ -5,7 +5,7 @@
 
 RUN is a series' ``--out`` folder (``ref_sim.match`` or ``ref_sim.stdio``) or its
 ``games.jsonl``.  A line that is no game (not JSON, NaN or ``1e999`` in it, absurd nesting,
-keys of the wrong type: :mod:`ref_sim.records`) is left out of the page with one warning line
+keys of the wrong type: :mod:`ref_sim.series.records`) is left out of the page with one warning line
 naming the file and the line; a file with no game in it is an error (one line, exit 2).  The page (default ``RUN/replay.html``) needs no server and no network: its
 styles, script and data are inside it.  It lists the games (filter by agent 1's result,
 time-outs, bad moves), shows the selected game's board move by move (buttons, slider, arrow
@@ -47,7 +47,7 @@ The move keys are those of ``games.jsonl`` (``ref_sim.match`` and ``ref_sim.stdi
 ``depth``, ``score``, ``nodes``, ``nps`` and ``agent_seconds`` into each move they can read
 from the agent's search log), so a runner that records more per move only has to use the same
 names; where a line lacks them, they are read from the search logs in ``logs/`` with the runners'
-own strict reader (:mod:`ref_sim.telemetry`), never from a program's text output.
+own strict reader (:mod:`ref_sim.series.telemetry`), never from a program's text output.
 """
 
 from __future__ import annotations
@@ -58,12 +58,14 @@ import math
 import sys
 from pathlib import Path
 
-from ref_sim import cluster
+from ref_sim.series import cluster
 from agent.options import MAX_SECONDS, real, whole
 from agent.search import PROVEN_SCORE, WIN_SCORE
-from ref_sim import analysis, codingame_referee, records, telemetry
+from ref_sim import analysis
+from ref_sim.referees import codingame as codingame_referee
+from ref_sim.series import records, telemetry
 from ref_sim.console import entry_point, prog
-from ref_sim.referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
+from ref_sim.referees.file_protocol import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.render import boards_to_play
 from ref_sim.rules import DRAW, TIE, WPI, Game, IllegalMoveError
 
@@ -188,7 +190,7 @@ def _timing(line: dict, moves: list[dict]) -> None:
 def _search_from_logs(line: dict, moves: list[dict], logs: Path) -> None:
     """Read the search figures for players whose moves have none from their search logs
     (``logs/game-NNNN-NAME.search.jsonl``), with the runners' own strict reader
-    (:mod:`ref_sim.telemetry`).  A program's text log is never parsed: anyone can print."""
+    (:mod:`ref_sim.series.telemetry`).  A program's text log is never parsed: anyone can print."""
     for name in {move["player"] for move in moves}:
         mine = [move for move in moves if move["player"] == name and not move["opening"]]
         if not mine or any("depth" in move for move in mine):

@@ -10,9 +10,10 @@ import random
 import threading
 from dataclasses import dataclass
 
-from . import arena, cluster
-from .openings import cell_opening
-from .series import play_games
+from ref_sim import arena
+from ref_sim.series import cluster
+from ref_sim.series.loop import play_games
+from ref_sim.series.openings import cell_opening
 from agent.games import get_game
 
 
@@ -36,7 +37,7 @@ def play_pairs(make_a, make_b, pairs: int, seed: int = 0, seconds: float | None 
     """Play ``pairs`` openings twice each (sides swapped); return (wins of A, wins of B, draws).
 
     ``make_a``/``make_b`` build fresh engines for each game, so no table carries over.  The
-    games are the series engine's (:func:`ref_sim.series.play_games`), played here one after
+    games are the series engine's (:func:`ref_sim.series.loop.play_games`), played here one after
     the other; ``wanted()`` false plays no more (an SPRT decided).  Ctrl-C and a stop signal
     end the games where they are and are raised again.
     """

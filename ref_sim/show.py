@@ -10,7 +10,7 @@ are listed one line each.  Moves are numbered from 1, and the referee's four ope
 are moves 1-4.
 
 The file is shown as it is or not at all: a bad record or line (not JSON, NaN, ``1e999``,
-absurd nesting, invalid UTF-8, a key shown of the wrong type: :mod:`ref_sim.records`) is one
+absurd nesting, invalid UTF-8, a key shown of the wrong type: :mod:`ref_sim.series.records`) is one
 line naming the file and the line, and exit code 2.  ``ref_sim.plot`` reads files so too.
 """
 
@@ -23,7 +23,8 @@ import sys
 from dataclasses import dataclass
 from typing import TextIO
 
-from ref_sim import records, render
+from ref_sim.series import records
+from ref_sim import render
 from ref_sim.console import entry_point, prog
 from ref_sim.rules import DRAW, O, SYMBOLS, TIE, X, Game, IllegalMoveError
 
@@ -62,8 +63,8 @@ class Games:
 
 def load_games(path) -> Games:
     """Read a GameRecord JSON file or a JSON-lines file of records (or a series' folder: its
-    games.jsonl, :func:`ref_sim.records.games_source`); RecordError if neither.
-    Every line is read by :mod:`ref_sim.records` (no NaN, no ``1e999``, no absurd nesting, no
+    games.jsonl, :func:`ref_sim.series.records.games_source`); RecordError if neither.
+    Every line is read by :mod:`ref_sim.series.records` (no NaN, no ``1e999``, no absurd nesting, no
     huge line); a bad one is an error naming the file and the line: the file is shown exactly."""
     try:
         path = str(records.games_source(path))

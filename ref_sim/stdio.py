@@ -1,5 +1,5 @@
 """A series runner for stdin/stdout programs under CodinGame's rules (its referee:
-:mod:`ref_sim.codingame_referee`).
+:mod:`ref_sim.referees.codingame`).
 
     python -m ref_sim.stdio AGENT1 AGENT2 [--games N] [--turn-ms 100] [--first-turn-ms 1000]
                             [--grace-ms 5] [--seed N] [--out DIR] [--resume] [--show] [-q]
@@ -50,8 +50,8 @@ summary counts the distinct games (the same moves from the same first player cou
 warns when games repeat.  An odd ``--games`` is rounded up to whole pairs, except ``--games
 1``.  The summary is ``ref_sim.match``'s (cutechess-style Score, Elo, LOS, DrawRatio, Ptnml,
 then each program's wins, losses, draws, time-outs, invalid moves, crashes and hangs, then
-the distinct games), from :func:`ref_sim.report.report_lines` and :mod:`ref_sim.stats`; the
-progress line is :mod:`ref_sim.progress`'s.
+the distinct games), from :func:`ref_sim.series.report.report_lines` and :mod:`ref_sim.series.stats`; the
+progress line is :mod:`ref_sim.series.progress`'s.
 
 Stopping: as :mod:`ref_sim.match` (Ctrl-C, SIGTERM, SIGHUP alike; the game being played
 aborted and its programs killed with their process groups; the games so far summarised; the
@@ -60,7 +60,7 @@ process id in ``UTTT_RUNNER_PID`` (:mod:`agent.lifeline`).  ``--resume --out DIR
 a series from its ``series.json``.
 
 ``--cluster ADDRESS`` (or ``UTTT_CLUSTER``) plays the games on the workers of a Dask scheduler
-(:mod:`ref_sim.cluster`, the ``cluster`` extra), each worker ``cores - 1`` games at once, the
+(:mod:`ref_sim.series.cluster`, the ``cluster`` extra), each worker ``cores - 1`` games at once, the
 programs started there (``{python}`` is the worker's); the logs come back into ``--out`` and
 the summary ends with each worker's games and time-outs and the games retried after a lost
 worker.
@@ -72,14 +72,14 @@ settings (``{"format": 1, "rules": "codingame", "seed", "agents", "names", "game
 ``logs/game-NNNN-NAME.log``, each program's stderr (at most 8 MiB kept: its start and end), and
 ``logs/game-NNNN-NAME.search.jsonl``, the search log it may write (``UTTT_SEARCH_LOG``).  One
 runner at a time per ``--out``, a full disk ending the series cleanly, bad lines left out on
-``--resume`` with a warning: as ``ref_sim.match`` (:mod:`ref_sim.records`).  Keys of a game line:
+``--resume`` with a warning: as ``ref_sim.match`` (:mod:`ref_sim.series.records`).  Keys of a game line:
 
     format 1;  rules "codingame";  game (1-based);  pair (0-based);  series_seed
     turn_ms, first_turn_ms, grace_ms
     agents      [{"name", "spec", "command", "seed"}] (index 0 is agent 1)
     names, p1, p2   the names; p1 moved first (X)
     moves       [{"player", "row", "col", "board", "spot", "ms"}], "ms" the referee's measure;
-                where the program writes its search log like our agent (ref_sim.telemetry),
+                where the program writes its search log like our agent (ref_sim.series.telemetry),
                 also "depth", "score", "nodes", "nps" and "agent_seconds"
     result      "win" or "tie";  winner, loser (names or null);  reason;  bad_line
     late_ms     after a time-out, when the late answer came (null if none within LATE_WAIT)
@@ -90,7 +90,7 @@ runner at a time per ``--out``, a full disk ending the series cleanly, bad lines
     search_log_skipped  {name: lines of its search log that were not valid}, only if any
     started     Unix time;  duration: seconds
     worker      (--cluster only) the worker that played it;  attempts: times it was started
-    usage       {name: {"cpu_seconds", "peak_mb"}}: what each program used (ref_sim.isolation;
+    usage       {name: {"cpu_seconds", "peak_mb"}}: what each program used (ref_sim.series.isolation;
                 left out where it is not known)
 """
 
@@ -105,19 +105,20 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from ref_sim import cluster, records, telemetry
+from ref_sim.series import cluster, records, telemetry
 from agent.options import MAX_GAMES, real, whole
-from ref_sim import console, isolation, realbots
-from ref_sim.codingame_referee import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS,
+from ref_sim import console
+from ref_sim.series import isolation, realbots
+from ref_sim.referees.codingame import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS,
                                        describe, play_game)
-from ref_sim.progress import Progress
-from ref_sim.report import report_lines, summarize
+from ref_sim.series.progress import Progress
+from ref_sim.series.report import report_lines, summarize
 from ref_sim.rules import CODINGAME
-from ref_sim.series import (RESUME_HELP, SeriesGames, add_agents, append_game, check_agents,
+from ref_sim.series.loop import (RESUME_HELP, SeriesGames, add_agents, append_game, check_agents,
                             conclude, play_games, prepare_out, run_in, series_settings, went_wrong)
-from ref_sim.specs import AGENT_EFFORT, Builtin, agent_spec as _file_agent_spec, builtin_command
+from ref_sim.series.specs import AGENT_EFFORT, Builtin, agent_spec as _file_agent_spec, builtin_command
 
-#: Built-in programs by name (ref_sim.specs.Builtin: command template, options and their flags).
+#: Built-in programs by name (ref_sim.series.specs.Builtin: command template, options and their flags).
 BUILTINS = {
     # --seed: every game its own seed, so that two games of our agent differ (agent.codingame).
     "agent": Builtin("{python} -m agent --protocol codingame --turn-ms {turn_ms} --first-turn-ms {first_turn_ms}"
@@ -174,7 +175,7 @@ def play_game_on_worker(number: int, specs: dict, agent_seeds: dict, first: str,
     """:func:`play_game` on the machine that runs it (a cluster worker), the commands built
     there (its Python), the logs in a temporary directory.  ``specs`` and ``agent_seeds`` map
     each name to its :class:`StdioSpec` and seed.  Returns ``(record, commands, logs)``, ``logs``
-    the log files by name, for :func:`ref_sim.cluster.save_files`."""
+    the log files by name, for :func:`ref_sim.series.cluster.save_files`."""
     commands = commands_of(specs, agent_seeds, turn_ms, first_turn_ms)
     with tempfile.TemporaryDirectory(prefix="uttt-game-") as temp:
         logs = Path(temp) / "logs"
@@ -258,13 +259,13 @@ def run_series(specs: list[StdioSpec], games: int, out: Path, seed: int, turn_ms
     """Play games 1..``games`` (agent 1 first in odd games) but those already in ``played``,
     append each to ``out/games.jsonl`` and to ``played`` as it finishes; return them all.
 
-    ``runner``: a :class:`ref_sim.cluster.ClusterRunner` plays them on its workers, as many at
+    ``runner``: a :class:`ref_sim.series.cluster.ClusterRunner` plays them on its workers, as many at
     once as it has slots; without one they are played here, one at a time, in a thread, so
     that this thread only waits and a stop (KeyboardInterrupt, or a signal through
     :mod:`ref_sim.stops`) lands here: then ``stop`` is set, the game still running is aborted
     (its programs killed) and not recorded, and the exception goes on.  ``progress``: a
-    :class:`ref_sim.progress.Progress` shows each game instead of ``say``.  ``isolate``: each
-    program contained (:mod:`ref_sim.isolation`), what it used said after each game.
+    :class:`ref_sim.series.progress.Progress` shows each game instead of ``say``.  ``isolate``: each
+    program contained (:mod:`ref_sim.series.isolation`), what it used said after each game.
     """
     played = [] if played is None else played
     stopped = _play_series(specs, games, out, seed, (turn_ms, first_turn_ms, grace_ms), say,
@@ -276,7 +277,7 @@ def run_series(specs: list[StdioSpec], games: int, out: Path, seed: int, turn_ms
 
 def _play_series(specs, games: int, out: Path, seed: int, timing, say, show, runner,
                  played: list, progress, stop=None, isolate=None) -> dict:
-    """:func:`run_series`, a stop returned as :func:`ref_sim.series.play_games` returns it."""
+    """:func:`run_series`, a stop returned as :func:`ref_sim.series.loop.play_games` returns it."""
     names = realbots.side_names(specs)
     play = StdioGames(specs, names, seed, *timing, out, show=show, stop=stop, isolate=isolate)
     before = len(played)

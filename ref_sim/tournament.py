@@ -15,9 +15,9 @@
 ``seed:depth=2``, ``random``, ``eager``...) or a command.  The same spec may come twice (a bot
 against itself measures the noise).  Bot ``i`` (1-based) is called its label and ``i``:
 ``Agent1``, ``Agent2``, ``Random3``..., or the name its spec fixes (``name=Otter:java -cp bots
-Otter``, :mod:`ref_sim.realbots`); two bots that would share a name are refused in one line.
+Otter``, :mod:`ref_sim.series.realbots`); two bots that would share a name are refused in one line.
 ``--bots FILE_OR_DIR`` adds the bots of a list, one spec a line, after those of the command
-line (:mod:`ref_sim.bot_list`): a class's bots in one command.
+line (:mod:`ref_sim.series.bot_list`): a class's bots in one command.
 
 Pairings: every bot against every other (round-robin), or the first bot against each of the
 others (``--gauntlet``, to measure one bot against a field).  Each round, every pairing plays
@@ -29,10 +29,10 @@ Each pairing is a series of its own with the tournament's ``--seed``: its game `
 the same opening, colours and seeds, so every pairing meets the same openings in the same
 round, and any game can be replayed head to head.  The games are played by those runners'
 own code (:class:`ref_sim.match.FileGames`, :class:`ref_sim.stdio.StdioGames`, the loop
-:func:`ref_sim.series.play_games`).  Games are numbered through the tournament in the order of
+:func:`ref_sim.series.loop.play_games`).  Games are numbered through the tournament in the order of
 the schedule (round, then pairing); ``logs/`` names them by that number.
 
-Progress (:mod:`ref_sim.progress`): each pairing's line, labelled ``A vs B`` (its games, its
+Progress (:mod:`ref_sim.series.progress`): each pairing's line, labelled ``A vs B`` (its games, its
 first bot's W-L-D and Elo, each side's time-outs, the time left at its pace): a pairing is a
 head-to-head series, whose figures mean something where a sum over the event would not, and
 every round plays every pairing, so a pairing's bar and time left follow the tournament's.
@@ -68,12 +68,12 @@ that went wrong are moved to a kept ``uttt-logs-*`` folder, named in the output)
                      pairing ends (with that pairing's replay page), so a long event can be
                      followed, and at the end of every run, a resumed or stopped one too.
 
-As with ``ref_sim.match`` (:mod:`ref_sim.records`): one runner at a time per ``--out`` (the
+As with ``ref_sim.match`` (:mod:`ref_sim.series.records`): one runner at a time per ``--out`` (the
 second is refused in one line naming the first), a full disk ends the tournament with the
 table so far and the resume line, a bad line of ``games.jsonl`` is left out on ``--resume``
 with one warning (kept in ``games.jsonl.dropped``) and its game played again.
 
-The rating table (:mod:`ref_sim.ratings`: Ordo's maximum-likelihood logistic Elo, the mean
+The rating table (:mod:`ref_sim.series.ratings`: Ordo's maximum-likelihood logistic Elo, the mean
 at 0 or ``--anchor BOT`` at 0, 95 % error bars), each bot's games, score, draws, time-outs
 and crashes, then each pairing's head-to-head result in the style of ``ref_sim.match`` (its
 Elo difference with the pentanomial error bar of its opening pairs), then any other faults
@@ -90,15 +90,16 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from ref_sim import cluster, records, stats
+from ref_sim.series import cluster, records, stats
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
-from ref_sim import bot_list, console, crosstable, isolation, match, ratings, realbots, stdio
-from ref_sim.progress import Progress
-from ref_sim.referee import check_encoding, check_time_limit, locale_encoding
-from ref_sim.report import distinct_line, pair_counts, summarize, tally
-from ref_sim.series import (SeriesGames, SettingsFile, append_game, capped_concurrency, conclude,
+from ref_sim.series import bot_list, isolation, ratings, realbots
+from ref_sim import console, crosstable, match, stdio
+from ref_sim.series.progress import Progress
+from ref_sim.referees.file_protocol import check_encoding, check_time_limit, locale_encoding
+from ref_sim.series.report import distinct_line, pair_counts, summarize, tally
+from ref_sim.series.loop import (SeriesGames, SettingsFile, append_game, capped_concurrency, conclude,
                             merge_settings, play_games, prepare_out, read_settings, run_in, went_wrong)
-from ref_sim.specs import agent_spec
+from ref_sim.series.specs import agent_spec
 
 MODULE = "ref_sim.tournament"
 FORMAT = 1
@@ -155,7 +156,7 @@ def schedule(pairing_count: int, rounds: int) -> list[Slot]:
 def pairing_games(settings: dict, specs: list, out: Path, stop: threading.Event,
                   isolate: isolation.Isolation | None = None) -> list[SeriesGames]:
     """Each pairing's series (as ``settings["pairings"]``), played by its runner's code
-    (``isolate``: each bot contained, :mod:`ref_sim.isolation`)."""
+    (``isolate``: each bot contained, :mod:`ref_sim.series.isolation`)."""
     names = [bot["name"] for bot in settings["bots"]]
     series = []
     for i, j in settings["pairings"]:
@@ -230,7 +231,7 @@ def table_lines(fit: ratings.Ratings, totals: dict, sides: dict, specs: dict) ->
     where, against = ((f"{fit.anchor} at 0", fit.anchor) if fit.anchor
                       else ("the mean at 0", "the mean"))
     lines.append(f"Elo: maximum likelihood over all games, {where}; +/-: 95 %, each bot "
-                 f"against {against} (ref_sim/ratings.py).")
+                 f"against {against} (ref_sim/series/ratings.py).")
     return lines
 
 
@@ -309,7 +310,7 @@ output: a rating table (Elo by maximum likelihood over all games, draws half a w
 mean at 0 or --anchor BOT at 0; +/- the 95 % error bar), each bot's games, score, draws,
 time-outs and crashes, then each pairing's W - L - D with its Elo difference, then other
 faults (invalid and out-of-order moves, hangs), then the distinct games.  While it plays:
-each pairing's progress line (ref_sim.progress), redrawn on a terminal.
+each pairing's progress line (ref_sim.series.progress), redrawn on a terminal.
 
 files in --out (created if missing): tournament.json (the tournament: --resume --out DIR
 alone continues it, --rounds N extends it, an option that contradicts it is refused),
@@ -342,7 +343,7 @@ examples:
     parser.add_argument("--bots", dest="bot_lists", action="append", default=[],
                         metavar="FILE_OR_DIR",
                         help="more bots from a file, one spec a line (# comments), or from "
-                             "a folder's *.bot files; repeatable (ref_sim/bot_list.py)")
+                             "a folder's *.bot files; repeatable (ref_sim/series/bot_list.py)")
     parser.add_argument("--gauntlet", action="store_true", default=None,
                         help="the first bot against each of the others (default: round-robin)")
     parser.add_argument("--rounds", type=whole(1, MAX_GAMES), metavar="N",

@@ -6,7 +6,7 @@ Usage: python scripts/bench_cluster.py [--games 8] [--agents agent:depth=2 seed:
 Needs the cluster extra (pip install -e '.[cluster]').  Plays the same fixed-depth file-protocol
 games (the referee simulator, real agent processes) three ways on this machine:
 
-  local       ref_sim.cluster.LocalRunner, one game at a time (what ref_sim.match does on a
+  local       ref_sim.series.cluster.LocalRunner, one game at a time (what ref_sim.match does on a
               2-core machine, whose --concurrency cap is 1)
   cluster x1  a LocalCluster of 1 worker process: one game slot, so the same one game at a time;
               the difference from `local` is the engine's overhead per game
@@ -32,11 +32,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ref_sim import cluster  # noqa: E402
+from ref_sim.series.loop import cluster  # noqa: E402
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
-from ref_sim import openings, series  # noqa: E402
+from ref_sim.series.loop import openings, loop as series  # noqa: E402
 from ref_sim.match import play_game_on_worker  # noqa: E402
-from ref_sim.specs import agent_spec  # noqa: E402
+from ref_sim.series.specs import agent_spec  # noqa: E402
 
 
 def timed_game(*args, **kwargs):

@@ -7,7 +7,7 @@ Usage: python scripts/bench_cluster_tls.py [--games 8] [--agents agent:depth=2 s
 Needs the cluster extra (pip install -e '.[cluster]').  Each round starts a scheduler and one
 single-threaded worker on loopback through ``uttt-cluster`` (ref_sim/cluster_serve.py), first
 plain (tcp://), then with a fresh certificate folder (tls://), and for each prints: the time to
-connect and be admitted (:func:`ref_sim.cluster.connect`), the fixed-depth file-protocol games'
+connect and be admitted (:func:`ref_sim.series.cluster.connect`), the fixed-depth file-protocol games'
 wall time and games per minute (scripts/bench_cluster.py's loop and report), and the round trip of
 an empty task (the scheduler's latency per task, where TLS's cost shows most).  The games are
 checked to be the same on both.  Figures depend on the machine's load: it is printed first.
@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from agent.options import whole  # noqa: E402
 from bench_cluster import add_series_options, play, report, series_of  # noqa: E402  (this folder: the same series)
-from ref_sim import cluster, cluster_tls  # noqa: E402
+from ref_sim.series.loop import cluster, cluster_tls  # noqa: E402
 
 #: Seconds to wait for a scheduler's address: a hang guard on a busy machine.
 START_WAIT = 120

@@ -28,7 +28,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.options import MAX_GAMES, real, whole  # noqa: E402
-from ref_sim import codingame_referee, stdio  # noqa: E402
+from ref_sim.referees import codingame as codingame_referee
+from ref_sim import stdio  # noqa: E402
 
 
 def agent_command(args) -> str:

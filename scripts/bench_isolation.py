@@ -7,7 +7,7 @@ agent (full strength, to the time limit) through ``ref_sim.match``:
 * ``quiet``          against ``random`` (it sleeps while it waits): the reference;
 * ``spinner``        against a random player that keeps ``--spinners`` processes busy the whole
                      game (a bot polling its .go in a tight loop, with a helper thread or two);
-* ``spinner --isolate``  the same, each bot on its own core (``ref_sim.isolation``).
+* ``spinner --isolate``  the same, each bot on its own core (``ref_sim.series.isolation``).
 
 For each: our agent's mean nodes/s and depth over its moves (the search figures the series
 records from its log), and each bot's CPU seconds per game (games.jsonl's ``usage``).  The three
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
-from ref_sim import records  # noqa: E402
+from ref_sim.series.loop import records  # noqa: E402
 
 
 def spin_forever(parent: int) -> None:

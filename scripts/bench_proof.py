@@ -30,7 +30,7 @@ from agent.options import MAX_GAMES, MAX_SECONDS, parse_options, real, whole  # 
 from agent.rules import Position  # noqa: E402
 from agent.search import Features  # noqa: E402
 from ref_sim import stops  # noqa: E402
-from ref_sim.openings import cell_opening  # noqa: E402
+from ref_sim.series.openings import cell_opening  # noqa: E402
 
 
 def features_from(spec: str) -> Features:

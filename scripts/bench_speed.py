@@ -29,7 +29,7 @@ from agent.engines import DEFAULT_EVALUATION, EVALUATIONS, AlphaBetaEngine  # no
 from agent.limits import SearchLimit  # noqa: E402
 from agent.options import MAX_SECONDS, real, whole  # noqa: E402
 from agent.rules import Move, Position  # noqa: E402
-from ref_sim.openings import cell_opening  # noqa: E402
+from ref_sim.series.openings import cell_opening  # noqa: E402
 from ref_sim.selfplay import play_game  # noqa: E402
 
 SUITE = Path(__file__).with_name("bench_positions.txt")

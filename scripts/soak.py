@@ -55,9 +55,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ref_sim import stops  # noqa: E402
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
-from ref_sim import cluster, match, realbots, records, report, series  # noqa: E402
-from ref_sim.referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, check_time_limit  # noqa: E402
-from ref_sim.specs import agent_spec  # noqa: E402
+from ref_sim.series import cluster, realbots, records, report, loop as series
+from ref_sim import match  # noqa: E402
+from ref_sim.referees.file_protocol import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, check_time_limit  # noqa: E402
+from ref_sim.series.specs import agent_spec  # noqa: E402
 
 OURS = "agent"
 DEFAULT_GAMES = 100
@@ -239,7 +240,7 @@ def play_share(limit: float, opponent: str, games: int, seed: int, out: Path, ru
     games (:class:`ref_sim.match.FileGames`) on the series engine's loop, one at a time on
     ``runner``; each finished game goes to ``out/games.jsonl`` and to ``on_game(game)``.
     ``latin1``: play them in Latin-1 (the referee, our agent and the opponent).  Returns how
-    they stopped early (:func:`ref_sim.series.play_games`: ``{}`` when they did not)."""
+    they stopped early (:func:`ref_sim.series.loop.play_games`: ``{}`` when they did not)."""
     latin1 = latin1 or Latin1("")
     specs = [agent_spec(OURS), agent_spec(opponent)]
     play = match.FileGames(specs, realbots.side_names(specs), seed, limit, out,

@@ -14,7 +14,7 @@ moves, and at every ply the engine searched its score for the side to move (the 
 Run it again and it continues where it stopped (game ``i`` always comes from seed
 ``seed * 1_000_003 + i``; DIR/settings.json keeps the settings, and other ones are refused),
 printing progress, the data size and the time taken. ``--cluster ADDRESS`` (or
-``UTTT_CLUSTER``) plays the games on the workers of a Dask cluster (ref_sim/cluster.py;
+``UTTT_CLUSTER``) plays the games on the workers of a Dask cluster (ref_sim/series/cluster.py;
 ``pip install -e '.[cluster]'``; on one machine: ``dask scheduler`` and ``dask worker ADDRESS
 --nworkers 2 --nthreads 1``); they are written in game order all the same, so the file is the one
 a local run makes.
@@ -65,7 +65,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ref_sim import cluster, records, series, stops  # noqa: E402  (ref_sim.cluster imports Dask only to connect)
+from ref_sim.series import cluster, records, loop as series
+from ref_sim import stops  # noqa: E402  (ref_sim.series.cluster imports Dask only to connect)
 from agent.core import make_searcher  # noqa: E402
 from agent.engines import AlphaBetaEngine, SearchEngine  # noqa: E402
 from agent.options import real, whole  # noqa: E402
@@ -149,7 +150,7 @@ def engine_evals() -> tuple:
 def generate(directory: Path, games: int, nodes: int, seed: int, deviation: float, engine_eval: str,
              cluster_address: cluster.ClusterTarget | str | None = None, again: str = "") -> Path:
     """Self-play games up to ``games`` in ``directory``, in game order through the series
-    engine (:func:`ref_sim.series.play_games`), here or on a cluster; ``again``: the command
+    engine (:func:`ref_sim.series.loop.play_games`), here or on a cluster; ``again``: the command
     that continues after a stop (said then)."""
     problem = series.prepare_out(str(directory), "--dir")
     if problem:
@@ -699,7 +700,7 @@ def match(pairs: int, nodes: int, opponent_nodes: int, seed: int, data: Path | N
     load) or ``seconds`` per move; with ``sprt_bounds`` (Elo0, Elo1) until the pentanomial SPRT
     (alpha = beta = 0.05) decides or ``pairs`` are played."""
     from agent.engines import SeedEngine
-    from ref_sim import stats
+    from ref_sim.series import stats
     from agent.eval_fitted import EvalDataError, FittedEvaluator, load_data
     from ref_sim.selfplay import play_pairs
 
@@ -749,7 +750,7 @@ def match(pairs: int, nodes: int, opponent_nodes: int, seed: int, data: Path | N
 def summary(names, points: list[float], sprt=None) -> None:
     """The match runner's summary of agent A's points (1, 1/2, 0 per game, in pairs), and the
     SPRT's state when there is one."""
-    from ref_sim import stats
+    from ref_sim.series import stats
 
     wins, losses = points.count(1.0), points.count(0.0)
     ptnml = stats.pentanomial([points[i], points[i + 1]] for i in range(0, len(points) - 1, 2))

@@ -49,7 +49,7 @@ def run_scripted(directory, act, observe=None, **kwargs):
     the referee's thread at each event (to look at the files at exact moments).
     Returns (record, events) where events is the list of (kind, player).
     """
-    from ref_sim.referee import run_game
+    from ref_sim.referees.file_protocol import run_game
 
     kwargs.setdefault("time_limit", 0.5)
     kwargs.setdefault("seed", 1)

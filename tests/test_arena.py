@@ -6,7 +6,7 @@ import random
 import pytest
 
 from ref_sim.arena import main, run_series
-from ref_sim.openings import random_opening
+from ref_sim.series.openings import random_opening
 from agent.engines import make_engine, parse_engine_spec
 from agent.games import GAMES, get_game
 from agent.limits import SearchLimit

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from ref_sim.referee import WIN_REASON
-from ref_sim.codingame_referee import COUNT_WIN, LINE_WIN
+from ref_sim.referees.file_protocol import WIN_REASON
+from ref_sim.referees.codingame import COUNT_WIN, LINE_WIN
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,4 +1,4 @@
-"""Series on a real Dask cluster on this machine (ref_sim.cluster): the same games as the local
+"""Series on a real Dask cluster on this machine (ref_sim.series.cluster): the same games as the local
 runner (ref_sim.match, ref_sim.stdio, ref_sim.arena, self-play data), a worker killed mid-series,
 workers without the project or with other code refused.
 
@@ -20,9 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from ref_sim import cluster
-from ref_sim import match, openings
-from ref_sim.specs import agent_spec
+from ref_sim.series import cluster
+from ref_sim import match
+from ref_sim.series import openings
+from ref_sim.series.specs import agent_spec
 
 # A scheduler serves health checks over HTTP, on port 8787 or, when a cluster of another test
 # has it, on another port with a warning.
@@ -163,7 +164,7 @@ def test_without_the_extra_connecting_says_what_to_install(monkeypatch):
 
 
 def test_local_runs_import_no_engine():
-    code = ("import sys, ref_sim.cluster, ref_sim.arena, ref_sim.match, ref_sim.stdio;"
+    code = ("import sys, ref_sim.series.cluster, ref_sim.arena, ref_sim.match, ref_sim.stdio;"
             "sys.exit('distributed' in sys.modules or 'dask' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
@@ -181,7 +182,7 @@ def test_the_agent_executable_never_reaches_the_cluster_module():
             frozen.add(name)
             todo.extend(graph[name])
     assert "agent.cli" in frozen and "agent.search" in frozen      # the graph was followed
-    assert "ref_sim.cluster" not in frozen and "ref_sim.arena" not in frozen
+    assert "ref_sim.series.cluster" not in frozen and "ref_sim.arena" not in frozen
 
 
 def test_game_slots_leave_a_core_free():
@@ -674,7 +675,7 @@ def start_worker(address, pythonpath, log, *options):
 def other_checkouts(tmp_path):
     """Two places to start workers from: ``bare``, where importing the project fails (a
     machine without it), and ``other``, this project's bench with one changed file."""
-    bare = tmp_path / "bare" / "ref_sim"  # the bench, whose ref_sim.cluster admits a worker
+    bare = tmp_path / "bare" / "ref_sim"  # the bench, whose ref_sim.series.cluster admits a worker
     bare.mkdir(parents=True)
     (bare / "__init__.py").write_text("raise ImportError('No module named ref_sim')\n")
     other = tmp_path / "other" / "ref_sim"

@@ -1,4 +1,4 @@
-"""A cluster that is safe by default (ref_sim.cluster_serve, ref_sim.cluster_tls): scheduler and
+"""A cluster that is safe by default (ref_sim.cluster_serve, ref_sim.series.cluster_tls): scheduler and
 workers on loopback unless told, TLS from one certificate folder, a series played through it,
 and clients without the folder's certificates refused, each in one line by our runners.
 
@@ -23,7 +23,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from ref_sim import cluster, cluster_serve, cluster_tls, match
+from ref_sim.series import cluster, cluster_tls
+from ref_sim import cluster_serve, match
 
 ROOT = Path(__file__).resolve().parent.parent
 # A scheduler serves health checks over HTTP on 127.0.0.1:8787, or on another port with a

@@ -20,7 +20,7 @@ from agent.games import get_game, search_engine
 from agent.options import Option, SpecError, parse_options, parse_spec
 from agent.search import Features
 from ref_sim import arena, stdio
-from ref_sim.specs import BUILTINS, agent_spec
+from ref_sim.series.specs import BUILTINS, agent_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -240,5 +240,5 @@ def test_nothing_else_splits_options_or_guesses_them_from_a_type_error():
         if re.search(r"""partition\(["']=["']\)""", text):
             splitters.append(path.relative_to(ROOT).as_posix())
     # realbots: a command's --flag=PATH tokens, made absolute (not a spec).
-    assert splitters == ["agent/options.py", "ref_sim/realbots.py"]
+    assert splitters == ["agent/options.py", "ref_sim/series/realbots.py"]
     assert "TypeError" not in inspect.getsource(engines)

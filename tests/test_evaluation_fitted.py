@@ -20,7 +20,7 @@ from agent.evaluation import Evaluator
 from agent.limits import SearchLimit
 from agent.rules import WINS, Position, board_patterns
 from agent.search import PLAIN, PROVEN_SCORE, WIN_SCORE, AlphaBeta, _terminal_score
-from ref_sim.openings import cell_opening
+from ref_sim.series.openings import cell_opening
 from ref_sim.selfplay import training_game
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""--isolate (ref_sim.isolation): each bot on its own core, under a memory cap, in a bwrap
+"""--isolate (ref_sim.series.isolation): each bot on its own core, under a memory cap, in a bwrap
 sandbox where bwrap works (no network, read-only but its directories), and what each bot used.
 
 The sandbox tests skip where bwrap is missing or cannot build a sandbox (a fresh CI machine has
@@ -15,7 +15,8 @@ import time
 
 import pytest
 
-from ref_sim import isolation, match, stdio, stops
+from ref_sim.series import isolation
+from ref_sim import match, stdio, stops
 
 BWRAP, NO_BWRAP = isolation.bwrap()
 needs_bwrap = pytest.mark.skipif(BWRAP is None, reason=f"no sandbox here: {NO_BWRAP}")
@@ -37,7 +38,7 @@ def script(tmp_path, name, text):
 
 
 def run_to_end(command, isolate, log, **options):
-    """Start ``command`` through ref_sim.isolation, wait for it (generously), return it."""
+    """Start ``command`` through ref_sim.series.isolation, wait for it (generously), return it."""
     with open(log, "w") as handle:
         process = isolation.start(command, isolate, stdout=handle, stderr=subprocess.STDOUT,
                                   stdin=subprocess.DEVNULL, **options)

@@ -61,7 +61,7 @@ def test_the_graph_is_read(graph):
     # Guards the two checks below against passing on an empty or unresolved graph.
     assert "agent.rules" in graph["agent.search"] or "agent.limits" in graph["agent.search"]
     assert "agent.protocol" in graph["agent.cli"]
-    assert "ref_sim.referee" in graph["ref_sim.match"]
+    assert "ref_sim.referees.file_protocol" in graph["ref_sim.match"]
 
 
 def test_the_product_does_not_import_the_simulator(graph):
@@ -112,13 +112,13 @@ BOT_MODULES = {
     "agent.games.nineboard", "agent.games.qubic",  # search's other games (its tests and play)
 }
 #: The bench: series, arena, self-play, statistics, clusters, tournaments, pictures, replay.
-BENCH_MODULES = {"ref_sim.stats", "ref_sim.cluster", "ref_sim.arena", "ref_sim.selfplay", "ref_sim.stops",
-                 "ref_sim.play", "ref_sim.match", "ref_sim.stdio", "ref_sim.tournament", "ref_sim.ratings",
-                 "ref_sim.progress", "ref_sim.show", "ref_sim.render", "ref_sim.plot", "ref_sim.replay",
+BENCH_MODULES = {"ref_sim.series.stats", "ref_sim.series.cluster", "ref_sim.arena", "ref_sim.selfplay", "ref_sim.stops",
+                 "ref_sim.play", "ref_sim.match", "ref_sim.stdio", "ref_sim.tournament", "ref_sim.series.ratings",
+                 "ref_sim.series.progress", "ref_sim.show", "ref_sim.render", "ref_sim.plot", "ref_sim.replay",
                  "ref_sim.analysis",
                  # issue 22: the two referees side by side, and the series engine under every runner
-                 "ref_sim.referee", "ref_sim.codingame_referee", "ref_sim.openings", "ref_sim.series",
-                 "ref_sim.report", "ref_sim.specs"}
+                 "ref_sim.referees.file_protocol", "ref_sim.referees.codingame", "ref_sim.series.openings", "ref_sim.series.loop",
+                 "ref_sim.series.report", "ref_sim.series.specs"}
 
 
 def test_the_bot_holds_only_what_it_plays_with(graph):
@@ -131,10 +131,10 @@ def test_the_bot_holds_only_what_it_plays_with(graph):
 #: referees, the engine's modules or the views may need.
 SERIES_FRONT_ENDS = {"ref_sim.match", "ref_sim.stdio", "ref_sim.tournament"}
 #: What sits under the front-ends: the two referees, the series engine, the views.
-UNDER_THE_FRONT_ENDS = {"ref_sim.referee", "ref_sim.codingame_referee", "ref_sim.rules", "ref_sim.openings",
-                        "ref_sim.series", "ref_sim.report", "ref_sim.specs", "ref_sim.records",
-                        "ref_sim.progress", "ref_sim.telemetry", "ref_sim.realbots", "ref_sim.isolation",
-                        "ref_sim.cluster", "ref_sim.stats", "ref_sim.show", "ref_sim.render", "ref_sim.plot",
+UNDER_THE_FRONT_ENDS = {"ref_sim.referees.file_protocol", "ref_sim.referees.codingame", "ref_sim.rules", "ref_sim.series.openings",
+                        "ref_sim.series.loop", "ref_sim.series.report", "ref_sim.series.specs", "ref_sim.series.records",
+                        "ref_sim.series.progress", "ref_sim.series.telemetry", "ref_sim.series.realbots", "ref_sim.series.isolation",
+                        "ref_sim.series.cluster", "ref_sim.series.stats", "ref_sim.show", "ref_sim.render", "ref_sim.plot",
                         "ref_sim.replay", "ref_sim.replay_page", "ref_sim.analysis", "ref_sim.crosstable"}
 
 

@@ -1,9 +1,9 @@
-"""ref_sim.progress: the one progress line of the series runners, on a terminal and in a log."""
+"""ref_sim.series.progress: the one progress line of the series runners, on a terminal and in a log."""
 
 import io
 
-from ref_sim import stats
-from ref_sim.progress import Progress, Summary, duration
+from ref_sim.series import stats
+from ref_sim.series.progress import Progress, Summary, duration
 
 
 class Clock:

@@ -1,4 +1,4 @@
-"""Ratings of many bots (ref_sim/ratings.py): known cases, the edge cases, and the error bars'
+"""Ratings of many bots (ref_sim/series/ratings.py): known cases, the edge cases, and the error bars'
 coverage checked by simulation from known ratings."""
 
 import math
@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from ref_sim import stats
-from ref_sim import ratings
+from ref_sim.series import stats
+from ref_sim.series import ratings
 
 
 def games_of(a, b, wins, losses, draws=0):

@@ -1,4 +1,4 @@
-"""Real bots as they are (ref_sim.realbots): fixed names, commands run in the game directory,
+"""Real bots as they are (ref_sim.series.realbots): fixed names, commands run in the game directory,
 and what the runner says when a bot never reacts to its .go.
 
 The series use the mimics of tests/bots/ (student_bot.py, otter.py): bots with the habits of
@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from ref_sim import match, realbots, stdio, tournament
-from ref_sim.specs import PROJECT_ROOT, agent_spec, child_env
-from ref_sim.referee import (INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, WIN_REASON, GameRecord,
+from ref_sim import match, stdio, tournament
+from ref_sim.series import realbots
+from ref_sim.series.specs import PROJECT_ROOT, agent_spec, child_env
+from ref_sim.referees.file_protocol import (INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, WIN_REASON, GameRecord,
                              MoveRecord, run_game)
 
 BOTS = Path(__file__).resolve().parent / "bots"

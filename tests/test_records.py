@@ -1,4 +1,4 @@
-"""ref_sim.records: one runner per --out, a full disk ends a series cleanly, and every reader
+"""ref_sim.series.records: one runner per --out, a full disk ends a series cleanly, and every reader
 of the records gives one line for a bad one (NaN, 1e999, absurd nesting...), never a traceback."""
 
 import errno
@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from ref_sim import match, plot, records, replay, show, stdio, tournament
-from ref_sim.referee import GameRecord
+from ref_sim import match, plot, replay, show, stdio, tournament
+from ref_sim.series import records
+from ref_sim.referees.file_protocol import GameRecord
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ["--games", "2", "--time-limit", "0.2", "--seed", "3", "-q"]
@@ -275,7 +276,7 @@ def test_a_tournament_bot_spec_that_is_not_text_is_refused(tmp_path, capsys):
 
 HOLDER = textwrap.dedent("""
     import sys, time
-    from ref_sim import records
+    from ref_sim.series import records
     lock = records.OutLock(sys.argv[1], "the holder's command")
     lock.acquire()
     print("locked", flush=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ref_sim.referee import run_game
+from ref_sim.referees.file_protocol import run_game
 
 ROOT = str(Path(__file__).resolve().parent.parent)
 WIN = "The winning player has won 3 local boards in a row on the global board!"
@@ -132,7 +132,7 @@ def test_opening_naming_a_third_player_is_refused(tmp_path, capsys):
 
 
 def test_end_game_garbage_is_printed_as_one_clean_line(tmp_path):
-    from ref_sim.referee import one_line
+    from ref_sim.referees.file_protocol import one_line
     assert one_line("END: Match TIED!") == "END: Match TIED!"
     shown = one_line("END: A WINS!\x1b[2J\nrm -rf ~\r" + "x" * 500)
     assert "\n" not in shown and "\x1b" not in shown and "\r" not in shown

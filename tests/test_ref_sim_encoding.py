@@ -15,7 +15,7 @@ import time
 import pytest
 
 from ref_sim.cli import main as referee_main
-from ref_sim.referee import (INVALID_MOVE, UNDECODABLE, RefereeCrash, check_encoding, judge,
+from ref_sim.referees.file_protocol import (INVALID_MOVE, UNDECODABLE, RefereeCrash, check_encoding, judge,
                              parse_move_line, read_move_line)
 from ref_sim.rules import Game
 

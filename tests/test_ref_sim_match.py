@@ -9,10 +9,11 @@ import sys
 
 import pytest
 
-from ref_sim import match, openings, report, series
-from ref_sim.referee import WIN_REASON, GameRecord
+from ref_sim import match
+from ref_sim.series import openings, report, loop as series
+from ref_sim.referees.file_protocol import WIN_REASON, GameRecord
 from ref_sim.rules import Game
-from ref_sim.specs import BUILTINS, agent_spec
+from ref_sim.series.specs import BUILTINS, agent_spec
 
 
 def test_agent_specs_and_names():
@@ -264,7 +265,7 @@ def test_hostile_builtins():
     assert [agent_spec(s).label for s in ("eager", "flood:rate=5", "nbsp")] == \
         ["Eager", "Flood", "Nbsp"]
     # The flood's file survives the referee's clean-up: the runner deletes it.
-    from ref_sim.referee import is_cleanup_name
+    from ref_sim.referees.file_protocol import is_cleanup_name
     assert agent_spec("flood").scratch == ("{name}-flood.log",)
     assert not is_cleanup_name("Flood2-flood.log")
     with pytest.raises(ValueError, match="'eager' takes no option 'rate'"):
@@ -419,7 +420,7 @@ def test_numbers_are_checked_in_one_line(argv, message, capsys):
 def test_a_lost_cluster_stops_the_series_in_one_line_with_its_resume_line(tmp_path, monkeypatch, capsys):
     """A game that lost every worker (or a scheduler that went away) ends the series as a stop does:
     the games so far summarised, one line saying why, the command that continues it; exit 1."""
-    from ref_sim import cluster
+    from ref_sim.series import cluster
 
     real = match.play_game
     calls = []

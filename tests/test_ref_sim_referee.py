@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from ref_sim.referee import (CRASHED, GameRecord, clean, is_cleanup_name, parse_move_line,
+from ref_sim.referees.file_protocol import (CRASHED, GameRecord, clean, is_cleanup_name, parse_move_line,
                              read_move_line, run_game)
 
 WIN = "The winning player has won 3 local boards in a row on the global board!"
@@ -328,7 +328,7 @@ def test_separators_inside_a_line_are_whitespace_to_the_referee(scripted, separa
 # -- the tick (docs/protocol.md, "What the referee does"; issue 9, item 6) ------------------
 
 def test_tick_count_is_the_referees():
-    from ref_sim.referee import MIN_TIME_LIMIT, tick_count
+    from ref_sim.referees.file_protocol import MIN_TIME_LIMIT, tick_count
     # Looks at k * 50 ms while under the limit: the last one at 9.95 s of 10 s.
     assert [tick_count(t) for t in (10, 2, 1, 0.5, 0.3, 0.125, 0.1, 0.05)] == \
         [199, 39, 19, 9, 5, 2, 1, 0]
@@ -336,7 +336,7 @@ def test_tick_count_is_the_referees():
 
 
 def test_limit_messages():
-    from ref_sim.referee import check_time_limit
+    from ref_sim.referees.file_protocol import check_time_limit
     assert check_time_limit(10) == (None, None)
     error, _ = check_time_limit(0.08)
     assert error.startswith("--time-limit 0.08: the referee looks for a move every 50 ms")
@@ -349,7 +349,7 @@ def test_looks_at_move_file_once_per_tick_and_never_after_the_limit(scripted, tm
     # A turn that times out at 0.3 s: the mtime noted before the .go, then at most one look
     # per tick (5: at 50..250 ms; a tick missed under load is not replayed), none at or
     # after the limit, and the verdict at the limit.
-    import ref_sim.referee as referee
+    import ref_sim.referees.file_protocol as referee
     looks = []
     real_stat = os.stat
 

@@ -544,7 +544,7 @@ def test_the_analysis_on_a_cluster_is_the_local_one(series, tmp_path, monkeypatc
 
 def test_an_unreachable_cluster_is_one_line(series, capsys, monkeypatch):
     pytest.importorskip("distributed")
-    from ref_sim import cluster
+    from ref_sim.series import cluster
     folder, _ = series
     monkeypatch.setattr(cluster, "REACH_TIMEOUT", 1.0)  # a closed port is retried that long
     with pytest.raises(SystemExit) as stop:

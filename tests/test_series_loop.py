@@ -1,4 +1,4 @@
-"""The one series loop (ref_sim.series.play_games on ref_sim.cluster.stream) as the in-process
+"""The one series loop (ref_sim.series.loop.play_games on ref_sim.series.cluster.stream) as the in-process
 series use it: in schedule order, stopped by an SPRT, played in the calling thread."""
 
 from __future__ import annotations
@@ -13,8 +13,10 @@ import pytest
 
 from agent.engines import AlphaBetaEngine, RandomEngine
 from agent.games import get_game
-from ref_sim import arena, cluster, records, selfplay
-from ref_sim.series import play_games
+from ref_sim import arena
+from ref_sim import selfplay
+from ref_sim.series import cluster, records
+from ref_sim.series.loop import play_games
 
 ROOT = Path(__file__).resolve().parent.parent
 

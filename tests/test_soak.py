@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ref_sim.referee import OUT_OF_ORDER, WIN_REASON, GameRecord
+from ref_sim.referees.file_protocol import OUT_OF_ORDER, WIN_REASON, GameRecord
 
 ROOT = Path(__file__).resolve().parent.parent
 

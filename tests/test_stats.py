@@ -1,4 +1,4 @@
-"""ref_sim.stats against values computed by hand (the working is in the comments).
+"""ref_sim.series.stats against values computed by hand (the working is in the comments).
 
 Logarithms and square roots below were taken once with a calculator; the tests compare the
 module's results with those literals, never with a second call of the same formula.
@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from ref_sim import stats
+from ref_sim.series import stats
 
 
 def close(a, b, tol=1e-6):

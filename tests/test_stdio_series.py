@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ref_sim import codingame_referee, stdio
+from ref_sim.referees import codingame as codingame_referee
+from ref_sim import stdio
 from ref_sim.rules import WPI, Game
 
 #: The same random game as tests/test_codingame.py (cells board*9+spot): after it, O's move

@@ -1,5 +1,5 @@
 """The machine channel from our agent (agent.search_log) and the runners' strict, bounded reading
-of everything a program writes (ref_sim.telemetry), up to whole series against a hostile bot."""
+of everything a program writes (ref_sim.series.telemetry), up to whole series against a hostile bot."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ import pytest
 from agent.search_log import SEARCH_LOG_ENV, SearchLog
 from agent.limits import SearchResult
 from agent import cli
-from ref_sim import codingame_referee, match, replay, series, stdio, telemetry
+from ref_sim.referees import codingame as codingame_referee
+from ref_sim import match, replay, stdio
+from ref_sim.series import loop as series, telemetry
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = ROOT / "tests" / "bots" / "hostile.py"

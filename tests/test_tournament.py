@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from ref_sim import match, openings, stdio, tournament
-from ref_sim.referee import TIME_OUT
+from ref_sim import match, stdio, tournament
+from ref_sim.series import openings
+from ref_sim.referees.file_protocol import TIME_OUT
 # The runner processes of tests/test_stops.py; no_leftovers is its autouse clean-up, here too.
 from test_stops import (PATIENCE, SHELL_RANDOM, SIGNAL_IDS, SIGNALS, Run, assert_stopped,  # noqa: F401
                         no_leftovers, started_by, wait_until)

@@ -4,7 +4,7 @@ draws and what went wrong (:func:`tally`), the figures the progress line shows
 and a finished game in one line (:func:`describe`).
 
 Used by every series front-end (ref_sim.match, ref_sim.stdio, ref_sim.tournament) and the
-views that count games (ref_sim.crosstable); the formulas are :mod:`ref_sim.stats`'.
+views that count games (ref_sim.crosstable); the formulas are :mod:`ref_sim.series.stats`'.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ref_sim import realbots, stats
-from ref_sim.progress import Summary
-from ref_sim.referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
+from ref_sim.series import realbots, stats
+from ref_sim.series.progress import Summary
+from ref_sim.referees.file_protocol import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 
 #: The verdicts a losing side is counted under, by the referee's reason.
 SHORT = {TIME_OUT: "time-outs", INVALID_MOVE: "invalid moves", OUT_OF_ORDER: "out-of-order"}
@@ -134,7 +134,7 @@ def report_lines(games: list[dict], names: list[str], paired: bool, sprt_args=No
 
 def describe(game: dict) -> str:
     """One line about a finished game of the file protocol (a CodinGame game:
-    :func:`ref_sim.codingame_referee.describe`)."""
+    :func:`ref_sim.referees.codingame.describe`)."""
     if game["result"] == "tie":
         text = "draw"
     elif game["result"] == "win":

@@ -101,7 +101,7 @@ class Isolation:
 
 def add_options(parser) -> None:
     """``--isolate`` and its settings, on a runner's parser (match, stdio, tournament)."""
-    group = parser.add_argument_group("isolation (ref_sim.isolation, docs/isolation.md)")
+    group = parser.add_argument_group("isolation (ref_sim.series.isolation, docs/isolation.md)")
     group.add_argument("--isolate", action="store_true",
                        help="run each bot on its own core(s), with a memory and a process cap, "
                             "and where bwrap works without network and read-only but for its "

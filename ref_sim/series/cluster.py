@@ -18,7 +18,7 @@ runners play locally as before and nothing here imports Dask.  With one, each ga
   starting), not a traceback or Dask's 30 s.
 * **TLS.**  A scheduler's port runs any code a client sends (docs/cluster.md), so the runners
   take the cluster's certificate folder (``--tls DIR`` or ``UTTT_CLUSTER_TLS``, made by
-  ``uttt-cluster certs``: :mod:`ref_sim.cluster_tls`) through :func:`add_cluster_options` and
+  ``uttt-cluster certs``: :mod:`ref_sim.series.cluster_tls`) through :func:`add_cluster_options` and
   :func:`cluster_target`; :func:`secured_address` reads address and folder together (a
   ``tls://`` address without certificates, or certificates with ``tcp://``, is one line) and
   :func:`connect` checks the TLS handshake itself, so that certificates either side refuses are
@@ -54,10 +54,10 @@ runners play locally as before and nothing here imports Dask.  With one, each ga
   :mod:`ref_sim.stdio`) and the client writes them under ``--out`` (:func:`save_files`), so
   ``games.jsonl``, the logs and ``--resume`` are the same as in a local series.
 
-Games are deterministic functions of their schedule (:mod:`ref_sim.openings`), so a seeded
+Games are deterministic functions of their schedule (:mod:`ref_sim.series.openings`), so a seeded
 series played here has the same openings, sides and seeds as the local one, and the same
 results when the agents are (fixed depth or nodes).  Every series runs on one loop,
-:func:`stream` (through :func:`ref_sim.series.play_games`), which keeps output in game order
+:func:`stream` (through :func:`ref_sim.series.loop.play_games`), which keeps output in game order
 where asked: a file resumed by counting its lines (``scripts/train_eval.py generate``), a
 series that reports each game as it comes (``ref_sim.arena``); :func:`in_order` is that order
 as a generator of results.
@@ -88,7 +88,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from ref_sim import cluster_tls
+from ref_sim.series import cluster_tls
 
 #: The environment variable that stands for ``--cluster ADDRESS``.
 ENV = "UTTT_CLUSTER"
@@ -233,7 +233,7 @@ def cluster_target(args) -> ClusterTarget | None:
 def secured_address(text: str, tls: str | None = None):
     """``(address, files)``: the scheduler's address read as :func:`scheduler_address` does (a
     ``tls://`` one when a certificate folder is given) and the checked certificate folder
-    (:class:`ref_sim.cluster_tls.TLSFiles`; None without TLS).  ``tls``: ``--tls``, else
+    (:class:`ref_sim.series.cluster_tls.TLSFiles`; None without TLS).  ``tls``: ``--tls``, else
     ``UTTT_CLUSTER_TLS``.  An encrypted scheme without certificates, certificates with a plain
     scheme, or a folder that cannot be used: :class:`ClusterError`, one line."""
     folder = cluster_tls.folder_from(tls)
@@ -303,7 +303,7 @@ def _what_is_installed():
     def installed() -> dict:
         import importlib
         try:
-            return {"found": importlib.import_module("ref_sim.cluster").project_version()}
+            return {"found": importlib.import_module("ref_sim.series.cluster").project_version()}
         except Exception as error:              # ImportError, or a broken install
             return {"missing": f"{type(error).__name__}: {error}"}
     return installed
@@ -354,7 +354,7 @@ def admission_plugin(expected: str, token: str = ""):
             import importlib
             event = {"worker": worker.address, "token": self.token, **self.installed()}
             if event.get("found") == self.expected:
-                cluster = importlib.import_module("ref_sim.cluster")
+                cluster = importlib.import_module("ref_sim.series.cluster")
                 event["slots"] = cluster.game_slots(worker.state.nthreads)
                 await worker.set_resources(**{self.resource: event["slots"]})
                 self._rescan(worker)
@@ -763,7 +763,7 @@ def connect(address: str | ClusterTarget, say=None, connect_wait: float | None =
 def _reach(address: str, files=None) -> None:
     """Make sure a Dask scheduler answers at ``address`` within :data:`REACH_TIMEOUT` s (two
     more at most for a peer that connects and then says nothing), over TLS with ``files`` (a
-    :class:`ref_sim.cluster_tls.TLSFiles`); :class:`ClusterError` with one line if not.  Dask's
+    :class:`ref_sim.series.cluster_tls.TLSFiles`); :class:`ClusterError` with one line if not.  Dask's
     ``Client`` would retry for 30 s, wait forever for a silent peer and fail with any error at
     all on a peer that answers something else (or refuses our certificate)."""
     outcome: dict = {}
@@ -915,7 +915,7 @@ def stream(runner, todo, submit, window: list, *, ordered: bool = False, wanted=
     none comes after it.  ``window`` (the caller's empty list) holds ``(ticket, item)`` for the
     games submitted and not yet yielded: those in flight when the caller stops, or when an
     ordered stream ends because ``wanted()`` turned false.
-    :func:`ref_sim.series.play_games` (every series runner) and :func:`in_order` run on it."""
+    :func:`ref_sim.series.loop.play_games` (every series runner) and :func:`in_order` run on it."""
     pending, running = iter(todo), set()
     wants = (lambda: True) if wanted is None else wanted
     while True:

@@ -22,9 +22,9 @@ from typing import NamedTuple
 
 from agent.lifeline import RUNNER_ENV
 from agent.options import MAX_DEPTH, MAX_NODES, Option, parse_spec
-from ref_sim import realbots
+from ref_sim.series import realbots
 from ref_sim.random_agent import FLOOD_FILE
-from ref_sim.referee import locale_encoding
+from ref_sim.referees.file_protocol import locale_encoding
 
 RANDOM = "{python} -m ref_sim.random_agent {name} --dir {dir} --seed {seed}"
 
@@ -107,7 +107,7 @@ def child_env() -> dict:
     ends by itself instead of waiting for a referee that will never come."""
     env = dict(os.environ)
     # The runner's folder too: "python -m mybot" found mybot there before agents ran in the
-    # game directory (ref_sim.realbots); after the project's, so that built-ins stay ours.
+    # game directory (ref_sim.series.realbots); after the project's, so that built-ins stay ours.
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [PROJECT_ROOT, realbots.runner_directory(),
                                                       env.get("PYTHONPATH")]))
     env["PYTHONUNBUFFERED"] = "1"
@@ -133,7 +133,7 @@ def check_bare_word(text: str, builtins: dict) -> None:
 def agent_spec(text: str, builtins: dict | None = None) -> AgentSpec:
     """A built-in (``random``, ``seed:depth=4``, ``agent:nodes=20000``) or a command, either
     with the name it answers to fixed (``name=Otter:python3 otter.py``, ``agent:name=Walrus``;
-    :mod:`ref_sim.realbots`).  A command's relative paths are made absolute: it runs in the
+    :mod:`ref_sim.series.realbots`).  A command's relative paths are made absolute: it runs in the
     game directory.
 
     >>> agent_spec("seed:depth=4").template.endswith("--engine seed --depth 4")

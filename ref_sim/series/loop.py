@@ -3,14 +3,14 @@
 The loop (:func:`play_games`) plays the games of a :class:`SeriesGames` (the file protocol's
 ``ref_sim.match.FileGames``, CodinGame's ``ref_sim.stdio.StdioGames``) here or on a cluster,
 a few at once, and tells how a stop ended it; the same loop plays games searched in this
-process, one after the other in this thread (:class:`ref_sim.cluster.InlineRunner`:
+process, one after the other in this thread (:class:`ref_sim.series.cluster.InlineRunner`:
 ref_sim.arena, ref_sim.selfplay, scripts/train_eval.py), in schedule order where asked
 (``ordered``); a game's line is appended to ``games.jsonl``
-(:func:`append_game`, :mod:`ref_sim.records`).  A first game whose bot cannot start stops the
+(:func:`append_game`, :mod:`ref_sim.series.records`).  A first game whose bot cannot start stops the
 series (:class:`AgentCannotStart`, :func:`first_to_exit`).  ``series.json`` (or a tournament's
 file) holds the settings that ``--resume`` continues with (:func:`series_settings`); a run
 ends with :func:`conclude`: the logs of the games that went wrong kept, the summary
-(:mod:`ref_sim.report`), and after a stop the command that continues it.
+(:mod:`ref_sim.series.report`), and after a stop the command that continues it.
 The two agents of a series command line and ``--resume``'s help are :func:`add_agents`,
 :func:`check_agents` and :data:`RESUME_HELP`, the same in every such command.
 
@@ -31,9 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent.commandline import say_error, silence_output
-from ref_sim import cluster, console, records, stops, telemetry
-from ref_sim.referee import TIME_OUT
-from ref_sim.report import SHORT
+from ref_sim.series import cluster, records, telemetry
+from ref_sim import console, stops
+from ref_sim.referees.file_protocol import TIME_OUT
+from ref_sim.series.report import SHORT
 
 # -- starting a game's bots -------------------------------------------------------------------
 
@@ -48,7 +49,7 @@ class AgentCannotStart(Exception):
 
 def last_output_line(log: Path) -> str:
     """The last line an agent wrote to its log (after the command line), or "", printable and
-    short, from the log's tail only (:func:`ref_sim.telemetry.last_line`)."""
+    short, from the log's tail only (:func:`ref_sim.series.telemetry.last_line`)."""
     return telemetry.last_line(log)
 
 
@@ -116,13 +117,13 @@ def play_games(runner, todo, submit, finished, stop: threading.Event, wanted=Non
     that end together in the order they were submitted; with ``ordered``, all in the order of
     ``todo``, and none after ``wanted()`` turned false: those in flight then are cancelled);
     ``wanted()`` false submits no more (an SPRT decided).  The loop of every series runner
-    (:func:`ref_sim.cluster.stream`): ref_sim.match, ref_sim.stdio, the tournament, the
+    (:func:`ref_sim.series.cluster.stream`): ref_sim.match, ref_sim.stdio, the tournament, the
     in-process series of ref_sim.arena and ref_sim.selfplay (on a
-    :class:`ref_sim.cluster.InlineRunner`), and scripts/train_eval.py's self-play.
+    :class:`ref_sim.series.cluster.InlineRunner`), and scripts/train_eval.py's self-play.
 
     Returns how the games stopped early, as :func:`conclude`'s keywords: ``{}`` (they did not),
     ``{"interrupt": error}`` (Ctrl-C, or SIGTERM/SIGHUP through :mod:`ref_sim.stops`, or a
-    :class:`ref_sim.cluster.ClusterError`: a game lost every worker, or the scheduler went away),
+    :class:`ref_sim.series.cluster.ClusterError`: a game lost every worker, or the scheduler went away),
     ``{"cannot_start": error}`` (:class:`AgentCannotStart`) or ``{"broken_pipe": error}`` (the
     output closed).  Then, and on any other error, which goes on, the games in flight end
     first: a cluster's are cancelled (``--resume`` plays them again), local ones are told
@@ -163,13 +164,13 @@ def play_games(runner, todo, submit, finished, stop: threading.Event, wanted=Non
 
 
 def append_game(path: Path, game: dict) -> None:
-    """Add a finished game's line to games.jsonl, whole or not at all (:func:`ref_sim.records.append_game`)."""
+    """Add a finished game's line to games.jsonl, whole or not at all (:func:`ref_sim.series.records.append_game`)."""
     records.append_game(path, game)
 
 
 def read_games(path: Path) -> tuple[list[dict], int]:
     """The valid game lines of ``games.jsonl`` (the last game kept when one repeats) and the
-    number of lines that could not be read (a line cut by a crash; :func:`ref_sim.records.read_games`
+    number of lines that could not be read (a line cut by a crash; :func:`ref_sim.series.records.read_games`
     says why)."""
     games, problems = records.read_games(path)
     return games, len(problems)
@@ -345,7 +346,7 @@ def conclude(module: str, games: list[dict], report, *, out_arg: str | None, out
     folder ``out``; then the error, or the summary (``report(games)``, its lines) and where the
     files are, and after a stop (``interrupt``) the line that continues the ``what`` (series,
     tournament).  ``progress``: what showed the games, closed here; ``figures(games)``: its
-    :class:`ref_sim.progress.Summary`, shown once more after a stop.  Returns the exit code."""
+    :class:`ref_sim.series.progress.Summary`, shown once more after a stop.  Returns the exit code."""
     games.sort(key=lambda g: g["game"])
     logs = out / "logs"
     kept = None

@@ -3,8 +3,8 @@
 The model is Ordo's: logistic Elo fitted by maximum likelihood over every game of the event,
 a draw counting as half a win and half a loss.  Bot ``i`` has a rating ``x_i``; it scores
 ``p = 1 / (1 + 10 ** (-(x_i - x_j) / 400))`` against bot ``j`` on average, the expectation of
-:func:`ref_sim.stats.score_from_elo`.  Why this model and not BayesElo's (which adds a draw-elo
-parameter): our head-to-head figures (``ref_sim.match``, :mod:`ref_sim.stats`, cutechess-cli,
+:func:`ref_sim.series.stats.score_from_elo`.  Why this model and not BayesElo's (which adds a draw-elo
+parameter): our head-to-head figures (``ref_sim.match``, :mod:`ref_sim.series.stats`, cutechess-cli,
 fastchess) are this logistic Elo of the score, so two bots alone get exactly the difference
 ``match`` prints for them (75 % -> +190.8); BayesElo's ratings are on a scale stretched by
 the draw rate and would disagree with every other number we print.
@@ -50,7 +50,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ref_sim import stats
+from ref_sim.series import stats
 
 #: Elo points per unit of the natural logistic scale (400 / ln 10).
 ELO_PER_NAT = 400.0 / math.log(10.0)

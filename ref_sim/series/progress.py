@@ -30,7 +30,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from ref_sim import stats
+from ref_sim.series import stats
 
 #: In plain mode, a progress line every this many games.
 PLAIN_EVERY = 10

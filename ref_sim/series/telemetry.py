@@ -26,7 +26,7 @@ import stat
 from pathlib import Path
 
 from agent.search_log import SEARCH_LOG_ENV
-from ref_sim import records
+from ref_sim.series import records
 from agent.turns import printable
 
 #: The search log of a program in a game, beside its text log in ``logs/``.
@@ -70,7 +70,7 @@ def open_regular(path: Path):
 
 def search_log_path(logs: Path, number: int, name: str) -> Path:
     """``logs/game-NNNN-NAME.search.jsonl``: where ``name`` writes its moves' figures in game
-    ``number`` (:func:`ref_sim.series.game_logs` and the cluster's log transfer take it along)."""
+    ``number`` (:func:`ref_sim.series.loop.game_logs` and the cluster's log transfer take it along)."""
     return logs / f"game-{number:04d}-{name}{SEARCH_LOG_SUFFIX}"
 
 

@@ -9,7 +9,7 @@ need for that:
 
 - :func:`split_fixed_name`: ``name=Otter:java -cp bots Otter`` (any spec) or
   ``agent:depth=4,name=Walrus`` (a built-in's option): the name a side answers to instead of
-  ``<Label>1`` / ``<Label>2``; read by the one spec parser, :func:`ref_sim.specs.agent_spec`.
+  ``<Label>1`` / ``<Label>2``; read by the one spec parser, :func:`ref_sim.series.specs.agent_spec`.
 - :func:`side_names`, :func:`bot_names`: the names of a series' two sides and of a
   tournament's bots, a clash refused in one line before any game.
 - :func:`absolute_paths`: a command's relative paths made absolute against the folder the
@@ -27,7 +27,7 @@ import re
 import shlex
 from collections import Counter
 
-from ref_sim.referee import OUT_OF_ORDER, TIME_OUT, one_line
+from ref_sim.referees.file_protocol import OUT_OF_ORDER, TIME_OUT, one_line
 
 #: What a fixed name may be: a word the referee reads back as one token and a file name on
 #: every system (``NAME.go``).  The real referee takes anything without whitespace.
@@ -182,7 +182,7 @@ def runner_directory() -> str | None:
 
 def stall_notes(record, notes: dict, specs: dict) -> dict[str, str]:
     """``{name: text}``: what the runner saw when a side never reacted to its ``.go``, from
-    the referee's ``record`` (a :class:`ref_sim.referee.GameRecord`), the game's ``notes``
+    the referee's ``record`` (a :class:`ref_sim.referees.file_protocol.GameRecord`), the game's ``notes``
     (``crashed (...)``, ``did not exit (killed)``) and each name's spec (``specs``).
 
     A time-out whose ``move_file`` held a line from a name no side has, or an out-of-order

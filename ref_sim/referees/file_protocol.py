@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, TextIO
 
-from ref_sim.openings import referee_opening
+from ref_sim.series.openings import referee_opening
 from ref_sim.rules import TIE, Game
 
 MOVE_FILE = "move_file"
@@ -462,7 +462,7 @@ def _one_turn(directory: Path, game: Game, record: GameRecord, mover: str, oppon
                 time.sleep(min(TICK, deadline - now))
     seconds = time.perf_counter() - start
 
-    if not modified:    # what move_file says then tells why (ref_sim.realbots.stall_notes)
+    if not modified:    # what move_file says then tells why (ref_sim.series.realbots.stall_notes)
         record.timeout_line = _line_at_time_out(move_path, encoding)
         return (opponent, mover), TIME_OUT
     try:

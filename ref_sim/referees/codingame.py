@@ -1,6 +1,6 @@
 """CodinGame's referee for Ultimate Tic-Tac-Toe: two stdin/stdout programs, one game.
 
-Beside :mod:`ref_sim.referee` (the course's file protocol), this is the other referee of the
+Beside :mod:`ref_sim.referees.file_protocol` (the course's file protocol), this is the other referee of the
 bench: the rules of a CodinGame turn (:func:`turn_input`, :func:`parse_answer`), the judging
 of one game between two programs (:func:`play_game`, each program a :class:`Program`) and its
 record (the dict :func:`play_game` returns, :func:`describe` in one line).  The series around
@@ -25,11 +25,12 @@ import threading
 import time
 from pathlib import Path
 
-from ref_sim import isolation, stops, telemetry
-from ref_sim.referee import INVALID_MOVE, TIME_OUT
+from ref_sim.series import isolation, telemetry
+from ref_sim import stops
+from ref_sim.referees.file_protocol import INVALID_MOVE, TIME_OUT
 from ref_sim.rules import CODINGAME, TIE, Game, IllegalMoveError, line_winner
-from ref_sim.series import START_SETTLE, AgentCannotStart, first_to_exit, last_output_line
-from ref_sim.specs import child_env
+from ref_sim.series.loop import START_SETTLE, AgentCannotStart, first_to_exit, last_output_line
+from ref_sim.series.specs import child_env
 
 DEFAULT_TURN_MS = 100.0
 DEFAULT_FIRST_TURN_MS = 1000.0
@@ -44,7 +45,7 @@ EXIT_WAIT = 2.0
 LATE_WAIT = 1.0
 #: While waiting for an answer, how often to look whether the series is stopping.
 STOP_CHECK = 0.05
-#: The verdicts of CodinGame's referee besides ref_sim.referee's Time out! and Invalid move!
+#: The verdicts of CodinGame's referee besides ref_sim.referees.file_protocol's Time out! and Invalid move!
 CRASHED = "Crashed!"
 LINE_WIN = "three local boards in a line"
 COUNT_WIN = "more local boards won when all boards were decided"
@@ -74,8 +75,8 @@ def from_cell(row: int, col: int) -> tuple[int, int]:
 
 class Program:
     """One running program: its stdin, a thread stamping its stdout lines (each cut at
-    :data:`ref_sim.telemetry.MAX_ANSWER_BYTES`, at most :data:`MAX_PENDING_LINES` unread),
-    stderr into a log (cut once it is over: :func:`ref_sim.telemetry.trim_log`).  ``search_log``:
+    :data:`ref_sim.series.telemetry.MAX_ANSWER_BYTES`, at most :data:`MAX_PENDING_LINES` unread),
+    stderr into a log (cut once it is over: :func:`ref_sim.series.telemetry.trim_log`).  ``search_log``:
     the file it may write its moves' figures to (``UTTT_SEARCH_LOG``)."""
 
     def __init__(self, name: str, command: list[str], log: Path,
@@ -245,11 +246,11 @@ def play_game(commands: dict[str, list[str]], first: str, logs: Path, number: in
 
     Returns the game's record (the keys of a games.jsonl line that concern the game itself).
     ``show``: a callable given each position's text after each move.  ``must_start``: raise
-    :class:`ref_sim.series.AgentCannotStart` when a program has exited (or could not be
+    :class:`ref_sim.series.loop.AgentCannotStart` when a program has exited (or could not be
     launched) before the first input (the first game of a series: its command is wrong).
     ``stop``: a threading.Event that ends the game at once (result "aborted"), its programs
     killed (the series is stopping).  Whatever happens, no program outlives the game.
-    ``isolate``: each program contained (ref_sim.isolation); what each used is the record's
+    ``isolate``: each program contained (ref_sim.series.isolation); what each used is the record's
     ``usage`` in any case.
     """
     names = [first] + [name for name in commands if name != first]
