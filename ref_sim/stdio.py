@@ -98,157 +98,25 @@ from __future__ import annotations
 
 import argparse
 import random
-import shlex
 import sys
-import tempfile
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 
-from ref_sim.series import cluster, records, telemetry
 from agent.options import MAX_GAMES, real, whole
 from ref_sim import console
-from ref_sim.series import isolation, realbots
-from ref_sim.referees.codingame import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS,
-                                       describe, play_game)
+from ref_sim.referees.codingame import DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS, describe
+from ref_sim.rules import CODINGAME
+from ref_sim.series import cluster, isolation, realbots, records
+from ref_sim.series.codingame_games import FORMAT, REPEAT_HINT, StdioGames
+from ref_sim.series.loop import (RESUME_HELP, add_agents, append_game, check_agents, conclude, play_games,
+                                 prepare_out, run_in, series_settings, went_wrong)
 from ref_sim.series.progress import Progress
 from ref_sim.series.report import report_lines, summarize
-from ref_sim.rules import CODINGAME
-from ref_sim.series.loop import (RESUME_HELP, SeriesGames, add_agents, append_game, check_agents,
-                            conclude, play_games, prepare_out, run_in, series_settings, went_wrong)
-from ref_sim.series.specs import AGENT_EFFORT, Builtin, agent_spec as _file_agent_spec, builtin_command
+from ref_sim.series.specs import StdioSpec, stdio_spec
 
-#: Built-in programs by name (ref_sim.series.specs.Builtin: command template, options and their flags).
-BUILTINS = {
-    # --seed: every game its own seed, so that two games of our agent differ (agent.codingame).
-    "agent": Builtin("{python} -m agent --protocol codingame --turn-ms {turn_ms} --first-turn-ms {first_turn_ms}"
-                     " --seed {seed}", AGENT_EFFORT),
-    "random": Builtin("{python} -m ref_sim.stdio_random --seed {seed}"),
-}
 #: --turn-ms and the others above an hour are a typo.
 MAX_TURN_MS = 3_600_000.0
 MODULE = "ref_sim.stdio"
-FORMAT = 1
-
-
-# -- programs -----------------------------------------------------------------------------
-
-@dataclass
-class StdioSpec:
-    label: str          # the name in a game is label + "1" or "2"
-    template: str
-    spec: str
-    fixed_name: str | None = None       # name=NAME: its name in the records (realbots)
-
-    def command(self, seed: int, turn_ms: float, first_turn_ms: float) -> list[str]:
-        values = {"python": sys.executable, "seed": str(seed), "turn_ms": f"{turn_ms:g}",
-                  "first_turn_ms": f"{first_turn_ms:g}"}
-        return [token.format(**values) for token in shlex.split(self.template)]
-
-
-def stdio_spec(text: str) -> StdioSpec:
-    """A built-in (``agent``, ``agent:depth=4``, ``random``) or a command.
-
-    >>> stdio_spec("agent:depth=4").template.endswith("--depth 4")
-    True
-    >>> stdio_spec("python bot.py").label
-    'Bot'
-    """
-    fixed_name, command = realbots.split_fixed_name(text, BUILTINS)
-    template = builtin_command(command, BUILTINS)
-    if template is not None:
-        return StdioSpec(command.partition(":")[0].capitalize(), template, text, fixed_name)
-    if not shlex.split(command):
-        raise ValueError("empty agent command")
-    parsed = _file_agent_spec(text, BUILTINS)          # a typo: ValueError
-    return StdioSpec(parsed.label, parsed.template, text, fixed_name)
-
-
-def commands_of(specs: dict, agent_seeds: dict, turn_ms: float, first_turn_ms: float) -> dict:
-    """Each program's command line (``specs`` and ``agent_seeds`` by name), built where it runs."""
-    return {name: spec.command(agent_seeds[name], turn_ms, first_turn_ms)
-            for name, spec in specs.items()}
-
-
-def play_game_on_worker(number: int, specs: dict, agent_seeds: dict, first: str, turn_ms: float,
-                        first_turn_ms: float, grace_ms: float, **options):
-    """:func:`play_game` on the machine that runs it (a cluster worker), the commands built
-    there (its Python), the logs in a temporary directory.  ``specs`` and ``agent_seeds`` map
-    each name to its :class:`StdioSpec` and seed.  Returns ``(record, commands, logs)``, ``logs``
-    the log files by name, for :func:`ref_sim.series.cluster.save_files`."""
-    commands = commands_of(specs, agent_seeds, turn_ms, first_turn_ms)
-    with tempfile.TemporaryDirectory(prefix="uttt-game-") as temp:
-        logs = Path(temp) / "logs"
-        record = play_game(commands, first, logs, number, turn_ms, first_turn_ms, grace_ms,
-                           **options)
-        return record, commands, cluster.read_files(logs)
-
-
-# -- the series ---------------------------------------------------------------------------
-
-#: What the summary suggests when games repeat (two deterministic programs replay one pair).
-REPEAT_HINT = ("give each program its per-game seed ({seed} in a command; the built-ins get "
-               "--seed) or let it vary with its timing")
-
-
-def agent_seeds(seed: int, number: int) -> list[int]:
-    """The two programs' seeds in game ``number`` of the series ``seed`` (the same wherever
-    and whenever the game is played: a resumed series gives a game the seeds it had)."""
-    rng = random.Random(f"uttt-stdio/{seed}/{number}")
-    return [rng.randrange(2 ** 32), rng.randrange(2 ** 32)]
-
-
-def game_line(record: dict, commands: dict, number: int, series_seed: int, specs, names,
-              logs: Path, k: int | None = None) -> dict:
-    """The games.jsonl object of a game (keys in the module docstring), with the search figures
-    its programs logged.  ``k``: its number in its series when that is not ``number`` (a
-    tournament's pairing): the pair and the seeds follow ``k``, ``game`` and the logs ``number``."""
-    k = number if k is None else k
-    skipped = {name: telemetry.attach_search_log(record["moves"], name, telemetry.search_log_path(
-        logs, number, name))[1] for name in names}
-    score = (None if record["result"] == "aborted" else 0.5 if record["result"] == "tie"
-             else float(record["winner"] == names[0]))
-    agents = [{"name": name, "spec": spec.spec, "command": commands[name], "seed": agent_seed}
-              for name, spec, agent_seed in zip(names, specs, agent_seeds(series_seed, k))]
-    return {"format": FORMAT, "game": number, "pair": (k - 1) // 2, "series_seed": series_seed,
-            "agents": agents, **record, "score": score, **telemetry.skipped_key(skipped)}
-
-
-class StdioGames(SeriesGames):
-    """A series through stdin/stdout: in game ``k`` agent 1 moves first when ``k`` is odd, and
-    each program gets its seed of :func:`agent_seeds`; :func:`play_game` plays it here (its
-    ``show``), :func:`play_game_on_worker` on a cluster worker."""
-
-    def __init__(self, specs: list[StdioSpec], names: list[str], seed: int, turn_ms: float,
-                 first_turn_ms: float, grace_ms: float, out: Path, *, show=None,
-                 stop: threading.Event | None = None,
-                 isolate: isolation.Isolation | None = None) -> None:
-        self.specs, self.names, self.seed, self.show = specs, names, seed, show
-        self.isolate = isolate
-        self.timing = (turn_ms, first_turn_ms, grace_ms)
-        self.logs = out / "logs"
-        self.stop = threading.Event() if stop is None else stop
-
-    def submit(self, runner, k: int, must_start: bool, number: int | None = None):
-        number = number or k
-        specs = dict(zip(self.names, self.specs))
-        seeds = dict(zip(self.names, agent_seeds(self.seed, k)))
-        first = self.names[(k - 1) % 2]
-        if runner.remote:
-            return runner.submit(f"game-{number}", play_game_on_worker, number, specs, seeds,
-                                 first, *self.timing, must_start=must_start,
-                                 isolate=self.isolate)
-        return runner.submit(f"game-{number}", self._play_here, number, specs, seeds, first,
-                             must_start)
-
-    def _play_here(self, number: int, specs: dict, seeds: dict, first: str, must_start: bool):
-        commands = commands_of(specs, seeds, *self.timing[:2])
-        record = play_game(commands, first, self.logs, number, *self.timing, self.show,
-                           must_start=must_start, stop=self.stop, isolate=self.isolate)
-        return record, commands
-
-    def game_line(self, record, commands, *, k: int, number: int) -> dict:
-        return game_line(record, commands, number, self.seed, self.specs, self.names, self.logs, k)
 
 
 def run_series(specs: list[StdioSpec], games: int, out: Path, seed: int, turn_ms: float = DEFAULT_TURN_MS,

@@ -28,7 +28,7 @@ Each pairing is a series of its own with the tournament's ``--seed``: its game `
 ``k`` of ``python -m ref_sim.match A B --seed SEED`` (of ``ref_sim.stdio`` with stdio), with
 the same opening, colours and seeds, so every pairing meets the same openings in the same
 round, and any game can be replayed head to head.  The games are played by those runners'
-own code (:class:`ref_sim.match.FileGames`, :class:`ref_sim.stdio.StdioGames`, the loop
+own code (:class:`ref_sim.series.file_games.FileGames`, :class:`ref_sim.series.codingame_games.StdioGames`, the loop
 :func:`ref_sim.series.loop.play_games`).  Games are numbered through the tournament in the order of
 the schedule (round, then pairing); ``logs/`` names them by that number.
 
@@ -100,6 +100,8 @@ from ref_sim.series.report import distinct_line, pair_counts, summarize, tally
 from ref_sim.series.loop import (SeriesGames, SettingsFile, append_game, capped_concurrency, conclude,
                             merge_settings, play_games, prepare_out, read_settings, run_in, went_wrong)
 from ref_sim.series.specs import agent_spec
+from ref_sim.series import codingame_games, file_games
+from ref_sim.series.specs import stdio_spec
 
 MODULE = "ref_sim.tournament"
 FORMAT = 1
@@ -162,11 +164,11 @@ def pairing_games(settings: dict, specs: list, out: Path, stop: threading.Event,
     for i, j in settings["pairings"]:
         pair = ([specs[i], specs[j]], [names[i], names[j]], settings["seed"])
         if settings["protocol"] == "file":
-            series.append(match.FileGames(*pair, settings["time_limit"], out,
+            series.append(file_games.FileGames(*pair, settings["time_limit"], out,
                                           encoding=settings["encoding"], stop=stop,
                                           isolate=isolate))
         else:
-            series.append(stdio.StdioGames(*pair, *(settings[key] for key in STDIO_SETTINGS),
+            series.append(codingame_games.StdioGames(*pair, *(settings[key] for key in STDIO_SETTINGS),
                                            out, stop=stop, isolate=isolate))
     return series
 
@@ -209,7 +211,7 @@ def report_lines(settings: dict, games: list[dict], anchor: str | None = None) -
         lines += ["", "Faults:"] + ["  " + line for line in faulty]
     lines += ["  " + line for line in realbots.hint_lines(games)]      # why a bot never moved
     if games:
-        hint = stdio.REPEAT_HINT if settings.get("protocol") == "stdio" else ""
+        hint = codingame_games.REPEAT_HINT if settings.get("protocol") == "stdio" else ""
         lines += ["", distinct_line(games, hint)]
     return lines
 
@@ -434,7 +436,7 @@ def check_settings(settings: dict) -> list:
             raise EventError(problem)
         parse = agent_spec
     else:
-        parse = stdio.stdio_spec
+        parse = stdio_spec
     specs = [parse(bot["spec"]) for bot in settings["bots"]]
     settings["bots"] = [{"name": name, "spec": bot["spec"]}       # a clash: ValueError
                         for name, bot in zip(realbots.bot_names(specs), settings["bots"])]
@@ -467,7 +469,7 @@ def main(argv: list[str] | None = None) -> int:
         args.bots = args.bots + [bot.text for bot in listed]
         settings = event_settings(args)
         bot_list.check(listed, agent_spec if settings["protocol"] == "file"
-                       else stdio.stdio_spec)
+                       else stdio_spec)
         specs = check_settings(settings)
         anchor = find_bot(settings, args.anchor) if args.anchor else None
     except ValueError as error:         # EventError, and the runners' own checks

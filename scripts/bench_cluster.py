@@ -35,12 +35,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from ref_sim.series.loop import cluster  # noqa: E402
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
 from ref_sim.series.loop import openings, loop as series  # noqa: E402
-from ref_sim.match import play_game_on_worker  # noqa: E402
+from ref_sim.series.file_games import play_game_on_worker  # noqa: E402
 from ref_sim.series.specs import agent_spec  # noqa: E402
 
 
 def timed_game(*args, **kwargs):
-    """:func:`ref_sim.match.play_game_on_worker`, and how long it took where it ran."""
+    """:func:`ref_sim.series.file_games.play_game_on_worker`, and how long it took where it ran."""
     started = time.perf_counter()
     record, notes, _logs = play_game_on_worker(*args, **kwargs)
     return (record.result, record.winner, len(record.moves)), time.perf_counter() - started

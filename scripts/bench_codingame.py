@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agent.options import MAX_GAMES, real, whole  # noqa: E402
 from ref_sim.referees import codingame as codingame_referee
 from ref_sim import stdio  # noqa: E402
+from ref_sim.series import specs  # noqa: E402
 
 
 def agent_command(args) -> str:
@@ -96,9 +97,9 @@ def main(argv: list[str] | None = None) -> int:
           f"{', with a CPU hog' if args.hog else ''}; files in {out}")
     hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.hog else None
     try:
-        ours = stdio.StdioSpec("Agent", agent_command(args), "agent")
-        for title, opponent in (("vs random", stdio.stdio_spec("random")),
-                                ("vs our agent", stdio.StdioSpec("Self", agent_command(args), "agent"))):
+        ours = specs.StdioSpec("Agent", agent_command(args), "agent")
+        for title, opponent in (("vs random", specs.stdio_spec("random")),
+                                ("vs our agent", specs.StdioSpec("Self", agent_command(args), "agent"))):
             where = out / title.replace(" ", "-")
             where.mkdir(parents=True, exist_ok=True)
             games = stdio.run_series([ours, opponent], args.games, where, args.seed, args.turn_ms,

@@ -56,9 +56,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from ref_sim import stops  # noqa: E402
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
 from ref_sim.series import cluster, realbots, records, report, loop as series
-from ref_sim import match  # noqa: E402
 from ref_sim.referees.file_protocol import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, check_time_limit  # noqa: E402
 from ref_sim.series.specs import agent_spec  # noqa: E402
+from ref_sim.series import file_games  # noqa: E402
 
 OURS = "agent"
 DEFAULT_GAMES = 100
@@ -155,14 +155,14 @@ RULE = "-" * len(HEADER)
 @contextmanager
 def busy_polling_referee():
     """Run ``ref_sim.match``'s games with a referee that burns a core between its ticks, as the
-    real one does. ``match.play_game`` has no option for it, so its ``run_game`` is given
+    real one does. ``file_games.play_game`` has no option for it, so its ``run_game`` is given
     ``busy_poll=True`` for the duration."""
-    original = match.run_game
-    match.run_game = functools.partial(original, busy_poll=True)
+    original = file_games.run_game
+    file_games.run_game = functools.partial(original, busy_poll=True)
     try:
         yield
     finally:
-        match.run_game = original
+        file_games.run_game = original
 
 
 @contextmanager
@@ -237,13 +237,13 @@ def latin1_locale():
 def play_share(limit: float, opponent: str, games: int, seed: int, out: Path, runner, on_game,
                latin1: Latin1 | None = None) -> dict:
     """``games`` games of our agent against ``opponent`` at ``limit`` through ``ref_sim.match``'s
-    games (:class:`ref_sim.match.FileGames`) on the series engine's loop, one at a time on
+    games (:class:`ref_sim.series.file_games.FileGames`) on the series engine's loop, one at a time on
     ``runner``; each finished game goes to ``out/games.jsonl`` and to ``on_game(game)``.
     ``latin1``: play them in Latin-1 (the referee, our agent and the opponent).  Returns how
     they stopped early (:func:`ref_sim.series.loop.play_games`: ``{}`` when they did not)."""
     latin1 = latin1 or Latin1("")
     specs = [agent_spec(OURS), agent_spec(opponent)]
-    play = match.FileGames(specs, realbots.side_names(specs), seed, limit, out,
+    play = file_games.FileGames(specs, realbots.side_names(specs), seed, limit, out,
                            encoding=latin1.encoding, env=latin1.env,
                            referee_encoding=latin1.referee_encoding)
     records.make_dirs(play.logs)

@@ -24,6 +24,7 @@ from ref_sim.series import cluster
 from ref_sim import match
 from ref_sim.series import openings
 from ref_sim.series.specs import agent_spec
+from ref_sim.series import file_games
 
 # A scheduler serves health checks over HTTP, on port 8787 or, when a cluster of another test
 # has it, on another port with a warning.
@@ -61,7 +62,7 @@ def play_series(runner, games):
             if scheduled is None:
                 break
             args, options = game_call(scheduled)
-            running.add(runner.submit(f"game-{scheduled.index}", match.play_game_on_worker, *args,
+            running.add(runner.submit(f"game-{scheduled.index}", file_games.play_game_on_worker, *args,
                                       **options))
         if not running:
             return results
@@ -747,7 +748,7 @@ def test_workers_joining_during_a_series_are_refused_once(tmp_path, monkeypatch)
             assert runner.slots() == {good: 1}
             (scheduled,) = openings.schedule(SEED, 1)
             args, options = game_call(scheduled)
-            ticket = runner.submit("game-1", match.play_game_on_worker, *args, **options)
+            ticket = runner.submit("game-1", file_games.play_game_on_worker, *args, **options)
             ticket.result()
             assert ticket.worker == good
             # A client whose code no worker runs is refused instead: it does not close them.

@@ -19,8 +19,9 @@ from agent.engines import ENGINES, FEATURE_OPTIONS, build_engine, make_engine, p
 from agent.games import get_game, search_engine
 from agent.options import Option, SpecError, parse_options, parse_spec
 from agent.search import Features
-from ref_sim import arena, stdio
+from ref_sim import arena
 from ref_sim.series.specs import BUILTINS, agent_spec
+from ref_sim.series import specs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -217,8 +218,8 @@ def test_the_agents_command_line_gives_each_engine_what_it_declares(caplog):
 
 def test_the_stdio_runner_reads_its_builtins_with_the_parser():
     with pytest.raises(SpecError, match=r"^built-in 'agent' takes no option 'speed'; its options: depth"):
-        stdio.stdio_spec("agent:speed=3")
-    assert stdio.stdio_spec("agent:depth=4").template.endswith("--depth 4")
+        specs.stdio_spec("agent:speed=3")
+    assert specs.stdio_spec("agent:depth=4").template.endswith("--depth 4")
 
 
 def test_the_scripts_read_feature_lists_with_the_parser():
@@ -235,7 +236,7 @@ def test_the_scripts_read_feature_lists_with_the_parser():
 def test_nothing_else_splits_options_or_guesses_them_from_a_type_error():
     """Only agent/options.py takes ``KEY=VALUE`` items apart; no engine is made on a guess."""
     splitters = []
-    for path in sorted([*ROOT.glob("agent/**/*.py"), *ROOT.glob("ref_sim/*.py"), *ROOT.glob("scripts/*.py")]):
+    for path in sorted([*ROOT.glob("agent/**/*.py"), *ROOT.glob("ref_sim/**/*.py"), *ROOT.glob("scripts/*.py")]):
         text = path.read_text(encoding="utf-8")
         if re.search(r"""partition\(["']=["']\)""", text):
             splitters.append(path.relative_to(ROOT).as_posix())

@@ -17,6 +17,7 @@ import pytest
 
 from ref_sim.series import isolation
 from ref_sim import match, stdio, stops
+from ref_sim.series import file_games
 
 BWRAP, NO_BWRAP = isolation.bwrap()
 needs_bwrap = pytest.mark.skipif(BWRAP is None, reason=f"no sandbox here: {NO_BWRAP}")
@@ -27,8 +28,8 @@ NO_SANDBOX = isolation.Isolation(sandbox=False)
 
 @pytest.fixture(autouse=True)
 def quick_waits(monkeypatch):
-    monkeypatch.setattr(match, "STARTUP_WAIT", 0.5)
-    monkeypatch.setattr(match, "EXIT_WAIT", 1.3)
+    monkeypatch.setattr(file_games, "STARTUP_WAIT", 0.5)
+    monkeypatch.setattr(file_games, "EXIT_WAIT", 1.3)
 
 
 def script(tmp_path, name, text):

@@ -143,3 +143,23 @@ def test_the_referees_engine_and_views_do_not_import_the_front_ends(graph):
     offenders = sorted(f"{name} -> {target}" for name in UNDER_THE_FRONT_ENDS
                        for target in graph[name] & SERIES_FRONT_ENDS)
     assert offenders == []
+
+
+#: The commands at the top of ref_sim: each one a front-end (python -m ref_sim.NAME).
+COMMANDS = {"ref_sim.cli", "ref_sim.__main__", "ref_sim.match", "ref_sim.stdio", "ref_sim.tournament",
+            "ref_sim.arena", "ref_sim.play", "ref_sim.cluster_serve", "ref_sim.selfplay", "ref_sim.show",
+            "ref_sim.render", "ref_sim.plot", "ref_sim.replay", "ref_sim.random_agent", "ref_sim.stdio_random"}
+
+
+def test_ref_sim_shows_its_parts(graph):
+    """The two referees side by side, knowing nothing of series; the series engine one package
+    that imports no command; each protocol's one game in it (issue 22)."""
+    referees = {name for name in graph if name.startswith("ref_sim.referees.")}
+    series = {name for name in graph if name.startswith("ref_sim.series.")}
+    assert referees == {"ref_sim.referees.file_protocol", "ref_sim.referees.codingame"}
+    assert {"ref_sim.series.loop", "ref_sim.series.file_games", "ref_sim.series.codingame_games",
+            "ref_sim.series.records", "ref_sim.series.report", "ref_sim.series.specs"} <= series
+    assert sorted(f"{name} -> {target}" for name in referees for target in graph[name]
+                  if target.startswith("ref_sim.series")) == []
+    assert sorted(f"{name} -> {target}" for name in series for target in graph[name] & COMMANDS
+                  if target != "ref_sim.random_agent") == []

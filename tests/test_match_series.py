@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ref_sim import match
+from ref_sim.series import file_games
 
 # Crashes once the game has begun (the opening is written): a crash in a game.  An agent
 # that exits before its first game begins cannot start at all: that stops the series.
@@ -25,8 +26,8 @@ HANG = f"{sys.executable} -c 'import time; time.sleep(60)'"
 def quick_waits(monkeypatch):
     # A silent agent (HANG) holds the referee's start for STARTUP_WAIT; a hung one is
     # killed EXIT_WAIT after end_game.  Shorter than in real series, same behaviour.
-    monkeypatch.setattr(match, "STARTUP_WAIT", 0.5)
-    monkeypatch.setattr(match, "EXIT_WAIT", 1.3)
+    monkeypatch.setattr(file_games, "STARTUP_WAIT", 0.5)
+    monkeypatch.setattr(file_games, "EXIT_WAIT", 1.3)
 
 
 def read_lines(out):
@@ -108,7 +109,7 @@ def test_random_beats_a_crashing_agent_every_game(tmp_path, capsys):
 def test_one_game_shown_with_our_agents_search_figures(tmp_path, capsys, monkeypatch):
     """The README's job (one game, the board as it goes), with our agent at a fixed depth:
     its moves carry the depth and score read from its log."""
-    monkeypatch.setattr(match, "STARTUP_WAIT", 10.0)   # our agent says when it is ready
+    monkeypatch.setattr(file_games, "STARTUP_WAIT", 10.0)   # our agent says when it is ready
     assert match.main(["agent:depth=1", "random", "--games", "1", "--time-limit", "0.5",
                        "--seed", "2", "--out", str(tmp_path), "--show"]) == 0
     out = capsys.readouterr().out
@@ -215,7 +216,7 @@ def test_an_aborted_game_is_reported_once_with_show(tmp_path, capsys, monkeypatc
                             result="aborted", reason=CRASHED)
         on_event(Event("abort", None, record))
         return record
-    monkeypatch.setattr(match, "run_game", crashed_referee)
+    monkeypatch.setattr(file_games, "run_game", crashed_referee)
     assert match.main(["random", "random", "--games", "1", "--time-limit", "1", "--seed", "1",
                        "--out", str(tmp_path), "--show"]) == 0
     out = capsys.readouterr().out

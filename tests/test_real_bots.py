@@ -13,11 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from ref_sim import match, stdio, tournament
+from ref_sim import match, tournament
 from ref_sim.series import realbots
-from ref_sim.series.specs import PROJECT_ROOT, agent_spec, child_env
+from ref_sim.series.launch import child_env
+from ref_sim.series.specs import PROJECT_ROOT, agent_spec
 from ref_sim.referees.file_protocol import (INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, WIN_REASON, GameRecord,
                              MoveRecord, run_game)
+from ref_sim.series import file_games, specs
 
 BOTS = Path(__file__).resolve().parent / "bots"
 STUDENT = f"{sys.executable} {BOTS / 'student_bot.py'} {{name}}"
@@ -28,8 +30,8 @@ LIMIT = "2"         # instant bots: a game takes as long whatever the limit; 2 s
 
 @pytest.fixture(autouse=True)
 def quick_waits(monkeypatch):
-    monkeypatch.setattr(match, "STARTUP_WAIT", 0.5)
-    monkeypatch.setattr(match, "EXIT_WAIT", 1.3)
+    monkeypatch.setattr(file_games, "STARTUP_WAIT", 0.5)
+    monkeypatch.setattr(file_games, "EXIT_WAIT", 1.3)
 
 
 def read_games(out: Path) -> list[dict]:
@@ -57,7 +59,7 @@ def test_a_fixed_name_prefixes_any_spec_and_is_an_option_of_the_built_ins():
     assert walrus.template == agent_spec("agent:depth=4").template
     assert agent_spec("name=Walrus:seed:depth=2").fixed_name == "Walrus"
     assert agent_spec("random").fixed_name is None
-    assert stdio.stdio_spec("name=Walrus:agent:depth=2").fixed_name == "Walrus"
+    assert specs.stdio_spec("name=Walrus:agent:depth=2").fixed_name == "Walrus"
 
 
 @pytest.mark.parametrize("text, said", [

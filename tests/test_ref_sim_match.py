@@ -14,6 +14,7 @@ from ref_sim.series import openings, report, loop as series
 from ref_sim.referees.file_protocol import WIN_REASON, GameRecord
 from ref_sim.rules import Game
 from ref_sim.series.specs import BUILTINS, agent_spec
+from ref_sim.series import file_games
 
 
 def test_agent_specs_and_names():
@@ -108,7 +109,7 @@ def read_lines(out):
 
 def test_sprt_stops_the_series_and_says_which(tmp_path, capsys, monkeypatch):
     fake = FakeGames(lambda number, p1, names: "Agent1")      # Agent1 wins every game
-    monkeypatch.setattr(match, "play_game", fake)
+    monkeypatch.setattr(file_games, "play_game", fake)
     assert match.main(["agent", "random", "--sprt", "0", "10", "0.05", "0.05", "--seed", "3",
                        "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
@@ -127,7 +128,7 @@ def test_sprt_stops_the_series_and_says_which(tmp_path, capsys, monkeypatch):
 
 
 def test_sprt_accepts_h0_for_a_losing_agent(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(match, "play_game", FakeGames(lambda n, p1, names: "Random2"))
+    monkeypatch.setattr(file_games, "play_game", FakeGames(lambda n, p1, names: "Random2"))
     match.main(["agent", "random", "--sprt", "0", "10", "0.05", "0.05", "--unpaired",
                 "--games", "500", "--out", str(tmp_path), "-q"])
     out = capsys.readouterr().out
@@ -138,7 +139,7 @@ def test_sprt_accepts_h0_for_a_losing_agent(tmp_path, capsys, monkeypatch):
 def test_pairs_rounding_and_pentanomial(tmp_path, capsys, monkeypatch):
     # p1 always wins: every pair is split 1-1, so the pentanomial is all in the middle.
     fake = FakeGames(lambda number, p1, names: p1)
-    monkeypatch.setattr(match, "play_game", fake)
+    monkeypatch.setattr(file_games, "play_game", fake)
     match.main(["agent", "random", "--games", "5", "--seed", "8", "--out", str(tmp_path)])
     out = capsys.readouterr().out
     assert "--games 5 rounded up to 6" in out
@@ -152,7 +153,7 @@ def test_pairs_rounding_and_pentanomial(tmp_path, capsys, monkeypatch):
 
 
 def test_an_existing_series_needs_resume(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(match, "play_game", FakeGames(lambda n, p1, names: None))
+    monkeypatch.setattr(file_games, "play_game", FakeGames(lambda n, p1, names: None))
     match.main(["random", "random", "--games", "2", "--seed", "1", "--out", str(tmp_path)])
     with pytest.raises(SystemExit):
         match.main(["random", "random", "--games", "2", "--out", str(tmp_path)])
@@ -174,7 +175,7 @@ def test_an_existing_series_needs_resume(tmp_path, capsys, monkeypatch):
 
 
 def test_concurrency_is_capped_below_the_cores(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(match, "play_game", FakeGames(lambda n, p1, names: p1))
+    monkeypatch.setattr(file_games, "play_game", FakeGames(lambda n, p1, names: p1))
     monkeypatch.setattr(series.os, "cpu_count", lambda: 4)
     assert series.concurrency_cap() == 3
     match.main(["random", "random", "--games", "8", "--concurrency", "16", "--out",
@@ -225,7 +226,7 @@ def test_time_limits_are_checked(tmp_path, capsys, monkeypatch):
         match.main(["random", "random", "--time-limit", "0.05"])
     assert exit_info.value.code == 2
     assert "use at least 0.1" in capsys.readouterr().err
-    monkeypatch.setattr(match, "play_game", FakeGames(lambda number, p1, names: None))
+    monkeypatch.setattr(file_games, "play_game", FakeGames(lambda number, p1, names: None))
     assert match.main(["random", "random", "--time-limit", "0.5", "--out", str(tmp_path)]) == 0
     assert capsys.readouterr().err == ("warning: the real referee takes whole seconds "
                                        "(--time_limit N); 0.5 s per move is for rehearsal only\n")
@@ -244,7 +245,7 @@ def test_readme_sprt_example_does_not_stop_after_one_pair(tmp_path, capsys, monk
     # --sprt 0 20 0.05 0.05 used to accept H1 after 2 won games (LLR 7.46).  Each won pair
     # now adds ~0.056 to the LLR: H1 is accepted only after dozens of won pairs.
     fake = FakeGames(lambda number, p1, names: "Agent1")
-    monkeypatch.setattr(match, "play_game", fake)
+    monkeypatch.setattr(file_games, "play_game", fake)
     assert match.main(["agent", "agent:depth=6", "--sprt", "0", "20", "0.05", "0.05",
                        "--seed", "1", "--out", str(tmp_path), "-q"]) == 0
     out = capsys.readouterr().out
@@ -283,7 +284,7 @@ def test_encoding_goes_to_every_builtin_and_to_commands_that_ask(tmp_path):
     # The command line the runner launches (our agent's own --encoding is another
     # engineer's: whether it accepts it is not looked at here).
     log = tmp_path / "agent.log"
-    process = match.start_agent(agent_spec("agent"), "Agent1", tmp_path, 1.0, log, 0,
+    process = file_games.start_agent(agent_spec("agent"), "Agent1", tmp_path, 1.0, log, 0,
                                 "iso8859-1")
     process.kill()
     process.wait()
@@ -293,7 +294,7 @@ def test_encoding_goes_to_every_builtin_and_to_commands_that_ask(tmp_path):
 
 def test_series_encoding_is_given_to_every_game_and_kept(tmp_path, capsys, monkeypatch):
     fake = FakeGames(lambda n, p1, names: p1)
-    monkeypatch.setattr(match, "play_game", fake)
+    monkeypatch.setattr(file_games, "play_game", fake)
     assert match.main(["agent", "nbsp", "--games", "2", "--encoding", "Latin-1", "--out",
                        str(tmp_path), "-q"]) == 0
     assert fake.encodings == ["iso8859-1", "iso8859-1"]
@@ -319,7 +320,7 @@ def test_series_encoding_is_given_to_every_game_and_kept(tmp_path, capsys, monke
 
 def test_resume_with_out_alone_continues_the_series_as_recorded(tmp_path, capsys, monkeypatch):
     fake = FakeGames(lambda n, p1, names: p1)
-    monkeypatch.setattr(match, "play_game", fake)
+    monkeypatch.setattr(file_games, "play_game", fake)
     assert match.main(["agent", "seed:depth=2", "--games", "6", "--time-limit", "0.7", "--seed",
                        "5", "--unpaired", "--encoding", "latin-1", "--sprt", "0", "10", "0.001",
                        "0.001", "--out", str(tmp_path), "-q"]) == 0
@@ -356,7 +357,7 @@ def test_resume_with_out_alone_continues_the_series_as_recorded(tmp_path, capsys
 ], ids=["time-limit", "pairing", "seed", "encoding", "sprt", "agents"])
 def test_resume_refuses_what_contradicts_the_series_in_one_line(option, message, tmp_path, capsys,
                                                               monkeypatch):
-    monkeypatch.setattr(match, "play_game", FakeGames(lambda n, p1, names: p1))
+    monkeypatch.setattr(file_games, "play_game", FakeGames(lambda n, p1, names: p1))
     assert match.main(["agent", "seed:depth=2", "--games", "2", "--time-limit", "0.7", "--seed",
                        "5", "--unpaired", "--out", str(tmp_path), "-q"]) == 0
     capsys.readouterr()
@@ -386,7 +387,7 @@ def test_resume_needs_a_series_or_agents_and_makes_nothing(tmp_path, capsys):
 
 def test_one_game_has_no_empty_pentanomial_and_repeated_games_are_counted_once(tmp_path, capsys,
                                                                              monkeypatch):
-    monkeypatch.setattr(match, "play_game", FakeGames(lambda n, p1, names: p1))
+    monkeypatch.setattr(file_games, "play_game", FakeGames(lambda n, p1, names: p1))
     assert match.main(["agent", "random", "--games", "1", "--out", str(tmp_path / "one")]) == 0
     out = capsys.readouterr().out
     assert "Score of Agent1 vs Random2: " in out and "] 1\n" in out and "Ptnml" not in out
@@ -422,7 +423,7 @@ def test_a_lost_cluster_stops_the_series_in_one_line_with_its_resume_line(tmp_pa
     the games so far summarised, one line saying why, the command that continues it; exit 1."""
     from ref_sim.series import cluster
 
-    real = match.play_game
+    real = file_games.play_game
     calls = []
 
     def flaky(number, *args, **kwargs):
@@ -431,7 +432,7 @@ def test_a_lost_cluster_stops_the_series_in_one_line_with_its_resume_line(tmp_pa
             raise cluster.ClusterError("game-2 was lost by every worker that tried it")
         return real(number, *args, **kwargs)
 
-    monkeypatch.setattr(match, "play_game", flaky)
+    monkeypatch.setattr(file_games, "play_game", flaky)
     out = tmp_path / "run"
     code = match.main(["random", "random", "--games", "4", "--time-limit", "0.2", "--seed", "1",
                        "--out", str(out), "-q"])

@@ -12,6 +12,7 @@ import pytest
 from ref_sim.referees import codingame as codingame_referee
 from ref_sim import stdio
 from ref_sim.rules import WPI, Game
+from ref_sim.series import codingame_games, specs
 
 #: The same random game as tests/test_codingame.py (cells board*9+spot): after it, O's move
 #: 72 decides the last boards with no line, O holding more boards.
@@ -52,7 +53,7 @@ def script(tmp_path):
 def play(commands, first="A", tmp_path=None, **kwargs):
     kwargs.setdefault("turn_ms", 100)
     kwargs.setdefault("first_turn_ms", 100)
-    return codingame_referee.play_game(commands, first, tmp_path / "logs", **kwargs)
+    return codingame_games.play_game(commands, first, tmp_path / "logs", **kwargs)
 
 
 def test_coordinates_and_turn_input():
@@ -136,10 +137,10 @@ def test_series_of_our_agent_against_random(tmp_path, capsys):
 
 
 def test_specs():
-    assert stdio.stdio_spec("agent:nodes=500").template.endswith("--nodes 500")
-    assert stdio.stdio_spec("random").command(5, 100, 1000)[-2:] == ["--seed", "5"]
+    assert specs.stdio_spec("agent:nodes=500").template.endswith("--nodes 500")
+    assert specs.stdio_spec("random").command(5, 100, 1000)[-2:] == ["--seed", "5"]
     with pytest.raises(ValueError):
-        stdio.stdio_spec("random:depth=3")
+        specs.stdio_spec("random:depth=3")
 
 
 # -- issue 9: what users see ------------------------------------------------------------
@@ -185,11 +186,11 @@ def test_out_on_a_file_and_no_out_leaves_nothing(tmp_path, capsys, monkeypatch):
 def test_seeds_per_game_for_every_builtin():
     # Our agent gets --seed like the random player: each game, each program its own seed (our
     # agent's --seed for this protocol lands in agent/codingame.py; the flag name is shared).
-    agent = stdio.stdio_spec("agent:depth=2")
+    agent = specs.stdio_spec("agent:depth=2")
     assert agent.command(11, 100, 1000)[-4:] == ["--seed", "11", "--depth", "2"]
-    seeds = {seed for number in range(1, 21) for seed in stdio.agent_seeds(7, number)}
+    seeds = {seed for number in range(1, 21) for seed in codingame_games.agent_seeds(7, number)}
     assert len(seeds) == 40                                     # no two programs, no two games alike
-    assert stdio.agent_seeds(7, 3) == stdio.agent_seeds(7, 3) != stdio.agent_seeds(8, 3)
+    assert codingame_games.agent_seeds(7, 3) == codingame_games.agent_seeds(7, 3) != codingame_games.agent_seeds(8, 3)
 
 
 def test_deterministic_programs_are_counted_once_and_warned_about(script, tmp_path, capsys):
@@ -197,7 +198,7 @@ def test_deterministic_programs_are_counted_once_and_warned_about(script, tmp_pa
     assert stdio.main([first, first, "--games", "4", "--seed", "1", "--out", str(tmp_path / "a")]) == 0
     out = capsys.readouterr().out
     assert ("Distinct games: 2 of 4 (warning: 2 repeat an earlier game move for move, and count again "
-            f"in the figures above; {stdio.REPEAT_HINT})") in out
+            f"in the figures above; {codingame_games.REPEAT_HINT})") in out
     assert stdio.main(["random", "random", "--games", "4", "--seed", "1", "--out", str(tmp_path / "b")]) == 0
     assert "Distinct games: 4 of 4\n" in capsys.readouterr().out
 

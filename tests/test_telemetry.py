@@ -17,7 +17,8 @@ from agent.limits import SearchResult
 from agent import cli
 from ref_sim.referees import codingame as codingame_referee
 from ref_sim import match, replay, stdio
-from ref_sim.series import loop as series, telemetry
+from ref_sim.series import codingame_games, telemetry
+from ref_sim.series import launch
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = ROOT / "tests" / "bots" / "hostile.py"
@@ -110,7 +111,7 @@ def test_skipped_lines_get_a_key_only_when_there_are_some():
 def test_the_last_line_comes_from_a_bounded_tail_and_is_printable(tmp_path):
     log = tmp_path / "a.log"
     log.write_text("$ python bot.py\n")
-    assert telemetry.last_line(log) == "" and series.last_output_line(log) == ""
+    assert telemetry.last_line(log) == "" and launch.last_output_line(log) == ""
     log.write_text("$ python bot.py\nfirst\nerror: bad \x1b[2J thing\n\n")
     assert telemetry.last_line(log) == "error: bad ?[2J thing"
     with open(log, "ab") as handle:         # a huge log: its tail only
@@ -134,7 +135,7 @@ def test_output_past_the_command_line_is_seen_from_the_head(tmp_path):
 def test_stdout_lines_are_cut_and_the_rest_dropped():
     limit = 16
     stream = io.BytesIO(b"4 4\n" + b"9" * 100 + b"\n" + b"1 2 message\n" + b"z" * 40)
-    assert list(telemetry.bounded_lines(stream, limit)) == \
+    assert list(codingame_referee.bounded_lines(stream, limit)) == \
         [b"4 4\n", b"9" * limit, b"1 2 message\n", b"z" * limit]
 
 
@@ -166,8 +167,8 @@ def test_a_fifo_or_a_symlink_in_place_of_a_log_is_not_read(tmp_path):
 
 
 def test_a_program_flooding_stdout_waits_instead_of_filling_the_memory(tmp_path):
-    program = codingame_referee.Program("Flood1", [sys.executable, "-c", "while True: print('0 0')"],
-                            tmp_path / "flood.log")
+    program = codingame_games.start_program("Flood1", [sys.executable, "-c", "while True: print('0 0')"],
+                                            tmp_path / "flood.log")
     try:
         deadline = time.monotonic() + 60
         while program.lines.qsize() < codingame_referee.MAX_PENDING_LINES and time.monotonic() < deadline:

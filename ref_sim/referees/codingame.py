@@ -2,9 +2,10 @@
 
 Beside :mod:`ref_sim.referees.file_protocol` (the course's file protocol), this is the other referee of the
 bench: the rules of a CodinGame turn (:func:`turn_input`, :func:`parse_answer`), the judging
-of one game between two programs (:func:`play_game`, each program a :class:`Program`) and its
-record (the dict :func:`play_game` returns, :func:`describe` in one line).  The series around
-it (pairs, seeds, ``--out``, resume, the summary) is :mod:`ref_sim.stdio`'s.
+of one game between two running programs (:func:`referee_game`, each program a
+:class:`Program`) and its record (the dict it returns, :func:`describe` in one line).  Starting
+the programs and the series around them (pairs, seeds, ``--out``, resume, the summary) are the
+series engine's: :mod:`ref_sim.series.codingame_games`, :mod:`ref_sim.stdio`.
 
 On its turn a program reads ``opponentRow opponentCol`` (``-1 -1`` on the very first move of
 the game), a line ``validActionCount`` and that many ``row col`` lines (sorted by row, then
@@ -25,20 +26,15 @@ import threading
 import time
 from pathlib import Path
 
-from ref_sim.series import isolation, telemetry
 from ref_sim import stops
 from ref_sim.referees.file_protocol import INVALID_MOVE, TIME_OUT
 from ref_sim.rules import CODINGAME, TIE, Game, IllegalMoveError, line_winner
-from ref_sim.series.loop import START_SETTLE, AgentCannotStart, first_to_exit, last_output_line
-from ref_sim.series.specs import child_env
 
 DEFAULT_TURN_MS = 100.0
 DEFAULT_FIRST_TURN_MS = 1000.0
 #: Added to every turn's limit: the referee's own latency (pipe write, a thread handing over
 #: the line) is well under 1 ms; 5 ms keeps a verdict about the program, not about us.
 DEFAULT_GRACE_MS = 5.0
-#: The first input waits for each program to write on stderr or exit, at most this long.
-STARTUP_WAIT = 2.0
 #: After the end, how long a program may take to exit once its stdin is closed.
 EXIT_WAIT = 2.0
 #: After a time-out, how long to wait for the late answer, only to record how late it was.
@@ -51,6 +47,8 @@ LINE_WIN = "three local boards in a line"
 COUNT_WIN = "more local boards won when all boards were decided"
 #: Lines of a program's stdout the referee holds unread at most (more: the program waits).
 MAX_PENDING_LINES = 1000
+#: A program's stdout line (an answer) is cut here; the rest of it is discarded.
+MAX_ANSWER_BYTES = 4096
 
 
 def to_cell(board: int, spot: int) -> tuple[int, int]:
@@ -74,35 +72,20 @@ def from_cell(row: int, col: int) -> tuple[int, int]:
 
 
 class Program:
-    """One running program: its stdin, a thread stamping its stdout lines (each cut at
-    :data:`ref_sim.series.telemetry.MAX_ANSWER_BYTES`, at most :data:`MAX_PENDING_LINES` unread),
-    stderr into a log (cut once it is over: :func:`ref_sim.series.telemetry.trim_log`).  ``search_log``:
-    the file it may write its moves' figures to (``UTTT_SEARCH_LOG``)."""
+    """One running program, as the referee talks to it: its stdin, a thread stamping its stdout
+    lines (each cut at :data:`MAX_ANSWER_BYTES`, at most :data:`MAX_PENDING_LINES` unread), its
+    stderr in ``log``.  ``process``: started with pipes for stdin and stdout (None: it could not
+    be launched); the series starts it (:func:`ref_sim.series.codingame_games.start_program`)."""
 
-    def __init__(self, name: str, command: list[str], log: Path,
-                 isolate: isolation.Isolation | None = None, search_log: Path | None = None) -> None:
+    def __init__(self, name: str, command: list[str], log: Path, process,
+                 search_log: Path | None = None) -> None:
         self.name = name
         self.command = command
         self.log, self.search_log = log, search_log
         self.turns = 0
         self.lines: queue.Queue = queue.Queue(MAX_PENDING_LINES)
         self.closing = threading.Event()        # the game is over: no one reads its lines
-        env = {**child_env(), **(telemetry.search_log_env(search_log) if search_log else {})}
-        writable = []
-        if search_log is not None and isolate is not None:
-            search_log.touch()      # a sandbox lets it write this one file of logs/, not the folder
-            writable.append(search_log)
-        with open(log, "w", encoding="utf-8") as handle:
-            handle.write(f"$ {shlex.join(command)}\n")
-            handle.flush()
-            try:
-                self.process = isolation.start(command, isolate, writable=writable,
-                                               stdin=subprocess.PIPE,
-                                               stdout=subprocess.PIPE, stderr=handle, env=env,
-                                               bufsize=0)
-            except (OSError, ValueError) as error:
-                handle.write(f"could not start: {error}\n")
-                self.process = None
+        self.process = process
         if self.process is not None:
             threading.Thread(target=self._read, daemon=True).start()
         else:
@@ -111,7 +94,7 @@ class Program:
     def _read(self) -> None:
         stream = self.process.stdout
         try:
-            for line in telemetry.bounded_lines(stream):
+            for line in bounded_lines(stream):
                 self._put((time.perf_counter(), line.decode("utf-8", errors="replace")))
         except (OSError, ValueError):
             pass
@@ -200,11 +183,24 @@ class Program:
                     stream.close()
                 except OSError:
                     pass
-        for path in filter(None, (self.log, self.search_log)):   # bounded, whatever it wrote
-            telemetry.trim_log(path)
 
 
 # -- one game -----------------------------------------------------------------------------
+
+def bounded_lines(stream, limit: int = MAX_ANSWER_BYTES):
+    """The lines of a binary ``stream`` (a program's stdout) as they come, each cut at ``limit``
+    bytes: the rest of a longer line is read and dropped, so no line fills the memory."""
+    while True:
+        line = stream.readline(limit)
+        if not line:
+            return
+        if len(line) >= limit and not line.endswith(b"\n"):
+            while True:                     # drop the rest of the line
+                rest = stream.readline(limit)
+                if not rest or rest.endswith(b"\n"):
+                    break
+        yield line
+
 
 def turn_input(game: Game) -> str:
     """The input of the next turn: last move, count, the valid actions sorted by row and col.
@@ -237,54 +233,15 @@ def boards_won(game: Game) -> tuple[int, int]:
     return results.count(0), results.count(1)
 
 
-def play_game(commands: dict[str, list[str]], first: str, logs: Path, number: int = 1,
-              turn_ms: float = DEFAULT_TURN_MS, first_turn_ms: float = DEFAULT_FIRST_TURN_MS,
-              grace_ms: float = DEFAULT_GRACE_MS, show=None, exit_wait: float = EXIT_WAIT,
-              must_start: bool = False, stop: threading.Event | None = None,
-              isolate: isolation.Isolation | None = None) -> dict:
-    """Play one game between two commands (``{name: argv}``); ``first`` moves first.
-
-    Returns the game's record (the keys of a games.jsonl line that concern the game itself).
-    ``show``: a callable given each position's text after each move.  ``must_start``: raise
-    :class:`ref_sim.series.loop.AgentCannotStart` when a program has exited (or could not be
-    launched) before the first input (the first game of a series: its command is wrong).
-    ``stop``: a threading.Event that ends the game at once (result "aborted"), its programs
-    killed (the series is stopping).  Whatever happens, no program outlives the game.
-    ``isolate``: each program contained (ref_sim.series.isolation); what each used is the record's
-    ``usage`` in any case.
-    """
-    names = [first] + [name for name in commands if name != first]
-    logs.mkdir(parents=True, exist_ok=True)
-    programs: dict[str, Program] = {}
-    try:
-        for name in names:
-            programs[name] = Program(name, commands[name], logs / f"game-{number:04d}-{name}.log",
-                                     isolate, telemetry.search_log_path(logs, number, name))
-        record = _referee(programs, names, turn_ms, first_turn_ms, grace_ms, show, exit_wait,
-                          must_start, stop)
-    finally:
-        for program in programs.values():       # stopped, or an error: end them all
-            program.kill()
-    usage = isolation.usage_of({name: program.process for name, program in programs.items()})
-    return {**record, "usage": usage} if usage else record
-
-
-def _referee(programs: dict, names: list[str], turn_ms: float, first_turn_ms: float,
-             grace_ms: float, show, exit_wait: float, must_start: bool, stop) -> dict:
-    """:func:`play_game` once its programs are started."""
+def referee_game(programs: dict, names: list[str], turn_ms: float, first_turn_ms: float,
+                 grace_ms: float, show=None, exit_wait: float = EXIT_WAIT, stop=None) -> dict:
+    """Referee one game between two started programs (``{name: Program}``); ``names[0]``
+    moves first.  Returns the game's record (the keys of a games.jsonl line that concern the
+    game itself).  ``show``: a callable given each position's text after each move.  ``stop``:
+    a threading.Event that ends the game at once (result "aborted").  The programs are left
+    running: whoever started them ends them."""
     started_at, clock = time.time(), time.perf_counter()
     stopping = stop.is_set if stop is not None else (lambda: False)
-    deadline = time.monotonic() + STARTUP_WAIT
-    while time.monotonic() < deadline and not all(p.started() for p in programs.values()) \
-            and not stopping():
-        time.sleep(0.01)
-    gone = first_to_exit({n: p.process for n, p in programs.items()}, START_SETTLE) if must_start else None
-    if gone is not None:
-        process = programs[gone].process
-        why = ("the command could not be launched" if process is None
-               else f"exited with code {process.returncode} before the game began")
-        said = last_output_line(programs[gone].log)
-        raise AgentCannotStart(gone, why + (f": {said}" if said else ""), programs[gone].log)
     game = Game(CODINGAME)
     moves: list[dict] = []
     result = winner = loser = reason = bad_line = late_ms = None

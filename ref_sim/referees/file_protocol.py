@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, TextIO
 
-from ref_sim.series.openings import referee_opening
 from ref_sim.rules import TIE, Game
 
 MOVE_FILE = "move_file"
@@ -62,6 +61,18 @@ INTERRUPTED = "referee interrupted"
 # to regular files.  "(:?.*).go" therefore deletes any name with "go" after its first char.
 CLEANUP_PATTERNS = [re.compile(p) for p in ("move_file", "(:?.*).go", "end_game",
                                             "first_four_moves")]
+
+
+def referee_opening(rng: random.Random) -> tuple[tuple[int, int], ...]:
+    """Four chained (board, spot) moves as the referee draws them: each a random legal move,
+    so each board is the previous spot and no cell repeats."""
+    game = Game()
+    moves = []
+    for _ in range(4):
+        board, spot = rng.choice(game.legal_moves())
+        game.play(board, spot)
+        moves.append((board, spot))
+    return tuple(moves)
 
 
 def is_cleanup_name(name: str) -> bool:

@@ -93,7 +93,7 @@ def read(paths) -> list[ListedBot]:
 
 def check(bots: list[ListedBot], parse) -> None:
     """Each listed spec through the runner's ``parse`` (``ref_sim.series.specs.agent_spec`` or
-    ``ref_sim.stdio.stdio_spec``): a spec it refuses is one line naming its file and line."""
+    ``ref_sim.series.specs.stdio_spec``): a spec it refuses is one line naming its file and line."""
     for bot in bots:
         try:
             parse(bot.text)

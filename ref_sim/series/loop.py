@@ -1,7 +1,7 @@
 """The series engine: what every runner of a series of games shares, whatever the protocol.
 
 The loop (:func:`play_games`) plays the games of a :class:`SeriesGames` (the file protocol's
-``ref_sim.match.FileGames``, CodinGame's ``ref_sim.stdio.StdioGames``) here or on a cluster,
+``ref_sim.series.file_games.FileGames``, CodinGame's ``ref_sim.series.codingame_games.StdioGames``) here or on a cluster,
 a few at once, and tells how a stop ended it; the same loop plays games searched in this
 process, one after the other in this thread (:class:`ref_sim.series.cluster.InlineRunner`:
 ref_sim.arena, ref_sim.selfplay, scripts/train_eval.py), in schedule order where asked
@@ -26,59 +26,22 @@ import shutil
 import sys
 import tempfile
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from agent.commandline import say_error, silence_output
-from ref_sim.series import cluster, records, telemetry
+from ref_sim.series import cluster, records
 from ref_sim import console, stops
 from ref_sim.referees.file_protocol import TIME_OUT
+from ref_sim.series.launch import AgentCannotStart
 from ref_sim.series.report import SHORT
-
-# -- starting a game's bots -------------------------------------------------------------------
-
-class AgentCannotStart(Exception):
-    """An agent exited (or could not be launched) before its first game began: its command
-    is wrong, and every game of the series would be a forfeit."""
-
-    def __init__(self, name: str, why: str, log: Path) -> None:
-        super().__init__(f"{name} could not start ({why}); its output: {log}")
-        self.name, self.why, self.log = name, why, log
-
-
-def last_output_line(log: Path) -> str:
-    """The last line an agent wrote to its log (after the command line), or "", printable and
-    short, from the log's tail only (:func:`ref_sim.series.telemetry.last_line`)."""
-    return telemetry.last_line(log)
-
-
-#: In the first game, how long an agent that is up must stay up before the game begins to
-#: count as started (one that prints an error and exits is caught exiting).
-START_SETTLE = 0.3
-
-
-def first_to_exit(processes: dict, seconds: float) -> str | None:
-    """The name of a process (``{name: Popen or None}``) that is not running (None: it could
-    not be launched) or exits within ``seconds``; None if all keep running."""
-    deadline = time.monotonic() + seconds
-    while True:
-        for name, process in processes.items():
-            if process is None or process.poll() is not None:
-                return name
-        if time.monotonic() >= deadline:
-            return None
-        time.sleep(0.02)
-
-
-# -- the loop -------------------------------------------------------------------------
 
 class SeriesGames:
     """The games of one series for a runner: :meth:`submit` starts game ``k`` on a runner (here or
     on a cluster worker), :meth:`line` turns it into its games.jsonl line once it has finished.
     ``number``: the game's number in the files when it is not ``k`` (a tournament numbers its
     games through the event; game ``k`` of a pairing is game ``k`` of the head-to-head series).
-    :class:`FileGames` plays through the referee's files, ``ref_sim.stdio.StdioGames`` through
+    :class:`FileGames` plays through the referee's files, ``ref_sim.series.codingame_games.StdioGames`` through
     stdin/stdout; ``stop`` (a threading.Event, set by :func:`play_games`) aborts the local ones."""
 
     logs: Path

@@ -3,7 +3,7 @@
 Three ways of drawing an opening, for three uses (each keeps the random numbers it has always
 drawn, so that a seed still gives the games it gave):
 
-* :func:`referee_opening`: the real referee's ``first_four_moves`` (docs/protocol.md, "The
+* ``referee_opening`` (:mod:`ref_sim.referees.file_protocol`'s): the real referee's ``first_four_moves`` (docs/protocol.md, "The
   opening: first_four_moves"), four chained ``(board, spot)`` moves (each board is the previous
   move's spot), no repeated cell, each a choice among the legal moves.  The simulated referee and every series draw this.
 * :func:`cell_opening`: the same kind of opening as cell numbers (``board * 9 + spot``), for
@@ -31,7 +31,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from ref_sim.rules import Game
+from ref_sim.referees.file_protocol import referee_opening
 
 
 @dataclass(frozen=True)
@@ -43,18 +43,6 @@ class Scheduled:
     first: int                          # 0: agent 1 is p1 (X), 1: agent 2 is
     seed: int                           # the referee's seed for this game
     agent_seeds: tuple[int, int]        # {seed} of agent 1 and agent 2 (random players)
-
-
-def referee_opening(rng: random.Random) -> tuple[tuple[int, int], ...]:
-    """Four chained (board, spot) moves as the referee draws them: each a random legal move,
-    so each board is the previous spot and no cell repeats."""
-    game = Game()
-    moves = []
-    for _ in range(4):
-        board, spot = rng.choice(game.legal_moves())
-        game.play(board, spot)
-        moves.append((board, spot))
-    return tuple(moves)
 
 
 def cell_opening(rng: random.Random, length: int = 4) -> list[int]:

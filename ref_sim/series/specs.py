@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from agent.lifeline import RUNNER_ENV
 from agent.options import MAX_DEPTH, MAX_NODES, Option, parse_spec
 from ref_sim.series import realbots
 from ref_sim.random_agent import FLOOD_FILE
@@ -101,20 +100,6 @@ def builtin_command(text: str, builtins: dict) -> str | None:
     return template
 
 
-def child_env() -> dict:
-    """The environment of an agent process: this project importable, output unbuffered, and
-    this runner's process id (agent.lifeline): a player whose runner died, even by SIGKILL,
-    ends by itself instead of waiting for a referee that will never come."""
-    env = dict(os.environ)
-    # The runner's folder too: "python -m mybot" found mybot there before agents ran in the
-    # game directory (ref_sim.series.realbots); after the project's, so that built-ins stay ours.
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [PROJECT_ROOT, realbots.runner_directory(),
-                                                      env.get("PYTHONPATH")]))
-    env["PYTHONUNBUFFERED"] = "1"
-    env[RUNNER_ENV] = str(os.getpid())
-    return env
-
-
 def check_bare_word(text: str, builtins: dict) -> None:
     """ValueError if ``text`` is one bare word that is neither a built-in of ``builtins``
     nor a command on the PATH: a mistyped built-in (``Random``, ``agnet``) would otherwise
@@ -164,3 +149,45 @@ def agent_spec(text: str, builtins: dict | None = None) -> AgentSpec:
             program = "Python"
     label = re.sub(r"[^A-Za-z0-9]", "", Path(program).stem).capitalize() or "Player"
     return AgentSpec(label, realbots.absolute_paths(text), whole_text, fixed_name=fixed_name)
+
+
+# -- CodinGame's protocol (ref_sim.stdio) ---------------------------------------------------
+
+#: CodinGame's built-in programs by name (ref_sim.series.specs.Builtin: command template, options and their flags).
+STDIO_BUILTINS = {
+    # --seed: every game its own seed, so that two games of our agent differ (agent.codingame).
+    "agent": Builtin("{python} -m agent --protocol codingame --turn-ms {turn_ms} --first-turn-ms {first_turn_ms}"
+                     " --seed {seed}", AGENT_EFFORT),
+    "random": Builtin("{python} -m ref_sim.stdio_random --seed {seed}"),
+}
+
+
+@dataclass
+class StdioSpec:
+    label: str          # the name in a game is label + "1" or "2"
+    template: str
+    spec: str
+    fixed_name: str | None = None       # name=NAME: its name in the records (realbots)
+
+    def command(self, seed: int, turn_ms: float, first_turn_ms: float) -> list[str]:
+        values = {"python": sys.executable, "seed": str(seed), "turn_ms": f"{turn_ms:g}",
+                  "first_turn_ms": f"{first_turn_ms:g}"}
+        return [token.format(**values) for token in shlex.split(self.template)]
+
+
+def stdio_spec(text: str) -> StdioSpec:
+    """A built-in (``agent``, ``agent:depth=4``, ``random``) or a command.
+
+    >>> stdio_spec("agent:depth=4").template.endswith("--depth 4")
+    True
+    >>> stdio_spec("python bot.py").label
+    'Bot'
+    """
+    fixed_name, command = realbots.split_fixed_name(text, STDIO_BUILTINS)
+    template = builtin_command(command, STDIO_BUILTINS)
+    if template is not None:
+        return StdioSpec(command.partition(":")[0].capitalize(), template, text, fixed_name)
+    if not shlex.split(command):
+        raise ValueError("empty agent command")
+    parsed = agent_spec(text, STDIO_BUILTINS)          # a typo: ValueError
+    return StdioSpec(parsed.label, parsed.template, text, fixed_name)

@@ -15,8 +15,7 @@ Nothing a program prints on stdout or stderr is parsed: it is only logged.  The 
 keep even the logging bounded: a program writes its output straight into its log file (it never
 blocks, and the runner never holds it), which :func:`trim_log` cuts to :data:`LOG_CAP_BYTES`
 once the game is over; :func:`last_line` reads a bounded tail of a log for an error message;
-:func:`wrote_past_first_line` looks at its head only; :func:`bounded_lines` reads a program's
-stdout lines (CodinGame's answers) each cut at :data:`MAX_ANSWER_BYTES`.
+:func:`wrote_past_first_line` looks at its head only.
 """
 
 from __future__ import annotations
@@ -39,8 +38,6 @@ MAX_FILE_BYTES = 1 << 20
 LOG_CAP_BYTES = 8 << 20
 #: How much of a log's end :func:`last_line` reads.
 TAIL_BYTES = 64 << 10
-#: A program's stdout line (a CodinGame answer) is cut here; the rest of it is discarded.
-MAX_ANSWER_BYTES = 4096
 
 #: Search figures: the file's key -> (the move's key in games.jsonl, kind, lowest, highest).
 FIGURES = {
@@ -208,21 +205,6 @@ def wrote_past_first_line(log: Path) -> bool:
         return True
     newline = head.find(b"\n")
     return size > newline + 1 if newline >= 0 else size > TAIL_BYTES
-
-
-def bounded_lines(stream, limit: int = MAX_ANSWER_BYTES):
-    """The lines of a binary ``stream`` (a program's stdout) as they come, each cut at ``limit``
-    bytes: the rest of a longer line is read and dropped, so no line fills the memory."""
-    while True:
-        line = stream.readline(limit)
-        if not line:
-            return
-        if len(line) >= limit and not line.endswith(b"\n"):
-            while True:                     # drop the rest of the line
-                rest = stream.readline(limit)
-                if not rest or rest.endswith(b"\n"):
-                    break
-        yield line
 
 
 def trim_log(log: Path, cap: int = LOG_CAP_BYTES) -> int:

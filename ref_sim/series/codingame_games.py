@@ -1,0 +1,180 @@
+"""One game of CodinGame's protocol, as a series plays it: both programs started (each with
+its seed, contained by ``--isolate``), refereed by :mod:`ref_sim.referees.codingame`, ended,
+and recorded as a ``games.jsonl`` line (the keys: :mod:`ref_sim.stdio`'s docstring).
+:class:`StdioGames` is the series engine's view of such games (:mod:`ref_sim.series.loop`);
+``uttt-stdio`` and the tournament play them.  The file protocol's counterpart is
+:mod:`ref_sim.series.file_games`."""
+
+from __future__ import annotations
+
+import random
+import shlex
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from ref_sim.referees.codingame import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS,
+                                       EXIT_WAIT, Program, referee_game)
+from ref_sim.series import cluster, isolation, telemetry
+from ref_sim.series.launch import START_SETTLE, AgentCannotStart, child_env, first_to_exit, last_output_line
+from ref_sim.series.loop import SeriesGames
+from ref_sim.series.specs import StdioSpec
+
+#: The games.jsonl lines' format.
+FORMAT = 1
+#: The first input waits for each program to write on stderr or exit, at most this long.
+STARTUP_WAIT = 2.0
+
+
+def start_program(name: str, command: list[str], log: Path, isolate: isolation.Isolation | None = None,
+                  search_log: Path | None = None) -> Program:
+    """Start one program for the referee: stdin and stdout piped to it, stderr into ``log``
+    (after its command line), the project's environment (:func:`ref_sim.series.launch.child_env`)
+    and ``search_log``, the file it may write its moves' figures to (``UTTT_SEARCH_LOG``);
+    contained by ``isolate``.  A program that cannot be launched is a Program without a process."""
+    env = {**child_env(), **(telemetry.search_log_env(search_log) if search_log else {})}
+    writable = []
+    if search_log is not None and isolate is not None:
+        search_log.touch()      # a sandbox lets it write this one file of logs/, not the folder
+        writable.append(search_log)
+    with open(log, "w", encoding="utf-8") as handle:
+        handle.write(f"$ {shlex.join(command)}\n")
+        handle.flush()
+        try:
+            process = isolation.start(command, isolate, writable=writable, stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=handle, env=env, bufsize=0)
+        except (OSError, ValueError) as error:
+            handle.write(f"could not start: {error}\n")
+            process = None
+    return Program(name, command, log, process, search_log)
+
+
+def play_game(commands: dict[str, list[str]], first: str, logs: Path, number: int = 1,
+              turn_ms: float = DEFAULT_TURN_MS, first_turn_ms: float = DEFAULT_FIRST_TURN_MS,
+              grace_ms: float = DEFAULT_GRACE_MS, show=None, exit_wait: float = EXIT_WAIT,
+              must_start: bool = False, stop: threading.Event | None = None,
+              isolate: isolation.Isolation | None = None) -> dict:
+    """Play one game between two commands (``{name: argv}``); ``first`` moves first.
+
+    Returns the game's record (:func:`ref_sim.referees.codingame.referee_game`'s, with
+    ``usage``: what each program used).  ``must_start``: raise
+    :class:`ref_sim.series.launch.AgentCannotStart` when a program has exited (or could not be
+    launched) before the first input (the first game of a series: its command is wrong).
+    ``stop``: a threading.Event that ends the game at once (result "aborted").  Whatever
+    happens, no program outlives the game, and every log is bounded."""
+    names = [first] + [name for name in commands if name != first]
+    logs.mkdir(parents=True, exist_ok=True)
+    programs: dict[str, Program] = {}
+    try:
+        for name in names:
+            programs[name] = start_program(name, commands[name], logs / f"game-{number:04d}-{name}.log",
+                                           isolate, telemetry.search_log_path(logs, number, name))
+        stopping = stop.is_set if stop is not None else (lambda: False)
+        deadline = time.monotonic() + STARTUP_WAIT
+        while time.monotonic() < deadline and not all(p.started() for p in programs.values()) \
+                and not stopping():
+            time.sleep(0.01)
+        gone = first_to_exit({n: p.process for n, p in programs.items()}, START_SETTLE) if must_start else None
+        if gone is not None:
+            process = programs[gone].process
+            why = ("the command could not be launched" if process is None
+                   else f"exited with code {process.returncode} before the game began")
+            said = last_output_line(programs[gone].log)
+            raise AgentCannotStart(gone, why + (f": {said}" if said else ""), programs[gone].log)
+        record = referee_game(programs, names, turn_ms, first_turn_ms, grace_ms, show, exit_wait, stop)
+    finally:
+        for program in programs.values():       # stopped, or an error: end them all
+            program.kill()
+            for path in filter(None, (program.log, program.search_log)):   # bounded, whatever it wrote
+                telemetry.trim_log(path)
+    usage = isolation.usage_of({name: program.process for name, program in programs.items()})
+    return {**record, "usage": usage} if usage else record
+
+
+def commands_of(specs: dict, agent_seeds: dict, turn_ms: float, first_turn_ms: float) -> dict:
+    """Each program's command line (``specs`` and ``agent_seeds`` by name), built where it runs."""
+    return {name: spec.command(agent_seeds[name], turn_ms, first_turn_ms)
+            for name, spec in specs.items()}
+
+
+def play_game_on_worker(number: int, specs: dict, agent_seeds: dict, first: str, turn_ms: float,
+                        first_turn_ms: float, grace_ms: float, **options):
+    """:func:`play_game` on the machine that runs it (a cluster worker), the commands built
+    there (its Python), the logs in a temporary directory.  ``specs`` and ``agent_seeds`` map
+    each name to its :class:`StdioSpec` and seed.  Returns ``(record, commands, logs)``, ``logs``
+    the log files by name, for :func:`ref_sim.series.cluster.save_files`."""
+    commands = commands_of(specs, agent_seeds, turn_ms, first_turn_ms)
+    with tempfile.TemporaryDirectory(prefix="uttt-game-") as temp:
+        logs = Path(temp) / "logs"
+        record = play_game(commands, first, logs, number, turn_ms, first_turn_ms, grace_ms,
+                           **options)
+        return record, commands, cluster.read_files(logs)
+
+
+# -- the series ---------------------------------------------------------------------------
+
+#: What the summary suggests when games repeat (two deterministic programs replay one pair).
+REPEAT_HINT = ("give each program its per-game seed ({seed} in a command; the built-ins get "
+               "--seed) or let it vary with its timing")
+
+
+def agent_seeds(seed: int, number: int) -> list[int]:
+    """The two programs' seeds in game ``number`` of the series ``seed`` (the same wherever
+    and whenever the game is played: a resumed series gives a game the seeds it had)."""
+    rng = random.Random(f"uttt-stdio/{seed}/{number}")
+    return [rng.randrange(2 ** 32), rng.randrange(2 ** 32)]
+
+
+def game_line(record: dict, commands: dict, number: int, series_seed: int, specs, names,
+              logs: Path, k: int | None = None) -> dict:
+    """The games.jsonl object of a game (keys in the module docstring), with the search figures
+    its programs logged.  ``k``: its number in its series when that is not ``number`` (a
+    tournament's pairing): the pair and the seeds follow ``k``, ``game`` and the logs ``number``."""
+    k = number if k is None else k
+    skipped = {name: telemetry.attach_search_log(record["moves"], name, telemetry.search_log_path(
+        logs, number, name))[1] for name in names}
+    score = (None if record["result"] == "aborted" else 0.5 if record["result"] == "tie"
+             else float(record["winner"] == names[0]))
+    agents = [{"name": name, "spec": spec.spec, "command": commands[name], "seed": agent_seed}
+              for name, spec, agent_seed in zip(names, specs, agent_seeds(series_seed, k))]
+    return {"format": FORMAT, "game": number, "pair": (k - 1) // 2, "series_seed": series_seed,
+            "agents": agents, **record, "score": score, **telemetry.skipped_key(skipped)}
+
+
+class StdioGames(SeriesGames):
+    """A series through stdin/stdout: in game ``k`` agent 1 moves first when ``k`` is odd, and
+    each program gets its seed of :func:`agent_seeds`; :func:`play_game` plays it here (its
+    ``show``), :func:`play_game_on_worker` on a cluster worker."""
+
+    def __init__(self, specs: list[StdioSpec], names: list[str], seed: int, turn_ms: float,
+                 first_turn_ms: float, grace_ms: float, out: Path, *, show=None,
+                 stop: threading.Event | None = None,
+                 isolate: isolation.Isolation | None = None) -> None:
+        self.specs, self.names, self.seed, self.show = specs, names, seed, show
+        self.isolate = isolate
+        self.timing = (turn_ms, first_turn_ms, grace_ms)
+        self.logs = out / "logs"
+        self.stop = threading.Event() if stop is None else stop
+
+    def submit(self, runner, k: int, must_start: bool, number: int | None = None):
+        number = number or k
+        specs = dict(zip(self.names, self.specs))
+        seeds = dict(zip(self.names, agent_seeds(self.seed, k)))
+        first = self.names[(k - 1) % 2]
+        if runner.remote:
+            return runner.submit(f"game-{number}", play_game_on_worker, number, specs, seeds,
+                                 first, *self.timing, must_start=must_start,
+                                 isolate=self.isolate)
+        return runner.submit(f"game-{number}", self._play_here, number, specs, seeds, first,
+                             must_start)
+
+    def _play_here(self, number: int, specs: dict, seeds: dict, first: str, must_start: bool):
+        commands = commands_of(specs, seeds, *self.timing[:2])
+        record = play_game(commands, first, self.logs, number, *self.timing, self.show,
+                           must_start=must_start, stop=self.stop, isolate=self.isolate)
+        return record, commands
+
+    def game_line(self, record, commands, *, k: int, number: int) -> dict:
+        return game_line(record, commands, number, self.seed, self.specs, self.names, self.logs, k)

@@ -1,0 +1,277 @@
+"""One game through the referee's files, as a series plays it: both bots started in the game's
+directory, refereed by :mod:`ref_sim.referees.file_protocol`, collected, and recorded as a
+``games.jsonl`` line (the keys: :mod:`ref_sim.match`'s docstring).  :class:`FileGames` is the
+series engine's view of such games (:mod:`ref_sim.series.loop`); ``uttt-match``, the tournament
+and the soak play them.  CodinGame's counterpart is :mod:`ref_sim.series.codingame_games`."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from ref_sim import stops
+from ref_sim.referees.file_protocol import GameRecord, Printer, run_game
+from ref_sim.series import cluster, isolation, openings, realbots, telemetry
+from ref_sim.series.launch import START_SETTLE, AgentCannotStart, child_env, first_to_exit, last_output_line
+from ref_sim.series.loop import SeriesGames
+from ref_sim.series.specs import AgentSpec
+
+#: After end_game, how long an agent may take to exit before it is killed: this, or one
+#: time limit and a second if that is longer (an agent may be searching when the game
+#: ends).  The game's files stay until then, or until every agent has exited.
+EXIT_WAIT = 3.0
+#: The referee starts once each agent has printed something (it is up) or exited, or after
+#: this many seconds.  The real referee has no handshake and writes the opening 0.3 s after
+#: its launch; in a tournament the players are started by hand well before it, so a player
+#: still importing its modules when the opening appears would be a runner artefact.
+STARTUP_WAIT = 2.0
+FORMAT = 1
+
+
+# -- one game -----------------------------------------------------------------------------
+
+def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, log: Path,
+                seed: int = 0, encoding: str | None = None, env: dict | None = None,
+                isolate: isolation.Isolation | None = None, search_log: Path | None = None):
+    """Launch one agent, its output into ``log``; ``env``: variables added to its
+    environment (a locale to run it under); ``isolate``: contained (ref_sim.series.isolation), it
+    may write ``directory`` only, and ``search_log``, the file its moves' figures go to
+    (``UTTT_SEARCH_LOG``, ref_sim.series.telemetry); None if it could not be launched."""
+    env = {**child_env(), **(env or {})}
+    writable = [Path(directory).absolute()]
+    if search_log is not None:
+        env = telemetry.search_log_env(search_log, env)
+        if isolate is not None:     # a sandbox lets it write this one file of logs/, not the folder
+            search_log.touch()
+            writable.append(search_log)
+    directory = Path(directory).absolute()      # its working directory, as the real referee's
+    handle = open(log, "w", encoding="utf-8")
+    try:
+        command = spec.command(name, directory, time_limit, seed, encoding)
+        handle.write(f"$ {shlex.join(command)}\n")
+        handle.flush()
+        # A session of its own (stops.start): Ctrl-C in the terminal stops the runner, which
+        # stops the agents; and a process group that stops.kill_tree ends whole.
+        process = isolation.start(command, isolate, writable=writable, stdout=handle,
+                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+                                  cwd=directory)
+    except (OSError, ValueError) as error:
+        handle.write(f"could not start: {error}\n")
+        process = None
+    handle.close()
+    return process
+
+
+def wait_until_started(processes: dict, logs: dict, timeout: float) -> None:
+    """Wait until each agent has written past its log's command line, or exited."""
+    deadline = time.monotonic() + timeout
+    waiting = set(processes)
+    while waiting and time.monotonic() < deadline:
+        for name in list(waiting):
+            process = processes[name]
+            grown = telemetry.wrote_past_first_line(logs[name])    # output after the "$ command"
+            if process is None or process.poll() is not None or grown:
+                waiting.discard(name)
+        if waiting:
+            time.sleep(0.02)
+
+
+def exit_time(time_limit: float, exit_wait: float | None = None) -> float:
+    """Seconds an agent has after end_game to exit (see :data:`EXIT_WAIT`)."""
+    return max(EXIT_WAIT if exit_wait is None else exit_wait, time_limit + 1.0)
+
+
+def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time_limit: float,
+              seed: int | None, first=None, opening=None, show=False, stop=None,
+              agent_seeds=None, exit_wait: float | None = None, must_start: bool = False,
+              encoding: str | None = None, env: dict | None = None,
+              referee_encoding: str | None = None, isolate: isolation.Isolation | None = None):
+    """One game: start both agents, referee, then collect them.  Returns (record, notes).
+
+    specs maps each name to its AgentSpec; names is the order given to the referee.
+    notes maps a name to "crashed (...)" (exited before the end) or "did not exit (killed)".
+    stop: a threading.Event that aborts the game (Ctrl-C).  must_start: raise
+    :class:`AgentCannotStart` instead of playing when an agent has already exited (or could
+    not be launched) once the others are up (the first game of a series).  encoding: the
+    referee's, passed to the built-in agents too (None: the locale's, for all).  env: added
+    to the agents' environment (a locale: ``LC_ALL``...); referee_encoding: the referee's
+    alone, the one that locale gives, where the agents learn theirs from it.  isolate: each
+    agent contained (ref_sim.series.isolation); what each used is ``record.usage`` in any case.
+    """
+    agent_seeds = agent_seeds or {}
+    directory.mkdir(parents=True, exist_ok=True)
+    processes, log_paths = {}, {}
+    for name in names:
+        log_paths[name] = logs / f"game-{number:04d}-{name}.log"
+        processes[name] = start_agent(specs[name], name, directory, time_limit,
+                                      log_paths[name], agent_seeds.get(name, 0), encoding, env,
+                                      isolate, telemetry.search_log_path(logs, number, name))
+    wait_until_started(processes, log_paths, STARTUP_WAIT)
+    gone = first_to_exit(processes, START_SETTLE) if must_start else None
+    if gone is not None:
+        for other in processes.values():
+            stops.kill_tree(other)
+        process = processes[gone]
+        why = ("the command could not be launched" if process is None
+               else f"exited with code {process.returncode} before the game began")
+        said = last_output_line(log_paths[gone])
+        raise AgentCannotStart(gone, why + (f": {said}" if said else ""), log_paths[gone])
+    exited_early = {}
+    finished = threading.Event()
+
+    def watch():                    # notes which agents exit before the game ends
+        while not finished.wait(0.02):
+            for name, process in processes.items():
+                if process is None:
+                    exited_early.setdefault(name, "could not start")
+                elif name not in exited_early and process.poll() is not None:
+                    exited_early[name] = f"exited with code {process.returncode}"
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    printer = Printer(boards=True) if show else None
+
+    def on_event(event):
+        if event.kind in ("end", "abort"):
+            finished.set()
+        # The end and an abort are reported once, by the series' "Game N:" line.
+        if printer is not None and event.kind not in ("end", "abort"):
+            printer(event)
+
+    def all_exited() -> bool:
+        return all(p is None or p.poll() is not None for p in processes.values())
+    try:
+        record = run_game(directory, names[0], names[1], time_limit=time_limit, seed=seed,
+                          on_event=on_event, first=first, opening=opening, stop=stop,
+                          exit_delay=exit_time(time_limit, exit_wait), agents_gone=all_exited,
+                          encoding=referee_encoding or encoding)
+    except BaseException:       # no agent outlives a game that went wrong here
+        for process in processes.values():
+            stops.kill_tree(process)
+        raise
+    finally:
+        finished.set()
+        watcher.join()
+        if stop is not None and stop.is_set():
+            for process in processes.values():
+                stops.kill_tree(process)
+    notes = {name: f"crashed ({why})" for name, why in exited_early.items()}
+    for name, process in processes.items():     # run_game waited for them to exit
+        if process is None or name in notes:
+            continue
+        try:
+            process.wait(0.05)
+        except subprocess.TimeoutExpired:
+            stops.kill_tree(process)
+            if record.result != "aborted":      # no end_game to read: not the agent's fault
+                notes[name] = "did not exit (killed)"
+    for process in processes.values():          # what an agent left running goes with it
+        stops.kill_tree(process)
+    record.usage = isolation.usage_of(processes)    # reaped: CPU seconds, peak memory
+    for name in names:                          # bounded, whatever an agent wrote
+        telemetry.trim_log(log_paths[name])
+        telemetry.trim_log(telemetry.search_log_path(logs, number, name))
+    for name in names:                          # every agent has exited: nothing rewrites them
+        for scratch in specs[name].scratch:
+            (directory / scratch.format(name=name)).unlink(missing_ok=True)
+    record.save(logs / f"game-{number:04d}.json")
+    try:
+        directory.rmdir()                   # the referee cleaned it: no empty folder left
+    except OSError:
+        pass                                # something else is in it: keep it
+    return record, notes
+
+
+def play_game_on_worker(number: int, specs: dict, names, time_limit: float, seed, **options):
+    """:func:`play_game` in a temporary directory of the machine that runs it (a cluster
+    worker).  Returns ``(record, notes, logs)``, ``logs`` the game's log files by name, for
+    :func:`ref_sim.series.cluster.save_files` into the series' ``logs/``."""
+    with tempfile.TemporaryDirectory(prefix="uttt-game-") as temp:
+        logs = Path(temp) / "logs"
+        logs.mkdir()
+        record, notes = play_game(number, specs, names, Path(temp) / f"game-{number:04d}", logs,
+                                  time_limit, seed, **options)
+        return record, notes, cluster.read_files(logs)
+
+
+def game_line(record: GameRecord, notes: dict, scheduled: openings.Scheduled, series_seed: int,
+              specs: list[AgentSpec], names: list[str], logs: Path,
+              encoding: str | None = None) -> dict:
+    """The games.jsonl object of a game (see the module docstring); ``encoding``: the
+    series' ``--encoding``, as given to the agents."""
+    data = record.to_dict()
+    moves = data["moves"]
+    skipped = {}
+    for name in names:
+        path = telemetry.search_log_path(logs, scheduled.index, name)
+        skipped[name] = telemetry.attach_search_log(moves, name, path)[1]
+    if record.result == "tie":
+        points = 0.5
+    elif record.result == "win":
+        points = 1.0 if record.winner == names[0] else 0.0
+    else:
+        points = None
+    return {
+        "format": FORMAT, "game": scheduled.index, "pair": scheduled.pair,
+        "series_seed": series_seed, "seed": scheduled.seed, "time_limit": record.time_limit,
+        "encoding": record.encoding,
+        "agents": [{"name": name, "spec": spec.spec,
+                    "command": spec.command(name, "{dir}", record.time_limit, agent_seed,
+                                            encoding),
+                    "seed": agent_seed}
+                   for name, spec, agent_seed in zip(names, specs, scheduled.agent_seeds)],
+        "names": list(record.names), "p1": record.p1, "p2": record.p2,
+        "opening": [list(item) for item in record.opening], "moves": moves,
+        "result": record.result, "winner": record.winner, "loser": record.loser,
+        "reason": record.reason, "end_text": record.end_text, "bad_line": record.bad_line,
+        "score": points, "notes": dict(notes),
+        "hints": realbots.stall_notes(record, notes, dict(zip(names, specs))),
+        "started": record.started, "duration": round(record.duration, 3),
+        **({"usage": record.usage} if getattr(record, "usage", None) else {}),
+        **telemetry.skipped_key(skipped),
+    }
+
+
+class FileGames(SeriesGames):
+    """A series through the referee's files: game ``k`` is :func:`ref_sim.series.openings.game`'s
+    (opening, who moves first, the seeds), played by :func:`play_game` in ``out``.  ``env``
+    and ``referee_encoding``: :func:`play_game`'s (a soak's Latin-1 locale)."""
+
+    def __init__(self, specs: list[AgentSpec], names: list[str], seed: int, time_limit: float,
+                 out: Path, *, paired: bool = True, encoding: str | None = None,
+                 show: bool = False, stop: threading.Event | None = None,
+                 isolate: isolation.Isolation | None = None, env: dict | None = None,
+                 referee_encoding: str | None = None) -> None:
+        self.specs, self.names, self.seed, self.time_limit = specs, names, seed, time_limit
+        self.isolate, self.env, self.referee_encoding = isolate, env, referee_encoding
+        self.out, self.logs = out, out / "logs"
+        self.paired, self.encoding, self.show = paired, encoding, show
+        self.stop = threading.Event() if stop is None else stop
+
+    def scheduled(self, k: int, number: int | None = None) -> openings.Scheduled:
+        return replace(openings.game(self.seed, k, self.paired), index=number or k)
+
+    def submit(self, runner, k: int, must_start: bool, number: int | None = None):
+        scheduled = self.scheduled(k, number)
+        number = scheduled.index
+        order = self.names if k % 2 else self.names[::-1]      # the referee's order: no meaning
+        specs = dict(zip(self.names, self.specs))
+        options = {"first": self.names[scheduled.first], "opening": list(scheduled.opening),
+                   "agent_seeds": dict(zip(self.names, scheduled.agent_seeds)),
+                   "must_start": must_start, "encoding": self.encoding, "isolate": self.isolate,
+                   "env": self.env, "referee_encoding": self.referee_encoding}
+        if runner.remote:       # played in a temporary directory of a worker
+            return runner.submit(f"game-{number}", play_game_on_worker, number, specs, order,
+                                 self.time_limit, scheduled.seed, **options)
+        return runner.submit(f"game-{number}", play_game, number, specs, order,
+                             self.out / f"game-{number:04d}", self.logs, self.time_limit,
+                             scheduled.seed, show=self.show, stop=self.stop, **options)
+
+    def game_line(self, record, notes, *, k: int, number: int) -> dict:
+        return game_line(record, notes, self.scheduled(k, number), self.seed, self.specs,
+                         self.names, self.logs, self.encoding)
