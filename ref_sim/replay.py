@@ -12,7 +12,9 @@ time-outs, bad moves), shows the selected game's board move by move (buttons, sl
 keys), the score each agent logged for its moves as a graph under the board, and each move's
 time against the limit.  ``--analyse`` has our engine look at every position of the chosen
 games (:mod:`ref_sim.analysis`) and marks the inaccuracies, mistakes and blunders with the
-better move.
+better move; the analysis options without ``--analyse`` are an error (one line), not ignored.
+Ctrl-C or SIGTERM during an analysis stops it at once (exit 130, 143): the positions already
+searched stay in the run's ``replay-analysis.json`` and the same command goes on from there.
 
 The data
 --------
@@ -76,6 +78,12 @@ SEARCH_KEYS = ("depth", "score", "nodes", "nps", "agent_seconds")
 MARKS = "XO"
 #: A local board or game result as one character of a state (see the module docstring).
 RESULT_CHARS = {None: ".", 0: "X", 1: "O", DRAW: "=", TIE: "="}
+
+
+#: The options that only mean something with --analyse: (option, its dest).
+ANALYSIS_ONLY = (("--time", "time"), ("--depth", "depth"), ("--nodes", "nodes"),
+                 ("--games", "games"), ("--jobs", "jobs"), ("--cluster", "cluster"),
+                 ("--tls", "tls"), ("--fresh", "fresh"))
 
 
 class ReplayError(ValueError):
@@ -294,7 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="seconds per position (default 0.5; none with --depth or --nodes)")
     group.add_argument("--depth", type=int, metavar="D", help="search each position to depth D")
     group.add_argument("--nodes", type=int, metavar="N", help="at most N nodes per position")
-    group.add_argument("--games", metavar="SELECTION", default="all",
+    group.add_argument("--games", metavar="SELECTION",
                        help="the games to analyse: numbers and ranges (1,4,7-9), or all, wins, "
                             "losses, draws (agent 1's); default all")
     group.add_argument("--jobs", type=whole(1, MAX_JOBS), metavar="N",
@@ -303,7 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 "--nthreads 1 (a search holds a core)")
     group.add_argument("--fresh", action="store_true",
                        help="analyse again instead of using the results cached in the run's "
-                            f"folder ({analysis.CACHE_NAME})")
+                            f"folder ({analysis.CACHE_NAME}); the new ones replace them")
     return parser
 
 
@@ -312,13 +320,13 @@ def _analyse(args, data: dict, folder: Path) -> None:
     def say(text):
         print(text, file=sys.stderr, flush=True)
     settings = analysis.Settings.from_args(args.time, args.depth, args.nodes)
-    chosen = analysis.select_games(data["games"], args.games)
-    cache = None if args.fresh else folder / analysis.CACHE_NAME
+    chosen = analysis.select_games(data["games"], args.games or "all")
+    cache = folder / analysis.CACHE_NAME
     address = cluster.cluster_target(args)
     runner = cluster.connect(address, say=say) if address else None
     try:
         analysis.analyse_run(data, chosen, settings, jobs=args.jobs, cache=cache, say=say,
-                             runner=runner)
+                             runner=runner, fresh=args.fresh)
     finally:
         if runner is not None:
             runner.close()
@@ -329,6 +337,12 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m ref_sim.replay``; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if not args.analyse:
+        # Without --analyse they would be silently ignored: the user meant an analysis.
+        given = [option for option, dest in ANALYSIS_ONLY if getattr(args, dest) not in (None, False)]
+        if given:
+            parser.exit(2, f"{prog(MODULE)}: error: {given[0]} needs --analyse (without it "
+                           "no position is searched)\n")
     try:
         data = read_run(args.run)
         source = Path(data["source"])

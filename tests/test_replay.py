@@ -3,6 +3,7 @@ escaping, the engine's verdicts, the command line's one-line errors, and the pag
 real headless Chromium (driven over the DevTools protocol with the standard library only)."""
 
 import base64
+import contextlib
 import fcntl
 import json
 import os
@@ -10,6 +11,7 @@ import queue
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -218,6 +220,9 @@ def test_the_command_fails_in_one_line_without_a_traceback(tmp_path):
     (["--analyse", "--games", "9"], "no game 9 in this series"),
     (["--analyse", "--time", "0"], "--time 0: give a positive"),
     (["--analyse", "--depth", "0"], "--depth 0: give a depth"),
+    (["--depth", "6"], "--depth needs --analyse (without it no position is searched)"),
+    (["--games", "all"], "--games needs --analyse"),
+    (["--fresh"], "--fresh needs --analyse"),
 ])
 def test_bad_analysis_options_are_one_line(series, capsys, argv, message):
     folder, _ = series
@@ -571,3 +576,51 @@ def test_ctrl_c_in_an_analysis_is_one_line_and_keeps_what_was_searched(series, c
     cached = json.loads((folder / analysis.CACHE_NAME).read_text())
     assert len(cached["settings"]["time=None depth=1 nodes=None"]) == 3
     assert not (folder / "replay.html").exists()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_stop_signal_ends_an_analysis_at_once_and_a_rerun_goes_on(tmp_path, monkeypatch, capsys,
+                                                                    signum):
+    # A real process searching on two processes, a real signal once a tenth is done.  Before,
+    # the pool's exit searched every queued position (here about a minute: beyond the hang
+    # check below) and the cache kept only the positions seen by then.
+    folder = write_series(tmp_path / "run", [file_protocol_line(number, *random_game(number))
+                                             for number in range(1, 9)])
+    command = [sys.executable, "-m", "ref_sim.replay", str(folder), "--analyse", "--time",
+               "0.25", "--jobs", "2"]
+    # A background shell starts its jobs with SIGINT ignored: this test wants Ctrl-C's default.
+    # A session of its own: a failure kills the searching processes too (they hold stderr).
+    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, cwd=Path(__file__).parent.parent,
+                               start_new_session=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        first = process.stderr.readline()
+        total = int(re.match(r"analysing (\d+) positions", first).group(1))
+        progress = process.stderr.readline()        # "  24/241": a tenth is searched
+        assert re.match(r"\s+\d+/\d+$", progress), progress
+        process.send_signal(signum)
+        _, err = process.communicate(timeout=30)    # a hang check: it takes a fraction of a second
+    finally:
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+    assert process.returncode == 128 + signum, err
+    assert "Traceback" not in err and not (folder / "replay.html").exists()
+    kept = json.loads((folder / analysis.CACHE_NAME).read_text())["settings"]
+    kept = kept["time=0.25 depth=None nodes=None"]
+    assert int(progress.split("/")[0]) <= len(kept) < total
+    assert f"kept the {len(kept)} positions searched" in err
+
+    # The same command again searches only the others (a stand-in search: the test is fast).
+    searched = []
+
+    def stand_in(rules, moves, settings):
+        searched.append(analysis._position_key(rules, moves))
+        return {"best": Position.from_moves(moves, rules).legal_moves()[0], "score": 0,
+                "depth": 1, "nodes": 1, "pv": []}
+    monkeypatch.setattr(analysis, "search_position", stand_in)
+    assert replay.main([str(folder), "--analyse", "--time", "0.25", "--jobs", "1"]) == 0
+    assert len(searched) == total - len(kept) and not set(searched) & set(kept)
+    assert f"analysing {total - len(kept)} positions" in capsys.readouterr().err
