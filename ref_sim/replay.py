@@ -33,6 +33,10 @@ JSON: ``{"format": 1, "source", "agents": [agent 1, agent 2], "win_score", "prov
                 won, CodinGame), "draw", "time-out", "bad-move" (invalid or out of order),
                 "crash" or "aborted"
     time_limit  seconds per move (the file protocol), or null
+    logged_scale {name: "engine" or "own"}: whether the scores a player logged are on our
+                engine's scale (our agent with its own engine and evaluation, by the record's
+                command or spec: :func:`on_our_scale`) and share the page's graph, or on a scale
+                of its own (the seed engine's, another program's): shown as text only
     moves       one object per move, the referee's opening included:
                   player, mark ("X"/"O"), board, spot, opening (true for the referee's four),
                   seconds (the referee's measure, null if none), limit (the seconds allowed),
@@ -156,6 +160,49 @@ def _names(line: dict) -> tuple[list[str], str, str]:
     return (agents if len(agents) == 2 else [x, o]), str(x), str(o)
 
 
+def on_our_scale(agent) -> bool:
+    """Whether an agent's logged scores are on our engine's scale (X's expected result is
+    ``sigmoid(score / score_per_logit)``), as its record says: our agent (``-m agent``,
+    ``uttt-agent``) with its own engine and evaluation, by the command the runner recorded, else
+    by the spec (``agent``, ``agent:depth=6``).  The seed engine's line counts (+575 to +1160
+    in games it loses), another evaluation's, another program's numbers are not; nor is an
+    agent the record does not describe.
+
+    >>> on_our_scale({"spec": "agent:depth=6"}), on_our_scale({"spec": "seed"})
+    (True, False)
+    >>> on_our_scale({"spec": "seed", "command": ["python", "-m", "agent", "Seed2", "--engine",
+    ...                                           "seed"]})
+    False
+    """
+    if not isinstance(agent, dict):
+        return False
+    command = agent.get("command")
+    if isinstance(command, list) and command and all(isinstance(t, str) for t in command):
+        ours = (Path(command[0]).name.startswith("uttt-agent")
+                or any(a == "-m" and b == "agent" for a, b in zip(command, command[1:])))
+        options = {}
+        for word, after in zip(command, [*command[1:], ""]):
+            key, equals, value = word.partition("=")
+            if key in ("--engine", "--eval"):
+                options[key] = value if equals else after
+        return ours and options.get("--engine", "alphabeta") == "alphabeta" \
+            and options.get("--eval", "fitted") == "fitted"
+    spec = agent.get("spec")
+    if not isinstance(spec, str):
+        return False
+    if spec.startswith("name="):
+        spec = spec.partition(":")[2]
+    return spec.partition(":")[0] == "agent"
+
+
+def _scales(line: dict) -> dict[str, str]:
+    """Each player's logged scores: "engine" (our engine's scale) or "own" (see on_our_scale)."""
+    agents = line.get("agents") if isinstance(line.get("agents"), list) else []
+    found = {str(agent["name"]): "engine" if on_our_scale(agent) else "own"
+             for agent in agents if isinstance(agent, dict) and "name" in agent}
+    return found
+
+
 def _ending(line: dict) -> str:
     result, reason = line.get("result"), line.get("reason")
     if result == "aborted" or result is None:
@@ -245,7 +292,8 @@ def game_data(line: dict, logs: Path | None = None) -> dict:
             "loser": line.get("loser"), "reason": line.get("reason"),
             "bad_line": line.get("bad_line"), "notes": line.get("notes") or {},
             "score": line.get("score"), "ending": _ending(line),
-            "time_limit": line.get("time_limit"), "moves": moves, "states": states,
+            "time_limit": line.get("time_limit"), "logged_scale": _scales(line),
+            "moves": moves, "states": states,
             "problem": problem, "analysis": None}
 
 

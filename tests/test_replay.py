@@ -530,6 +530,82 @@ def test_the_page_in_a_browser_steps_with_the_keys_and_draws_its_graphs(tmp_path
     assert (tmp_path / "replay.png").stat().st_size > 10_000
 
 
+def seed_bot_series(folder):
+    """Agent1 (our agent) against Seed2 (the seed engine, its own scale: +575 to +1160 logged
+    in games it loses), each logging its search, as ref_sim.match records them."""
+    lines = []
+    for number in (1, 2):
+        line = file_protocol_line(number, *random_game(number), names=("Agent1", "Seed2"))
+        line["agents"] = [{"name": "Agent1", "spec": "agent",
+                           "command": ["python", "-m", "agent", "Agent1", "--dir", "{dir}"]},
+                          {"name": "Seed2", "spec": "seed",
+                           "command": ["python", "-m", "agent", "Seed2", "--dir", "{dir}",
+                                       "--engine", "seed"]}]
+        rng = random.Random(number)
+        for move in line["moves"]:
+            if move["player"] == "Seed2":
+                score = rng.randint(575, 1160)
+                move.update(depth=3, score=score if move is line["moves"][0] else -score,
+                            nodes=500, nps=10000, agent_seconds=0.01)
+        lines.append(line)
+    return write_series(folder, lines), lines
+
+
+def test_only_our_engine_logs_on_our_scale():
+    assert replay.on_our_scale({"spec": "agent:depth=6"})
+    assert replay.on_our_scale({"spec": "name=Walrus:agent"})
+    assert replay.on_our_scale({"spec": "x", "command": ["/venv/bin/uttt-agent", "A", "--dir", "d"]})
+    assert not replay.on_our_scale({"spec": "seed"})
+    assert not replay.on_our_scale({"spec": "seed", "command": ["py", "-m", "agent", "--engine=seed"]})
+    assert not replay.on_our_scale({"spec": "agent", "command": ["py", "-m", "agent", "--eval", "classic"]})
+    assert not replay.on_our_scale({"spec": "java -cp bots Otter", "command": ["java", "Otter"]})
+    assert not replay.on_our_scale({"name": "Agent1"}) and not replay.on_our_scale("agent")
+
+
+@needs_chromium
+def test_the_page_at_common_sizes_charts_on_screen_scales_apart_arrows_readable(tmp_path, browser):
+    folder, lines = seed_bot_series(tmp_path / "run")
+    out = tmp_path / "replay.html"
+    assert replay.main([str(folder), "--analyse", "--depth", "1", "--jobs", "1", "--games", "1",
+                        "-o", str(out)]) == 0
+    assert embedded(out.read_text())["games"][0]["logged_scale"] == {"Agent1": "engine",
+                                                                     "Seed2": "own"}
+    logged = {name: sum(1 for m in lines[0]["moves"] if m["player"] == name and "score" in m)
+              for name in ("Agent1", "Seed2")}
+    js = browser.js
+    for width, height in ((1400, 1000), (1280, 800)):
+        browser.events.clear()                  # open() waits for this load's event
+        browser.open(out.as_uri(), width, height)
+        assert js("document.body.dataset.ready") == "1"
+        # The time chart and its legend without scrolling; the board still a fair size.
+        box = js("[document.getElementById('time-legend').getBoundingClientRect().bottom, "
+                 "innerHeight, scrollY, document.querySelector('#board .cell')"
+                 ".getBoundingClientRect().width]")
+        assert box[0] <= box[1] and box[2] == 0, box
+        assert box[3] >= 25, box                # pixels per cell
+        browser.screenshot(tmp_path / f"replay-{width}x{height}.png")
+        assert (tmp_path / f"replay-{width}x{height}.png").stat().st_size > 10_000
+
+    # The seed bot's scores are text (the moves table, the legend), not a line at "X wins".
+    assert js("document.querySelectorAll('#score-graph .logged-dot').length") == logged["Agent1"]
+    assert js("document.querySelectorAll('#moves td.own-scale').length") == logged["Seed2"]
+    assert "Seed2 (O) logged" in js("document.getElementById('own-scales').textContent")
+    assert "on a scale of its own: in the moves table only" in js("document.getElementById('own-scales').textContent")
+
+    # The better move in the next cell: the arrow bows out, longer than a cell, not a stub
+    # under the ring (it was 33 units, most of them hidden).
+    ply = next(i for i, m in enumerate(lines[0]["moves"], len(lines[0]["opening"]) + 1)
+               if m["spot"] % 3 < 2 and not any(o[1:] == [m["board"], m["spot"] + 1]
+                                                for o in lines[0]["opening"]))
+    js(f"{{ const m = DATA.games[0].moves[{ply - 1}]; DATA.games[0].analysis.moves[{ply - 1}] = "
+       "{best: [m.board, m.spot + 1], best_score: 0, loss: 0.5, judgement: 'blunder'}; "
+       f"setPly({ply}); }}")
+    assert js("document.querySelectorAll('#board .best-arrow').length") == 1
+    assert js("document.querySelector('#board .best-arrow').getTotalLength()") >= 50
+    browser.screenshot(tmp_path / "replay-arrow.png")
+    assert browser.errors() == []
+
+
 def test_the_analysis_on_a_cluster_is_the_local_one(series, tmp_path, monkeypatch, capsys):
     distributed = pytest.importorskip("distributed")
     folder, _ = series
