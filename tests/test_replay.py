@@ -700,3 +700,44 @@ def test_a_stop_signal_ends_an_analysis_at_once_and_a_rerun_goes_on(tmp_path, mo
     assert replay.main([str(folder), "--analyse", "--time", "0.25", "--jobs", "1"]) == 0
     assert len(searched) == total - len(kept) and not set(searched) & set(kept)
     assert f"analysing {total - len(kept)} positions" in capsys.readouterr().err
+
+
+def test_a_stop_on_a_cluster_keeps_the_finished_positions_and_cancels_the_rest(series,
+                                                                              monkeypatch):
+    # The cluster's loop with the runners' interface (ref_sim.cluster.LocalRunner: threads).
+    # Five short searches finish, three long ones hold the slots, the stop comes before any
+    # result was collected: the five are kept all the same, the others are cancelled.
+    from ref_sim.cluster import LocalRunner
+    folder, _ = series
+    game = replay.read_run(folder)["games"][0]
+    tasks = analysis._tasks(game)[:12]          # 4 to 15 moves
+    short = {analysis._position_key(*task) for task in tasks if len(task[1]) <= 8}
+    release = threading.Event()
+
+    def stand_in(rules, moves, settings):
+        if len(moves) > 8:                      # a long search
+            release.wait(30)
+        return {"best": 0, "score": 0, "depth": 1, "nodes": 1, "pv": []}
+    monkeypatch.setattr(analysis, "search_position", stand_in)
+    runner = LocalRunner(8)
+    cancelled = []
+
+    def stop(tickets):
+        time.sleep(0.3)                         # the short searches finish meanwhile
+        raise KeyboardInterrupt
+
+    def cancel(tickets):
+        cancelled.extend(tickets)
+        release.set()                           # what is still searching ends (dropped)
+    monkeypatch.setattr(runner, "wait", stop)
+    monkeypatch.setattr(runner, "cancel", cancel)
+    found = {}
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            analysis.search_positions(tasks, analysis.Settings(None, depth=1), None, found,
+                                      runner=runner)
+    finally:
+        release.set()
+        runner.close()
+    assert set(found) == short and len(short) == 5
+    assert len(cancelled) == len(tasks) - len(short)
