@@ -198,9 +198,8 @@ def on_our_scale(agent) -> bool:
 def _scales(line: dict) -> dict[str, str]:
     """Each player's logged scores: "engine" (our engine's scale) or "own" (see on_our_scale)."""
     agents = line.get("agents") if isinstance(line.get("agents"), list) else []
-    found = {str(agent["name"]): "engine" if on_our_scale(agent) else "own"
-             for agent in agents if isinstance(agent, dict) and "name" in agent}
-    return found
+    return {str(agent["name"]): "engine" if on_our_scale(agent) else "own"
+            for agent in agents if isinstance(agent, dict) and "name" in agent}
 
 
 def _ending(line: dict) -> str:
