@@ -27,17 +27,24 @@ letting a forced win go is a loss of about 0.5 or more.  Checked on four games o
 (0.3 s a move) against the random player, analysed at 0.3 s a position: none of our agent's
 68 moves lost 0.05 (the worst 0.03), while 21 of the random player's 66 were marked.
 
+Stops.  Ctrl-C, SIGTERM or SIGHUP (:mod:`ref_sim.stops`) end an analysis within a fraction
+of a second: the positions not started are cancelled, the searches under way killed, and every
+position searched so far goes into the cache (``replay-analysis.json`` in the run's folder),
+which the same command reads again: it searches only the others.
+
 What --analyse adds to a game of the page (``game["analysis"]``, see :func:`game_analysis`).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import json
 import math
 import multiprocessing
 import os
 import re
+import signal
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -200,14 +207,17 @@ def _load_cache(path: Path | None, settings: Settings) -> dict:
 
 
 def _save_cache(path: Path, settings: Settings, found: dict, say) -> None:
+    """Add ``found`` to the cache at ``path`` (what it holds for other settings, and for
+    positions not searched now, stays)."""
     try:
         data = records.read_json(path, "cache") if path.is_file() else {}
         if data.get("format") != CACHE_FORMAT:
             data = {}
-    except (OSError, ValueError, AttributeError):
-        data = {}
-    data.setdefault("format", CACHE_FORMAT)
-    data.setdefault("settings", {})[settings.key()] = found
+        known = data.setdefault("settings", {}).setdefault(settings.key(), {})
+        known.update(found)
+    except (OSError, ValueError, AttributeError, TypeError):
+        data = {"settings": {settings.key(): found}}
+    data["format"] = CACHE_FORMAT
     try:
         temp = path.with_name(path.name + ".tmp")
         temp.write_text(json.dumps(data), encoding="utf-8")
@@ -220,7 +230,11 @@ def search_positions(tasks: list, settings: Settings, jobs: int | None, found: d
                      say=lambda text: None, runner=None) -> None:
     """Search every (rules, moves) of ``tasks`` missing from ``found`` (keyed by
     :func:`_position_key`): ``jobs`` processes at once (1: in this process), or on the
-    workers of ``runner`` (an :class:`ref_sim.series.cluster.ClusterRunner`), one slot a position."""
+    workers of ``runner`` (an :class:`ref_sim.series.cluster.ClusterRunner`), one slot a position.
+
+    Each result goes into ``found`` as it comes.  A stop (Ctrl-C, SIGTERM: KeyboardInterrupt)
+    cancels the positions not started, keeps those finished and kills the searches under way,
+    at once: ``found`` then holds every position searched, for the cache."""
     todo = list(dict.fromkeys(task for task in tasks if _position_key(*task) not in found))
     if not todo:
         return
@@ -231,29 +245,80 @@ def search_positions(tasks: list, settings: Settings, jobs: int | None, found: d
     where = " on the cluster" if runner is not None else ""
     say(f"analysing {len(todo)} positions ({per} each, {jobs} at once{where})")
     step = max(1, len(todo) // 10)
-    for done, (task, result) in enumerate(_searched(todo, settings, jobs, runner), 1):
+    done = 0
+
+    def keep(task, result):
+        nonlocal done
         found[_position_key(*task)] = result
+        done += 1
         if done % step == 0:
             say(f"  {done}/{len(todo)}")
 
-
-def _searched(todo: list, settings: Settings, jobs: int, runner):
-    """(task, result) for every task of ``todo``, as they finish."""
     if runner is not None:
-        from ref_sim.series.cluster import in_order
-        calls = ((f"position-{i}", search_position, (*task, settings), {})
-                 for i, task in enumerate(todo))
-        yield from zip(todo, (value for _, value in in_order(runner, calls)))
+        _search_on_cluster(todo, settings, runner, keep)
     elif jobs == 1:
-        for task in todo:
-            yield task, search_position(*task, settings)
+        for task in todo:               # the C search lets Ctrl-C through every ~10 ms
+            keep(task, search_position(*task, settings))
     else:
-        # spawn: the same on every system, and no copy of a parent that may hold threads.
-        context = multiprocessing.get_context("spawn")
-        with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
-            futures = {pool.submit(search_position, *task, settings): task for task in todo}
-            for future in concurrent.futures.as_completed(futures):
-                yield futures[future], future.result()
+        _search_in_processes(todo, settings, jobs, keep)
+
+
+def _ignore_stops() -> None:
+    """A searching process leaves the stop signals to the parent (the terminal's Ctrl-C
+    reaches the whole process group), which keeps what is done and then kills it."""
+    from ref_sim.stops import stop_signal_numbers
+    for signum in stop_signal_numbers():
+        signal.signal(signum, signal.SIG_IGN)
+
+
+def _search_in_processes(todo: list, settings: Settings, jobs: int, keep) -> None:
+    # spawn: the same on every system, and no copy of a parent that may hold threads.
+    pool = concurrent.futures.ProcessPoolExecutor(
+        jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_stops)
+    futures = {pool.submit(search_position, *task, settings): task for task in todo}
+    kept = set()
+    try:
+        for future in concurrent.futures.as_completed(futures):
+            keep(futures[future], future.result())
+            kept.add(future)
+    finally:
+        # Not `with pool`: its exit waits for every queued position (minutes), Ctrl-C or not.
+        # The searches under way are not waited for either (Python 3.14 has kill_workers()).
+        workers = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for future, task in futures.items():
+            if future not in kept and future.done() and not future.cancelled() \
+                    and future.exception() is None:
+                keep(task, future.result())
+        for process in workers:
+            with contextlib.suppress(OSError, AttributeError):
+                process.kill()
+
+
+def _search_on_cluster(todo: list, settings: Settings, runner, keep) -> None:
+    """The positions on the cluster's workers, kept as they finish (any order: ``found`` is
+    keyed), two per slot in flight so no worker waits for its next one."""
+    queue = iter(enumerate(todo))
+    running: dict = {}                  # ticket -> task
+    try:
+        while True:
+            while len(running) < 2 * runner.capacity():
+                number, task = next(queue, (None, None))
+                if task is None:
+                    break
+                running[runner.submit(f"position-{number}", search_position, *task,
+                                      settings)] = task
+            if not running:
+                return
+            finished, _ = runner.wait(set(running))
+            for ticket in finished:
+                keep(running.pop(ticket), ticket.result())
+    finally:
+        for ticket in [t for t in running if t.future.done()]:
+            with contextlib.suppress(Exception):      # failed or cancelled: not kept
+                keep(running[ticket], ticket.result())
+                del running[ticket]
+        runner.cancel(list(running))
 
 
 # -- verdicts ----------------------------------------------------------------------------
@@ -320,18 +385,27 @@ def game_analysis(game: dict, found: dict, settings: Settings, per_logit: float)
 
 
 def analyse_run(data: dict, games: list[dict], settings: Settings, jobs: int | None = None,
-                cache: Path | None = None, say=lambda text: None, runner=None) -> None:
+                cache: Path | None = None, say=lambda text: None, runner=None,
+                fresh: bool = False) -> None:
     """Search every position of ``games`` (games of ``data``) and set each one's
-    ``analysis``; positions already in ``cache`` (a file, or None) are not searched again.
-    ``runner``: a cluster to search on (see :func:`search_positions`)."""
-    found = _load_cache(cache, settings)
+    ``analysis``; positions already in ``cache`` (a file, or None) are not searched again
+    (``fresh``: they are, and the new results replace them there).  Every position searched
+    goes into ``cache``, also when a stop (Ctrl-C, SIGTERM) ends the analysis early: the same
+    command then goes on from there.  ``runner``: a cluster to search on (see
+    :func:`search_positions`)."""
+    found = {} if fresh else _load_cache(cache, settings)
     tasks = [task for game in games for task in _tasks(game)]
     known = len(found)
     try:
         search_positions(tasks, settings, jobs, found, say, runner)
-    finally:                            # Ctrl-C keeps what was searched so far
+    except KeyboardInterrupt:
         if cache is not None and len(found) > known:
             _save_cache(cache, settings, found, say)
+            say(f"kept the {len(found) - known} positions searched in {cache}: "
+                "the same command goes on from there")
+        raise
+    if cache is not None and len(found) > known:
+        _save_cache(cache, settings, found, say)
     per_logit = data["score_per_logit"]
     for game in games:
         game["analysis"] = game_analysis(game, found, settings, per_logit)

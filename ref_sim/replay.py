@@ -12,7 +12,9 @@ time-outs, bad moves), shows the selected game's board move by move (buttons, sl
 keys), the score each agent logged for its moves as a graph under the board, and each move's
 time against the limit.  ``--analyse`` has our engine look at every position of the chosen
 games (:mod:`ref_sim.analysis`) and marks the inaccuracies, mistakes and blunders with the
-better move.
+better move; the analysis options without ``--analyse`` are an error (one line), not ignored.
+Ctrl-C or SIGTERM during an analysis stops it at once (exit 130, 143): the positions already
+searched stay in the run's ``replay-analysis.json`` and the same command goes on from there.
 
 The data
 --------
@@ -31,6 +33,10 @@ JSON: ``{"format": 1, "source", "agents": [agent 1, agent 2], "win_score", "prov
                 won, CodinGame), "draw", "time-out", "bad-move" (invalid or out of order),
                 "crash" or "aborted"
     time_limit  seconds per move (the file protocol), or null
+    logged_scale {name: "engine" or "own"}: whether the scores a player logged are on our
+                engine's scale (our agent with its own engine and evaluation, by the record's
+                command or spec: :func:`on_our_scale`) and share the page's graph, or on a scale
+                of its own (the seed engine's, another program's): shown as text only
     moves       one object per move, the referee's opening included:
                   player, mark ("X"/"O"), board, spot, opening (true for the referee's four),
                   seconds (the referee's measure, null if none), limit (the seconds allowed),
@@ -78,6 +84,12 @@ SEARCH_KEYS = ("depth", "score", "nodes", "nps", "agent_seconds")
 MARKS = "XO"
 #: A local board or game result as one character of a state (see the module docstring).
 RESULT_CHARS = {None: ".", 0: "X", 1: "O", DRAW: "=", TIE: "="}
+
+
+#: The options that only mean something with --analyse: (option, its dest).
+ANALYSIS_ONLY = (("--time", "time"), ("--depth", "depth"), ("--nodes", "nodes"),
+                 ("--games", "games"), ("--jobs", "jobs"), ("--cluster", "cluster"),
+                 ("--tls", "tls"), ("--fresh", "fresh"))
 
 
 class ReplayError(ValueError):
@@ -148,6 +160,48 @@ def _names(line: dict) -> tuple[list[str], str, str]:
     o = line.get("p2") or (opening[1][0] if len(opening) > 1 else None) or \
         ([name for name in names if name != x] or ["O"])[0]
     return (agents if len(agents) == 2 else [x, o]), str(x), str(o)
+
+
+def on_our_scale(agent) -> bool:
+    """Whether an agent's logged scores are on our engine's scale (X's expected result is
+    ``sigmoid(score / score_per_logit)``), as its record says: our agent (``-m agent``,
+    ``uttt-agent``) with its own engine and evaluation, by the command the runner recorded, else
+    by the spec (``agent``, ``agent:depth=6``).  The seed engine's line counts (+575 to +1160
+    in games it loses), another evaluation's, another program's numbers are not; nor is an
+    agent the record does not describe.
+
+    >>> on_our_scale({"spec": "agent:depth=6"}), on_our_scale({"spec": "seed"})
+    (True, False)
+    >>> on_our_scale({"spec": "seed", "command": ["python", "-m", "agent", "Seed2", "--engine",
+    ...                                           "seed"]})
+    False
+    """
+    if not isinstance(agent, dict):
+        return False
+    command = agent.get("command")
+    if isinstance(command, list) and command and all(isinstance(t, str) for t in command):
+        ours = (Path(command[0]).name.startswith("uttt-agent")
+                or any(a == "-m" and b == "agent" for a, b in zip(command, command[1:])))
+        options = {}
+        for word, after in zip(command, [*command[1:], ""]):
+            key, equals, value = word.partition("=")
+            if key in ("--engine", "--eval"):
+                options[key] = value if equals else after
+        return ours and options.get("--engine", "alphabeta") == "alphabeta" \
+            and options.get("--eval", "fitted") == "fitted"
+    spec = agent.get("spec")
+    if not isinstance(spec, str):
+        return False
+    if spec.startswith("name="):
+        spec = spec.partition(":")[2]
+    return spec.partition(":")[0] == "agent"
+
+
+def _scales(line: dict) -> dict[str, str]:
+    """Each player's logged scores: "engine" (our engine's scale) or "own" (see on_our_scale)."""
+    agents = line.get("agents") if isinstance(line.get("agents"), list) else []
+    return {str(agent["name"]): "engine" if on_our_scale(agent) else "own"
+            for agent in agents if isinstance(agent, dict) and "name" in agent}
 
 
 def _ending(line: dict) -> str:
@@ -239,7 +293,8 @@ def game_data(line: dict, logs: Path | None = None) -> dict:
             "loser": line.get("loser"), "reason": line.get("reason"),
             "bad_line": line.get("bad_line"), "notes": line.get("notes") or {},
             "score": line.get("score"), "ending": _ending(line),
-            "time_limit": line.get("time_limit"), "moves": moves, "states": states,
+            "time_limit": line.get("time_limit"), "logged_scale": _scales(line),
+            "moves": moves, "states": states,
             "problem": problem, "analysis": None}
 
 
@@ -296,7 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="seconds per position (default 0.5; none with --depth or --nodes)")
     group.add_argument("--depth", type=int, metavar="D", help="search each position to depth D")
     group.add_argument("--nodes", type=int, metavar="N", help="at most N nodes per position")
-    group.add_argument("--games", metavar="SELECTION", default="all",
+    group.add_argument("--games", metavar="SELECTION",
                        help="the games to analyse: numbers and ranges (1,4,7-9), or all, wins, "
                             "losses, draws (agent 1's); default all")
     group.add_argument("--jobs", type=whole(1, MAX_JOBS), metavar="N",
@@ -305,7 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 "--nthreads 1 (a search holds a core)")
     group.add_argument("--fresh", action="store_true",
                        help="analyse again instead of using the results cached in the run's "
-                            f"folder ({analysis.CACHE_NAME})")
+                            f"folder ({analysis.CACHE_NAME}); the new ones replace them")
     return parser
 
 
@@ -314,13 +369,13 @@ def _analyse(args, data: dict, folder: Path) -> None:
     def say(text):
         print(text, file=sys.stderr, flush=True)
     settings = analysis.Settings.from_args(args.time, args.depth, args.nodes)
-    chosen = analysis.select_games(data["games"], args.games)
-    cache = None if args.fresh else folder / analysis.CACHE_NAME
+    chosen = analysis.select_games(data["games"], args.games or "all")
+    cache = folder / analysis.CACHE_NAME
     address = cluster.cluster_target(args)
     runner = cluster.connect(address, say=say) if address else None
     try:
         analysis.analyse_run(data, chosen, settings, jobs=args.jobs, cache=cache, say=say,
-                             runner=runner)
+                             runner=runner, fresh=args.fresh)
     finally:
         if runner is not None:
             runner.close()
@@ -331,6 +386,12 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m ref_sim.replay``; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if not args.analyse:
+        # Without --analyse they would be silently ignored: the user meant an analysis.
+        given = [option for option, dest in ANALYSIS_ONLY if getattr(args, dest) not in (None, False)]
+        if given:
+            parser.exit(2, f"{prog(MODULE)}: error: {given[0]} needs --analyse (without it "
+                           "no position is searched)\n")
     try:
         data = read_run(args.run)
         source = Path(data["source"])

@@ -25,14 +25,16 @@ STYLE = """
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.4 system-ui, "DejaVu Sans", Helvetica, Arial, sans-serif;
        color: var(--ink); background: #f5f6f8; }
-header { padding: 10px 16px; background: #fff; border-bottom: 1px solid var(--line); }
-header h1 { font-size: 18px; margin: 0 0 2px; }
+header { padding: 6px 16px; background: #fff; border-bottom: 1px solid var(--line);
+         display: flex; flex-wrap: wrap; align-items: baseline; column-gap: 14px; }
+header h1 { font-size: 18px; margin: 0; }
 header .source { color: var(--faint); font-size: 12px; overflow-wrap: anywhere; }
 #errors { margin: 8px 16px; padding: 8px; background: #fde8e8; color: #8a1010;
           border: 1px solid #f3b4b4; white-space: pre-wrap; }
 main { display: grid; grid-template-columns: minmax(250px, 320px) minmax(460px, 680px)
        minmax(260px, 360px); gap: 12px; padding: 12px; align-items: start; }
-section { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 10px; }
+section { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 10px;
+          min-width: 0; /* the one-line texts are cut with an ellipsis, never widen it */ }
 h2 { font-size: 14px; margin: 0 0 6px; }
 .scroll { position: relative; }
 #games-panel .scroll { max-height: calc(100vh - 170px); overflow: auto; }
@@ -51,17 +53,27 @@ td.players { white-space: nowrap; }
 .mark-X { color: var(--x); font-weight: 700; } .mark-O { color: var(--o); font-weight: 700; }
 tr.opening td { color: var(--faint); font-style: italic; }
 .judgement { font-weight: 700; }
+.own-scale { color: var(--faint); font-style: italic; }
 .judgement.inaccuracy { color: var(--inaccuracy); } .judgement.mistake { color: var(--mistake); }
 .judgement.blunder { color: var(--blunder); }
 #filter { width: 100%; margin-bottom: 6px; }
-#game-title { font-weight: 600; margin-bottom: 4px; }
-#board { display: block; width: 100%; max-width: 500px; height: auto; margin: 0 auto;
-         user-select: none; }
+#game-title { font-weight: 600; margin-bottom: 4px; white-space: nowrap; overflow: hidden;
+              text-overflow: ellipsis; }
+/* The board takes the height the panel has left, so that the charts under it stay on the
+   screen (1280x800 too): the panel is as tall as the window below the header (--top, set by
+   the script), the board's box shrinks, and its drawing keeps square within it. */
+#board-panel { display: flex; flex-direction: column;
+               height: max(600px, calc(100vh - var(--top, 80px) - 12px)); }
+#board-panel > * { flex: none; }
+#board-panel > #board { flex: 1 1 0; min-height: 240px; max-height: 500px; }
+#board { display: block; width: 100%; margin: 0 auto; user-select: none; }
 .controls { display: flex; gap: 6px; align-items: center; justify-content: center;
             margin: 6px 0; }
 .controls button { font-size: 16px; min-width: 40px; padding: 2px 8px; }
 #slider { flex: 1; max-width: 260px; }
-#position-text { text-align: center; min-height: 2.8em; }
+/* One line, always: a wrapping text would resize the board as the moves step. */
+#position-text { text-align: center; white-space: nowrap; overflow: hidden;
+                 text-overflow: ellipsis; }
 #details { margin-top: 8px; padding-top: 6px; border-top: 1px solid var(--line);
            min-height: 5em; }
 #details div { margin: 1px 0; }
@@ -70,8 +82,11 @@ tr.opening td { color: var(--faint); font-style: italic; }
 .legend span { margin-right: 10px; white-space: nowrap; }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px;
           vertical-align: middle; margin-right: 3px; }
-label.option { font-size: 12px; color: var(--faint); display: block; text-align: center; }
-@media (max-width: 1100px) { main { grid-template-columns: 1fr; } }
+label.option { font-size: 11px; line-height: 1.15; color: var(--faint); display: flex;
+                align-items: center; gap: 3px; text-align: left; }
+@media (max-width: 1100px) { main { grid-template-columns: 1fr; }
+  #board-panel { height: auto; } #board-panel > #board { flex: none; height: auto;
+                                                         max-width: 500px; } }
 """
 
 SCRIPT = r"""
@@ -124,6 +139,14 @@ function scoreText(score) {           // "+73", or "#+5": a forced result 5 plie
 function loggedX(move) {              // a move's logged score, from X's view
   if (typeof move.score !== "number" || !move.depth) return null;
   return move.mark === "X" ? move.score : -move.score;
+}
+// Only our engine's scores are on our engine's scale (ref_sim.replay.on_our_scale); another
+// bot's (the seed engine's line counts) are text, never drawn against "X wins".
+function ourScale(g, name) { return (g.logged_scale || {})[name] === "engine"; }
+function loggedText(g, move) {
+  const x = loggedX(move);
+  if (x === null) return "";
+  return ourScale(g, move.player) ? scoreText(x) : (x > 0 ? "+" : "") + x;
 }
 function seconds(value) {
   if (value === null || value === undefined) return "";
@@ -213,9 +236,10 @@ function selectGame(index, at) {
   current = index;
   const g = DATA.games[index];
   const o = outcome(g);
-  document.getElementById("game-title").textContent =
-    "Game " + g.game + ": " + g.x + " (X) vs " + g.o + " (O) \u00b7 " + o.text +
+  const title = document.getElementById("game-title");
+  title.textContent = "Game " + g.game + ": " + g.x + " (X) vs " + g.o + " (O) \u00b7 " + o.text +
     (g.reason && g.result === "win" ? ": " + g.reason : "");
+  title.title = title.textContent;        // one line: the whole of it on hover
   const slider = document.getElementById("slider");
   slider.max = g.moves.length;
   buildMoves(g);
@@ -240,9 +264,10 @@ function buildMoves(g) {
     row.appendChild(who);
     row.appendChild(el("td", {}, m.board + " " + m.spot));
     row.appendChild(el("td", {}, m.opening ? "opening" : seconds(m.seconds)));
-    const x = loggedX(m);
-    row.appendChild(el("td", {title: m.depth ? "depth " + m.depth : ""},
-                       x === null ? "" : scoreText(x)));
+    const own = !ourScale(g, m.player) && loggedX(m) !== null;
+    row.appendChild(el("td", {title: (m.depth ? "depth " + m.depth : "") +
+                              (own ? ", on " + m.player + "'s own scale" : ""),
+                              class: own ? "own-scale" : ""}, loggedText(g, m)));
     const v = g.analysis && g.analysis.moves[i];
     const j = el("td", {class: "judgement " + (v && v.judgement ? v.judgement : "")},
                  v && v.judgement ? GLYPH[v.judgement] : "");
@@ -303,7 +328,8 @@ function describe(g, k) {
     const where = state[1].length === 1 ? "board " + state[1] : "any open board";
     parts.push(mover(g, next) + " (" + next + ") to play in " + where);
   }
-  document.getElementById("position-text").textContent = parts.join(" \u00b7 ");
+  const text = document.getElementById("position-text");
+  text.textContent = text.title = parts.join(" \u00b7 ");
 
   const details = document.getElementById("details");
   clear(details);
@@ -315,8 +341,9 @@ function describe(g, k) {
          (m.limit && m.seconds > m.limit ? " (over the limit)" : ""));
   }
   if (m.depth !== undefined) {
-    line(m.player + " logged: depth " + m.depth + ", score " + scoreText(loggedX(m)) +
-         " (X's view), " + (m.nodes || 0).toLocaleString("en") + " nodes" +
+    line(m.player + " logged: depth " + m.depth + ", score " + loggedText(g, m) +
+         " (X's view" + (ourScale(g, m.player) ? "" : ", its own scale") + "), " +
+         (m.nodes || 0).toLocaleString("en") + " nodes" +
          (m.nps ? ", " + m.nps.toLocaleString("en") + " nodes/s" : "") +
          (m.agent_seconds !== undefined ? ", " + seconds(m.agent_seconds) + " by its clock" : ""));
   }
@@ -437,6 +464,16 @@ function drawBoard(g, k) {
   const v = g.analysis && k > 0 ? g.analysis.moves[k - 1] : null;
   if (v && v.judgement) {
     const [x, y] = cellXY(last.board, last.spot);
+    const [bx, by] = cellXY(v.best[0], v.best[1]);
+    const ring = CELL / 2 - 5;
+    svg(root, "circle", {cx: bx + CELL / 2, cy: by + CELL / 2, r: ring, fill: C.best,
+                         "fill-opacity": 0.25, stroke: C.best, "stroke-width": 3, class: "best"});
+    const d = arrowPath([x + CELL / 2, y + CELL / 2], [bx + CELL / 2, by + CELL / 2], ring);
+    svg(root, "path", {d: d, fill: "none", stroke: "#fff", "stroke-width": 9,
+                       "stroke-opacity": 0.85, "stroke-linecap": "round", class: "best-halo"});
+    svg(root, "path", {d: d, fill: "none", stroke: C.best, "stroke-width": 5,
+                       "stroke-linecap": "round", "marker-end": "url(#arrow-head)",
+                       class: "best-arrow"});
     svg(root, "rect", {x: x + 2, y: y + 2, width: CELL - 4, height: CELL - 4, fill: "none",
                        stroke: C[v.judgement], "stroke-width": 4, class: "judged"});
     svg(root, "circle", {cx: x + CELL - 4, cy: y + 4, r: 10, fill: C[v.judgement],
@@ -444,14 +481,6 @@ function drawBoard(g, k) {
     svg(root, "text", {x: x + CELL - 4, y: y + 8.5, "text-anchor": "middle", "font-size": 12,
                        "font-weight": 700, fill: "#fff", class: "judgement-badge"},
         GLYPH[v.judgement]);
-    const [bx, by] = cellXY(v.best[0], v.best[1]);
-    const [ax, ay, cx, cy] = [x + CELL / 2, y + CELL / 2, bx + CELL / 2, by + CELL / 2];
-    const len = Math.hypot(cx - ax, cy - ay), cut = 0.34 * CELL;
-    svg(root, "line", {x1: ax, y1: ay, x2: cx - (cx - ax) * cut / len, y2: cy - (cy - ay) * cut / len,
-                       stroke: C.best, "stroke-width": 5, "stroke-opacity": 0.8,
-                       "marker-end": "url(#arrow-head)", class: "best-arrow"});
-    svg(root, "circle", {cx: cx, cy: cy, r: CELL / 2 - 5, fill: C.best, "fill-opacity": 0.25,
-                         stroke: C.best, "stroke-width": 3, class: "best"});
   }
   if (document.getElementById("show-best").checked && g.analysis && !g.states[k][2]) {
     const next = g.analysis.moves[k];
@@ -466,6 +495,25 @@ function drawBoard(g, k) {
   const marker = svg(defs, "marker", {id: "arrow-head", viewBox: "0 0 10 10", refX: 5, refY: 5,
                                       markerWidth: 3, markerHeight: 3, orient: "auto-start-reverse"});
   svg(marker, "path", {d: "M0 0L10 5L0 10z", fill: C.best});
+}
+
+// The arrow from the move played (centre a) to the better one (centre b, ringed with radius
+// ring): straight when they are far apart; when the cells touch, a straight one would be a
+// stub hidden under the ring, so it bows out towards the board's middle, a cell and more long.
+function arrowPath(a, b, ring) {
+  const [dx, dy] = [b[0] - a[0], b[1] - a[1]], far = Math.hypot(dx, dy);
+  let bend = [(a[0] + b[0]) / 2, (a[1] + b[1]) / 2];
+  if (far < 2.5 * CELL) {
+    let [nx, ny] = [-dy / far, dx / far];
+    if (nx * (SIDE / 2 - bend[0]) + ny * (SIDE / 2 - bend[1]) < 0) [nx, ny] = [-nx, -ny];
+    bend = [bend[0] + nx * 1.2 * CELL, bend[1] + ny * 1.2 * CELL];
+  }
+  const toward = (from, to, by) => {
+    const length = Math.hypot(to[0] - from[0], to[1] - from[1]);
+    return [from[0] + (to[0] - from[0]) * by / length, from[1] + (to[1] - from[1]) * by / length];
+  };
+  const start = toward(a, bend, 0.3 * CELL), end = toward(b, bend, ring + 6);
+  return "M" + start.join(" ") + "Q" + bend.join(" ") + " " + end.join(" ");
 }
 
 // -- graphs under the board --------------------------------------------------------------
@@ -503,7 +551,7 @@ function axisTicks(f, g) {
   }
 }
 function drawScoreGraph(g) {
-  const f = chart("score-graph", 170, g);
+  const f = chart("score-graph", 125, g);
   const y = e => f.top + (1 - e) * f.plotH;
   const a = g.analysis;
   svg(f.root, "line", {x1: f.left, y1: y(0.5), x2: f.W - f.right, y2: y(0.5), stroke: C.grid,
@@ -535,6 +583,7 @@ function drawScoreGraph(g) {
     });
   }
   for (const mark of ["X", "O"]) {          // what each agent logged, where it did
+    if (!ourScale(g, mover(g, mark))) continue;
     const pts = [];
     g.moves.forEach((m, i) => {
       const s = m.mark === mark ? loggedX(m) : null;
@@ -553,7 +602,8 @@ function drawScoreGraph(g) {
   }
   if (!points) {
     svg(f.root, "text", {x: f.W / 2, y: y(0.5) - 8, "text-anchor": "middle", "font-size": 12,
-                         fill: C.faint}, "no scores: neither player logged its search, and no --analyse");
+                         fill: C.faint}, "no scores on our engine's scale: no --analyse, and " +
+                         "neither player is our engine");
   }
   f.root.dataset.points = points;
   axisTicks(f, g);
@@ -566,19 +616,27 @@ function drawScoreGraph(g) {
     span.appendChild(document.createTextNode(text));
     legend.appendChild(span);
   };
+  const others = [];
   for (const mark of ["X", "O"]) {
-    if (g.moves.some(m => m.mark === mark && loggedX(m) !== null)) {
-      key(mark === "X" ? C.x : C.o, mover(g, mark) + " (" + mark + ") logged");
-    }
+    const logged = g.moves.filter(m => m.mark === mark).map(loggedX).filter(x => x !== null);
+    if (!logged.length) continue;
+    if (ourScale(g, mover(g, mark))) key(mark === "X" ? C.x : C.o, mover(g, mark) + " (" + mark + ") logged");
+    else others.push(mover(g, mark) + " (" + mark + ") logged " + loggedText(g, {
+      player: mover(g, mark), mark: "X", depth: 1, score: Math.min(...logged)}) + " to " +
+      loggedText(g, {player: mover(g, mark), mark: "X", depth: 1, score: Math.max(...logged)}));
   }
   if (a) key("#9aa3ad", "engine analysis");
-  legend.appendChild(el("span", {}, "height: X's expected result (score / " +
-                                     DATA.score_per_logit + " as logits, our engine's scale)"));
+  legend.appendChild(el("span", {}, "height: X's expected result on our engine's scale " +
+                                     "(score / " + DATA.score_per_logit + " as logits)"));
+  if (others.length) {
+    legend.appendChild(el("div", {class: "own-scale", id: "own-scales"}, others.join("; ") +
+      " (X's view) on a scale of its own: in the moves table only."));
+  }
 }
 function drawTimeGraph(g) {
   // Each move's time as a share of its own limit (CodinGame's first turns are ten times
   // longer), in seconds where the file gives no limit.
-  const f = chart("time-graph", 110, g);
+  const f = chart("time-graph", 80, g);
   const timed = g.moves.map((m, i) => [m, i]).filter(([m]) => typeof m.seconds === "number");
   const shared = timed.length > 0 && timed.every(([m]) => m.limit);
   const value = m => shared ? m.seconds / m.limit : m.seconds;
@@ -609,8 +667,8 @@ function drawTimeGraph(g) {
   cursor(f);
   const limits = [...new Set(timed.map(([m]) => m.limit).filter(Boolean))].sort((a, b) => b - a);
   document.getElementById("time-legend").textContent = "Bars: each move's time (the referee's " +
-    "measure)" + (shared ? " as a share of its limit (" + limits.map(seconds).join(" or ") + ")" : "") +
-    (g.moves.some(m => m.opening) ? "; grey: the referee's opening" : "") + ".";
+    "measure)" + (shared ? " against its limit (" + limits.map(seconds).join(" or ") + ")" : "") +
+    (g.moves.some(m => m.opening) ? "; grey: opening" : "") + ".";
 }
 
 // -- keys, hash, start -------------------------------------------------------------------
@@ -641,6 +699,10 @@ function start() {
   document.getElementById("source").textContent = DATA.source +
     (DATA.unreadable_lines ? " (" + DATA.unreadable_lines + " unreadable lines left out)" : "");
   document.getElementById("board").setAttribute("viewBox", "0 0 " + SIDE + " " + SIDE);
+  const top = () => document.documentElement.style.setProperty(
+    "--top", document.querySelector("main").getBoundingClientRect().top + window.scrollY + "px");
+  top();
+  window.addEventListener("resize", top);
   buildFilter();
   buildList();
   document.getElementById("first").onclick = () => setPly(0);
@@ -695,10 +757,9 @@ window.addEventListener("error", function (event) {
     <input id="slider" type="range" min="0" max="0" value="0" aria-label="move">
     <button id="forward" title="forward (right arrow)">&#x25B6;</button>
     <button id="last" title="end (End)">&#x21E5;</button>
+    <label class="option" title="the engine's move for the player to move, as a dashed purple ring (after --analyse)"><input type="checkbox" id="show-best"> engine's<br>next move</label>
   </div>
   <div id="position-text"></div>
-  <label class="option"><input type="checkbox" id="show-best"> show the engine's move for the
-    player to move (dashed purple ring; after --analyse)</label>
   <div class="charts">
     <svg id="score-graph" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="scores"></svg>
     <div class="legend" id="score-legend"></div>

@@ -3,6 +3,7 @@ escaping, the engine's verdicts, the command line's one-line errors, and the pag
 real headless Chromium (driven over the DevTools protocol with the standard library only)."""
 
 import base64
+import contextlib
 import fcntl
 import json
 import os
@@ -10,6 +11,7 @@ import queue
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -218,6 +220,9 @@ def test_the_command_fails_in_one_line_without_a_traceback(tmp_path):
     (["--analyse", "--games", "9"], "no game 9 in this series"),
     (["--analyse", "--time", "0"], "--time 0: give a positive"),
     (["--analyse", "--depth", "0"], "--depth 0: give a depth"),
+    (["--depth", "6"], "--depth needs --analyse (without it no position is searched)"),
+    (["--games", "all"], "--games needs --analyse"),
+    (["--fresh"], "--fresh needs --analyse"),
 ])
 def test_bad_analysis_options_are_one_line(series, capsys, argv, message):
     folder, _ = series
@@ -525,6 +530,82 @@ def test_the_page_in_a_browser_steps_with_the_keys_and_draws_its_graphs(tmp_path
     assert (tmp_path / "replay.png").stat().st_size > 10_000
 
 
+def seed_bot_series(folder):
+    """Agent1 (our agent) against Seed2 (the seed engine, its own scale: +575 to +1160 logged
+    in games it loses), each logging its search, as ref_sim.match records them."""
+    lines = []
+    for number in (1, 2):
+        line = file_protocol_line(number, *random_game(number), names=("Agent1", "Seed2"))
+        line["agents"] = [{"name": "Agent1", "spec": "agent",
+                           "command": ["python", "-m", "agent", "Agent1", "--dir", "{dir}"]},
+                          {"name": "Seed2", "spec": "seed",
+                           "command": ["python", "-m", "agent", "Seed2", "--dir", "{dir}",
+                                       "--engine", "seed"]}]
+        rng = random.Random(number)
+        for move in line["moves"]:
+            if move["player"] == "Seed2":
+                score = rng.randint(575, 1160)
+                move.update(depth=3, score=score if move is line["moves"][0] else -score,
+                            nodes=500, nps=10000, agent_seconds=0.01)
+        lines.append(line)
+    return write_series(folder, lines), lines
+
+
+def test_only_our_engine_logs_on_our_scale():
+    assert replay.on_our_scale({"spec": "agent:depth=6"})
+    assert replay.on_our_scale({"spec": "name=Walrus:agent"})
+    assert replay.on_our_scale({"spec": "x", "command": ["/venv/bin/uttt-agent", "A", "--dir", "d"]})
+    assert not replay.on_our_scale({"spec": "seed"})
+    assert not replay.on_our_scale({"spec": "seed", "command": ["py", "-m", "agent", "--engine=seed"]})
+    assert not replay.on_our_scale({"spec": "agent", "command": ["py", "-m", "agent", "--eval", "classic"]})
+    assert not replay.on_our_scale({"spec": "java -cp bots Otter", "command": ["java", "Otter"]})
+    assert not replay.on_our_scale({"name": "Agent1"}) and not replay.on_our_scale("agent")
+
+
+@needs_chromium
+def test_the_page_at_common_sizes_charts_on_screen_scales_apart_arrows_readable(tmp_path, browser):
+    folder, lines = seed_bot_series(tmp_path / "run")
+    out = tmp_path / "replay.html"
+    assert replay.main([str(folder), "--analyse", "--depth", "1", "--jobs", "1", "--games", "1",
+                        "-o", str(out)]) == 0
+    assert embedded(out.read_text())["games"][0]["logged_scale"] == {"Agent1": "engine",
+                                                                     "Seed2": "own"}
+    logged = {name: sum(1 for m in lines[0]["moves"] if m["player"] == name and "score" in m)
+              for name in ("Agent1", "Seed2")}
+    js = browser.js
+    for width, height in ((1400, 1000), (1280, 800)):
+        browser.events.clear()                  # open() waits for this load's event
+        browser.open(out.as_uri(), width, height)
+        assert js("document.body.dataset.ready") == "1"
+        # The time chart and its legend without scrolling; the board still a fair size.
+        box = js("[document.getElementById('time-legend').getBoundingClientRect().bottom, "
+                 "innerHeight, scrollY, document.querySelector('#board .cell')"
+                 ".getBoundingClientRect().width]")
+        assert box[0] <= box[1] and box[2] == 0, box
+        assert box[3] >= 25, box                # pixels per cell
+        browser.screenshot(tmp_path / f"replay-{width}x{height}.png")
+        assert (tmp_path / f"replay-{width}x{height}.png").stat().st_size > 10_000
+
+    # The seed bot's scores are text (the moves table, the legend), not a line at "X wins".
+    assert js("document.querySelectorAll('#score-graph .logged-dot').length") == logged["Agent1"]
+    assert js("document.querySelectorAll('#moves td.own-scale').length") == logged["Seed2"]
+    assert "Seed2 (O) logged" in js("document.getElementById('own-scales').textContent")
+    assert "on a scale of its own: in the moves table only" in js("document.getElementById('own-scales').textContent")
+
+    # The better move in the next cell: the arrow bows out, longer than a cell, not a stub
+    # under the ring (it was 33 units, most of them hidden).
+    ply = next(i for i, m in enumerate(lines[0]["moves"], len(lines[0]["opening"]) + 1)
+               if m["spot"] % 3 < 2 and not any(o[1:] == [m["board"], m["spot"] + 1]
+                                                for o in lines[0]["opening"]))
+    js(f"{{ const m = DATA.games[0].moves[{ply - 1}]; DATA.games[0].analysis.moves[{ply - 1}] = "
+       "{best: [m.board, m.spot + 1], best_score: 0, loss: 0.5, judgement: 'blunder'}; "
+       f"setPly({ply}); }}")
+    assert js("document.querySelectorAll('#board .best-arrow').length") == 1
+    assert js("document.querySelector('#board .best-arrow').getTotalLength()") >= 50
+    browser.screenshot(tmp_path / "replay-arrow.png")
+    assert browser.errors() == []
+
+
 def test_the_analysis_on_a_cluster_is_the_local_one(series, tmp_path, monkeypatch, capsys):
     distributed = pytest.importorskip("distributed")
     folder, _ = series
@@ -571,3 +652,92 @@ def test_ctrl_c_in_an_analysis_is_one_line_and_keeps_what_was_searched(series, c
     cached = json.loads((folder / analysis.CACHE_NAME).read_text())
     assert len(cached["settings"]["time=None depth=1 nodes=None"]) == 3
     assert not (folder / "replay.html").exists()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_stop_signal_ends_an_analysis_at_once_and_a_rerun_goes_on(tmp_path, monkeypatch, capsys,
+                                                                    signum):
+    # A real process searching on two processes, a real signal once a tenth is done.  Before,
+    # the pool's exit searched every queued position (here about a minute: beyond the hang
+    # check below) and the cache kept only the positions seen by then.
+    folder = write_series(tmp_path / "run", [file_protocol_line(number, *random_game(number))
+                                             for number in range(1, 9)])
+    command = [sys.executable, "-m", "ref_sim.replay", str(folder), "--analyse", "--time",
+               "0.25", "--jobs", "2"]
+    # A background shell starts its jobs with SIGINT ignored: this test wants Ctrl-C's default.
+    # A session of its own: a failure kills the searching processes too (they hold stderr).
+    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, cwd=Path(__file__).parent.parent,
+                               start_new_session=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        first = process.stderr.readline()
+        total = int(re.match(r"analysing (\d+) positions", first).group(1))
+        progress = process.stderr.readline()        # "  24/241": a tenth is searched
+        assert re.match(r"\s+\d+/\d+$", progress), progress
+        process.send_signal(signum)
+        _, err = process.communicate(timeout=30)    # a hang check: it takes a fraction of a second
+    finally:
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+    assert process.returncode == 128 + signum, err
+    assert "Traceback" not in err and not (folder / "replay.html").exists()
+    kept = json.loads((folder / analysis.CACHE_NAME).read_text())["settings"]
+    kept = kept["time=0.25 depth=None nodes=None"]
+    assert int(progress.split("/")[0]) <= len(kept) < total
+    assert f"kept the {len(kept)} positions searched" in err
+
+    # The same command again searches only the others (a stand-in search: the test is fast).
+    searched = []
+
+    def stand_in(rules, moves, settings):
+        searched.append(analysis._position_key(rules, moves))
+        return {"best": Position.from_moves(moves, rules).legal_moves()[0], "score": 0,
+                "depth": 1, "nodes": 1, "pv": []}
+    monkeypatch.setattr(analysis, "search_position", stand_in)
+    assert replay.main([str(folder), "--analyse", "--time", "0.25", "--jobs", "1"]) == 0
+    assert len(searched) == total - len(kept) and not set(searched) & set(kept)
+    assert f"analysing {total - len(kept)} positions" in capsys.readouterr().err
+
+
+def test_a_stop_on_a_cluster_keeps_the_finished_positions_and_cancels_the_rest(series,
+                                                                              monkeypatch):
+    # The cluster's loop with the runners' interface (ref_sim.series.cluster.LocalRunner: threads).
+    # Five short searches finish, three long ones hold the slots, the stop comes before any
+    # result was collected: the five are kept all the same, the others are cancelled.
+    from ref_sim.series.cluster import LocalRunner
+    folder, _ = series
+    game = replay.read_run(folder)["games"][0]
+    tasks = analysis._tasks(game)[:12]          # 4 to 15 moves
+    short = {analysis._position_key(*task) for task in tasks if len(task[1]) <= 8}
+    release = threading.Event()
+
+    def stand_in(rules, moves, settings):
+        if len(moves) > 8:                      # a long search
+            release.wait(30)
+        return {"best": 0, "score": 0, "depth": 1, "nodes": 1, "pv": []}
+    monkeypatch.setattr(analysis, "search_position", stand_in)
+    runner = LocalRunner(8)
+    cancelled = []
+
+    def stop(tickets):
+        time.sleep(0.3)                         # the short searches finish meanwhile
+        raise KeyboardInterrupt
+
+    def cancel(tickets):
+        cancelled.extend(tickets)
+        release.set()                           # what is still searching ends (dropped)
+    monkeypatch.setattr(runner, "wait", stop)
+    monkeypatch.setattr(runner, "cancel", cancel)
+    found = {}
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            analysis.search_positions(tasks, analysis.Settings(None, depth=1), None, found,
+                                      runner=runner)
+    finally:
+        release.set()
+        runner.close()
+    assert set(found) == short and len(short) == 5
+    assert len(cancelled) == len(tasks) - len(short)
