@@ -219,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"games to play, rounded up to pairs (default 10; with --sprt a maximum, "
                              f"default {SPRT_MAX_GAMES})")
     effort = parser.add_mutually_exclusive_group()
-    effort.add_argument("--seconds", type=real(0, MAX_SECONDS, low_open=True),
+    effort.add_argument("--time-limit", "--seconds", dest="seconds", type=real(0, MAX_SECONDS, low_open=True),
                         help="seconds per move, more than 0 (default: the game's, e.g. qubic 5)")
     effort.add_argument("--depth", type=whole(1, MAX_DEPTH), help="fixed search depth per move")
     effort.add_argument("--nodes", type=whole(1), help="fixed node budget per move")

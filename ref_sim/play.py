@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("game", choices=list(GAMES), help="ttt, nineboard, qubic or uttt")
     parser.add_argument("--first", choices=("human", "engine"), default="human",
                         help="who moves first and plays X (default: human)")
-    parser.add_argument("--seconds", type=float, default=None,
+    parser.add_argument("--time-limit", "--seconds", dest="seconds", type=float, default=None, metavar="SECONDS",
                         help="engine's thinking time per move (default: per game: ttt 1, nineboard 2, qubic 5, uttt 2)")
     parser.add_argument("--depth", type=int, default=None, help="a fixed search depth instead (weaker, instant)")
     return parser

@@ -87,8 +87,8 @@ RESULT_CHARS = {None: ".", 0: "X", 1: "O", DRAW: "=", TIE: "="}
 
 
 #: The options that only mean something with --analyse: (option, its dest).
-ANALYSIS_ONLY = (("--time", "time"), ("--depth", "depth"), ("--nodes", "nodes"),
-                 ("--games", "games"), ("--jobs", "jobs"), ("--cluster", "cluster"),
+ANALYSIS_ONLY = (("--time-limit", "time"), ("--depth", "depth"), ("--nodes", "nodes"),
+                 ("--select", "games"), ("--jobs", "jobs"), ("--cluster", "cluster"),
                  ("--tls", "tls"), ("--fresh", "fresh"))
 
 
@@ -99,15 +99,27 @@ class ReplayError(ValueError):
 # -- reading a run -----------------------------------------------------------------------
 
 def games_file(run) -> Path:
-    """``games.jsonl`` of ``run`` (a folder or the file itself); ReplayError if there is none."""
-    path = Path(run)
-    if path.is_dir():
-        path = path / "games.jsonl"
-        if not path.is_file():
-            raise ReplayError(f"{run}: no games.jsonl in this folder (is it a series' --out?)")
-    elif not path.exists():
-        raise ReplayError(f"{run}: no such file or folder")
-    return path
+    """The file ``run`` names as every view takes it (:func:`ref_sim.series.records.games_source`):
+    a series' folder (its games.jsonl), a games.jsonl, or one game's record; ReplayError if none."""
+    try:
+        return records.games_source(run)
+    except records.RecordError as error:
+        raise ReplayError(str(error)) from None
+
+
+def _one_game(path: Path) -> list[tuple[int, object]] | None:
+    """``[(1, line)]`` when ``path`` is one game's record (``logs/game-NNNN.json``, or one saved
+    by ``python -m ref_sim --record``): the game as a series' line, game 1 of its own series;
+    None when it is not one (JSON lines, read as such)."""
+    try:
+        record = records.read_json(path, "game record")
+    except records.RecordError:
+        return None
+    if not isinstance(record, dict) or not isinstance(record.get("moves"), list):
+        return None
+    names = record.get("names") if isinstance(record.get("names"), list) else []
+    return [(1, {"game": 1, "pair": 0, **record,
+                 "agents": record.get("agents") or [{"name": name} for name in names]})]
 
 
 def read_run(run, warn=None) -> dict:
@@ -116,8 +128,9 @@ def read_run(run, warn=None) -> dict:
     out with one warning line (``warn``, default stderr) naming the file and the line: the page
     shows the other games.  ReplayError when no game is left."""
     path = games_file(run)
+    single = None if path.suffix == ".jsonl" else _one_game(path)
     try:
-        values, problems = records.read_lines(path)
+        values, problems = (single, []) if single else records.read_lines(path)
     except records.RecordError as error:
         raise ReplayError(str(error)) from None
     lines: dict[int, tuple[int, dict]] = {}
@@ -340,18 +353,18 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="RUN is the --out folder of python -m ref_sim.match or ref_sim.stdio, or its "
                "games.jsonl.  The page opens from disk in any browser (no server, no network).  "
                "Exit codes: 0 written, 2 bad input.")
-    parser.add_argument("run", metavar="RUN", help="a series' --out folder or its games.jsonl")
+    parser.add_argument("run", metavar="RUN", help=records.GAMES_ARGUMENT)
     parser.add_argument("-o", "--out", metavar="OUT.html",
                         help="the page to write (default: replay.html next to games.jsonl)")
     group = parser.add_argument_group("analysis")
     group.add_argument("--analyse", "--analyze", action="store_true",
                        help="have our engine evaluate every position and mark mistakes")
     # The low end is analysis.Settings' to check (its message says what to give).
-    group.add_argument("--time", type=real(-math.inf, MAX_SECONDS), metavar="S",
+    group.add_argument("--time-limit", "--time", dest="time", type=real(-math.inf, MAX_SECONDS), metavar="S",
                        help="seconds per position (default 0.5; none with --depth or --nodes)")
     group.add_argument("--depth", type=int, metavar="D", help="search each position to depth D")
     group.add_argument("--nodes", type=int, metavar="N", help="at most N nodes per position")
-    group.add_argument("--games", metavar="SELECTION",
+    group.add_argument("--select", "--games", dest="games", metavar="WHICH",
                        help="the games to analyse: numbers and ranges (1,4,7-9), or all, wins, "
                             "losses, draws (agent 1's); default all")
     group.add_argument("--jobs", type=whole(1, MAX_JOBS), metavar="N",
@@ -362,6 +375,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="analyse again instead of using the results cached in the run's "
                             f"folder ({analysis.CACHE_NAME}); the new ones replace them")
     return parser
+
+
+def _as_typed(parser, option: str, argv: list[str]) -> str:
+    """``option`` under the name the user typed (an old name, ``--games``, is still taken)."""
+    names = next(action.option_strings for action in parser._actions if option in action.option_strings)
+    return next((name for name in names for word in argv if word == name or word.startswith(name + "=")),
+                option)
 
 
 def _analyse(args, data: dict, folder: Path) -> None:
@@ -388,7 +408,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.analyse:
         # Without --analyse they would be silently ignored: the user meant an analysis.
-        given = [option for option, dest in ANALYSIS_ONLY if getattr(args, dest) not in (None, False)]
+        typed = sys.argv[1:] if argv is None else argv
+        given = [_as_typed(parser, option, typed) for option, dest in ANALYSIS_ONLY
+                 if getattr(args, dest) not in (None, False)]
         if given:
             parser.exit(2, f"{prog(MODULE)}: error: {given[0]} needs --analyse (without it "
                            "no position is searched)\n")

@@ -680,7 +680,7 @@ def other_checkouts(tmp_path):
     bare.mkdir(parents=True)
     (bare / "__init__.py").write_text("raise ImportError('No module named ref_sim')\n")
     other = tmp_path / "other" / "ref_sim"
-    shutil.copytree(Path(cluster.__file__).parent, other,
+    shutil.copytree(Path(cluster.__file__).parent.parent, other,
                     ignore=shutil.ignore_patterns("__pycache__"))
     (other / "rules.py").write_text((other / "rules.py").read_text() + "\n# changed\n")
     return bare.parent, other.parent
