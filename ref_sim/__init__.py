@@ -1,34 +1,22 @@
-"""The bench around the agent: two referees, a series engine, its front-ends, and views.
+"""The bench around the agent: the commands at the top, and three packages under them.
 
-The referees, side by side, and what they share:
+* :mod:`ref_sim.referees`: the two referees side by side, :mod:`.referees.file_protocol` (a
+  faithful, headless simulator of the CS 4341 referee v7) and :mod:`.referees.codingame`
+  (CodinGame's stdin/stdout turn); each referees one game and knows nothing of series.
+* :mod:`ref_sim.series`: the series engine under every command: the one loop, one game of
+  each protocol (``file_games``, ``codingame_games``), bot specs, records and resume, the tally
+  and report, statistics, isolation, clusters.
+* :mod:`ref_sim.views`: show, render, plot, replay, analysis, crosstable: they read games and
+  show them, apart from both.
 
-* ``referee``: a faithful, headless simulator of the CS 4341 Ultimate Tic-Tac-Toe referee (v7),
-  the file protocol (``cli``, ``__main__``: ``python -m ref_sim NAME1 NAME2``: one game);
-  ``codingame_referee``: CodinGame's stdin/stdout referee, one game between two programs.
-* ``rules`` (the referee's rules), ``openings`` (openings and the schedule of a series),
-  ``random_agent`` and ``stdio_random`` (random players of each protocol).
+Shared by all: ``rules`` (the referee's rules, deliberately plain), ``stops`` (stopping
+cleanly) and ``console`` (one line, never a traceback).
 
-The series engine, under every runner:
-
-* ``series``: the loop, the settings and ``--resume``, how a run ends; ``report``: the tally
-  and the cutechess-style summary; ``specs``: a bot as a runner is told it; ``records``: the
-  files in ``--out``; ``progress``: the progress line; ``stops``: stopping cleanly;
-  ``telemetry``: what the bots print, read as untrusted input; ``realbots``: real bots as
-  they are; ``isolation``: ``--isolate``; ``cluster``: games on Dask workers; ``stats``: Elo,
-  SPRT and the rest; ``ratings``: many bots' ratings; ``console``: one line, never a traceback.
-
-The front-ends (command lines):
-
-* ``match``: a series through the file protocol (and its one game: agents, referee, logs);
-  ``stdio``: a series under CodinGame's protocol; ``tournament`` (with ``bot_list``): many
-  bots, a round-robin or a gauntlet; ``arena`` and ``selfplay``: engines in one process, no
-  referee; ``play``: a game against the engine in the terminal.
-
-The views, apart from both:
-
-* ``show`` (games in the terminal), ``render`` (a position as SVG or PNG), ``plot`` (a series'
-  score and times), ``replay`` and ``replay_page`` (a series as one HTML page), ``analysis``
-  (our engine's verdict on every move), ``crosstable`` (a tournament's pages).
+The commands (``python -m ref_sim.NAME``, or ``uttt-...``): ``cli``/``__main__`` (one game,
+like referee.py), ``match`` (a series through the files), ``stdio`` (a series under CodinGame's
+protocol), ``tournament``, ``arena`` and ``selfplay`` (engines in one process), ``play`` (you
+against the engine), ``cluster_serve``, ``show``, ``render``, ``plot``, ``replay``; and the
+built-in random players of each protocol, ``random_agent`` and ``stdio_random``.
 """
 
 import sys

@@ -64,7 +64,7 @@ that went wrong are moved to a kept ``uttt-logs-*`` folder, named in the output)
                      protocol, the referee's record ``game-NNNN.json``.
 ``crosstable.html``  the rating table beside the crosstable, each cell linked to the replay
                      page of its pairing's games, ``replays/NN-A-vs-MM-B.html``
-                     (:mod:`ref_sim.crosstable`); written with ``--out`` each time a
+                     (:mod:`ref_sim.views.crosstable`); written with ``--out`` each time a
                      pairing ends (with that pairing's replay page), so a long event can be
                      followed, and at the end of every run, a resumed or stopped one too.
 
@@ -93,7 +93,8 @@ from pathlib import Path
 from ref_sim.series import cluster, records, stats
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
 from ref_sim.series import bot_list, isolation, ratings, realbots
-from ref_sim import console, crosstable, match, stdio
+from ref_sim import console, match, stdio
+from ref_sim.views import crosstable
 from ref_sim.series.progress import Progress
 from ref_sim.referees.file_protocol import check_encoding, check_time_limit, locale_encoding
 from ref_sim.series.report import distinct_line, pair_counts, summarize, tally

@@ -150,7 +150,8 @@ def test_certificates_make_an_address_tls_and_tls_needs_them(folders, monkeypatc
 
 def runner_parsers():
     """Every runner that takes --cluster, with the rest of a command line it accepts."""
-    from ref_sim import arena, replay, stdio, tournament
+    from ref_sim import arena, stdio, tournament
+    from ref_sim.views import replay
     sys.path.insert(0, str(ROOT / "scripts"))
     try:
         import train_eval

@@ -1,4 +1,4 @@
-"""A class tournament (ref_sim/crosstable.py, ref_sim/series/bot_list.py): bot lists read line by line
+"""A class tournament (ref_sim/views/crosstable.py, ref_sim/series/bot_list.py): bot lists read line by line
 with one-line errors naming the file and line, the crosstable page from game lines (every bot
 in both tables, every cell, each score from the row's side, names as text), the pages a real
 tournament writes in --out (every link a file, each replay page its pairing's games, rewritten
@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from ref_sim.series import bot_list
-from ref_sim import crosstable, tournament
+from ref_sim import tournament
+from ref_sim.views import crosstable
 from ref_sim.referees.file_protocol import TIME_OUT
 # The browser driver and its skip of tests/test_replay.py, not a copy of them.
 from test_replay import browser, needs_chromium  # noqa: F401  (browser: the replay tests' Chromium fixture)

@@ -115,7 +115,7 @@ BOT_MODULES = {
 BENCH_MODULES = {"ref_sim.series.stats", "ref_sim.series.cluster", "ref_sim.arena", "ref_sim.selfplay", "ref_sim.stops",
                  "ref_sim.play", "ref_sim.match", "ref_sim.stdio", "ref_sim.tournament", "ref_sim.series.ratings",
                  "ref_sim.series.progress", "ref_sim.show", "ref_sim.render", "ref_sim.plot", "ref_sim.replay",
-                 "ref_sim.analysis",
+                 "ref_sim.views.analysis",
                  # issue 22: the two referees side by side, and the series engine under every runner
                  "ref_sim.referees.file_protocol", "ref_sim.referees.codingame", "ref_sim.series.openings", "ref_sim.series.loop",
                  "ref_sim.series.report", "ref_sim.series.specs"}
@@ -135,7 +135,7 @@ UNDER_THE_FRONT_ENDS = {"ref_sim.referees.file_protocol", "ref_sim.referees.codi
                         "ref_sim.series.loop", "ref_sim.series.report", "ref_sim.series.specs", "ref_sim.series.records",
                         "ref_sim.series.progress", "ref_sim.series.telemetry", "ref_sim.series.realbots", "ref_sim.series.isolation",
                         "ref_sim.series.cluster", "ref_sim.series.stats", "ref_sim.show", "ref_sim.render", "ref_sim.plot",
-                        "ref_sim.replay", "ref_sim.replay_page", "ref_sim.analysis", "ref_sim.crosstable"}
+                        "ref_sim.replay", "ref_sim.views.replay_page", "ref_sim.views.analysis", "ref_sim.views.crosstable"}
 
 
 def test_the_referees_engine_and_views_do_not_import_the_front_ends(graph):
@@ -163,3 +163,9 @@ def test_ref_sim_shows_its_parts(graph):
                   if target.startswith("ref_sim.series")) == []
     assert sorted(f"{name} -> {target}" for name in series for target in graph[name] & COMMANDS
                   if target != "ref_sim.random_agent") == []
+    # The views apart from both: they import no command, and neither referees nor engine need them.
+    views = {name for name in graph if name.startswith("ref_sim.views.")}
+    assert {"ref_sim.views.show", "ref_sim.views.replay", "ref_sim.views.analysis", "ref_sim.views.crosstable"} <= views
+    assert sorted(f"{name} -> {target}" for name in views for target in graph[name] & COMMANDS) == []
+    assert sorted(f"{name} -> {target}" for name in referees | series for target in graph[name]
+                  if target.startswith("ref_sim.views")) == []

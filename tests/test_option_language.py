@@ -58,7 +58,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def tools() -> dict:
     """Every command's parser, by the name users type."""
     from agent import cli as agent_cli
-    from ref_sim import arena, cli, play, plot, render, replay, show
+    from ref_sim import arena, cli, play
+    from ref_sim.views import plot, render, replay, show
     return {"uttt-agent": agent_cli.build_parser(), "uttt-ref": cli.build_parser(),
             "uttt-match": match.build_parser(), "uttt-stdio": stdio.build_parser(),
             "uttt-tournament": tournament.build_parser(), "uttt-arena": arena.build_parser(),
@@ -117,7 +118,7 @@ def test_every_command_names_each_idea_as_the_table_does():
 
 def test_every_view_takes_a_series_its_games_jsonl_or_one_game(tmp_path):
     """uttt-show, uttt-plot and uttt-replay read games the same way (records.games_source)."""
-    from ref_sim import plot, replay, show
+    from ref_sim.views import plot, replay, show
     out = tmp_path / "run"
     assert match.main(["random", "random", "--games", "2", "--time-limit", "0.2", "--out", str(out), "-q"]) == 0
     one = out / "logs" / "game-0002.json"

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from ref_sim import plot
+from ref_sim.views import plot
 from ref_sim.rules import Game
 
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ref_sim import match, plot, replay, show, stdio, tournament
+from ref_sim import match, stdio, tournament
+from ref_sim.views import plot, replay, show
 from ref_sim.series import records
 from ref_sim.referees.file_protocol import GameRecord
 

@@ -132,7 +132,8 @@ def test_every_command_ends_ctrl_c_and_a_closed_pipe_in_one_line(capsys):
     assert capsys.readouterr().err == "python -m tool: interrupted\n"
     assert piped([]) == 141
     assert capsys.readouterr().err == "python -m tool: output closed (broken pipe)\n"
-    from ref_sim import match, plot, render, show, stdio
+    from ref_sim import match, stdio
+    from ref_sim.views import plot, render, show
     for command in (main, match.main, plot.main, render.main, show.main, stdio.main):
         assert command.__wrapped__ is not None        # each one is wrapped
 

@@ -5,7 +5,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from ref_sim import render
+from ref_sim.views import render
 from ref_sim.rules import Game
 
 SVG = "{http://www.w3.org/2000/svg}"

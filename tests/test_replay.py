@@ -1,4 +1,4 @@
-"""ref_sim.replay and ref_sim.analysis: the series' data as the page embeds it, the page's
+"""ref_sim.replay and ref_sim.views.analysis: the series' data as the page embeds it, the page's
 escaping, the engine's verdicts, the command line's one-line errors, and the page itself in a
 real headless Chromium (driven over the DevTools protocol with the standard library only)."""
 
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from agent.rules import Position
-from ref_sim import analysis, replay
+from ref_sim.views import analysis, replay
 from ref_sim.rules import CODINGAME, Game
 
 WIN_REASON = "The winning player has won 3 local boards in a row on the global board!"

@@ -198,7 +198,7 @@ def test_train_eval_says_what_is_missing_in_one_line(tmp_path):
 
 
 def test_render_takes_its_moves_quoted_or_not(tmp_path, capsys):
-    from ref_sim import render
+    from ref_sim.views import render
     assert render.main(["40", "03", "38", "--out", str(tmp_path / "a.svg")]) == 0
     assert render.main(["40 03 38", "--out", str(tmp_path / "b.svg")]) == 0
     assert (tmp_path / "a.svg").read_text() == (tmp_path / "b.svg").read_text()

@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from ref_sim import show
+from ref_sim.views import show
 from ref_sim.rules import Game
 
 WIN_REASON = "The winning player has won 3 local boards in a row on the global board!"

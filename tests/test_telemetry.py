@@ -16,7 +16,8 @@ from agent.search_log import SEARCH_LOG_ENV, SearchLog
 from agent.limits import SearchResult
 from agent import cli
 from ref_sim.referees import codingame as codingame_referee
-from ref_sim import match, replay, stdio
+from ref_sim import match, stdio
+from ref_sim.views import replay
 from ref_sim.series import codingame_games, telemetry
 from ref_sim.series import launch
 

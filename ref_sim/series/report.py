@@ -4,7 +4,7 @@ draws and what went wrong (:func:`tally`), the figures the progress line shows
 and a finished game in one line (:func:`describe`).
 
 Used by every series front-end (ref_sim.match, ref_sim.stdio, ref_sim.tournament) and the
-views that count games (ref_sim.crosstable); the formulas are :mod:`ref_sim.series.stats`'.
+views that count games (ref_sim.views.crosstable); the formulas are :mod:`ref_sim.series.stats`'.
 """
 
 from __future__ import annotations

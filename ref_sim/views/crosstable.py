@@ -9,7 +9,7 @@ at the end of every run, a resumed or stopped one too)::
                         column (points of games, wins-losses-draws), linked to the replay
                         page of that pairing; then the faults and the text report
     replays/NN-A-vs-MM-B.html
-                        each pairing's games on one page of :mod:`ref_sim.replay` (A, bot NN,
+                        each pairing's games on one page of :mod:`ref_sim.views.replay` (A, bot NN,
                         is agent 1 of all of them, so the page's "agent 1's results" filter
                         is A's); only pairings that played
 
@@ -31,7 +31,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ref_sim.series import ratings, stats
-from ref_sim import replay
+from ref_sim.views import replay
 from ref_sim.series.report import tally
 
 PAGE = "crosstable.html"
@@ -106,7 +106,7 @@ def _write(path: Path, text: str) -> None:
 def write_replays(out: Path, settings: dict, games: list[dict], only=None) -> dict[tuple, str]:
     """Each pairing's replay page in ``out/replays`` (``only``: just these pairings', the
     others' pages kept as they are); returns ``{(i, j): relative path}`` of the pairings that
-    have one.  Raises :class:`ref_sim.replay.ReplayError` or OSError."""
+    have one.  Raises :class:`ref_sim.views.replay.ReplayError` or OSError."""
     pairing_of = {g["game"]: tuple(g["pairing"]) for g in games
                   if isinstance(g.get("pairing"), list)}
     if not pairing_of:
@@ -138,9 +138,9 @@ BACK_LINK = ('<nav style="font-size: 12px; margin-bottom: 2px"><a href="../cross
 
 
 def replay_page_text(data: dict) -> str:
-    """The replay page of :mod:`ref_sim.replay` for ``data``, with a link back to the
+    """The replay page of :mod:`ref_sim.views.replay` for ``data``, with a link back to the
     crosstable (none if its header ever changes shape: the page works without it)."""
-    from ref_sim.replay_page import page
+    from ref_sim.views.replay_page import page
     return page(replay.embedded_json(data)).replace("<header>", "<header>" + BACK_LINK, 1)
 
 

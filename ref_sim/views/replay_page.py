@@ -1,4 +1,4 @@
-"""The replay page's HTML, styles and script (:mod:`ref_sim.replay` fills in the data).
+"""The replay page's HTML, styles and script (:mod:`ref_sim.views.replay` fills in the data).
 
 Kept in a Python module, not in files beside it, so that every install of the package has it.
 The script only draws: the rules (which boards are won, where the next move goes) and the
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from html import escape
 
-from ref_sim import render
+from ref_sim.views import render
 
 #: The picture's colours (ref_sim.render's), given to the script and the styles.
 COLOURS = {"x": render.COLOURS[0], "o": render.COLOURS[1], "toPlay": render.TO_PLAY,
@@ -140,7 +140,7 @@ function loggedX(move) {              // a move's logged score, from X's view
   if (typeof move.score !== "number" || !move.depth) return null;
   return move.mark === "X" ? move.score : -move.score;
 }
-// Only our engine's scores are on our engine's scale (ref_sim.replay.on_our_scale); another
+// Only our engine's scores are on our engine's scale (ref_sim.views.replay.on_our_scale); another
 // bot's (the seed engine's line counts) are text, never drawn against "X wins".
 function ourScale(g, name) { return (g.logged_scale || {})[name] === "engine"; }
 function loggedText(g, move) {

@@ -1,0 +1,431 @@
+"""A replay page for a whole series: one self-contained HTML file, like an analysis board.
+
+    python -m ref_sim.replay RUN [-o OUT.html] [--analyse [--time S] [--depth D] [--nodes N]
+                                   [--games SELECTION] [--jobs N] [--cluster ADDRESS] [--fresh]]
+
+RUN is a series' ``--out`` folder (``ref_sim.match`` or ``ref_sim.stdio``) or its
+``games.jsonl``.  A line that is no game (not JSON, NaN or ``1e999`` in it, absurd nesting,
+keys of the wrong type: :mod:`ref_sim.series.records`) is left out of the page with one warning line
+naming the file and the line; a file with no game in it is an error (one line, exit 2).  The page (default ``RUN/replay.html``) needs no server and no network: its
+styles, script and data are inside it.  It lists the games (filter by agent 1's result,
+time-outs, bad moves), shows the selected game's board move by move (buttons, slider, arrow
+keys), the score each agent logged for its moves as a graph under the board, and each move's
+time against the limit.  ``--analyse`` has our engine look at every position of the chosen
+games (:mod:`ref_sim.views.analysis`) and marks the inaccuracies, mistakes and blunders with the
+better move; the analysis options without ``--analyse`` are an error (one line), not ignored.
+Ctrl-C or SIGTERM during an analysis stops it at once (exit 130, 143): the positions already
+searched stay in the run's ``replay-analysis.json`` and the same command goes on from there.
+
+The data
+--------
+:func:`read_run` turns ``games.jsonl`` (and, for files written before the runners recorded
+the search figures, the agents' logs in ``logs/``) into plain data, which the page embeds as
+JSON: ``{"format": 1, "source", "agents": [agent 1, agent 2], "win_score", "proven_score",
+"score_per_logit", "thresholds", "games": [game, ...]}``.  A game (``"format": 1``)::
+
+    game        the game's number in the series
+    rules       "wpi" (the CS 4341 referee) or "codingame"
+    agents      [agent 1's name, agent 2's name];  x, o: who played X (first) and O
+    result      "win", "tie", "aborted" or null;  winner, loser (names or null)
+    reason      the referee's words;  bad_line: the bad line read, or null;  notes: {name: text}
+    score       agent 1's points (1, 0.5, 0; null if aborted)
+    ending      what the filters go by: "line" (three boards in a row), "count" (more boards
+                won, CodinGame), "draw", "time-out", "bad-move" (invalid or out of order),
+                "crash" or "aborted"
+    time_limit  seconds per move (the file protocol), or null
+    logged_scale {name: "engine" or "own"}: whether the scores a player logged are on our
+                engine's scale (our agent with its own engine and evaluation, by the record's
+                command or spec: :func:`on_our_scale`) and share the page's graph, or on a scale
+                of its own (the seed engine's, another program's): shown as text only
+    moves       one object per move, the referee's opening included:
+                  player, mark ("X"/"O"), board, spot, opening (true for the referee's four),
+                  seconds (the referee's measure, null if none), limit (the seconds allowed),
+                  and where the mover logged its search (our agent does): depth, score (from
+                  the mover's view, as logged), nodes, nps, agent_seconds
+    states      len(moves) + 1 positions, before the first move to after the last, each
+                [local boards, boards to play, result]: local boards a 9-character string
+                ("." open, "X"/"O" won, "=" drawn), boards to play the digits of the boards
+                the next move may go to ("" once over), result "" (goes on), "X", "O" or "="
+    problem     null, or why the moves stop early (a move the rules do not allow)
+    analysis    null, or what --analyse found (see ref_sim.views.analysis.game_analysis)
+
+The move keys are those of ``games.jsonl`` (``ref_sim.match`` and ``ref_sim.stdio`` write
+``depth``, ``score``, ``nodes``, ``nps`` and ``agent_seconds`` into each move they can read
+from the agent's search log), so a runner that records more per move only has to use the same
+names; where a line lacks them, they are read from the search logs in ``logs/`` with the runners'
+own strict reader (:mod:`ref_sim.series.telemetry`), never from a program's text output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+from ref_sim.series import cluster
+from agent.options import MAX_SECONDS, real, whole
+from agent.search import PROVEN_SCORE, WIN_SCORE
+from ref_sim.views import analysis
+from ref_sim.referees import codingame as codingame_referee
+from ref_sim.series import records, telemetry
+from ref_sim.console import entry_point, prog
+from ref_sim.referees.file_protocol import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
+from ref_sim.views.render import boards_to_play
+from ref_sim.rules import DRAW, TIE, WPI, Game, IllegalMoveError
+
+MODULE = "ref_sim.replay"
+#: --jobs above this is a typo (each job is a process searching a core).
+MAX_JOBS = 1024
+FORMAT = 1
+#: The search figures a move may carry (games.jsonl's keys), copied as they are.
+SEARCH_KEYS = ("depth", "score", "nodes", "nps", "agent_seconds")
+MARKS = "XO"
+#: A local board or game result as one character of a state (see the module docstring).
+RESULT_CHARS = {None: ".", 0: "X", 1: "O", DRAW: "=", TIE: "="}
+
+
+#: The options that only mean something with --analyse: (option, its dest).
+ANALYSIS_ONLY = (("--time-limit", "time"), ("--depth", "depth"), ("--nodes", "nodes"),
+                 ("--select", "games"), ("--jobs", "jobs"), ("--cluster", "cluster"),
+                 ("--tls", "tls"), ("--fresh", "fresh"))
+
+
+class ReplayError(ValueError):
+    """A run that cannot be shown; the message is one line for the user."""
+
+
+# -- reading a run -----------------------------------------------------------------------
+
+def games_file(run) -> Path:
+    """The file ``run`` names as every view takes it (:func:`ref_sim.series.records.games_source`):
+    a series' folder (its games.jsonl), a games.jsonl, or one game's record; ReplayError if none."""
+    try:
+        return records.games_source(run)
+    except records.RecordError as error:
+        raise ReplayError(str(error)) from None
+
+
+def _one_game(path: Path) -> list[tuple[int, object]] | None:
+    """``[(1, line)]`` when ``path`` is one game's record (``logs/game-NNNN.json``, or one saved
+    by ``python -m ref_sim --record``): the game as a series' line, game 1 of its own series;
+    None when it is not one (JSON lines, read as such)."""
+    try:
+        record = records.read_json(path, "game record")
+    except records.RecordError:
+        return None
+    if not isinstance(record, dict) or not isinstance(record.get("moves"), list):
+        return None
+    names = record.get("names") if isinstance(record.get("names"), list) else []
+    return [(1, {"game": 1, "pair": 0, **record,
+                 "agents": record.get("agents") or [{"name": name} for name in names]})]
+
+
+def read_run(run, warn=None) -> dict:
+    """The page's data for the series in ``run`` (see the module docstring).  A line that is not
+    a game (not JSON, NaN or ``1e999`` in it, absurd nesting, keys of the wrong type...) is left
+    out with one warning line (``warn``, default stderr) naming the file and the line: the page
+    shows the other games.  ReplayError when no game is left."""
+    path = games_file(run)
+    single = None if path.suffix == ".jsonl" else _one_game(path)
+    try:
+        values, problems = (single, []) if single else records.read_lines(path)
+    except records.RecordError as error:
+        raise ReplayError(str(error)) from None
+    lines: dict[int, tuple[int, dict]] = {}
+    for number, line in values:
+        game = line.get("game") if isinstance(line, dict) else None
+        if isinstance(game, int) and not isinstance(game, bool) and game >= 1:
+            lines[game] = (number, line)        # the last kept when a game repeats
+        else:
+            problems.append((number, f"{path} line {number}: "
+                                     + (records.game_problem(line) or "not a game")))
+    games = []
+    for number, line in (lines[k] for k in sorted(lines)):
+        try:
+            games.append(game_data(line, path.parent / "logs"))
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError,
+                ArithmeticError) as error:
+            problems.append((number, f"{path} line {number}: game {line['game']} is not a game "
+                                     f"line ({type(error).__name__}: {error})"))
+    problems.sort()
+    if not games:
+        more = (f" ({len(problems)} unreadable lines; "
+                f"{problems[0][1].removeprefix(str(path) + ' ')})" if problems else "")
+        raise ReplayError(f"{path}: no games in it yet{more}")
+    if problems:
+        (warn or (lambda text: print(text, file=sys.stderr, flush=True)))(
+            records.problems_line(path, problems, "left out of the page"))
+    return {"format": FORMAT, "source": str(path), "agents": games[0]["agents"],
+            "win_score": WIN_SCORE, "proven_score": PROVEN_SCORE,
+            "score_per_logit": analysis.score_per_logit(),
+            "thresholds": dict(analysis.THRESHOLDS),
+            "unreadable_lines": len(problems), "games": games}
+
+
+def _names(line: dict) -> tuple[list[str], str, str]:
+    """(agent 1 and 2, X, O) of a game line."""
+    names = [str(name) for name in line.get("names") or []]
+    agents = [str(agent["name"]) for agent in line.get("agents") or []] or names
+    opening = line.get("opening") or []
+    x = line.get("p1") or (opening[0][0] if opening else None) or (names or ["X"])[0]
+    o = line.get("p2") or (opening[1][0] if len(opening) > 1 else None) or \
+        ([name for name in names if name != x] or ["O"])[0]
+    return (agents if len(agents) == 2 else [x, o]), str(x), str(o)
+
+
+def on_our_scale(agent) -> bool:
+    """Whether an agent's logged scores are on our engine's scale (X's expected result is
+    ``sigmoid(score / score_per_logit)``), as its record says: our agent (``-m agent``,
+    ``uttt-agent``) with its own engine and evaluation, by the command the runner recorded, else
+    by the spec (``agent``, ``agent:depth=6``).  The seed engine's line counts (+575 to +1160
+    in games it loses), another evaluation's, another program's numbers are not; nor is an
+    agent the record does not describe.
+
+    >>> on_our_scale({"spec": "agent:depth=6"}), on_our_scale({"spec": "seed"})
+    (True, False)
+    >>> on_our_scale({"spec": "seed", "command": ["python", "-m", "agent", "Seed2", "--engine",
+    ...                                           "seed"]})
+    False
+    """
+    if not isinstance(agent, dict):
+        return False
+    command = agent.get("command")
+    if isinstance(command, list) and command and all(isinstance(t, str) for t in command):
+        ours = (Path(command[0]).name.startswith("uttt-agent")
+                or any(a == "-m" and b == "agent" for a, b in zip(command, command[1:])))
+        options = {}
+        for word, after in zip(command, [*command[1:], ""]):
+            key, equals, value = word.partition("=")
+            if key in ("--engine", "--eval"):
+                options[key] = value if equals else after
+        return ours and options.get("--engine", "alphabeta") == "alphabeta" \
+            and options.get("--eval", "fitted") == "fitted"
+    spec = agent.get("spec")
+    if not isinstance(spec, str):
+        return False
+    if spec.startswith("name="):
+        spec = spec.partition(":")[2]
+    return spec.partition(":")[0] == "agent"
+
+
+def _scales(line: dict) -> dict[str, str]:
+    """Each player's logged scores: "engine" (our engine's scale) or "own" (see on_our_scale)."""
+    agents = line.get("agents") if isinstance(line.get("agents"), list) else []
+    return {str(agent["name"]): "engine" if on_our_scale(agent) else "own"
+            for agent in agents if isinstance(agent, dict) and "name" in agent}
+
+
+def _ending(line: dict) -> str:
+    result, reason = line.get("result"), line.get("reason")
+    if result == "aborted" or result is None:
+        return "aborted"
+    if result == "tie":
+        return "draw"
+    if reason == TIME_OUT:
+        return "time-out"
+    if reason in (INVALID_MOVE, OUT_OF_ORDER):
+        return "bad-move"
+    if reason == codingame_referee.CRASHED:
+        return "crash"
+    if reason == codingame_referee.COUNT_WIN:
+        return "count"
+    return "line"
+
+
+def _timing(line: dict, moves: list[dict]) -> None:
+    """Set each move's ``seconds`` and ``limit`` from the file protocol's or CodinGame's keys."""
+    time_limit = line.get("time_limit")
+    turn_ms, first_ms = line.get("turn_ms"), line.get("first_turn_ms")
+    seen = set()
+    for move in moves:
+        if move["opening"]:
+            move["seconds"] = move["limit"] = None
+            continue
+        if move.get("ms") is not None:
+            move["seconds"] = move["ms"] / 1000
+        move.setdefault("seconds", None)
+        if turn_ms is not None:         # CodinGame: a longer first turn for each program
+            ms = first_ms if move["player"] not in seen and first_ms is not None else turn_ms
+            move["limit"] = ms / 1000
+        else:
+            move["limit"] = time_limit
+        seen.add(move["player"])
+
+
+def _search_from_logs(line: dict, moves: list[dict], logs: Path) -> None:
+    """Read the search figures for players whose moves have none from their search logs
+    (``logs/game-NNNN-NAME.search.jsonl``), with the runners' own strict reader
+    (:mod:`ref_sim.series.telemetry`).  A program's text log is never parsed: anyone can print."""
+    for name in {move["player"] for move in moves}:
+        mine = [move for move in moves if move["player"] == name and not move["opening"]]
+        if not mine or any("depth" in move for move in mine):
+            continue
+        telemetry.attach_search_log(mine, name, telemetry.search_log_path(
+            logs, int(line["game"]), name))
+
+
+def game_data(line: dict, logs: Path | None = None) -> dict:
+    """One game of the page's data (see the module docstring) from its games.jsonl line;
+    ``logs``: the run's ``logs/`` folder, read only for search figures the line lacks."""
+    rules = line.get("rules") or WPI
+    agents, x, o = _names(line)
+    moves = [{"player": str(player), "board": board, "spot": spot, "opening": True}
+             for player, board, spot in line.get("opening") or []]
+    for item in line.get("moves") or []:
+        move = {key: item[key] for key in ("player", "board", "spot", "seconds", "ms",
+                                           "row", "col", *SEARCH_KEYS) if key in item}
+        if "board" not in move:         # a CodinGame line with rows and columns only
+            move["board"], move["spot"] = codingame_referee.from_cell(item["row"], item["col"])
+        move["player"] = str(move["player"])
+        move["opening"] = False
+        moves.append(move)
+    if logs is not None and "game" in line:
+        _search_from_logs(line, moves, logs)
+    _timing(line, moves)
+
+    game = Game(rules)
+    states = [_state(game)]
+    problem = None
+    for number, move in enumerate(moves, 1):
+        move["mark"] = MARKS[game.turn]
+        try:
+            game.play(move["board"], move["spot"])
+        except IllegalMoveError as error:
+            problem = f"move {number} ({move['player']} {move['board']} {move['spot']}) " \
+                      f"is illegal: {error}; the moves stop before it"
+            del moves[number - 1:]
+            break
+        states.append(_state(game))
+    for move in moves:
+        for key in ("ms", "row", "col"):
+            move.pop(key, None)
+    return {"format": FORMAT, "game": line.get("game"), "rules": rules, "agents": agents,
+            "x": x, "o": o, "result": line.get("result"), "winner": line.get("winner"),
+            "loser": line.get("loser"), "reason": line.get("reason"),
+            "bad_line": line.get("bad_line"), "notes": line.get("notes") or {},
+            "score": line.get("score"), "ending": _ending(line),
+            "time_limit": line.get("time_limit"), "logged_scale": _scales(line),
+            "moves": moves, "states": states,
+            "problem": problem, "analysis": None}
+
+
+def _state(game: Game) -> list[str]:
+    """[local boards, boards to play, result] of a position (see the module docstring)."""
+    local = "".join(RESULT_CHARS[result] for result in game.local_results())
+    return [local, "".join(map(str, boards_to_play(game))), "" if game.result is None
+            else RESULT_CHARS[game.result]]
+
+
+# -- the page ----------------------------------------------------------------------------
+
+def embedded_json(data) -> str:
+    """``data`` as JSON that is safe inside a ``<script>`` element: no ``<``, ``>`` or ``&``
+    (so no ``</script>`` or ``<!--``), and no U+2028/U+2029, whatever the names and logs hold.
+
+    >>> embedded_json({"name": "</script>"})
+    '{"name": "\\\\u003c/script\\\\u003e"}'
+    """
+    text = json.dumps(data, ensure_ascii=False, allow_nan=False)
+    for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
+                         ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(char, escape)
+    return text
+
+
+def write_page(data: dict, out) -> Path:
+    """Write the page for ``data`` to ``out``; returns its path."""
+    from ref_sim.views.replay_page import page
+    out = Path(out)
+    out.write_text(page(embedded_json(data)), encoding="utf-8")
+    return out
+
+
+# -- command line ------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog(MODULE),
+        description="Write one self-contained HTML page that replays a series' games move by "
+                    "move, with each agent's logged scores and move times, and with --analyse "
+                    "our engine's verdict on every move.",
+        epilog="RUN is the --out folder of python -m ref_sim.match or ref_sim.stdio, or its "
+               "games.jsonl.  The page opens from disk in any browser (no server, no network).  "
+               "Exit codes: 0 written, 2 bad input.")
+    parser.add_argument("run", metavar="RUN", help=records.GAMES_ARGUMENT)
+    parser.add_argument("-o", "--out", metavar="OUT.html",
+                        help="the page to write (default: replay.html next to games.jsonl)")
+    group = parser.add_argument_group("analysis")
+    group.add_argument("--analyse", "--analyze", action="store_true",
+                       help="have our engine evaluate every position and mark mistakes")
+    # The low end is analysis.Settings' to check (its message says what to give).
+    group.add_argument("--time-limit", "--time", dest="time", type=real(-math.inf, MAX_SECONDS), metavar="S",
+                       help="seconds per position (default 0.5; none with --depth or --nodes)")
+    group.add_argument("--depth", type=int, metavar="D", help="search each position to depth D")
+    group.add_argument("--nodes", type=int, metavar="N", help="at most N nodes per position")
+    group.add_argument("--select", "--games", dest="games", metavar="WHICH",
+                       help="the games to analyse: numbers and ranges (1,4,7-9), or all, wins, "
+                            "losses, draws (agent 1's); default all")
+    group.add_argument("--jobs", type=whole(1, MAX_JOBS), metavar="N",
+                       help="positions analysed at once (default: the cores)")
+    cluster.add_cluster_options(group, action="analyse", note="start the workers with "
+                                "--nthreads 1 (a search holds a core)")
+    group.add_argument("--fresh", action="store_true",
+                       help="analyse again instead of using the results cached in the run's "
+                            f"folder ({analysis.CACHE_NAME}); the new ones replace them")
+    return parser
+
+
+def _as_typed(parser, option: str, argv: list[str]) -> str:
+    """``option`` under the name the user typed (an old name, ``--games``, is still taken)."""
+    names = next(action.option_strings for action in parser._actions if option in action.option_strings)
+    return next((name for name in names for word in argv if word == name or word.startswith(name + "=")),
+                option)
+
+
+def _analyse(args, data: dict, folder: Path) -> None:
+    """--analyse: the chosen games' positions searched here or on a cluster."""
+    def say(text):
+        print(text, file=sys.stderr, flush=True)
+    settings = analysis.Settings.from_args(args.time, args.depth, args.nodes)
+    chosen = analysis.select_games(data["games"], args.games or "all")
+    cache = folder / analysis.CACHE_NAME
+    address = cluster.cluster_target(args)
+    runner = cluster.connect(address, say=say) if address else None
+    try:
+        analysis.analyse_run(data, chosen, settings, jobs=args.jobs, cache=cache, say=say,
+                             runner=runner, fresh=args.fresh)
+    finally:
+        if runner is not None:
+            runner.close()
+
+
+@entry_point(MODULE)
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m ref_sim.replay``; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.analyse:
+        # Without --analyse they would be silently ignored: the user meant an analysis.
+        typed = sys.argv[1:] if argv is None else argv
+        given = [_as_typed(parser, option, typed) for option, dest in ANALYSIS_ONLY
+                 if getattr(args, dest) not in (None, False)]
+        if given:
+            parser.exit(2, f"{prog(MODULE)}: error: {given[0]} needs --analyse (without it "
+                           "no position is searched)\n")
+    try:
+        data = read_run(args.run)
+        source = Path(data["source"])
+        out = Path(args.out) if args.out else source.parent / "replay.html"
+        if args.analyse:
+            _analyse(args, data, source.parent)
+        write_page(data, out)
+    except (ReplayError, analysis.AnalysisError, cluster.ClusterError, OSError) as error:
+        parser.exit(2, f"{prog(MODULE)}: error: {error}\n")
+    print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
