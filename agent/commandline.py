@@ -67,3 +67,13 @@ def silence_output(out) -> None:
         os.close(null)
     except (OSError, ValueError, AttributeError):
         pass  # not a real file (a test's stream): nothing is flushed at exit
+
+
+def only_with(parser, args, needed: str, in_force: bool, dependents: dict[str, str]) -> None:
+    """Options that mean nothing without ``needed`` say so instead of being ignored: any of
+    ``dependents`` (``{option: its dest}``, None when not given) given while ``needed`` is not
+    in force is a usage error, one line, exit 2."""
+    given = [flag for flag, dest in dependents.items() if getattr(args, dest, None) is not None]
+    if given and not in_force:
+        parser.error(f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} for {needed}: "
+                     f"add {needed}, or leave {'it' if len(given) == 1 else 'them'} out")

@@ -15,8 +15,8 @@ cleanly) and ``console`` (one line, never a traceback).
 The commands (``python -m ref_sim.NAME``, or ``uttt-...``): ``cli``/``__main__`` (one game,
 like referee.py), ``match`` (a series through the files), ``stdio`` (a series under CodinGame's
 protocol), ``tournament``, ``arena`` and ``selfplay`` (engines in one process), ``play`` (you
-against the engine), ``cluster_serve``, ``show``, ``render``, ``plot``, ``replay``; and the
-built-in random players of each protocol, ``random_agent`` and ``stdio_random``.
+against the engine), ``cluster_serve``, ``show``, ``render``, ``plot``, ``replay``.  The
+built-in bots the runners start as programs are in :mod:`ref_sim.bots`.
 """
 
 import sys

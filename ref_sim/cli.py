@@ -29,8 +29,8 @@ import sys
 from ref_sim import stops
 from agent.options import MAX_SECONDS, real
 from ref_sim.console import entry_point, prog
-from ref_sim.referees.file_protocol import (EXIT_DELAY, Printer, check_encoding, check_time_limit,
-                             locale_encoding, run_game)
+from ref_sim.referees.file_protocol import (EXIT_DELAY, Printer, check_time_limit, encoding_problem,
+                                            locale_encoding, prepare_directory, run_game)
 
 #: The module of the command line (``python -m ref_sim``; the console script is uttt-ref).
 MODULE = "ref_sim"
@@ -82,35 +82,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="print only the final result line")
     return parser
-
-
-def encoding_problem(encoding: str | None, names) -> tuple[str | None, str | None]:
-    """``(codec name, None)`` for ``--encoding`` (None: the locale's), or ``(None, why)``
-    when Python does not know it or a player name cannot be written in it."""
-    try:
-        codec = check_encoding(encoding or locale_encoding())
-    except ValueError as error:
-        return None, str(error)
-    for name in names:
-        try:
-            name.encode(codec)
-        except UnicodeEncodeError:
-            return None, f"the name {name!r} cannot be written in {codec}, the referee's encoding"
-    return codec, None
-
-
-def prepare_directory(path: str) -> str | None:
-    """Make sure ``path`` is a directory, creating it (and its parents) if it does not
-    exist; None when it is ready, else why it cannot be used."""
-    if os.path.isdir(path):
-        return None
-    if os.path.exists(path):
-        return f"--dir {path}: not a directory (it is a file)"
-    try:
-        os.makedirs(path)
-    except OSError as error:
-        return f"--dir {path}: cannot create it ({error.strerror or error})"
-    return None
 
 
 @entry_point(MODULE)

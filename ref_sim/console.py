@@ -37,16 +37,6 @@ def prog(module: str) -> str:
     return stops.invoked_as(module)
 
 
-def only_with(parser, args, needed: str, in_force: bool, dependents: dict[str, str]) -> None:
-    """Options that mean nothing without ``needed`` say so instead of being ignored: any of
-    ``dependents`` (``{option: its dest}``, None when not given) given while ``needed`` is not
-    in force is a usage error, one line, exit 2."""
-    given = [flag for flag, dest in dependents.items() if getattr(args, dest, None) is not None]
-    if given and not in_force:
-        parser.error(f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} for {needed}: "
-                     f"add {needed}, or leave {'it' if len(given) == 1 else 'them'} out")
-
-
 def quiet_interrupt_hook(previous):
     """A ``sys.excepthook`` that prints one line for an uncaught KeyboardInterrupt (Python
     then still exits as killed by SIGINT: 130 in a shell) and leaves every other exception

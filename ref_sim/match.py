@@ -8,7 +8,7 @@
 
 AGENT is a built-in agent, optionally with options, or a shell-style command:
 
-``random``                the reference random player (ref_sim.random_agent), seeded per game
+``random``                the reference random player (ref_sim.bots.random_agent), seeded per game
 ``seed``, ``seed:depth=4``    a typical student bot: line-count minimax at depth 3 (or N)
                           (``python -m agent NAME --engine seed --depth N``)
 ``agent``                 our agent at full strength (iterative deepening to the time limit)

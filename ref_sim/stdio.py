@@ -19,7 +19,7 @@ AGENT is a built-in or a command (split like a shell would, placeholders ``{pyth
 ``{seed}``, ``{turn_ms}``, ``{first_turn_ms}``):
 
 ``agent``, ``agent:depth=N``, ``agent:nodes=N``   ``python -m agent --protocol codingame --seed {seed}``
-``random``                                        ``python -m ref_sim.stdio_random --seed {seed}``
+``random``                                        ``python -m ref_sim.bots.stdio_random --seed {seed}``
 
 Timing, fair but strict.  Both programs are started first, and the first input is sent once
 each has written something on stderr (our agent logs ``ready``) or exited, or after
@@ -189,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
 agents:
   agent, agent:depth=N, agent:nodes=N   our agent (python -m agent --protocol codingame
                           --seed N: each game its own seed)
-  random                  a random player (python -m ref_sim.stdio_random --seed N)
+  random                  a random player (python -m ref_sim.bots.stdio_random --seed N)
   "COMMAND"               any command; placeholders {python} {seed} {turn_ms} {first_turn_ms}
 
 pairs: agent 1 moves first in odd games, agent 2 in even games (every game starts from the

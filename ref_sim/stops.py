@@ -22,8 +22,8 @@ folders were left behind.  Here:
 * :func:`start` starts an agent in a session of its own (POSIX), :func:`kill_tree` ends it
   and what it started: its whole process group (a shell command's children too, and what it
   left running after it exited), ``taskkill /T`` on Windows.
-* :data:`EXIT_RUNNER_GONE`: the exit code of the simulator's players (``ref_sim.random_agent``,
-  ``ref_sim.stdio_random``) that give up because the runner that started them is gone
+* :data:`EXIT_RUNNER_GONE`: the exit code of the simulator's players (``ref_sim.bots.random_agent``,
+  ``ref_sim.bots.stdio_random``) that give up because the runner that started them is gone
   (:mod:`agent.lifeline`), as our agent's ``EXIT_ABORTED``.
 * :func:`invoked_as` and :func:`command_line`: the name the user typed (``uttt-match``, or
   ``python -m ref_sim.match``) for usage lines, and a command line a shell runs as printed (the

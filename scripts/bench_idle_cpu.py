@@ -7,7 +7,7 @@ Three states are measured, each for ``--seconds`` of wall time, on a ``python -m
 * ``opponent's turn``   files staged by hand: my move written, my .go gone, the opponent's .go present;
 * ``own .go lingering`` files staged by hand right after my move: my .go still there (the real
   referee deletes it ~50 ms later; a referee that died leaves it for good);
-* ``killed referee``    a real ``python -m ref_sim`` referee against ``ref_sim.random_agent``,
+* ``killed referee``    a real ``python -m ref_sim`` referee against ``ref_sim.bots.random_agent``,
   killed with SIGKILL just after my first move: its files stay as they were.
 
 CPU time comes from /proc/PID/stat (utime + stime; Linux), else from psutil if installed.
@@ -114,7 +114,7 @@ def killed_referee_state(work: Path, args) -> dict[str, float]:
     game = work / "killed"
     game.mkdir()
     agent = start_agent(game, work / "killed.log", args, root=args.agent_root)
-    opponent = subprocess.Popen([sys.executable, "-m", "ref_sim.random_agent", "Otter", "--dir", str(game)],
+    opponent = subprocess.Popen([sys.executable, "-m", "ref_sim.bots.random_agent", "Otter", "--dir", str(game)],
                                 cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(0.5)
     referee = subprocess.Popen([sys.executable, "-m", "ref_sim", "Walrus", "Otter", "--dir", str(game),

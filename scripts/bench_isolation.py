@@ -46,14 +46,14 @@ def spin_forever(parent: int) -> None:
 
 def spinner(name: str, directory: str, seed: str, count: int) -> int:
     """The busy-waiting bot: ``count - 1`` spinning helper processes, and the random player
-    (ref_sim.random_agent) with a spinning thread beside it: ``count`` cores' worth of appetite."""
+    (ref_sim.bots.random_agent) with a spinning thread beside it: ``count`` cores' worth of appetite."""
     parent = os.getpid()
     for _ in range(max(0, count - 1)):
         if os.fork() == 0:
             spin_forever(parent)
     import threading
 
-    from ref_sim import random_agent
+    from ref_sim.bots import random_agent
 
     threading.Thread(target=spin_forever, args=(os.getppid(),), daemon=True).start()
     return random_agent.main([name, "--dir", directory, "--seed", seed])

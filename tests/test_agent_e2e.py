@@ -32,7 +32,7 @@ def agent_command() -> list[str]:
 
 
 def random_agent_command() -> list[str]:
-    return [sys.executable, "-m", "ref_sim.random_agent"]
+    return [sys.executable, "-m", "ref_sim.bots.random_agent"]
 
 
 class Player:

@@ -148,7 +148,7 @@ def test_the_referees_engine_and_views_do_not_import_the_front_ends(graph):
 #: The commands at the top of ref_sim: each one a front-end (python -m ref_sim.NAME).
 COMMANDS = {"ref_sim.cli", "ref_sim.__main__", "ref_sim.match", "ref_sim.stdio", "ref_sim.tournament",
             "ref_sim.arena", "ref_sim.play", "ref_sim.cluster_serve", "ref_sim.selfplay", "ref_sim.show",
-            "ref_sim.render", "ref_sim.plot", "ref_sim.replay", "ref_sim.random_agent", "ref_sim.stdio_random"}
+            "ref_sim.render", "ref_sim.plot", "ref_sim.replay"}
 
 
 def test_ref_sim_shows_its_parts(graph):
@@ -161,8 +161,7 @@ def test_ref_sim_shows_its_parts(graph):
             "ref_sim.series.records", "ref_sim.series.report", "ref_sim.series.specs"} <= series
     assert sorted(f"{name} -> {target}" for name in referees for target in graph[name]
                   if target.startswith("ref_sim.series")) == []
-    assert sorted(f"{name} -> {target}" for name in series for target in graph[name] & COMMANDS
-                  if target != "ref_sim.random_agent") == []
+    assert sorted(f"{name} -> {target}" for name in series for target in graph[name] & COMMANDS) == []
     # The views apart from both: they import no command, and neither referees nor engine need them.
     views = {name for name in graph if name.startswith("ref_sim.views.")}
     assert {"ref_sim.views.show", "ref_sim.views.replay", "ref_sim.views.analysis", "ref_sim.views.crosstable"} <= views

@@ -16,10 +16,10 @@ WIN = "The winning player has won 3 local boards in a row on the global board!"
 
 
 def start_random_agent(directory, name, seed, *options):
-    """``python -m ref_sim.random_agent NAME`` with ``options`` (``--eager``...)."""
+    """``python -m ref_sim.bots.random_agent NAME`` with ``options`` (``--eager``...)."""
     env = dict(os.environ, PYTHONPATH=ROOT, PYTHONUNBUFFERED="1")
     return subprocess.Popen(
-        [sys.executable, "-m", "ref_sim.random_agent", name, "--dir", str(directory),
+        [sys.executable, "-m", "ref_sim.bots.random_agent", name, "--dir", str(directory),
          "--seed", str(seed), *options],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
 
@@ -80,7 +80,7 @@ OPENING = ["Walrus 4 0", "Otter 0 4", "Walrus 4 8", "Otter 8 4"]
 
 def joined_agent(tmp_path, name, opening_text, move_file=""):
     """A RandomAgent that has just seen its .go appear on the given files."""
-    from ref_sim.random_agent import RandomAgent
+    from ref_sim.bots.random_agent import RandomAgent
     agent = RandomAgent(name, str(tmp_path), seed=1)     # files written after: not stale
     (tmp_path / "move_file").write_text(move_file, newline="")
     (tmp_path / "first_four_moves").write_text(opening_text, newline="")
@@ -141,7 +141,7 @@ def test_end_game_garbage_is_printed_as_one_clean_line(tmp_path):
 
 
 def test_random_agent_dir_on_a_file_is_named_as_a_file(tmp_path, capsys):
-    from ref_sim.random_agent import main
+    from ref_sim.bots.random_agent import main
     path = tmp_path / "file.txt"
     path.write_text("x")
     with pytest.raises(SystemExit) as exit_info:

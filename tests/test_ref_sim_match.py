@@ -256,7 +256,7 @@ def test_readme_sprt_example_does_not_stop_after_one_pair(tmp_path, capsys, monk
 # -- hostile built-ins and --encoding (issue 15, items 1 and 7) --------------------------
 
 def test_hostile_builtins():
-    random_agent = [sys.executable, "-m", "ref_sim.random_agent", "Eager2", "--dir", "/d",
+    random_agent = [sys.executable, "-m", "ref_sim.bots.random_agent", "Eager2", "--dir", "/d",
                     "--seed", "3"]
     assert agent_spec("eager").command("Eager2", "/d", 1, 3) == random_agent + ["--eager"]
     assert agent_spec("nbsp").command("N2", "/d", 1)[-1] == "--nbsp"

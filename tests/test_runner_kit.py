@@ -215,7 +215,7 @@ def test_the_stdio_random_player_ends_once_its_runner_is_gone(tmp_path):
     runner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
     read_end, write_end = os.pipe()
     try:
-        player = subprocess.Popen([sys.executable, "-m", "ref_sim.stdio_random"], stdin=read_end,
+        player = subprocess.Popen([sys.executable, "-m", "ref_sim.bots.stdio_random"], stdin=read_end,
                                   stderr=subprocess.PIPE, text=True, cwd=ROOT,
                                   env=dict(os.environ, **{RUNNER_ENV: str(runner.pid)}))
         os.close(read_end)
@@ -233,7 +233,7 @@ def test_the_stdio_random_player_ends_once_its_runner_is_gone(tmp_path):
 def test_the_random_file_player_ends_once_its_runner_is_gone(tmp_path):
     runner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
     try:
-        player = subprocess.Popen([sys.executable, "-m", "ref_sim.random_agent", "Walrus", "--dir",
+        player = subprocess.Popen([sys.executable, "-m", "ref_sim.bots.random_agent", "Walrus", "--dir",
                                    str(tmp_path)], stdout=subprocess.PIPE, text=True, cwd=ROOT,
                                   env=dict(os.environ, **{RUNNER_ENV: str(runner.pid)}))
         assert "waiting in" in player.stdout.readline()

@@ -38,7 +38,7 @@ SIGNAL_IDS = ["SIGTERM", "SIGHUP", "SIGINT"]
 
 #: The random file-protocol player behind a shell that first starts a child of its own (a
 #: student's helper process): the runner must kill the whole process group to end that child.
-SHELL_RANDOM = ("sh -c 'sleep 300 & exec \"$0\" -m ref_sim.random_agent \"$1\" --dir \"$2\" "
+SHELL_RANDOM = ("sh -c 'sleep 300 & exec \"$0\" -m ref_sim.bots.random_agent \"$1\" --dir \"$2\" "
                 "--seed \"$3\"' {python} {name} {dir} {seed}")
 #: A slow stdin/stdout player with a child of its own: the first valid action after 20 ms.
 SLOW_BOT = """\

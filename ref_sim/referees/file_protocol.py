@@ -576,3 +576,34 @@ class Printer:
         elif event.kind == "abort" and record.reason != INTERRUPTED:
             # Ctrl-C is reported once, by whoever handles it (the command line).
             self._print(f"Game aborted: {record.reason}")
+
+
+# -- checks the commands share (the simulated referee's and the random agent's) ----------------
+
+def encoding_problem(encoding: str | None, names) -> tuple[str | None, str | None]:
+    """``(codec name, None)`` for ``--encoding`` (None: the locale's), or ``(None, why)``
+    when Python does not know it or a player name cannot be written in it."""
+    try:
+        codec = check_encoding(encoding or locale_encoding())
+    except ValueError as error:
+        return None, str(error)
+    for name in names:
+        try:
+            name.encode(codec)
+        except UnicodeEncodeError:
+            return None, f"the name {name!r} cannot be written in {codec}, the referee's encoding"
+    return codec, None
+
+
+def prepare_directory(path: str) -> str | None:
+    """Make sure ``path`` is a directory, creating it (and its parents) if it does not
+    exist; None when it is ready, else why it cannot be used."""
+    if os.path.isdir(path):
+        return None
+    if os.path.exists(path):
+        return f"--dir {path}: not a directory (it is a file)"
+    try:
+        os.makedirs(path)
+    except OSError as error:
+        return f"--dir {path}: cannot create it ({error.strerror or error})"
+    return None

@@ -89,6 +89,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ref_sim.series import cluster_tls
+from agent.commandline import only_with
 
 #: The environment variable that stands for ``--cluster ADDRESS``.
 ENV = "UTTT_CLUSTER"
@@ -218,8 +219,7 @@ def add_cluster_options(parser, action: str = "play the games", note: str = "") 
 def check_options(parser, args) -> None:
     """``--tls`` with no cluster to play on (no ``--cluster``, no ``$UTTT_CLUSTER``) is a usage
     error: it would be ignored."""
-    from ref_sim import console
-    console.only_with(parser, args, f"--cluster (or ${ENV})",
+    only_with(parser, args, f"--cluster (or ${ENV})",
                       cluster_address(getattr(args, "cluster", None)) is not None, {"--tls": "tls"})
 
 

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 from agent.lifeline import RUNNER_ENV
 from agent.options import whole
-from ref_sim import console
+from agent.commandline import only_with
 
 #: Defaults of the options: one core, 2 GiB of data (a JVM's default heap on a 8 GiB laptop
 #: is 2 GiB; our agent needs well under 200 MB) and 256 processes and threads more than the
@@ -124,7 +124,7 @@ SETTINGS = {"--isolate-cores": "isolate_cores", "--isolate-memory": "isolate_mem
 
 def check_options(parser, args) -> None:
     """A setting of ``--isolate`` given without it is a usage error (it would be ignored)."""
-    console.only_with(parser, args, "--isolate", bool(getattr(args, "isolate", False)), SETTINGS)
+    only_with(parser, args, "--isolate", bool(getattr(args, "isolate", False)), SETTINGS)
 
 
 def from_args(args) -> Isolation | None:

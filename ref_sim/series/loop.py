@@ -31,7 +31,7 @@ from pathlib import Path
 
 from agent.commandline import say_error, silence_output
 from ref_sim.series import cluster, records
-from ref_sim import console, stops
+from ref_sim import stops
 from ref_sim.referees.file_protocol import TIME_OUT
 from ref_sim.series.launch import AgentCannotStart
 from ref_sim.series.report import SHORT
@@ -321,7 +321,7 @@ def conclude(module: str, games: list[dict], report, *, out_arg: str | None, out
             print(f"warning: the logs of the games that went wrong were not kept ({error})",
                   file=sys.stderr)
     if broken_pipe:
-        say_error(console.prog(module), f"output closed (broken pipe) after "
+        say_error(stops.invoked_as(module), f"output closed (broken pipe) after "
                   f"{len(games)} games; the {what} stopped")
         return stops.EXIT_BROKEN_PIPE
     if progress is not None:

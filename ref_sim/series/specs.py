@@ -22,10 +22,10 @@ from typing import NamedTuple
 
 from agent.options import MAX_DEPTH, MAX_NODES, Option, parse_spec
 from ref_sim.series import realbots
-from ref_sim.random_agent import FLOOD_FILE
+from ref_sim.bots.random_agent import FLOOD_FILE
 from ref_sim.referees.file_protocol import locale_encoding
 
-RANDOM = "{python} -m ref_sim.random_agent {name} --dir {dir} --seed {seed}"
+RANDOM = "{python} -m ref_sim.bots.random_agent {name} --dir {dir} --seed {seed}"
 
 
 class Builtin(NamedTuple):
@@ -158,7 +158,7 @@ STDIO_BUILTINS = {
     # --seed: every game its own seed, so that two games of our agent differ (agent.codingame).
     "agent": Builtin("{python} -m agent --protocol codingame --turn-ms {turn_ms} --first-turn-ms {first_turn_ms}"
                      " --seed {seed}", AGENT_EFFORT),
-    "random": Builtin("{python} -m ref_sim.stdio_random --seed {seed}"),
+    "random": Builtin("{python} -m ref_sim.bots.stdio_random --seed {seed}"),
 }
 
 

@@ -7,7 +7,7 @@ numbers no parser should take (``.`` as seconds, a 5,000-digit score), binary ju
 megabyte without a newline, and ``--flood-mb`` megabytes (default 100) in all.  Where a runner
 names a search log (``UTTT_SEARCH_LOG``) it fills that with junk too: NaN, ``1e999``, absurd
 nesting, wrong types, out-of-range cells, a line too long.  Its moves are the reference random
-players' (ref_sim.random_agent, ref_sim.stdio_random), so every game can finish.
+players' (ref_sim.bots.random_agent, ref_sim.bots.stdio_random), so every game can finish.
 """
 
 from __future__ import annotations
@@ -81,10 +81,10 @@ def main(argv: list[str]) -> int:
         flood_mb = float(rest[at + 1])
         del rest[at:at + 2]
     if protocol == "file":
-        from ref_sim import random_agent
+        from ref_sim.bots import random_agent
         play = random_agent.main
     elif protocol == "codingame":
-        from ref_sim import stdio_random
+        from ref_sim.bots import stdio_random
         play = stdio_random.main
     else:
         print("usage: hostile.py file NAME --dir DIR [--seed N] | codingame [--seed N] "

@@ -1,6 +1,6 @@
 """A random player that follows the referee's file protocol completely.
 
-    python -m ref_sim.random_agent NAME [--dir DIR] [--seed N] [--encoding ENC]
+    python -m ref_sim.bots.random_agent NAME [--dir DIR] [--seed N] [--encoding ENC]
                                    [--eager] [--flood RATE] [--nbsp]
 
 It is the reference implementation of the protocol side of a player (docs/protocol.md) and
@@ -55,8 +55,8 @@ import time
 
 from agent.lifeline import Lifeline
 from ref_sim.stops import EXIT_RUNNER_GONE
-from ref_sim.cli import encoding_problem, prepare_directory
-from ref_sim.referees.file_protocol import check_encoding, last_line, locale_encoding, one_line, referee_lines
+from ref_sim.referees.file_protocol import (check_encoding, encoding_problem, last_line, locale_encoding, one_line,
+                                            prepare_directory, referee_lines)
 from ref_sim.rules import Game
 
 POLL = 0.01             # seconds between looks at the files: quick, but no busy loop
@@ -345,7 +345,7 @@ class RandomAgent:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ref_sim.random_agent",
+    parser = argparse.ArgumentParser(prog="python -m ref_sim.bots.random_agent",
                                      description="Play random legal moves through the files.")
     parser.add_argument("name", help="my name, exactly as given to the referee")
     parser.add_argument("--dir", default=".",

@@ -1,4 +1,4 @@
-"""A random player for the CodinGame stdin/stdout protocol: ``python -m ref_sim.stdio_random [--seed N]``.
+"""A random player for the CodinGame stdin/stdout protocol: ``python -m ref_sim.bots.stdio_random [--seed N]``.
 
 Each turn it reads ``oppRow oppCol``, ``N`` and N ``row col`` lines and answers one of those
 lines at random; it trusts the referee's list completely and keeps no position. It says
@@ -55,7 +55,7 @@ def play(stdin, stdout, rng: random.Random) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ref_sim.stdio_random", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m ref_sim.bots.stdio_random", description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=None, help="seed of the choices (default: random)")
     args = parser.parse_args(argv)
     lifeline = Lifeline()
