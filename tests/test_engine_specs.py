@@ -240,6 +240,7 @@ def test_nothing_else_splits_options_or_guesses_them_from_a_type_error():
         text = path.read_text(encoding="utf-8")
         if re.search(r"""partition\(["']=["']\)""", text):
             splitters.append(path.relative_to(ROOT).as_posix())
-    # realbots: a command's --flag=PATH tokens, made absolute (not a spec).
-    assert splitters == ["agent/options.py", "ref_sim/series/realbots.py"]
+    # realbots: a command's --flag=PATH tokens, made absolute; replay: a recorded command's
+    # --engine=E token, to tell whose scale its scores are on (neither is a spec).
+    assert splitters == ["agent/options.py", "ref_sim/series/realbots.py", "ref_sim/views/replay.py"]
     assert "TypeError" not in inspect.getsource(engines)

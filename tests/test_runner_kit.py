@@ -156,9 +156,9 @@ def test_checked_numbers():
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--seconds", "-1"], "argument --seconds: must be a number above 0 and at most 3,600, got '-1'"),
-    (["--seconds", "0"], "argument --seconds: must be a number above 0 and at most 3,600, got '0'"),
-    (["--seconds", "nan"], "argument --seconds: must be a number above 0 and at most 3,600, got 'nan'"),
+    (["--seconds", "-1"], "argument --time-limit/--seconds: must be a number above 0 and at most 3,600, got '-1'"),
+    (["--seconds", "0"], "argument --time-limit/--seconds: must be a number above 0 and at most 3,600, got '0'"),
+    (["--seconds", "nan"], "argument --time-limit/--seconds: must be a number above 0 and at most 3,600, got 'nan'"),
     (["--games", "0"], "argument --games: must be an integer from 1 to 100,000, got '0'"),
     (["--depth", "0"], "argument --depth: must be an integer from 1 to 100, got '0'"),
     (["--opening-plies", "20"], "--opening-plies 20: no opening of 20 plies leaves the game open in ttt"),

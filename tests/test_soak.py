@@ -41,7 +41,7 @@ def test_quick_plays_a_pair_against_every_opponent(soak, tmp_path, capsys, monke
     def latin1_locale():
         yield soak.Latin1("under a test locale", env={"LC_ALL": "test"},
                           referee_encoding="iso8859-1")
-    monkeypatch.setattr(soak.match, "play_game", play_game)
+    monkeypatch.setattr(soak.file_games, "play_game", play_game)
     monkeypatch.setattr(soak, "latin1_locale", latin1_locale)
     assert soak.main(["--quick", "--no-hog", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out

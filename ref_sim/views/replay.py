@@ -200,7 +200,7 @@ def on_our_scale(agent) -> bool:
             key, equals, value = word.partition("=")
             if key in ("--engine", "--eval"):
                 options[key] = value if equals else after
-        return ours and options.get("--engine", "alphabeta") == "alphabeta" \
+        return ours and options.get("--engine", "alphabeta").partition(":")[0] == "alphabeta" \
             and options.get("--eval", "fitted") == "fitted"
     spec = agent.get("spec")
     if not isinstance(spec, str):
