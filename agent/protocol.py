@@ -70,7 +70,7 @@ from .exits import (  # noqa: F401  (GameSummary.exit_code picks one; re-exporte
 )
 from .lifeline import Lifeline
 from .limits import SearchLimit
-from .pauses import RecentPauses, StallWatch
+from .pauses import RecentPauses, StallWatch, TurnTrace, tracing
 from .referee_files import (  # noqa: F401  (TEMP_NAME_TEMPLATE and temp_name: re-exported)
     TEMP_NAME_TEMPLATE,
     FileLines,
@@ -313,6 +313,8 @@ class FileProtocolAgent:
         self._settled: tuple | None = None  # identities at the last full look
         self._settled_at = 0.0
         self._said: set[str] = set()  # one-time log messages already given
+        self._tracing = tracing()  # UTTT_TRACE_TURNS: log each turn's phases (agent.pauses.TurnTrace)
+        self._woke = 0.0  # when the loop's last look began (the trace's first moment)
 
     @property
     def _game(self):
@@ -342,6 +344,8 @@ class FileProtocolAgent:
                 if self.lifeline.lost():
                     return self._summary("aborted", message=f"the series runner that started me (pid "
                                          f"{self.lifeline.pid}) is gone: no referee will come")
+                if self._tracing:
+                    self._woke = time.time()
                 action = self._step(full)
                 if isinstance(action, Finish):
                     return self._finish(action.end_text)
@@ -466,14 +470,22 @@ class FileProtocolAgent:
 
     def _play(self, go: Seen) -> None:
         """Think on the decider's position and write one move for ``go``, unless the turn ended meanwhile."""
+        trace = TurnTrace(self._woke) if self._tracing else None
+        if trace:
+            trace.mark("noticed")
         game = self._game
         stalls = StallWatch()
         kept = self.pauses.largest()  # what this turn's deadline keeps back
+        target = self.thinking_cutoff()  # seconds after the .go's mtime
         deadline, hard_deadline = self._deadlines(go)
         go_id = go.identity
         limit = SearchLimit(deadline=deadline, depth=self.depth, nodes=self.nodes,
                             should_stop=stalls.watching(lambda: self._turn_is_over(go_id)))
         result = choose_legal(self.engine, game.position, limit, self._rng)
+        if trace:
+            trace.mark("first-poll", stalls.first_poll)
+            trace.mark("last-poll", stalls.last if stalls.polls else None)
+            trace.mark("chosen")
         stalls.returned()
         move = Move.from_index(result.move)
         # Last look before writing: only ever write during my own turn (docs/protocol.md,
@@ -497,6 +509,9 @@ class FileProtocolAgent:
         log.info("move %s  depth %d  score %+d  nodes %d  nps %.0f  %.3f s since .go%s",
                  move, result.depth, result.score, result.nodes, result.nodes_per_second, took, note)
         self.search_log.move(move.board, move.spot, took, result)
+        if trace:
+            trace.mark("written", landed)
+            log.info("%s", trace.line(go.mtime, target))
         self._log_notes()
 
     def _explain_unwritten(self, move: Move) -> None:
