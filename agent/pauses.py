@@ -134,8 +134,10 @@ class TurnTrace:
         elif name not in self.marks:
             self.marks[name] = time.time()
 
-    def line(self, go_mtime: float, thinking: float) -> str:
+    def line(self, go_mtime: float, thinking: float, stall: float) -> str:
+        """The trace: the moments, the turn's ``thinking`` target (seconds after the ``.go``), the
+        search's longest ``stall`` (seconds), the turn's faults and switches so far."""
         faults = [after - before for after, before in zip(_usage(), self._usage)]
         moments = "  ".join(f"{name} {at - go_mtime:+.3f}" for name, at in self.marks.items())
-        return (f"turn trace (s after the .go's mtime): {moments}  target {thinking:.3f}  "
+        return (f"turn trace (s after the .go's mtime): {moments}  target {thinking:.3f}  stall {stall:.3f}  "
                 f"faults {faults[0]} minor {faults[1]} major  {faults[2]} involuntary switches")

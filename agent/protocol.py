@@ -511,7 +511,7 @@ class FileProtocolAgent:
         self.search_log.move(move.board, move.spot, took, result)
         if trace:
             trace.mark("written", landed)
-            log.info("%s", trace.line(go.mtime, target))
+            log.info("%s", trace.line(go.mtime, target, stalls.stall()))
         self._log_notes()
 
     def _explain_unwritten(self, move: Move) -> None:

@@ -1,16 +1,21 @@
 """Is the first move of a game later than the others? Each game's first move beside its later ones.
 
 Usage: python scripts/bench_first_move.py [--time-limit 10] [--games 4] [--moves 4] [--hogs N]
-           [--opponent random|otter|agent] [--drop-caches] [--memory-limit MB] [--ab VAR=VALUE]
+           [--opponent random|otter|agent] [--drop-caches] [--memory-limit MB] [--evict]
+           [--pause-for S [--pause-at S]] [--ab VAR=VALUE]
 
 Plays ``--games`` games through the referee simulator (busy-polling, as the real one), a fresh
 agent process each game as in the tournament, and stops each after our ``--moves``-th move. Load:
 ``--hogs`` CPU-spinning processes for the whole run; ``--opponent otter`` (tests/bots/otter.py)
 busy-waits on the directory as real student bots do; ``--drop-caches`` empties the kernel's page
-cache (root) once both agents are ready, before the referee's first ``.go``; ``--memory-limit``
+cache (root) before the agents start and again once both are ready, before the referee's first
+``.go``; ``--memory-limit``
 runs our agent in a memory cgroup of that size (root, cgroup v1), so its file pages (code, data)
-are reclaimed as it runs. ``--ab VAR=VALUE`` sets VAR in our agent's environment in every other
-game (A: with, B: without), for a before/after in one run.
+are reclaimed as it runs; ``--evict`` reclaims them once before the game, as memory pressure
+during a long wait would. ``--pause-for S`` stops our agent
+(SIGSTOP) for S seconds at ``--pause-at`` seconds after each of its ``.go`` files: a pause of the
+machine's, the same in every turn. ``--ab VAR=VALUE`` sets VAR in our agent's environment in every
+other game (A: with, B: without), for a before/after in one run (``PYTHONPATH=`` another build).
 
 For each of our moves the latency is the filesystem's: ``move_file``'s mtime after our write less
 our ``.go``'s mtime (what the agent counts from; the referee's 50 ms ticks round it up). The
@@ -27,6 +32,7 @@ import multiprocessing
 import os
 import re
 import shlex
+import signal
 import statistics
 import sys
 import tempfile
@@ -48,7 +54,7 @@ from ref_sim.stops import kill_tree  # noqa: E402
 OURS = "Agent1"
 AGENT = "{python} -m agent {name} --dir {dir} --time-limit {time_limit}"
 CGROUP = Path("/sys/fs/cgroup/memory")
-TRACE = re.compile(r"turn trace \(s after the \.go's mtime\): (.*?)  target ([\d.]+)  faults (\d+) minor (\d+) major"
+TRACE = re.compile(r"turn trace \(s after the \.go's mtime\): (.*?)  target ([\d.]+)  stall ([\d.]+)  faults (\d+) minor (\d+) major"
                    r"  (\d+) involuntary")
 
 
@@ -73,11 +79,46 @@ def drop_caches() -> str:
     return ""
 
 
-def memory_cgroup(megabytes: int) -> Path:
+def memory_cgroup(megabytes: int | None) -> Path:
     group = CGROUP / f"uttt-first-move-{os.getpid()}"
     group.mkdir()
-    (group / "memory.limit_in_bytes").write_text(f"{megabytes * 1024 * 1024}\n")
+    set_limit(group, megabytes * 1024 * 1024 if megabytes else -1)
     return group
+
+
+def set_limit(group: Path, limit: int) -> None:
+    (group / "memory.limit_in_bytes").write_text(f"{limit}\n")
+
+
+def evict(group: Path, megabytes: int | None) -> str:
+    """Reclaim the agent's file pages (its code, its data files) as memory pressure during a long
+    wait would: the cgroup's limit lowered to its anonymous memory (which cannot go: no swap), then
+    raised again. Returns what was evicted. The pages count only if the agent read them first:
+    the caches are dropped before it starts."""
+    def usage() -> int:
+        return int((group / "memory.usage_in_bytes").read_text())
+
+    before = usage()
+    stat = dict(line.split() for line in (group / "memory.stat").read_text().splitlines())
+    floor = int(stat["total_rss"])
+    for slack_mb in (1, 2, 4, 8, 16, 32):
+        try:
+            set_limit(group, floor + slack_mb * 1024 * 1024)
+            break
+        except OSError:  # EBUSY: cannot reclaim that far
+            continue
+    set_limit(group, megabytes * 1024 * 1024 if megabytes else -1)
+    return f"evicted {(before - usage()) / 1e6:.1f} of {before / 1e6:.1f} MB of the agent's pages"
+
+
+def pause(pid: int, seconds: float) -> None:
+    """Take our agent off the CPU for ``seconds``, as a loaded machine may at any moment."""
+    try:
+        os.kill(pid, signal.SIGSTOP)
+        time.sleep(seconds)
+        os.kill(pid, signal.SIGCONT)
+    except ProcessLookupError:
+        pass
 
 
 def parse_trace(log: Path) -> list[dict]:
@@ -88,8 +129,8 @@ def parse_trace(log: Path) -> list[dict]:
         if found:
             marks = dict(re.findall(r"([\w-]+) ([+-][\d.]+)", found.group(1)))
             traces.append({"marks": {k: float(v) for k, v in marks.items()}, "target": float(found.group(2)),
-                           "minor": int(found.group(3)), "major": int(found.group(4)),
-                           "switches": int(found.group(5))})
+                           "stall": float(found.group(3)), "minor": int(found.group(4)),
+                           "major": int(found.group(5)), "switches": int(found.group(6))})
     return traces
 
 
@@ -106,6 +147,8 @@ def play_one(number: int, args, env: dict, base: Path, group: Path | None) -> tu
     opponent = opponent_spec(args.opponent)
     other = opponent.fixed_name or "Opponent2"
     log_paths = {OURS: logs / "agent.log", other: logs / "opponent.log"}
+    if args.drop_caches or args.evict:  # a cold start; and what it reads is charged to its cgroup
+        drop_caches()
     agents = {OURS: start_agent(ours, OURS, game_dir, args.time_limit, log_paths[OURS], env=env),
               other: start_agent(opponent, other, game_dir, args.time_limit, log_paths[other])}
     latencies: list[float] = []
@@ -117,6 +160,11 @@ def play_one(number: int, args, env: dict, base: Path, group: Path | None) -> tu
             return
         if event.kind == "turn":
             go_mtime[0] = os.stat(game_dir / f"{OURS}.go").st_mtime_ns / 1e9
+            if args.pause_for:
+                timer = threading.Timer(go_mtime[0] + args.pause_at - time.time(), pause,
+                                        (agents[OURS].pid, args.pause_for))
+                timer.daemon = True
+                timer.start()
         elif event.kind == "move":
             latencies.append(os.stat(game_dir / "move_file").st_mtime_ns / 1e9 - go_mtime[0])
             if len(latencies) >= args.moves:
@@ -127,6 +175,8 @@ def play_one(number: int, args, env: dict, base: Path, group: Path | None) -> tu
         wait_until_started(agents, log_paths, timeout=30.0)
         if args.drop_caches:
             note = drop_caches()
+        if args.evict:
+            note = " ".join(filter(None, [note, evict(group, args.memory_limit)]))
         record = run_game(game_dir, OURS, other, time_limit=args.time_limit, seed=args.seed + number,
                           busy_poll=True, on_event=on_event, stop=stop, exit_delay=0.2)
         if record.reason != INTERRUPTED:   # stopped by us after our last move, or ended before it
@@ -139,7 +189,8 @@ def play_one(number: int, args, env: dict, base: Path, group: Path | None) -> tu
 
 def describe(trace: dict) -> str:
     marks = "  ".join(f"{name} {value:+.3f}" for name, value in trace["marks"].items())
-    return f"{marks}  faults {trace['minor']}/{trace['major']} (minor/major)  {trace['switches']} preempted"
+    return (f"{marks}  stall {trace['stall'] * 1000:.0f} ms  faults {trace['minor']}/{trace['major']} "
+            f"(minor/major)  {trace['switches']} preempted")
 
 
 def main(argv=None) -> int:
@@ -149,9 +200,16 @@ def main(argv=None) -> int:
     parser.add_argument("--moves", type=whole(2, 200), default=4, help="our moves per game before it is stopped")
     parser.add_argument("--hogs", type=whole(0, 64), default=0, help="CPU-spinning processes during the run")
     parser.add_argument("--opponent", default="random", help="random, otter (a busy-waiting bot), agent, or a spec")
-    parser.add_argument("--drop-caches", action="store_true", help="drop the page cache before each game (root)")
+    parser.add_argument("--drop-caches", action="store_true", help="drop the page cache before the agents start and before the first .go (root)")
     parser.add_argument("--memory-limit", type=whole(64, 1 << 20), default=None, metavar="MB",
                         help="our agent in a memory cgroup of MB megabytes (root, cgroup v1)")
+    parser.add_argument("--evict", action="store_true",
+                        help="reclaim our agent's file pages (code, data) before each game, as memory pressure "
+                             "during its wait would (root, cgroup v1)")
+    parser.add_argument("--pause-at", type=real(0, MAX_SECONDS), default=8.8, metavar="S",
+                        help="with --pause-for: when, in seconds after each of our .go files (default 8.8)")
+    parser.add_argument("--pause-for", type=real(0, MAX_SECONDS), default=0.0, metavar="S",
+                        help="stop our agent (SIGSTOP) for S seconds in each of its turns: a machine's pause")
     parser.add_argument("--ab", default=None, metavar="VAR=VALUE",
                         help="set VAR=VALUE in our agent's environment in games 1, 3, 5...")
     parser.add_argument("--seed", type=int, default=7)
@@ -163,13 +221,15 @@ def main(argv=None) -> int:
             parser.error(f"--ab wants VAR=VALUE, got {args.ab!r}")
         ab = (var, value)
 
-    group = memory_cgroup(args.memory_limit) if args.memory_limit else None
+    group = memory_cgroup(args.memory_limit) if args.memory_limit or args.evict else None
     hogs = [multiprocessing.Process(target=spin, daemon=True) for _ in range(args.hogs)]
     for hog in hogs:
         hog.start()
     base = Path(tempfile.mkdtemp(prefix="uttt-first-move-"))
     load = [f"{args.hogs} CPU hog(s)", f"opponent {args.opponent}"] + (["caches dropped"] if args.drop_caches else [])
-    load += [f"agent in {args.memory_limit} MB"] if group else []
+    load += [f"agent in {args.memory_limit} MB"] if args.memory_limit else []
+    load += ["agent's pages evicted"] if args.evict else []
+    load += [f"agent stopped {args.pause_for:g} s at {args.pause_at:g} s each turn"] if args.pause_for else []
     print(f"{args.games} games at {args.time_limit:g} s, our first {args.moves} moves each; busy-polling referee, "
           f"{', '.join(load)}; logs in {base}", flush=True)
     print("overshoot = latency (move_file mtime - .go mtime) - the agent's target", flush=True)
