@@ -74,10 +74,12 @@ class StallWatch:
 
 
 class RecentPauses:
-    """The longest pause of each of the last ``window`` turns, and what to keep back for them."""
+    """The longest pause of each of the last ``window`` turns, and what to keep back for them;
+    ``unmeasured``: what to keep back before any turn was measured (agent.clock.first_turn_keep_back)."""
 
-    def __init__(self, window: int = KEEP_BACK_WINDOW) -> None:
+    def __init__(self, window: int = KEEP_BACK_WINDOW, unmeasured: float = 0.0) -> None:
         self._pauses: deque[float] = deque(maxlen=window)
+        self.unmeasured = unmeasured
 
     def append(self, seconds: float) -> None:
         """Remember one turn's pause (seconds)."""
@@ -92,8 +94,9 @@ class RecentPauses:
         return pause
 
     def largest(self) -> float:
-        """Seconds to keep back: the largest pause remembered (0 on an idle machine)."""
-        return max(self._pauses, default=0.0)
+        """Seconds to keep back: the largest pause remembered (0 on an idle machine), or
+        ``unmeasured`` while none is."""
+        return max(self._pauses, default=self.unmeasured)
 
     def __len__(self) -> int:
         return len(self._pauses)

@@ -56,6 +56,7 @@ from .clock import (  # noqa: F401  (cutoff_for, default_margin, last_tick: re-e
     default_margin,
     file_deadlines,
     file_thinking_time,
+    first_turn_keep_back,
     implausible_go_age,
     last_tick,
 )
@@ -291,7 +292,7 @@ class FileProtocolAgent:
         self.margin = default_margin(self.time_limit) if margin is None else float(margin)
         self.cutoff = cutoff_for(self.time_limit, self.margin)
         #: Pauses of the recent turns, kept back from the cutoff: see :meth:`thinking_cutoff`.
-        self.pauses = RecentPauses()
+        self.pauses = RecentPauses(unmeasured=first_turn_keep_back(self.time_limit))
         self.depth = depth
         self.nodes = nodes
         self.grace = grace
@@ -431,10 +432,11 @@ class FileProtocolAgent:
 
     def thinking_cutoff(self) -> float:
         """Seconds after the .go the engine thinks this turn: the cutoff less the largest pause of
-        the recent turns (time off the CPU while thinking, or a move landing late), never under
+        the recent turns (time off the CPU while thinking, or a move landing late; the first turn,
+        none measured yet, keeps back :func:`agent.clock.first_turn_keep_back`), never under
         ``PAUSE_FLOOR_SHARE`` of the time to the referee's last tick. On a quiet machine nothing
-        is kept back (9.0 s at 10 s); on a loaded one a pause near the deadline no longer pushes
-        the move past the referee's last look."""
+        is kept back after the first turn (9.0 s at 10 s); on a loaded one a pause near the
+        deadline no longer pushes the move past the referee's last look."""
         return file_thinking_time(self.time_limit, self.cutoff, self.pauses.largest())
 
     def _deadlines(self, go: Seen) -> tuple[float, float]:
