@@ -46,10 +46,12 @@ class StallWatch:
         self.polls = 0
         self.longest_gap = 0.0
         self.first_poll: float | None = None  # when the search first polled (a turn's trace)
+        self.longest_ended: float | None = None  # when the longest gap ended (a turn's trace)
 
     def _gap(self) -> None:
         now = self.clock()
-        self.longest_gap = max(self.longest_gap, now - self.last)
+        if now - self.last > self.longest_gap:
+            self.longest_gap, self.longest_ended = now - self.last, now
         self.last = now
 
     def watching(self, should_stop=None):

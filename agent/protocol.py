@@ -489,6 +489,8 @@ class FileProtocolAgent:
             trace.mark("last-poll", stalls.last if stalls.polls else None)
             trace.mark("chosen")
         stalls.returned()
+        if trace:
+            trace.mark("stall-end", stalls.longest_ended)
         move = Move.from_index(result.move)
         # Last look before writing: only ever write during my own turn (docs/protocol.md,
         # "What a bot must survive", row "A move written outside your turn").

@@ -153,6 +153,7 @@ def play_one(number: int, args, env: dict, base: Path, group: Path | None) -> tu
               other: start_agent(opponent, other, game_dir, args.time_limit, log_paths[other])}
     latencies: list[float] = []
     go_mtime = [0.0]
+    timers: list[threading.Timer] = []
     stop = threading.Event()
 
     def on_event(event) -> None:
@@ -165,7 +166,10 @@ def play_one(number: int, args, env: dict, base: Path, group: Path | None) -> tu
                                         (agents[OURS].pid, args.pause_for))
                 timer.daemon = True
                 timer.start()
+                timers.append(timer)
         elif event.kind == "move":
+            for timer in timers:  # a pause due after our move would strike in a later turn
+                timer.cancel()
             latencies.append(os.stat(game_dir / "move_file").st_mtime_ns / 1e9 - go_mtime[0])
             if len(latencies) >= args.moves:
                 stop.set()
