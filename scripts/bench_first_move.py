@@ -1,12 +1,13 @@
 """Is the first move of a game later than the others? Each game's first move beside its later ones.
 
-Usage: python scripts/bench_first_move.py [--time-limit 10] [--games 4] [--moves 4] [--hogs N]
+Usage: python scripts/bench_first_move.py [--time-limit 10] [--games 4] [--moves 4] [--hogs N] [--io-hogs N]
            [--opponent random|otter|agent] [--drop-caches] [--memory-limit MB] [--evict]
            [--pause-for S [--pause-at S]] [--ab VAR=VALUE]
 
 Plays ``--games`` games through the referee simulator (busy-polling, as the real one), a fresh
 agent process each game as in the tournament, and stops each after our ``--moves``-th move. Load:
-``--hogs`` CPU-spinning processes for the whole run; ``--opponent otter`` (tests/bots/otter.py)
+``--hogs`` CPU-spinning processes for the whole run, ``--io-hogs`` processes rewriting a file and
+waiting for the disk (fsync); ``--opponent otter`` (tests/bots/otter.py)
 busy-waits on the directory as real student bots do; ``--drop-caches`` empties the kernel's page
 cache (root) before the agents start and again once both are ready, before the referee's first
 ``.go``; ``--memory-limit``
@@ -61,6 +62,15 @@ TRACE = re.compile(r"turn trace \(s after the \.go's mtime\): (.*?)  target ([\d
 def spin() -> None:
     while True:
         pass
+
+
+def write_and_sync(path: str) -> None:
+    """An I/O hog: rewrite 8 MB and wait for the disk, again and again (a test suite's files, a log)."""
+    block = os.urandom(8 << 20)
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    while True:
+        os.pwrite(handle, block, 0)
+        os.fsync(handle)
 
 
 def opponent_spec(name: str):
@@ -191,6 +201,14 @@ def play_one(number: int, args, env: dict, base: Path, group: Path | None) -> tu
     return latencies, parse_trace(log_paths[OURS]), note
 
 
+def spread(values: list[float], unit: str) -> str:
+    """``median M max X (n=N)`` of seconds, shown in seconds or as signed milliseconds."""
+    if not values:
+        return "none"
+    shown = (lambda x: f"{x:.3f}") if unit == "s" else (lambda x: f"{x * 1000:+.0f}")
+    return f"median {shown(statistics.median(values))} max {shown(max(values))} (n={len(values)})"
+
+
 def describe(trace: dict) -> str:
     marks = "  ".join(f"{name} {value:+.3f}" for name, value in trace["marks"].items())
     return (f"{marks}  stall {trace['stall'] * 1000:.0f} ms  faults {trace['minor']}/{trace['major']} "
@@ -203,6 +221,8 @@ def main(argv=None) -> int:
     parser.add_argument("--games", type=whole(1, 1000), default=4)
     parser.add_argument("--moves", type=whole(2, 200), default=4, help="our moves per game before it is stopped")
     parser.add_argument("--hogs", type=whole(0, 64), default=0, help="CPU-spinning processes during the run")
+    parser.add_argument("--io-hogs", type=whole(0, 64), default=0,
+                        help="processes rewriting 8 MB and fsyncing it, again and again, during the run")
     parser.add_argument("--opponent", default="random", help="random, otter (a busy-waiting bot), agent, or a spec")
     parser.add_argument("--drop-caches", action="store_true", help="drop the page cache before the agents start and before the first .go (root)")
     parser.add_argument("--memory-limit", type=whole(64, 1 << 20), default=None, metavar="MB",
@@ -226,18 +246,21 @@ def main(argv=None) -> int:
         ab = (var, value)
 
     group = memory_cgroup(args.memory_limit) if args.memory_limit or args.evict else None
+    base = Path(tempfile.mkdtemp(prefix="uttt-first-move-"))
     hogs = [multiprocessing.Process(target=spin, daemon=True) for _ in range(args.hogs)]
+    hogs += [multiprocessing.Process(target=write_and_sync, args=(str(base / f"io-hog-{n}"),), daemon=True)
+             for n in range(args.io_hogs)]
     for hog in hogs:
         hog.start()
-    base = Path(tempfile.mkdtemp(prefix="uttt-first-move-"))
-    load = [f"{args.hogs} CPU hog(s)", f"opponent {args.opponent}"] + (["caches dropped"] if args.drop_caches else [])
+    load = [f"{args.hogs} CPU hog(s)", f"{args.io_hogs} I/O hog(s)", f"opponent {args.opponent}"]
+    load += ["caches dropped"] if args.drop_caches else []
     load += [f"agent in {args.memory_limit} MB"] if args.memory_limit else []
     load += ["agent's pages evicted"] if args.evict else []
     load += [f"agent stopped {args.pause_for:g} s at {args.pause_at:g} s each turn"] if args.pause_for else []
     print(f"{args.games} games at {args.time_limit:g} s, our first {args.moves} moves each; busy-polling referee, "
           f"{', '.join(load)}; logs in {base}", flush=True)
     print("overshoot = latency (move_file mtime - .go mtime) - the agent's target", flush=True)
-    groups: dict[str, dict[str, list[float]]] = {}
+    groups: dict[str, dict[str, list[float]]] = {}  # by A/B label: latencies and overshoots
     try:
         for number in range(1, args.games + 1):
             label = "all"
@@ -248,39 +271,36 @@ def main(argv=None) -> int:
                     env[ab[0]] = ab[1]
             latencies, traces, note = play_one(number, args, env, base, group)
             targets = [t["target"] for t in traces] + [cutoff_for(args.time_limit)] * len(latencies)
-            over = [lat - target for lat, target in zip(latencies, targets)]
-            if not over:
+            if not latencies:
                 print(f"game {number} [{label}]: no move of ours {note}", flush=True)
                 continue
-            later = over[1:]
-            stats = groups.setdefault(label, {"first": [], "later": [], "later_max": []})
-            stats["first"].append(over[0])
-            stats["later"].extend(later)
-            if later:
-                stats["later_max"].append(max(later))
-            tail = (f"later median {statistics.median(later) * 1000:+.0f} max {max(later) * 1000:+.0f} ms"
-                    if later else "no later move")
-            print(f"game {number} [{label}]: first {latencies[0]:.3f} s, target {targets[0]:.3f}, "
-                  f"overshoot {over[0] * 1000:+.0f} ms; {tail} (n={len(later)}) {note}", flush=True)
+            stats = groups.setdefault(label, {"first": [], "later": [], "first over": [], "later over": []})
+            over = [lat - target for lat, target in zip(latencies, targets)]
+            for key, values in (("first", latencies[:1]), ("later", latencies[1:]), ("first over", over[:1]),
+                                ("later over", over[1:])):
+                stats[key].extend(values)
+            later = (f"later {spread(latencies[1:], 's')}, overshoot {spread(over[1:], 'ms')}" if len(latencies) > 1
+                     else "no later move")
+            print(f"game {number} [{label}]: first {latencies[0]:.3f} s, target {targets[0]:.3f}, overshoot "
+                  f"{over[0] * 1000:+.0f} ms; {later} {note}", flush=True)
             for index in (0, 1):
                 if index < len(traces):
                     print(f"    turn {index + 1}: {describe(traces[index])}", flush=True)
     finally:
         for hog in hogs:
-            hog.terminate()
+            hog.kill()  # not terminate: a hog inherits this runner's handler that turns SIGTERM into a traceback
+            hog.join(5)
+        for written in base.glob("io-hog-*"):
+            written.unlink()
         if group is not None:
             try:
                 group.rmdir()
             except OSError as error:
                 print(f"could not remove the cgroup {group}: {error.strerror}", file=sys.stderr)
-    print("summary (overshoot past the target, ms):")
+    print("summary: latency (s) and overshoot past the target (ms)")
     for label, stats in groups.items():
-        first = sorted(1000 * x for x in stats["first"])
-        later = sorted(1000 * x for x in stats["later"])
-        line = f"  [{label}] first moves: median {statistics.median(first):+.0f} max {first[-1]:+.0f} (n={len(first)})"
-        if later:
-            line += f";  later moves: median {statistics.median(later):+.0f} max {later[-1]:+.0f} (n={len(later)})"
-        print(line)
+        print(f"  [{label}] first moves: {spread(stats['first'], 's')}, {spread(stats['first over'], 'ms')};  "
+              f"later moves: {spread(stats['later'], 's')}, {spread(stats['later over'], 'ms')}")
     return 0
 
 
