@@ -132,12 +132,14 @@ class TurnTrace:
         self._offset = time.time() - time.perf_counter()  # perf_counter moments to wall ones
         self._usage = _usage()
 
-    def mark(self, name: str, perf: float | None = None) -> None:
-        """``name`` happened now, or at ``perf`` (a perf_counter moment; None: not at all)."""
+    def mark(self, name: str) -> None:
+        """``name`` happened now."""
+        self.marks[name] = time.time()
+
+    def mark_at(self, name: str, perf: float | None) -> None:
+        """``name`` happened at ``perf`` (a perf_counter moment); None: it did not happen."""
         if perf is not None:
             self.marks[name] = perf + self._offset
-        elif name not in self.marks:
-            self.marks[name] = time.time()
 
     def line(self, go_mtime: float, thinking: float, stall: float) -> str:
         """The trace: the moments, the turn's ``thinking`` target (seconds after the ``.go``), the

@@ -485,12 +485,12 @@ class FileProtocolAgent:
                             should_stop=stalls.watching(lambda: self._turn_is_over(go_id)))
         result = choose_legal(self.engine, game.position, limit, self._rng)
         if trace:
-            trace.mark("first-poll", stalls.first_poll)
-            trace.mark("last-poll", stalls.last if stalls.polls else None)
+            trace.mark_at("first-poll", stalls.first_poll)
+            trace.mark_at("last-poll", stalls.last if stalls.polls else None)
             trace.mark("chosen")
         stalls.returned()
         if trace:
-            trace.mark("stall-end", stalls.longest_ended)
+            trace.mark_at("stall-end", stalls.longest_ended)
         move = Move.from_index(result.move)
         # Last look before writing: only ever write during my own turn (docs/protocol.md,
         # "What a bot must survive", row "A move written outside your turn").
@@ -514,7 +514,7 @@ class FileProtocolAgent:
                  move, result.depth, result.score, result.nodes, result.nodes_per_second, took, note)
         self.search_log.move(move.board, move.spot, took, result)
         if trace:
-            trace.mark("written", landed)
+            trace.mark_at("written", landed)
             log.info("%s", trace.line(go.mtime, target, stalls.stall()))
         self._log_notes()
 
