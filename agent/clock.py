@@ -6,8 +6,9 @@ and the last look that counts is :func:`last_tick`. The agent's cutoff is :func:
 the limit less :func:`default_margin`, never past that last look, never under
 ``SHORT_LIMIT_SHARE`` of it. Each turn it thinks :func:`file_thinking_time`: the cutoff less the
 pauses the machine made recently (:mod:`agent.pauses`; the first turn, with none measured yet,
-:func:`first_turn_keep_back`), never under ``PAUSE_FLOOR_SHARE`` of the last look. Time counts from the ``.go``'s modification time; :func:`file_deadlines` turns the
-time already gone into the two deadlines of the turn (stop thinking, last useful write).
+:func:`first_turn_keep_back`), never under ``PAUSE_FLOOR_SHARE`` of the last look. Time counts
+from the ``.go``'s modification time; :func:`file_deadlines` turns the time already gone into the
+two deadlines of the turn (stop thinking, last useful write).
 
 CodinGame protocol (:mod:`agent.codingame`). A turn is ``turn_ms`` (the first ``first_turn_ms``)
 from its first line; :func:`codingame_thinking_time` keeps back the margin (at least
