@@ -245,7 +245,11 @@ def main(argv=None) -> int:
             parser.error(f"--ab wants VAR=VALUE, got {args.ab!r}")
         ab = (var, value)
 
-    group = memory_cgroup(args.memory_limit) if args.memory_limit or args.evict else None
+    try:
+        group = memory_cgroup(args.memory_limit) if args.memory_limit or args.evict else None
+    except OSError as error:
+        parser.error(f"--memory-limit and --evict need root and a cgroup v1 memory controller at {CGROUP} "
+                     f"({error.strerror})")
     base = Path(tempfile.mkdtemp(prefix="uttt-first-move-"))
     hogs = [multiprocessing.Process(target=spin, daemon=True) for _ in range(args.hogs)]
     hogs += [multiprocessing.Process(target=write_and_sync, args=(str(base / f"io-hog-{n}"),), daemon=True)
