@@ -16,8 +16,14 @@ after their deadline.
 
 from __future__ import annotations
 
+import os
 import time
 from collections import deque
+
+try:
+    import resource
+except ImportError:  # Windows: the trace shows no page faults
+    resource = None
 
 from .limits import STOP_POLL_SECONDS
 
@@ -39,16 +45,21 @@ class StallWatch:
         self.last = clock()
         self.polls = 0
         self.longest_gap = 0.0
+        self.first_poll: float | None = None  # when the search first polled (a turn's trace)
+        self.longest_ended: float | None = None  # when the longest gap ended (a turn's trace)
 
     def _gap(self) -> None:
         now = self.clock()
-        self.longest_gap = max(self.longest_gap, now - self.last)
+        if now - self.last > self.longest_gap:
+            self.longest_gap, self.longest_ended = now - self.last, now
         self.last = now
 
     def watching(self, should_stop=None):
         """``should_stop`` (or None: never stop), timing the gap since the last call at each call."""
         def polled() -> bool:
             self._gap()
+            if not self.polls:
+                self.first_poll = self.last
             self.polls += 1
             return bool(should_stop()) if should_stop is not None else False
         return polled
@@ -65,10 +76,12 @@ class StallWatch:
 
 
 class RecentPauses:
-    """The longest pause of each of the last ``window`` turns, and what to keep back for them."""
+    """The longest pause of each of the last ``window`` turns, and what to keep back for them;
+    ``unmeasured``: what to keep back before any turn was measured (agent.clock.first_turn_keep_back)."""
 
-    def __init__(self, window: int = KEEP_BACK_WINDOW) -> None:
+    def __init__(self, window: int = KEEP_BACK_WINDOW, unmeasured: float = 0.0) -> None:
         self._pauses: deque[float] = deque(maxlen=window)
+        self.unmeasured = unmeasured
 
     def append(self, seconds: float) -> None:
         """Remember one turn's pause (seconds)."""
@@ -83,8 +96,55 @@ class RecentPauses:
         return pause
 
     def largest(self) -> float:
-        """Seconds to keep back: the largest pause remembered (0 on an idle machine)."""
-        return max(self._pauses, default=0.0)
+        """Seconds to keep back: the largest pause remembered (0 on an idle machine), or
+        ``unmeasured`` while none is."""
+        return max(self._pauses, default=self.unmeasured)
 
     def __len__(self) -> int:
         return len(self._pauses)
+
+
+#: Set to anything but "" or "0" to log each turn's phases (:class:`TurnTrace`).
+TRACE_ENV = "UTTT_TRACE_TURNS"
+
+
+def tracing(environ=None) -> bool:
+    """True when :data:`TRACE_ENV` asks for each turn's trace."""
+    return (os.environ if environ is None else environ).get(TRACE_ENV, "").strip() not in ("", "0")
+
+
+def _usage() -> tuple[int, int, int]:
+    if resource is None:
+        return 0, 0, 0
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_minflt, usage.ru_majflt, usage.ru_nivcsw
+
+
+class TurnTrace:
+    """Where one turn's time went, for the log: moments marked on the wall clock as the turn goes
+    (the loop woke, the ``.go`` noticed, the search's first and last polls, the move chosen and
+    written), shown as seconds after the ``.go``'s mtime, with the turn's page faults (minor,
+    major) and involuntary context switches. Made only when :func:`tracing`: a turn without it
+    pays nothing (scripts/bench_first_move.py reads these lines)."""
+
+    def __init__(self, woke: float) -> None:
+        self.marks: dict[str, float] = {"woke": woke}
+        self._offset = time.time() - time.perf_counter()  # perf_counter moments to wall ones
+        self._usage = _usage()
+
+    def mark(self, name: str) -> None:
+        """``name`` happened now."""
+        self.marks[name] = time.time()
+
+    def mark_at(self, name: str, perf: float | None) -> None:
+        """``name`` happened at ``perf`` (a perf_counter moment); None: it did not happen."""
+        if perf is not None:
+            self.marks[name] = perf + self._offset
+
+    def line(self, go_mtime: float, thinking: float, stall: float) -> str:
+        """The trace: the moments, the turn's ``thinking`` target (seconds after the ``.go``), the
+        search's longest ``stall`` (seconds), the turn's faults and switches so far."""
+        faults = [after - before for after, before in zip(_usage(), self._usage)]
+        moments = "  ".join(f"{name} {at - go_mtime:+.3f}" for name, at in self.marks.items())
+        return (f"turn trace (s after the .go's mtime): {moments}  target {thinking:.3f}  stall {stall:.3f}  "
+                f"faults {faults[0]} minor {faults[1]} major  {faults[2]} involuntary switches")

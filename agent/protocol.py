@@ -56,6 +56,7 @@ from .clock import (  # noqa: F401  (cutoff_for, default_margin, last_tick: re-e
     default_margin,
     file_deadlines,
     file_thinking_time,
+    first_turn_keep_back,
     implausible_go_age,
     last_tick,
 )
@@ -70,7 +71,7 @@ from .exits import (  # noqa: F401  (GameSummary.exit_code picks one; re-exporte
 )
 from .lifeline import Lifeline
 from .limits import SearchLimit
-from .pauses import RecentPauses, StallWatch
+from .pauses import RecentPauses, StallWatch, TurnTrace, tracing
 from .referee_files import (  # noqa: F401  (TEMP_NAME_TEMPLATE and temp_name: re-exported)
     TEMP_NAME_TEMPLATE,
     FileLines,
@@ -291,7 +292,7 @@ class FileProtocolAgent:
         self.margin = default_margin(self.time_limit) if margin is None else float(margin)
         self.cutoff = cutoff_for(self.time_limit, self.margin)
         #: Pauses of the recent turns, kept back from the cutoff: see :meth:`thinking_cutoff`.
-        self.pauses = RecentPauses()
+        self.pauses = RecentPauses(unmeasured=first_turn_keep_back(self.time_limit))
         self.depth = depth
         self.nodes = nodes
         self.grace = grace
@@ -313,6 +314,8 @@ class FileProtocolAgent:
         self._settled: tuple | None = None  # identities at the last full look
         self._settled_at = 0.0
         self._said: set[str] = set()  # one-time log messages already given
+        self._tracing = tracing()  # UTTT_TRACE_TURNS: log each turn's phases (agent.pauses.TurnTrace)
+        self._woke = 0.0  # when the loop's last look began (the trace's first moment)
 
     @property
     def _game(self):
@@ -342,6 +345,8 @@ class FileProtocolAgent:
                 if self.lifeline.lost():
                     return self._summary("aborted", message=f"the series runner that started me (pid "
                                          f"{self.lifeline.pid}) is gone: no referee will come")
+                if self._tracing:
+                    self._woke = time.time()
                 action = self._step(full)
                 if isinstance(action, Finish):
                     return self._finish(action.end_text)
@@ -427,10 +432,11 @@ class FileProtocolAgent:
 
     def thinking_cutoff(self) -> float:
         """Seconds after the .go the engine thinks this turn: the cutoff less the largest pause of
-        the recent turns (time off the CPU while thinking, or a move landing late), never under
+        the recent turns (time off the CPU while thinking, or a move landing late; the first turn,
+        none measured yet, keeps back :func:`agent.clock.first_turn_keep_back`), never under
         ``PAUSE_FLOOR_SHARE`` of the time to the referee's last tick. On a quiet machine nothing
-        is kept back (9.0 s at 10 s); on a loaded one a pause near the deadline no longer pushes
-        the move past the referee's last look."""
+        is kept back after the first turn (9.0 s at 10 s); on a loaded one a pause near the
+        deadline no longer pushes the move past the referee's last look."""
         return file_thinking_time(self.time_limit, self.cutoff, self.pauses.largest())
 
     def _deadlines(self, go: Seen) -> tuple[float, float]:
@@ -466,15 +472,25 @@ class FileProtocolAgent:
 
     def _play(self, go: Seen) -> None:
         """Think on the decider's position and write one move for ``go``, unless the turn ended meanwhile."""
+        trace = TurnTrace(self._woke) if self._tracing else None
+        if trace:
+            trace.mark("noticed")
         game = self._game
         stalls = StallWatch()
         kept = self.pauses.largest()  # what this turn's deadline keeps back
+        target = self.thinking_cutoff()  # seconds after the .go's mtime
         deadline, hard_deadline = self._deadlines(go)
         go_id = go.identity
         limit = SearchLimit(deadline=deadline, depth=self.depth, nodes=self.nodes,
                             should_stop=stalls.watching(lambda: self._turn_is_over(go_id)))
         result = choose_legal(self.engine, game.position, limit, self._rng)
+        if trace:
+            trace.mark_at("first-poll", stalls.first_poll)
+            trace.mark_at("last-poll", stalls.last if stalls.polls else None)
+            trace.mark("chosen")
         stalls.returned()
+        if trace:
+            trace.mark_at("stall-end", stalls.longest_ended)
         move = Move.from_index(result.move)
         # Last look before writing: only ever write during my own turn (docs/protocol.md,
         # "What a bot must survive", row "A move written outside your turn").
@@ -497,6 +513,9 @@ class FileProtocolAgent:
         log.info("move %s  depth %d  score %+d  nodes %d  nps %.0f  %.3f s since .go%s",
                  move, result.depth, result.score, result.nodes, result.nodes_per_second, took, note)
         self.search_log.move(move.board, move.spot, took, result)
+        if trace:
+            trace.mark_at("written", landed)
+            log.info("%s", trace.line(go.mtime, target, stalls.stall()))
         self._log_notes()
 
     def _explain_unwritten(self, move: Move) -> None:

@@ -4,7 +4,7 @@ time already gone and the pauses kept back."""
 import pytest
 
 from agent import clock
-from agent.pauses import StallWatch
+from agent.pauses import RecentPauses, StallWatch
 
 
 @pytest.mark.parametrize("limit, margin, cutoff", [
@@ -18,6 +18,22 @@ def test_the_cutoff_is_the_limit_less_the_margin_within_the_referees_last_look(l
 @pytest.mark.parametrize("limit, tick", [(10, 9.95), (1, 0.95), (0.1, 0.05), (0.12, 0.1), (0.05, 0.0), (0.051, 0.05)])
 def test_the_referees_last_look_is_its_last_tick_under_the_limit(limit, tick):
     assert clock.last_tick(limit) == pytest.approx(tick)
+
+
+@pytest.mark.parametrize("limit, first, thinking", [
+    (10, 0.398, 8.602), (3, 0.118, 2.582), (1, 0.038, 0.762), (0.5, 0.018, 0.282),
+    (0.1, 0.002, 0.013),     # 2 ms of the 15 ms a rehearsal limit thinks
+])
+def test_the_first_turn_keeps_back_a_share_of_the_last_tick_as_no_pause_is_measured_yet(limit, first, thinking):
+    assert clock.first_turn_keep_back(limit) == pytest.approx(first)
+    assert clock.file_thinking_time(limit, clock.cutoff_for(limit), first) == pytest.approx(thinking)
+
+
+def test_the_first_turns_keep_back_gives_way_to_the_first_measured_pause():
+    pauses = RecentPauses(unmeasured=0.4)
+    assert pauses.largest() == 0.4
+    pauses.record(late=-0.2, stall=0.03)
+    assert pauses.largest() == pytest.approx(0.03)
 
 
 @pytest.mark.parametrize("limit, kept_back, thinking", [

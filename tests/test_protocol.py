@@ -10,6 +10,7 @@ import errno
 import io
 import logging
 import os
+import re
 import threading
 import time
 from pathlib import Path
@@ -17,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from agent import protocol
+from agent.clock import first_turn_keep_back
 from agent.limits import STOP_POLL_SECONDS, SearchResult
-from agent.pauses import KEEP_BACK_WINDOW
+from agent.pauses import KEEP_BACK_WINDOW, TRACE_ENV
 from agent.protocol import (
     REFEREE_TICK,
     EXIT_ABORTED,
@@ -813,7 +815,7 @@ def test_a_stall_of_the_search_is_kept_back_on_the_next_turns(referee, caplog):
     kept = runner.agent.pauses.largest()
     assert 0.040 - STOP_POLL_SECONDS - 0.001 <= kept < 0.2
     first, second, third = engine.deadlines
-    assert first == pytest.approx(0.3, abs=0.005)            # nothing measured yet: the cutoff
+    assert first == pytest.approx(0.3 - first_turn_keep_back(0.5), abs=0.005)  # nothing measured yet
     assert second == pytest.approx(0.3 - kept, abs=0.005)      # the pause kept back
     assert third == pytest.approx(second, abs=0.005)           # and remembered
     assert "ms for pauses)" in caplog.text                     # logged with the move
@@ -852,8 +854,9 @@ def test_pauses_are_forgotten_after_the_window(referee):
     assert agent.thinking_cutoff() == pytest.approx(0.3)
 
 
-def test_nothing_is_kept_back_at_10_s_on_a_quiet_turn(referee, caplog):
-    """The tournament's 10 s: a quick turn measures no pause, so the next move still thinks to ~9.0 s."""
+def test_nothing_is_kept_back_at_10_s_after_a_quiet_turn(referee, caplog):
+    """The tournament's 10 s: the first turn, with no pause measured yet, keeps back 0.4 s; a quick
+    turn measures no pause, so the next move thinks to ~9.0 s."""
     engine = PausingEngine(referee.path(f"{ME}.go"))
     runner = Runner(referee.dir, engine=engine, time_limit=10.0)
     referee.start()
@@ -861,8 +864,38 @@ def test_nothing_is_kept_back_at_10_s_on_a_quiet_turn(referee, caplog):
         play_my_turns(referee, runner, 2)
     # A few ms at most (a loaded test machine may take the thread off the CPU for a moment).
     assert runner.agent.pauses.largest() < 0.05
-    assert engine.deadlines[0] == pytest.approx(9.0, abs=0.005)
+    assert engine.deadlines[0] == pytest.approx(9.0 - 0.398, abs=0.005)
     assert engine.deadlines[1] == pytest.approx(9.0, abs=0.05)
+    referee.end()
+    runner.join()
+
+
+@pytest.mark.parametrize("value, traced", [("1", True), ("", False), ("0", False)])
+def test_each_turn_is_traced_only_when_asked(referee, caplog, monkeypatch, value, traced):
+    """UTTT_TRACE_TURNS: one line a turn, its moments in order from the .go (scripts/bench_first_move.py
+    reads it); unset or 0, none."""
+    monkeypatch.setenv(TRACE_ENV, value)
+    engine = PausingEngine(referee.path(f"{ME}.go"), sleep={1: 0.030})
+    runner = Runner(referee.dir, engine=engine, time_limit=0.5)
+    referee.start()
+    with caplog.at_level(logging.INFO, logger="agent.protocol"):
+        play_my_turns(referee, runner, 2)
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("turn trace")]
+    assert len(lines) == (2 if traced else 0)
+    order = ["woke", "noticed", "first-poll", "last-poll", "chosen", "written"]
+    for turn, line in enumerate(lines, 1):
+        found = re.fullmatch(r"turn trace \(s after the \.go's mtime\): (.*)  target ([\d.]+)  stall ([\d.]+)  "
+                             r"faults \d+ minor \d+ major  \d+ involuntary switches", line)
+        assert found, line
+        marks = {name: float(at) for name, at in re.findall(r"([\w-]+) ([+-][\d.]+)", found.group(1))}
+        # The first turn's engine polls (and stalls 30 ms between two polls); the second's never does.
+        polled = {"first-poll", "last-poll", "stall-end"} if turn == 1 else set()
+        assert set(marks) == {"woke", "noticed", "chosen", "written"} | polled, line
+        moments = [marks[name] for name in order if name in marks]
+        assert moments == sorted(moments), line
+        if turn == 1:  # no pause measured yet
+            assert float(found.group(2)) == pytest.approx(0.3 - first_turn_keep_back(0.5))
+            assert float(found.group(3)) >= 0.019
     referee.end()
     runner.join()
 

@@ -39,3 +39,15 @@ def test_bench_vs_rev_plays_the_other_revision():
     done = run_script("bench_vs_rev.py", "--rev", "HEAD", "--games", "2", "--seconds", "0.01")
     assert done.returncode == 0, done.stderr
     assert "Score of this checkout vs HEAD: " in done.stdout, done.stdout
+
+
+def test_bench_first_move_shows_each_games_first_move_beside_the_later_ones():
+    done = run_script("bench_first_move.py", "--time-limit", "0.5", "--games", "2", "--moves", "2",
+                      "--ab", "UTTT_FIRST_MOVE_BENCH_PROBE=1")
+    assert done.returncode == 0, done.stderr
+    games = [line for line in done.stdout.splitlines() if line.startswith("game ")]
+    assert len(games) == 2 and all("first 0." in line and "later median" in line for line in games), done.stdout
+    traces = [line for line in done.stdout.splitlines() if line.strip().startswith("turn ")]
+    assert len(traces) == 4 and all("noticed" in line and "written" in line for line in traces), done.stdout
+    assert "[A UTTT_FIRST_MOVE_BENCH_PROBE=1] first moves" in done.stdout and "[B (without)] first moves" in done.stdout
+    assert run_script("bench_first_move.py", "--ab", "nothing").returncode == 2
