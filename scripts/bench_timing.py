@@ -82,7 +82,7 @@ def main(argv=None) -> int:
                           busy_poll=True)
     finally:
         for hog in hogs:
-            hog.terminate()
+            hog.kill()          # SIGTERM would be a Stopped traceback in it (ref_sim.stops)
     for process in agents:
         try:
             process.wait(timeout=10)
