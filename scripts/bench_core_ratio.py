@@ -12,7 +12,8 @@ scripts/bench_positions.txt is searched to ``--depth`` by each build from a fres
 table of the default size), ``--rounds`` times, the builds alternated and their order swapped each
 round. Both must return the same move, score, principal variation and node count (the run stops
 at the first difference): a faster build may not search another tree. Printed: per position the
-nodes and each build's best time; at the end the nodes/s of each (total nodes over total best
+nodes and each build's best time (CPU time of the searching thread: on a shared machine
+the time other processes take the core is not counted, wall time would be); at the end the nodes/s of each (total nodes over total best
 times) and their ratio, with the per-position ratios' geometric mean, min and max.
 """
 
@@ -78,9 +79,9 @@ def outcome(result):
 
 def timed_search(module, evaluator, pos, depth):
     engine = core.CompiledAlphaBeta(evaluator, core_module=module)  # a fresh, prefaulted table
-    start = time.perf_counter()
+    start = time.thread_time()
     result = engine.search(pos, SearchLimit(depth=depth))
-    return time.perf_counter() - start, result
+    return time.thread_time() - start, result
 
 
 def main(argv=None) -> int:
