@@ -176,6 +176,7 @@ static void thread_join(thread_t thread) { pthread_join(thread, NULL); }
 typedef struct {
     uint8_t index;
     int8_t forced;
+    uint8_t left;
     uint64_t key;
 } Undo;
 
@@ -196,6 +197,7 @@ typedef struct {
     int ply;
     int drawn_lines_tie; /* the CS 4341 referee's variant; CodinGame's counts boards instead */
     uint32_t status_code; /* sum of status[b] * 4^b: the memo index of the evaluation */
+    int left;             /* max_plies_left: the empty cells of open boards, kept by make/unmake */
     int sp;
     Undo stack[MAX_PLY];
 } Pos;
@@ -225,12 +227,15 @@ static void pos_push(Pos *p, int index) {
     Undo *u = &p->stack[p->sp++];
     u->index = (uint8_t)index;
     u->forced = (int8_t)p->forced;
+    u->left = (uint8_t)p->left;
     u->key = p->key;
+    p->left--;
     uint16_t mask = p->masks[me][b] |= bit;
     uint16_t occupied = p->occupied[b] |= bit;
     p->pattern[me][b] += POW3[spot];
     p->pattern[1 - me][b] += 2 * POW3[spot];
     if (WINS[mask]) {
+        p->left -= 9 - popcount9(occupied); /* the board's empty cells are no longer playable */
         p->status[b] = (uint8_t)(me + 1);
         p->status_code += (uint32_t)(me + 1) * POW4[b];
         uint16_t won = p->won[me] |= (uint16_t)(1u << b);
@@ -258,6 +263,7 @@ static void pos_pop(Pos *p) {
     Undo *u = &p->stack[--p->sp];
     int index = u->index;
     p->forced = u->forced;
+    p->left = u->left;
     p->key = u->key;
     int me = 1 - p->turn;
     p->turn = me;
@@ -321,7 +327,7 @@ typedef struct {
  * pages where the kernel gives them (transparent huge pages, on madvise by default): a probe of a
  * 192 MB table in 4 KiB pages misses the TLB almost every time, and the page walks were the
  * largest cost of the search (scripts/profile_core.sh). Elsewhere, and for small tables, calloc. */
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
+#if defined(__linux__) && defined(MADV_HUGEPAGE) && !defined(UTTT_NO_HUGE_PAGES) /* the latter: to measure without */
 #define HUGE_PAGE_BYTES ((size_t)2 << 20)
 static TTSlot *tt_alloc(size_t slots, size_t *mapped) {
     size_t bytes = slots * sizeof(TTSlot);
@@ -783,7 +789,8 @@ static inline int bound_flag(int score, int alpha, int beta) {
     return score >= beta ? LOWER : score <= alpha ? UPPER : EXACT;
 }
 
-/* Position.max_plies_left: the empty cells of open boards. */
+/* Position.max_plies_left: the empty cells of open boards (set_position counts them, pos_push
+ * and pos_pop keep the count). */
 static int max_plies_left(const Pos *p) {
     int left = 0;
     for (int b = 0; b < 9; b++)
@@ -803,6 +810,10 @@ typedef struct {
     int move;
 } OrderKey;
 
+/* Histories below 2^48 are sorted packed into one integer with the move (ordered_moves); a game
+ * would need billions of cut-offs to reach it, but beyond it the three-key sort still runs. */
+#define HISTORY_PACKED_BITS 48
+
 /* AlphaBeta._ordered: the table's move, then the killers, then tactics (at depth >= 2) and
  * history; Python's sorts are mirrored exactly, ties included. */
 static int ordered_moves(Searcher *s, int depth, int tt_move, int ply, uint8_t *out) {
@@ -813,7 +824,38 @@ static int ordered_moves(Searcher *s, int depth, int tt_move, int ply, uint8_t *
         return n;
     }
     const long long *hist = s->history[s->pos.turn];
-    if (depth >= 2) {
+    long long any = 0;
+    for (int i = 0; i < n; i++) any |= hist[moves[i]];
+    if (!(any >> HISTORY_PACKED_BITS)) {
+        /* The same orders, from one integer per move, sorted descending: (priority, history, move)
+         * at depth >= 2; (history, -position) below, which keeps equal histories in their order
+         * as the stable sort does. Histories are never negative and, this far below 2^48, fit. */
+        uint64_t keys[81];
+        if (depth >= 2) {
+            int priorities[81];
+            move_priority(s, moves, n, priorities);
+            for (int i = 0; i < n; i++)
+                keys[i] = (uint64_t)(priorities[i] + 8) << 56 | (uint64_t)hist[moves[i]] << 8 | moves[i];
+        } else {
+            for (int i = 0; i < n; i++) keys[i] = (uint64_t)hist[moves[i]] << 8 | (uint64_t)(255 - i);
+        }
+        for (int i = 1; i < n; i++) {
+            uint64_t k = keys[i];
+            int j = i;
+            while (j > 0 && keys[j - 1] < k) {
+                keys[j] = keys[j - 1];
+                j--;
+            }
+            keys[j] = k;
+        }
+        if (depth >= 2)
+            for (int i = 0; i < n; i++) moves[i] = (uint8_t)keys[i];
+        else {
+            uint8_t given[81];
+            memcpy(given, moves, (size_t)n);
+            for (int i = 0; i < n; i++) moves[i] = given[255 - (keys[i] & 0xFF)];
+        }
+    } else if (depth >= 2) {
         /* sorted(zip(priorities, history, moves), reverse=True): all three descending */
         int priorities[81];
         OrderKey keys[81];
@@ -878,7 +920,7 @@ static int negamax(Searcher *s, int depth, int alpha, int beta, int ply) {
     if (p->winner != NO_WINNER) return terminal_score(p->winner, p->turn, ply);
     int exact = 0;
     if (s->solve) {
-        int left = max_plies_left(p);
+        int left = p->left;
         if (left <= s->solve) { /* few plies left: search them all, unreduced, and know the result */
             exact = 1;
             if (depth < left) depth = left;
@@ -1483,6 +1525,7 @@ static PyObject *Searcher_set_position(Searcher *s, PyObject *args) {
     if (WINS[p.won[0]] && WINS[p.won[1]])
         return PyErr_Format(PyExc_ValueError, "both X and O have three boards in a line");
     p.drawn_lines_tie = (int)drawn_lines_tie;
+    p.left = max_plies_left(&p);
     int result = WINS[p.won[0]] ? 0 : WINS[p.won[1]] ? 1 : (p.drawn_lines_tie && WINS[p.drawn]) ? TIE
                : (p.won[0] | p.won[1] | p.drawn) == FULL ? decided_result(&p) : NO_WINNER;
     if (winner != result)
