@@ -810,56 +810,75 @@ typedef struct {
     int move;
 } OrderKey;
 
-/* Histories below 2^48 are sorted packed into one integer with the move (ordered_moves); a game
- * would need billions of cut-offs to reach it, but beyond it the three-key sort still runs. */
+/* Histories below 2^48 are sorted packed into one integer with the move (order_moves); a game
+ * would need billions of cut-offs to reach it, but beyond it the three-key sort still runs (build
+ * with -DHISTORY_PACKED_BITS=0 to run it wherever a history is not 0: scripts/bench_core_ratio.py
+ * --old on that build finds the same trees). */
+#ifndef HISTORY_PACKED_BITS
 #define HISTORY_PACKED_BITS 48
+#endif
+
+/* A node's moves in AlphaBeta._ordered's order, placed one at a time as the search asks for them
+ * (order_next): most nodes cut off after two or three of their moves, and sorting the rest of up
+ * to 60 moves was a tenth of the search's time. */
+typedef struct {
+    uint8_t moves[81]; /* the order, placed up to ``placed`` */
+    uint64_t keys[81]; /* the packed keys of the moves after the front ones, not yet placed from
+                        * keys[placed - nfront] on: distinct, so picking the largest each time
+                        * gives the order of a full sort, ties included */
+    int n, nfront, placed;
+} MoveOrder;
+
+/* pos_moves' condition for one move: is ``m`` among the legal moves (the game not over)? */
+static inline int legal_move(const Pos *p, int m) {
+    if (m < 0 || m >= 81) return 0;
+    int b = m / 9;
+    return (p->forced >= 0 ? b == p->forced : p->status[b] == OPEN) && !(p->occupied[b] >> (m % 9) & 1);
+}
 
 /* AlphaBeta._ordered: the table's move, then the killers, then tactics (at depth >= 2) and
- * history; Python's sorts are mirrored exactly, ties included. */
-static int ordered_moves(Searcher *s, int depth, int tt_move, int ply, uint8_t *out) {
+ * history; Python's sorts are mirrored exactly, ties included. Returns the number of moves. */
+static int order_moves(Searcher *s, int depth, int tt_move, int ply, MoveOrder *o) {
+    const Pos *p = &s->pos;
     uint8_t moves[81];
-    int n = pos_moves(&s->pos, moves);
+    int n = pos_moves(p, moves);
+    o->n = n;
+    o->nfront = 0;
     if (n <= 1) {
-        if (n == 1) out[0] = moves[0];
+        if (n == 1) o->moves[0] = moves[0];
+        o->placed = n;
         return n;
     }
-    const long long *hist = s->history[s->pos.turn];
+    int candidates[3] = {tt_move, s->killers[ply][0], s->killers[ply][1]};
+    for (int c = 0; c < 3; c++) {
+        int m = candidates[c], dup = 0;
+        for (int f = 0; f < o->nfront; f++) dup |= o->moves[f] == m;
+        if (!dup && legal_move(p, m)) o->moves[o->nfront++] = (uint8_t)m;
+    }
+    int front0 = o->nfront > 0 ? o->moves[0] : -1, front1 = o->nfront > 1 ? o->moves[1] : -1,
+        front2 = o->nfront > 2 ? o->moves[2] : -1;
+    const long long *hist = s->history[p->turn];
     long long any = 0;
     for (int i = 0; i < n; i++) any |= hist[moves[i]];
+    int priorities[81];
+    if (depth >= 2) move_priority(s, moves, n, priorities);
     if (!(any >> HISTORY_PACKED_BITS)) {
-        /* The same orders, from one integer per move, sorted descending: (priority, history, move)
-         * at depth >= 2; (history, -position) below, which keeps equal histories in their order
-         * as the stable sort does. Histories are never negative and, this far below 2^48, fit. */
-        uint64_t keys[81];
-        if (depth >= 2) {
-            int priorities[81];
-            move_priority(s, moves, n, priorities);
-            for (int i = 0; i < n; i++)
-                keys[i] = (uint64_t)(priorities[i] + 8) << 56 | (uint64_t)hist[moves[i]] << 8 | moves[i];
-        } else {
-            for (int i = 0; i < n; i++) keys[i] = (uint64_t)hist[moves[i]] << 8 | (uint64_t)(255 - i);
+        /* One integer per move, larger first: (priority, history, move) at depth >= 2, all three
+         * descending; (history, -position) below, which keeps equal histories in their order as
+         * the stable sort does. Histories are never negative and, below 2^48, fit. */
+        int k = 0;
+        for (int i = 0; i < n; i++) {
+            int m = moves[i];
+            if (m == front0 || m == front1 || m == front2) continue;
+            o->keys[k++] = depth >= 2 ? (uint64_t)(priorities[i] + 8) << 56 | (uint64_t)hist[m] << 8 | (uint64_t)m
+                                      : (uint64_t)hist[m] << 16 | (uint64_t)(255 - i) << 8 | (uint64_t)m;
         }
-        for (int i = 1; i < n; i++) {
-            uint64_t k = keys[i];
-            int j = i;
-            while (j > 0 && keys[j - 1] < k) {
-                keys[j] = keys[j - 1];
-                j--;
-            }
-            keys[j] = k;
-        }
-        if (depth >= 2)
-            for (int i = 0; i < n; i++) moves[i] = (uint8_t)keys[i];
-        else {
-            uint8_t given[81];
-            memcpy(given, moves, (size_t)n);
-            for (int i = 0; i < n; i++) moves[i] = given[255 - (keys[i] & 0xFF)];
-        }
-    } else if (depth >= 2) {
+        o->placed = o->nfront;
+        return n;
+    }
+    if (depth >= 2) {
         /* sorted(zip(priorities, history, moves), reverse=True): all three descending */
-        int priorities[81];
         OrderKey keys[81];
-        move_priority(s, moves, n, priorities);
         for (int i = 0; i < n; i++) {
             OrderKey k = {priorities[i], hist[moves[i]], moves[i]};
             int j = i;
@@ -886,28 +905,26 @@ static int ordered_moves(Searcher *s, int depth, int tt_move, int ply, uint8_t *
             moves[j] = m;
         }
     }
-    int front[3], nfront = 0;
-    int candidates[3] = {tt_move, s->killers[ply][0], s->killers[ply][1]};
-    for (int c = 0; c < 3; c++) {
-        int m = candidates[c];
-        if (m < 0) continue;
-        int dup = 0;
-        for (int f = 0; f < nfront; f++) dup |= front[f] == m;
-        if (dup) continue;
-        for (int i = 0; i < n; i++)
-            if (moves[i] == m) {
-                front[nfront++] = m;
-                break;
-            }
-    }
-    int k = 0;
-    for (int f = 0; f < nfront; f++) out[k++] = (uint8_t)front[f];
-    for (int i = 0; i < n; i++) {
-        int in_front = 0;
-        for (int f = 0; f < nfront; f++) in_front |= front[f] == moves[i];
-        if (!in_front) out[k++] = moves[i];
-    }
+    int k = o->nfront;
+    for (int i = 0; i < n; i++)
+        if (moves[i] != front0 && moves[i] != front1 && moves[i] != front2) o->moves[k++] = moves[i];
+    o->placed = n;
     return n;
+}
+
+/* The i-th move of the order; asked for as i = 0, 1, 2... */
+static inline int order_next(MoveOrder *o, int i) {
+    if (i < o->placed) return o->moves[i];
+    uint64_t *keys = o->keys + (i - o->nfront);
+    int rest = o->n - i, best = 0;
+    for (int j = 1; j < rest; j++)
+        if (keys[j] > keys[best]) best = j;
+    uint64_t key = keys[best];
+    keys[best] = keys[0];
+    keys[0] = key;
+    o->moves[i] = (uint8_t)key;
+    o->placed = i + 1;
+    return o->moves[i];
 }
 
 static int negamax(Searcher *s, int depth, int alpha, int beta, int ply) {
@@ -948,16 +965,16 @@ static int negamax(Searcher *s, int depth, int alpha, int beta, int ply) {
         }
     }
 
-    uint8_t moves[81];
-    int n = ordered_moves(s, depth, tt_move, ply, moves);
+    MoveOrder order;
+    int n = order_moves(s, depth, tt_move, ply, &order);
     int original_alpha = alpha;
-    int best_score = -INFINITY_SCORE, best_move = moves[0];
+    int best_score = -INFINITY_SCORE, best_move = order_next(&order, 0);
 
     if (depth == 1) {
         /* Children are leaves: evaluated here, as in the Python search. */
         int child_ply = ply + 1;
         for (int i = 0; i < n; i++) {
-            int move = moves[i], score;
+            int move = order_next(&order, i), score;
             pos_push(p, move);
             s->nodes++;
             if (p->winner == NO_WINNER)
@@ -980,7 +997,7 @@ static int negamax(Searcher *s, int depth, int alpha, int beta, int ply) {
         int reduce_from = inexact && s->lmr && depth >= LMR_MIN_DEPTH ? LMR_FIRST_MOVE : n;
         int deep_from = inexact && s->lmr >= 2 && depth >= LMR_DEEP_DEPTH ? LMR_DEEP_MOVE : n;
         for (int i = 0; i < n; i++) {
-            int move = moves[i], score;
+            int move = order_next(&order, i), score;
             pos_push(p, move);
             if (i == 0) {
                 score = -negamax(s, depth - 1, -beta, -alpha, ply + 1);
