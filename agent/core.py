@@ -71,7 +71,12 @@ TT_ENTRY_BYTES = _core.TT_ENTRY_BYTES if _core is not None else 16
 def load_core_build(path: str):
     """An ``agent._core`` built at ``path`` (a .so/.pyd from another version of agent/_core.c, for
     comparing two builds in one process: scripts/bench_core_ratio.py), ready for
-    ``CompiledAlphaBeta(..., core_module=...)``; ValueError if it is not one this module drives."""
+    ``CompiledAlphaBeta(..., core_module=...)``; ValueError if it is not one this module drives.
+    Loaded once per path; the file of ``agent._core`` itself gives that same library (the loader
+    shares it), so a copy of a build to compare must be a file of its own."""
+    path = os.path.realpath(path)
+    if path in _builds:
+        return _builds[path]
     # The name's last part must be _core: the loader calls PyInit__core.
     spec = importlib.util.spec_from_file_location(f"agent._core_builds.b{len(_builds)}._core", path)
     if spec is None:
@@ -79,17 +84,18 @@ def load_core_build(path: str):
     try:
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-    except ImportError as error:
-        raise ValueError(f"{path}: {error}") from None
+    except ImportError as error:  # the loader's message names the file, mostly
+        raise ValueError(str(error) if path in str(error) else f"{path}: {error}") from None
     if getattr(module, "CORE_VERSION", None) != CORE_VERSION:
         raise ValueError(f"{path}: built from a version of agent/_core.c with another interface "
                          f"(CORE_VERSION {getattr(module, 'CORE_VERSION', None)}, not {CORE_VERSION})")
     module.set_zobrist(ZOBRIST_CELL[0], ZOBRIST_CELL[1], ZOBRIST_FORCED)
-    _builds.append(module)
+    _builds[path] = module
     return module
 
 
-_builds: list = []
+#: Builds loaded by load_core_build, by real path: a module is loaded once per process.
+_builds: dict = {}
 
 
 class CoreUnavailable(ValueError):
@@ -349,14 +355,21 @@ def announce(level: int, message: str) -> None:
 
 
 def make_searcher(evaluator, hash_mb: float = 192.0, core: str | None = None, prefault: bool = True,
-                  features: Features | None = None, threads: int | str = 1):
+                  features: Features | None = None, threads: int | str = 1, core_build: str | None = None):
     """The searcher for ``core`` (see the module docstring), which core it is and what to say about
     it: ``(searcher, "compiled" | "python", (log level, message))``, the message for
     :func:`announce`; ``features`` switches the search's refinements (agent.search.Features).
     CoreUnavailable when ``compiled`` cannot run, or when ``threads`` above 1 are asked of the
     pure-Python search (it has one); ``threads="auto"`` is :func:`auto_threads` with the compiled
     core and 1 with Python's. ``prefault=False`` for searches that no clock limits: the table's
-    pages are then only made when used (fast to make, for many short fixed-effort games)."""
+    pages are then only made when used (fast to make, for many short fixed-effort games).
+    ``core_build``: the path of another build of the compiled core to run (:func:`load_core_build`;
+    an arena series of two builds), ValueError if it cannot."""
+    if core_build is not None:
+        searcher = CompiledAlphaBeta(evaluator, hash_mb=hash_mb, prefault=prefault, features=features,
+                                     threads=auto_threads() if threads == AUTO_THREADS else threads,
+                                     core_module=load_core_build(core_build))
+        return searcher, "compiled", (logging.INFO, f"search core: compiled, the build at {core_build}")
     choice = requested_core(core)
     if choice != "python":
         try:

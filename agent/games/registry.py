@@ -37,9 +37,16 @@ class Game:
     # (evaluator, move_space, hash_mb, features) -> searcher: the generic AlphaBeta unless the game has a faster one
     new_searcher: Callable[[object, int, float, object], object] = AlphaBeta
 
-    def searcher(self, hash_mb: float = 64.0, features: Features | None = None, threads: int = 1):
+    def searcher(self, hash_mb: float = 64.0, features: Features | None = None, threads: int = 1,
+                 core_build: str | None = None):
         """The search with this game's evaluator (``AlphaBeta``'s interface); ``threads`` above 1
-        only where the game's own searcher takes them (uttt's compiled core)."""
+        and ``core_build`` (another build of the compiled core) only where the game's own searcher
+        takes them (uttt's compiled core)."""
+        if core_build is not None:
+            if self.new_searcher is AlphaBeta:
+                raise ValueError(f"{self.name} has no compiled core: core_build=PATH is for uttt")
+            return self.new_searcher(self.new_evaluator(), self.move_space, hash_mb, features, threads=threads,
+                                     core_build=core_build)
         if threads == 1:
             return self.new_searcher(self.new_evaluator(), self.move_space, hash_mb, features)
         if self.new_searcher is AlphaBeta:
@@ -62,10 +69,12 @@ def _uttt_note(state: Position, board: int) -> str:
     return "" if status == OPEN else " drawn" if status == DRAWN else " X won" if status == WON_X else " O won"
 
 
-def _uttt_searcher(evaluator, move_space: int, hash_mb: float, features: Features | None = None, threads: int = 1):
-    # The agent's own choice of core (compiled where built, $UTTT_CORE), without touching the
-    # whole table up front: series make many short-lived engines.
-    return make_searcher(evaluator, hash_mb, prefault=False, features=features, threads=threads)[0]
+def _uttt_searcher(evaluator, move_space: int, hash_mb: float, features: Features | None = None, threads: int = 1,
+                   core_build: str | None = None):
+    # The agent's own choice of core (compiled where built, $UTTT_CORE), or the build asked for,
+    # without touching the whole table up front: series make many short-lived engines.
+    return make_searcher(evaluator, hash_mb, prefault=False, features=features, threads=threads,
+                         core_build=core_build)[0]
 
 
 def _uttt_render(state: Position) -> str:
@@ -110,12 +119,14 @@ def result_text(state) -> str:
 # -- engines for any game --------------------------------------------------------------------
 
 def search_engine(game: Game, depth: int | None = None, nodes: int | None = None,
-                  hash_mb: float = 64.0, threads: int = 1, **features: int) -> SearchEngine:
+                  hash_mb: float = 64.0, threads: int = 1, core_build: str | None = None,
+                  **features: int) -> SearchEngine:
     """The generic alpha-beta with the game's evaluator; ``depth``/``nodes`` fix its effort
-    (deterministic), otherwise the caller's limit (a deadline) bounds it; ``threads`` for uttt's
-    compiled core. ``features``: the search's refinements that differ from the defaults
-    (agent.search.Features, ``lmr=0``)."""
-    return SearchEngine(game.searcher(hash_mb, Features(**features), threads), depth, nodes)
+    (deterministic), otherwise the caller's limit (a deadline) bounds it; ``threads`` and
+    ``core_build`` (the path of another build of the compiled core, to play two builds against
+    each other) for uttt's compiled core. ``features``: the search's refinements that differ from
+    the defaults (agent.search.Features, ``lmr=0``)."""
+    return SearchEngine(game.searcher(hash_mb, Features(**features), threads, core_build), depth, nodes)
 
 
 def _random_engine(game: Game, seed: int | None = None) -> RandomEngine:
@@ -130,7 +141,7 @@ def _seed_engine(game: Game, depth: int = 3):
 
 ENGINES = {"alphabeta": search_engine, "random": _random_engine, "seed": _seed_engine}
 #: Options each engine takes from a spec like ``alphabeta:depth=4,hash_mb=16``, with their types.
-ENGINE_OPTIONS = {"alphabeta": {"depth": int, "nodes": int, "hash_mb": float, "threads": int,
+ENGINE_OPTIONS = {"alphabeta": {"depth": int, "nodes": int, "hash_mb": float, "threads": int, "core_build": str,
                                 **dict.fromkeys(Features.names(), int)},
                   "random": {"seed": int}, "seed": {"depth": int}}
 
@@ -149,7 +160,7 @@ def parse_engine_spec(text: str) -> tuple[str, dict]:
         key, eq, value = item.partition("=")
         kinds = ENGINE_OPTIONS[name]
         if not eq or key not in kinds:
-            raise ValueError(f"engine {name!r} takes {', '.join(f'{k}=N' for k in kinds) or 'no options'}, got {item!r}")
+            raise ValueError(f"engine {name!r} takes {', '.join(f'{k}=PATH' if t is str else f'{k}=N' for k, t in kinds.items()) or 'no options'}, got {item!r}")
         try:
             options[key] = kinds[key](value)
         except ValueError:
