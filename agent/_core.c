@@ -332,11 +332,12 @@ typedef struct {
 } TTEntry;
 
 #define TT_GEN(data) ((uint8_t)((data) >> 56))
+#define TT_DEPTH(data) ((int8_t)((data) >> 32))
 
 /* The table's memory, zeroed and made resident only when touched, as calloc's. On Linux in 2 MiB
- * pages where the kernel gives them (transparent huge pages, on madvise by default): a probe of a
- * 192 MB table in 4 KiB pages misses the TLB almost every time, and the page walks were the
- * largest cost of the search (scripts/profile_core.sh). Elsewhere, and for small tables, calloc. */
+ * pages where the kernel gives them (transparent huge pages, on madvise by default): a probe of
+ * the default 64 MiB table in 4 KiB pages missed the TLB almost every time, and the page walks
+ * were a large part of the search's time (scripts/profile_core.sh, docs/core_speed.md). Elsewhere, and for small tables, calloc. */
 #if defined(__linux__) && defined(MADV_HUGEPAGE) && !defined(UTTT_NO_HUGE_PAGES) /* the latter: to measure without */
 #define HUGE_PAGE_BYTES ((size_t)2 << 20)
 static TTSlot *tt_alloc(size_t slots, size_t *mapped) {
@@ -370,7 +371,6 @@ static void tt_free(TTSlot *tt, size_t mapped) {
     free(tt);
 }
 #endif
-#define TT_DEPTH(data) ((int8_t)((data) >> 32))
 
 /* -- the searcher object ----------------------------------------------------------------------- */
 
