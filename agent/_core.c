@@ -45,6 +45,9 @@
 #include <pthread.h>
 #include <time.h>
 #endif
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 #ifdef _MSC_VER
 #include <intrin.h>
 #endif
@@ -78,6 +81,9 @@
 static const int LINES[8] = {0x007, 0x038, 0x1C0, 0x049, 0x092, 0x124, 0x111, 0x054};
 static uint8_t WINS[512];
 static const uint32_t POW4[9] = {1, 4, 16, 64, 256, 1024, 4096, 16384, 65536};
+static const uint16_t POW3[9] = {1, 3, 9, 27, 81, 243, 729, 2187, 6561};
+static uint16_t TERNARY[512]; /* a mask's spots as ternary digits: the sum of 3^spot */
+#define PATTERNS 19683 /* 3^9 fillings of a 3x3 board */
 #define STATUS_CODES 262144 /* 4^9: every combination of board states */
 
 /* -- clock ------------------------------------------------------------------------------------ */
@@ -127,6 +133,16 @@ static inline void store_flag(int *p, int v) {
 }
 #endif
 
+/* A hint to load a cache line ahead of its use; nothing where no compiler builtin gives it. */
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(address) __builtin_prefetch(address)
+#elif defined(_MSC_VER) && (defined(_M_IX86) || defined(_M_X64))
+#include <xmmintrin.h>
+#define PREFETCH(address) _mm_prefetch((const char *)(address), _MM_HINT_T0)
+#else
+#define PREFETCH(address) ((void)(address))
+#endif
+
 /* Helper threads: pthreads, or the Windows CRT's (MSVC has no C11 threads). Their stack holds one
  * search frame per ply (a few KiB each, at most 81 plies); macOS gives new threads only 512 KiB. */
 #define HELPER_STACK_BYTES (4u << 20)
@@ -170,12 +186,17 @@ static void thread_join(thread_t thread) { pthread_join(thread, NULL); }
 typedef struct {
     uint8_t index;
     int8_t forced;
+    uint8_t left;
     uint64_t key;
 } Undo;
 
 typedef struct {
     uint16_t masks[2][9];
     uint16_t occupied[9];
+    /* Each board's filling as seen by each player: own cells 3^spot, the other's 2 * 3^spot. The
+     * evaluation's tables are indexed by it: 3^9 entries fit a cache where (mask << 9 | mask)'s
+     * 2^18 did not, and make/unmake keep it for two additions. */
+    uint16_t pattern[2][9];
     uint8_t status[9];
     uint16_t won[2];
     uint16_t drawn;
@@ -186,6 +207,7 @@ typedef struct {
     int ply;
     int drawn_lines_tie; /* the CS 4341 referee's variant; CodinGame's counts boards instead */
     uint32_t status_code; /* sum of status[b] * 4^b: the memo index of the evaluation */
+    int left;             /* max_plies_left: the empty cells of open boards, kept by make/unmake */
     int sp;
     Undo stack[MAX_PLY];
 } Pos;
@@ -215,10 +237,15 @@ static void pos_push(Pos *p, int index) {
     Undo *u = &p->stack[p->sp++];
     u->index = (uint8_t)index;
     u->forced = (int8_t)p->forced;
+    u->left = (uint8_t)p->left;
     u->key = p->key;
+    p->left--;
     uint16_t mask = p->masks[me][b] |= bit;
     uint16_t occupied = p->occupied[b] |= bit;
+    p->pattern[me][b] += POW3[spot];
+    p->pattern[1 - me][b] += 2 * POW3[spot];
     if (WINS[mask]) {
+        p->left -= 9 - popcount9(occupied); /* the board's empty cells are no longer playable */
         p->status[b] = (uint8_t)(me + 1);
         p->status_code += (uint32_t)(me + 1) * POW4[b];
         uint16_t won = p->won[me] |= (uint16_t)(1u << b);
@@ -246,6 +273,7 @@ static void pos_pop(Pos *p) {
     Undo *u = &p->stack[--p->sp];
     int index = u->index;
     p->forced = u->forced;
+    p->left = u->left;
     p->key = u->key;
     int me = 1 - p->turn;
     p->turn = me;
@@ -255,6 +283,8 @@ static void pos_pop(Pos *p) {
     uint16_t bit = (uint16_t)(1u << (index % 9));
     p->masks[me][b] ^= bit;
     p->occupied[b] ^= bit;
+    p->pattern[me][b] -= POW3[index % 9];
+    p->pattern[1 - me][b] -= 2 * POW3[index % 9];
     int state = p->status[b];
     if (state != OPEN) {
         p->status[b] = OPEN;
@@ -304,6 +334,44 @@ typedef struct {
 #define TT_GEN(data) ((uint8_t)((data) >> 56))
 #define TT_DEPTH(data) ((int8_t)((data) >> 32))
 
+/* The table's memory, zeroed and made resident only when touched, as calloc's. On Linux in 2 MiB
+ * pages where the kernel gives them (transparent huge pages, on madvise by default): a probe of
+ * the default 64 MiB table in 4 KiB pages missed the TLB almost every time, and the page walks
+ * were a large part of the search's time (scripts/profile_core.sh, docs/core_speed.md). Elsewhere, and for small tables, calloc. */
+#if defined(__linux__) && defined(MADV_HUGEPAGE) && !defined(UTTT_NO_HUGE_PAGES) /* the latter: to measure without */
+#define HUGE_PAGE_BYTES ((size_t)2 << 20)
+static TTSlot *tt_alloc(size_t slots, size_t *mapped) {
+    size_t bytes = slots * sizeof(TTSlot);
+    *mapped = 0;
+    if (bytes < HUGE_PAGE_BYTES || bytes % HUGE_PAGE_BYTES != 0) return calloc(slots, sizeof(TTSlot));
+    /* mmap aligns to 4 KiB only: map a huge page more and unmap the unaligned ends */
+    char *raw = mmap(NULL, bytes + HUGE_PAGE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) return NULL;
+    char *start = (char *)(((uintptr_t)raw + HUGE_PAGE_BYTES - 1) & ~(uintptr_t)(HUGE_PAGE_BYTES - 1));
+    if (start > raw) munmap(raw, (size_t)(start - raw));
+    if (start + bytes < raw + bytes + HUGE_PAGE_BYTES)
+        munmap(start + bytes, (size_t)(raw + bytes + HUGE_PAGE_BYTES - (start + bytes)));
+    madvise(start, bytes, MADV_HUGEPAGE); /* a refusal leaves 4 KiB pages: slower, the same results */
+    *mapped = bytes;
+    return (TTSlot *)start;
+}
+static void tt_free(TTSlot *tt, size_t mapped) {
+    if (mapped)
+        munmap(tt, mapped);
+    else
+        free(tt);
+}
+#else
+static TTSlot *tt_alloc(size_t slots, size_t *mapped) {
+    *mapped = 0;
+    return calloc(slots, sizeof(TTSlot));
+}
+static void tt_free(TTSlot *tt, size_t mapped) {
+    (void)mapped;
+    free(tt);
+}
+#endif
+
 /* -- the searcher object ----------------------------------------------------------------------- */
 
 typedef struct {
@@ -319,16 +387,17 @@ typedef struct Searcher {
     uint8_t *can_win;      /* CAN_WIN[(mover << 9) | other], 2^18: move ordering */
     int eval_kind;         /* EVAL_NONE until set_classic or set_fitted */
     /* classic (agent/evaluation.py Evaluator): local table, memo filled by a Python callback */
-    int32_t *local;        /* LOCAL[(xmask << 9) | omask], 2^18 */
+    int32_t *local;        /* LOCAL[(xmask << 9) | omask], by X's Pos.pattern */
     Memo *memo;            /* by status_code, filled on first use */
     PyObject *memo_fn;     /* (won_x, won_o, drawn) -> 10 ints */
     long long free_move;   /* Weights.free_move * 5 */
     long long local_max;   /* the largest |LOCAL| value: bounds the scores (fill_memo) */
-    /* fitted (agent/eval_fitted.py FittedEvaluator): chances by (mover's mask << 9 | other's) */
-    int32_t *idle_m, *idle_t, *sent_m, *sent_t;
+    /* fitted (agent/eval_fitted.py FittedEvaluator): the data file's tables, by Pos.pattern */
+    int32_t *chance, *mover, *waiter;
     long long q, q3, w_line, w_board, w_tempo, w_free_move;
     /* table and ordering */
     TTSlot *tt;
+    size_t tt_mapped; /* tt_alloc's: bytes mapped, 0 for calloc */
     uint64_t tt_mask;
     int no_table; /* hash_mb=0: store nothing, like search._NoTable */
     long long tt_count;
@@ -567,7 +636,7 @@ static int evaluate_classic(Searcher *s) {
     const int32_t *local = s->local;
     long long score = m->values[0];
     for (int b = 0; b < 9; b++)
-        score += (long long)local[(unsigned)p->masks[0][b] << 9 | p->masks[1][b]] * m->values[1 + b];
+        score += (long long)local[p->pattern[0][b]] * m->values[1 + b];
     if (p->turn != 0) score = -score;
     if (p->forced < 0) score += s->free_move;
     return (int)score;
@@ -577,17 +646,16 @@ static int evaluate_classic(Searcher *s) {
  * so C's truncation equals Python's floor division. */
 static int evaluate_fitted(Searcher *s) {
     const Pos *p = &s->pos;
-    const uint16_t *me = p->masks[p->turn], *them = p->masks[1 - p->turn];
+    const uint16_t *me = p->pattern[p->turn], *them = p->pattern[1 - p->turn];
+    const int32_t *chance = s->chance;
     long long m[9], t[9], score = s->w_tempo;
     for (int b = 0; b < 9; b++) {
-        unsigned i = (unsigned)me[b] << 9 | them[b];
-        m[b] = s->idle_m[i];
-        t[b] = s->idle_t[i];
+        m[b] = chance[me[b]];
+        t[b] = chance[them[b]];
     }
     if (p->forced >= 0) {
-        unsigned i = (unsigned)me[p->forced] << 9 | them[p->forced];
-        m[p->forced] = s->sent_m[i];
-        t[p->forced] = s->sent_t[i];
+        m[p->forced] = s->mover[me[p->forced]];
+        t[p->forced] = s->waiter[me[p->forced]];
     } else {
         score += s->w_free_move;
     }
@@ -661,6 +729,15 @@ static TTEntry *tt_probe(Searcher *s, uint64_t key) {
     return NULL;
 }
 
+/* The key of the position after ``move``, for loading its table slot ahead (order_moves), unless
+ * the move closes the board it sends to (its own), which is rare: a wrong guess loads a line for
+ * nothing. (The prefetch itself is in the caller: GCC deletes calls of a function that does
+ * nothing but prefetch.) */
+static inline uint64_t child_key(const Pos *p, int move) {
+    int spot = move % 9, forced = p->status[spot] == OPEN ? spot : -1;
+    return p->key ^ ZOBRIST_CELL[p->turn][move] ^ ZOBRIST_FORCED[p->forced + 1] ^ ZOBRIST_FORCED[forced + 1];
+}
+
 static void tt_store(Searcher *s, uint64_t key, int depth, int flag, int score, int move) {
     if (s->no_table) return;
     uint64_t home = key & s->tt_mask;
@@ -731,7 +808,8 @@ static inline int bound_flag(int score, int alpha, int beta) {
     return score >= beta ? LOWER : score <= alpha ? UPPER : EXACT;
 }
 
-/* Position.max_plies_left: the empty cells of open boards. */
+/* Position.max_plies_left: the empty cells of open boards (set_position counts them, pos_push
+ * and pos_pop keep the count). */
 static int max_plies_left(const Pos *p) {
     int left = 0;
     for (int b = 0; b < 9; b++)
@@ -751,21 +829,80 @@ typedef struct {
     int move;
 } OrderKey;
 
+/* Histories below 2^48 are sorted packed into one integer with the move (order_moves); a game
+ * would need billions of cut-offs to reach it, but beyond it the three-key sort still runs (build
+ * with -DHISTORY_PACKED_BITS=0 to run it wherever a history is not 0: scripts/bench_core_ratio.py
+ * --old on that build finds the same trees). */
+#ifndef HISTORY_PACKED_BITS
+#define HISTORY_PACKED_BITS 48
+#endif
+
+/* A node's moves in AlphaBeta._ordered's order, placed one at a time as the search asks for them
+ * (order_next): most nodes cut off after two or three of their moves, and sorting the rest of up
+ * to 60 moves was a tenth of the search's time. */
+typedef struct {
+    uint8_t moves[81]; /* the order, placed up to ``placed`` */
+    uint64_t keys[81]; /* the packed keys of the moves after the front ones, not yet placed from
+                        * keys[placed - nfront] on: distinct, so picking the largest each time
+                        * gives the order of a full sort, ties included */
+    int n, nfront, placed;
+} MoveOrder;
+
+/* pos_moves' condition for one move: is ``m`` among the legal moves (the game not over)? */
+static inline int legal_move(const Pos *p, int m) {
+    if (m < 0 || m >= 81) return 0;
+    int b = m / 9;
+    return (p->forced >= 0 ? b == p->forced : p->status[b] == OPEN) && !(p->occupied[b] >> (m % 9) & 1);
+}
+
 /* AlphaBeta._ordered: the table's move, then the killers, then tactics (at depth >= 2) and
- * history; Python's sorts are mirrored exactly, ties included. */
-static int ordered_moves(Searcher *s, int depth, int tt_move, int ply, uint8_t *out) {
+ * history; Python's sorts are mirrored exactly, ties included. Returns the number of moves. */
+static int order_moves(Searcher *s, int depth, int tt_move, int ply, MoveOrder *o) {
+    const Pos *p = &s->pos;
     uint8_t moves[81];
-    int n = pos_moves(&s->pos, moves);
+    int n = pos_moves(p, moves);
+    o->n = n;
+    o->nfront = 0;
     if (n <= 1) {
-        if (n == 1) out[0] = moves[0];
+        if (n == 1) o->moves[0] = moves[0];
+        o->placed = n;
         return n;
     }
-    const long long *hist = s->history[s->pos.turn];
+    int candidates[3] = {tt_move, s->killers[ply][0], s->killers[ply][1]};
+    for (int c = 0; c < 3; c++) {
+        int m = candidates[c], dup = 0;
+        for (int f = 0; f < o->nfront; f++) dup |= o->moves[f] == m;
+        if (!dup && legal_move(p, m)) o->moves[o->nfront++] = (uint8_t)m;
+    }
+    int front0 = o->nfront > 0 ? o->moves[0] : -1, front1 = o->nfront > 1 ? o->moves[1] : -1,
+        front2 = o->nfront > 2 ? o->moves[2] : -1;
+    const long long *hist = s->history[p->turn];
+    long long any = 0;
+    /* The children probe the table (depth >= 2): a probe's cache miss was most of its cost
+     * (scripts/profile_core.sh), and their slots now load while the moves are ordered. */
+    for (int i = 0; i < n; i++) {
+        if (depth >= 2) PREFETCH(&s->tt[child_key(p, moves[i]) & s->tt_mask]);
+        any |= hist[moves[i]];
+    }
+    int priorities[81];
+    if (depth >= 2) move_priority(s, moves, n, priorities);
+    if (!(any >> HISTORY_PACKED_BITS)) {
+        /* One integer per move, larger first: (priority, history, move) at depth >= 2, all three
+         * descending; (history, -position) below, which keeps equal histories in their order as
+         * the stable sort does. Histories are never negative and, below 2^48, fit. */
+        int k = 0;
+        for (int i = 0; i < n; i++) {
+            int m = moves[i];
+            if (m == front0 || m == front1 || m == front2) continue;
+            o->keys[k++] = depth >= 2 ? (uint64_t)(priorities[i] + 8) << 56 | (uint64_t)hist[m] << 8 | (uint64_t)m
+                                      : (uint64_t)hist[m] << 16 | (uint64_t)(255 - i) << 8 | (uint64_t)m;
+        }
+        o->placed = o->nfront;
+        return n;
+    }
     if (depth >= 2) {
         /* sorted(zip(priorities, history, moves), reverse=True): all three descending */
-        int priorities[81];
         OrderKey keys[81];
-        move_priority(s, moves, n, priorities);
         for (int i = 0; i < n; i++) {
             OrderKey k = {priorities[i], hist[moves[i]], moves[i]};
             int j = i;
@@ -792,28 +929,26 @@ static int ordered_moves(Searcher *s, int depth, int tt_move, int ply, uint8_t *
             moves[j] = m;
         }
     }
-    int front[3], nfront = 0;
-    int candidates[3] = {tt_move, s->killers[ply][0], s->killers[ply][1]};
-    for (int c = 0; c < 3; c++) {
-        int m = candidates[c];
-        if (m < 0) continue;
-        int dup = 0;
-        for (int f = 0; f < nfront; f++) dup |= front[f] == m;
-        if (dup) continue;
-        for (int i = 0; i < n; i++)
-            if (moves[i] == m) {
-                front[nfront++] = m;
-                break;
-            }
-    }
-    int k = 0;
-    for (int f = 0; f < nfront; f++) out[k++] = (uint8_t)front[f];
-    for (int i = 0; i < n; i++) {
-        int in_front = 0;
-        for (int f = 0; f < nfront; f++) in_front |= front[f] == moves[i];
-        if (!in_front) out[k++] = moves[i];
-    }
+    int k = o->nfront;
+    for (int i = 0; i < n; i++)
+        if (moves[i] != front0 && moves[i] != front1 && moves[i] != front2) o->moves[k++] = moves[i];
+    o->placed = n;
     return n;
+}
+
+/* The i-th move of the order; asked for as i = 0, 1, 2... */
+static inline int order_next(MoveOrder *o, int i) {
+    if (i < o->placed) return o->moves[i];
+    uint64_t *keys = o->keys + (i - o->nfront);
+    int rest = o->n - i, best = 0;
+    for (int j = 1; j < rest; j++)
+        if (keys[j] > keys[best]) best = j;
+    uint64_t key = keys[best];
+    keys[best] = keys[0];
+    keys[0] = key;
+    o->moves[i] = (uint8_t)key;
+    o->placed = i + 1;
+    return o->moves[i];
 }
 
 static int negamax(Searcher *s, int depth, int alpha, int beta, int ply) {
@@ -826,7 +961,7 @@ static int negamax(Searcher *s, int depth, int alpha, int beta, int ply) {
     if (p->winner != NO_WINNER) return terminal_score(p->winner, p->turn, ply);
     int exact = 0;
     if (s->solve) {
-        int left = max_plies_left(p);
+        int left = p->left;
         if (left <= s->solve) { /* few plies left: search them all, unreduced, and know the result */
             exact = 1;
             if (depth < left) depth = left;
@@ -854,16 +989,16 @@ static int negamax(Searcher *s, int depth, int alpha, int beta, int ply) {
         }
     }
 
-    uint8_t moves[81];
-    int n = ordered_moves(s, depth, tt_move, ply, moves);
+    MoveOrder order;
+    int n = order_moves(s, depth, tt_move, ply, &order);
     int original_alpha = alpha;
-    int best_score = -INFINITY_SCORE, best_move = moves[0];
+    int best_score = -INFINITY_SCORE, best_move = order_next(&order, 0);
 
     if (depth == 1) {
         /* Children are leaves: evaluated here, as in the Python search. */
         int child_ply = ply + 1;
         for (int i = 0; i < n; i++) {
-            int move = moves[i], score;
+            int move = order_next(&order, i), score;
             pos_push(p, move);
             s->nodes++;
             if (p->winner == NO_WINNER)
@@ -886,7 +1021,7 @@ static int negamax(Searcher *s, int depth, int alpha, int beta, int ply) {
         int reduce_from = inexact && s->lmr && depth >= LMR_MIN_DEPTH ? LMR_FIRST_MOVE : n;
         int deep_from = inexact && s->lmr >= 2 && depth >= LMR_DEEP_DEPTH ? LMR_DEEP_MOVE : n;
         for (int i = 0; i < n; i++) {
-            int move = moves[i], score;
+            int move = order_next(&order, i), score;
             pos_push(p, move);
             if (i == 0) {
                 score = -negamax(s, depth - 1, -beta, -alpha, ply + 1);
@@ -1152,11 +1287,10 @@ static void Searcher_dealloc(Searcher *s) {
     PyMem_RawFree(s->can_win);
     PyMem_RawFree(s->local);
     free(s->memo);
-    PyMem_RawFree(s->idle_m);
-    PyMem_RawFree(s->idle_t);
-    PyMem_RawFree(s->sent_m);
-    PyMem_RawFree(s->sent_t);
-    free(s->tt);
+    PyMem_RawFree(s->chance);
+    PyMem_RawFree(s->mover);
+    PyMem_RawFree(s->waiter);
+    if (s->tt != NULL) tt_free(s->tt, s->tt_mapped);
     free(s->helpers);
     Py_XDECREF(s->helper_error);
     Py_TYPE(s)->tp_free((PyObject *)s);
@@ -1179,7 +1313,6 @@ static void *copy_buffer(PyObject *obj, Py_ssize_t size, const char *what) {
 }
 
 #define TABLE_BYTES ((Py_ssize_t)sizeof(int32_t) << 18)
-#define PATTERNS 19683 /* 3^9 fillings of a 3x3 board */
 #define MAX_TT_SLOTS (1LL << 32) /* 64 GiB of table */
 
 /* What AlphaBeta.iterate resets before the first depth: limits, node count, killers; the history is
@@ -1235,10 +1368,11 @@ static int Searcher_init(Searcher *s, PyObject *args, PyObject *kwargs) {
     hold(s, "__init__");
     uint8_t *can_win = copy_buffer(can_win_arg, 1 << 18, "can_win");
     TTSlot *tt = NULL;
+    size_t tt_mapped = 0;
     Helper *helpers = NULL;
-    if (can_win != NULL && ((tt = calloc(slots, sizeof(TTSlot))) == NULL ||
+    if (can_win != NULL && ((tt = tt_alloc(slots, &tt_mapped)) == NULL ||
                             (threads > 1 && (helpers = calloc((size_t)threads - 1, sizeof(Helper))) == NULL))) {
-        free(tt);
+        if (tt != NULL) tt_free(tt, tt_mapped);
         tt = NULL;
         PyErr_NoMemory();
     }
@@ -1256,6 +1390,7 @@ static int Searcher_init(Searcher *s, PyObject *args, PyObject *kwargs) {
     }
     s->can_win = can_win;
     s->tt = tt;
+    s->tt_mapped = tt_mapped;
     s->threads = (int)threads;
     s->helpers = helpers;
     s->tt_mask = (uint64_t)slots - 1;
@@ -1283,17 +1418,24 @@ static PyObject *Searcher_set_classic(Searcher *s, PyObject *args) {
     }
     if (!read_int(free_arg, -EVAL_LIMIT, EVAL_LIMIT, "free_move", -1, &free_move)) return NULL;
     hold(s, "set_classic");
-    int32_t *local = copy_buffer(local_arg, TABLE_BYTES, "local");
+    int32_t *given = copy_buffer(local_arg, TABLE_BYTES, "local");
     let_go(s);
-    if (local == NULL) return NULL;
+    if (given == NULL) return NULL;
     Memo *memo = calloc(STATUS_CODES, sizeof(Memo)); /* lazily resident, like the table */
-    if (memo == NULL) {
+    int32_t *local = PyMem_RawMalloc(PATTERNS * sizeof(int32_t));
+    if (memo == NULL || local == NULL) {
+        free(memo);
         PyMem_RawFree(local);
+        PyMem_RawFree(given);
         return PyErr_NoMemory();
     }
     long long local_max = 0;
     for (int i = 0; i < 1 << 18; i++)
-        if (llabs(local[i]) > local_max) local_max = llabs(local[i]);
+        if (llabs(given[i]) > local_max) local_max = llabs(given[i]);
+    for (unsigned x = 0; x < 512; x++) /* re-indexed by X's pattern (Pos.pattern[0]) */
+        for (unsigned o = 0; o < 512; o++)
+            if (!(x & o)) local[TERNARY[x] + 2 * TERNARY[o]] = given[x << 9 | o];
+    PyMem_RawFree(given);
     PyMem_RawFree(s->local);
     s->local = local;
     free(s->memo);
@@ -1309,8 +1451,8 @@ static PyObject *Searcher_set_classic(Searcher *s, PyObject *args) {
 /* set_fitted(chance, mover, waiter, q, line, board, tempo, free_move): the data file's three tables
  * of 3^9 native int32 in pattern order (agent/eval_fitted.py), each 0..q, and its scale and weights,
  * bounded as check_data bounds them (scores within EVAL_LIMIT, and line * 8 * q^3 within 64 bits).
- * They are re-indexed here by (mover's mask << 9 | other's mask) into (m, t) chances, as
- * FittedEvaluator does. */
+ * They stay in pattern order, indexed by Pos.pattern: the mover's view of a board gives FittedEvaluator's
+ * index, and the other player's view the index of its swapped pattern. */
 static PyObject *Searcher_set_fitted(Searcher *s, PyObject *args) {
     PyObject *sources[3], *weight_args[5];
     static const char *names[3] = {"chance", "mover", "waiter"};
@@ -1334,7 +1476,7 @@ static PyObject *Searcher_set_fitted(Searcher *s, PyObject *args) {
         PyErr_Format(PyExc_ValueError, "line %lld with scale %lld: line * 8 * scale**3 is beyond 64 bits", line, q);
         return NULL;
     }
-    int32_t *pattern[3] = {NULL, NULL, NULL}, *tables[4] = {NULL, NULL, NULL, NULL};
+    int32_t *pattern[3] = {NULL, NULL, NULL};
     int ok = 1;
     hold(s, "set_fitted");
     for (int k = 0; k < 3 && ok; k++)
@@ -1346,47 +1488,24 @@ static PyObject *Searcher_set_fitted(Searcher *s, PyObject *args) {
                 PyErr_Format(PyExc_ValueError, "%s[%d] must be 0 to %lld, got %d", names[k], i, q, (int)pattern[k][i]);
                 ok = 0;
             }
-    for (int k = 0; k < 4 && ok; k++)
-        if ((tables[k] = PyMem_RawCalloc(1 << 18, sizeof(int32_t))) == NULL) {
-            PyErr_NoMemory();
-            ok = 0;
-        }
-    if (ok) {
-        /* ternary[mask]: the pattern-order digits of a mask's spots, 3^s per spot s */
-        int ternary[512];
-        for (int mask = 0; mask < 512; mask++) {
-            int t = 0, power = 1;
-            for (int spot = 0; spot < 9; spot++, power *= 3)
-                if (mask >> spot & 1) t += power;
-            ternary[mask] = t;
-        }
-        for (unsigned a = 0; a < 512; a++)
-            for (unsigned b = 0; b < 512; b++) {
-                if (a & b) continue; /* no board holds overlapping masks */
-                int i = ternary[a] + 2 * ternary[b], j = ternary[b] + 2 * ternary[a];
-                unsigned index = a << 9 | b;
-                tables[0][index] = pattern[0][i];
-                tables[1][index] = pattern[0][j];
-                tables[2][index] = pattern[1][i];
-                tables[3][index] = pattern[2][i];
-            }
-        int32_t **slots[4] = {&s->idle_m, &s->idle_t, &s->sent_m, &s->sent_t};
-        for (int k = 0; k < 4; k++) {
-            PyMem_RawFree(*slots[k]);
-            *slots[k] = tables[k];
-        }
-        s->q = q;
-        s->q3 = q * q * q;
-        s->w_line = line;
-        s->w_board = board;
-        s->w_tempo = tempo;
-        s->w_free_move = free_move;
-        s->eval_kind = EVAL_FITTED;
-    } else {
-        for (int k = 0; k < 4; k++) PyMem_RawFree(tables[k]);
+    if (!ok) {
+        for (int k = 0; k < 3; k++) PyMem_RawFree(pattern[k]);
+        return NULL;
     }
-    for (int k = 0; k < 3; k++) PyMem_RawFree(pattern[k]);
-    if (!ok) return NULL;
+    /* Kept in pattern order: Pos.pattern[mover] is FittedEvaluator's index of a board, and
+     * Pos.pattern[other] the index of the same board seen by the other player. */
+    int32_t **slots[3] = {&s->chance, &s->mover, &s->waiter};
+    for (int k = 0; k < 3; k++) {
+        PyMem_RawFree(*slots[k]);
+        *slots[k] = pattern[k];
+    }
+    s->q = q;
+    s->q3 = q * q * q;
+    s->w_line = line;
+    s->w_board = board;
+    s->w_tempo = tempo;
+    s->w_free_move = free_move;
+    s->eval_kind = EVAL_FITTED;
     Py_RETURN_NONE;
 }
 
@@ -1425,6 +1544,8 @@ static PyObject *Searcher_set_position(Searcher *s, PyObject *args) {
         p.masks[0][b] = (uint16_t)x;
         p.masks[1][b] = (uint16_t)o;
         p.occupied[b] = (uint16_t)(x | o);
+        p.pattern[0][b] = (uint16_t)(TERNARY[x] + 2 * TERNARY[o]);
+        p.pattern[1][b] = (uint16_t)(TERNARY[o] + 2 * TERNARY[x]);
         p.status[b] = (uint8_t)state;
         p.status_code += (uint32_t)state * POW4[b];
         if (state == 1) p.won[0] |= (uint16_t)(1u << b);
@@ -1445,6 +1566,7 @@ static PyObject *Searcher_set_position(Searcher *s, PyObject *args) {
     if (WINS[p.won[0]] && WINS[p.won[1]])
         return PyErr_Format(PyExc_ValueError, "both X and O have three boards in a line");
     p.drawn_lines_tie = (int)drawn_lines_tie;
+    p.left = max_plies_left(&p);
     int result = WINS[p.won[0]] ? 0 : WINS[p.won[1]] ? 1 : (p.drawn_lines_tie && WINS[p.drawn]) ? TIE
                : (p.won[0] | p.won[1] | p.drawn) == FULL ? decided_result(&p) : NO_WINNER;
     if (winner != result)
@@ -1766,6 +1888,9 @@ static struct PyModuleDef core_module = {
 
 PyMODINIT_FUNC PyInit__core(void) {
     for (int m = 0; m < 512; m++) {
+        TERNARY[m] = 0;
+        for (int spot = 0; spot < 9; spot++)
+            if (m >> spot & 1) TERNARY[m] += POW3[spot];
         WINS[m] = 0;
         for (int l = 0; l < 8; l++)
             if ((m & LINES[l]) == LINES[l]) WINS[m] = 1;

@@ -28,6 +28,7 @@ the pure-Python search and says so.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import random
@@ -65,6 +66,36 @@ AUTO_THREADS = "auto"
 
 #: Bytes of one table entry in C (the Python table's dict entry costs about 200).
 TT_ENTRY_BYTES = _core.TT_ENTRY_BYTES if _core is not None else 16
+
+
+def load_core_build(path: str):
+    """An ``agent._core`` built at ``path`` (a .so/.pyd from another version of agent/_core.c, for
+    comparing two builds in one process: scripts/bench_core_ratio.py), ready for
+    ``CompiledAlphaBeta(..., core_module=...)``; ValueError if it is not one this module drives.
+    Loaded once per path; the file of ``agent._core`` itself gives that same library (the loader
+    shares it), so a copy of a build to compare must be a file of its own."""
+    path = os.path.realpath(path)
+    if path in _builds:
+        return _builds[path]
+    # The name's last part must be _core: the loader calls PyInit__core.
+    spec = importlib.util.spec_from_file_location(f"agent._core_builds.b{len(_builds)}._core", path)
+    if spec is None:
+        raise ValueError(f"{path}: not a loadable extension module")
+    try:
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    except ImportError as error:  # the loader's message names the file, mostly
+        raise ValueError(str(error) if path in str(error) else f"{path}: {error}") from None
+    if getattr(module, "CORE_VERSION", None) != CORE_VERSION:
+        raise ValueError(f"{path}: built from a version of agent/_core.c with another interface "
+                         f"(CORE_VERSION {getattr(module, 'CORE_VERSION', None)}, not {CORE_VERSION})")
+    module.set_zobrist(ZOBRIST_CELL[0], ZOBRIST_CELL[1], ZOBRIST_FORCED)
+    _builds[path] = module
+    return module
+
+
+#: Builds loaded by load_core_build, by real path: a module is loaded once per process.
+_builds: dict = {}
 
 
 class CoreUnavailable(ValueError):
@@ -201,10 +232,10 @@ _CONFIGURE = {"classic": _configure_classic, "fitted": _configure_fitted}
 _checked: set = set()
 
 
-def _check_key(evaluator, kind: str):
+def _check_key(evaluator, kind: str, module):
     if kind == "classic":
-        return kind, evaluator.weights
-    return kind, id(evaluator.data)
+        return kind, evaluator.weights, id(module)
+    return kind, id(evaluator.data), id(module)
 
 
 def self_check_positions(games: int = 24, seed: int = 20261122):
@@ -245,11 +276,14 @@ class CompiledAlphaBeta(AlphaBeta):
     power of two). ``hash_mb=0`` means no table, as in AlphaBeta. The table's memory is touched
     when it is made (``prefault``) so that page faults do not slow the first searches. ``threads``
     (1 to MAX_THREADS) searches run at once, sharing the table (see the module docstring); with
-    more than one, ``nodes`` counts every thread's and a node limit the main thread's."""
+    more than one, ``nodes`` counts every thread's and a node limit the main thread's.
+    ``core_module`` is another build of the core (:func:`load_core_build`), default this one's."""
 
     def __init__(self, evaluator, hash_mb: float = 192.0, tt_slots: int | None = None,
-                 prefault: bool = True, features: Features | None = None, threads: int = 1) -> None:
-        if _core is None:
+                 prefault: bool = True, features: Features | None = None, threads: int = 1,
+                 core_module=None) -> None:
+        module = core_module or _core
+        if module is None:
             raise CoreUnavailable(unavailable_reason())
         kind = _evaluation_kind(evaluator)
         # Not AlphaBeta.__init__: the table, history and killers it makes live in the C searcher.
@@ -257,10 +291,10 @@ class CompiledAlphaBeta(AlphaBeta):
         self.evaluation = kind
         slots = tt_slots or (table_slots(hash_mb) if hash_mb > 0 else 0)
         self.features = features_for_table(features or Features(), slots > 0)
-        self._core = _core.Searcher(bytes(evaluator._can_win_next), slots, prefault, threads)
+        self._core = module.Searcher(bytes(evaluator._can_win_next), slots, prefault, threads)
         self._core.set_features(self.features.values())
         _CONFIGURE[kind](self._core, evaluator)
-        key = _check_key(evaluator, kind)
+        key = _check_key(evaluator, kind, module)
         if key not in _checked:
             _self_check(self._core, evaluator)
             _checked.add(key)
@@ -321,14 +355,21 @@ def announce(level: int, message: str) -> None:
 
 
 def make_searcher(evaluator, hash_mb: float = 192.0, core: str | None = None, prefault: bool = True,
-                  features: Features | None = None, threads: int | str = 1):
+                  features: Features | None = None, threads: int | str = 1, core_build: str | None = None):
     """The searcher for ``core`` (see the module docstring), which core it is and what to say about
     it: ``(searcher, "compiled" | "python", (log level, message))``, the message for
     :func:`announce`; ``features`` switches the search's refinements (agent.search.Features).
     CoreUnavailable when ``compiled`` cannot run, or when ``threads`` above 1 are asked of the
     pure-Python search (it has one); ``threads="auto"`` is :func:`auto_threads` with the compiled
     core and 1 with Python's. ``prefault=False`` for searches that no clock limits: the table's
-    pages are then only made when used (fast to make, for many short fixed-effort games)."""
+    pages are then only made when used (fast to make, for many short fixed-effort games).
+    ``core_build``: the path of another build of the compiled core to run (:func:`load_core_build`;
+    an arena series of two builds), ValueError if it cannot."""
+    if core_build is not None:
+        searcher = CompiledAlphaBeta(evaluator, hash_mb=hash_mb, prefault=prefault, features=features,
+                                     threads=auto_threads() if threads == AUTO_THREADS else threads,
+                                     core_module=load_core_build(core_build))
+        return searcher, "compiled", (logging.INFO, f"search core: compiled, the build at {core_build}")
     choice = requested_core(core)
     if choice != "python":
         try:

@@ -177,7 +177,11 @@ class EngineKind:
 
 
 def _alphabeta(game, depth: int | None = None, nodes: int | None = None, hash_mb: float | None = None,
-               threads: int | str = 1, evaluation: str | None = None, **features: int) -> SearchEngine:
+               threads: int | str = 1, evaluation: str | None = None, core_build: str | None = None,
+               **features: int) -> SearchEngine:
+    if core_build is not None and (game is None or game.name != "uttt"):
+        raise SpecError("engine 'alphabeta': core_build=PATH is for uttt in the arena (two builds of "
+                        "the compiled core against each other)")
     if game is None:  # the competition engine, as the agent plays it
         return AlphaBetaEngine(depth, nodes, AGENT_HASH_MB if hash_mb is None else hash_mb,
                                evaluation=evaluation or DEFAULT_EVALUATION, features=Features(**features),
@@ -188,7 +192,7 @@ def _alphabeta(game, depth: int | None = None, nodes: int | None = None, hash_mb
             raise SpecError(f"engine 'alphabeta': evaluation is for uttt; {game.name} has one of its own")
         evaluator = make_evaluator(evaluation)
     searcher = game.searcher(SERIES_HASH_MB if hash_mb is None else hash_mb, Features(**features), threads,
-                             evaluator)
+                             evaluator, core_build)
     return SearchEngine(searcher, depth, nodes)
 
 
@@ -204,7 +208,7 @@ ENGINES = {kind.name: kind for kind in (
     EngineKind("alphabeta", (DEPTH, Option("nodes", int, 1, MAX_NODES), Option("hash_mb", float, 0, MAX_HASH_MB),
                              THREADS,
                              Option("evaluation", str, words=EVALUATIONS, default=DEFAULT_EVALUATION),
-                             *FEATURE_OPTIONS), _alphabeta),
+                             Option("core_build", str), *FEATURE_OPTIONS), _alphabeta),
     EngineKind("random", (Option("seed", int, 0, 2 ** 32 - 1),), _random),
     EngineKind("seed", (replace(DEPTH, default=3),), _seed, games=("uttt",)),
 )}

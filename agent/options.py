@@ -129,6 +129,10 @@ class Option:
         """The value of ``text``; ValueError("must be ...") saying what is allowed."""
         if text in self.words:
             return text
+        if self.kind is str and not self.words:     # free text (a path): any, but empty
+            if text:
+                return text
+            raise ValueError(self._must())
         value = None if self.kind is str else _within(self.kind, text, self.low, self.high)
         if value is None:
             raise ValueError(self._must())
@@ -146,6 +150,8 @@ class Option:
         raise ValueError(f"{self.name} {self._must()}, got {value!r}")
 
     def _must(self) -> str:
+        if self.kind is str and not self.words:
+            return "must not be empty"
         numbers = () if self.kind is str else (_allowed(self.kind, self.low, self.high),)
         return f"must be {' or '.join((*self.words, *numbers))}"
 
@@ -163,7 +169,7 @@ class Option:
     def allowed(self) -> str:
         """What it takes, short: ``1-81``, ``0 or more``, ``auto or 1-64``, ``classic or fitted``."""
         if self.kind is str:
-            return " or ".join(self.words)
+            return " or ".join(self.words) if self.words else "a path"
         number = "{:,.15g}".format
         span = f"{number(self.low)} or more" if self.high is None else f"{number(self.low)}-{number(self.high)}"
         return " or ".join((*self.words, span))

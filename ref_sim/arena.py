@@ -5,8 +5,9 @@
     python -m ref_sim.arena ttt alphabeta alphabeta:depth=1 --games 18 --opening-plies 1
     python -m ref_sim.arena uttt alphabeta seed --depth 4 --games 1000 --cluster tcp://head:8786
 
-Engines: ``alphabeta`` (options ``depth``, ``nodes``, ``hash_mb``, and for uttt ``threads``:
-``alphabeta:depth=4,hash_mb=16``, ``alphabeta:threads=2``),
+Engines: ``alphabeta`` (options ``depth``, ``nodes``, ``hash_mb``, and for uttt ``threads`` and
+``core_build``, the path of another build of the compiled core, to play two builds against each
+other: ``alphabeta:depth=4,hash_mb=16``, ``alphabeta:threads=2``, ``alphabeta:core_build=old/_core.so``),
 ``random`` (``random:seed=N``), and for uttt also ``seed`` (``seed:depth=N``). ``--seconds``,
 ``--depth`` or ``--nodes`` limit every move of both (an engine's own options win). Games come in
 pairs: each opening (``--opening-plies`` random plies, default per game) is played twice with the

@@ -2,9 +2,12 @@
 
 import io
 import random
+import shutil
+from pathlib import Path
 
 import pytest
 
+from agent import core
 from ref_sim.arena import main, run_series
 from ref_sim.series.openings import random_opening
 from agent.engines import make_engine, parse_engine_spec
@@ -63,6 +66,25 @@ def test_bad_engine_specs_are_refused():
         make_engine("seed", get_game("ttt"))
     with pytest.raises(SystemExit):
         main(["ttt", "alphabeta", "nonsense"], io.StringIO())
+
+
+@pytest.mark.skipif(not core.compiled_available(), reason=core.unavailable_reason() or "built")
+def test_an_engine_may_run_another_build_of_the_core(capsys, tmp_path):
+    """core_build=PATH: two builds of the compiled core in one series (issue 25's SPRT). Here a
+    copy of this build (a file of its own, so its own library), so both sides find the same moves."""
+    build = tmp_path / Path(core._core.__file__).name
+    shutil.copyfile(core._core.__file__, build)
+    engine = make_engine(f"alphabeta:core_build={build},depth=3", get_game("uttt"))
+    assert type(engine.searcher._core) is core.load_core_build(build).Searcher is not core._core.Searcher
+    series = run_series(get_game("uttt"), f"alphabeta:core_build={build}", "alphabeta", 2, seed=3, depth=3)
+    first, second = series.games  # one opening, sides swapped: the same game twice
+    assert first.moves == second.moves and first.score_a + second.score_a == 1.0
+    with pytest.raises(SystemExit):
+        main(["qubic", f"alphabeta:core_build={build}", "random"], io.StringIO())
+    assert "core_build=PATH is for uttt" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["uttt", "alphabeta:core_build=/no/such/core.so", "random"], io.StringIO())
+    assert "/no/such/core.so" in capsys.readouterr().err
 
 
 def test_openings_leave_the_game_open_and_the_registry_is_uniform():

@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: What alphabeta says it takes, as every error about its options lists it.
 ALPHABETA_OPTIONS = ("its options: depth (1-128), nodes (1-1,000,000,000,000), hash_mb (0-65,536), "
                      "threads (auto or 1-{threads}, default 1), evaluation (classic or fitted, default fitted), "
+                     "core_build (a path), "
                      "asp (0-1,000,001, default 50), lmr (0-2, default 1), age (0-62, default 3), "
                      "solve (0-128, default 8)")
 
@@ -241,6 +242,8 @@ def test_nothing_else_splits_options_or_guesses_them_from_a_type_error():
         if re.search(r"""partition\(["']=["']\)""", text):
             splitters.append(path.relative_to(ROOT).as_posix())
     # realbots: a command's --flag=PATH tokens, made absolute; replay: a recorded command's
-    # --engine=E token, to tell whose scale its scores are on (neither is a spec).
-    assert splitters == ["agent/options.py", "ref_sim/series/realbots.py", "ref_sim/views/replay.py"]
+    # --engine=E token, to tell whose scale its scores are on; bench_first_move: its --ab
+    # VAR=VALUE, an environment variable (none is a spec).
+    assert splitters == ["agent/options.py", "ref_sim/series/realbots.py", "ref_sim/views/replay.py",
+                         "scripts/bench_first_move.py"]
     assert "TypeError" not in inspect.getsource(engines)

@@ -1,0 +1,151 @@
+"""Speed of two builds of the compiled core in one run: fixed-depth searches, alternated, same results.
+
+Usage:
+  python scripts/bench_core_ratio.py [--old main] [--new PATH] [--depth 10] [--rounds 3]
+                                     [--phase ...] [--limit N] [--evaluation fitted|classic]
+  python scripts/bench_core_ratio.py --only new --rounds 1   # one build alone (the profile's load)
+
+``--old`` and ``--new`` are each a built core (a path to an agent/_core*.so or .pyd) or a git
+revision, whose agent/_core.c and setup.py are built into a temporary folder with that revision's
+compile flags; ``--new`` defaults to the core this checkout imports (agent._core). Each position of
+scripts/bench_positions.txt is searched to ``--depth`` by each build from a fresh engine (empty
+table of the default size), ``--rounds`` times, the builds alternated and their order swapped each
+round. Both must return the same move, score, principal variation and node count (the run stops
+at the first difference): a faster build may not search another tree. Printed: per position the
+nodes and each build's best time (CPU time of the searching thread: on a shared machine
+the time other processes take the core is not counted, wall time would be); at the end the nodes/s of each (total nodes over total best
+times) and their ratio, with the per-position ratios' geometric mean, min and max.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from agent import core  # noqa: E402
+from agent.engines import DEFAULT_EVALUATION, EVALUATIONS, make_evaluator  # noqa: E402
+from agent.limits import SearchLimit  # noqa: E402
+from agent.options import whole  # noqa: E402
+from bench_speed import PHASES, load_suite, load_text  # noqa: E402
+
+
+def build_revision(rev: str, folder: Path) -> Path:
+    """Build git revision ``rev``'s agent/_core.c with its own setup.py into ``folder``; the .so's path."""
+    (folder / "agent").mkdir(parents=True)
+    for name in ("agent/_core.c", "setup.py"):
+        text = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:{name}"], capture_output=True, text=True)
+        if text.returncode != 0:
+            raise SystemExit(f"bench_core_ratio: cannot read {name} at {rev}: {text.stderr.strip()}")
+        (folder / name).write_text(text.stdout)
+    built = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=folder,
+                           capture_output=True, text=True)
+    found = sorted((folder / "agent").glob("_core*.so")) + sorted((folder / "agent").glob("_core*.pyd"))
+    if built.returncode != 0 or not found:
+        raise SystemExit(f"bench_core_ratio: building {rev}'s core failed:\n{built.stdout}{built.stderr}")
+    return found[0]
+
+
+def load_build(spec: str | None, folder: Path, label: str):
+    """A core module from a path, a git revision or (None) this checkout's agent._core."""
+    if spec is None:
+        if not core.compiled_available():
+            raise SystemExit(f"bench_core_ratio: {core.unavailable_reason()}")
+        return core._core, "this checkout's agent._core"
+    path = Path(spec)
+    if not path.is_file():
+        path = build_revision(spec, folder / label)
+        text = f"{spec} ({path.name} built here)"
+    else:
+        text = str(path)
+    try:
+        return core.load_core_build(str(path)), text
+    except ValueError as error:
+        raise SystemExit(f"bench_core_ratio: {error}") from None
+
+
+def outcome(result):
+    return result.move, result.score, result.depth, result.nodes, result.pv, result.proven
+
+
+def timed_search(module, evaluator, pos, depth):
+    engine = core.CompiledAlphaBeta(evaluator, core_module=module)  # a fresh, prefaulted table
+    start = time.thread_time()
+    result = engine.search(pos, SearchLimit(depth=depth))
+    return time.thread_time() - start, result
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--old", default="main", help="a built core's path or a git revision (default: main)")
+    parser.add_argument("--new", default=None, help="a built core's path or a git revision (default: agent._core)")
+    parser.add_argument("--only", choices=("old", "new"), help="time one build alone (for a profile)")
+    parser.add_argument("--depth", type=whole(1, 40), default=10)
+    parser.add_argument("--rounds", type=whole(1), default=3)
+    parser.add_argument("--phase", nargs="+", choices=list(PHASES), default=list(PHASES))
+    parser.add_argument("--limit", type=whole(1), help="only the first N positions of each phase")
+    parser.add_argument("--evaluation", choices=EVALUATIONS, default=DEFAULT_EVALUATION)
+    args = parser.parse_args(argv)
+    suite = [(phase, pos) for phase, pos in load_suite() if phase in args.phase]
+    if args.limit:
+        suite = [item for phase in args.phase for item in [s for s in suite if s[0] == phase][: args.limit]]
+    evaluator = make_evaluator(args.evaluation)
+    with tempfile.TemporaryDirectory(prefix="core_builds_") as tmp:
+        builds = {}
+        for label in ("old", "new") if args.only is None else (args.only,):
+            builds[label] = load_build(getattr(args, label), Path(tmp), label)
+        for label, (_, text) in builds.items():
+            print(f"{label}: {text}")
+        print(f"{len(suite)} positions, depth {args.depth}, {args.rounds} rounds, {args.evaluation} evaluation, "
+              f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {load_text()}", flush=True)
+        labels = list(builds)
+        best = {label: [] for label in labels}
+        nodes = []
+        print(f"{'#':>3} {'phase':8} {'ply':>3} {'nodes':>10} " + " ".join(f"{label + ' s':>8}" for label in labels)
+              + (f" {'ratio':>6}" if len(labels) == 2 else ""))
+        for i, (phase, pos) in enumerate(suite, 1):
+            times = {label: [] for label in labels}
+            results = {}
+            for r in range(args.rounds):
+                for label in labels if r % 2 == 0 else reversed(labels):
+                    seconds, result = timed_search(builds[label][0], evaluator, pos, args.depth)
+                    times[label].append(seconds)
+                    if results.setdefault(label, outcome(result)) != outcome(result):
+                        raise SystemExit(f"bench_core_ratio: {label} gave two results at position {i}")
+            if len(labels) == 2 and results["old"] != results["new"]:
+                raise SystemExit(f"bench_core_ratio: the builds differ at position {i} ({phase}, ply {pos.ply}):\n"
+                                 f"  old {results['old']}\n  new {results['new']}")
+            nodes.append(results[labels[0]][3])
+            for label in labels:
+                best[label].append(min(times[label]))
+            cells = " ".join(f"{best[label][-1]:>8.3f}" for label in labels)
+            if len(labels) == 2:
+                cells += f" {best['old'][-1] / best['new'][-1]:>6.3f}"
+            print(f"{i:>3} {phase:8} {pos.ply:>3} {nodes[-1]:>10} {cells}", flush=True)
+        total = sum(nodes)
+        print(f"\n{total:,} nodes in all (the same for every build: same trees)")
+        for label in labels:
+            seconds = sum(best[label])
+            print(f"  {label}: {seconds:.3f} s to depth {args.depth} over the suite, {total / seconds:,.0f} nodes/s")
+        if len(labels) == 2:
+            ratios = [o / n for o, n in zip(best["old"], best["new"])]
+            geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+            print(f"  new / old nodes/s: {sum(best['old']) / sum(best['new']):.3f}x over the suite "
+                  f"(per position: geometric mean {geo:.3f}x, min {min(ratios):.3f}x, max {max(ratios):.3f}x)")
+        print(load_text())
+    return 0
+
+
+if __name__ == "__main__":
+    from ref_sim.stops import guarded  # Ctrl-C, SIGTERM, SIGHUP: one line, 128 + the signal
+
+    sys.exit(guarded("bench_core_ratio.py", main))

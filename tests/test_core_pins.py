@@ -1,0 +1,50 @@
+"""The compiled core finds what it found before its speed work (issue 25), node for node.
+
+tests/core_pins.json holds fixed-depth results (move, score, depth, nodes, principal variation,
+proven) of main's core before that work (scripts/pin_core.py wrote them): the benchmark positions
+at depth 11 (fitted evaluation) and 9 (classic), deeper than tests/test_core.py can check against
+the pure-Python search in a test; with a table of 1,024 slots, which replaces entries all the time;
+and a game searched move after move by one engine whose small table, ages and history carry over.
+Speed may change, the trees may not: a change that makes one of these differ is a search change.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent import core
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from pin_core import CASES, GAME, run_cases  # noqa: E402
+
+PINS = json.loads((ROOT / "tests" / "core_pins.json").read_text())
+
+compiled = pytest.mark.skipif(not core.compiled_available(), reason=core.unavailable_reason() or "built")
+
+
+@pytest.fixture(scope="module")
+def now():
+    return run_cases()
+
+
+def test_the_pins_are_of_the_cases_run_now():
+    assert PINS["cases"] == {**{k: list(v) for k, v in CASES.items()}, "game": list(GAME)}
+    assert len(PINS["fitted"]) == 35 and len(PINS["game"]) > 40
+
+
+@compiled
+@pytest.mark.parametrize("case", [*CASES, "game"])
+def test_same_results_as_before(now, case):
+    for i, (pinned, found) in enumerate(zip(PINS[case], now[case])):
+        assert found == pinned, (case, i)
+    assert len(now[case]) == len(PINS[case])
+
+
+@compiled
+def test_the_small_tables_replaced_entries_as_before(now):
+    assert now["game-replaced"] == PINS["game-replaced"] > 0
