@@ -128,4 +128,6 @@ def test_every_view_takes_a_series_its_games_jsonl_or_one_game(tmp_path):
     series = replay.read_run(out)["games"][1]
     single = replay.read_run(one)["games"]
     assert len(single) == 1 and single[0]["moves"] == series["moves"]
+    record = __import__("json").loads(one.read_text())  # agent 1 of a lone game: the first it names
+    assert single[0]["score"] == {record["names"][0]: 1.0}.get(record["winner"], 0.0)
     assert len(show.load_games(one).games) == len(plot.load_series(one)) == 1

@@ -118,7 +118,10 @@ def _one_game(path: Path) -> list[tuple[int, object]] | None:
     if not isinstance(record, dict) or not isinstance(record.get("moves"), list):
         return None
     names = record.get("names") if isinstance(record.get("names"), list) else []
-    return [(1, {"game": 1, "pair": 0, **record,
+    result = record.get("result")
+    score = (0.5 if result == "tie" else float(record.get("winner") == names[0])
+             if result == "win" and names else None)      # agent 1's, as a series line has it
+    return [(1, {"game": 1, "pair": 0, "score": score, **record,
                  "agents": record.get("agents") or [{"name": name} for name in names]})]
 
 
