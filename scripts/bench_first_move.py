@@ -47,7 +47,8 @@ sys.path.insert(0, str(ROOT))
 from agent.clock import cutoff_for  # noqa: E402
 from agent.options import MAX_SECONDS, real, whole  # noqa: E402
 from agent.pauses import TRACE_ENV  # noqa: E402
-from ref_sim.series.file_games import start_agent, wait_until_started  # noqa: E402
+from ref_sim.series.file_games import start_agent  # noqa: E402
+from ref_sim.series.launch import wait_until_started  # noqa: E402
 from ref_sim.referees.file_protocol import INTERRUPTED, run_game  # noqa: E402
 from ref_sim.series.specs import AgentSpec, agent_spec  # noqa: E402
 from ref_sim.stops import kill_tree  # noqa: E402

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import queue
 import re
-import shlex
 import subprocess
 import threading
 import time
@@ -109,15 +108,6 @@ class Program:
                 return
             except queue.Full:
                 pass
-
-    def started(self) -> bool:
-        """True once the program wrote past its log's command line, or exited."""
-        if self.process is None or self.process.poll() is not None:
-            return True
-        try:
-            return self.log.stat().st_size > len(f"$ {shlex.join(self.command)}\n".encode())
-        except OSError:
-            return True
 
     def send(self, text: str) -> float:
         """Write a turn's input; returns when it was written (perf_counter). Raises OSError."""

@@ -12,13 +12,12 @@ import shlex
 import subprocess
 import tempfile
 import threading
-import time
 from pathlib import Path
 
 from ref_sim.referees.codingame import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS,
                                        EXIT_WAIT, Program, referee_game)
 from ref_sim.series import cluster, isolation, telemetry
-from ref_sim.series.launch import START_SETTLE, AgentCannotStart, child_env, first_to_exit, last_output_line
+from ref_sim.series.launch import child_env, refuse_early_exit, wait_until_started
 from ref_sim.series.loop import SeriesGames
 from ref_sim.series.specs import StdioSpec
 
@@ -71,18 +70,11 @@ def play_game(commands: dict[str, list[str]], first: str, logs: Path, number: in
         for name in names:
             programs[name] = start_program(name, commands[name], logs / f"game-{number:04d}-{name}.log",
                                            isolate, telemetry.search_log_path(logs, number, name))
-        stopping = stop.is_set if stop is not None else (lambda: False)
-        deadline = time.monotonic() + STARTUP_WAIT
-        while time.monotonic() < deadline and not all(p.started() for p in programs.values()) \
-                and not stopping():
-            time.sleep(0.01)
-        gone = first_to_exit({n: p.process for n, p in programs.items()}, START_SETTLE) if must_start else None
-        if gone is not None:
-            process = programs[gone].process
-            why = ("the command could not be launched" if process is None
-                   else f"exited with code {process.returncode} before the game began")
-            said = last_output_line(programs[gone].log)
-            raise AgentCannotStart(gone, why + (f": {said}" if said else ""), programs[gone].log)
+        processes = {name: program.process for name, program in programs.items()}
+        logs_of = {name: program.log for name, program in programs.items()}
+        wait_until_started(processes, logs_of, STARTUP_WAIT, stop)
+        if must_start:
+            refuse_early_exit(processes, logs_of)
         record = referee_game(programs, names, turn_ms, first_turn_ms, grace_ms, show, exit_wait, stop)
     finally:
         for program in programs.values():       # stopped, or an error: end them all

@@ -10,14 +10,13 @@ import shlex
 import subprocess
 import tempfile
 import threading
-import time
 from dataclasses import replace
 from pathlib import Path
 
 from ref_sim import stops
 from ref_sim.referees.file_protocol import GameRecord, Printer, run_game
 from ref_sim.series import cluster, isolation, openings, realbots, telemetry
-from ref_sim.series.launch import START_SETTLE, AgentCannotStart, child_env, first_to_exit, last_output_line
+from ref_sim.series.launch import AgentCannotStart, child_env, refuse_early_exit, wait_until_started
 from ref_sim.series.loop import SeriesGames
 from ref_sim.series.specs import AgentSpec
 
@@ -67,20 +66,6 @@ def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, 
     return process
 
 
-def wait_until_started(processes: dict, logs: dict, timeout: float) -> None:
-    """Wait until each agent has written past its log's command line, or exited."""
-    deadline = time.monotonic() + timeout
-    waiting = set(processes)
-    while waiting and time.monotonic() < deadline:
-        for name in list(waiting):
-            process = processes[name]
-            grown = telemetry.wrote_past_first_line(logs[name])    # output after the "$ command"
-            if process is None or process.poll() is not None or grown:
-                waiting.discard(name)
-        if waiting:
-            time.sleep(0.02)
-
-
 def exit_time(time_limit: float, exit_wait: float | None = None) -> float:
     """Seconds an agent has after end_game to exit (see :data:`EXIT_WAIT`)."""
     return max(EXIT_WAIT if exit_wait is None else exit_wait, time_limit + 1.0)
@@ -112,15 +97,13 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
                                       log_paths[name], agent_seeds.get(name, 0), encoding, env,
                                       isolate, telemetry.search_log_path(logs, number, name))
     wait_until_started(processes, log_paths, STARTUP_WAIT)
-    gone = first_to_exit(processes, START_SETTLE) if must_start else None
-    if gone is not None:
-        for other in processes.values():
-            stops.kill_tree(other)
-        process = processes[gone]
-        why = ("the command could not be launched" if process is None
-               else f"exited with code {process.returncode} before the game began")
-        said = last_output_line(log_paths[gone])
-        raise AgentCannotStart(gone, why + (f": {said}" if said else ""), log_paths[gone])
+    if must_start:
+        try:
+            refuse_early_exit(processes, log_paths)
+        except AgentCannotStart:
+            for other in processes.values():
+                stops.kill_tree(other)
+            raise
     exited_early = {}
     finished = threading.Event()
 

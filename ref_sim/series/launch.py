@@ -60,3 +60,31 @@ def first_to_exit(processes: dict, seconds: float) -> str | None:
 
 
 # -- the loop -------------------------------------------------------------------------
+
+
+def wait_until_started(processes: dict, logs: dict, timeout: float, stop=None) -> None:
+    """Wait until each bot (``{name: Popen or None}``, its log in ``logs``) has written past its
+    log's command line, or exited, at most ``timeout`` seconds; ``stop`` (an Event) ends the wait."""
+    deadline = time.monotonic() + timeout
+    waiting = set(processes)
+    while waiting and time.monotonic() < deadline and not (stop is not None and stop.is_set()):
+        for name in list(waiting):
+            process = processes[name]
+            grown = telemetry.wrote_past_first_line(logs[name])    # output after the "$ command"
+            if process is None or process.poll() is not None or grown:
+                waiting.discard(name)
+        if waiting:
+            time.sleep(0.02)
+
+
+def refuse_early_exit(processes: dict, logs: dict) -> None:
+    """In a series' first game: :class:`AgentCannotStart` when a bot could not be launched or
+    exits within :data:`START_SETTLE` (its command is wrong), with the last line it wrote."""
+    gone = first_to_exit(processes, START_SETTLE)
+    if gone is None:
+        return
+    process = processes[gone]
+    why = ("the command could not be launched" if process is None
+           else f"exited with code {process.returncode} before the game began")
+    said = last_output_line(logs[gone])
+    raise AgentCannotStart(gone, why + (f": {said}" if said else ""), logs[gone])
