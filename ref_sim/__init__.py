@@ -1,4 +1,4 @@
-"""The bench around the agent: the commands at the top, and three packages under them.
+"""The bench around the agent: the commands at the top, and four packages under them.
 
 * :mod:`ref_sim.referees`: the two referees side by side, :mod:`.referees.file_protocol` (a
   faithful, headless simulator of the CS 4341 referee v7) and :mod:`.referees.codingame`
