@@ -23,6 +23,7 @@ from .clock import DEFAULT_FIRST_TURN_MS, DEFAULT_MARGIN_MS, DEFAULT_TURN_MS, RE
 from .commandline import OneLineParser, UsageError, reason, say_error, shown, silence_output
 from .engines import DEFAULT_ENGINE, build_engine
 from .exits import EXIT_INPUT_ENDED
+from .lifeline import READY_ENV
 from .options import MAX_DEPTH, MAX_NODES, MAX_SILENCE, MAX_TIME_LIMIT, bounded
 from .protocol import (
     EXIT_INTERNAL,
@@ -42,8 +43,8 @@ PROG = "uttt-agent"
 
 CODINGAME_EPILOG = f"""\
 CodinGame protocol (--protocol codingame; NAME, if given, labels the log lines; --time-limit S
-is the turn's time as --turn-ms; --dir, --margin, --encoding, --silence and --polling are
-refused, being the file protocol's):
+is the turn's time as --turn-ms; --dir, --margin, --encoding, --silence, --polling and
+--ready-file are refused, being the file protocol's):
   Reads each turn from stdin ('oppRow oppCol', 'N', N x 'row col'), answers 'row col' on
   stdout and prints nothing else; logs go to stderr (or --log-file). Thinks until
   --margin-ms (default {DEFAULT_MARGIN_MS:g}) before --turn-ms (default {DEFAULT_TURN_MS:g}; --first-turn-ms,
@@ -86,7 +87,8 @@ A new first_four_moves before any end_game is a new game (the old one's referee 
 the agent says so and plays it; it still plays one game and exits after that game's end_game.
 
 Logs go to stderr, or to --log-file, which must lie outside DIR: the referee deletes files
-in its directory. The result line goes to stdout; if stdout is closed, to stderr instead, and
+in its directory. --ready-file (outside DIR too) holds the agent's process id while it watches
+DIR: start the referee once it exists (python -m ref_sim ... --wait-for FILE does). The result line goes to stdout; if stdout is closed, to stderr instead, and
 the exit code stays the game's. stdin is not read.
 
 limits: --time-limit above {REFEREE_TICK:g} s (the referee looks for a move every {REFEREE_TICK * 1000:g} ms, only under the
@@ -159,6 +161,10 @@ def build_parser(prog: str = PROG, description: str | None = None, engine_option
     verbosity.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     verbosity.add_argument("-q", "--quiet", action="store_true", help="warnings and errors only")
     parser.add_argument("--log-file", default=None, metavar="PATH", help="log here instead of stderr (outside DIR)")
+    parser.add_argument("--ready-file", default=None, metavar="PATH",
+                        help=f"write this process's id here once watching DIR, remove it at exit: a script can "
+                             f"start the referee only then (default: ${READY_ENV}, set by the series runners; "
+                             f"outside DIR)")
     parser.add_argument("--search-log", default=None, metavar="PATH",
                         help=f"append one JSON line per move (cell, depth, score, nodes, nps, seconds) here, for "
                              f"programs (default: ${SEARCH_LOG_ENV}, set by the series runners; none without it)")
@@ -202,7 +208,7 @@ def _add_codingame_options(parser) -> None:
 #: Each protocol's own options ({option: dest}): given to the other protocol, they are refused
 #: in one line instead of being ignored.
 FILE_ONLY = {"--dir": "dir", "--margin": "margin", "--encoding": "encoding", "--silence": "silence",
-             "--polling": "polling"}
+             "--polling": "polling", "--ready-file": "ready_file"}
 CODINGAME_ONLY = {"--turn-ms": "turn_ms", "--first-turn-ms": "first_turn_ms", "--margin-ms": "margin_ms"}
 FILE_DEFAULTS = {"dir": ".", "time_limit": 10.0, "polling": False}
 CODINGAME_DEFAULTS = {"turn_ms": DEFAULT_TURN_MS, "first_turn_ms": DEFAULT_FIRST_TURN_MS,
@@ -247,17 +253,33 @@ def _check_directory(directory: Path, name: str) -> Path:
     return directory
 
 
+def _outside(path: str, directory: Path, what: str) -> None:
+    """UsageError unless ``path`` lies outside the referee directory, whose clean-up deletes files."""
+    try:
+        resolved_dir, resolved = directory.resolve(), Path(path).resolve()
+    except (OSError, ValueError) as error:
+        raise UsageError(f"cannot write {what} {shown(path)}: {reason(error)}") from None
+    if resolved == resolved_dir or resolved_dir in resolved.parents:
+        raise UsageError(f"{what} {shown(path)} is inside the referee directory {shown(directory)}, "
+                         "whose clean-up deletes files; put it elsewhere")
+
+
 def _check_log_file(log_file: str | None, directory: Path) -> Path | None:
     if log_file is None:
         return None
-    try:
-        resolved_dir, resolved = directory.resolve(), Path(log_file).resolve()
-    except (OSError, ValueError) as error:
-        raise UsageError(f"cannot write log file {shown(log_file)}: {reason(error)}") from None
-    if resolved == resolved_dir or resolved_dir in resolved.parents:
-        raise UsageError(f"log file {shown(log_file)} is inside the referee directory {shown(directory)}, "
-                         "whose clean-up deletes files; put it elsewhere")
+    _outside(log_file, directory, "log file")
     return check_log_file(log_file)
+
+
+def _check_ready_file(ready_file: str | None, directory: Path) -> Path | None:
+    """``--ready-file`` (or $UTTT_READY_FILE) outside the directory, in a folder that exists."""
+    if ready_file is None:
+        return None
+    _outside(ready_file, directory, "ready file")
+    folder = Path(ready_file).parent
+    if not folder.is_dir():
+        raise UsageError(f"cannot write ready file {shown(ready_file)}: its folder {shown(folder)} does not exist")
+    return Path(ready_file)
 
 
 def _print_result(line: str) -> None:
@@ -296,6 +318,7 @@ def main(argv: list[str] | None = None, *, parser=None, make_engine=None) -> int
         encoding = None if args.encoding is None else check_encoding(args.encoding)
         directory = _check_directory(Path(args.dir), name)
         log_path = _check_log_file(args.log_file, directory)
+        ready_file = _check_ready_file(args.ready_file or os.environ.get(READY_ENV) or None, directory)
     except (UsageError, ValueError) as error:
         say_error(PROG, f"error: {error}")
         return EXIT_USAGE
@@ -314,7 +337,8 @@ def main(argv: list[str] | None = None, *, parser=None, make_engine=None) -> int
         agent = FileProtocolAgent(name, directory, engine, time_limit=args.time_limit, margin=args.margin,
                                   depth=args.depth, nodes=args.nodes, use_watchdog=not args.polling,
                                   silence=args.silence, encoding=encoding,
-                                  search_log=SearchLog.chosen(args.search_log, "file", {"threads": args.threads}))
+                                  search_log=SearchLog.chosen(args.search_log, "file", {"threads": args.threads}),
+                                  ready_file=ready_file)
         summary = agent.run()  # logs "ready" once it is watching: match runners wait for that
     except KeyboardInterrupt:
         log.warning("interrupted")

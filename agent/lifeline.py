@@ -70,3 +70,45 @@ class Lifeline:
             reparented = os.name == "posix" and self._parent == self.pid and os.getppid() != self.pid
             self._lost = reparented or not process_alive(self.pid)
         return self._lost
+
+
+#: The environment variable naming the file a player writes once it is ready: how a runner, or a
+#: script starting the agents and then the referee, knows that the first ``.go`` will be seen.
+READY_ENV = "UTTT_READY_FILE"
+
+
+class ReadyFile:
+    """The file that says "I am watching": this process's id, written once the player is ready
+    (``--ready-file``, or :data:`READY_ENV`), removed when it ends. A file left by a killed player
+    names a process that is gone: :func:`ready_pid` tells it from a live one."""
+
+    def __init__(self, path) -> None:
+        self.path = os.fspath(path)
+
+    def announce(self) -> None:
+        """Write our process id (whole or not at all: temp file, then rename). OSError if it cannot."""
+        temp = f"{self.path}.{os.getpid()}.tmp"
+        with open(temp, "w", encoding="ascii") as handle:
+            handle.write(f"{os.getpid()}\n")
+        os.replace(temp, self.path)
+
+    def withdraw(self) -> None:
+        """Remove the file if it is still ours (a later player may have written its own)."""
+        if ready_pid(self.path) == os.getpid():
+            try:
+                os.remove(self.path)
+            except OSError:
+                pass
+
+
+def ready_pid(path) -> int | None:
+    """The live process a ready file names, or None (missing, unreadable, or its process gone)."""
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read(32).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    if not text.isdigit() or int(text) <= 0:
+        return None
+    pid = int(text)
+    return pid if pid == os.getpid() or process_alive(pid) else None

@@ -69,7 +69,7 @@ from .exits import (  # noqa: F401  (GameSummary.exit_code picks one; re-exporte
     EXIT_PROTOCOL_ERROR,
     EXIT_USAGE,
 )
-from .lifeline import Lifeline
+from .lifeline import Lifeline, ReadyFile
 from .limits import SearchLimit
 from .pauses import RecentPauses, StallWatch, TurnTrace, tracing
 from .referee_files import (  # noqa: F401  (TEMP_NAME_TEMPLATE and temp_name: re-exported)
@@ -264,6 +264,8 @@ class FileProtocolAgent:
     in them (default :func:`default_silence`, 0 for never) before the game counts as aborted.
     ``encoding``: how the referee decodes the files (default: the locale's, :func:`referee_encoding`).
     ``search_log``: where each move's figures go as a JSON line (:mod:`agent.search_log`).
+    ``ready_file``: written once the agent watches the directory, removed when it ends
+    (:class:`~agent.lifeline.ReadyFile`).
     """
 
     def __init__(
@@ -282,8 +284,10 @@ class FileProtocolAgent:
         silence: float | None = None,
         encoding: str | None = None,
         search_log: SearchLog | None = None,
+        ready_file=None,
     ) -> None:
         self.name = check_player_name(name)
+        self.ready_file = None if ready_file is None else ReadyFile(ready_file)
         self.search_log = search_log if search_log is not None else SearchLog(None, "file")
         self.encoding = check_encoding(referee_encoding() if encoding is None else encoding)
         self.directory = Path(directory)
@@ -338,6 +342,7 @@ class FileProtocolAgent:
                  getattr(self.engine, "name", type(self.engine).__name__), self.time_limit, self.cutoff, self.margin,
                  self.encoding)
         try:
+            self._announce_ready()
             self.decider.start(self._look(read=False))
             self._log_notes()
             full = True
@@ -365,6 +370,18 @@ class FileProtocolAgent:
         finally:
             self.watcher.stop()
             self._remove_temp()
+            if self.ready_file is not None:
+                self.ready_file.withdraw()
+
+    def _announce_ready(self) -> None:
+        """Write the ready file, if asked for one; a failure is said, and the game goes on."""
+        if self.ready_file is None:
+            return
+        try:
+            self.ready_file.announce()
+        except OSError as error:
+            log.warning("cannot write the ready file %s (%s): whoever waits for it will wait on",
+                        self.ready_file.path, error.strerror or error)
 
     def _step(self, full: bool = True):
         """Look at the directory once and decide. ``full=False`` (a quiet watchdog time-out) skips

@@ -1,7 +1,8 @@
 """Command line of the referee simulator: one headless game in a directory.
 
     python -m ref_sim NAME1 NAME2 [--dir DIR] [--time-limit SECONDS] [--seed N]
-                      [--linger] [--busy-poll] [--encoding ENC] [--record FILE] [-q]
+                      [--linger] [--busy-poll] [--encoding ENC] [--record FILE]
+                      [--wait-for FILE ...] [-q]
 
 ``--dir`` is created if it does not exist.  After the end, ``end_game`` and both ``.go``
 files stay for one time limit (at least a second), so that an agent still thinking can
@@ -11,7 +12,8 @@ for a move every 50 ms); limits that are not whole seconds are for rehearsal onl
 real referee takes whole seconds) and say so in one line.  ``move_file`` is decoded as the
 real referee's Python on this machine decodes it: the locale's encoding, strictly; a byte
 it cannot decode is the real referee's crash.  ``--encoding`` rehearses another machine's
-(``cp1252`` for Windows, ``latin-1``).
+(``cp1252`` for Windows, ``latin-1``).  ``--wait-for`` starts the game only once each agent's
+``--ready-file`` says it is watching (the real referee has no such wait: start agents first).
 
 Exit codes: 0 a game was played, 1 it was aborted (where the real referee would crash:
 move_file vanished or could not be decoded), 2 bad arguments, 130 interrupted (Ctrl-C),
@@ -25,15 +27,20 @@ import math
 import os
 import re
 import sys
+import time
 
+from agent.lifeline import ready_pid
 from ref_sim import stops
 from agent.options import MAX_SECONDS, real
 from ref_sim.console import entry_point, prog
-from ref_sim.referees.file_protocol import (EXIT_DELAY, Printer, check_time_limit, encoding_problem,
-                                            locale_encoding, prepare_directory, run_game)
+from ref_sim.referees.file_referee import EXIT_DELAY, RefereeSettings
+from ref_sim.referees.file_protocol import (Printer, check_time_limit, encoding_problem, locale_encoding,
+                                            prepare_directory, run_game)
 
 #: The module of the command line (``python -m ref_sim``; the console script is uttt-ref).
 MODULE = "ref_sim"
+#: How long ``--wait-for`` waits for the agents' ready files (a loaded machine starts Python slowly).
+WAIT_FOR_LIMIT = 120.0
 #: A player name: one token usable in a file name ("NAME.go") and in "NAME BOARD SPOT".
 NAME_PATTERN = re.compile(r"[^\s/\\:*?\"<>|\x00]+")
 
@@ -79,9 +86,25 @@ def build_parser() -> argparse.ArgumentParser:
                              "like the real referee under another locale: cp1252 (Windows), "
                              f"latin-1... (default: this machine's, {locale_encoding()})")
     parser.add_argument("--record", metavar="FILE", help="save the game record as JSON")
+    parser.add_argument("--wait-for", nargs="+", default=[], metavar="FILE",
+                        help="start only once each FILE names a running agent (agents started with "
+                             f"--ready-file FILE); give up after {WAIT_FOR_LIMIT:g} s")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="print only the final result line")
     return parser
+
+
+def wait_for_agents(files: list[str], limit: float) -> list[str]:
+    """Wait until each ready file names a running agent (agent.lifeline.ready_pid), at most
+    ``limit`` seconds; return the files still missing."""
+    deadline = time.monotonic() + limit
+    missing = [path for path in files if ready_pid(path) is None]
+    if missing:
+        print(f"waiting for {', '.join(missing)} (the agents' --ready-file)", file=sys.stderr, flush=True)
+    while missing and time.monotonic() < deadline:
+        time.sleep(0.05)
+        missing = [path for path in missing if ready_pid(path) is None]
+    return missing
 
 
 @entry_point(MODULE)
@@ -108,6 +131,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"created the game directory {args.dir}", file=sys.stderr)
     if warning:
         print(warning, file=sys.stderr)
+    try:
+        missing = wait_for_agents(args.wait_for, WAIT_FOR_LIMIT)
+    except KeyboardInterrupt as interrupt:
+        print("Interrupted while waiting for the agents: no game played.", file=sys.stderr)
+        return stops.exit_code(interrupt)
+    if missing:
+        print(f"{prog(MODULE)}: no running agent wrote {', '.join(missing)} within {WAIT_FOR_LIMIT:g} s "
+              "(start each with --ready-file FILE): no game played", file=sys.stderr)
+        return 1
     printer = Printer(boards=not args.quiet)
 
     def on_event(event):
@@ -117,9 +149,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"(end_game stays {keep:g} s for the agents to read, then the files are "
                   "deleted; Ctrl-C closes now)", file=sys.stderr, flush=True)
     try:
-        record = run_game(args.dir, args.name1, args.name2, time_limit=args.time_limit,
-                          seed=args.seed, linger=args.linger, busy_poll=args.busy_poll,
-                          on_event=on_event, encoding=encoding)
+        settings = RefereeSettings(time_limit=args.time_limit, linger=args.linger,
+                                   busy_poll=args.busy_poll, encoding=encoding)
+        record = run_game(args.dir, args.name1, args.name2, settings, seed=args.seed,
+                          on_event=on_event)
     except KeyboardInterrupt as interrupt:      # Ctrl-C, or SIGTERM/SIGHUP (ref_sim.stops)
         said = stops.said(interrupt)
         print(f"{said[0].upper()}{said[1:]}: protocol files deleted, no end_game written.",
