@@ -28,9 +28,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.options import MAX_GAMES, real, whole  # noqa: E402
-from ref_sim.referees import codingame as codingame_referee
+from ref_sim.referees import codingame as codingame_referee  # noqa: E402
 from ref_sim import stdio  # noqa: E402
 from ref_sim.series import specs  # noqa: E402
+from ref_sim.series.codingame_games import StdioGameSettings  # noqa: E402
 
 
 def agent_command(args) -> str:
@@ -92,9 +93,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=None)
     parser.add_argument("--hog", action="store_true", help="keep a busy loop running on another core meanwhile")
     args = parser.parse_args(argv)
-    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="uttt-bench-cg-"))
+    if args.out is None:        # the games' files only while it runs: --out keeps them
+        with tempfile.TemporaryDirectory(prefix="uttt-bench-cg-") as temp:
+            return run(args, Path(temp), kept=False)
+    return run(args, Path(args.out), kept=True)
+
+
+def run(args, out: Path, kept: bool) -> int:
     print(f"{os.cpu_count()} cores, load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}"
-          f"{', with a CPU hog' if args.hog else ''}; files in {out}")
+          f"{', with a CPU hog' if args.hog else ''}; "
+          f"{f'files in {out}' if kept else 'files not kept (--out DIR keeps them)'}")
     hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.hog else None
     try:
         ours = specs.StdioSpec("Agent", agent_command(args), "agent")
@@ -102,8 +110,9 @@ def main(argv: list[str] | None = None) -> int:
                                 ("vs our agent", specs.StdioSpec("Self", agent_command(args), "agent"))):
             where = out / title.replace(" ", "-")
             where.mkdir(parents=True, exist_ok=True)
-            games = stdio.run_series([ours, opponent], args.games, where, args.seed, args.turn_ms,
-                                     args.first_turn_ms, args.grace_ms, say=lambda *a: None)
+            settings = StdioGameSettings(args.turn_ms, args.first_turn_ms, args.grace_ms)
+            games = stdio.run_series([ours, opponent], args.games, where, args.seed, settings,
+                                     say=lambda *a: None)
             for game in games:
                 game["out"] = str(where)
             report(title, games, "Agent1", args)
