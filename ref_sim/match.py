@@ -161,7 +161,8 @@ from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
 from ref_sim import console
 from ref_sim.referees.file_protocol import check_encoding, check_time_limit, locale_encoding
 from ref_sim.series import cluster, isolation, realbots, records, stats
-from ref_sim.series.file_games import FORMAT, FileGames
+from ref_sim.series import launch
+from ref_sim.series.file_games import EXIT_WAIT, FORMAT, STARTUP_WAIT, FileGames, FileGameSettings
 from ref_sim.series.loop import (RESUME_HELP, add_agents, append_game, capped_concurrency, check_agents,
                                  conclude, play_games, prepare_out, run_in, series_settings, went_wrong)
 from ref_sim.series.progress import Progress
@@ -273,7 +274,14 @@ examples:
                              f"(default: this machine's, {locale_encoding()})")
     cluster.add_cluster_options(parser, note="each worker plays cores - 1 games at once")
     isolation.add_options(parser)
+    launch.add_wait_options(parser, STARTUP_WAIT, EXIT_WAIT, ", or one time limit and a second")
     return parser
+
+
+def game_settings(args, isolate: isolation.Isolation | None) -> FileGameSettings:
+    """How each game is played, from the parsed command line."""
+    return FileGameSettings(args.time_limit, encoding=args.encoding, isolate=isolate,
+                            show=args.show, **launch.waits_given(args))
 
 
 @console.entry_point(MODULE)
@@ -378,8 +386,7 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -
     isolate = isolation.from_args(args)
     if isolate is not None:
         say(isolation.status_line(isolate, concurrency))
-    play = FileGames(specs, names, series_seed, args.time_limit, out, paired=args.paired,
-                     encoding=args.encoding, show=args.show, isolate=isolate)
+    play = FileGames(specs, names, series_seed, game_settings(args, isolate), out, paired=args.paired)
     # On a terminal the line is redrawn (not with --show, whose boards scroll); elsewhere
     # a line per game and the figures every few games.
     progress = None if args.quiet else Progress(

@@ -106,8 +106,9 @@ from agent.options import MAX_GAMES, real, whole
 from ref_sim import console
 from ref_sim.referees.codingame import DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS, describe
 from ref_sim.rules import CODINGAME
-from ref_sim.series import cluster, isolation, realbots, records
-from ref_sim.series.codingame_games import FORMAT, REPEAT_HINT, StdioGames
+from ref_sim.referees.codingame import EXIT_WAIT
+from ref_sim.series import cluster, isolation, launch, realbots, records
+from ref_sim.series.codingame_games import FORMAT, REPEAT_HINT, STARTUP_WAIT, StdioGames, StdioGameSettings
 from ref_sim.series.loop import (RESUME_HELP, add_agents, append_game, check_agents, conclude, play_games,
                                  prepare_out, run_in, series_settings, went_wrong)
 from ref_sim.series.progress import Progress
@@ -119,35 +120,35 @@ MAX_TURN_MS = 3_600_000.0
 MODULE = "ref_sim.stdio"
 
 
-def run_series(specs: list[StdioSpec], games: int, out: Path, seed: int, turn_ms: float = DEFAULT_TURN_MS,
-               first_turn_ms: float = DEFAULT_FIRST_TURN_MS, grace_ms: float = DEFAULT_GRACE_MS,
-               say=print, show=None, runner=None, played: list | None = None, progress=None,
-               stop: threading.Event | None = None,
-               isolate: isolation.Isolation | None = None) -> list[dict]:
+def run_series(specs: list[StdioSpec], games: int, out: Path, seed: int,
+               settings: StdioGameSettings = StdioGameSettings(), say=print, show=None,
+               runner=None, played: list | None = None, progress=None,
+               stop: threading.Event | None = None) -> list[dict]:
     """Play games 1..``games`` (agent 1 first in odd games) but those already in ``played``,
     append each to ``out/games.jsonl`` and to ``played`` as it finishes; return them all.
+    ``settings``: how each game is played (the turn's times, ``--isolate``...).
 
     ``runner``: a :class:`ref_sim.series.cluster.ClusterRunner` plays them on its workers, as many at
     once as it has slots; without one they are played here, one at a time, in a thread, so
     that this thread only waits and a stop (KeyboardInterrupt, or a signal through
     :mod:`ref_sim.stops`) lands here: then ``stop`` is set, the game still running is aborted
     (its programs killed) and not recorded, and the exception goes on.  ``progress``: a
-    :class:`ref_sim.series.progress.Progress` shows each game instead of ``say``.  ``isolate``: each
-    program contained (:mod:`ref_sim.series.isolation`), what it used said after each game.
+    :class:`ref_sim.series.progress.Progress` shows each game instead of ``say``.  With
+    ``settings.isolate`` what each program used is said after each game.
     """
     played = [] if played is None else played
-    stopped = _play_series(specs, games, out, seed, (turn_ms, first_turn_ms, grace_ms), say,
-                           show, runner, played, progress, stop, isolate)
+    stopped = _play_series(specs, games, out, seed, settings, say, show, runner, played,
+                           progress, stop)
     for error in stopped.values():
         raise error
     return sorted(played, key=lambda game: game["game"])
 
 
-def _play_series(specs, games: int, out: Path, seed: int, timing, say, show, runner,
-                 played: list, progress, stop=None, isolate=None) -> dict:
+def _play_series(specs, games: int, out: Path, seed: int, settings: StdioGameSettings, say, show,
+                 runner, played: list, progress, stop=None) -> dict:
     """:func:`run_series`, a stop returned as :func:`ref_sim.series.loop.play_games` returns it."""
     names = realbots.side_names(specs)
-    play = StdioGames(specs, names, seed, *timing, out, show=show, stop=stop, isolate=isolate)
+    play = StdioGames(specs, names, seed, settings, out, show=show, stop=stop)
     before = len(played)
     local = runner is None
     runner = cluster.LocalRunner(1) if local else runner
@@ -162,7 +163,7 @@ def _play_series(specs, games: int, out: Path, seed: int, timing, say, show, run
         append_game(out / "games.jsonl", game)
         played.append(game)
         line = f"Game {number}/{games}: {describe(game)}"
-        used = isolation.usage_line(game) if isolate is not None else None
+        used = isolation.usage_line(game) if settings.isolate is not None else None
         line += f" -- {used}" if used else ""
         if progress is None:
             say(line)
@@ -242,6 +243,7 @@ examples:
     parser.add_argument("-q", "--quiet", action="store_true", help="only the final summary")
     cluster.add_cluster_options(parser, note="each worker plays cores - 1 games at once")
     isolation.add_options(parser)
+    launch.add_wait_options(parser, STARTUP_WAIT, EXIT_WAIT, "")
     return parser
 
 
@@ -341,8 +343,10 @@ def _run(args, settings: dict, specs, out: Path, say, runner) -> int:
     if isolate is not None:
         say(isolation.status_line(isolate, runner.capacity()))
     # Ctrl-C or SIGTERM/SIGHUP (ref_sim.stops), a program that cannot start, the output closed.
-    stopped = _play_series(specs, args.games, out, seed, (turn_ms, first_turn_ms, grace_ms), say,
-                           show, runner, played, progress, isolate=isolate)
+    game_settings = StdioGameSettings(turn_ms, first_turn_ms, grace_ms, isolate,
+                                      **launch.waits_given(args))
+    stopped = _play_series(specs, args.games, out, seed, game_settings, say, show, runner, played,
+                           progress)
     paired = args.games > 1
     return conclude(MODULE, played, lambda games: report_lines(games, names, paired,
                                                                repeat_hint=REPEAT_HINT),

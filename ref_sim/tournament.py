@@ -92,7 +92,7 @@ from pathlib import Path
 
 from ref_sim.series import cluster, records, stats
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
-from ref_sim.series import bot_list, isolation, ratings, realbots
+from ref_sim.series import bot_list, isolation, launch, ratings, realbots
 from ref_sim import console, match, stdio
 from ref_sim.views import crosstable
 from ref_sim.series.progress import Progress
@@ -157,20 +157,24 @@ def schedule(pairing_count: int, rounds: int) -> list[Slot]:
 # -- the games ----------------------------------------------------------------------------
 
 def pairing_games(settings: dict, specs: list, out: Path, stop: threading.Event,
-                  isolate: isolation.Isolation | None = None) -> list[SeriesGames]:
+                  isolate: isolation.Isolation | None = None, waits: dict | None = None
+                  ) -> list[SeriesGames]:
     """Each pairing's series (as ``settings["pairings"]``), played by its runner's code
-    (``isolate``: each bot contained, :mod:`ref_sim.series.isolation`)."""
+    (``isolate``: each bot contained, :mod:`ref_sim.series.isolation`; ``waits``: the bots'
+    start-up and exit waits, :func:`ref_sim.series.launch.waits_given`)."""
     names = [bot["name"] for bot in settings["bots"]]
+    waits = waits or {}
+    if settings["protocol"] == "file":
+        game_settings = file_games.FileGameSettings(settings["time_limit"], encoding=settings["encoding"],
+                                                    isolate=isolate, **waits)
+    else:
+        game_settings = codingame_games.StdioGameSettings(*(settings[key] for key in STDIO_SETTINGS),
+                                                          isolate=isolate, **waits)
     series = []
     for i, j in settings["pairings"]:
         pair = ([specs[i], specs[j]], [names[i], names[j]], settings["seed"])
-        if settings["protocol"] == "file":
-            series.append(file_games.FileGames(*pair, settings["time_limit"], out,
-                                          encoding=settings["encoding"], stop=stop,
-                                          isolate=isolate))
-        else:
-            series.append(codingame_games.StdioGames(*pair, *(settings[key] for key in STDIO_SETTINGS),
-                                           out, stop=stop, isolate=isolate))
+        games = file_games.FileGames if settings["protocol"] == "file" else codingame_games.StdioGames
+        series.append(games(*pair, game_settings, out, stop=stop))
     return series
 
 
@@ -377,6 +381,8 @@ examples:
                                  f"(default: this machine's, {locale_encoding()})")
     stdio.add_timing(parser.add_argument_group("--protocol stdio (ref_sim.stdio)"), time_limit=False)
     isolation.add_options(parser)
+    launch.add_wait_options(parser, file_games.STARTUP_WAIT, file_games.EXIT_WAIT,
+                            ", or one time limit and a second with the file protocol")
     return parser
 
 
@@ -515,7 +521,7 @@ def run_event(args, parser, settings: dict, specs: list, anchor, runner, out: Pa
     isolate = isolation.from_args(args)
     if isolate is not None:
         say(isolation.status_line(isolate, runner.capacity()))
-    series = pairing_games(settings, specs, out, stop, isolate)
+    series = pairing_games(settings, specs, out, stop, isolate, launch.waits_given(args))
     progress = None if args.quiet else PairingProgress(settings, done)
 
     def submit(slot: Slot):

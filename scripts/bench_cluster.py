@@ -26,6 +26,7 @@ import argparse
 import os
 import statistics
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -35,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from ref_sim.series.loop import cluster  # noqa: E402
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
 from ref_sim.series.loop import openings, loop as series  # noqa: E402
-from ref_sim.series.file_games import play_game_on_worker  # noqa: E402
+from ref_sim.series.file_games import FileGameSettings, play_game_on_worker  # noqa: E402
 from ref_sim.series.specs import agent_spec  # noqa: E402
 
 
@@ -55,7 +56,7 @@ def play(runner, schedule, specs, names, time_limit) -> tuple[float, dict, list[
     def submit(scheduled):
         order = names if scheduled.index % 2 else names[::-1]
         return runner.submit(f"game-{scheduled.index}", timed_game, scheduled.index, by_name, order,
-                             time_limit, scheduled.seed, first=names[scheduled.first],
+                             FileGameSettings(time_limit), seed=scheduled.seed, first=names[scheduled.first],
                              opening=list(scheduled.opening),
                              agent_seeds=dict(zip(names, scheduled.agent_seeds)))
 
@@ -113,8 +114,9 @@ def main(argv=None) -> int:
 
     for workers in (1, 2):
         started = time.perf_counter()
-        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                          dashboard_address=None, silence_logs=40) as local_cluster:
+        with tempfile.TemporaryDirectory(prefix="uttt-bench-cluster-") as scratch, \
+                LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                             silence_logs=40, local_directory=scratch) as local_cluster:
             with cluster.connect(local_cluster.scheduler_address) as runner:
                 up = time.perf_counter() - started
                 slots = sum(runner.slots().values())

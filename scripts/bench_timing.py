@@ -27,6 +27,7 @@ from ref_sim.series.file_games import start_agent  # noqa: E402
 from ref_sim.series.launch import wait_until_started  # noqa: E402
 from ref_sim.series.specs import agent_spec  # noqa: E402
 from ref_sim.referees.file_protocol import run_game  # noqa: E402
+from ref_sim.referees.file_referee import RefereeSettings  # noqa: E402
 
 OURS = "Agent1"
 
@@ -79,8 +80,8 @@ def main(argv=None) -> int:
     print(f"one game at {args.time_limit:g} s, busy-polling referee, {args.hogs} CPU hog(s); logs in {logs}",
           flush=True)
     try:
-        record = run_game(game_dir, names[0], names[1], time_limit=args.time_limit, seed=args.seed,
-                          busy_poll=True)
+        record = run_game(game_dir, names[0], names[1],
+                          RefereeSettings(time_limit=args.time_limit, busy_poll=True), seed=args.seed)
     finally:
         for hog in hogs:
             hog.kill()          # SIGTERM would be a Stopped traceback in it (ref_sim.stops)

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import codecs
-import functools
 import os
 import shutil
 import subprocess
@@ -56,7 +55,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from ref_sim import stops  # noqa: E402
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
 from ref_sim.series import cluster, realbots, records, report, loop as series
-from ref_sim.referees.file_protocol import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, check_time_limit  # noqa: E402
+from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT  # noqa: E402
+from ref_sim.referees.file_protocol import check_time_limit  # noqa: E402
 from ref_sim.series.specs import agent_spec  # noqa: E402
 from ref_sim.series import file_games  # noqa: E402
 
@@ -153,19 +153,6 @@ RULE = "-" * len(HEADER)
 
 
 @contextmanager
-def busy_polling_referee():
-    """Run ``ref_sim.match``'s games with a referee that burns a core between its ticks, as the
-    real one does. ``file_games.play_game`` has no option for it, so its ``run_game`` is given
-    ``busy_poll=True`` for the duration."""
-    original = file_games.run_game
-    file_games.run_game = functools.partial(original, busy_poll=True)
-    try:
-        yield
-    finally:
-        file_games.run_game = original
-
-
-@contextmanager
 def cpu_hog(enabled: bool):
     """A busy loop in another process, killed at the end."""
     hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if enabled else None
@@ -243,9 +230,10 @@ def play_share(limit: float, opponent: str, games: int, seed: int, out: Path, ru
     they stopped early (:func:`ref_sim.series.loop.play_games`: ``{}`` when they did not)."""
     latin1 = latin1 or Latin1("")
     specs = [agent_spec(OURS), agent_spec(opponent)]
-    play = file_games.FileGames(specs, realbots.side_names(specs), seed, limit, out,
-                           encoding=latin1.encoding, env=latin1.env,
-                           referee_encoding=latin1.referee_encoding)
+    # The referee burns a core between its ticks, as the real one does.
+    settings = file_games.FileGameSettings(limit, encoding=latin1.encoding, env=latin1.env,
+                                           referee_encoding=latin1.referee_encoding, busy_poll=True)
+    play = file_games.FileGames(specs, realbots.side_names(specs), seed, settings, out)
     records.make_dirs(play.logs)
 
     def finished(k: int, ticket) -> None:
@@ -319,7 +307,7 @@ def _main(argv: list[str] | None) -> int:
     interrupted = None
     latin1_wanted = any(map(plays_in_latin1, args.opponents))
     # The games in a thread of their own (cluster.LocalRunner): Ctrl-C is seen while one plays.
-    with cpu_hog(args.hog), busy_polling_referee(), cluster.LocalRunner(1) as runner, \
+    with cpu_hog(args.hog), cluster.LocalRunner(1) as runner, \
             (latin1_locale() if latin1_wanted else nullcontext()) as latin1:
         if latin1 is not None:
             print(f"{', '.join(LATIN1_OPPONENTS)}: referee and agents in Latin-1, {latin1.how}",

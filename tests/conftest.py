@@ -1,15 +1,134 @@
-"""Shared helpers: run a referee game against scripted players that drive the files."""
+"""Shared helpers (a referee game against scripted players that drive the files, our agent as a
+process), the lanes (markers), and the session's promise that no test leaves a process or a
+scratch folder behind."""
 
 import os
 import queue
 import random
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+import uuid
 from dataclasses import dataclass
 
 import pytest
+
+# -- lanes and leftovers ------------------------------------------------------------------------
+
+#: The markers that keep a test out of the quick lane (``pytest -m quick``): pyproject.toml
+#: registers them all.
+SLOW_LANES = ("e2e", "docs", "cluster", "slow")
+#: Every process a test starts inherits this variable (its value names the run), so that the
+#: session can find, at its end, any that outlived their test, wherever they were reparented.
+RUN_ENV = "UTTT_TEST_RUN"
+#: How long processes still ending (killed at a test's end, not yet reaped) are given.
+LEFTOVER_GRACE = 5.0
+
+
+@pytest.hookimpl(trylast=True)      # after pytest's own temporary folders are set up
+def pytest_configure(config):
+    """On the controller (or a run without workers): a token for this run and a temporary folder
+    of its own (TMPDIR), so that what tests leave behind is found and nothing of another run is
+    blamed. Workers inherit both through their environment. pytest's own folders (tmp_path)
+    stay where they always are: their base is fixed before TMPDIR changes."""
+    if hasattr(config, "workerinput") or RUN_ENV in os.environ:
+        return
+    factory = getattr(config, "_tmp_path_factory", None)
+    if factory is not None:
+        # Dask keeps its lock files in a scratch folder it never removes: among pytest's.
+        os.environ.setdefault("DASK_TEMPORARY_DIRECTORY", str(factory.getbasetemp() / "dask"))
+    os.environ[RUN_ENV] = uuid.uuid4().hex
+    run_temp = tempfile.mkdtemp(prefix="uttt-tests-")
+    os.environ["TMPDIR"] = run_temp
+    tempfile.tempdir = None         # tempfile reads TMPDIR again
+    config._uttt_run_temp = run_temp
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test in none of the slow lanes is in the quick one."""
+    for item in items:
+        if not any(item.get_closest_marker(lane) for lane in SLOW_LANES):
+            item.add_marker(pytest.mark.quick)
+
+
+def _resource_tracker() -> int | None:
+    """The helper multiprocessing starts for this process (it ends when this process does)."""
+    tracker = sys.modules.get("multiprocessing.resource_tracker")
+    return getattr(getattr(tracker, "_resource_tracker", None), "_pid", None)
+
+
+def _run_processes(token: str) -> dict[int, str]:
+    """``{pid: command line}`` of the processes that carry this run's token (Linux: /proc)."""
+    found = {}
+    mine = {os.getpid(), os.getppid(), _resource_tracker()}
+    marker = f"{RUN_ENV}={token}".encode()
+    for entry in os.scandir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.name.isdigit() or int(entry.name) in mine:
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb") as handle:
+                if marker not in handle.read().split(b"\0"):
+                    continue
+            with open(f"/proc/{entry.name}/cmdline", "rb") as handle:
+                command = handle.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                if handle.read().rpartition(b")")[2].split()[0] == b"Z":
+                    continue        # a zombie: ended, its parent not yet told
+        except (OSError, IndexError):
+            continue                # gone meanwhile, or another user's
+        found[int(entry.name)] = command[:300]
+    return found
+
+
+def _leftover_folders(run_temp: str) -> list[str]:
+    """What the run's TMPDIR still holds."""
+    try:
+        return sorted(os.listdir(run_temp))
+    except OSError:
+        return []
+
+
+@pytest.hookimpl(trylast=True)      # after pytest-xdist has stopped its workers
+def pytest_sessionfinish(session, exitstatus):
+    config = session.config
+    run_temp = getattr(config, "_uttt_run_temp", None)
+    if run_temp is None:
+        return
+    token = os.environ[RUN_ENV]
+    deadline = time.monotonic() + LEFTOVER_GRACE
+    while (processes := _run_processes(token)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in processes:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    folders = _leftover_folders(run_temp)
+    for name in folders:
+        path = os.path.join(run_temp, name)
+        shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) else os.unlink(path)
+    config._uttt_leftovers = (processes, folders)
+    if processes or folders:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    shutil.rmtree(run_temp, ignore_errors=True)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    processes, folders = getattr(config, "_uttt_leftovers", ({}, []))
+    if not (processes or folders):
+        return
+    terminalreporter.section("left behind by the tests (the run fails)", red=True)
+    for pid, command in processes.items():
+        terminalreporter.write_line(f"process {pid} (killed now): {command}")
+    for name in folders:
+        terminalreporter.write_line(f"in TMPDIR (removed now): {name}")
+
+
+# -- a referee game against scripted players -----------------------------------------------------
 
 
 @dataclass
@@ -42,23 +161,23 @@ class Turn:
         self.write(f"{self.player} {board} {spot}\n")
 
 
-def run_scripted(directory, act, observe=None, **kwargs):
+def run_scripted(directory, act, observe=None, *, seed=1, first=None, opening=None, stop=None,
+                 **settings):
     """Referee a game between 'Walrus' and 'Otter'; ``act(turn)`` plays every turn.
 
     ``act`` runs in a helper thread, like another process would; ``observe(event)`` runs in
-    the referee's thread at each event (to look at the files at exact moments).
-    Returns (record, events) where events is the list of (kind, player).
+    the referee's thread at each event (to look at the files at exact moments). ``settings``:
+    fields of the referee's :class:`RefereeSettings` (by default a 0.5 s limit, no start-up
+    delay, no exit delay). Returns (record, events) where events is the list of (kind, player).
     """
     from ref_sim.referees.file_protocol import run_game
+    from ref_sim.referees.file_referee import RefereeSettings
 
-    kwargs.setdefault("time_limit", 0.5)
-    kwargs.setdefault("seed", 1)
-    kwargs.setdefault("exit_delay", 0.0)
-    kwargs.setdefault("start_delay", 0.0)
+    settings = RefereeSettings(**{"time_limit": 0.5, "exit_delay": 0.0, "start_delay": 0.0, **settings})
     turns = queue.Queue()
     events = []
     errors = []
-    rng = random.Random(kwargs["seed"])
+    rng = random.Random(seed)
 
     def on_event(event):
         events.append((event.kind, event.player))
@@ -82,7 +201,8 @@ def run_scripted(directory, act, observe=None, **kwargs):
     thread = threading.Thread(target=worker, daemon=True)
     thread.start()
     try:
-        record = run_game(directory, "Walrus", "Otter", on_event=on_event, **kwargs)
+        record = run_game(directory, "Walrus", "Otter", settings, seed=seed, first=first, opening=opening,
+                          on_event=on_event, stop=stop)
     finally:
         turns.put(None)
         thread.join(5)
@@ -92,7 +212,7 @@ def run_scripted(directory, act, observe=None, **kwargs):
 
 @pytest.fixture
 def scripted(tmp_path):
-    """``scripted(act, observe=None, **run_game_kwargs)`` -> (record, events) in tmp_path."""
+    """``scripted(act, observe=None, **run_scripted_options)`` -> (record, events) in tmp_path."""
     def run(act, observe=None, **kwargs):
         return run_scripted(tmp_path, act, observe, **kwargs)
     return run
@@ -122,3 +242,23 @@ def start_agent():
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+# -- measuring (opt-in): CPU seconds each test used, itself and the processes it waited for ------
+
+CPU_LOG_ENV = "UTTT_TEST_CPU_LOG"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    path = os.environ.get(CPU_LOG_ENV)
+    if not path:
+        yield
+        return
+    import resource
+    before = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    yield
+    after = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    used = [a.ru_utime + a.ru_stime - b.ru_utime - b.ru_stime for a, b in zip(after, before)]
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(f"{used[0]:.3f} {used[1]:.3f} {item.nodeid}\n")

@@ -18,10 +18,11 @@ import pytest
 referee = pytest.importorskip("ref_sim.referees.file_protocol")
 
 from agent import engines  # noqa: E402
+from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, RefereeSettings  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TIME_LIMIT = 0.5
-OUR_LOSSES = {referee.TIME_OUT, referee.INVALID_MOVE}
+OUR_LOSSES = {TIME_OUT, INVALID_MOVE}
 FAST_ENGINE = ["--engine", "alphabeta", "--depth", "2"] if "alphabeta" in engines.ENGINES else ["--engine", "random"]
 
 
@@ -79,11 +80,14 @@ def start_agent(name: str, game: Path, logs: Path, *extra: str) -> Player:
     return player
 
 
-def referee_game(game: Path, name1: str, name2: str, time_limit: float = TIME_LIMIT, **options):
-    """Run the referee in a thread so the players' exits can be timed against it."""
+def referee_game(game: Path, name1: str, name2: str, time_limit: float = TIME_LIMIT, *, seed=None, first=None,
+                 stop=None, on_event=None, **settings):
+    """Run the referee in a thread so the players' exits can be timed against it; ``settings``:
+    fields of its RefereeSettings."""
     box = {}
+    settings = RefereeSettings(time_limit=time_limit, **settings)
     thread = threading.Thread(target=lambda: box.setdefault("record", referee.run_game(
-        game, name1, name2, time_limit=time_limit, **options)), daemon=True)
+        game, name1, name2, settings, seed=seed, first=first, stop=stop, on_event=on_event)), daemon=True)
     thread.start()
     return thread, box
 
@@ -105,7 +109,7 @@ def check_record(record, ours: set[str]) -> None:
     assert record.end_text
     if record.loser in ours:
         assert record.reason not in OUR_LOSSES, f"{record.loser} lost by {record.reason}: {record.bad_line!r}"
-    assert record.reason != referee.OUT_OF_ORDER
+    assert record.reason != OUT_OF_ORDER
     assert len(record.moves) >= 2
 
 
@@ -191,7 +195,7 @@ def test_full_strength_agent_keeps_its_time_with_a_busy_polling_referee(dirs):
                   log_file)
     ours.wait_ready()
     theirs = Player([*random_agent_command(), "Otter", "--dir", str(game), "--seed", "3"]).wait_waiting()
-    record = referee.run_game(game, "Walrus", "Otter", time_limit=1.0, seed=3, busy_poll=True)
+    record = referee.run_game(game, "Walrus", "Otter", RefereeSettings(time_limit=1.0, busy_poll=True), seed=3)
     print(log_file.read_text(), record)
     check_record(record, {"Walrus"})
     assert ours.finish(timeout=5)[0] == 0

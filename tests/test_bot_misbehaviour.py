@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ref_sim.referees.file_protocol import WIN_REASON
+from ref_sim.referees.file_referee import WIN_REASON
 from ref_sim.referees.codingame import COUNT_WIN, LINE_WIN
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,7 +17,7 @@ import pytest
 from ref_sim.series import bot_list
 from ref_sim import tournament
 from ref_sim.views import crosstable
-from ref_sim.referees.file_protocol import TIME_OUT
+from ref_sim.referees.file_referee import TIME_OUT
 # The browser driver and its skip of tests/test_replay.py, not a copy of them.
 from test_replay import browser, needs_chromium  # noqa: F401  (browser: the replay tests' Chromium fixture)
 

@@ -117,8 +117,8 @@ BENCH_MODULES = {"ref_sim.series.stats", "ref_sim.series.cluster", "ref_sim.aren
                  "ref_sim.series.progress", "ref_sim.show", "ref_sim.render", "ref_sim.plot", "ref_sim.replay",
                  "ref_sim.views.analysis",
                  # issue 22: the two referees side by side, and the series engine under every runner
-                 "ref_sim.referees.file_protocol", "ref_sim.referees.codingame", "ref_sim.series.openings", "ref_sim.series.loop",
-                 "ref_sim.series.report", "ref_sim.series.specs"}
+                 "ref_sim.referees.file_protocol", "ref_sim.referees.file_referee", "ref_sim.referees.codingame",
+                 "ref_sim.series.openings", "ref_sim.series.loop", "ref_sim.series.report", "ref_sim.series.specs"}
 
 
 def test_the_bot_holds_only_what_it_plays_with(graph):
@@ -131,7 +131,8 @@ def test_the_bot_holds_only_what_it_plays_with(graph):
 #: referees, the engine's modules or the views may need.
 SERIES_FRONT_ENDS = {"ref_sim.match", "ref_sim.stdio", "ref_sim.tournament"}
 #: What sits under the front-ends: the two referees, the series engine, the views.
-UNDER_THE_FRONT_ENDS = {"ref_sim.referees.file_protocol", "ref_sim.referees.codingame", "ref_sim.rules", "ref_sim.series.openings",
+UNDER_THE_FRONT_ENDS = {"ref_sim.referees.file_protocol", "ref_sim.referees.file_referee", "ref_sim.referees.codingame",
+                        "ref_sim.rules", "ref_sim.series.openings",
                         "ref_sim.series.loop", "ref_sim.series.report", "ref_sim.series.specs", "ref_sim.series.records",
                         "ref_sim.series.progress", "ref_sim.series.telemetry", "ref_sim.series.realbots", "ref_sim.series.isolation",
                         "ref_sim.series.cluster", "ref_sim.series.stats", "ref_sim.show", "ref_sim.render", "ref_sim.plot",
@@ -156,7 +157,9 @@ def test_ref_sim_shows_its_parts(graph):
     that imports no command; each protocol's one game in it (issue 22)."""
     referees = {name for name in graph if name.startswith("ref_sim.referees.")}
     series = {name for name in graph if name.startswith("ref_sim.series.")}
-    assert referees == {"ref_sim.referees.file_protocol", "ref_sim.referees.codingame"}
+    assert referees == {"ref_sim.referees.file_protocol", "ref_sim.referees.file_referee", "ref_sim.referees.codingame"}
+    # The file referee's decisions know no files, clocks or threads: only the rules (sans I/O).
+    assert graph["ref_sim.referees.file_referee"] <= {"ref_sim.rules"}
     assert {"ref_sim.series.loop", "ref_sim.series.file_games", "ref_sim.series.codingame_games",
             "ref_sim.series.records", "ref_sim.series.report", "ref_sim.series.specs"} <= series
     assert sorted(f"{name} -> {target}" for name in referees for target in graph[name]

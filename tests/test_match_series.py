@@ -208,9 +208,9 @@ def test_closed_output_ends_in_one_line(tmp_path):
 
 
 def test_an_aborted_game_is_reported_once_with_show(tmp_path, capsys, monkeypatch):
-    from ref_sim.referees.file_protocol import CRASHED, Event, GameRecord
+    from ref_sim.referees.file_referee import CRASHED, Event, GameRecord
 
-    def crashed_referee(directory, name1, name2, on_event=None, first=None, **kwargs):
+    def crashed_referee(directory, name1, name2, settings, on_event=None, first=None, **kwargs):
         record = GameRecord((name1, name2), 1.0, p1=first,
                             p2=name2 if first == name1 else name1,
                             result="aborted", reason=CRASHED)

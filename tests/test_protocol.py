@@ -200,7 +200,7 @@ INSIDE_A_LINE = ["\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u20
 def test_only_universal_newlines_end_a_line(tmp_path, separator):
     """Item 1: str.splitlines() also splits at these; the referee's text mode does not (its
     str.split() then treats them as spaces). Checked against ref_sim's reading of the same bytes."""
-    from ref_sim.referees.file_protocol import parse_move_line as referee_parse
+    from ref_sim.referees.file_referee import parse_move_line as referee_parse
     from ref_sim.referees.file_protocol import read_move_line
 
     for text in (f"{OPP} 3 4{separator}junk\n", f"{OPP} 1 2{separator}{OPP} 5 6\n",

@@ -17,8 +17,9 @@ from ref_sim import match, tournament
 from ref_sim.series import realbots
 from ref_sim.series.launch import child_env
 from ref_sim.series.specs import PROJECT_ROOT, agent_spec
-from ref_sim.referees.file_protocol import (INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, WIN_REASON, GameRecord,
-                             MoveRecord, run_game)
+from ref_sim.referees.file_referee import (INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, WIN_REASON, GameRecord,
+                                           MoveRecord, RefereeSettings)
+from ref_sim.referees.file_protocol import run_game
 from ref_sim.series import file_games, specs
 
 BOTS = Path(__file__).resolve().parent / "bots"
@@ -136,11 +137,11 @@ def test_the_referee_keeps_move_files_line_at_a_time_out(tmp_path):
         if event.kind == "start":
             (tmp_path / "move_file").write_text("Otter 4 0")
 
-    record = run_game(tmp_path, "Otter1", "Random2", time_limit=0.1, seed=1, first="Otter1",
-                      on_event=someone_else_writes, start_delay=0, exit_delay=0)
+    quick = RefereeSettings(time_limit=0.1, start_delay=0, exit_delay=0)
+    record = run_game(tmp_path, "Otter1", "Random2", quick, seed=1, first="Otter1",
+                      on_event=someone_else_writes)
     assert (record.reason, record.loser, record.timeout_line) == (TIME_OUT, "Otter1", "Otter 4 0")
-    record = run_game(tmp_path, "Otter1", "Random2", time_limit=0.1, seed=1, start_delay=0,
-                      exit_delay=0)
+    record = run_game(tmp_path, "Otter1", "Random2", quick, seed=1)
     assert record.reason == TIME_OUT and record.timeout_line == ""
 
 
@@ -149,8 +150,8 @@ def test_junk_in_move_file_at_a_time_out_is_only_shown(tmp_path):
         if event.kind == "start":
             (tmp_path / "move_file").write_bytes(b"\xff\x00\x1b[2J" * 50_000)
 
-    record = run_game(tmp_path, "Otter1", "Random2", time_limit=0.1, seed=1, first="Otter1",
-                      on_event=junk, start_delay=0, exit_delay=0)
+    record = run_game(tmp_path, "Otter1", "Random2", RefereeSettings(time_limit=0.1, start_delay=0, exit_delay=0),
+                      seed=1, first="Otter1", on_event=junk)
     assert record.reason == TIME_OUT and len(record.timeout_line) <= 4096
     assert realbots.stall_notes(record, {}, SPECS)["Otter1"].startswith("Otter1 never wrote")
 

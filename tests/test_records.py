@@ -14,7 +14,7 @@ import pytest
 from ref_sim import match, stdio, tournament
 from ref_sim.views import plot, replay, show
 from ref_sim.series import records
-from ref_sim.referees.file_protocol import GameRecord
+from ref_sim.referees.file_referee import GameRecord
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ["--games", "2", "--time-limit", "0.2", "--seed", "3", "-q"]

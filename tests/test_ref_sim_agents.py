@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ref_sim.referees.file_protocol import run_game
+from ref_sim.referees.file_referee import RefereeSettings
 
 ROOT = str(Path(__file__).resolve().parent.parent)
 WIN = "The winning player has won 3 local boards in a row on the global board!"
@@ -47,7 +48,7 @@ def test_random_vs_random_full_game_through_files(tmp_path):
     try:
         time.sleep(0.5)
         assert all(agent.poll() is None for agent in agents), "exited on a stale end_game"
-        record = run_game(tmp_path, "Walrus", "Otter", time_limit=1.0, seed=4, start_delay=0.3)
+        record = run_game(tmp_path, "Walrus", "Otter", RefereeSettings(time_limit=1.0, start_delay=0.3), seed=4)
     finally:
         results = [finish(agent) for agent in agents]
     assert record.result in ("win", "tie"), record
@@ -64,8 +65,8 @@ def test_random_agent_exits_when_the_game_is_aborted(tmp_path):
     stop = threading.Event()
     try:
         threading.Timer(0.8, stop.set).start()
-        record = run_game(tmp_path, "Walrus", "Otter", time_limit=3.0, seed=0, stop=stop,
-                          start_delay=0.2)
+        record = run_game(tmp_path, "Walrus", "Otter", RefereeSettings(time_limit=3.0, start_delay=0.2),
+                          seed=0, stop=stop)
     finally:
         code, output = finish(agent, timeout=6)
     assert record.result == "aborted"
@@ -196,9 +197,8 @@ def test_eager_answers_before_its_go_and_hands_the_mover_the_win(tmp_path):
     otter = start_random_agent(tmp_path, "Otter", 1, "--eager")
     try:
         otter.stdout.readline()                     # "[Otter] waiting in ..."
-        record = run_game(tmp_path, "Walrus", "Otter", time_limit=2.0, seed=1, first="Walrus",
-                          start_delay=0, exit_delay=3,
-                          agents_gone=lambda: otter.poll() is not None, on_event=walrus)
+        record = run_game(tmp_path, "Walrus", "Otter", RefereeSettings(time_limit=2.0, start_delay=0, exit_delay=3),
+                          seed=1, first="Walrus", agents_gone=lambda: otter.poll() is not None, on_event=walrus)
     finally:
         code, output = finish(otter)
     assert seen.get("go") is False, (seen, output)          # written with no Otter.go
@@ -246,9 +246,9 @@ def test_nbsp_writes_latin1_no_break_spaces_that_a_latin1_referee_accepts(tmp_pa
     try:
         for agent in agents:
             agent.stdout.readline()
-        record = run_game(tmp_path, "Walrus", "Otter", time_limit=1.0, seed=2, start_delay=0,
-                          encoding="latin-1", on_event=check, exit_delay=3,
-                          agents_gone=lambda: all(a.poll() is not None for a in agents))
+        record = run_game(tmp_path, "Walrus", "Otter",
+                          RefereeSettings(time_limit=1.0, start_delay=0, encoding="latin-1", exit_delay=3),
+                          seed=2, on_event=check, agents_gone=lambda: all(a.poll() is not None for a in agents))
     finally:
         results = [finish(agent) for agent in agents]
     assert not wrong and len(checked) >= 2, (wrong, record)

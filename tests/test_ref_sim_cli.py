@@ -92,9 +92,9 @@ def test_the_wait_after_the_end_is_announced(tmp_path, capsys):
 
 def test_ctrl_c_is_reported_once(tmp_path, capsys, monkeypatch):
     import ref_sim.cli as cli
-    from ref_sim.referees.file_protocol import INTERRUPTED, Event, GameRecord
+    from ref_sim.referees.file_referee import INTERRUPTED, Event, GameRecord
 
-    def interrupted(directory, name1, name2, on_event=None, **kwargs):
+    def interrupted(directory, name1, name2, settings, on_event=None, **kwargs):
         record = GameRecord((name1, name2), 1.0, result="aborted", reason=INTERRUPTED)
         on_event(Event("abort", None, record))
         raise KeyboardInterrupt

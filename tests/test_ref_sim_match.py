@@ -11,7 +11,7 @@ import pytest
 
 from ref_sim import match
 from ref_sim.series import openings, report, loop as series
-from ref_sim.referees.file_protocol import WIN_REASON, GameRecord
+from ref_sim.referees.file_referee import WIN_REASON, GameRecord
 from ref_sim.rules import Game
 from ref_sim.series.specs import BUILTINS, agent_spec
 from ref_sim.series import file_games
@@ -83,12 +83,12 @@ class FakeGames:
         self.played = []
         self.encodings = []     # the encoding play_game was given, per game
 
-    def __call__(self, number, specs, names, directory, logs, time_limit, seed, first=None,
-                 opening=None, show=False, stop=None, agent_seeds=None, must_start=False,
-                 encoding=None, env=None, referee_encoding=None, isolate=None):
+    def __call__(self, number, specs, names, directory, logs, settings, *, seed=None, first=None,
+                 opening=None, stop=None, agent_seeds=None, must_start=False):
         p1 = first
         p2 = [n for n in names if n != p1][0]
-        record = GameRecord(names=tuple(names), time_limit=time_limit, seed=seed, p1=p1, p2=p2,
+        encoding = settings.encoding
+        record = GameRecord(names=tuple(names), time_limit=settings.time_limit, seed=seed, p1=p1, p2=p2,
                             encoding=encoding or "utf-8",
                             opening=[((p1, p2)[i % 2], b, s) for i, (b, s) in enumerate(opening)],
                             duration=0.01)

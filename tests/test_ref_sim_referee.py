@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from ref_sim.referees.file_protocol import (CRASHED, GameRecord, clean, is_cleanup_name, parse_move_line,
-                             read_move_line, run_game)
+from ref_sim.referees.file_referee import CRASHED, GameRecord, RefereeSettings, parse_move_line
+from ref_sim.referees.file_protocol import clean, is_cleanup_name, read_move_line, run_game
 
 WIN = "The winning player has won 3 local boards in a row on the global board!"
 
@@ -220,10 +220,9 @@ def test_opening_and_empty_move_file(scripted, tmp_path):
 def test_coin_flip_is_seeded_and_fair_enough(tmp_path):
     firsts = set()
     for seed in range(8):
-        record = run_game(tmp_path, "Walrus", "Otter", time_limit=0.05, seed=seed,
-                          exit_delay=0, start_delay=0)
-        again = run_game(tmp_path, "Walrus", "Otter", time_limit=0.05, seed=seed,
-                         exit_delay=0, start_delay=0)
+        settings = RefereeSettings(time_limit=0.05, exit_delay=0, start_delay=0)
+        record = run_game(tmp_path, "Walrus", "Otter", settings, seed=seed)
+        again = run_game(tmp_path, "Walrus", "Otter", settings, seed=seed)
         assert (record.p1, record.opening) == (again.p1, again.opening)
         firsts.add(record.p1)
     assert firsts == {"Walrus", "Otter"}
@@ -276,8 +275,8 @@ def test_record_round_trip(scripted, tmp_path):
 
 def test_linger_rewrites_then_cleans(tmp_path):
     start = time.perf_counter()
-    record = run_game(tmp_path, "Walrus", "Otter", time_limit=0.1, seed=0, linger=0.3,
-                      start_delay=0)
+    record = run_game(tmp_path, "Walrus", "Otter",
+                      RefereeSettings(time_limit=0.1, linger=0.3, start_delay=0), seed=0)
     assert 0.35 < time.perf_counter() - start < 2
     assert record.reason == "Time out!"
     assert os.listdir(tmp_path) == []
@@ -328,7 +327,7 @@ def test_separators_inside_a_line_are_whitespace_to_the_referee(scripted, separa
 # -- the tick (docs/protocol.md, "What the referee does"; issue 9, item 6) ------------------
 
 def test_tick_count_is_the_referees():
-    from ref_sim.referees.file_protocol import MIN_TIME_LIMIT, tick_count
+    from ref_sim.referees.file_referee import MIN_TIME_LIMIT, tick_count
     # Looks at k * 50 ms while under the limit: the last one at 9.95 s of 10 s.
     assert [tick_count(t) for t in (10, 2, 1, 0.5, 0.3, 0.125, 0.1, 0.05)] == \
         [199, 39, 19, 9, 5, 2, 1, 0]

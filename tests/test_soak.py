@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ref_sim.referees.file_protocol import OUT_OF_ORDER, WIN_REASON, GameRecord
+from ref_sim.referees.file_referee import OUT_OF_ORDER, WIN_REASON, GameRecord
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,11 +27,11 @@ def soak(monkeypatch):
 def test_quick_plays_a_pair_against_every_opponent(soak, tmp_path, capsys, monkeypatch):
     calls = []
 
-    def play_game(number, specs, names, directory, logs, time_limit, seed, first=None,
+    def play_game(number, specs, names, directory, logs, settings, *, seed, first=None,
                   opening=None, stop=None, agent_seeds=None, **options):
-        calls.append((sorted(names)[1], options))
+        calls.append((sorted(names)[1], settings))
         p2 = [n for n in names if n != first][0]
-        record = GameRecord(names=tuple(names), time_limit=time_limit, seed=seed, p1=first,
+        record = GameRecord(names=tuple(names), time_limit=settings.time_limit, seed=seed, p1=first,
                             p2=p2, result="win", winner="Agent1",
                             reason=OUT_OF_ORDER if "Eager2" in names else WIN_REASON)
         record.loser = [n for n in names if n != "Agent1"][0]
@@ -47,11 +47,12 @@ def test_quick_plays_a_pair_against_every_opponent(soak, tmp_path, capsys, monke
     out = capsys.readouterr().out
     assert [name for name, _ in calls] == [n for n in ("Random2", "Seed2", "Eager2", "Flood2",
                                                         "Nbsp2") for _ in range(2)]
-    for name, options in calls:
+    for name, settings in calls:
         latin1 = name == "Nbsp2"
-        assert options["env"] == ({"LC_ALL": "test"} if latin1 else None)
-        assert options["referee_encoding"] == ("iso8859-1" if latin1 else None)
-        assert options["encoding"] is None
+        assert settings.env == ({"LC_ALL": "test"} if latin1 else None)
+        assert settings.referee_encoding == ("iso8859-1" if latin1 else None)
+        assert settings.encoding is None
+        assert settings.busy_poll         # the referee burns a core between ticks, as the real one
     assert "nbsp: referee and agents in Latin-1, under a test locale" in out
     rows = {line.split()[3]: line.split()[4:] for line in out.splitlines()
             if line.startswith("0.5 s vs ")}

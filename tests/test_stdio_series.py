@@ -50,10 +50,9 @@ def script(tmp_path):
     return lambda *plan: [sys.executable, str(path), *plan]
 
 
-def play(commands, first="A", tmp_path=None, **kwargs):
-    kwargs.setdefault("turn_ms", 100)
-    kwargs.setdefault("first_turn_ms", 100)
-    return codingame_games.play_game(commands, first, tmp_path / "logs", **kwargs)
+def play(commands, first="A", tmp_path=None, **timing):
+    settings = codingame_games.StdioGameSettings(**{"turn_ms": 100, "first_turn_ms": 100, **timing})
+    return codingame_games.play_game(commands, first, tmp_path / "logs", settings)
 
 
 def test_coordinates_and_turn_input():
@@ -113,10 +112,11 @@ OUR_AGENT_DEPTH_3 = (f"{sys.executable} -m agent --protocol codingame --turn-ms 
 
 def test_series_of_our_agent_against_random(tmp_path, capsys):
     out = tmp_path / "series"
-    # A small fixed depth keeps the test about the protocol, not about this machine's load; the
-    # grace makes a descheduled process on a busy test machine no reason to fail.
+    # A small fixed depth keeps the test about the protocol, not about this machine's load: it
+    # ends long before a whole second's turn (at 100 ms a loaded machine cut it short), and the
+    # grace makes a descheduled process no reason to fail.
     code = stdio.main([OUR_AGENT_DEPTH_3, "random", "--games", "2", "--seed", "7", "--out", str(out),
-                       "--turn-ms", "100", "--first-turn-ms", "1000", "--grace-ms", "400"])
+                       "--turn-ms", "1000", "--first-turn-ms", "1000", "--grace-ms", "400"])
     assert code == 0
     text = capsys.readouterr().out
     assert "Score of Agent1 vs Random2:" in text

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from ref_sim import stops
-from ref_sim.referees.file_protocol import INVALID_MOVE, TIME_OUT
+from ref_sim.referees.file_referee import INVALID_MOVE, TIME_OUT
 from ref_sim.rules import CODINGAME, TIE, Game, IllegalMoveError, line_winner
 
 DEFAULT_TURN_MS = 100.0

@@ -1,78 +1,57 @@
-"""The CS 4341 Ultimate Tic-Tac-Toe referee (v7) as a library, headless.
+"""The CS 4341 Ultimate Tic-Tac-Toe referee (v7) on a real directory, headless.
 
-Every file the real referee writes, in the same order, with the same timing rules
-(docs/protocol.md): clean-up, coin flip, empty ``move_file``, ``first_four_moves``, then one
-turn after the other (delete the opponent's ``.go``, note the mtime of ``move_file``, create
-``P.go``, poll every 50 ms, read at once), ``end_game`` and both ``.go`` files at the end.
+:class:`~ref_sim.referees.file_referee.FileReferee` decides everything (the opening, the turns,
+when to look at ``move_file``, the verdicts, how long the files stay); :func:`run_game` is the thin
+shell around it that does what it asks: the files (clean-up, writes, looks and reads as the real
+referee's Python makes them), the clock, and Ctrl-C or a stop. Every file the real referee
+writes appears in the same order, with the same timing (docs/protocol.md).
 
->>> record = run_game(directory, "Walrus", "Otter", time_limit=10)   # doctest: +SKIP
->>> record.end_text                                                    # doctest: +SKIP
+>>> record = run_game(directory, "Walrus", "Otter", RefereeSettings(time_limit=10))  # doctest: +SKIP
+>>> record.end_text                                                                  # doctest: +SKIP
 'END: Walrus WINS! Otter LOSES! The winning player has won 3 local boards in a row ...'
 """
 
 from __future__ import annotations
 
 import codecs
-import dataclasses
 import io
-import json
 import locale
-import math
 import os
-import random
 import re
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable, TextIO
 
-from ref_sim.rules import TIE, Game
-
-MOVE_FILE = "move_file"
-FIRST_FOUR_MOVES = "first_four_moves"
-END_GAME = "end_game"
-
-#: The real referee's poll period; it stays 50 ms whatever the time limit.
-TICK = 0.05
-#: The shortest limit the commands accept: two ticks.  At 0.1 s the mover's move is looked
-#: for once, at 50 ms; below that, not at all, so no move could ever count.
-MIN_TIME_LIMIT = 2 * TICK
-#: Start-up delay of the real referee (pygame) before the opening is written: the first
-#: ``.go`` appears about 0.3 s after launch.
-START_DELAY = 0.3
-#: After the end, the files stay at least this long, and at least one time limit (an
-#: agent still searching when end_game appears reads it only when its search ends).
-EXIT_DELAY = 1.0
-#: While lingering, the real referee may rewrite ``end_game`` and the ``.go`` files.
-LINGER_REWRITE_PERIOD = 1.0
-
-WIN_REASON = "The winning player has won 3 local boards in a row on the global board!"
-TIME_OUT = "Time out!"
-INVALID_MOVE = "Invalid move!"
-OUT_OF_ORDER = "Out-of-order move!"
-CRASHED = "referee crashed: move_file missing"
-#: The start of the reason of a game whose move_file the referee's strict decoder refused.
-UNDECODABLE = "referee crashed: move_file is not valid"
-INTERRUPTED = "referee interrupted"
+from ref_sim.referees.file_referee import (
+    CRASHED,
+    INTERRUPTED,
+    MIN_TIME_LIMIT,
+    MOVE_FILE,
+    TICK,
+    UNDECODABLE,
+    Clean,
+    Crash,
+    Done,
+    Event,
+    FileReferee,
+    GameRecord,
+    Notify,
+    PeekMove,
+    ReadMove,
+    RefereeSettings,
+    Remove,
+    Stat,
+    Wait,
+    Write,
+)
 
 # The real referee's clean-up patterns, applied with re.match (anchored at the start only),
 # to regular files.  "(:?.*).go" therefore deletes any name with "go" after its first char.
 CLEANUP_PATTERNS = [re.compile(p) for p in ("move_file", "(:?.*).go", "end_game",
                                             "first_four_moves")]
-
-
-def referee_opening(rng: random.Random) -> tuple[tuple[int, int], ...]:
-    """Four chained (board, spot) moves as the referee draws them: each a random legal move,
-    so each board is the previous spot and no cell repeats."""
-    game = Game()
-    moves = []
-    for _ in range(4):
-        board, spot = rng.choice(game.legal_moves())
-        game.play(board, spot)
-        moves.append((board, spot))
-    return tuple(moves)
 
 
 def is_cleanup_name(name: str) -> bool:
@@ -97,65 +76,6 @@ def clean(directory) -> list[str]:
             except FileNotFoundError:
                 pass
     return removed
-
-
-@dataclass
-class MoveRecord:
-    """One move of the game after the opening."""
-    player: str
-    board: int
-    spot: int
-    seconds: float      # from the player's .go to the tick that saw the move
-
-
-@dataclass
-class GameRecord:
-    """Everything about one game, saved as JSON by :meth:`save`."""
-    names: tuple[str, str]
-    time_limit: float
-    seed: int | None = None
-    encoding: str | None = None                 # how move_file was decoded (codec name)
-    p1: str | None = None                       # X, moves first after the opening
-    p2: str | None = None
-    opening: list[tuple[str, int, int]] = field(default_factory=list)
-    moves: list[MoveRecord] = field(default_factory=list)
-    result: str | None = None                   # "win", "tie" or "aborted"
-    winner: str | None = None
-    loser: str | None = None
-    reason: str | None = None
-    end_text: str | None = None                 # exact content of end_game (None if aborted)
-    bad_line: str | None = None                 # the line read when the verdict was a loss
-    timeout_line: str | None = None             # move_file's line at a time-out (who wrote it)
-    started: float = 0.0
-    duration: float = 0.0
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
-    def save(self, path) -> None:
-        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
-
-    @classmethod
-    def load(cls, path) -> "GameRecord":
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        data["names"] = tuple(data["names"])
-        data["opening"] = [tuple(item) for item in data["opening"]]
-        data["moves"] = [MoveRecord(**item) for item in data["moves"]]
-        return cls(**data)
-
-
-@dataclass
-class Event:
-    """What ``on_event`` receives.
-
-    kind: "start" (opening written), "turn" (P.go created, clock running), "move" (a legal
-    move was applied), "end" (end_game and both .go files written), "abort".
-    """
-    kind: str
-    game: Game
-    record: GameRecord
-    player: str | None = None
-    move: MoveRecord | None = None
 
 
 class RefereeCrash(Exception):
@@ -257,26 +177,6 @@ def one_line(text: str, limit: int = 200) -> str:
     return shown if len(shown) <= limit else shown[:limit] + "..."
 
 
-def parse_move_line(line: str) -> tuple[str, int, int] | None:
-    """Name, board, spot as the real referee parses them; None if unparseable."""
-    tokens = line.split()
-    try:
-        return tokens[0], int(tokens[1]), int(tokens[2])
-    except (IndexError, ValueError):
-        return None
-
-
-def tick_count(time_limit: float) -> int:
-    """How many times the referee looks at ``move_file`` in a turn: at ``k * TICK`` after
-    the ``.go``, ``k = 1, 2, ...``, while under the limit (docs/protocol.md, "What the referee
-    does", "Timing at the tournament's 10 s").
-
-    >>> tick_count(10), tick_count(1), tick_count(0.1), tick_count(0.125)
-    (199, 19, 1, 2)
-    """
-    return max(0, math.ceil(round(time_limit / TICK, 9)) - 1)
-
-
 def check_time_limit(time_limit: float) -> tuple[str | None, str | None]:
     """``(error, warning)`` about a limit given on a command line (either may be None).
 
@@ -295,201 +195,93 @@ def check_time_limit(time_limit: float) -> tuple[str | None, str | None]:
     return None, None
 
 
-def _touch(path: Path) -> None:
-    open(path, "w").close()
-
-
-def run_game(directory, name1: str, name2: str, time_limit: float = 10.0,
-             seed: int | None = None, linger: bool | float = False, busy_poll: bool = False,
-             on_event: Callable[[Event], None] | None = None, *,
-             exit_delay: float | None = None, start_delay: float = START_DELAY,
-             clean_at_exit: bool = True, first: str | None = None,
+def run_game(directory, name1: str, name2: str, settings: RefereeSettings | None = None, *,
+             seed: int | None = None, first: str | None = None,
              opening: list[tuple[int, int]] | None = None,
+             on_event: Callable[[Event], None] | None = None,
              stop: threading.Event | None = None,
-             agents_gone: Callable[[], bool] | None = None,
-             encoding: str | None = None) -> GameRecord:
+             agents_gone: Callable[[], bool] | None = None) -> GameRecord:
     """Referee one game in ``directory`` between ``name1`` and ``name2``; return its record.
 
-    time_limit: seconds per move (float; below one second is allowed, the tick stays 50 ms).
-    seed: seeds the coin flip and the opening.  linger: after the end, keep waiting like the
-    real referee (True: until ``stop`` is set or Ctrl-C; a number: that many seconds),
-    rewriting end_game and the .go files now and then.  busy_poll: burn a core between
-    ticks like the real referee.  on_event: called with an :class:`Event` at each step.
-    exit_delay: how long ``end_game`` and the ``.go`` files stay after the end before the
-    clean-up; by default ``max(EXIT_DELAY, time_limit)``, so that an agent still searching
-    when the game ended (it may search up to the limit) can read the result.  agents_gone:
-    when the caller launched the agents, a test that they have all exited: the clean-up
+    settings: the referee's timing and encoding (:class:`RefereeSettings`; its encoding None
+    means the locale's, :func:`locale_encoding`, as the real referee's on this machine).  seed,
+    first, opening: :class:`FileReferee`'s.  on_event: called with an :class:`Event` at each
+    step.  stop: set it to abort a running game (treated like Ctrl-C).  agents_gone: when the
+    caller launched the agents, a test that they have all exited: the clean-up after the end
     then comes as soon as it is true.  The real referee keeps its files until its operator
-    closes it.  first / opening: force p1 and the four opening cells (for paired games); by
-    default a coin flip and a random opening.  stop: set it to abort a running game
-    (treated like Ctrl-C).  encoding: how the referee's Python reads and writes its files,
-    by default the locale's (:func:`locale_encoding`), as the real one's on this machine;
-    another one rehearses another machine's locale (:func:`read_move_line`).
+    closes it.
     """
-    directory = Path(directory)
-    encoding = check_encoding(encoding or locale_encoding())
-    if name1 == name2:
-        raise ValueError(f"the two names must differ, got {name1!r} twice")
-    rng = random.Random(seed)
-    p1, p2 = name1, name2
-    if first is None:
-        if rng.choice([True, False]):          # the coin flip, as in the real referee
-            p1, p2 = p2, p1
-    elif first == name2:
-        p1, p2 = name2, name1
-    elif first != name1:
-        raise ValueError(f"first={first!r} is neither {name1!r} nor {name2!r}")
-
-    record = GameRecord(names=(name1, name2), time_limit=time_limit, seed=seed,
-                        encoding=encoding, p1=p1, p2=p2, started=time.time())
-    game = Game()
-    notify = on_event or (lambda event: None)
-    move_path = directory / MOVE_FILE
-    go_path = {p1: directory / f"{p1}.go", p2: directory / f"{p2}.go"}
-    begin = time.perf_counter()
-
-    def wait(seconds: float) -> None:
-        if stop is not None:
-            if stop.wait(seconds):
-                raise KeyboardInterrupt
-        elif seconds > 0:
-            time.sleep(seconds)
-
-    try:
-        clean(directory)
-        _touch(move_path)
-        wait(start_delay)
-        if opening is None:
-            opening = referee_opening(rng)
-        record.opening = [((p1, p2)[i % 2], board, spot) for i, (board, spot) in enumerate(opening)]
-        for _, board, spot in record.opening:
-            game.play(board, spot)
-        (directory / FIRST_FOUR_MOVES).write_text(
-            "".join(f"{name} {board} {spot}\n" for name, board, spot in record.opening),
-            encoding=encoding)
-        notify(Event("start", game, record))
-
-        while game.result is None:
-            mover = (p1, p2)[game.turn]
-            opponent = (p1, p2)[1 - game.turn]
-            verdict = _one_turn(directory, game, record, mover, opponent, time_limit,
-                                busy_poll, stop, notify, encoding)
-            if verdict is not None:
-                record.result, (record.winner, record.loser), record.reason = "win", *verdict
-                break
-        if game.result == TIE:
-            record.result, record.reason = "tie", "tie"
-        elif game.result is not None:
-            record.result, record.reason = "win", WIN_REASON
-            record.winner, record.loser = (p1, p2)[game.result], (p1, p2)[1 - game.result]
-
-        if record.result == "tie":
-            record.end_text = "END: Match TIED!"
-        else:
-            record.end_text = f"END: {record.winner} WINS! {record.loser} LOSES! {record.reason}"
-        _write_end(directory, record.end_text, go_path.values(), encoding)
-        record.duration = time.perf_counter() - begin
-        notify(Event("end", game, record))
-        if linger:
-            _linger(directory, record.end_text, go_path.values(), linger, stop, encoding)
-        else:
-            keep = max(EXIT_DELAY, time_limit) if exit_delay is None else exit_delay
-            until = time.monotonic() + keep
-            while (left := until - time.monotonic()) > 0:
-                if agents_gone is not None and agents_gone():
-                    break
-                wait(min(left, 0.02) if agents_gone is not None else left)
-    except RefereeCrash as crash:
-        record.result, record.reason, record.bad_line = "aborted", crash.reason, crash.bad_line
-        record.duration = time.perf_counter() - begin
-        notify(Event("abort", game, record))
-    except KeyboardInterrupt:
-        # After the end (exit pause, lingering) Ctrl-C is how the operator closes the
-        # referee: the game stands.  Before the end it aborts the game without end_game.
-        if record.result is None:
-            record.result, record.reason = "aborted", INTERRUPTED
-            record.duration = time.perf_counter() - begin
-            notify(Event("abort", game, record))
-            if stop is None:
-                raise
-    finally:
-        if clean_at_exit:
-            clean(directory)
-    return record
-
-
-def _one_turn(directory: Path, game: Game, record: GameRecord, mover: str, opponent: str,
-              time_limit: float, busy_poll: bool, stop, notify, encoding: str):
-    """Play one turn; return None after a legal move, else (verdict (winner, loser), reason).
-
-    Lines outside their writer's turn (docs/protocol.md, "One move per .go") need no special
-    case, as in the real referee: a line read at one of the mover's ticks is the mover's move,
-    whoever wrote it, so one in the opponent's name makes the mover win (Out-of-order move!); a line
-    written after the tick that read the mover's move but before M is noted here for the
-    next turn is older than M, so it is never read as a move.
-    """
-    move_path = directory / MOVE_FILE
-    old = directory / f"{opponent}.go"
-    if old.exists():
-        old.unlink()
-    try:
-        mtime = os.stat(move_path).st_mtime
-    except FileNotFoundError:
-        raise RefereeCrash from None
-    _touch(directory / f"{mover}.go")
-    start = time.perf_counter()
-    notify(Event("turn", game, record, player=mover))
-
-    # The real loop: ticks at start + k * TICK while the clock is under the limit, the
-    # first tick that sees the mtime go up reads at once; none after the limit.  A tick
-    # missed because this process was held up is not replayed: the next one is due next.
-    deadline = start + time_limit
-    last_tick = tick_count(time_limit)
-    tick = 1
-    modified = False
-    while tick <= last_tick:
-        now = time.perf_counter()
-        due = start + tick * TICK
-        if now >= deadline:
-            break
-        if now < due:
-            if not busy_poll:
-                time.sleep(due - now + 0.0005)
-            continue
-        if stop is not None and stop.is_set():
-            raise KeyboardInterrupt
+    settings = settings or RefereeSettings()
+    settings = replace(settings, encoding=check_encoding(settings.encoding or locale_encoding()))
+    referee = FileReferee(name1, name2, settings, seed=seed, first=first, opening=opening,
+                          started=time.time())
+    shell = _Shell(Path(directory), settings, on_event, stop, agents_gone)
+    action = referee.start(time.perf_counter())
+    while not isinstance(action, Done):
         try:
-            if os.stat(move_path).st_mtime > mtime:
-                modified = True
-                break
-        except FileNotFoundError:
-            raise RefereeCrash from None
-        tick = max(tick + 1, int((time.perf_counter() - start) / TICK) + 1)
-    if not modified:                            # the verdict comes at the limit
-        while (now := time.perf_counter()) < deadline:
-            if stop is not None and stop.is_set():
-                raise KeyboardInterrupt
-            if not busy_poll:
-                time.sleep(min(TICK, deadline - now))
-    seconds = time.perf_counter() - start
+            answer = shell.perform(action)
+        except KeyboardInterrupt:
+            action = referee.interrupt(time.perf_counter())
+        else:
+            action = referee.send(time.perf_counter(), answer)
+    if stop is None and referee.interrupted_game:
+        raise KeyboardInterrupt         # Ctrl-C aborted the game: the caller says so
+    return referee.record
 
-    if not modified:    # what move_file says then tells why (ref_sim.series.realbots.stall_notes)
-        record.timeout_line = _line_at_time_out(move_path, encoding)
-        return (opponent, mover), TIME_OUT
-    try:
-        line = read_move_line(move_path, encoding)
-    except FileNotFoundError:
-        raise RefereeCrash from None
-    verdict = judge(game, line, mover, opponent)
-    if verdict is not None:
-        record.bad_line = line
-        return verdict
-    _, board, spot = parse_move_line(line)
-    game.play(board, spot)
-    move = MoveRecord(mover, board, spot, round(seconds, 4))
-    record.moves.append(move)
-    notify(Event("move", game, record, player=mover, move=move))
-    return None
+
+class _Shell:
+    """What :func:`run_game` does for the referee: the files of ``directory``, the clock, the stop."""
+
+    def __init__(self, directory: Path, settings: RefereeSettings, on_event, stop, agents_gone) -> None:
+        self.directory, self.settings = directory, settings
+        self.on_event, self.stop, self.agents_gone = on_event, stop, agents_gone
+
+    def perform(self, action):
+        if isinstance(action, Stat):
+            try:
+                return os.stat(self.directory / MOVE_FILE).st_mtime
+            except FileNotFoundError:
+                return None
+        if isinstance(action, Wait):
+            return self.wait(action.until, action.agents)
+        if isinstance(action, Write):
+            (self.directory / action.name).write_text(action.text, encoding=self.settings.encoding)
+        elif isinstance(action, Remove):
+            (self.directory / action.name).unlink(missing_ok=True)
+        elif isinstance(action, ReadMove):
+            try:
+                return read_move_line(self.directory / MOVE_FILE, self.settings.encoding)
+            except FileNotFoundError:
+                return Crash()
+            except RefereeCrash as crash:
+                return Crash(crash.reason, crash.bad_line)
+        elif isinstance(action, PeekMove):
+            return line_at_time_out(self.directory / MOVE_FILE, self.settings.encoding)
+        elif isinstance(action, Notify):
+            if self.on_event is not None:
+                self.on_event(action.event)
+        elif isinstance(action, Clean):
+            clean(self.directory)
+        else:
+            raise TypeError(f"not a referee action: {action!r}")
+        return None
+
+    def wait(self, until: float, agents: bool) -> bool | None:
+        """Sleep (or spin, busy-polling like the real referee) until ``until``; KeyboardInterrupt
+        once ``stop`` is set; True as soon as every agent has exited, when ``agents``."""
+        watch = agents and self.agents_gone is not None
+        while (left := until - time.perf_counter()) > 0:
+            if watch and self.agents_gone():
+                return True
+            step = min(left, 0.02) if watch else left
+            if self.stop is not None:
+                if self.stop.wait(0 if self.settings.busy_poll else step):
+                    raise KeyboardInterrupt
+            elif not self.settings.busy_poll:
+                time.sleep(step)
+        if self.stop is not None and self.stop.is_set():
+            raise KeyboardInterrupt
+        return None
 
 
 #: How much of ``move_file`` is looked at after a time-out: enough for any move line, and a
@@ -497,7 +289,7 @@ def _one_turn(directory: Path, game: Game, record: GameRecord, mover: str, oppon
 TIMEOUT_READ = 4096
 
 
-def _line_at_time_out(move_path: Path, encoding: str) -> str | None:
+def line_at_time_out(move_path: Path, encoding: str) -> str | None:
     """The line the referee would read from the start of ``move_file`` now (None if it cannot
     be read): the real one does not read it at a time-out, so nothing here may end the game."""
     try:
@@ -506,43 +298,6 @@ def _line_at_time_out(move_path: Path, encoding: str) -> str | None:
     except OSError:
         return None
     return last_line(referee_lines(data.decode(encoding, errors="replace")))
-
-
-def judge(game: Game, line: str, mover: str, opponent: str):
-    """The real referee's verdict on the line it read in ``mover``'s turn, in its order:
-    None for a legal move, else ((winner, loser), reason)."""
-    parsed = parse_move_line(line)
-    if parsed is None:
-        return (opponent, mover), INVALID_MOVE
-    name, board, spot = parsed
-    if name != mover:
-        return (mover, opponent), OUT_OF_ORDER
-    if not game.is_legal(board, spot):
-        return (opponent, mover), INVALID_MOVE
-    return None
-
-
-def _write_end(directory: Path, text: str, go_paths, encoding: str) -> None:
-    """end_game first (one line, no newline), then create or truncate both .go files."""
-    (directory / END_GAME).write_text(text, encoding=encoding)
-    for path in go_paths:
-        _touch(path)
-
-
-def _linger(directory: Path, text: str, go_paths, linger, stop, encoding: str) -> None:
-    """Wait like the real referee after the end, rewriting its end files now and then."""
-    until = None if linger is True else time.monotonic() + float(linger)
-    while until is None or time.monotonic() < until:
-        period = LINGER_REWRITE_PERIOD
-        if until is not None:
-            period = min(period, max(0.0, until - time.monotonic()))
-        if stop is not None:
-            if stop.wait(period):
-                return
-        else:
-            time.sleep(period)
-        if until is None or time.monotonic() < until:
-            _write_end(directory, text, go_paths, encoding)
 
 
 # -- printing ----------------------------------------------------------------------------

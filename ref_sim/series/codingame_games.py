@@ -12,6 +12,7 @@ import shlex
 import subprocess
 import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from ref_sim.referees.codingame import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS,
@@ -25,6 +26,20 @@ from ref_sim.series.specs import StdioSpec
 FORMAT = 1
 #: The first input waits for each program to write on stderr or exit, at most this long.
 STARTUP_WAIT = 2.0
+
+
+@dataclass(frozen=True)
+class StdioGameSettings:
+    """How every game of a series through stdin/stdout is played (picklable: it travels with a
+    game to a cluster worker): the turn's times (:mod:`ref_sim.referees.codingame`), each
+    program contained by ``isolate``, and how long a program may take to start
+    (:data:`STARTUP_WAIT`) and to exit after the game (the referee's ``EXIT_WAIT``)."""
+    turn_ms: float = DEFAULT_TURN_MS
+    first_turn_ms: float = DEFAULT_FIRST_TURN_MS
+    grace_ms: float = DEFAULT_GRACE_MS
+    isolate: isolation.Isolation | None = None
+    startup_wait: float = STARTUP_WAIT
+    exit_wait: float = EXIT_WAIT
 
 
 def start_program(name: str, command: list[str], log: Path, isolate: isolation.Isolation | None = None,
@@ -50,12 +65,11 @@ def start_program(name: str, command: list[str], log: Path, isolate: isolation.I
     return Program(name, command, log, process, search_log)
 
 
-def play_game(commands: dict[str, list[str]], first: str, logs: Path, number: int = 1,
-              turn_ms: float = DEFAULT_TURN_MS, first_turn_ms: float = DEFAULT_FIRST_TURN_MS,
-              grace_ms: float = DEFAULT_GRACE_MS, show=None, exit_wait: float = EXIT_WAIT,
-              must_start: bool = False, stop: threading.Event | None = None,
-              isolate: isolation.Isolation | None = None) -> dict:
-    """Play one game between two commands (``{name: argv}``); ``first`` moves first.
+def play_game(commands: dict[str, list[str]], first: str, logs: Path,
+              settings: StdioGameSettings = StdioGameSettings(), number: int = 1, *, show=None,
+              must_start: bool = False, stop: threading.Event | None = None) -> dict:
+    """Play one game between two commands (``{name: argv}``); ``first`` moves first, as
+    ``settings`` say (:class:`StdioGameSettings`); ``show``: given each position's text.
 
     Returns the game's record (:func:`ref_sim.referees.codingame.referee_game`'s, with
     ``usage``: what each program used).  ``must_start``: raise
@@ -69,13 +83,14 @@ def play_game(commands: dict[str, list[str]], first: str, logs: Path, number: in
     try:
         for name in names:
             programs[name] = start_program(name, commands[name], logs / f"game-{number:04d}-{name}.log",
-                                           isolate, telemetry.search_log_path(logs, number, name))
+                                           settings.isolate, telemetry.search_log_path(logs, number, name))
         processes = {name: program.process for name, program in programs.items()}
         logs_of = {name: program.log for name, program in programs.items()}
-        wait_until_started(processes, logs_of, STARTUP_WAIT, stop)
+        wait_until_started(processes, logs_of, settings.startup_wait, stop)
         if must_start:
             refuse_early_exit(processes, logs_of)
-        record = referee_game(programs, names, turn_ms, first_turn_ms, grace_ms, show, exit_wait, stop)
+        record = referee_game(programs, names, settings.turn_ms, settings.first_turn_ms,
+                              settings.grace_ms, show, settings.exit_wait, stop)
     finally:
         for program in programs.values():       # stopped, or an error: end them all
             program.kill()
@@ -91,17 +106,16 @@ def commands_of(specs: dict, agent_seeds: dict, turn_ms: float, first_turn_ms: f
             for name, spec in specs.items()}
 
 
-def play_game_on_worker(number: int, specs: dict, agent_seeds: dict, first: str, turn_ms: float,
-                        first_turn_ms: float, grace_ms: float, **options):
+def play_game_on_worker(number: int, specs: dict, agent_seeds: dict, first: str,
+                        settings: StdioGameSettings, **options):
     """:func:`play_game` on the machine that runs it (a cluster worker), the commands built
     there (its Python), the logs in a temporary directory.  ``specs`` and ``agent_seeds`` map
     each name to its :class:`StdioSpec` and seed.  Returns ``(record, commands, logs)``, ``logs``
     the log files by name, for :func:`ref_sim.series.cluster.save_files`."""
-    commands = commands_of(specs, agent_seeds, turn_ms, first_turn_ms)
+    commands = commands_of(specs, agent_seeds, settings.turn_ms, settings.first_turn_ms)
     with tempfile.TemporaryDirectory(prefix="uttt-game-") as temp:
         logs = Path(temp) / "logs"
-        record = play_game(commands, first, logs, number, turn_ms, first_turn_ms, grace_ms,
-                           **options)
+        record = play_game(commands, first, logs, settings, number, **options)
         return record, commands, cluster.read_files(logs)
 
 
@@ -140,13 +154,11 @@ class StdioGames(SeriesGames):
     each program gets its seed of :func:`agent_seeds`; :func:`play_game` plays it here (its
     ``show``), :func:`play_game_on_worker` on a cluster worker."""
 
-    def __init__(self, specs: list[StdioSpec], names: list[str], seed: int, turn_ms: float,
-                 first_turn_ms: float, grace_ms: float, out: Path, *, show=None,
-                 stop: threading.Event | None = None,
-                 isolate: isolation.Isolation | None = None) -> None:
+    def __init__(self, specs: list[StdioSpec], names: list[str], seed: int,
+                 settings: StdioGameSettings, out: Path, *, show=None,
+                 stop: threading.Event | None = None) -> None:
         self.specs, self.names, self.seed, self.show = specs, names, seed, show
-        self.isolate = isolate
-        self.timing = (turn_ms, first_turn_ms, grace_ms)
+        self.settings = settings
         self.logs = out / "logs"
         self.stop = threading.Event() if stop is None else stop
 
@@ -157,15 +169,14 @@ class StdioGames(SeriesGames):
         first = self.names[(k - 1) % 2]
         if runner.remote:
             return runner.submit(f"game-{number}", play_game_on_worker, number, specs, seeds,
-                                 first, *self.timing, must_start=must_start,
-                                 isolate=self.isolate)
+                                 first, self.settings, must_start=must_start)
         return runner.submit(f"game-{number}", self._play_here, number, specs, seeds, first,
                              must_start)
 
     def _play_here(self, number: int, specs: dict, seeds: dict, first: str, must_start: bool):
-        commands = commands_of(specs, seeds, *self.timing[:2])
-        record = play_game(commands, first, self.logs, number, *self.timing, self.show,
-                           must_start=must_start, stop=self.stop, isolate=self.isolate)
+        commands = commands_of(specs, seeds, self.settings.turn_ms, self.settings.first_turn_ms)
+        record = play_game(commands, first, self.logs, self.settings, number, show=self.show,
+                           must_start=must_start, stop=self.stop)
         return record, commands
 
     def game_line(self, record, commands, *, k: int, number: int) -> dict:

@@ -10,11 +10,12 @@ import shlex
 import subprocess
 import tempfile
 import threading
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ref_sim import stops
-from ref_sim.referees.file_protocol import GameRecord, Printer, run_game
+from ref_sim.referees.file_protocol import Printer, run_game
+from ref_sim.referees.file_referee import START_DELAY, TICK, GameRecord, RefereeSettings
 from ref_sim.series import cluster, isolation, openings, realbots, telemetry
 from ref_sim.series.launch import AgentCannotStart, child_env, refuse_early_exit, wait_until_started
 from ref_sim.series.loop import SeriesGames
@@ -30,6 +31,41 @@ EXIT_WAIT = 3.0
 #: still importing its modules when the opening appears would be a runner artefact.
 STARTUP_WAIT = 2.0
 FORMAT = 1
+
+
+@dataclass(frozen=True)
+class FileGameSettings:
+    """How every game of a series through the referee's files is played (picklable: it travels
+    with a game to a cluster worker).
+
+    ``encoding``: the referee's, passed to the built-in agents too (None: the locale's, for all).
+    ``referee_encoding``: the referee's alone, where the agents learn theirs from ``env`` (added
+    to their environment: a locale, ``LC_ALL``...).  ``isolate``: each agent contained
+    (:mod:`ref_sim.series.isolation`).  ``show``: print every move's board.  ``startup_wait``:
+    :data:`STARTUP_WAIT`; ``exit_wait``: :data:`EXIT_WAIT`.  ``tick``, ``start_delay`` and
+    ``busy_poll``: the referee's (:class:`ref_sim.referees.file_referee.RefereeSettings`)."""
+    time_limit: float
+    encoding: str | None = None
+    referee_encoding: str | None = None
+    env: dict | None = field(default=None)
+    isolate: isolation.Isolation | None = None
+    show: bool = False
+    startup_wait: float = STARTUP_WAIT
+    exit_wait: float = EXIT_WAIT
+    tick: float = TICK
+    start_delay: float = START_DELAY
+    busy_poll: bool = False
+
+    def exit_time(self) -> float:
+        """Seconds an agent has after end_game to exit: ``exit_wait``, or one time limit and a
+        second if that is longer (an agent may be searching when the game ends)."""
+        return max(self.exit_wait, self.time_limit + 1.0)
+
+    def referee(self) -> RefereeSettings:
+        """The referee's settings for one game: the files stay until the agents had time to exit."""
+        return RefereeSettings(time_limit=self.time_limit, tick=self.tick, start_delay=self.start_delay,
+                               exit_delay=self.exit_time(), busy_poll=self.busy_poll,
+                               encoding=self.referee_encoding or self.encoding)
 
 
 # -- one game -----------------------------------------------------------------------------
@@ -66,37 +102,30 @@ def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, 
     return process
 
 
-def exit_time(time_limit: float, exit_wait: float | None = None) -> float:
-    """Seconds an agent has after end_game to exit (see :data:`EXIT_WAIT`)."""
-    return max(EXIT_WAIT if exit_wait is None else exit_wait, time_limit + 1.0)
-
-
-def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time_limit: float,
-              seed: int | None, first=None, opening=None, show=False, stop=None,
-              agent_seeds=None, exit_wait: float | None = None, must_start: bool = False,
-              encoding: str | None = None, env: dict | None = None,
-              referee_encoding: str | None = None, isolate: isolation.Isolation | None = None):
+def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
+              settings: FileGameSettings, *, seed: int | None = None, first=None, opening=None,
+              agent_seeds=None, must_start: bool = False, stop=None):
     """One game: start both agents, referee, then collect them.  Returns (record, notes).
 
     specs maps each name to its AgentSpec; names is the order given to the referee.
     notes maps a name to "crashed (...)" (exited before the end) or "did not exit (killed)".
+    settings: how it is played (:class:`FileGameSettings`); seed, first, opening: the
+    referee's (:func:`ref_sim.referees.file_protocol.run_game`); agent_seeds: each agent's.
     stop: a threading.Event that aborts the game (Ctrl-C).  must_start: raise
     :class:`AgentCannotStart` instead of playing when an agent has already exited (or could
-    not be launched) once the others are up (the first game of a series).  encoding: the
-    referee's, passed to the built-in agents too (None: the locale's, for all).  env: added
-    to the agents' environment (a locale: ``LC_ALL``...); referee_encoding: the referee's
-    alone, the one that locale gives, where the agents learn theirs from it.  isolate: each
-    agent contained (ref_sim.series.isolation); what each used is ``record.usage`` in any case.
+    not be launched) once the others are up (the first game of a series).  What each agent
+    used is ``record.usage``, isolated or not.
     """
     agent_seeds = agent_seeds or {}
     directory.mkdir(parents=True, exist_ok=True)
     processes, log_paths = {}, {}
     for name in names:
         log_paths[name] = logs / f"game-{number:04d}-{name}.log"
-        processes[name] = start_agent(specs[name], name, directory, time_limit,
-                                      log_paths[name], agent_seeds.get(name, 0), encoding, env,
-                                      isolate, telemetry.search_log_path(logs, number, name))
-    wait_until_started(processes, log_paths, STARTUP_WAIT)
+        processes[name] = start_agent(specs[name], name, directory, settings.time_limit,
+                                      log_paths[name], agent_seeds.get(name, 0), settings.encoding,
+                                      settings.env, settings.isolate,
+                                      telemetry.search_log_path(logs, number, name))
+    wait_until_started(processes, log_paths, settings.startup_wait)
     if must_start:
         try:
             refuse_early_exit(processes, log_paths)
@@ -117,7 +146,7 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
-    printer = Printer(boards=True) if show else None
+    printer = Printer(boards=True) if settings.show else None
 
     def on_event(event):
         if event.kind in ("end", "abort"):
@@ -129,10 +158,9 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
     def all_exited() -> bool:
         return all(p is None or p.poll() is not None for p in processes.values())
     try:
-        record = run_game(directory, names[0], names[1], time_limit=time_limit, seed=seed,
-                          on_event=on_event, first=first, opening=opening, stop=stop,
-                          exit_delay=exit_time(time_limit, exit_wait), agents_gone=all_exited,
-                          encoding=referee_encoding or encoding)
+        record = run_game(directory, names[0], names[1], settings.referee(), seed=seed,
+                          first=first, opening=opening, on_event=on_event, stop=stop,
+                          agents_gone=all_exited)
     except BaseException:       # no agent outlives a game that went wrong here
         for process in processes.values():
             stops.kill_tree(process)
@@ -170,7 +198,7 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, time
     return record, notes
 
 
-def play_game_on_worker(number: int, specs: dict, names, time_limit: float, seed, **options):
+def play_game_on_worker(number: int, specs: dict, names, settings: FileGameSettings, **options):
     """:func:`play_game` in a temporary directory of the machine that runs it (a cluster
     worker).  Returns ``(record, notes, logs)``, ``logs`` the game's log files by name, for
     :func:`ref_sim.series.cluster.save_files` into the series' ``logs/``."""
@@ -178,7 +206,7 @@ def play_game_on_worker(number: int, specs: dict, names, time_limit: float, seed
         logs = Path(temp) / "logs"
         logs.mkdir()
         record, notes = play_game(number, specs, names, Path(temp) / f"game-{number:04d}", logs,
-                                  time_limit, seed, **options)
+                                  settings, **options)
         return record, notes, cluster.read_files(logs)
 
 
@@ -222,18 +250,15 @@ def game_line(record: GameRecord, notes: dict, scheduled: openings.Scheduled, se
 
 class FileGames(SeriesGames):
     """A series through the referee's files: game ``k`` is :func:`ref_sim.series.openings.game`'s
-    (opening, who moves first, the seeds), played by :func:`play_game` in ``out``.  ``env``
-    and ``referee_encoding``: :func:`play_game`'s (a soak's Latin-1 locale)."""
+    (opening, who moves first, the seeds), played by :func:`play_game` in ``out`` with
+    ``settings`` (:class:`FileGameSettings`)."""
 
-    def __init__(self, specs: list[AgentSpec], names: list[str], seed: int, time_limit: float,
-                 out: Path, *, paired: bool = True, encoding: str | None = None,
-                 show: bool = False, stop: threading.Event | None = None,
-                 isolate: isolation.Isolation | None = None, env: dict | None = None,
-                 referee_encoding: str | None = None) -> None:
-        self.specs, self.names, self.seed, self.time_limit = specs, names, seed, time_limit
-        self.isolate, self.env, self.referee_encoding = isolate, env, referee_encoding
+    def __init__(self, specs: list[AgentSpec], names: list[str], seed: int,
+                 settings: FileGameSettings, out: Path, *, paired: bool = True,
+                 stop: threading.Event | None = None) -> None:
+        self.specs, self.names, self.seed, self.settings = specs, names, seed, settings
         self.out, self.logs = out, out / "logs"
-        self.paired, self.encoding, self.show = paired, encoding, show
+        self.paired = paired
         self.stop = threading.Event() if stop is None else stop
 
     def scheduled(self, k: int, number: int | None = None) -> openings.Scheduled:
@@ -244,17 +269,17 @@ class FileGames(SeriesGames):
         number = scheduled.index
         order = self.names if k % 2 else self.names[::-1]      # the referee's order: no meaning
         specs = dict(zip(self.names, self.specs))
-        options = {"first": self.names[scheduled.first], "opening": list(scheduled.opening),
+        options = {"seed": scheduled.seed, "first": self.names[scheduled.first],
+                   "opening": list(scheduled.opening),
                    "agent_seeds": dict(zip(self.names, scheduled.agent_seeds)),
-                   "must_start": must_start, "encoding": self.encoding, "isolate": self.isolate,
-                   "env": self.env, "referee_encoding": self.referee_encoding}
-        if runner.remote:       # played in a temporary directory of a worker
+                   "must_start": must_start}
+        if runner.remote:       # played in a temporary directory of a worker, nothing shown
             return runner.submit(f"game-{number}", play_game_on_worker, number, specs, order,
-                                 self.time_limit, scheduled.seed, **options)
+                                 replace(self.settings, show=False), **options)
         return runner.submit(f"game-{number}", play_game, number, specs, order,
-                             self.out / f"game-{number:04d}", self.logs, self.time_limit,
-                             scheduled.seed, show=self.show, stop=self.stop, **options)
+                             self.out / f"game-{number:04d}", self.logs, self.settings,
+                             stop=self.stop, **options)
 
     def game_line(self, record, notes, *, k: int, number: int) -> dict:
         return game_line(record, notes, self.scheduled(k, number), self.seed, self.specs,
-                         self.names, self.logs, self.encoding)
+                         self.names, self.logs, self.settings.encoding)

@@ -9,8 +9,30 @@ import time
 from pathlib import Path
 
 from agent.lifeline import RUNNER_ENV
+from agent.options import real
 from ref_sim.series import realbots, telemetry
 from ref_sim.series.specs import PROJECT_ROOT
+
+#: The most either wait may be: an hour.
+MAX_WAIT = 3600.0
+
+
+def add_wait_options(parser, startup: float, exit_wait: float, exit_note: str) -> None:
+    """``--startup-wait`` and ``--exit-wait`` on a runner's parser (match, stdio, tournament):
+    how long a bot may take to start before the game begins anyway, and to exit after it."""
+    group = parser.add_argument_group("bots starting and ending")
+    group.add_argument("--startup-wait", type=real(0, MAX_WAIT), default=None, metavar="S",
+                       help="the game begins once each bot is up (it printed something) or after "
+                            f"this many seconds (default {startup:g}; longer on a loaded machine)")
+    group.add_argument("--exit-wait", type=real(0, MAX_WAIT), default=None, metavar="S",
+                       help=f"seconds a bot has to exit after the game before it is killed and "
+                            f"counted as a hang (default {exit_wait:g}{exit_note})")
+
+
+def waits_given(args) -> dict:
+    """The waits given on the command line, as keyword arguments of a game's settings."""
+    return {name: value for name in ("startup_wait", "exit_wait")
+            if (value := getattr(args, name, None)) is not None}
 
 def child_env() -> dict:
     """The environment of an agent process: this project importable, output unbuffered, and

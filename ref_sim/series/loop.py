@@ -32,7 +32,7 @@ from pathlib import Path
 from agent.commandline import say_error, silence_output
 from ref_sim.series import cluster, records
 from ref_sim import stops
-from ref_sim.referees.file_protocol import TIME_OUT
+from ref_sim.referees.file_referee import TIME_OUT
 from ref_sim.series.launch import AgentCannotStart
 from ref_sim.series.report import SHORT
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from ref_sim.referees.file_protocol import referee_opening
+from ref_sim.referees.file_referee import referee_opening
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ref_sim.series import realbots, stats
 from ref_sim.series.progress import Summary
-from ref_sim.referees.file_protocol import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
+from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 
 #: The verdicts a losing side is counted under, by the referee's reason.
 SHORT = {TIME_OUT: "time-outs", INVALID_MOVE: "invalid moves", OUT_OF_ORDER: "out-of-order"}

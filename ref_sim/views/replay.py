@@ -71,7 +71,7 @@ from ref_sim.views import analysis
 from ref_sim.referees import codingame as codingame_referee
 from ref_sim.series import records, telemetry
 from ref_sim.console import entry_point, prog
-from ref_sim.referees.file_protocol import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
+from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.views.render import boards_to_play
 from ref_sim.rules import DRAW, TIE, WPI, Game, IllegalMoveError
 
