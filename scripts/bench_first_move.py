@@ -35,6 +35,7 @@ import re
 import shlex
 import signal
 import statistics
+import shutil
 import sys
 import tempfile
 import threading
@@ -49,7 +50,8 @@ from agent.options import MAX_SECONDS, real, whole  # noqa: E402
 from agent.pauses import TRACE_ENV  # noqa: E402
 from ref_sim.series.file_games import start_agent  # noqa: E402
 from ref_sim.series.launch import wait_until_started  # noqa: E402
-from ref_sim.referees.file_protocol import INTERRUPTED, run_game  # noqa: E402
+from ref_sim.referees.file_referee import INTERRUPTED, RefereeSettings  # noqa: E402
+from ref_sim.referees.file_protocol import run_game  # noqa: E402
 from ref_sim.series.specs import AgentSpec, agent_spec  # noqa: E402
 from ref_sim.stops import kill_tree  # noqa: E402
 
@@ -148,8 +150,8 @@ def parse_trace(log: Path) -> list[dict]:
 def play_one(number: int, args, env: dict, base: Path, group: Path | None) -> tuple[list[float], list[dict], str]:
     """One game stopped after our ``args.moves``-th move: our latencies and the agent's traces."""
     game_dir, logs = base / f"game{number}", base / f"logs{number}"
-    game_dir.mkdir()
-    logs.mkdir()
+    game_dir.mkdir(exist_ok=True)
+    logs.mkdir(exist_ok=True)
     template = AGENT
     if group is not None:   # into the cgroup before exec: everything it allocates is charged there
         enter = f'echo $$ > {group}/cgroup.procs && exec "$@"'
@@ -192,8 +194,8 @@ def play_one(number: int, args, env: dict, base: Path, group: Path | None) -> tu
             note = drop_caches()
         if args.evict:
             note = " ".join(filter(None, [note, evict(group, args.memory_limit)]))
-        record = run_game(game_dir, OURS, other, time_limit=args.time_limit, seed=args.seed + number,
-                          busy_poll=True, on_event=on_event, stop=stop, exit_delay=0.2)
+        settings = RefereeSettings(time_limit=args.time_limit, busy_poll=True, exit_delay=0.2)
+        record = run_game(game_dir, OURS, other, settings, seed=args.seed + number, on_event=on_event, stop=stop)
         if record.reason != INTERRUPTED:   # stopped by us after our last move, or ended before it
             note = " ".join(filter(None, [note, f"game ended: {record.end_text or record.reason}"]))
     finally:
@@ -238,6 +240,8 @@ def main(argv=None) -> int:
     parser.add_argument("--ab", default=None, metavar="VAR=VALUE",
                         help="set VAR=VALUE in our agent's environment in games 1, 3, 5...")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--out", default=None, metavar="DIR",
+                        help="keep the games' files and logs here (default: removed at the end)")
     args = parser.parse_args(argv)
     ab = None
     if args.ab is not None:
@@ -251,7 +255,11 @@ def main(argv=None) -> int:
     except OSError as error:
         parser.error(f"--memory-limit and --evict need root and a cgroup v1 memory controller at {CGROUP} "
                      f"({error.strerror})")
-    base = Path(tempfile.mkdtemp(prefix="uttt-first-move-"))
+    if args.out:
+        base = Path(args.out)
+        base.mkdir(parents=True, exist_ok=True)
+    else:
+        base = Path(tempfile.mkdtemp(prefix="uttt-first-move-"))
     hogs = [multiprocessing.Process(target=spin, daemon=True) for _ in range(args.hogs)]
     hogs += [multiprocessing.Process(target=write_and_sync, args=(str(base / f"io-hog-{n}"),), daemon=True)
              for n in range(args.io_hogs)]
@@ -263,7 +271,8 @@ def main(argv=None) -> int:
     load += ["agent's pages evicted"] if args.evict else []
     load += [f"agent stopped {args.pause_for:g} s at {args.pause_at:g} s each turn"] if args.pause_for else []
     print(f"{args.games} games at {args.time_limit:g} s, our first {args.moves} moves each; busy-polling referee, "
-          f"{', '.join(load)}; logs in {base}", flush=True)
+          f"{', '.join(load)}; " + (f"logs in {base}" if args.out else "logs not kept (--out DIR keeps them)"),
+          flush=True)
     print("overshoot = latency (move_file mtime - .go mtime) - the agent's target", flush=True)
     groups: dict[str, dict[str, list[float]]] = {}  # by A/B label: latencies and overshoots
     try:
@@ -297,6 +306,8 @@ def main(argv=None) -> int:
             hog.join(5)
         for written in base.glob("io-hog-*"):
             written.unlink()
+        if not args.out:
+            shutil.rmtree(base, ignore_errors=True)
         if group is not None:
             try:
                 group.rmdir()

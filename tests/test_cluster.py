@@ -40,9 +40,9 @@ TIME_LIMIT = 2.0        # generous: fixed-depth moves take milliseconds, the mac
 def game_call(scheduled):
     """``ref_sim.match``'s arguments for game ``scheduled`` (its name order and options)."""
     order = NAMES if scheduled.index % 2 else NAMES[::-1]
-    options = {"first": NAMES[scheduled.first], "opening": list(scheduled.opening),
+    options = {"seed": scheduled.seed, "first": NAMES[scheduled.first], "opening": list(scheduled.opening),
                "agent_seeds": dict(zip(NAMES, scheduled.agent_seeds))}
-    return (scheduled.index, dict(zip(NAMES, SPECS)), order, TIME_LIMIT, scheduled.seed), options
+    return (scheduled.index, dict(zip(NAMES, SPECS)), order, file_games.FileGameSettings(TIME_LIMIT)), options
 
 
 def outcome(record):
@@ -264,7 +264,7 @@ def start_cluster(tmp_path, monkeypatch, workers=2):
     # The workers' temporary game directories live under tmp_path (a killed worker's too).
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     return distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                    dashboard_address=None, silence_logs=40)
+                                    dashboard_address=None, silence_logs=40, local_directory=str(tmp_path))
 
 
 def end_strays(marker: str) -> None:

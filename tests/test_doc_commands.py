@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -62,19 +63,25 @@ ALL = [block for path in doc_files() for block in doc_blocks(path)]
 RUNNABLE = [block for block in ALL if runnable(block)]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def scratch(tmp_path_factory):
     """One folder per page, with what a reader of the README has beside them: the example bot
     (`my_bot.py`, the README's python block), the project's scripts and test bots, and `python`
-    meaning this interpreter. The console scripts are this interpreter's."""
+    meaning this interpreter. The console scripts are this interpreter's. Each page's commands get
+    a temporary folder of their own (TMPDIR): what they keep there on purpose (the logs of games
+    that went wrong) stays with the page."""
     if not shutil.which("uttt-match", path=str(Path(sys.executable).parent)):
         pytest.skip("the console scripts are not installed beside this Python (pip install -e .)")
-    folders: dict[Path, Path] = {}
+    folders: dict[Path, tuple[Path, dict]] = {}
     bin_dir = tmp_path_factory.mktemp("bin")
     for name in ("python", "python3"):
         (bin_dir / name).symlink_to(sys.executable)
+    environment = dict(os.environ, PYTHONPATH=str(ROOT), MPLBACKEND="Agg",
+                       PATH=os.pathsep.join([str(bin_dir), str(Path(sys.executable).parent),
+                                             os.environ.get("PATH", "")]))
+    environment.pop("UTTT_CLUSTER", None)
 
-    def folder(page: Path) -> Path:
+    def folder(page: Path) -> tuple[Path, dict]:
         if page not in folders:
             work = tmp_path_factory.mktemp(page.stem)
             readme = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -82,25 +89,54 @@ def scratch(tmp_path_factory):
                                             encoding="utf-8")
             for shared in ("scripts", "tests"):
                 (work / shared).symlink_to(ROOT / shared)
-            folders[page] = work
+            temp = tmp_path_factory.mktemp(f"{page.stem}-tmp")
+            folders[page] = (work, dict(environment, TMPDIR=str(temp)))
         return folders[page]
 
-    environment = dict(os.environ, PYTHONPATH=str(ROOT), MPLBACKEND="Agg",
-                       PATH=os.pathsep.join([str(bin_dir), str(Path(sys.executable).parent),
-                                             os.environ.get("PATH", "")]))
-    environment.pop("UTTT_CLUSTER", None)
-    return folder, environment
+    return folder
 
 
-@pytest.mark.parametrize("block", RUNNABLE, ids=lambda b: b.where)
-def test_documented_commands_run(block, scratch):
-    folder, environment = scratch
-    script = "\n".join(shortened(line) for line in block.body.splitlines()) + "\nwait\n"
-    done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=folder(block.page),
-                          env=environment, stdin=subprocess.DEVNULL, capture_output=True,
-                          text=True, errors="replace", timeout=SECONDS_PER_BLOCK)
-    assert done.returncode == 0, (f"{block.where} failed (exit {done.returncode}):\n{script}\n"
-                                  f"--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}")
+def run_block(script: str, cwd: Path, env: dict) -> tuple[int | None, str, str]:
+    """Run ``script`` with bash in a process group of its own; whatever it started (agents put in
+    the background with ``&``) is killed with the group when it ends or times out. Returns
+    ``(exit code, stdout, stderr)``, the code None after :data:`SECONDS_PER_BLOCK`."""
+    process = subprocess.Popen(["bash", "-e", "-o", "pipefail", "-c", script], cwd=cwd, env=env,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, errors="replace", start_new_session=True)
+    try:
+        out, err = process.communicate(timeout=SECONDS_PER_BLOCK)
+        code = process.returncode
+    except subprocess.TimeoutExpired:
+        code = None
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except OSError:
+            pass                    # the group has ended already
+    if code is None:
+        out, err = process.communicate()
+    return code, out, err
+
+
+#: Each page's runnable blocks, in order: a later block may use what an earlier one made.
+PAGES = {}
+for _block in RUNNABLE:
+    PAGES.setdefault(_block.page, []).append(_block)
+
+
+@pytest.mark.docs
+@pytest.mark.timeout(SECONDS_PER_BLOCK * max(map(len, PAGES.values())) + 60)
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.relative_to(ROOT).as_posix())
+def test_documented_commands_run(page, scratch):
+    """A page's blocks, each a bash script in the page's folder, in the page's order; a failure
+    names its block (page:line)."""
+    folder, environment = scratch(page)
+    for block in PAGES[page]:
+        script = "\n".join(shortened(line) for line in block.body.splitlines()) + "\nwait\n"
+        code, out, err = run_block(script, folder, environment)
+        said = f"{script}\n--- stdout\n{out[-3000:]}\n--- stderr\n{err[-3000:]}"
+        assert code is not None, f"{block.where} did not end within {SECONDS_PER_BLOCK} s:\n{said}"
+        assert code == 0, f"{block.where} failed (exit {code}):\n{said}"
 
 
 @pytest.mark.parametrize("block", [b for b in ALL if b.not_run is not None], ids=lambda b: b.where)

@@ -614,7 +614,8 @@ def test_the_analysis_on_a_cluster_is_the_local_one(series, tmp_path, monkeypatc
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     out = tmp_path / "cluster.html"
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
-                                  dashboard_address=None, silence_logs=40) as workers:
+                                  dashboard_address=None, silence_logs=40,
+                                  local_directory=str(tmp_path)) as workers:
         assert replay.main([str(folder), "--analyse", "--depth", "1", "--games", "1", "--fresh",
                             "--cluster", workers.scheduler_address, "-o", str(out)]) == 0
     assert "on the cluster" in capsys.readouterr().err

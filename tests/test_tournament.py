@@ -19,7 +19,7 @@ import pytest
 
 from ref_sim import stdio, tournament
 from ref_sim.series import openings
-from ref_sim.referees.file_protocol import TIME_OUT
+from ref_sim.referees.file_referee import TIME_OUT
 from ref_sim.series import file_games
 # The runner processes of tests/test_stops.py; no_leftovers is its autouse clean-up, here too.
 from test_stops import (PATIENCE, SHELL_RANDOM, SIGNAL_IDS, SIGNALS, Run, assert_stopped,  # noqa: F401
@@ -380,7 +380,8 @@ def test_a_stdio_round_robin_on_a_cluster_is_the_local_one(tmp_path, capsys, mon
     assert tournament.main(args + ["--out", str(tmp_path / "local")]) == 0
     local_text = capsys.readouterr().out
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=40) as lc:
+                                  dashboard_address=None, silence_logs=40,
+                                  local_directory=str(tmp_path)) as lc:
         assert tournament.main(args + ["--out", str(tmp_path / "far"), "--cluster",
                                        lc.scheduler_address]) == 0
     far_text = capsys.readouterr().out
