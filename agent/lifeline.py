@@ -86,11 +86,11 @@ class ReadyFile:
         self.path = os.fspath(path)
 
     def announce(self) -> None:
-        """Write our process id (whole or not at all: temp file, then rename). OSError if it cannot."""
-        temp = f"{self.path}.{os.getpid()}.tmp"
-        with open(temp, "w", encoding="ascii") as handle:
+        """Write our process id and a newline in one write, in place (a sandbox may let us write
+        this file and not its folder); a reader takes it only once the newline is there. OSError
+        if it cannot."""
+        with open(self.path, "w", encoding="ascii") as handle:
             handle.write(f"{os.getpid()}\n")
-        os.replace(temp, self.path)
 
     def withdraw(self) -> None:
         """Remove the file if it is still ours (a later player may have written its own)."""
@@ -102,13 +102,14 @@ class ReadyFile:
 
 
 def ready_pid(path) -> int | None:
-    """The live process a ready file names, or None (missing, unreadable, or its process gone)."""
+    """The live process a ready file names, or None (missing, unreadable, half-written, or its
+    process gone)."""
     try:
         with open(path, "rb") as handle:
-            text = handle.read(32).decode("ascii", "replace").strip()
+            text = handle.read(32).decode("ascii", "replace")
     except OSError:
         return None
-    if not text.isdigit() or int(text) <= 0:
+    if not text.endswith("\n") or not text.strip().isdigit() or int(text) <= 0:
         return None
     pid = int(text)
     return pid if pid == os.getpid() or process_alive(pid) else None

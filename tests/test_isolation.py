@@ -17,7 +17,6 @@ import pytest
 
 from ref_sim.series import isolation
 from ref_sim import match, stdio, stops
-from ref_sim.series import file_games
 
 BWRAP, NO_BWRAP = isolation.bwrap()
 needs_bwrap = pytest.mark.skipif(BWRAP is None, reason=f"no sandbox here: {NO_BWRAP}")
@@ -26,10 +25,9 @@ needs_linux = pytest.mark.skipif(not isolation.CAN_SAMPLE or not hasattr(os, "sc
 NO_SANDBOX = isolation.Isolation(sandbox=False)
 
 
-@pytest.fixture(autouse=True)
-def quick_waits(monkeypatch):
-    monkeypatch.setattr(file_games, "STARTUP_WAIT", 0.5)
-    monkeypatch.setattr(file_games, "EXIT_WAIT", 1.3)
+#: A silent agent holds the referee's start for the start-up wait; a hung one is killed the exit
+#: wait after end_game. Shorter than in real series, same behaviour.
+QUICK = ["--startup-wait", "0.5", "--exit-wait", "1.3"]
 
 
 def script(tmp_path, name, text):
@@ -155,7 +153,7 @@ def test_hog_loses_an_isolated_series_that_completes(tmp_path, capsys):
         block = bytearray(600 << 20)        # over the cap: MemoryError, a crash
         """)
     out = tmp_path / "out"
-    code = match.main(["random", f"{sys.executable} {hog} {{name}} {{dir}}", "--games", "2",
+    code = match.main([*QUICK, "random", f"{sys.executable} {hog} {{name}} {{dir}}", "--games", "2",
                        "--time-limit", "0.5", "--seed", "4", "--out", str(out), "--isolate",
                        "--isolate-memory", "200"])
     assert code == 0
@@ -170,7 +168,7 @@ def test_hog_loses_an_isolated_series_that_completes(tmp_path, capsys):
 
 def test_bad_isolation_option_is_one_line(capsys):
     with pytest.raises(SystemExit) as stop:
-        match.main(["random", "random", "--isolate", "--isolate-memory", "-5"])
+        match.main([*QUICK, "random", "random", "--isolate", "--isolate-memory", "-5"])
     assert stop.value.code == 2
     assert "--isolate-memory: must be an integer from 0" in capsys.readouterr().err
 
@@ -243,7 +241,7 @@ def test_missing_program_cannot_be_launched_as_without_isolation(tmp_path):
 
 def test_isolated_series_of_our_agent_records_usage(tmp_path, capsys):
     out = tmp_path / "out"
-    assert match.main(["agent:depth=2", "random", "--games", "2", "--time-limit", "0.5",
+    assert match.main([*QUICK, "agent:depth=2", "random", "--games", "2", "--time-limit", "0.5",
                        "--seed", "5", "--out", str(out), "--isolate"]) == 0
     printed = capsys.readouterr().out
     assert printed.count("-- usage: ") == 2 and "isolation: cores:" in printed
@@ -255,7 +253,7 @@ def test_isolated_series_of_our_agent_records_usage(tmp_path, capsys):
 
 def test_isolated_stdio_series_completes(tmp_path, capsys):
     out = tmp_path / "out"
-    assert stdio.main(["agent:depth=2", "random", "--games", "2", "--seed", "5",
+    assert stdio.main([*QUICK, "agent:depth=2", "random", "--games", "2", "--seed", "5",
                        "--out", str(out), "--isolate"]) == 0
     games = read_lines(out)
     assert len(games) == 2 and all(set(g["usage"]) == {"Agent1", "Random2"} for g in games)
@@ -266,7 +264,7 @@ def test_isolated_tournament_records_usage(tmp_path, capsys):
     from ref_sim import tournament
 
     out = tmp_path / "out"
-    assert tournament.main(["random", "random", "--time-limit", "0.5", "--seed", "6",
+    assert tournament.main([*QUICK, "random", "random", "--time-limit", "0.5", "--seed", "6",
                             "--out", str(out), "--isolate", "-q"]) == 0
     games = read_lines(out)
     assert len(games) == 2 and all(set(g["usage"]) == {"Random1", "Random2"} for g in games)

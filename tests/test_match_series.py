@@ -9,7 +9,6 @@ import re
 import sys
 from pathlib import Path
 
-import pytest
 
 from ref_sim import match
 from ref_sim.series import file_games
@@ -22,12 +21,9 @@ CRASH = (f"{sys.executable} -c 'import os, sys, time\n"
 HANG = f"{sys.executable} -c 'import time; time.sleep(60)'"
 
 
-@pytest.fixture(autouse=True)
-def quick_waits(monkeypatch):
-    # A silent agent (HANG) holds the referee's start for STARTUP_WAIT; a hung one is
-    # killed EXIT_WAIT after end_game.  Shorter than in real series, same behaviour.
-    monkeypatch.setattr(file_games, "STARTUP_WAIT", 0.5)
-    monkeypatch.setattr(file_games, "EXIT_WAIT", 1.3)
+#: A silent agent holds the referee's start for the start-up wait; a hung one is killed the exit
+#: wait after end_game. Shorter than in real series, same behaviour.
+QUICK = ["--startup-wait", "0.5", "--exit-wait", "1.3"]
 
 
 def read_lines(out):
@@ -62,7 +58,7 @@ def test_paired_series_then_resume(tmp_path, capsys):
     # Resume after losing game 2 (as if interrupted): only game 2 is played again, and it
     # is the same game: same opening, same first player, same seeds.
     (tmp_path / "games.jsonl").write_text(json.dumps(first) + "\n")
-    assert match.main(["random", "random", "--games", "2", "--time-limit", "0.5",
+    assert match.main([*QUICK, "random", "random", "--games", "2", "--time-limit", "0.5",
                        "--out", str(tmp_path), "--resume"]) == 0
     out = capsys.readouterr().out
     assert "1 of 2 games already played, 1 to go" in out
@@ -78,7 +74,7 @@ def test_paired_series_then_resume(tmp_path, capsys):
 
 
 def test_crash_and_time_out_are_counted_and_the_series_completes(tmp_path, capsys):
-    assert match.main([CRASH, HANG, "--games", "2", "--time-limit", "0.3", "--seed", "1",
+    assert match.main([*QUICK, CRASH, HANG, "--games", "2", "--time-limit", "0.3", "--seed", "1",
                        "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     # Each loses the game it should have opened: nobody ever moves.
@@ -96,7 +92,7 @@ def test_crash_and_time_out_are_counted_and_the_series_completes(tmp_path, capsy
 
 
 def test_random_beats_a_crashing_agent_every_game(tmp_path, capsys):
-    assert match.main(["random", CRASH, "--games", "2", "--time-limit", "0.3", "--seed", "1",
+    assert match.main([*QUICK, "random", CRASH, "--games", "2", "--time-limit", "0.3", "--seed", "1",
                        "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert out.count("Random1 wins: Time out!") == 2
@@ -110,7 +106,7 @@ def test_one_game_shown_with_our_agents_search_figures(tmp_path, capsys, monkeyp
     """The README's job (one game, the board as it goes), with our agent at a fixed depth:
     its moves carry the depth and score read from its log."""
     monkeypatch.setattr(file_games, "STARTUP_WAIT", 10.0)   # our agent says when it is ready
-    assert match.main(["agent:depth=1", "random", "--games", "1", "--time-limit", "0.5",
+    assert match.main([*QUICK, "agent:depth=1", "random", "--games", "1", "--time-limit", "0.5",
                        "--seed", "2", "--out", str(tmp_path), "--show"]) == 0
     out = capsys.readouterr().out
     assert "--games 1: one game" in out
@@ -138,7 +134,7 @@ def test_end_game_stays_for_an_agent_still_searching(tmp_path, capsys):
     # An agent that reads end_game 1.3 s after it appeared (as one still searching at a 1 s
     # limit would): the files stay until it has exited, so it reads the result.  The old
     # fixed second after the end cleaned them first.
-    assert match.main([WAIT_THEN_READ, "random", "--games", "1", "--time-limit", "1",
+    assert match.main([*QUICK, WAIT_THEN_READ, "random", "--games", "1", "--time-limit", "1",
                        "--seed", "5", "--out", str(tmp_path), "-q"]) == 0
     (game,) = read_lines(tmp_path)
     log = (tmp_path / "logs" / "game-0001-Python1.log").read_text()
@@ -150,7 +146,7 @@ def test_an_agent_that_cannot_start_stops_the_series(tmp_path, capsys):
     # Exits at once with an error (a wrong path): the series stops with one error line
     # instead of scoring forfeits, and no game is recorded.
     missing = f"{sys.executable} {tmp_path / 'no_such_bot.py'} {{name}}"
-    assert match.main(["random", missing, "--games", "4", "--time-limit", "1",
+    assert match.main([*QUICK, "random", missing, "--games", "4", "--time-limit", "1",
                        "--seed", "4", "--out", str(tmp_path / "out")]) == 1
     captured = capsys.readouterr()
     err = captured.err.strip().splitlines()
@@ -167,7 +163,7 @@ def read_lines_or_none(out):
 
 
 def test_a_command_that_cannot_be_launched_stops_the_series(tmp_path, capsys):
-    assert match.main(["random", "/nonexistent/bot {name}", "--games", "2", "--time-limit",
+    assert match.main([*QUICK, "random", "/nonexistent/bot {name}", "--games", "2", "--time-limit",
                        "0.3", "--seed", "4", "--out", str(tmp_path), "-q"]) == 1
     err = capsys.readouterr().err
     assert "Bot2 could not start (the command could not be launched: could not start:" in err
@@ -178,7 +174,7 @@ def test_no_out_leaves_nothing_behind(tmp_path, capsys, monkeypatch):
     # Without --out the series used to leave a uttt-match-* folder in /tmp at every run.
     import tempfile
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    assert match.main(["random", "random", "--games", "1", "--time-limit", "0.2",
+    assert match.main([*QUICK, "random", "random", "--games", "1", "--time-limit", "0.2",
                        "--seed", "1"]) == 0
     out = capsys.readouterr().out
     assert "deleted at the end (--out DIR keeps them)" in out and "Games: " not in out
@@ -217,7 +213,7 @@ def test_an_aborted_game_is_reported_once_with_show(tmp_path, capsys, monkeypatc
         on_event(Event("abort", None, record))
         return record
     monkeypatch.setattr(file_games, "run_game", crashed_referee)
-    assert match.main(["random", "random", "--games", "1", "--time-limit", "1", "--seed", "1",
+    assert match.main([*QUICK, "random", "random", "--games", "1", "--time-limit", "1", "--seed", "1",
                        "--out", str(tmp_path), "--show"]) == 0
     out = capsys.readouterr().out
     assert out.count(CRASHED) == 1, out           # the "Game 1/1:" line only
@@ -227,7 +223,7 @@ def test_an_aborted_game_is_reported_once_with_show(tmp_path, capsys, monkeypatc
 def test_a_flood_file_is_deleted_after_the_game(tmp_path, capsys):
     # The flood's log survives the referee's clean-up; the runner deletes it once the
     # agents have exited, and the empty game directory with it.
-    assert match.main(["flood:rate=2000", CRASH, "--games", "1", "--time-limit", "0.3",
+    assert match.main([*QUICK, "flood:rate=2000", CRASH, "--games", "1", "--time-limit", "0.3",
                        "--seed", "1", "--out", str(tmp_path), "-q"]) == 0
     game = read_lines(tmp_path)[0]
     assert game["result"] == "win" and game["winner"] == "Flood1"
@@ -241,7 +237,7 @@ def test_without_out_the_logs_of_games_that_went_wrong_are_kept(tmp_path, capsys
     # moved out first, and the message names where they are, never a deleted file.
     import tempfile
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    assert match.main(["random", CRASH, "--games", "1", "--time-limit", "0.3", "--seed", "1"]) == 0
+    assert match.main([*QUICK, "random", CRASH, "--games", "1", "--time-limit", "0.3", "--seed", "1"]) == 0
     out = capsys.readouterr().out
     kept = Path(re.search(r"Logs of the games that went wrong: (\S+) \(kept;", out).group(1))
     assert kept.parent == tmp_path and kept.name.startswith("uttt-logs-")
@@ -249,6 +245,6 @@ def test_without_out_the_logs_of_games_that_went_wrong_are_kept(tmp_path, capsys
         "game-0001-Python2.log", "game-0001-Random1.log", "game-0001.json"]
     assert list(tmp_path.iterdir()) == [kept]
     missing = f"{sys.executable} {tmp_path / 'no_such_bot.py'} {{name}}"
-    assert match.main(["random", missing, "--games", "2", "--time-limit", "1", "--seed", "4"]) == 1
+    assert match.main([*QUICK, "random", missing, "--games", "2", "--time-limit", "1", "--seed", "4"]) == 1
     log = Path(re.search(r"its output: (\S+);", capsys.readouterr().err).group(1))
     assert log.exists() and "no_such_bot.py" in log.read_text()

@@ -20,7 +20,7 @@ from ref_sim.series.specs import PROJECT_ROOT, agent_spec
 from ref_sim.referees.file_referee import (INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, WIN_REASON, GameRecord,
                                            MoveRecord, RefereeSettings)
 from ref_sim.referees.file_protocol import run_game
-from ref_sim.series import file_games, specs
+from ref_sim.series import specs
 
 BOTS = Path(__file__).resolve().parent / "bots"
 STUDENT = f"{sys.executable} {BOTS / 'student_bot.py'} {{name}}"
@@ -29,10 +29,9 @@ HARD_CODED = "is its name hard-coded?"
 LIMIT = "2"         # instant bots: a game takes as long whatever the limit; 2 s spares a slow CI
 
 
-@pytest.fixture(autouse=True)
-def quick_waits(monkeypatch):
-    monkeypatch.setattr(file_games, "STARTUP_WAIT", 0.5)
-    monkeypatch.setattr(file_games, "EXIT_WAIT", 1.3)
+#: A silent agent holds the referee's start for the start-up wait; a hung one is killed the exit
+#: wait after end_game. Shorter than in real series, same behaviour.
+QUICK = ["--startup-wait", "0.5", "--exit-wait", "1.3"]
 
 
 def read_games(out: Path) -> list[dict]:
@@ -224,7 +223,7 @@ def test_the_mimic_reads_a_partial_opening_again(tmp_path):
 @pytest.mark.parametrize("habit", ["--spin", "--no-newline", "--eager-opening", "--linger 0.5"])
 def test_each_habit_of_real_bots_plays_a_series_against_random(tmp_path, habit):
     out = tmp_path / "out"
-    assert match.main([f"{STUDENT} {habit}", "random", "--games", "2", "--time-limit", LIMIT,
+    assert match.main([*QUICK, f"{STUDENT} {habit}", "random", "--games", "2", "--time-limit", LIMIT,
                        "--seed", "5", "--out", str(out), "-q"]) == 0
     assert_legal(read_games(out), 2)
 
@@ -233,7 +232,7 @@ def test_the_hard_coded_bot_plays_with_its_name_given_relative_to_where_the_runn
         tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(BOTS.parent)          # the command's path is relative to here
     out = tmp_path / "out"
-    assert match.main([f"name=Otter:{sys.executable} bots/otter.py", "random", "--games", "2",
+    assert match.main([*QUICK, f"name=Otter:{sys.executable} bots/otter.py", "random", "--games", "2",
                        "--time-limit", LIMIT, "--seed", "7", "--out", str(out)]) == 0
     games = read_games(out)
     assert_legal(games, 2)
@@ -244,7 +243,7 @@ def test_the_hard_coded_bot_plays_with_its_name_given_relative_to_where_the_runn
 
 def test_a_spinning_bot_without_newlines_plays_our_agent(tmp_path):
     out = tmp_path / "out"
-    assert match.main([f"{STUDENT} --spin --no-newline --eager-opening", "agent:depth=2",
+    assert match.main([*QUICK, f"{STUDENT} --spin --no-newline --eager-opening", "agent:depth=2",
                        "--games", "2", "--time-limit", LIMIT, "--seed", "2", "--out", str(out),
                        "-q"]) == 0
     assert_legal(read_games(out), 2)
@@ -252,7 +251,7 @@ def test_a_spinning_bot_without_newlines_plays_our_agent(tmp_path):
 
 def test_without_its_name_the_hard_coded_bot_gets_the_hint(tmp_path, capsys):
     out = tmp_path / "out"
-    assert match.main([OTTER, "random", "--games", "1", "--time-limit", "0.5", "--seed", "1",
+    assert match.main([*QUICK, OTTER, "random", "--games", "1", "--time-limit", "0.5", "--seed", "1",
                        "--out", str(out)]) == 0
     (game,) = read_games(out)
     assert game["reason"] == TIME_OUT and game["loser"] == "Otter1"
@@ -265,7 +264,7 @@ def test_without_its_name_the_hard_coded_bot_gets_the_hint(tmp_path, capsys):
 
 def test_a_bot_writing_another_name_gets_the_hint(tmp_path, capsys):
     out = tmp_path / "out"
-    assert match.main([f"{STUDENT} --write-as Otter", "random", "--games", "1", "--time-limit",
+    assert match.main([*QUICK, f"{STUDENT} --write-as Otter", "random", "--games", "1", "--time-limit",
                        "0.5", "--seed", "1", "--out", str(out)]) == 0
     (game,) = read_games(out)
     assert game["reason"] == OUT_OF_ORDER
@@ -276,7 +275,7 @@ def test_a_bot_writing_another_name_gets_the_hint(tmp_path, capsys):
 
 def test_a_tournament_with_the_mimics_completes(tmp_path, capsys):
     out = tmp_path / "out"
-    assert tournament.main([f"name=Otter:{OTTER}", f"{STUDENT} --spin --no-newline",
+    assert tournament.main([*QUICK, f"name=Otter:{OTTER}", f"{STUDENT} --spin --no-newline",
                             "--time-limit", LIMIT, "--seed", "3", "--out", str(out), "-q"]) == 0
     games = read_games(out)
     assert_legal(games, 2)
@@ -295,7 +294,7 @@ def test_a_module_of_the_runners_folder_stays_importable(tmp_path, monkeypatch):
 def test_a_relative_out_still_reaches_the_built_ins(tmp_path, monkeypatch):
     # The built-ins get --dir {dir}; run in the game directory, {dir} must be absolute.
     monkeypatch.chdir(tmp_path)
-    assert match.main(["random", f"{STUDENT}", "--games", "1", "--time-limit", LIMIT,
+    assert match.main([*QUICK, "random", f"{STUDENT}", "--games", "1", "--time-limit", LIMIT,
                        "--seed", "4", "--out", "out", "-q"]) == 0
     assert_legal(read_games(tmp_path / "out"), 1)
     assert "--dir " + str(tmp_path / "out" / "game-0001") in (

@@ -20,7 +20,6 @@ import pytest
 from ref_sim import stdio, tournament
 from ref_sim.series import openings
 from ref_sim.referees.file_referee import TIME_OUT
-from ref_sim.series import file_games
 # The runner processes of tests/test_stops.py; no_leftovers is its autouse clean-up, here too.
 from test_stops import (PATIENCE, SHELL_RANDOM, SIGNAL_IDS, SIGNALS, Run, assert_stopped,  # noqa: F401
                         no_leftovers, started_by, wait_until)
@@ -232,13 +231,7 @@ def test_resuming_what_is_not_there_is_one_line_and_makes_nothing(tmp_path, caps
 
 # -- real events --------------------------------------------------------------------------
 
-@pytest.fixture
-def quick_waits(monkeypatch):
-    monkeypatch.setattr(file_games, "STARTUP_WAIT", 10.0)       # our agent says when it is ready
-    monkeypatch.setattr(file_games, "EXIT_WAIT", 1.3)
-
-
-def test_a_round_robin_of_three_bots_through_the_files(tmp_path, capsys, quick_waits):
+def test_a_round_robin_of_three_bots_through_the_files(tmp_path, capsys):
     # Fixed depths and a seeded random player: the moves are instant, the limit is no factor.
     bots = ["agent:depth=1", "random", "seed:depth=1"]
     assert tournament.main(bots + ["--seed", "1", "--time-limit", "1", "--out",

@@ -18,6 +18,7 @@ from pathlib import Path
 from ref_sim.referees.codingame import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS,
                                        EXIT_WAIT, Program, referee_game)
 from ref_sim.series import cluster, isolation, telemetry
+from ref_sim.series import launch
 from ref_sim.series.launch import child_env, refuse_early_exit, wait_until_started
 from ref_sim.series.loop import SeriesGames
 from ref_sim.series.specs import StdioSpec
@@ -43,16 +44,21 @@ class StdioGameSettings:
 
 
 def start_program(name: str, command: list[str], log: Path, isolate: isolation.Isolation | None = None,
-                  search_log: Path | None = None) -> Program:
+                  search_log: Path | None = None, ready: Path | None = None) -> Program:
     """Start one program for the referee: stdin and stdout piped to it, stderr into ``log``
-    (after its command line), the project's environment (:func:`ref_sim.series.launch.child_env`)
-    and ``search_log``, the file it may write its moves' figures to (``UTTT_SEARCH_LOG``);
-    contained by ``isolate``.  A program that cannot be launched is a Program without a process."""
+    (after its command line), the project's environment (:func:`ref_sim.series.launch.child_env`),
+    ``search_log``, the file it may write its moves' figures to (``UTTT_SEARCH_LOG``), and
+    ``ready``, the one it writes once it is up (``UTTT_READY_FILE``); contained by ``isolate``.
+    A program that cannot be launched is a Program without a process."""
+    search_log = None if search_log is None else search_log.absolute()
     env = {**child_env(), **(telemetry.search_log_env(search_log) if search_log else {})}
     writable = []
     if search_log is not None and isolate is not None:
         search_log.touch()      # a sandbox lets it write this one file of logs/, not the folder
         writable.append(search_log)
+    if ready is not None:
+        env = launch.ready_env(ready.absolute(), env)
+        writable.append(ready.absolute())
     with open(log, "w", encoding="utf-8") as handle:
         handle.write(f"$ {shlex.join(command)}\n")
         handle.flush()
@@ -67,9 +73,11 @@ def start_program(name: str, command: list[str], log: Path, isolate: isolation.I
 
 def play_game(commands: dict[str, list[str]], first: str, logs: Path,
               settings: StdioGameSettings = StdioGameSettings(), number: int = 1, *, show=None,
-              must_start: bool = False, stop: threading.Event | None = None) -> dict:
+              must_start: bool = False, stop: threading.Event | None = None, patient=()) -> dict:
     """Play one game between two commands (``{name: argv}``); ``first`` moves first, as
-    ``settings`` say (:class:`StdioGameSettings`); ``show``: given each position's text.
+    ``settings`` say (:class:`StdioGameSettings`); ``show``: given each position's text;
+    ``patient``: the names of built-ins, waited for until they say they are up
+    (:func:`ref_sim.series.launch.wait_until_started`).
 
     Returns the game's record (:func:`ref_sim.referees.codingame.referee_game`'s, with
     ``usage``: what each program used).  ``must_start``: raise
@@ -80,13 +88,15 @@ def play_game(commands: dict[str, list[str]], first: str, logs: Path,
     names = [first] + [name for name in commands if name != first]
     logs.mkdir(parents=True, exist_ok=True)
     programs: dict[str, Program] = {}
+    ready = {name: launch.ready_path(logs, number, name) for name in names}
     try:
         for name in names:
             programs[name] = start_program(name, commands[name], logs / f"game-{number:04d}-{name}.log",
-                                           settings.isolate, telemetry.search_log_path(logs, number, name))
+                                           settings.isolate, telemetry.search_log_path(logs, number, name),
+                                           ready[name])
         processes = {name: program.process for name, program in programs.items()}
         logs_of = {name: program.log for name, program in programs.items()}
-        wait_until_started(processes, logs_of, settings.startup_wait, stop)
+        wait_until_started(processes, logs_of, settings.startup_wait, stop, ready=ready, patient=patient)
         if must_start:
             refuse_early_exit(processes, logs_of)
         record = referee_game(programs, names, settings.turn_ms, settings.first_turn_ms,
@@ -96,6 +106,8 @@ def play_game(commands: dict[str, list[str]], first: str, logs: Path,
             program.kill()
             for path in filter(None, (program.log, program.search_log)):   # bounded, whatever it wrote
                 telemetry.trim_log(path)
+        for path in ready.values():
+            path.unlink(missing_ok=True)
     usage = isolation.usage_of({name: program.process for name, program in programs.items()})
     return {**record, "usage": usage} if usage else record
 
@@ -115,7 +127,8 @@ def play_game_on_worker(number: int, specs: dict, agent_seeds: dict, first: str,
     commands = commands_of(specs, agent_seeds, settings.turn_ms, settings.first_turn_ms)
     with tempfile.TemporaryDirectory(prefix="uttt-game-") as temp:
         logs = Path(temp) / "logs"
-        record = play_game(commands, first, logs, settings, number, **options)
+        record = play_game(commands, first, logs, settings, number,
+                           patient={name for name, spec in specs.items() if spec.builtin}, **options)
         return record, commands, cluster.read_files(logs)
 
 
@@ -176,7 +189,8 @@ class StdioGames(SeriesGames):
     def _play_here(self, number: int, specs: dict, seeds: dict, first: str, must_start: bool):
         commands = commands_of(specs, seeds, self.settings.turn_ms, self.settings.first_turn_ms)
         record = play_game(commands, first, self.logs, self.settings, number, show=self.show,
-                           must_start=must_start, stop=self.stop)
+                           must_start=must_start, stop=self.stop,
+                           patient={name for name, spec in specs.items() if spec.builtin})
         return record, commands
 
     def game_line(self, record, commands, *, k: int, number: int) -> dict:

@@ -17,6 +17,7 @@ from ref_sim import stops
 from ref_sim.referees.file_protocol import Printer, run_game
 from ref_sim.referees.file_referee import START_DELAY, TICK, GameRecord, RefereeSettings
 from ref_sim.series import cluster, isolation, openings, realbots, telemetry
+from ref_sim.series import launch
 from ref_sim.series.launch import AgentCannotStart, child_env, refuse_early_exit, wait_until_started
 from ref_sim.series.loop import SeriesGames
 from ref_sim.series.specs import AgentSpec
@@ -72,18 +73,25 @@ class FileGameSettings:
 
 def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, log: Path,
                 seed: int = 0, encoding: str | None = None, env: dict | None = None,
-                isolate: isolation.Isolation | None = None, search_log: Path | None = None):
+                isolate: isolation.Isolation | None = None, search_log: Path | None = None,
+                ready: Path | None = None):
     """Launch one agent, its output into ``log``; ``env``: variables added to its
     environment (a locale to run it under); ``isolate``: contained (ref_sim.series.isolation), it
-    may write ``directory`` only, and ``search_log``, the file its moves' figures go to
-    (``UTTT_SEARCH_LOG``, ref_sim.series.telemetry); None if it could not be launched."""
+    may write ``directory`` only, ``search_log``, the file its moves' figures go to
+    (``UTTT_SEARCH_LOG``, ref_sim.series.telemetry), and ``ready``, the file it writes once it is
+    up (``UTTT_READY_FILE``); None if it could not be launched. It runs in ``directory``: every
+    path it is given is absolute."""
     env = {**child_env(), **(env or {})}
     writable = [Path(directory).absolute()]
     if search_log is not None:
+        search_log = search_log.absolute()
         env = telemetry.search_log_env(search_log, env)
         if isolate is not None:     # a sandbox lets it write this one file of logs/, not the folder
             search_log.touch()
             writable.append(search_log)
+    if ready is not None:
+        env = launch.ready_env(ready.absolute(), env)
+        writable.append(ready.absolute())
     directory = Path(directory).absolute()      # its working directory, as the real referee's
     handle = open(log, "w", encoding="utf-8")
     try:
@@ -119,13 +127,15 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
     agent_seeds = agent_seeds or {}
     directory.mkdir(parents=True, exist_ok=True)
     processes, log_paths = {}, {}
+    ready = {name: launch.ready_path(logs, number, name) for name in names}
     for name in names:
         log_paths[name] = logs / f"game-{number:04d}-{name}.log"
         processes[name] = start_agent(specs[name], name, directory, settings.time_limit,
                                       log_paths[name], agent_seeds.get(name, 0), settings.encoding,
                                       settings.env, settings.isolate,
-                                      telemetry.search_log_path(logs, number, name))
-    wait_until_started(processes, log_paths, settings.startup_wait)
+                                      telemetry.search_log_path(logs, number, name), ready[name])
+    late = wait_until_started(processes, log_paths, settings.startup_wait, ready=ready,
+                              patient={name for name in names if specs[name].builtin})
     if must_start:
         try:
             refuse_early_exit(processes, log_paths)
@@ -190,6 +200,8 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
     for name in names:                          # every agent has exited: nothing rewrites them
         for scratch in specs[name].scratch:
             (directory / scratch.format(name=name)).unlink(missing_ok=True)
+        ready[name].unlink(missing_ok=True)
+    record.late_start = late                    # for the hints: who was not up when it began
     record.save(logs / f"game-{number:04d}.json")
     try:
         directory.rmdir()                   # the referee cleaned it: no empty folder left
@@ -241,7 +253,8 @@ def game_line(record: GameRecord, notes: dict, scheduled: openings.Scheduled, se
         "result": record.result, "winner": record.winner, "loser": record.loser,
         "reason": record.reason, "end_text": record.end_text, "bad_line": record.bad_line,
         "score": points, "notes": dict(notes),
-        "hints": realbots.stall_notes(record, notes, dict(zip(names, specs))),
+        "hints": realbots.stall_notes(record, notes, dict(zip(names, specs)),
+                                      getattr(record, "late_start", None)),
         "started": record.started, "duration": round(record.duration, 3),
         **({"usage": record.usage} if getattr(record, "usage", None) else {}),
         **telemetry.skipped_key(skipped),

@@ -8,7 +8,7 @@ import os
 import time
 from pathlib import Path
 
-from agent.lifeline import RUNNER_ENV
+from agent.lifeline import READY_ENV, RUNNER_ENV
 from agent.options import real
 from ref_sim.series import realbots, telemetry
 from ref_sim.series.specs import PROJECT_ROOT
@@ -84,19 +84,56 @@ def first_to_exit(processes: dict, seconds: float) -> str | None:
 # -- the loop -------------------------------------------------------------------------
 
 
-def wait_until_started(processes: dict, logs: dict, timeout: float, stop=None) -> None:
-    """Wait until each bot (``{name: Popen or None}``, its log in ``logs``) has written past its
-    log's command line, or exited, at most ``timeout`` seconds; ``stop`` (an Event) ends the wait."""
-    deadline = time.monotonic() + timeout
-    waiting = set(processes)
-    while waiting and time.monotonic() < deadline and not (stop is not None and stop.is_set()):
+#: Our own bots (the built-ins, and bots written on agent.bot) say when they are ready: a game
+#: waits for a built-in this long, whatever the start-up wait (a loaded machine starts Python
+#: slowly, and a game begun before it is up is lost at its first move).
+READY_LIMIT = 120.0
+
+
+def ready_path(logs: Path, number: int, name: str) -> Path:
+    """The file a bot of game ``number`` writes once it is ready (:data:`agent.lifeline.READY_ENV`)."""
+    return Path(logs).absolute() / f"game-{number:04d}-{name}.ready"
+
+
+def ready_env(path: Path, env: dict) -> dict:
+    """``env`` with the bot's ready file, made empty now (a sandbox lets the bot write this one
+    file of logs/, not the folder; an empty file is a bot not yet ready)."""
+    path.write_bytes(b"")
+    return {**env, READY_ENV: str(path)}
+
+
+def said_ready(path: Path | None) -> bool:
+    """True once the bot wrote its ready file (its process id and a newline)."""
+    try:
+        return path is not None and path.read_bytes()[:32].endswith(b"\n")
+    except OSError:
+        return False
+
+
+def wait_until_started(processes: dict, logs: dict, timeout: float, stop=None, *,
+                       ready: dict | None = None, patient=()) -> dict[str, float]:
+    """Wait until each bot (``{name: Popen or None}``, its log in ``logs``) is up: it wrote its
+    ready file (``ready``: ``{name: path}``), wrote past its log's command line, or exited. A bot
+    of ``patient`` (a built-in: ours, and it says when it is up) is waited for up to
+    :data:`READY_LIMIT`, the others up to ``timeout`` seconds; ``stop`` (an Event) ends the wait.
+    Returns ``{name: seconds waited}`` of the bots still not up when the game begins."""
+    started = time.monotonic()
+    ready = ready or {}
+    limits = {name: READY_LIMIT if name in patient else timeout for name in processes}
+    waiting, late = set(processes), {}
+    while waiting and not (stop is not None and stop.is_set()):
+        waited = time.monotonic() - started
         for name in list(waiting):
             process = processes[name]
             grown = telemetry.wrote_past_first_line(logs[name])    # output after the "$ command"
-            if process is None or process.poll() is not None or grown:
+            if process is None or process.poll() is not None or grown or said_ready(ready.get(name)):
                 waiting.discard(name)
+            elif waited >= limits[name]:
+                waiting.discard(name)
+                late[name] = limits[name]
         if waiting:
             time.sleep(0.02)
+    return late
 
 
 def refuse_early_exit(processes: dict, logs: dict) -> None:

@@ -181,16 +181,18 @@ def runner_directory() -> str | None:
 
 # -- why a side never moved ------------------------------------------------------------------
 
-def stall_notes(record, notes: dict, specs: dict) -> dict[str, str]:
+def stall_notes(record, notes: dict, specs: dict, late: dict | None = None) -> dict[str, str]:
     """``{name: text}``: what the runner saw when a side never reacted to its ``.go``, from
-    the referee's ``record`` (a :class:`ref_sim.referees.file_protocol.GameRecord`), the game's ``notes``
-    (``crashed (...)``, ``did not exit (killed)``) and each name's spec (``specs``).
+    the referee's ``record`` (a :class:`ref_sim.referees.file_referee.GameRecord`), the game's ``notes``
+    (``crashed (...)``, ``did not exit (killed)``), each name's spec (``specs``) and the sides
+    not up when the game began (``late``: ``{name: seconds waited}``).
 
     A time-out whose ``move_file`` held a line from a name no side has, or an out-of-order
     move in such a name, says the name is probably hard-coded and how to give it; a side that
-    lost on time at its first ``.go`` and never wrote says so, with the hard-coded hint when
-    it was still running (it was waiting for another ``.go``).  Ordinary time-outs (a side
-    that had moved before) get nothing.
+    lost on time at its first ``.go`` and never wrote says so: it had not started yet (the
+    wait that ran out, and the option that lengthens it), or, still running, it waited for
+    another ``.go`` (the hard-coded hint; never for a built-in, whose name the runner gives).
+    Ordinary time-outs (a side that had moved before) get nothing.
     """
     names = list(record.names)
     if record.result != "win":
@@ -214,6 +216,14 @@ def stall_notes(record, notes: dict, specs: dict) -> dict[str, str]:
     if any(move.player == side for move in record.moves):
         return {}
     text = f"{side} never wrote move_file after its .go"
+    spec = specs.get(side)
+    if side in (late or {}):
+        text += (f"; it had not started (said nothing) after {late[side]:g} s, when the game began: "
+                 "a slow start on a loaded machine? --startup-wait S waits longer")
+        if getattr(spec, "builtin", False):
+            return {side: text}
+    elif getattr(spec, "builtin", False):
+        return {side: text}
     if not str(notes.get(side, "")).startswith("crashed"):
         text += (f" (it kept running: a bot that waits for its own fixed NAME.go never sees "
                  f"{side}.go; is its name hard-coded? give it with name=NAME:"

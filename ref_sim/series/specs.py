@@ -168,6 +168,7 @@ class StdioSpec:
     template: str
     spec: str
     fixed_name: str | None = None       # name=NAME: its name in the records (realbots)
+    builtin: bool = False               # ours: it says when it is up
 
     def command(self, seed: int, turn_ms: float, first_turn_ms: float) -> list[str]:
         values = {"python": sys.executable, "seed": str(seed), "turn_ms": f"{turn_ms:g}",
@@ -186,7 +187,7 @@ def stdio_spec(text: str) -> StdioSpec:
     fixed_name, command = realbots.split_fixed_name(text, STDIO_BUILTINS)
     template = builtin_command(command, STDIO_BUILTINS)
     if template is not None:
-        return StdioSpec(command.partition(":")[0].capitalize(), template, text, fixed_name)
+        return StdioSpec(command.partition(":")[0].capitalize(), template, text, fixed_name, builtin=True)
     if not shlex.split(command):
         raise ValueError("empty agent command")
     parsed = agent_spec(text, STDIO_BUILTINS)          # a typo: ValueError
