@@ -105,7 +105,7 @@ def test_random_beats_a_crashing_agent_every_game(tmp_path, capsys):
 def test_one_game_shown_with_our_agents_search_figures(tmp_path, capsys, monkeypatch):
     """The README's job (one game, the board as it goes), with our agent at a fixed depth:
     its moves carry the depth and score read from its log."""
-    monkeypatch.setattr(file_games, "STARTUP_WAIT", 10.0)   # our agent says when it is ready
+    # A built-in is waited for until it says it is up, whatever the start-up wait.
     assert match.main([*QUICK, "agent:depth=1", "random", "--games", "1", "--time-limit", "0.5",
                        "--seed", "2", "--out", str(tmp_path), "--show"]) == 0
     out = capsys.readouterr().out

@@ -59,16 +59,16 @@ def test_a_written_ready_file_is_up_and_an_empty_or_half_written_one_is_not(tmp_
     assert launch.wait_until_started({"A": Running()}, logs, 30, ready={"A": path}) == {}
 
 
-def test_a_silent_bot_is_waited_for_the_start_up_wait_and_a_built_in_longer(tmp_path, monkeypatch):
-    monkeypatch.setattr(launch, "READY_LIMIT", 0.6)      # a built-in's wait, shortened for the test
+def test_a_silent_bot_is_waited_for_the_start_up_wait_and_a_built_in_longer(tmp_path):
     logs = logs_of(tmp_path, ["Cmd", "Ours"])
     started = time.monotonic()
-    late = launch.wait_until_started({"Cmd": Running(), "Ours": Running()}, logs, 0.2, patient={"Ours"})
+    late = launch.wait_until_started({"Cmd": Running(), "Ours": Running()}, logs, 0.2, patient={"Ours"},
+                                     ready_limit=0.6)         # a built-in's wait, shortened here
     assert late == {"Cmd": 0.2, "Ours": 0.6}
     assert time.monotonic() - started >= 0.6           # the built-in's wait, not the command's
 
 
-def test_a_built_in_that_comes_up_late_is_not_late(tmp_path, monkeypatch):
+def test_a_built_in_that_comes_up_late_is_not_late(tmp_path):
     logs = logs_of(tmp_path, ["Cmd", "Ours"])
     ready = tmp_path / "Ours.ready"
     ready.write_bytes(b"")

@@ -111,15 +111,16 @@ def said_ready(path: Path | None) -> bool:
 
 
 def wait_until_started(processes: dict, logs: dict, timeout: float, stop=None, *,
-                       ready: dict | None = None, patient=()) -> dict[str, float]:
+                       ready: dict | None = None, patient=(), ready_limit: float = READY_LIMIT
+                       ) -> dict[str, float]:
     """Wait until each bot (``{name: Popen or None}``, its log in ``logs``) is up: it wrote its
     ready file (``ready``: ``{name: path}``), wrote past its log's command line, or exited. A bot
     of ``patient`` (a built-in: ours, and it says when it is up) is waited for up to
-    :data:`READY_LIMIT`, the others up to ``timeout`` seconds; ``stop`` (an Event) ends the wait.
+    ``ready_limit``, the others up to ``timeout`` seconds; ``stop`` (an Event) ends the wait.
     Returns ``{name: seconds waited}`` of the bots still not up when the game begins."""
     started = time.monotonic()
     ready = ready or {}
-    limits = {name: READY_LIMIT if name in patient else timeout for name in processes}
+    limits = {name: ready_limit if name in patient else timeout for name in processes}
     waiting, late = set(processes), {}
     while waiting and not (stop is not None and stop.is_set()):
         waited = time.monotonic() - started
