@@ -20,6 +20,8 @@ referee = pytest.importorskip("ref_sim.referees.file_protocol")
 from agent import engines  # noqa: E402
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, RefereeSettings  # noqa: E402
 
+pytestmark = pytest.mark.e2e
+
 ROOT = Path(__file__).resolve().parent.parent
 TIME_LIMIT = 0.5
 OUR_LOSSES = {TIME_OUT, INVALID_MOVE}

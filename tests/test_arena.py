@@ -68,6 +68,7 @@ def test_bad_engine_specs_are_refused():
         main(["ttt", "alphabeta", "nonsense"], io.StringIO())
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not core.compiled_available(), reason=core.unavailable_reason() or "built")
 def test_an_engine_may_run_another_build_of_the_core(capsys, tmp_path):
     """core_build=PATH: two builds of the compiled core in one series (issue 25's SPRT). Here a

@@ -41,6 +41,7 @@ def series(tmp_path: Path, runner: str, *argv: str) -> list[dict]:
     return [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.e2e
 def test_the_readme_bot_plays_a_series_of_each_protocol(tmp_path):
     (tmp_path / "my_bot.py").write_text(readme_bot(), encoding="utf-8")
     python = sys.executable

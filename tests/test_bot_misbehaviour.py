@@ -19,6 +19,8 @@ import pytest
 from ref_sim.referees.file_referee import WIN_REASON
 from ref_sim.referees.codingame import COUNT_WIN, LINE_WIN
 
+pytestmark = pytest.mark.e2e
+
 ROOT = Path(__file__).resolve().parent.parent
 
 BOT = '''\

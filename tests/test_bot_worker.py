@@ -46,6 +46,7 @@ def engines():
         engine.close()
 
 
+@pytest.mark.e2e
 def test_a_lambda_and_a_closure_run_as_they_are(engines):
     favourite = 8  # board 0, where the opening sends the mover
 
@@ -56,6 +57,7 @@ def test_a_lambda_and_a_closure_run_as_they_are(engines):
     assert ask(engines(lambda position, seconds: position.moves()[-1])) == OPENING.moves()[-1].index
 
 
+@pytest.mark.e2e
 def test_the_worker_sees_what_the_script_set_up_before_and_random_keeps_its_seed(engines):
     setup = {"move": None}
     setup["move"] = OPENING.moves()[3].index  # set after the function was defined, before the engine
@@ -82,6 +84,7 @@ def test_a_dead_worker_is_replaced_for_the_next_turn(engines, tmp_path):
     assert ask(engine) == OPENING.moves()[0].index
 
 
+@pytest.mark.e2e
 def test_a_worker_stuck_at_its_deadline_is_killed_and_replaced(engines, tmp_path):
     flag = tmp_path / "stuck once"
 
@@ -152,6 +155,7 @@ def _alive(pid: int) -> bool:
         return True
 
 
+@pytest.mark.e2e
 def test_the_cost_bench_prints_its_figures():
     script = Path(__file__).resolve().parent.parent / "scripts" / "bench_bot_worker.py"
     done = subprocess.run([sys.executable, str(script), "--moves", "5", "--kills", "1"],

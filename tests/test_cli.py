@@ -32,15 +32,18 @@ def assert_usage_error(result: subprocess.CompletedProcess, *words: str) -> None
     assert result.stdout == ""
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", ["two words", "a/b", "", "Dot.go"])
 def test_bad_name(tmp_path, name):
     assert_usage_error(run_cli(name, "--dir", str(tmp_path)), "player name")
 
 
+@pytest.mark.e2e
 def test_missing_directory(tmp_path):
     assert_usage_error(run_cli("Walrus", "--dir", str(tmp_path / "nowhere")), "does not exist")
 
 
+@pytest.mark.e2e
 def test_directory_is_a_file(tmp_path):
     (tmp_path / "file").write_text("")
     assert_usage_error(run_cli("Walrus", "--dir", str(tmp_path / "file")), "not a directory")
@@ -66,6 +69,7 @@ def test_unwritable_directory_in_process(tmp_path, monkeypatch, capsys):
     assert err.count("\n") == 1 and "cannot write in referee directory" in err and "Permission denied" in err
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("where", ["agent.log", "sub/agent.log"])
 def test_log_file_inside_the_referee_directory(tmp_path, where):
     (tmp_path / "sub").mkdir()
@@ -81,6 +85,7 @@ def test_log_file_inside_the_referee_directory(tmp_path, where):
     (["--depth", "0"], ["--depth"]),
     (["--silence", "-1"], ["--silence"]),
 ])
+@pytest.mark.e2e
 def test_bad_options(tmp_path, args, words):
     assert_usage_error(run_cli("Walrus", "--dir", str(tmp_path), *args), *words)
 
@@ -213,6 +218,7 @@ def test_codingame_name_and_log_file_are_checked(tmp_path, usage_line):
     assert "cannot write log file" in usage_line(["--protocol", "codingame", "--log-file", str(tmp_path)])
 
 
+@pytest.mark.e2e
 def test_the_reported_values_through_the_real_command(tmp_path):
     """The issue's own examples, through ``python -m agent`` itself."""
     for args in (["Walrus", "--time-limit", "nan"], ["a" * 300], ["--protocol", "codingame", "--turn-ms", "inf"]):
@@ -253,6 +259,7 @@ def test_engine_options_reach_the_engine():
     assert name == "random"
 
 
+@pytest.mark.e2e
 def test_a_staged_game_through_the_command_line(tmp_path):
     """Ready before the first .go; one logged move; result on stdout; exit 0 after end_game."""
     game = tmp_path / "game"
@@ -289,6 +296,7 @@ def test_a_staged_game_through_the_command_line(tmp_path):
     assert sorted(os.listdir(game)) == ["Walrus.go", "end_game", "first_four_moves", "move_file"]
 
 
+@pytest.mark.e2e
 def test_a_killed_referee_ends_the_agent_with_exit_3(tmp_path):
     """Item 9: a referee killed after my move leaves its files as they were; with --silence 1 the
     agent reports the game aborted and exits 3 instead of waiting forever."""
@@ -331,6 +339,7 @@ def end_a_game_at_once(game: Path, log_file: Path, process: subprocess.Popen) ->
     return process.communicate(timeout=20)
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(os.name != "posix", reason="closes descriptors with sh")
 @pytest.mark.parametrize("stream", ["stdout", "stdout-pipe", "stdin"])
 def test_closed_standard_streams_in_the_file_protocol(tmp_path, start_agent, stream):

@@ -128,6 +128,7 @@ def test_a_malformed_address_is_one_line_saying_why(given, why, monkeypatch):
                                 "tcp://HOST:PORT, as `dask scheduler` prints it)")
 
 
+@pytest.mark.e2e
 def test_a_malformed_address_from_the_environment_says_so(monkeypatch, capsys, tmp_path):
     monkeypatch.setenv(cluster.ENV, "tcp://")
     with pytest.raises(SystemExit) as stop:                # connect() reads it: not Dask
@@ -164,12 +165,14 @@ def test_without_the_extra_connecting_says_what_to_install(monkeypatch):
         cluster.connect("tcp://127.0.0.1:1")
 
 
+@pytest.mark.e2e
 def test_local_runs_import_no_engine():
     code = ("import sys, ref_sim.series.cluster, ref_sim.arena, ref_sim.match, ref_sim.stdio;"
             "sys.exit('distributed' in sys.modules or 'dask' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
+@pytest.mark.e2e
 def test_the_agent_executable_never_reaches_the_cluster_module():
     # What PyInstaller freezes: every module the entry point imports, at any depth, lazily or
     # not (tests/test_layout.py reads the graph the same way).  Dask must stay out of it.
@@ -249,6 +252,7 @@ def test_in_order_stops_when_closed():
     assert len([e for e in log if e[0] == "start"]) <= 6      # queued games were dropped
 
 
+@pytest.mark.e2e
 def test_local_runner_plays_the_series(local_results):
     assert sorted(local_results) == [1, 2]
     for record, notes, files, worker, attempts in local_results.values():
@@ -315,6 +319,7 @@ def same_everywhere(game):
             [(agent["name"], agent["seed"]) for agent in game["agents"]])
 
 
+@pytest.mark.cluster
 def test_a_match_on_a_cluster_is_the_local_series(shared_cluster, tmp_path, capsys, monkeypatch):
     address = shared_cluster.scheduler_address
     args = ["agent:depth=2", "seed:depth=1", "--games", "4", "--seed", str(SEED),
@@ -364,6 +369,7 @@ def closed_port():
 REFUSED = "connection refused: no scheduler listens on that port (not started? another port?)"
 
 
+@pytest.mark.cluster
 def test_a_match_with_an_unreachable_cluster_is_one_line(tmp_path, capsys, monkeypatch,
                                                          closed_port):
     pytest.importorskip("distributed")
@@ -430,6 +436,7 @@ def odd_peer(kind):
     ("http", "something answers there, but not as a Dask scheduler (another service on that "
              "port? the scheduler's is 8786 unless told, its dashboard's 8787)"),
 ])
+@pytest.mark.cluster
 def test_a_peer_that_is_no_scheduler_is_one_line_in_seconds(kind, why, monkeypatch):
     pytest.importorskip("distributed")
     monkeypatch.setattr(cluster, "REACH_TIMEOUT", 1.0)       # a few seconds: no need to wait 5
@@ -438,6 +445,7 @@ def test_a_peer_that_is_no_scheduler_is_one_line_in_seconds(kind, why, monkeypat
     assert str(error.value) == f"cannot reach the scheduler at tcp://127.0.0.1:{port}: {why}"
 
 
+@pytest.mark.cluster
 def test_a_workers_address_is_not_the_schedulers(shared_cluster):
     worker = next(iter(shared_cluster.scheduler_info["workers"]))
     with pytest.raises(cluster.ClusterError) as error:
@@ -446,6 +454,7 @@ def test_a_workers_address_is_not_the_schedulers(shared_cluster):
                                 "scheduler's address (the one `dask worker` was given)")
 
 
+@pytest.mark.cluster
 def test_a_stdio_series_on_a_cluster_is_the_local_one(shared_cluster, tmp_path, capsys):
     from ref_sim import stdio
     # The built-ins agent:depth=2 and agent:depth=1 without their --seed {seed}, which our agent
@@ -471,6 +480,7 @@ def test_a_stdio_series_on_a_cluster_is_the_local_one(shared_cluster, tmp_path, 
     assert "Retried: 0 games" in far_text and "Worker " in far_text and "Worker " not in local_text
 
 
+@pytest.mark.cluster
 def test_selfplay_data_on_a_cluster_is_the_local_file(shared_cluster, tmp_path):
     script = Path(__file__).resolve().parent.parent / "scripts" / "train_eval.py"
 
@@ -490,6 +500,7 @@ def test_selfplay_data_on_a_cluster_is_the_local_file(shared_cluster, tmp_path):
     assert generate(tmp_path / "far", 6, "--cluster", shared_cluster.scheduler_address) == local
 
 
+@pytest.mark.cluster
 def test_an_arena_series_on_a_cluster_is_the_local_one(shared_cluster):
     from ref_sim import arena
     from agent.games import get_game
@@ -517,6 +528,7 @@ def test_an_arena_series_on_a_cluster_is_the_local_one(shared_cluster):
                if line.startswith("Worker ")) == 4
 
 
+@pytest.mark.cluster
 def test_the_arena_command_on_a_cluster_prints_the_local_series(shared_cluster, monkeypatch):
     import io
 
@@ -542,6 +554,7 @@ class SlottedLocalRunner(cluster.LocalRunner):
         return {"local": self.concurrency}
 
 
+@pytest.mark.cluster
 def test_the_arena_stops_in_one_line_when_a_game_loses_every_worker(capsys, monkeypatch):
     from ref_sim import arena
     real = arena.play_scheduled_game
@@ -563,6 +576,7 @@ def test_the_arena_stops_in_one_line_when_a_game_loses_every_worker(capsys, monk
                                         "every worker that played it died (test)"]
 
 
+@pytest.mark.cluster
 def test_the_arena_with_an_unreachable_cluster_is_one_line(capsys, monkeypatch, closed_port):
     pytest.importorskip("distributed")
     from ref_sim import arena
@@ -580,6 +594,7 @@ def played_as(game):
             [(m["player"], m["board"], m["spot"]) for m in game["moves"]])
 
 
+@pytest.mark.cluster
 def test_a_killed_worker_loses_no_game(own_cluster, local_results, tmp_path, capsys):
     distributed = pytest.importorskip("distributed")
     address = own_cluster.scheduler_address
@@ -616,6 +631,7 @@ def test_a_killed_worker_loses_no_game(own_cluster, local_results, tmp_path, cap
         assert game["notes"] == {}
 
 
+@pytest.mark.cluster
 def test_a_killed_worker_loses_no_arena_game(own_cluster):
     distributed = pytest.importorskip("distributed")
     from ref_sim import arena
@@ -729,6 +745,7 @@ def check_refusals(lines, runner):
     assert other.split("it has ")[1].split(";")[0] != runner.version
 
 
+@pytest.mark.cluster
 def test_workers_joining_during_a_series_are_refused_once(tmp_path, monkeypatch):
     bare, other = other_checkouts(tmp_path)
     with start_cluster(tmp_path, monkeypatch, workers=1) as lc:
@@ -760,6 +777,7 @@ def test_workers_joining_during_a_series_are_refused_once(tmp_path, monkeypatch)
             assert runner.slots() == {good: 1}
 
 
+@pytest.mark.cluster
 def test_workers_there_before_a_series_are_named_once_even_between_series(tmp_path,
                                                                            monkeypatch):
     bare, other = other_checkouts(tmp_path)
@@ -796,6 +814,7 @@ def test_workers_there_before_a_series_are_named_once_even_between_series(tmp_pa
             stopped(workers, log)
 
 
+@pytest.mark.cluster
 def test_a_worker_that_joins_after_every_other_died_gets_the_waiting_games(tmp_path,
                                                                           monkeypatch):
     def until_there(path):

@@ -357,6 +357,7 @@ def tls_cluster(tmp_path_factory, folders):
         stop(lc.processes)
 
 
+@pytest.mark.cluster
 def test_a_scheduler_and_worker_started_by_default_listen_on_loopback_only(tmp_path):
     pytest.importorskip("distributed")
     lc = start_cluster(tmp_path)
@@ -387,6 +388,7 @@ def read_games(out: Path) -> list[dict]:
                   key=lambda game: game["game"])
 
 
+@pytest.mark.cluster
 def test_a_series_on_a_tls_cluster_is_the_local_series(tls_cluster, tmp_path, capsys):
     args = ["random", "random", "--games", "2", "--seed", "5", "--time-limit", "2"]
     assert match.main(args + ["--out", str(tmp_path / "local")]) == 0
@@ -401,6 +403,7 @@ def test_a_series_on_a_tls_cluster_is_the_local_series(tls_cluster, tmp_path, ca
     assert tls_cluster.worker_address.startswith("tls://127.0.0.1:")
 
 
+@pytest.mark.cluster
 def test_the_arena_plays_on_the_tls_cluster_from_the_environment(tls_cluster, monkeypatch,
                                                                    capsys):
     from ref_sim import arena
@@ -461,6 +464,7 @@ def test_our_runners_say_in_one_line_why_they_are_refused(tls_cluster, folders, 
     assert not (tmp_path / "out" / "games.jsonl").exists()
 
 
+@pytest.mark.cluster
 def test_a_worker_with_another_clusters_certificates_is_one_line(tls_cluster, folders, tmp_path):
     _, theirs = folders
     worker = serve(tmp_path, "worker.log", "worker", tls_cluster.address, "--tls",
@@ -474,6 +478,7 @@ def test_a_worker_with_another_clusters_certificates_is_one_line(tls_cluster, fo
                             "the scheduler's certificate is not this cluster's ("), error
 
 
+@pytest.mark.cluster
 def test_a_tls_client_at_a_plain_scheduler_is_one_line(folders, tmp_path, capsys):
     pytest.importorskip("distributed")
     ours, _ = folders

@@ -354,6 +354,7 @@ def run_agent(*args, input_text="", timeout=30):
                           text=True, timeout=timeout, cwd=ROOT, env=env)
 
 
+@pytest.mark.e2e
 def test_command_line_prints_only_the_move_on_stdout():
     result = run_agent("--protocol", "codingame", "--depth", "2", input_text=FIRST)
     assert result.returncode == codingame.EXIT_INPUT_ENDED
@@ -366,6 +367,7 @@ def test_command_line_prints_only_the_move_on_stdout():
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.e2e
 def test_bad_input_with_the_referees_pipe_still_open_exits_with_its_code():
     # A referee keeps its end of stdin open: the reader thread is then still in a read when the
     # agent quits, and Python's shutdown used to abort the process (SIGABRT) instead.
@@ -404,6 +406,7 @@ def test_the_evaluation_option_reaches_the_codingame_engine(monkeypatch):
     assert asked == [(None, 3, None, "classic", 2)]
 
 
+@pytest.mark.e2e
 def test_command_line_bad_input_and_options():
     bad = run_agent("--protocol", "codingame", "--engine", "random", input_text="hello\n")
     assert bad.returncode == codingame.EXIT_BAD_INPUT and bad.stdout == ""
@@ -430,6 +433,7 @@ def test_command_line_bad_input_and_options():
     (None, "-1 -1\n" + "9" * 4000 + "\n", codingame.EXIT_BAD_INPUT, "count must be 1-81, got '9999"),
     ("stderr", "hello\n", codingame.EXIT_BAD_INPUT, ""),   # nothing to say it on: still the code
 ], ids=["stdout", "stdin", "stdout-pipe", "5-MB-line", "4000-digit-count", "stderr"])
+@pytest.mark.e2e
 def test_closed_streams_and_huge_lines(start_agent, closed, input_text, code, words):
     args = ["--protocol", "codingame", "--engine", "random", "-q"]
     popen = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}

@@ -440,6 +440,7 @@ def test_asking_for_the_missing_core_on_the_command_line_is_a_usage_error(monkey
     assert list(tmp_path.iterdir()) == []  # nothing written in the referee's directory
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("choice", ["python", "compiled"])
 def test_the_agent_process_says_which_core_it_runs_in_its_first_line(choice, tmp_path):
     if choice == "compiled" and not core.compiled_available():
@@ -471,6 +472,7 @@ TWO_THREADS = "compiled core, 2 threads" if core.auto_threads() >= 2 else "compi
 
 @pytest.mark.parametrize("options, engine", [(["--core", "python"], "python core"),
                                              pytest.param(["--threads", "2"], TWO_THREADS, marks=compiled)])
+@pytest.mark.e2e
 def test_the_codingame_protocol_takes_the_core_options_too(options, engine):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop(core.CORE_ENV, None)

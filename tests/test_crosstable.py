@@ -275,6 +275,7 @@ def links_of(out):
     return Page((out / "crosstable.html").read_text(encoding="utf-8")).links
 
 
+@pytest.mark.e2e
 def test_one_command_from_a_bot_list_writes_the_crosstable_and_a_replay_page_per_pairing(
         tmp_path, capsys):
     listing = tmp_path / "bots.txt"
@@ -309,6 +310,7 @@ def test_one_command_from_a_bot_list_writes_the_crosstable_and_a_replay_page_per
     assert "12 of 12 games played (complete)" in (out / "crosstable.html").read_text()
 
 
+@pytest.mark.e2e
 def test_without_out_no_pages_are_promised(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     assert tournament.main(["random", "random", "--protocol", "stdio", "--seed", "2", "-q"]) == 0
@@ -317,6 +319,7 @@ def test_without_out_no_pages_are_promised(tmp_path, capsys, monkeypatch):
 
 # -- in a real browser --------------------------------------------------------------------
 
+@pytest.mark.e2e
 @needs_chromium
 def test_the_crosstable_in_a_browser_sits_beside_the_ratings_and_opens_the_replays(
         tmp_path, browser, capsys):
@@ -354,6 +357,7 @@ def test_the_crosstable_in_a_browser_sits_beside_the_ratings_and_opens_the_repla
     assert back == (out / "crosstable.html").as_uri()
 
 
+@pytest.mark.e2e
 def test_the_crosstable_is_kept_current_as_each_pairing_ends(tmp_path, monkeypatch):
     written = []
     real = crosstable.write_pages

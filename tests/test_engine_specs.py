@@ -203,6 +203,7 @@ def test_the_agents_engine_option_is_read_with_the_parser(protocol, tmp_path, mo
                                        "its options: depth (1-128, default 3)\n")
 
 
+@pytest.mark.e2e
 def test_the_agents_command_line_gives_each_engine_what_it_declares(caplog):
     caplog.set_level(logging.INFO, logger="agent")
     name, engine = build_engine("seed", 5, 100)        # depth it takes; nodes reach it through the limit

@@ -260,6 +260,7 @@ def test_evaluations_by_name():
     assert isinstance(engine.evaluator, Evaluator)
 
 
+@pytest.mark.e2e
 def test_the_fitted_evaluation_is_the_default_and_classic_stays_selectable():
     assert isinstance(engines.AlphaBetaEngine(depth=1).evaluator, FittedEvaluator)
     assert isinstance(engines.AlphaBetaEngine(depth=1, evaluation="classic").evaluator, Evaluator)
@@ -275,6 +276,7 @@ def test_fixed_depth_search_with_the_fitted_evaluation_is_deterministic():
                                                                      results[1].nodes)
 
 
+@pytest.mark.e2e
 def test_agent_runs_without_numpy():
     code = ("import sys; sys.modules['numpy'] = None; sys.modules['scipy'] = None\n"
             "from agent.engines import AlphaBetaEngine\n"

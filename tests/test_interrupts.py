@@ -115,6 +115,7 @@ def interrupt(process) -> tuple[int, str]:
     return process.returncode, err.decode()
 
 
+@pytest.mark.e2e
 def test_play_ctrl_c_at_the_prompt_is_one_line_and_code_130():
     process = start_and_wait_for("ref_sim.play", ["ttt"], "Your move (X)")
     code, err = interrupt(process)
@@ -122,6 +123,7 @@ def test_play_ctrl_c_at_the_prompt_is_one_line_and_code_130():
     assert err.strip().splitlines() == ["python -m ref_sim.play: interrupted"]
 
 
+@pytest.mark.e2e
 def test_play_ctrl_c_while_the_engine_thinks_is_one_line_and_code_130():
     # The engine moves first with a minute to think: the interrupt lands inside its search.
     process = start_and_wait_for("ref_sim.play", ["uttt", "--first", "engine", "--seconds", "60"], "you are O")
@@ -133,6 +135,7 @@ def test_play_ctrl_c_while_the_engine_thinks_is_one_line_and_code_130():
     assert time.monotonic() - started < 10       # it stopped thinking, it did not finish the minute
 
 
+@pytest.mark.e2e
 def test_play_closed_output_is_one_line_and_code_141():
     # `python -m ref_sim.play ttt | head -1`: the reader goes away after the first line.
     process = start_and_wait_for("ref_sim.play", ["ttt", "--first", "engine", "--seconds", "0.05"], "you are O")
@@ -143,6 +146,7 @@ def test_play_closed_output_is_one_line_and_code_141():
     assert err.strip().splitlines() == ["python -m ref_sim.play: output closed (broken pipe)"]
 
 
+@pytest.mark.e2e
 def test_arena_closed_output_is_one_line_and_code_141():
     # `python -m ref_sim.arena ... -v | head -1`
     process = start_and_wait_for("ref_sim.arena", ["ttt", "alphabeta", "random", "--games", "40",

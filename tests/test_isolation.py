@@ -61,6 +61,7 @@ def read_lines(out):
 
 # -- usage ------------------------------------------------------------------------------------
 
+@pytest.mark.e2e
 def test_usage_counts_cpu_and_memory_of_a_plain_bot(tmp_path):
     # Spins until it has used 0.3 s of CPU: the figure holds however loaded the machine is.
     spin = ("import time\nblock = bytearray(40 << 20)\nfor i in range(0, len(block), 4096): "
@@ -72,6 +73,7 @@ def test_usage_counts_cpu_and_memory_of_a_plain_bot(tmp_path):
     assert usage["Spinner"]["peak_mb"] >= 40
 
 
+@pytest.mark.e2e
 @needs_linux
 def test_usage_of_a_shell_child_killed_at_the_end_is_sampled(tmp_path):
     # The shell's child is never reaped by the shell (the whole group is killed): only the
@@ -101,6 +103,7 @@ def test_usage_line_skips_what_is_malformed():
 
 # -- cores and caps -----------------------------------------------------------------------------
 
+@pytest.mark.e2e
 @needs_linux
 def test_each_bot_is_pinned_to_cores_of_its_own(tmp_path):
     pool = isolation.core_pool()
@@ -125,6 +128,7 @@ def test_each_bot_is_pinned_to_cores_of_its_own(tmp_path):
     assert all(count == 0 for count in pool.holders.values())     # given back once reaped
 
 
+@pytest.mark.e2e
 def test_memory_cap_makes_the_hog_fail_not_the_runner(tmp_path):
     hog = script(tmp_path, "hog.py", """\
         import os, sys
@@ -143,6 +147,7 @@ def test_memory_cap_makes_the_hog_fail_not_the_runner(tmp_path):
     assert "MemoryError" in (tmp_path / "hog.log").read_text()
 
 
+@pytest.mark.e2e
 def test_hog_loses_an_isolated_series_that_completes(tmp_path, capsys):
     hog = script(tmp_path, "hog.py", """\
         import os, sys, time
@@ -175,6 +180,7 @@ def test_bad_isolation_option_is_one_line(capsys):
 
 # -- the sandbox --------------------------------------------------------------------------------
 
+@pytest.mark.e2e
 @needs_bwrap
 def test_sandboxed_bot_writes_only_its_directories(tmp_path):
     game, elsewhere = tmp_path / "game", tmp_path / "elsewhere"
@@ -203,6 +209,7 @@ def test_sandboxed_bot_writes_only_its_directories(tmp_path):
     assert process.scratch and not os.path.exists(process.scratch)   # its scratch is gone
 
 
+@pytest.mark.e2e
 @needs_bwrap
 def test_sandboxed_bot_cannot_reach_the_network(tmp_path):
     server = socket.socket()
@@ -222,6 +229,7 @@ def test_sandboxed_bot_cannot_reach_the_network(tmp_path):
     assert process.returncode == 0 and log.read_text().startswith("blocked")
 
 
+@pytest.mark.e2e
 def test_without_bwrap_isolation_is_partial_and_bots_still_run(tmp_path, monkeypatch):
     monkeypatch.setattr(isolation, "bwrap", lambda: (None, "bwrap not found"))
     line = isolation.status_line(isolation.Isolation())
@@ -231,6 +239,7 @@ def test_without_bwrap_isolation_is_partial_and_bots_still_run(tmp_path, monkeyp
     assert process.returncode == 0 and "ran" in (tmp_path / "plain.log").read_text()
 
 
+@pytest.mark.e2e
 def test_missing_program_cannot_be_launched_as_without_isolation(tmp_path):
     with pytest.raises(FileNotFoundError):
         isolation.start(["/nonexistent/bot"], NO_SANDBOX)
@@ -239,6 +248,7 @@ def test_missing_program_cannot_be_launched_as_without_isolation(tmp_path):
 
 # -- whole series ---------------------------------------------------------------------------------
 
+@pytest.mark.e2e
 def test_isolated_series_of_our_agent_records_usage(tmp_path, capsys):
     out = tmp_path / "out"
     assert match.main([*QUICK, "agent:depth=2", "random", "--games", "2", "--time-limit", "0.5",
@@ -251,6 +261,7 @@ def test_isolated_series_of_our_agent_records_usage(tmp_path, capsys):
         assert all(figures["peak_mb"] > 0 for figures in game["usage"].values())
 
 
+@pytest.mark.e2e
 def test_isolated_stdio_series_completes(tmp_path, capsys):
     out = tmp_path / "out"
     assert stdio.main([*QUICK, "agent:depth=2", "random", "--games", "2", "--seed", "5",
@@ -260,6 +271,7 @@ def test_isolated_stdio_series_completes(tmp_path, capsys):
     assert capsys.readouterr().out.count("-- usage: ") == 2
 
 
+@pytest.mark.e2e
 def test_isolated_tournament_records_usage(tmp_path, capsys):
     from ref_sim import tournament
 

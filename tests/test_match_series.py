@@ -9,9 +9,12 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
 
 from ref_sim import match
 from ref_sim.series import file_games
+
+pytestmark = pytest.mark.e2e
 
 # Crashes once the game has begun (the opening is written): a crash in a game.  An agent
 # that exits before its first game begins cannot start at all: that stops the series.

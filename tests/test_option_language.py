@@ -116,6 +116,7 @@ def test_every_command_names_each_idea_as_the_table_does():
     assert problems == []
 
 
+@pytest.mark.e2e
 def test_every_view_takes_a_series_its_games_jsonl_or_one_game(tmp_path):
     """uttt-show, uttt-plot and uttt-replay read games the same way (records.games_source)."""
     from ref_sim.views import plot, replay, show

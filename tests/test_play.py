@@ -68,6 +68,7 @@ def test_score_text():
     assert describe_score(-(1_000_000 - 4)) == "loss in 4"
 
 
+@pytest.mark.e2e
 def test_command_line_through_a_real_process():
     process = subprocess.run([sys.executable, "-m", "ref_sim.play", "qubic", "--depth", "1"],
                              input="1 1 1\n9 9 9\n", capture_output=True, text=True, timeout=60)
@@ -152,6 +153,7 @@ def test_undo_takes_back_your_move_and_the_reply():
     assert "Nothing to undo" in text
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="no tmux here (Debian: apt-get install tmux)")
 def test_the_game_in_a_real_terminal(tmp_path):
     # What a person sees: tmux runs the command in a terminal, the pane is captured as text.

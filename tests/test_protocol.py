@@ -230,6 +230,7 @@ def test_judge_end_text():
 # -- turns ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_p1_moves_once_although_its_go_lingers(referee):
     """One line, my exact name, one write, though my .go stays for a while (docs/protocol.md,
     "What a bot must survive", rows "Your own .go is still there", "A blank line")."""
@@ -252,6 +253,7 @@ def test_p1_moves_once_although_its_go_lingers(referee):
     assert summary.exit_code == EXIT_FINISHED
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("use_watchdog", [True, False], ids=["watchdog", "polling"])
 def test_instant_opponent_with_50ms_gaps(tmp_path, use_watchdog):
     """My .go is gone only ~50 ms between turns; I never write during the opponent's turn
@@ -279,6 +281,7 @@ def test_instant_opponent_with_50ms_gaps(tmp_path, use_watchdog):
     assert summary.status == "finished" and summary.moves == len(runner.engine.calls)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("use_watchdog", [True, False], ids=["watchdog", "polling"])
 def test_one_move_per_go_though_the_opponent_answers_out_of_turn(tmp_path, use_watchdog):
     """Item 1: an opponent that answers the instant my move appears, before its own .go: its line
@@ -324,6 +327,7 @@ def test_move_is_written_whole_by_rename(referee, monkeypatch):
     assert not source.exists()
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("refusals", [2, 25])
 def test_rename_retried_when_windows_refuses(referee, refusals, monkeypatch):
     """On Windows a PermissionError from the rename is retried quickly (2 refusals); past
@@ -395,6 +399,7 @@ def test_in_place_write_never_shows_a_wrong_line(tmp_path, monkeypatch):
     assert move_file.read_text() == f"{ME} 3 4\n"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("transient", [True, False], ids=["windows", "posix"])
 def test_write_retries_stop_at_the_referee_limit(referee, monkeypatch, transient):
     """Item 4: every retry (rename or in place) ends by the referee's limit, counted from the .go."""
@@ -425,6 +430,7 @@ def test_write_retries_stop_at_the_referee_limit(referee, monkeypatch, transient
     assert runner.join().status == "finished"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("can_set_mtime", [True, False], ids=["mtime-set", "mtime-refused"])
 def test_a_write_that_does_not_raise_the_mtime_is_made_to(referee, can_set_mtime):
     """The first writes leave the mtime where it was (the same clock tick, or an mtime in the
@@ -481,6 +487,7 @@ def test_an_mtime_set_in_the_future_does_not_hide_my_move(referee):
 # -- stale and late ------------------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_files_from_an_earlier_game_are_ignored(referee):
     """An old finished game, then an end_game and my .go older than the new opening
     (docs/protocol.md, "What a bot must survive", row "Files left by an earlier game")."""
@@ -525,6 +532,7 @@ def test_started_late_in_my_first_turn_still_moves_in_time(referee):
     assert runner.join().moves == 1
 
 
+@pytest.mark.e2e
 def test_a_go_older_than_the_limit_at_start_is_a_leftover(referee):
     """A killed referee leaves a fresh-looking game behind; its .go is older than any live turn."""
     referee.start()
@@ -539,6 +547,7 @@ def test_a_go_older_than_the_limit_at_start_is_a_leftover(referee):
     assert runner.join().moves == 0
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("history", [f"{OPP} 8 0\n", f"{ME} 8 0\n"])
 def test_started_after_the_game_began_is_reported(referee, caplog, history):
     """My first .go meets a move_file that a fresh game cannot show: say so, do not play
@@ -558,6 +567,7 @@ def test_started_after_the_game_began_is_reported(referee, caplog, history):
     assert "started after the game began" in summary.message and summary.end_text == WIN_TEXT
 
 
+@pytest.mark.e2e
 def test_started_late_while_the_game_runs_waits_for_its_end(referee, caplog):
     """Files of a running game already there at start-up: wait, never play it from a guess
     (docs/protocol.md, "What a bot must survive", row "Started after the game began")."""
@@ -573,6 +583,7 @@ def test_started_late_while_the_game_runs_waits_for_its_end(referee, caplog):
     assert runner.join().status == "protocol_error"
 
 
+@pytest.mark.e2e
 def test_opening_read_only_after_my_go(referee):
     """A half-written first_four_moves before my .go is not read (docs/protocol.md,
     "What a bot must survive", row "first_four_moves read too early")."""
@@ -642,6 +653,7 @@ def test_exits_after_end_game_while_the_referee_lingers(referee):
     assert summary.status == "finished" and summary.result == "tied"
 
 
+@pytest.mark.e2e
 def test_vanished_files_abort_the_game(referee):
     """Ctrl-C of the referee deletes everything without end_game: give up after the grace
     (docs/protocol.md, "What a bot must survive", row "Files vanish")."""
@@ -678,6 +690,7 @@ def test_a_new_game_replacing_mine_is_joined(referee, caplog):
     assert "that game was abandoned" in caplog.text
 
 
+@pytest.mark.e2e
 def test_a_dead_game_joined_at_start_then_the_live_one(referee):
     """Item 2: started within the limit after a referee was killed on my turn, the agent moves in the
     dead game (harmless); the next referee's game must still be played, not abandoned."""
@@ -711,6 +724,7 @@ def test_a_dead_game_joined_at_start_then_the_live_one(referee):
     ("Someone 8 0", "not from my opponent"),
     (f"{OPP} 5 8", "is not legal: cell 8 of board 5 is occupied"),
 ])
+@pytest.mark.e2e
 def test_bad_opponent_move_is_reported_and_the_agent_waits_for_end_game(referee, caplog, line, why):
     """Say what, where and why; do not crash, do not write; exit after end_game (docs/protocol.md,
     "What a bot must survive", row "An illegal or malformed opponent move")."""
@@ -823,6 +837,7 @@ def test_a_stall_of_the_search_is_kept_back_on_the_next_turns(referee, caplog):
     runner.join()
 
 
+@pytest.mark.e2e
 def test_a_move_landing_late_is_kept_back(referee):
     """A search that overran its deadline by 40 ms on the CPU: the next deadlines keep that back."""
     engine = PausingEngine(referee.path(f"{ME}.go"), spin_past_deadline={1: 0.040})
@@ -928,6 +943,7 @@ def test_watcher_wakes_on_change_and_survives_observer_death(tmp_path, caplog):
 # -- lines read as the referee reads them (item 1) --------------------------------------------
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("separator", INSIDE_A_LINE, ids=lambda c: f"U+{ord(c):04X}")
 def test_opponent_line_with_an_odd_separator_is_the_referees_move(tmp_path, separator):
     """``Otter 1 2<sep>Otter 5 6``: the referee played 1 2 and so must my position."""
@@ -978,6 +994,7 @@ def agent_reads(path: Path, encoding: str):
     return name, move.board, move.spot
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("encoding", ["utf-8", "cp1252", "latin-1"])
 def test_every_high_byte_between_the_tokens_reads_as_the_referee_reads_it(tmp_path, encoding):
     """Item 3: the referee decodes move_file with its machine's locale encoding. Under Latin-1 or
@@ -1005,6 +1022,7 @@ def test_every_high_byte_between_the_tokens_reads_as_the_referee_reads_it(tmp_pa
     assert agent_reads(path, encoding) == ("undecodable" if encoding == "utf-8" else ("Otter", 8, 4))
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("encoding", ["latin-1", "cp1252", "utf-8"])
 def test_an_opponent_move_separated_by_no_break_spaces(tmp_path, caplog, encoding):
     """Item 3, whole: the opponent writes 'Otter\\xa0B\\xa0S' in Latin-1 bytes. A Latin-1 or cp1252
@@ -1043,6 +1061,7 @@ def test_opening_and_end_game_read_as_the_referee_writes_them(referee):
     assert line.isprintable() and line.startswith(f"{ME} won: {WIN_TEXT}") and "second line" not in line
 
 
+@pytest.mark.e2e
 def test_opening_naming_a_third_player_is_refused(referee):
     runner = Runner(referee.dir)
     referee.start(opening_text="".join(line + "\n" for line in OPENING_ME_FIRST[:3] + ["Stoat 5 8"]))
@@ -1057,6 +1076,7 @@ def test_opening_naming_a_third_player_is_refused(referee):
 # -- started mid-game as p2 (item 3) --------------------------------------------------------------
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("gap, plays", [(5.0, False), (1.5, True)], ids=["mid-game", "slow-p1"])
 def test_p2_first_turn_long_after_the_opening_is_refused(tmp_path, gap, plays):
     """At p2's first turn in a fresh game the .go is at most one turn newer than the opening
@@ -1102,6 +1122,7 @@ class WholeSeconds(FileProtocolAgent):
         super()._set_mtime(mtime_ns // step * step)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("granule", [1, 2])
 def test_coarse_timestamps_move_is_stamped_with_the_next_granule(referee, caplog, granule):
     """Item 4: the referee recorded move_file's truncated mtime M before my .go; my write must reach
@@ -1136,6 +1157,7 @@ def test_coarse_timestamps_move_is_stamped_with_the_next_granule(referee, caplog
 # -- a referee that died, and end_game while thinking (item 9) ------------------------------------
 
 
+@pytest.mark.e2e
 def test_a_silent_game_is_aborted(referee):
     """A killed referee leaves its files as they were: after ``silence`` s without a change, exit 3."""
     runner = Runner(referee.dir, silence=0.6)
@@ -1147,6 +1169,7 @@ def test_a_silent_game_is_aborted(referee):
     assert "nothing changed" in summary.message
 
 
+@pytest.mark.e2e
 def test_no_silence_limit_before_a_game_starts(tmp_path):
     """An agent started long before its referee waits for it."""
     runner = Runner(tmp_path, silence=0.2)
@@ -1166,6 +1189,7 @@ def test_silence_default_is_generous():
     assert FileProtocolAgent(ME, ".", RecordingEngine(), time_limit=20).silence == 60.0
 
 
+@pytest.mark.e2e
 def test_end_game_stops_a_long_search_promptly(referee):
     """The full engine with an 18 s cutoff returns soon after end_game appears, and writes nothing."""
     from agent.engines import AlphaBetaEngine
@@ -1192,6 +1216,7 @@ def test_end_game_stops_a_long_search_promptly(referee):
 # -- what the files tell about setup mistakes (item 14) -------------------------------------------
 
 
+@pytest.mark.e2e
 def test_a_second_agent_with_my_name_is_named(referee, caplog):
     """A move in my name that I did not write: say that two agents probably share my name."""
     caplog.set_level(logging.INFO, logger="agent")
@@ -1208,6 +1233,7 @@ def test_a_second_agent_with_my_name_is_named(referee, caplog):
     assert f"another agent named {ME!r} is probably playing" in summary.message
 
 
+@pytest.mark.e2e
 def test_my_go_vanishing_while_i_think_is_explained(referee, caplog):
     """The twin moved for me while I thought: the referee moved on (my .go gone). Write nothing."""
     caplog.set_level(logging.INFO, logger="agent")
@@ -1230,6 +1256,7 @@ def test_my_go_vanishing_while_i_think_is_explained(referee, caplog):
     runner.join()
 
 
+@pytest.mark.e2e
 def test_a_time_out_before_my_limit_names_the_limit_mismatch(referee, caplog):
     """The referee's limit is 0.5 s, mine 3 s: the end_game times me out long before my limit."""
     caplog.set_level(logging.INFO, logger="agent")
@@ -1248,6 +1275,7 @@ def test_a_time_out_before_my_limit_names_the_limit_mismatch(referee, caplog):
 # -- waiting costs nothing (item 8) ---------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_reading_the_files_does_not_wake_the_watcher(tmp_path):
     """watchdog reports opens and close-without-write: the agent's own reads must not wake it,
     or every look at move_file triggers the next one at once (a busy loop)."""
@@ -1302,6 +1330,7 @@ def test_crlf_and_a_huge_move_file_still_read(tmp_path, filler, newline):
 # -- a runner that died (issue 16) -----------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_an_agent_whose_runner_is_gone_ends_by_itself(tmp_path):
     """A series runner killed outright cannot stop its players: the agent it started (UTTT_RUNNER_PID)
     gives up by itself, even before any game began."""
@@ -1357,6 +1386,7 @@ def test_a_symlink_at_every_temp_name_is_never_followed(referee, monkeypatch, ta
     assert not referee.path("move_file").is_symlink()
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("kind", ["directory", "fifo", "unreadable"])
 def test_a_move_file_that_cannot_be_read_is_said_once_and_waited_on(referee, monkeypatch, caplog, kind):
     """move_file replaced by a directory, a FIFO or a file the agent may not read, at my turn: no
@@ -1380,6 +1410,7 @@ def test_a_move_file_that_cannot_be_read_is_said_once_and_waited_on(referee, mon
     assert summary.status == "finished" and summary.moves == 0 and runner.engine.calls == []
 
 
+@pytest.mark.e2e
 def test_a_huge_move_file_is_read_once(tmp_path, caplog):
     """30 MB of lines before the opponent's move: read in one pass, once (not at every look while my
     .go stands), and the move answered."""
@@ -1403,6 +1434,7 @@ def test_a_huge_move_file_is_read_once(tmp_path, caplog):
     assert runner.join(timeout=10).status == "finished"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("use_watchdog", [True, False], ids=["watchdog", "polling"])
 def test_the_directory_deleted_before_the_game_ends_the_agent(tmp_path, use_watchdog):
     """Deleted before any referee came: none can come; exit with a reason after --silence."""
@@ -1417,6 +1449,7 @@ def test_the_directory_deleted_before_the_game_ends_the_agent(tmp_path, use_watc
     assert "directory was deleted before any game" in summary.message and "\n" not in summary.message
 
 
+@pytest.mark.e2e
 def test_the_directory_deleted_during_the_game_ends_the_agent(tmp_path):
     import shutil
 

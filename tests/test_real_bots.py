@@ -87,6 +87,7 @@ def test_side_names_use_the_fixed_name_and_refuse_a_clash():
             realbots.side_names([agent_spec(text) for text in clash])
 
 
+@pytest.mark.e2e
 def test_a_clash_of_names_stops_match_before_any_game(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "ref_sim.match", f"name=Otter:{OTTER}", f"name=Otter:{OTTER}",
@@ -131,6 +132,7 @@ def test_relative_paths_in_a_command_are_made_absolute(tmp_path):
 
 # -- the referee sees move_file at a time-out -------------------------------------------------
 
+@pytest.mark.e2e
 def test_the_referee_keeps_move_files_line_at_a_time_out(tmp_path):
     def someone_else_writes(event):          # before the first turn: no move for the referee
         if event.kind == "start":
@@ -144,6 +146,7 @@ def test_the_referee_keeps_move_files_line_at_a_time_out(tmp_path):
     assert record.reason == TIME_OUT and record.timeout_line == ""
 
 
+@pytest.mark.e2e
 def test_junk_in_move_file_at_a_time_out_is_only_shown(tmp_path):
     def junk(event):                          # binary, long, no name: no hint, no crash
         if event.kind == "start":
@@ -201,6 +204,7 @@ def test_ordinary_endings_get_no_hint():
 
 # -- the mimics ---------------------------------------------------------------------------------
 
+@pytest.mark.e2e
 def test_the_mimic_reads_a_partial_opening_again(tmp_path):
     sys.path.insert(0, str(BOTS))
     try:
@@ -220,6 +224,7 @@ def test_the_mimic_reads_a_partial_opening_again(tmp_path):
     assert len(looks) == 3
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("habit", ["--spin", "--no-newline", "--eager-opening", "--linger 0.5"])
 def test_each_habit_of_real_bots_plays_a_series_against_random(tmp_path, habit):
     out = tmp_path / "out"
@@ -228,6 +233,7 @@ def test_each_habit_of_real_bots_plays_a_series_against_random(tmp_path, habit):
     assert_legal(read_games(out), 2)
 
 
+@pytest.mark.e2e
 def test_the_hard_coded_bot_plays_with_its_name_given_relative_to_where_the_runner_ran(
         tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(BOTS.parent)          # the command's path is relative to here
@@ -241,6 +247,7 @@ def test_the_hard_coded_bot_plays_with_its_name_given_relative_to_where_the_runn
     assert json.loads((out / "series.json").read_text())["names"] == ["Otter", "Random2"]
 
 
+@pytest.mark.e2e
 def test_a_spinning_bot_without_newlines_plays_our_agent(tmp_path):
     out = tmp_path / "out"
     assert match.main([*QUICK, f"{STUDENT} --spin --no-newline --eager-opening", "agent:depth=2",
@@ -249,6 +256,7 @@ def test_a_spinning_bot_without_newlines_plays_our_agent(tmp_path):
     assert_legal(read_games(out), 2)
 
 
+@pytest.mark.e2e
 def test_without_its_name_the_hard_coded_bot_gets_the_hint(tmp_path, capsys):
     out = tmp_path / "out"
     assert match.main([*QUICK, OTTER, "random", "--games", "1", "--time-limit", "0.5", "--seed", "1",
@@ -262,6 +270,7 @@ def test_without_its_name_the_hard_coded_bot_gets_the_hint(tmp_path, capsys):
     assert any(line.startswith("Hint: Otter1 never wrote") for line in printed.splitlines())
 
 
+@pytest.mark.e2e
 def test_a_bot_writing_another_name_gets_the_hint(tmp_path, capsys):
     out = tmp_path / "out"
     assert match.main([*QUICK, f"{STUDENT} --write-as Otter", "random", "--games", "1", "--time-limit",
@@ -273,6 +282,7 @@ def test_a_bot_writing_another_name_gets_the_hint(tmp_path, capsys):
     assert "give it with name=Otter:" in capsys.readouterr().out
 
 
+@pytest.mark.e2e
 def test_a_tournament_with_the_mimics_completes(tmp_path, capsys):
     out = tmp_path / "out"
     assert tournament.main([*QUICK, f"name=Otter:{OTTER}", f"{STUDENT} --spin --no-newline",
@@ -284,6 +294,7 @@ def test_a_tournament_with_the_mimics_completes(tmp_path, capsys):
     assert "Otter vs Studentbot2:" in table and f"name=Otter:{OTTER}" in table
 
 
+@pytest.mark.e2e
 def test_a_module_of_the_runners_folder_stays_importable(tmp_path, monkeypatch):
     # "python -m mybot" found mybot in the runner's folder before bots ran in the game directory.
     monkeypatch.chdir(tmp_path)
@@ -291,6 +302,7 @@ def test_a_module_of_the_runners_folder_stays_importable(tmp_path, monkeypatch):
     assert path[:2] == [PROJECT_ROOT, str(tmp_path)]
 
 
+@pytest.mark.e2e
 def test_a_relative_out_still_reaches_the_built_ins(tmp_path, monkeypatch):
     # The built-ins get --dir {dir}; run in the game directory, {dir} must be absolute.
     monkeypatch.chdir(tmp_path)

@@ -13,8 +13,10 @@ import pytest
 
 from ref_sim import match, stdio, tournament
 from ref_sim.views import plot, replay, show
-from ref_sim.series import records
+from ref_sim.series import file_games, records
 from ref_sim.referees.file_referee import GameRecord
+
+import virtual_games
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ["--games", "2", "--time-limit", "0.2", "--seed", "3", "-q"]
@@ -51,9 +53,14 @@ def one_line(err: str) -> str:
 
 @pytest.fixture(scope="module")
 def good_series(tmp_path_factory):
-    """A real 2-game series of two random players (its games.jsonl and series.json)."""
+    """A 2-game series of two random players written by uttt-match (its games.jsonl and
+    series.json), each game refereed by the referee's own decisions on a virtual clock
+    (tests/virtual_games.py): the records are the runner's, in milliseconds."""
     out = tmp_path_factory.mktemp("good")
-    assert match.main(["random", "random", *TINY, "--out", str(out)]) == 0
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(file_games, "play_game", virtual_games.play_game)
+        assert match.main(["random", "random", *TINY, "--out", str(out)]) == 0
+    assert len((out / "games.jsonl").read_text().splitlines()) == 2
     return out
 
 
@@ -185,6 +192,7 @@ def test_resume_drops_a_bad_line_with_one_warning_and_keeps_it_aside(tmp_path, c
     assert records.read_games(folder / "games.jsonl") == (games, [])
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("runner", ["match", "stdio"])
 def test_a_resumed_series_plays_the_bad_lines_games_again(tmp_path, capsys, small_lines, runner):
     module = {"match": match, "stdio": stdio}[runner]
@@ -344,6 +352,7 @@ FULL_DISK_RUNS = {      # runner: (its main, a new run of 4 games (2 for the tou
 }
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("runner", list(FULL_DISK_RUNS))
 def test_a_full_disk_ends_the_series_cleanly_and_resume_continues(tmp_path, capsys, monkeypatch,
                                                                   runner):
@@ -381,6 +390,7 @@ def test_a_full_disk_ends_the_series_cleanly_and_resume_continues(tmp_path, caps
     assert len(games) == (2 if runner == "tournament" else 4)
 
 
+@pytest.mark.e2e
 def test_a_game_whose_record_cannot_be_written_stops_the_series(tmp_path, capsys, monkeypatch):
     def full(self, path):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))

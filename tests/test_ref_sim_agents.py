@@ -35,6 +35,7 @@ def finish(process, timeout=5.0):
     return process.returncode, output
 
 
+@pytest.mark.e2e
 def test_random_vs_random_full_game_through_files(tmp_path):
     # Stale files of an earlier game, as a killed referee leaves them: must not fool anyone.
     stale = {"first_four_moves": "Walrus 0 0\nOtter 0 1\nWalrus 1 0\nOtter 0 2\n",
@@ -60,6 +61,7 @@ def test_random_vs_random_full_game_through_files(tmp_path):
     assert os.listdir(tmp_path) == []           # the referee cleaned up at exit
 
 
+@pytest.mark.e2e
 def test_random_agent_exits_when_the_game_is_aborted(tmp_path):
     agent = start_random_agent(tmp_path, "Walrus", 1)
     stop = threading.Event()
@@ -151,6 +153,7 @@ def test_random_agent_dir_on_a_file_is_named_as_a_file(tmp_path, capsys):
     assert f"--dir {path}: not a directory (it is a file)" in capsys.readouterr().err
 
 
+@pytest.mark.e2e
 def test_an_end_game_not_written_yet_is_read_once_it_is(tmp_path):
     # The referee creates end_game and then writes it: an empty read is not the result.
     agent = start_random_agent(tmp_path, "Otter", 3)
@@ -176,6 +179,7 @@ def put(directory, text):
     os.replace(directory / ".staged-tmp", directory / "move_file")
 
 
+@pytest.mark.e2e
 def test_eager_answers_before_its_go_and_hands_the_mover_the_win(tmp_path):
     # Walrus is played from the referee's own thread: at its second turn it moves, then
     # holds the referee (no tick, no new .go) until the eager Otter has answered.
@@ -207,6 +211,7 @@ def test_eager_answers_before_its_go_and_hands_the_mover_the_win(tmp_path):
     assert code == 0, output
 
 
+@pytest.mark.e2e
 def test_flood_writes_about_the_rate_asked(tmp_path):
     # A count over a short run, with wide bounds: paced (not as fast as it can), and really
     # a flood (not a trickle).
@@ -230,6 +235,7 @@ def test_flood_writes_about_the_rate_asked(tmp_path):
     assert path.read_text().startswith("Flood1 flood 0\nFlood1 flood 1\n")
 
 
+@pytest.mark.e2e
 def test_nbsp_writes_latin1_no_break_spaces_that_a_latin1_referee_accepts(tmp_path):
     # Both players and the referee decode Latin-1: every Walrus line is the bytes asked,
     # every one a legal move, and the game ends normally.

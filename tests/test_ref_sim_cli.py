@@ -48,6 +48,7 @@ def test_a_file_as_dir_is_named_as_a_file(tmp_path, capsys):
     assert "not a directory (it is a file)" in err and "no such directory" not in err
 
 
+@pytest.mark.e2e
 def test_missing_dir_is_created_and_short_limits_warned(tmp_path, capsys):
     game_dir = tmp_path / "new" / "game"
     assert main(["Walrus", "Otter", "--dir", str(game_dir), "--time-limit", "0.1",
@@ -60,6 +61,7 @@ def test_missing_dir_is_created_and_short_limits_warned(tmp_path, capsys):
     assert len(err) == 2
 
 
+@pytest.mark.e2e
 def test_end_game_stays_one_time_limit(tmp_path, capsys, monkeypatch):
     # An agent still searching when the game ends must find end_game: the files stay one
     # time limit (here 1.2 s, more than the old fixed second) before the clean-up.
@@ -83,6 +85,7 @@ def test_end_game_stays_one_time_limit(tmp_path, capsys, monkeypatch):
     assert "end_game stays" not in capsys.readouterr().err     # -q: only the result line
 
 
+@pytest.mark.e2e
 def test_the_wait_after_the_end_is_announced(tmp_path, capsys):
     assert main(["Walrus", "Otter", "--dir", str(tmp_path), "--time-limit", "1",
                  "--seed", "1"]) == 0
@@ -105,6 +108,7 @@ def test_ctrl_c_is_reported_once(tmp_path, capsys, monkeypatch):
     assert captured.err.strip() == "Interrupted: protocol files deleted, no end_game written."
 
 
+@pytest.mark.e2e
 def test_quiet_game_prints_the_result_and_saves_the_record(tmp_path, capsys):
     record_path = tmp_path / "record.json"
     game_dir = tmp_path / "game"
@@ -138,6 +142,7 @@ def test_every_command_ends_ctrl_c_and_a_closed_pipe_in_one_line(capsys):
         assert command.__wrapped__ is not None        # each one is wrapped
 
 
+@pytest.mark.e2e
 def test_ctrl_c_while_a_command_imports_is_one_line():
     # What python -m ref_sim.<command> looks like while it imports (argv[0] is "-m"): an
     # uncaught Ctrl-C prints one line, and Python still exits as interrupted by SIGINT.

@@ -113,6 +113,7 @@ def write_bytes(turn, data):
 @pytest.mark.parametrize("encoding, byte, outcome", [
     ("latin-1", 0xA0, "played"), ("cp1252", 0xA0, "played"), ("utf-8", 0xA0, "crash"),
     ("cp1252", 0x81, "crash"), ("cp1252", 0x85, INVALID_MOVE), ("latin-1", 0x85, "played")])
+@pytest.mark.e2e
 def test_whole_games_under_each_encoding(scripted, tmp_path, encoding, byte, outcome):
     def act(turn):              # p1's first move with the byte for spaces, then nothing
         if turn.ply == 0:
@@ -135,6 +136,7 @@ def test_whole_games_under_each_encoding(scripted, tmp_path, encoding, byte, out
         assert record.reason == outcome and record.loser == record.p1
 
 
+@pytest.mark.e2e
 def test_the_command_line_takes_an_encoding(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         referee_main(["A", "B", "--encoding", "klingon", "--dir", str(tmp_path)])
@@ -150,6 +152,7 @@ def test_the_command_line_takes_an_encoding(tmp_path, capsys):
     assert '"encoding": "iso8859-1"' in record.read_text()
 
 
+@pytest.mark.e2e
 def test_a_crash_exits_1_like_a_vanished_move_file(tmp_path):
     # A bot writing a UTF-8-invalid byte: the game is aborted, python -m ref_sim exits 1.
     script = (f"import time, pathlib; d = pathlib.Path({str(tmp_path)!r})\n"

@@ -16,6 +16,8 @@ from ref_sim.rules import Game
 from ref_sim.series.specs import BUILTINS, agent_spec
 from ref_sim.series import file_games
 
+import virtual_games
+
 
 def test_agent_specs_and_names():
     assert agent_spec("random").label == "Random"
@@ -241,6 +243,7 @@ def test_builtin_agents_always_get_the_series_limit():
     assert "{time_limit}" not in BUILTINS["random"][0]
 
 
+@pytest.mark.e2e
 def test_readme_sprt_example_does_not_stop_after_one_pair(tmp_path, capsys, monkeypatch):
     # --sprt 0 20 0.05 0.05 used to accept H1 after 2 won games (LLR 7.46).  Each won pair
     # now adds ~0.056 to the LLR: H1 is accepted only after dozens of won pairs.
@@ -423,14 +426,13 @@ def test_a_lost_cluster_stops_the_series_in_one_line_with_its_resume_line(tmp_pa
     the games so far summarised, one line saying why, the command that continues it; exit 1."""
     from ref_sim.series import cluster
 
-    real = file_games.play_game
     calls = []
 
-    def flaky(number, *args, **kwargs):
+    def flaky(number, *args, **kwargs):         # games on a virtual clock: no process needed here
         calls.append(number)
         if len(calls) == 2:
             raise cluster.ClusterError("game-2 was lost by every worker that tried it")
-        return real(number, *args, **kwargs)
+        return virtual_games.play_game(number, *args, **kwargs)
 
     monkeypatch.setattr(file_games, "play_game", flaky)
     out = tmp_path / "run"

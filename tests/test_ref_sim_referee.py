@@ -34,6 +34,7 @@ def check_end(record, winner, loser, reason, moves):
 
 # -- verdicts ----------------------------------------------------------------------------
 
+@pytest.mark.e2e
 def test_time_out(scripted):
     start = time.perf_counter()
     record, _ = scripted(on_ply(0, lambda turn: None), time_limit=0.3)
@@ -93,6 +94,7 @@ def test_leading_blank_line_is_an_empty_read(scripted):
     assert record.bad_line == ""
 
 
+@pytest.mark.e2e
 def test_extra_tokens_and_missing_newline_are_accepted(scripted):
     def sloppy(turn):
         if turn.ply == 0:
@@ -102,6 +104,7 @@ def test_extra_tokens_and_missing_newline_are_accepted(scripted):
     check_end(record, record.p1, record.p2, "Time out!", 1)
 
 
+@pytest.mark.e2e
 def test_truncate_then_write_slowly_is_read_at_once(scripted):
     def slow(turn):
         board, spot = turn.legal_move()
@@ -115,6 +118,7 @@ def test_truncate_then_write_slowly_is_read_at_once(scripted):
     assert record.bad_line == ""
 
 
+@pytest.mark.e2e
 def test_appending_plays_on_because_the_last_line_is_read(scripted, tmp_path):
     seen = []
 
@@ -195,6 +199,7 @@ def test_cleanup_at_start_and_at_exit(scripted, tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["notes.txt"]
 
 
+@pytest.mark.e2e
 def test_opening_and_empty_move_file(scripted, tmp_path):
     seen = {}
 
@@ -217,6 +222,7 @@ def test_opening_and_empty_move_file(scripted, tmp_path):
                                                       in zip(lines, cells)]
 
 
+@pytest.mark.e2e
 def test_coin_flip_is_seeded_and_fair_enough(tmp_path):
     firsts = set()
     for seed in range(8):
@@ -228,6 +234,7 @@ def test_coin_flip_is_seeded_and_fair_enough(tmp_path):
     assert firsts == {"Walrus", "Otter"}
 
 
+@pytest.mark.e2e
 def test_go_file_life_cycle_and_end_game_text(scripted, tmp_path):
     problems = []
     at_end = {}
@@ -255,6 +262,7 @@ def test_go_file_life_cycle_and_end_game_text(scripted, tmp_path):
     assert at_end["go"] == [b"", b""]
 
 
+@pytest.mark.e2e
 def test_full_scripted_game_ends_with_a_win_or_tie(scripted):
     # The scripted moves are instant: a long limit costs nothing and no load can make one late.
     record, _ = scripted(lambda turn: turn.play_legal(), time_limit=5, seed=3)
@@ -266,6 +274,7 @@ def test_full_scripted_game_ends_with_a_win_or_tie(scripted):
     assert all(0 < move.seconds < 5 for move in record.moves)
 
 
+@pytest.mark.e2e
 def test_record_round_trip(scripted, tmp_path):
     record, _ = scripted(on_ply(3, lambda t: None), time_limit=0.2, clean_at_exit=False)
     path = tmp_path / "record.json"
@@ -273,6 +282,7 @@ def test_record_round_trip(scripted, tmp_path):
     assert GameRecord.load(path) == record
 
 
+@pytest.mark.e2e
 def test_linger_rewrites_then_cleans(tmp_path):
     start = time.perf_counter()
     record = run_game(tmp_path, "Walrus", "Otter",
@@ -310,6 +320,7 @@ def test_reading_like_the_real_referee(tmp_path, text, line, parsed):
 
 @pytest.mark.parametrize("separator", ["\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85",
                                        "\u2028", "\u2029"])
+@pytest.mark.e2e
 def test_separators_inside_a_line_are_whitespace_to_the_referee(scripted, separator):
     # A move line with a separator and more words after it is still the move before it.
     chosen = []
@@ -343,6 +354,7 @@ def test_limit_messages():
                                         "(--time_limit N); 0.5 s per move is for rehearsal only")
 
 
+@pytest.mark.e2e
 def test_looks_at_move_file_once_per_tick_and_never_after_the_limit(scripted, tmp_path,
                                                                     monkeypatch):
     # A turn that times out at 0.3 s: the mtime noted before the .go, then at most one look
@@ -435,6 +447,7 @@ def test_answering_an_out_of_turn_line_before_the_tick_loses(scripted, tmp_path)
     assert record.bad_line == staged[0]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("again", [False, True])
 def test_a_line_written_before_the_next_turn_notes_m_is_never_read(scripted, tmp_path,
                                                                    again):

@@ -208,6 +208,7 @@ def test_a_missing_or_empty_run_is_one_line_and_exit_2(tmp_path, capsys, setup, 
     assert err.startswith("python -m ref_sim.replay: error: ")
 
 
+@pytest.mark.e2e
 def test_the_command_fails_in_one_line_without_a_traceback(tmp_path):
     done = subprocess.run([sys.executable, "-m", "ref_sim.replay", str(tmp_path / "nothing")],
                           capture_output=True, text=True, timeout=60)
@@ -323,6 +324,7 @@ def test_a_missed_win_is_a_blunder_with_the_win_shown(tmp_path):
     assert again["games"][0]["analysis"] == found
 
 
+@pytest.mark.e2e
 def test_the_command_analyses_the_chosen_games_on_two_processes(series, capsys):
     folder, _ = series
     out = folder / "analysed.html"
@@ -465,6 +467,7 @@ def browser(tmp_path):
     browser.close()
 
 
+@pytest.mark.e2e
 @needs_chromium
 def test_the_page_in_a_browser_steps_with_the_keys_and_draws_its_graphs(tmp_path, browser):
     lines = [file_protocol_line(n, *random_game(n), names=(NASTY, "Random2")) for n in (1, 2, 3)]
@@ -562,6 +565,7 @@ def test_only_our_engine_logs_on_our_scale():
     assert not replay.on_our_scale({"name": "Agent1"}) and not replay.on_our_scale("agent")
 
 
+@pytest.mark.e2e
 @needs_chromium
 def test_the_page_at_common_sizes_charts_on_screen_scales_apart_arrows_readable(tmp_path, browser):
     folder, lines = seed_bot_series(tmp_path / "run")
@@ -606,6 +610,7 @@ def test_the_page_at_common_sizes_charts_on_screen_scales_apart_arrows_readable(
     assert browser.errors() == []
 
 
+@pytest.mark.cluster
 def test_the_analysis_on_a_cluster_is_the_local_one(series, tmp_path, monkeypatch, capsys):
     distributed = pytest.importorskip("distributed")
     folder, _ = series
@@ -624,6 +629,7 @@ def test_the_analysis_on_a_cluster_is_the_local_one(series, tmp_path, monkeypatc
     assert remote["moves"][4:] and all(remote["moves"][4:])
 
 
+@pytest.mark.cluster
 def test_an_unreachable_cluster_is_one_line(series, capsys, monkeypatch):
     pytest.importorskip("distributed")
     from ref_sim.series import cluster
@@ -655,6 +661,7 @@ def test_ctrl_c_in_an_analysis_is_one_line_and_keeps_what_was_searched(series, c
     assert not (folder / "replay.html").exists()
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_stop_signal_ends_an_analysis_at_once_and_a_rerun_goes_on(tmp_path, monkeypatch, capsys,
@@ -703,6 +710,7 @@ def test_a_stop_signal_ends_an_analysis_at_once_and_a_rerun_goes_on(tmp_path, mo
     assert f"analysing {total - len(kept)} positions" in capsys.readouterr().err
 
 
+@pytest.mark.cluster
 def test_a_stop_on_a_cluster_keeps_the_finished_positions_and_cancels_the_rest(series,
                                                                               monkeypatch):
     # The cluster's loop with the runners' interface (ref_sim.series.cluster.LocalRunner: threads).

@@ -65,6 +65,7 @@ def test_a_stop_signal_is_ctrl_c_with_its_own_exit_code_and_a_second_one_waits()
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL      # the handlers are put back
 
 
+@pytest.mark.e2e
 @posix_only
 def test_a_signal_ignored_at_start_stays_ignored_as_under_nohup():
     code = ("import os, signal, sys, time\n"
@@ -112,6 +113,7 @@ def test_every_series_runner_has_its_console_script():
     assert console_scripts()["uttt-stdio"] == "ref_sim.stdio"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("script", sorted(set(console_scripts()) - {"uttt-agent"}))
 def test_usage_errors_name_the_console_script_or_the_module(script):
     module = console_scripts()[script]
@@ -175,6 +177,7 @@ def train_eval(*argv, cwd=ROOT):
                           capture_output=True, text=True, cwd=cwd, timeout=120, stdin=subprocess.DEVNULL)
 
 
+@pytest.mark.e2e
 def test_train_eval_says_what_is_missing_in_one_line(tmp_path):
     (tmp_path / "a-file").write_text("x")
     (tmp_path / "bad").mkdir()
@@ -209,6 +212,7 @@ def test_render_takes_its_moves_quoted_or_not(tmp_path, capsys):
 
 # -- players that end once their runner is gone -------------------------------------------
 
+@pytest.mark.e2e
 @posix_only
 def test_the_stdio_random_player_ends_once_its_runner_is_gone(tmp_path):
     # Its input pipe stays open (another process holds it): only the runner's death can end it.
@@ -229,6 +233,7 @@ def test_the_stdio_random_player_ends_once_its_runner_is_gone(tmp_path):
         runner.kill()
 
 
+@pytest.mark.e2e
 @posix_only
 def test_the_random_file_player_ends_once_its_runner_is_gone(tmp_path):
     runner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])

@@ -123,6 +123,7 @@ def test_arena_series_in_threads_is_the_series_played_inline():
     assert inline.report_lines() == threaded.report_lines()
 
 
+@pytest.mark.e2e
 def test_self_play_data_on_a_full_disk_ends_in_one_line_and_keeps_what_was_written(tmp_path, monkeypatch):
     spec = importlib.util.spec_from_file_location("train_eval", ROOT / "scripts" / "train_eval.py")
     train_eval = importlib.util.module_from_spec(spec)

@@ -217,6 +217,7 @@ def test_svg_of_a_saved_game(saved, tmp_path, capsys):
     assert "Walrus (X) vs Otter (O)" in text
 
 
+@pytest.mark.e2e
 def test_a_record_from_the_referee_simulator(scripted, tmp_path, capsys):
     """A GameRecord saved by run_game shows as is: here a time-out after three moves."""
     def act(turn):

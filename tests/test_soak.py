@@ -72,6 +72,7 @@ def test_without_a_latin1_locale_the_soak_passes_the_encoding(soak, tmp_path, mo
         assert latin1.how.endswith("--encoding latin-1 given to the referee and both agents")
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(shutil.which("localedef") is None, reason="no localedef here")
 def test_a_latin1_locale_is_built_where_the_system_has_none(soak):
     with soak.latin1_locale() as latin1:

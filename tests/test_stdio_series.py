@@ -84,6 +84,7 @@ def test_more_boards_won_wins_where_the_referee_would_tie(script, tmp_path):
     (["exit"], codingame_referee.CRASHED, None, "crashed (exited with code 3)"),
     (["twice", "first"], codingame_referee.INVALID_MOVE, None, None),   # the extra line answers the next turn
 ], ids=["garbage", "illegal", "time-out", "crash", "two-lines"])
+@pytest.mark.e2e
 def test_verdicts(script, tmp_path, plan, reason, bad_line, note):
     # B moves first at the centre; A then misbehaves as planned.
     record = play({"A": script(*plan), "B": script("4,4", "first", "first")}, first="B", tmp_path=tmp_path)
@@ -96,6 +97,7 @@ def test_verdicts(script, tmp_path, plan, reason, bad_line, note):
         assert record["late_ms"] is not None and record["late_ms"] > 100
 
 
+@pytest.mark.e2e
 def test_first_turn_is_longer(script, tmp_path):
     # 0.5 s is too slow for a 100 ms turn, but fits a 1000 ms first turn.
     record = play({"A": script("sleep"), "B": script("4,4", "first")}, first="B", first_turn_ms=1000,
@@ -110,6 +112,7 @@ OUR_AGENT_DEPTH_3 = (f"{sys.executable} -m agent --protocol codingame --turn-ms 
                      "--first-turn-ms {first_turn_ms} --depth 3")
 
 
+@pytest.mark.e2e
 def test_series_of_our_agent_against_random(tmp_path, capsys):
     out = tmp_path / "series"
     # A small fixed depth keeps the test about the protocol, not about this machine's load: it
@@ -165,6 +168,7 @@ def test_a_program_that_cannot_start_stops_the_series(tmp_path, capsys):
     assert not (tmp_path / "out" / "games.jsonl").exists()
 
 
+@pytest.mark.e2e
 def test_out_on_a_file_and_no_out_leaves_nothing(tmp_path, capsys, monkeypatch):
     path = tmp_path / "file.txt"
     path.write_text("x")
@@ -193,6 +197,7 @@ def test_seeds_per_game_for_every_builtin():
     assert codingame_games.agent_seeds(7, 3) == codingame_games.agent_seeds(7, 3) != codingame_games.agent_seeds(8, 3)
 
 
+@pytest.mark.e2e
 def test_deterministic_programs_are_counted_once_and_warned_about(script, tmp_path, capsys):
     first = " ".join(script())          # always the first valid action: every pair replays
     assert stdio.main([first, first, "--games", "4", "--seed", "1", "--out", str(tmp_path / "a")]) == 0
@@ -203,6 +208,7 @@ def test_deterministic_programs_are_counted_once_and_warned_about(script, tmp_pa
     assert "Distinct games: 4 of 4\n" in capsys.readouterr().out
 
 
+@pytest.mark.e2e
 def test_resume_with_out_alone_plays_the_missing_games_with_their_seeds(tmp_path, capsys):
     out = tmp_path / "series"
     assert stdio.main(["random", "random", "--games", "4", "--seed", "3", "--turn-ms", "500",
@@ -230,6 +236,7 @@ def test_resume_with_out_alone_plays_the_missing_games_with_their_seeds(tmp_path
     assert "already holds games: add --resume" in capsys.readouterr().err
 
 
+@pytest.mark.e2e
 def test_without_out_the_logs_of_games_that_went_wrong_are_kept(script, tmp_path, capsys, monkeypatch):
     import tempfile
     temp = tmp_path / "temp"

@@ -30,8 +30,8 @@ PY = sys.executable
 #: Only guards against a hang; nothing is timed.
 PATIENCE = 120.0
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
-                                reason="POSIX signals and /proc")
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                                  reason="POSIX signals and /proc")]
 
 SIGNALS = [signal.SIGTERM, signal.SIGHUP, signal.SIGINT]
 SIGNAL_IDS = ["SIGTERM", "SIGHUP", "SIGINT"]

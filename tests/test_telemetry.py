@@ -217,6 +217,7 @@ def run_codingame(*args, env=None) -> subprocess.CompletedProcess:
                           text=True, timeout=120, cwd=ROOT, env=env)
 
 
+@pytest.mark.e2e
 def test_the_codingame_agent_writes_its_search_log_and_plays_on_when_it_cannot(tmp_path):
     path = tmp_path / "search.jsonl"
     done = run_codingame("--search-log", str(path))
@@ -248,6 +249,7 @@ def check_series(out: Path, games: int, opponent: str) -> None:
             assert handle.read(100).startswith(b"\n[runner: ")
 
 
+@pytest.mark.e2e
 def test_a_file_protocol_series_against_a_hostile_bot_completes(tmp_path, capsys):
     out = tmp_path / "run"
     code = match.main(["agent:depth=2", f"python {HOSTILE} file {{name}} --dir {{dir}} --seed {{seed}}",
@@ -259,6 +261,7 @@ def test_a_file_protocol_series_against_a_hostile_bot_completes(tmp_path, capsys
     assert len(data["games"]) == 2
 
 
+@pytest.mark.e2e
 def test_a_codingame_series_against_a_hostile_bot_completes_and_resumes(tmp_path, capsys):
     out = tmp_path / "run"
     hostile = f"{{python}} {HOSTILE} codingame --seed {{seed}}"

@@ -231,6 +231,7 @@ def test_resuming_what_is_not_there_is_one_line_and_makes_nothing(tmp_path, caps
 
 # -- real events --------------------------------------------------------------------------
 
+@pytest.mark.e2e
 def test_a_round_robin_of_three_bots_through_the_files(tmp_path, capsys):
     # Fixed depths and a seeded random player: the moves are instant, the limit is no factor.
     bots = ["agent:depth=1", "random", "seed:depth=1"]
@@ -285,6 +286,7 @@ def moves_of(game):
     return [(m["player"] != first, m["row"], m["col"]) for m in game["moves"]]
 
 
+@pytest.mark.e2e
 def test_a_stdio_gauntlet_is_the_head_to_head_series_of_ref_sim_stdio(tmp_path, capsys):
     assert tournament.main(STDIO_BOTS + ["--protocol", "stdio", "--gauntlet", "--rounds", "2",
                                          "--seed", "6", "--anchor", "random", "-q", "--out",
@@ -320,6 +322,7 @@ while sys.stdin.readline():
 """
 
 
+@pytest.mark.e2e
 def test_resume_out_alone_extends_the_tournament_by_rounds(tmp_path, capsys):
     out = str(tmp_path / "event")
     assert tournament.main(["random", "random", "--protocol", "stdio", "--seed", "3", "-q",
@@ -332,6 +335,7 @@ def test_resume_out_alone_extends_the_tournament_by_rounds(tmp_path, capsys):
     assert json.loads((tmp_path / "event" / "tournament.json").read_text())["rounds"] == 2
 
 
+@pytest.mark.e2e
 def test_without_out_only_the_logs_of_games_that_went_wrong_stay(tmp_path, capsys, monkeypatch):
     temp = tmp_path / "temp"
     temp.mkdir()
@@ -365,6 +369,7 @@ def test_a_bot_that_cannot_start_stops_the_tournament_in_one_line(tmp_path, caps
     assert not (tmp_path / "games.jsonl").exists()
 
 
+@pytest.mark.cluster
 @pytest.mark.filterwarnings("ignore:Port 8787 is already in use:UserWarning")
 def test_a_stdio_round_robin_on_a_cluster_is_the_local_one(tmp_path, capsys, monkeypatch):
     distributed = pytest.importorskip("distributed")
@@ -405,6 +410,7 @@ def table_games(stdout: str) -> int:
     return sum(int(row.split()[4]) for row in table.splitlines()[1:]) // 2
 
 
+@pytest.mark.e2e
 @linux_only
 @pytest.mark.parametrize("signum", SIGNALS, ids=SIGNAL_IDS)
 def test_a_stopped_tournament_ends_its_bots_and_resumes_as_printed(signum, tmp_path):
@@ -447,6 +453,7 @@ time.sleep(600)
 """
 
 
+@pytest.mark.e2e
 @linux_only
 def test_a_stopped_stdio_tournament_aborts_the_game_under_way(tmp_path):
     # Its turn may last ten minutes: only aborting the game ends the tournament in time.
@@ -465,6 +472,7 @@ def test_a_stopped_stdio_tournament_aborts_the_game_under_way(tmp_path):
     assert not (out / "games.jsonl").exists()          # the aborted game is no game
 
 
+@pytest.mark.e2e
 @linux_only
 def test_a_tournament_runner_killed_outright_leaves_no_player_waiting(tmp_path):
     # SIGKILL: the runner cannot clean up; its random players see it gone and end by themselves.

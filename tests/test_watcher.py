@@ -80,6 +80,7 @@ def create_and_delete(directory, count=1000):
 UNRELATED = {"flush": flush_lines, "open-close": open_write_close, "create-delete": create_and_delete}
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("pattern", list(UNRELATED))
 def test_unrelated_writes_do_not_wake_the_caller(watcher, tmp_path, pattern):
     (tmp_path / "move_file").write_text("")
@@ -88,6 +89,7 @@ def test_unrelated_writes_do_not_wake_the_caller(watcher, tmp_path, pattern):
     assert watcher.take_removed() == frozenset()
 
 
+@pytest.mark.e2e
 @inotify
 def test_writes_that_do_not_close_the_file_are_not_even_delivered(watcher, tmp_path):
     """The cost of an opponent logging into the directory was watchdog's thread building an event
@@ -128,6 +130,7 @@ def test_watchdog_without_event_filter_watches_every_event(tmp_path, monkeypatch
         old.stop()
 
 
+@pytest.mark.e2e
 def test_a_flood_of_unrelated_events_pauses_the_watch_until_the_next_try(watcher, tmp_path, monkeypatch, caplog):
     """Creations and deletions (or closes) of other files cannot be masked out: past NOISE_EVENTS in
     NOISE_WINDOW the watch is dropped, the caller polls, and ``wait()`` tries events again after
@@ -185,6 +188,7 @@ CHANGES = {
 }
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("change", list(CHANGES))
 def test_every_change_of_a_protocol_file_wakes_the_caller(watcher, tmp_path, change):
     existing, act = CHANGES[change]
@@ -230,6 +234,7 @@ def removed_after(watcher, act, tries=50) -> frozenset:
     return removed
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("how", ["deleted", "renamed", "moved out"])
 def test_take_removed_reports_a_protocol_file_removed_once(watcher, tmp_path, how):
     go = tmp_path / f"{ME}.go"
@@ -254,6 +259,7 @@ def test_take_removed_reports_a_deletion_though_the_file_is_back(watcher, tmp_pa
     assert removed_after(watcher, lambda: None) == {go.name}
 
 
+@pytest.mark.e2e
 def test_take_removed_ignores_other_files_and_other_changes(watcher, tmp_path):
     (tmp_path / "move_file").write_text("")
     settle(watcher)
