@@ -72,7 +72,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from .clock import (  # noqa: F401  (the limits' defaults: re-exported, as always)
+from .clock import (
     DEFAULT_FIRST_TURN_MS,
     DEFAULT_MARGIN_MS,
     DEFAULT_TURN_MS,

@@ -76,7 +76,7 @@ def index_to_cell(index: int) -> tuple[int, int]:
 
 def cell_text(index: int) -> str:
     """The ``row col`` line of a move index, as the referee reads it (no newline)."""
-    return "%d %d" % index_to_cell(index)
+    return "{} {}".format(*index_to_cell(index))
 
 
 def cells(indices) -> str:

@@ -44,7 +44,7 @@ class SearchLog:
 
     @classmethod
     def chosen(cls, option: str | None, protocol: str, fixed: dict | None = None,
-               environ=None) -> "SearchLog":
+               environ=None) -> SearchLog:
         """The log ``--search-log`` (``option``) names, else :data:`SEARCH_LOG_ENV`'s, else none."""
         environ = os.environ if environ is None else environ
         return cls(option or environ.get(SEARCH_LOG_ENV) or None, protocol, fixed)

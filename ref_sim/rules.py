@@ -158,7 +158,7 @@ class Game:
             return f"{where}: the previous move sends {SYMBOLS[self.turn]} to board {forced}"
         return f"{where}: not legal"
 
-    def copy(self) -> "Game":
+    def copy(self) -> Game:
         other = Game(self.variant)
         other.cells = [list(row) for row in self.cells]
         other.turn = self.turn

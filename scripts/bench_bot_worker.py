@@ -29,11 +29,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent import bot_worker  # noqa: E402
-from agent.bot import ChooseEngine, move_index  # noqa: E402
-from agent.limits import SearchLimit  # noqa: E402
-from agent.options import whole  # noqa: E402
-from agent.rules import Position  # noqa: E402
+from agent import bot_worker
+from agent.bot import ChooseEngine, move_index
+from agent.limits import SearchLimit
+from agent.options import whole
+from agent.rules import Position
 
 #: The deadline of a timed turn: far, so that only the cost is measured.
 PLENTY = 10.0
@@ -161,7 +161,7 @@ def main(argv=None) -> int:
     print(f"  the next turn's new worker (fork until ready)  {milliseconds(next_turn)}")
     if args.series:
         python = sys.executable
-        for title, runner, argv, planned in (
+        for title, runner, argv, _planned in (
                 ("CodinGame, 100 ms turns (80 ms planned)", "stdio",
                  [f"{python} sleepy_bot.py --protocol codingame"], 0.080),
                 ("file protocol, 1 s limit (0.8 s planned)", "match",

@@ -33,11 +33,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ref_sim.series.loop import cluster  # noqa: E402
-from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
-from ref_sim.series.loop import openings, loop as series  # noqa: E402
-from ref_sim.series.file_games import FileGameSettings, play_game_on_worker  # noqa: E402
-from ref_sim.series.specs import agent_spec  # noqa: E402
+from ref_sim.series.loop import cluster
+from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
+from ref_sim.series.loop import openings, loop as series
+from ref_sim.series.file_games import FileGameSettings, play_game_on_worker
+from ref_sim.series.specs import agent_spec
 
 
 def timed_game(*args, **kwargs):

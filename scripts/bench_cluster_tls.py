@@ -63,7 +63,7 @@ def start(scratch: Path, tls: list[str]) -> tuple[str, list[subprocess.Popen]]:
         except (OSError, ValueError, KeyError):
             if time.monotonic() > deadline or processes[0].poll() is not None:
                 stop(processes)
-                raise SystemExit(f"the scheduler did not start: see {scratch / 'scheduler.log'}")
+                raise SystemExit(f"the scheduler did not start: see {scratch / 'scheduler.log'}") from None
             time.sleep(0.1)
     processes.append(serve("worker.log", "worker", address, "--nthreads", "1", *tls))
     return address, processes

@@ -27,11 +27,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent.options import MAX_GAMES, real, whole  # noqa: E402
-from ref_sim.referees import codingame as codingame_referee  # noqa: E402
-from ref_sim import stdio  # noqa: E402
-from ref_sim.series import specs  # noqa: E402
-from ref_sim.series.codingame_games import StdioGameSettings  # noqa: E402
+from agent.options import MAX_GAMES, real, whole
+from ref_sim.referees import codingame as codingame_referee
+from ref_sim import stdio
+from ref_sim.series import specs
+from ref_sim.series.codingame_games import StdioGameSettings
 
 
 def agent_command(args) -> str:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent.options import MAX_SECONDS, real  # noqa: E402
+from agent.options import MAX_SECONDS, real
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = 0.02

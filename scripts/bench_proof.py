@@ -24,13 +24,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent.engines import FEATURE_OPTIONS, AlphaBetaEngine  # noqa: E402
-from agent.limits import SearchLimit  # noqa: E402
-from agent.options import MAX_GAMES, MAX_SECONDS, parse_options, real, whole  # noqa: E402
-from agent.rules import Position  # noqa: E402
-from agent.search import Features  # noqa: E402
-from ref_sim import stops  # noqa: E402
-from ref_sim.series.openings import cell_opening  # noqa: E402
+from agent.engines import FEATURE_OPTIONS, AlphaBetaEngine
+from agent.limits import SearchLimit
+from agent.options import MAX_GAMES, MAX_SECONDS, parse_options, real, whole
+from agent.rules import Position
+from agent.search import Features
+from ref_sim import stops
+from ref_sim.series.openings import cell_opening
 
 
 def features_from(spec: str) -> Features:

@@ -24,13 +24,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent import core as search_core  # noqa: E402
-from agent.engines import DEFAULT_EVALUATION, EVALUATIONS, AlphaBetaEngine  # noqa: E402
-from agent.limits import SearchLimit  # noqa: E402
-from agent.options import MAX_SECONDS, real, whole  # noqa: E402
-from agent.rules import Move, Position  # noqa: E402
-from ref_sim.series.openings import cell_opening  # noqa: E402
-from ref_sim.selfplay import play_game  # noqa: E402
+from agent import core as search_core
+from agent.engines import DEFAULT_EVALUATION, EVALUATIONS, AlphaBetaEngine
+from agent.limits import SearchLimit
+from agent.options import MAX_SECONDS, real, whole
+from agent.rules import Move, Position
+from ref_sim.series.openings import cell_opening
+from ref_sim.selfplay import play_game
 
 SUITE = Path(__file__).with_name("bench_positions.txt")
 PHASES = {"opening": (6, 12), "middle": (20, 36), "endgame": (44, 60)}

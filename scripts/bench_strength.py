@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
-from ref_sim.series.loop import records  # noqa: E402
+from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
+from ref_sim.series.loop import records
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"random": ("games won", 0.99), "seed": ("points", 0.95)}

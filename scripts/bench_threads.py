@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import statistics
 import sys
 import time
@@ -35,12 +34,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench_speed import PHASES, load_suite, load_text  # noqa: E402
+from bench_speed import PHASES, load_suite, load_text
 
-from agent import core  # noqa: E402
-from agent.engines import DEFAULT_EVALUATION, EVALUATIONS, AlphaBetaEngine  # noqa: E402
-from agent.limits import SearchLimit  # noqa: E402
-from agent.options import MAX_SECONDS, real, whole  # noqa: E402
+from agent import core
+from agent.engines import DEFAULT_EVALUATION, EVALUATIONS, AlphaBetaEngine
+from agent.limits import SearchLimit
+from agent.options import MAX_SECONDS, real, whole
 
 
 #: Positions whose common depth one thread reached sooner say nothing of threads (solved at once).

@@ -22,12 +22,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent.options import MAX_SECONDS, real, whole  # noqa: E402
-from ref_sim.series.file_games import start_agent  # noqa: E402
-from ref_sim.series.launch import wait_until_started  # noqa: E402
-from ref_sim.series.specs import agent_spec  # noqa: E402
-from ref_sim.referees.file_protocol import run_game  # noqa: E402
-from ref_sim.referees.file_referee import RefereeSettings  # noqa: E402
+from agent.options import MAX_SECONDS, real, whole
+from ref_sim.series.file_games import start_agent
+from ref_sim.series.launch import wait_until_started
+from ref_sim.series.specs import agent_spec
+from ref_sim.referees.file_protocol import run_game
+from ref_sim.referees.file_referee import RefereeSettings
 
 OURS = "Agent1"
 

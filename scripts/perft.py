@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent.options import whole  # noqa: E402
-from agent.rules import VARIANTS, WPI, Move, Position, perft  # noqa: E402
+from agent.options import whole
+from agent.rules import VARIANTS, WPI, Move, Position, perft
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -52,13 +52,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ref_sim import stops  # noqa: E402
-from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
+from ref_sim import stops
+from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
 from ref_sim.series import cluster, realbots, records, report, loop as series
-from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT  # noqa: E402
-from ref_sim.referees.file_protocol import check_time_limit  # noqa: E402
-from ref_sim.series.specs import agent_spec  # noqa: E402
-from ref_sim.series import file_games  # noqa: E402
+from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
+from ref_sim.referees.file_protocol import check_time_limit
+from ref_sim.series.specs import agent_spec
+from ref_sim.series import file_games
 
 OURS = "agent"
 DEFAULT_GAMES = 100

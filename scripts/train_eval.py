@@ -66,11 +66,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ref_sim.series import cluster, records, loop as series
-from ref_sim import stops  # noqa: E402  (ref_sim.series.cluster imports Dask only to connect)
-from agent.core import make_searcher  # noqa: E402
-from agent.engines import AlphaBetaEngine, SearchEngine  # noqa: E402
-from agent.options import real, whole  # noqa: E402
-from ref_sim.selfplay import training_game  # noqa: E402
+from ref_sim import stops
+from agent.core import make_searcher
+from agent.engines import AlphaBetaEngine, SearchEngine
+from agent.options import real, whole
+from ref_sim.selfplay import training_game
 
 GAMES_FILE = "games.jsonl"
 #: Beside the games: the settings they were played with (a resumed run must use the same ones).

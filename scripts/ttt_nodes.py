@@ -29,9 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent.games.tictactoe import TicTacToe, TicTacToeEvaluator  # noqa: E402
-from agent.limits import SearchLimit  # noqa: E402
-from agent.search import AlphaBeta  # noqa: E402
+from agent.games.tictactoe import TicTacToe, TicTacToeEvaluator
+from agent.limits import SearchLimit
+from agent.search import AlphaBeta
 
 MINIMAX_NODES_FROM_EMPTY = 549_946  # 1 root + 549,945 moves
 FINISHED_GAMES_FROM_EMPTY = 255_168
@@ -126,7 +126,7 @@ def main() -> int:
             expected = (mm.nodes, mm.leaves) == (MINIMAX_NODES_FROM_EMPTY, FINISHED_GAMES_FROM_EMPTY)
             ok &= expected
             empty = (mm.nodes, mm.leaves)
-    print(f"\nvalue: for the side to move (+1 win, 0 draw, -1 loss). games: finished games minimax reached.")
+    print("\nvalue: for the side to move (+1 win, 0 draw, -1 loss). games: finished games minimax reached.")
     print(f"{time.perf_counter() - start:.1f} s")
     verdict = "OK" if empty == (MINIMAX_NODES_FROM_EMPTY, FINISHED_GAMES_FROM_EMPTY) else "MISMATCH"
     print(f"minimax from the empty board: {empty[0]:,} nodes, {empty[1]:,} finished games; "

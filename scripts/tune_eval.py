@@ -20,10 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent.engines import AlphaBetaEngine  # noqa: E402
-from agent.evaluation import DEFAULT_WEIGHTS  # noqa: E402
-from agent.options import MAX_GAMES, real, whole  # noqa: E402
-from ref_sim.selfplay import play_pairs  # noqa: E402
+from agent.engines import AlphaBetaEngine
+from agent.evaluation import DEFAULT_WEIGHTS
+from agent.options import MAX_GAMES, real, whole
+from ref_sim.selfplay import play_pairs
 
 
 def score_interval(wins: int, losses: int, draws: int) -> tuple[float, float]:
@@ -48,7 +48,8 @@ def main(argv=None) -> int:
         for value in sorted({round(base * args.factor), round(base / args.factor)} - {base}):
             weights = replace(DEFAULT_WEIGHTS, **{name: value})
             start = time.time()
-            wins, losses, draws = play_pairs(lambda: AlphaBetaEngine(nodes=args.nodes, weights=weights, evaluation="classic"),
+            wins, losses, draws = play_pairs(lambda weights=weights: AlphaBetaEngine(nodes=args.nodes, weights=weights,
+                                                                     evaluation="classic"),
                                              lambda: AlphaBetaEngine(nodes=args.nodes, evaluation="classic"),
                                              args.pairs, seed=args.seed)
             score, margin = score_interval(wins, losses, draws)

@@ -47,7 +47,7 @@ class Player:
         self.process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True)
 
-    def wait_waiting(self) -> "Player":
+    def wait_waiting(self) -> Player:
         """Wait for the random agent's first line ("waiting in DIR"): it is up. A loaded machine
         can take seconds to start Python, and a referee started before would time it out."""
         self.early = self.process.stdout.readline()
@@ -160,7 +160,7 @@ def test_agent_against_itself_while_the_referee_lingers(dirs):
     record = box["record"]
     check_record(record, {"Gopher", "Algo"})
     assert exited < record.duration + 3
-    for name, (code, out, err) in results.items():
+    for code, out, err in results.values():
         assert code == 0, err
         assert out.strip().endswith(record.end_text)
     assert "polling" in (logs / "Algo.log").read_text()

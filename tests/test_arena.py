@@ -90,7 +90,7 @@ def test_an_engine_may_run_another_build_of_the_core(capsys, tmp_path):
 
 def test_openings_leave_the_game_open_and_the_registry_is_uniform():
     rng = random.Random(0)
-    for name, game in GAMES.items():
+    for game in GAMES.values():
         opening = random_opening(game, rng, game.opening_plies)
         state = game.new_state()
         for move in opening:

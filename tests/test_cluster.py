@@ -739,7 +739,7 @@ def check_refusals(lines, runner):
     assert missing.startswith("cluster: worker tcp://") and missing.endswith(
         f"refused: uttt-agent is not installed there (ImportError: No module named ref_sim); "
         f"install this client's {runner.version} there (pip install 'uttt-agent[cluster]')")
-    assert f"refused: it has uttt-agent 0.1.0, sources " in other
+    assert "refused: it has uttt-agent 0.1.0, sources " in other
     assert f"; this client has {runner.version} (the same release, other sources: a file " \
            "differs); install the same commit on both" in other
     assert other.split("it has ")[1].split(";")[0] != runner.version
@@ -808,7 +808,7 @@ def test_workers_there_before_a_series_are_named_once_even_between_series(tmp_pa
             said = []
             with cluster.connect(lc.scheduler_address, say=said.append) as runner:
                 assert list(refusals(said)) == [address]
-                assert f"it has uttt-agent 0.1.0, sources " in said[0]
+                assert "it has uttt-agent 0.1.0, sources " in said[0]
             stopped(workers, log)
         finally:
             stopped(workers, log)

@@ -43,7 +43,7 @@ def eventually(predicate, timeout=3.0) -> bool:
 
 
 def cell(index: int) -> str:
-    return "%d %d" % index_to_cell(index)
+    return "{} {}".format(*index_to_cell(index))
 
 
 def turn_text(opponent: str, actions) -> str:

@@ -364,9 +364,9 @@ def test_without_the_core_auto_falls_back_and_compiled_is_an_error(monkeypatch, 
     with caplog.at_level(logging.INFO, logger="agent.core"):
         engine = AlphaBetaEngine(depth=2)
         assert not caplog.records  # nothing before the first move: the ready line comes first
-        for engine in (engine, AlphaBetaEngine(depth=2)):
-            engine.choose(Position(), SearchLimit())
-    assert engine.core == "python" and type(engine.searcher) is AlphaBeta
+        for each in (engine, AlphaBetaEngine(depth=2)):
+            each.choose(Position(), SearchLimit())
+    assert each.core == "python" and type(each.searcher) is AlphaBeta
     said = [r.getMessage() for r in caplog.records if r.name == "agent.core"]
     assert said == ["search core: pure Python (the compiled core is not built (No module named 'agent._core'); "
                     "install with a C compiler present (python -m pip install -e .) to build it)"]  # once
@@ -405,7 +405,7 @@ def test_the_table_fits_the_memory_budget():
     assert core.table_slots(0) == 1024
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_installation_without_a_compiler_succeeds_with_a_warning(tmp_path):
     """setup.py's build_ext with a compiler that always fails (CC=/bin/false): exit 0, a warning."""
     if sys.platform == "win32":

@@ -322,7 +322,7 @@ def test_without_out_no_pages_are_promised(tmp_path, capsys, monkeypatch):
 @pytest.mark.e2e
 @needs_chromium
 def test_the_crosstable_in_a_browser_sits_beside_the_ratings_and_opens_the_replays(
-        tmp_path, browser, capsys):
+        tmp_path, browser, capsys):  # noqa: F811 (browser: the replay tests' fixture, imported above)
     out = tmp_path / "event"
     assert tournament.main(["agent:depth=1", "random", "random", "random", "--protocol",
                             "stdio", "--seed", "5", "-q", "--out", str(out)]) == 0

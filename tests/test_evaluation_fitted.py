@@ -139,7 +139,7 @@ def test_bad_data_is_refused_with_one_line(change, message):
 def test_non_finite_numbers_in_the_file_are_refused(tmp_path):
     # Python's json reads NaN and Infinity: they are floats, refused like any float.
     data = {k: v for k, v in DATA.items() if k != "fit"}
-    for where, text in (("chance", "NaN"), ("weights", "Infinity")):
+    for where, _text in (("chance", "NaN"), ("weights", "Infinity")):
         bad = tmp_path / f"{where}.json"
         if where == "chance":
             bad.write_text(re.sub(r'"chance": \[\d+', '"chance": [NaN', json.dumps(data), count=1))

@@ -8,7 +8,7 @@ from agent.games import get_game
 from agent.games.nineboard import NineBoard, NineBoardEvaluator
 from agent.games.tictactoe import DRAW, WIN_NEXT
 from agent.limits import SearchLimit
-from agent.rules import LINES, IllegalMoveError, InvalidMoveError, O, X
+from agent.rules import LINES, IllegalMoveError, InvalidMoveError, X
 
 GAME = get_game("nineboard")
 

@@ -29,7 +29,7 @@ def test_there_are_76_lines_of_four_of_the_expected_kinds():
     assert len(LINES) == len(set(LINE_MASKS)) == 76
     kinds = Counter(_kind(d) for _, d in LINES)
     assert kinds == {"row": 16, "column": 16, "pillar": 16, "plane diagonal": 24, "space diagonal": 4}
-    for cells, d in LINES:  # four distinct cells, evenly spaced in every coordinate
+    for cells, _ in LINES:  # four distinct cells, evenly spaced in every coordinate
         coords = [coordinates(c) for c in cells]
         assert len(set(cells)) == 4
         for axis in range(3):

@@ -31,7 +31,7 @@ def finish(process, timeout=5.0):
     except subprocess.TimeoutExpired:
         process.kill()
         output, _ = process.communicate()
-        raise AssertionError(f"agent did not exit:\n{output}")
+        raise AssertionError(f"agent did not exit:\n{output}") from None
     return process.returncode, output
 
 

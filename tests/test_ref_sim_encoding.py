@@ -26,7 +26,7 @@ OPENING = [(4, 0), (0, 4), (4, 8), (8, 4)]
 def plain_python(path, encoding):
     """What the real referee's code makes of the file: "crash", INVALID_MOVE or the tuple."""
     try:
-        with open(path, "r", encoding=encoding) as handle:
+        with open(path, encoding=encoding) as handle:
             lines = handle.readlines()
     except UnicodeDecodeError:
         return "crash"

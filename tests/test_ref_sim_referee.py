@@ -389,7 +389,7 @@ def test_looks_at_move_file_once_per_tick_and_never_after_the_limit(scripted, tm
     assert all(t >= 0.05 * (i + 1) - 0.005 for i, t in enumerate(ticks)), ticks
 
 
-# -- lines outside their writer's turn (docs/protocol.md, "One move per .go"; issue 15, item 3) 
+# -- lines outside their writer's turn (docs/protocol.md, "One move per .go"; issue 15, item 3)
 # Staged in the referee's own thread (``observe``): a "turn" event comes right after the
 # mover's .go is created and before its first tick, a "move" event after the tick that
 # read the mover's move and before the next turn notes M, so the races are exact.

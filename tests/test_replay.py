@@ -238,7 +238,8 @@ def test_bad_analysis_options_are_one_line(series, capsys, argv, message):
 def test_selections_by_result_and_number(series):
     folder, lines = series
     games = replay.read_run(folder)["games"]
-    numbers = lambda text: [g["game"] for g in analysis.select_games(games, text)]
+    def numbers(text):
+        return [g["game"] for g in analysis.select_games(games, text)]
     assert numbers("all") == [1, 2, 3, 4] and numbers("2, 4") == [2, 4]
     assert numbers("1-3") == [1, 2, 3]
     by_score = {line["game"]: line["score"] for line in lines}

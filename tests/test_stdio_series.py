@@ -66,7 +66,7 @@ def test_coordinates_and_turn_input():
 
 
 def test_more_boards_won_wins_where_the_referee_would_tie(script, tmp_path):
-    cells = ["%d,%d" % codingame_referee.to_cell(*divmod(i, 9)) for i in COUNT_WIN_GAME]
+    cells = ["{},{}".format(*codingame_referee.to_cell(*divmod(i, 9))) for i in COUNT_WIN_GAME]
     record = play({"A": script(*cells[0::2]), "B": script(*cells[1::2])}, tmp_path=tmp_path)
     assert record["result"] == "win" and record["winner"] == "B" and record["reason"] == codingame_referee.COUNT_WIN
     assert record["boards"]["B"] > record["boards"]["A"]

@@ -12,7 +12,7 @@ the agent and every game.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 from ..core import make_searcher
 from ..engines import SearchEngine, make_engine, make_evaluator

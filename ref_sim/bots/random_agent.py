@@ -335,7 +335,7 @@ class RandomAgent:
         """The whole line at once: temp file in the same directory, then an atomic rename."""
         with open(self.temp, "wb") as handle:
             handle.write(data)
-        for attempt in range(REPLACE_RETRIES):
+        for _ in range(REPLACE_RETRIES):
             try:
                 os.replace(self.temp, self.path("move_file"))
                 return

@@ -198,7 +198,7 @@ def turn_input(game: Game) -> str:
     >>> turn_input(Game(CODINGAME)).splitlines()[:3]
     ['-1 -1', '81', '0 0']
     """
-    last = "%d %d" % to_cell(*game.moves[-1]) if game.moves else "-1 -1"
+    last = "{} {}".format(*to_cell(*game.moves[-1])) if game.moves else "-1 -1"
     actions = sorted(to_cell(board, spot) for board, spot in game.legal_moves())
     return "".join([f"{last}\n{len(actions)}\n"] + [f"{row} {col}\n" for row, col in actions])
 

@@ -23,7 +23,8 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Iterable, TextIO
+from typing import TextIO
+from collections.abc import Callable, Iterable
 
 from ref_sim.referees.file_referee import (
     CRASHED,

@@ -96,7 +96,7 @@ class GameRecord:
         Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
 
     @classmethod
-    def load(cls, path) -> "GameRecord":
+    def load(cls, path) -> GameRecord:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         data["names"] = tuple(data["names"])
         data["opening"] = [tuple(item) for item in data["opening"]]

@@ -721,8 +721,11 @@ class ClusterRunner:
 
 
 def _duration(seconds: float) -> str:
-    """>>> _duration(42), _duration(3 * 3600 + 125)
-    ('42 s', '3 h 02 min')"""
+    """Seconds as a person reads them.
+
+    >>> _duration(42), _duration(3 * 3600 + 125)
+    ('42 s', '3 h 02 min')
+    """
     if seconds < 60:
         return f"{seconds:.0f} s"
     minutes = int(seconds // 60)

@@ -137,7 +137,7 @@ def from_args(args) -> Isolation | None:
                      given(args.isolate_processes, DEFAULT_PROCESSES))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bwrap() -> tuple[str | None, str]:
     """``(path, "")`` when bwrap is installed and can build a sandbox here, else ``(None, why
     not)`` (missing, or no user namespaces in this container)."""
@@ -228,7 +228,7 @@ class CorePool:
                 self.holders[core] -= 1
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def core_pool() -> CorePool:
     """This process's pool (a cluster worker has its own)."""
     try:

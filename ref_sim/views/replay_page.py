@@ -304,7 +304,7 @@ function setPly(k) {
   }
   for (const id of ["score-graph", "time-graph"]) {
     const cursor = document.querySelector("#" + id + " .cursor");
-    if (cursor) { const x = cursor.dataset.x0 * 1 + ply * cursor.dataset.dx; 
+    if (cursor) { const x = cursor.dataset.x0 * 1 + ply * cursor.dataset.dx;
                   cursor.setAttribute("x1", x); cursor.setAttribute("x2", x); }
   }
   document.body.dataset.game = g.game;
