@@ -49,9 +49,12 @@ def pytest_configure(config):
 
 
 def pytest_xdist_auto_num_workers(config):
-    """``-n auto``: three workers a core (at most 12). Most tests wait (on the referee's 50 ms
-    ticks, on processes starting), so one worker a core leaves the cores idle half the time."""
+    """``-n auto``: three workers a core (at most 12), as most tests of the whole run wait (on the
+    referee's 50 ms ticks, on processes starting) and one worker a core leaves the cores idle half
+    the time; the quick lane alone (``-m quick``) only computes: a worker a core."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if config.getoption("markexpr", "").strip() == "quick":
+        return cores
     return min(12, 3 * cores)
 
 
