@@ -40,6 +40,7 @@ if os.environ.get("UTTT_CORE_DEBUG"):
     compile_args = ["-O0", "-g"]
 
 setup(
-    ext_modules=[Extension("agent._core", ["agent/_core.c"], extra_compile_args=compile_args, optional=True)],
+    ext_modules=[Extension("agent._core", ["agent/_core.c", "agent/core_search.c"], depends=["agent/core_search.h"],
+                           extra_compile_args=compile_args, optional=True)],
     cmdclass={"build_ext": OptionalBuildExt},
 )

@@ -6,8 +6,8 @@ Usage:
   python scripts/bench_core_ratio.py --only new --rounds 1   # one build alone (the profile's load)
 
 ``--old`` and ``--new`` are each a built core (a path to an agent/_core*.so or .pyd) or a git
-revision, whose agent/_core.c and setup.py are built into a temporary folder with that revision's
-compile flags; ``--new`` defaults to the core this checkout imports (agent._core). Each position of
+revision, whose C sources (agent/*.c, agent/*.h) and setup.py are built into a temporary folder with
+that revision's compile flags; ``--new`` defaults to the core this checkout imports (agent._core). Each position of
 scripts/bench_positions.txt is searched to ``--depth`` by each build from a fresh engine (empty
 table of the default size), ``--rounds`` times, the builds alternated and their order swapped each
 round. Both must return the same move, score, principal variation and node count (the run stops
@@ -40,9 +40,15 @@ from bench_speed import PHASES, load_suite, load_text  # noqa: E402
 
 
 def build_revision(rev: str, folder: Path) -> Path:
-    """Build git revision ``rev``'s agent/_core.c with its own setup.py into ``folder``; the .so's path."""
+    """Build git revision ``rev``'s core (its agent/*.c and *.h: agent/_core.c, and from the split on
+    agent/core_search.c) with its own setup.py into ``folder``; the .so's path."""
     (folder / "agent").mkdir(parents=True)
-    for name in ("agent/_core.c", "setup.py"):
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-tree", "--name-only", f"{rev}:agent"],
+                            capture_output=True, text=True)
+    if listed.returncode != 0:
+        raise SystemExit(f"bench_core_ratio: cannot list agent/ at {rev}: {listed.stderr.strip()}")
+    sources = [f"agent/{name}" for name in listed.stdout.split() if name.endswith((".c", ".h"))]
+    for name in (*sources, "setup.py"):
         text = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:{name}"], capture_output=True, text=True)
         if text.returncode != 0:
             raise SystemExit(f"bench_core_ratio: cannot read {name} at {rev}: {text.stderr.strip()}")
