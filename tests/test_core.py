@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from agent import core
+from agent import core, core_wasm
 from agent.baselines import SeedEvaluator
 from agent.engines import AlphaBetaEngine
 from agent.evaluation import Evaluator, Weights
@@ -349,7 +349,7 @@ def test_python_is_chosen_by_argument_or_environment(monkeypatch):
 
 
 def test_a_bad_core_name_is_a_clear_error(monkeypatch):
-    with pytest.raises(ValueError, match="core must be one of auto, compiled, python, got 'fast'"):
+    with pytest.raises(ValueError, match="core must be one of auto, compiled, wasm, python, got 'fast'"):
         AlphaBetaEngine(core="fast")
     monkeypatch.setenv(core.CORE_ENV, "fast")
     with pytest.raises(ValueError, match="UTTT_CORE must be one of"):
@@ -357,9 +357,13 @@ def test_a_bad_core_name_is_a_clear_error(monkeypatch):
 
 
 def test_without_the_core_auto_falls_back_and_compiled_is_an_error(monkeypatch, caplog):
+    """Without the compiled core and without wasmtime (tests/test_core_wasm.py: with it, auto runs
+    the WebAssembly core)."""
     monkeypatch.setattr(core, "_core", None)
     monkeypatch.setattr(core, "IMPORT_ERROR", "No module named 'agent._core'")
     monkeypatch.setattr(core, "_announced", set())
+    monkeypatch.setattr(core_wasm, "unavailable_reason", lambda: "wasmtime is not installed (python -m pip install wasmtime)")
+    monkeypatch.setattr(core_wasm, "_loaded", None)
     monkeypatch.delenv(core.CORE_ENV, raising=False)
     with caplog.at_level(logging.INFO, logger="agent.core"):
         engine = AlphaBetaEngine(depth=2)
@@ -369,7 +373,8 @@ def test_without_the_core_auto_falls_back_and_compiled_is_an_error(monkeypatch, 
     assert engine.core == "python" and type(engine.searcher) is AlphaBeta
     said = [r.getMessage() for r in caplog.records if r.name == "agent.core"]
     assert said == ["search core: pure Python (the compiled core is not built (No module named 'agent._core'); "
-                    "install with a C compiler present (python -m pip install -e .) to build it)"]  # once
+                    "install with a C compiler present (python -m pip install -e .) to build it; the WebAssembly "
+                    "core cannot run: wasmtime is not installed (python -m pip install wasmtime))"]  # once
     with pytest.raises(core.CoreUnavailable, match="--core compiled: the compiled core is not built"):
         AlphaBetaEngine(core="compiled")
 
@@ -425,8 +430,9 @@ def test_help_says_which_core_auto_runs_here():
     from agent import cli
 
     text = " ".join(cli.build_parser().format_help().split())
-    expected = "compiled (C) here" if core.compiled_available() else "pure Python here: the compiled core is not built"
-    assert "--core {auto,compiled,python}" in text and expected in text
+    expected = ("compiled (C) here" if core.compiled_available() else "wasm here: the compiled core is not built"
+                if core.wasm_available() else "pure Python here: the compiled core is not built")
+    assert "--core {auto,compiled,wasm,python}" in text and expected in text
 
 
 def test_asking_for_the_missing_core_on_the_command_line_is_a_usage_error(monkeypatch, tmp_path, capsys):
