@@ -161,6 +161,16 @@ EXPORT(uttt_init) int32_t uttt_init(uint32_t tt_slots) {
     return 0;
 }
 
+/* The searcher as uttt_init left it, its position and evaluation kept: an empty table, no history.
+ * The page searches each position afresh, so that the same position and depth give the same
+ * answer whatever was searched before, as the Python search made for it does. */
+EXPORT(uttt_reset) void uttt_reset(void) {
+    __builtin_memset(search.tt, 0, (size_t)(search.tt_mask + 1) * sizeof(TTSlot));
+    __builtin_memset(search.history, 0, sizeof search.history);
+    search.tt_count = search.tt_replaced = 0;
+    search.gen = 1; /* as after uttt_init's core_start_search */
+}
+
 /* Touch the table's pages before any clock runs (the extension's prefault). */
 EXPORT(uttt_prefault) void uttt_prefault(void) {
     __builtin_memset(search.tt, 0, (size_t)(search.tt_mask + 1) * sizeof(TTSlot));
@@ -285,12 +295,13 @@ EXPORT(uttt_move_priority) void uttt_move_priority(int32_t n) {
 /* The legal moves into BUFFER_MOVES; their number. */
 EXPORT(uttt_legal_moves) int32_t uttt_legal_moves(void) { return core_legal_moves(&search.pos, moves_buffer); }
 
-/* (turn, winner, forced, ply) into BUFFER_INTS; the key is uttt_key's. */
+/* (turn, winner, forced, ply, plies left at most) into BUFFER_INTS; the key is uttt_key's. */
 EXPORT(uttt_state) void uttt_state(void) {
     ints_buffer[0] = search.pos.turn;
     ints_buffer[1] = search.pos.winner;
     ints_buffer[2] = search.pos.forced;
     ints_buffer[3] = search.pos.ply;
+    ints_buffer[4] = search.pos.left;
 }
 
 EXPORT(uttt_key) uint64_t uttt_key(void) { return search.pos.key; }
