@@ -15,6 +15,8 @@ from __future__ import annotations
 import logging
 import os
 import random
+import re
+import shutil
 import subprocess
 import sys
 import time
@@ -410,18 +412,71 @@ def test_the_table_fits_the_memory_budget():
     assert core.table_slots(0) == 1024
 
 
-@pytest.mark.slow
-def test_installation_without_a_compiler_succeeds_with_a_warning(tmp_path):
-    """setup.py's build_ext with a compiler that always fails (CC=/bin/false): exit 0, a warning."""
-    if sys.platform == "win32":
-        pytest.skip("CC does not choose the compiler on Windows")
-    env = dict(os.environ, CC="/bin/false", LDSHARED="/bin/false")
-    done = subprocess.run([sys.executable, "setup.py", "build_ext", "--build-lib", str(tmp_path / "lib"),
-                           "--build-temp", str(tmp_path / "temp")], cwd=ROOT, env=env,
+def copy_of_the_project(folder: Path) -> Path:
+    """The package's sources in ``folder`` (no build, no egg-info): an install or a build there
+    leaves this checkout as it is."""
+    skip = shutil.ignore_patterns("*.so", "*.pyd", "__pycache__", "build", "*.egg-info")
+    for name in ("agent", "ref_sim"):
+        shutil.copytree(ROOT / name, folder / name, ignore=skip)
+    for name in ("setup.py", "pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, folder / name)
+    return folder
+
+
+def without_a_compiler(folder: Path) -> dict:
+    """An environment as on a machine with no C compiler: PATH without gcc, cc, clang and the like
+    (a folder of links to everything else on it), and CC=false."""
+    compilers = re.compile(r"^(gcc|cc|c89|c99|c\+\+|g\+\+|cpp|clang.*|tcc|.*-gcc(-[\d.]+)?|gcc-[\d.]+)$")
+    folder.mkdir()
+    for directory in os.environ.get("PATH", "").split(os.pathsep):
+        for entry in sorted(Path(directory).glob("*")) if Path(directory).is_dir() else ():
+            link = folder / entry.name
+            if not compilers.match(entry.name) and not link.exists():
+                link.symlink_to(entry)
+    return dict(os.environ, PATH=str(folder), CC="false")
+
+
+def dependencies(project: Path, env: dict) -> list[str]:
+    """What the package would install with, as setup.py decides it in ``env``."""
+    done = subprocess.run([sys.executable, "setup.py", "-q", "egg_info"], cwd=project, env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert "could not be built" in done.stderr and "pure-Python search" in done.stderr
-    assert not list((tmp_path / "lib").rglob("_core*"))
+    requires = next(project.glob("*.egg-info")) / "requires.txt"
+    return requires.read_text().split("\n\n")[0].split()      # the section before the extras'
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="CC and PATH do not choose the compiler on Windows")
+def test_wasmtime_is_a_dependency_only_where_no_compiler_works(tmp_path):
+    """setup.py: users with a compiler get the compiled core and do not download the runtime."""
+    pytest.importorskip("setuptools", reason="setup.py needs setuptools in this environment (pip brings its own)")
+    project = copy_of_the_project(tmp_path / "project")
+    assert dependencies(project, without_a_compiler(tmp_path / "bin")) == ["watchdog>=3", "wasmtime>=50"]
+    if not core.compiled_available():
+        pytest.skip(f"no compiler here to check the other half: {core.unavailable_reason()}")
+    shutil.rmtree(next(project.glob("*.egg-info")))
+    assert dependencies(project, dict(os.environ)) == ["watchdog>=3"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform == "win32", reason="CC and PATH do not choose the compiler on Windows")
+def test_installation_without_a_compiler_plays_with_the_webassembly_core(tmp_path):
+    """The README's install on a machine without a C compiler (no gcc or cc on PATH, CC=false): it
+    succeeds with a warning, brings wasmtime, and the agent runs the WebAssembly core with no step
+    more. Opt-in (pytest -m slow): it makes a virtual environment and installs into it from PyPI."""
+    project = copy_of_the_project(tmp_path / "project")
+    env = without_a_compiler(tmp_path / "bin")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, env=env, timeout=300)
+    python = venv / "bin" / "python"
+    done = subprocess.run([str(python), "-m", "pip", "install", "-v", "-e", "."], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "could not be built" in done.stdout + done.stderr and "as WebAssembly" in done.stdout + done.stderr
+    assert not list(project.rglob("_core*.so"))
+    assert subprocess.run([str(python), "-m", "pip", "show", "wasmtime"], env=env, capture_output=True).returncode == 0
+    played = subprocess.run([str(python), "-m", "agent", "--protocol", "codingame"], stdin=subprocess.DEVNULL,
+                            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert "engine alphabeta (wasm core)" in played.stderr, played.stderr
 
 
 # -- the command line ------------------------------------------------------------------------------
