@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 import os
 import random
-import re
 import shutil
 import subprocess
 import sys
@@ -35,6 +34,7 @@ from agent.search import PLAIN, AlphaBeta, Features
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
+from bench_install import copy_of_the_project, without_a_compiler  # noqa: E402
 from bench_speed import load_suite  # noqa: E402
 
 compiled = pytest.mark.skipif(not core.compiled_available(), reason=core.unavailable_reason() or "built")
@@ -410,30 +410,6 @@ def test_the_self_check_refuses_a_compiled_evaluation_that_disagrees(monkeypatch
 def test_the_table_fits_the_memory_budget():
     assert core.table_slots(192) * core.TT_ENTRY_BYTES <= 192 * 2**20 < core.table_slots(192) * 2 * core.TT_ENTRY_BYTES
     assert core.table_slots(0) == 1024
-
-
-def copy_of_the_project(folder: Path) -> Path:
-    """The package's sources in ``folder`` (no build, no egg-info): an install or a build there
-    leaves this checkout as it is."""
-    skip = shutil.ignore_patterns("*.so", "*.pyd", "__pycache__", "build", "*.egg-info")
-    for name in ("agent", "ref_sim"):
-        shutil.copytree(ROOT / name, folder / name, ignore=skip)
-    for name in ("setup.py", "pyproject.toml", "README.md"):
-        shutil.copy2(ROOT / name, folder / name)
-    return folder
-
-
-def without_a_compiler(folder: Path) -> dict:
-    """An environment as on a machine with no C compiler: PATH without gcc, cc, clang and the like
-    (a folder of links to everything else on it), and CC=false."""
-    compilers = re.compile(r"^(gcc|cc|c89|c99|c\+\+|g\+\+|cpp|clang.*|tcc|.*-gcc(-[\d.]+)?|gcc-[\d.]+)$")
-    folder.mkdir()
-    for directory in os.environ.get("PATH", "").split(os.pathsep):
-        for entry in sorted(Path(directory).glob("*")) if Path(directory).is_dir() else ():
-            link = folder / entry.name
-            if not compilers.match(entry.name) and not link.exists():
-                link.symlink_to(entry)
-    return dict(os.environ, PATH=str(folder), CC="false")
 
 
 def dependencies(project: Path, env: dict) -> list[str]:
