@@ -327,7 +327,7 @@ class Searcher:
             self._write(POSITION, cells)
             if self.call("uttt_set_position", forced, turn, winner, _signed(key), ply, drawn_lines_tie) == 0:
                 return
-        _position_of(fields).check()
+        position_of_fields(fields).check()
         if winner is None:  # Position reads None as "no winner"; agent._core takes -1 only
             raise TypeError("winner must be an int, not NoneType")
         raise ValueError("the position's fields do not make a position")  # Position.check passed them
@@ -454,9 +454,9 @@ def _check_moves(moves) -> None:
         _check_int(move, 0, 80, f"moves[{i}]")
 
 
-def _position_of(fields) -> Position:
-    """A Python Position with set_position's fields (occupied, won and drawn derived as the module
-    derives them), for Position.check's words."""
+def position_of_fields(fields) -> Position:
+    """A Python Position with set_position's fields (occupied, won and drawn derived as the C
+    cores derive them), for Position.check's words (tests/test_core_fuzz.py compares them)."""
     masks_x, masks_o, status, forced, turn, winner, key, ply, drawn_lines_tie = fields
     pos = Position(WPI if drawn_lines_tie else CODINGAME)
     pos.masks, pos.status, pos.forced, pos.turn, pos.key, pos.ply = [masks_x, masks_o], status, forced, turn, key, ply

@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import build_wasm  # noqa: E402
 from bench_speed import load_suite  # noqa: E402
+from test_core import random_positions  # noqa: E402
 
 wasm = pytest.mark.skipif(not core.wasm_available(), reason=core.wasm_unavailable_reason() or "runs")
 
@@ -43,19 +44,6 @@ def wasm_searcher(evaluator=None, slots: int = 1 << 20, features: Features | Non
 
 def outcome(result):
     return result.move, result.score, result.depth, result.nodes, result.pv, result.proven
-
-
-def random_positions(count: int, seed: int) -> list[Position]:
-    rng = random.Random(seed)
-    positions = []
-    while len(positions) < count:
-        pos = Position(CODINGAME if len(positions) % 4 == 3 else "wpi")
-        stop = rng.randint(0, 60)
-        while pos.winner is None and pos.ply < stop:
-            pos.push(rng.choice(list(pos.legal_moves())))
-        if pos.winner is None:
-            positions.append(pos)
-    return positions
 
 
 # -- the shipped file ---------------------------------------------------------------------------

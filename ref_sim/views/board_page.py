@@ -34,7 +34,7 @@ from agent.rules import WPI, ZOBRIST_CELL, ZOBRIST_FORCED
 from agent.search import ASPIRATION_GROWTH, MAX_PLY, PROVEN_SCORE, WIN_SCORE, Features
 from agent.rules import IllegalMoveError, InvalidMoveError, Move, Position
 from ref_sim.console import entry_point, prog
-from ref_sim.views.replay_page import COLOURS, SHARED_SCRIPT
+from ref_sim.views.replay_page import COLOURS, ERRORS_SCRIPT, SHARED_SCRIPT
 
 MODULE = "ref_sim.board"
 
@@ -511,14 +511,7 @@ PAGE = """<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Ultimate Tic-Tac-Toe analysis board</title>
 <style>@STYLE@</style>
-<script>
-window.addEventListener("error", function (event) {
-  var box = document.getElementById("errors");
-  if (!box) return;
-  box.hidden = false;
-  box.textContent += "Script error: " + event.message + " (line " + event.lineno + ")\\n";
-});
-</script>
+@ERRORS@
 </head>
 <body data-ready="0">
 <header>
@@ -579,7 +572,8 @@ def page() -> str:
     style = STYLE
     for key, value in COLOURS.items():
         style = style.replace(f"@{key}@", escape(value))
-    text = PAGE.replace("@STYLE@", style).replace("@SCRIPT@", SCRIPT).replace("@CORE@", CORE_SCRIPT)
+    text = PAGE.replace("@STYLE@", style).replace("@ERRORS@", ERRORS_SCRIPT).replace("@SCRIPT@", SCRIPT)
+    text = text.replace("@CORE@", CORE_SCRIPT)
     text = text.replace("@WORKER@", WORKER_SCRIPT).replace("@COLOURS@", json.dumps(COLOURS))
     return text.replace("@DATA@", json.dumps(page_data()))    # last: the data is not searched again
 

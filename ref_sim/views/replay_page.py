@@ -739,6 +739,16 @@ function start() {
 start();
 """
 
+#: Both pages' first script: any script error is shown on the page (and read by the browser tests).
+ERRORS_SCRIPT = """<script>
+window.addEventListener("error", function (event) {
+  var box = document.getElementById("errors");
+  if (!box) return;
+  box.hidden = false;
+  box.textContent += "Script error: " + event.message + " (line " + event.lineno + ")\\n";
+});
+</script>"""
+
 PAGE = """<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -746,15 +756,7 @@ PAGE = """<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Ultimate Tic-Tac-Toe replay</title>
 <style>@STYLE@</style>
-<script>
-// Any script error is shown on the page (and read by the browser test).
-window.addEventListener("error", function (event) {
-  var box = document.getElementById("errors");
-  if (!box) return;
-  box.hidden = false;
-  box.textContent += "Script error: " + event.message + " (line " + event.lineno + ")\\n";
-});
-</script>
+@ERRORS@
 </head>
 <body data-ready="0">
 <header><h1 id="title">Replay</h1><div class="source" id="source"></div></header>
@@ -815,6 +817,6 @@ def page(data_json: str) -> str:
     style = STYLE
     for key, value in COLOURS.items():
         style = style.replace(f"@{key}@", escape(value))
-    text = PAGE.replace("@STYLE@", style).replace("@SCRIPT@", SCRIPT)
+    text = PAGE.replace("@STYLE@", style).replace("@ERRORS@", ERRORS_SCRIPT).replace("@SCRIPT@", SCRIPT)
     text = text.replace("@COLOURS@", json.dumps(COLOURS))
     return text.replace("@DATA@", data_json)        # last: the data is not searched again
