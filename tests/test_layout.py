@@ -105,7 +105,7 @@ BOT_MODULES = {
     "agent.clock", "agent.exits",  # both protocols' time budget and exit codes
     "agent.codingame", "agent.codingame_turns", "agent.variety",  # CodinGame's protocol
     "agent.search_log",  # each move's figures as JSON, for the runners
-    "agent.rules", "agent.search", "agent.core", "agent.limits",  # rules and search
+    "agent.rules", "agent.search", "agent.core", "agent.core_wasm", "agent.limits",  # rules and search (C, WebAssembly)
     "agent.engines", "agent.baselines", "agent.evaluation", "agent.eval_fitted",  # engines, evaluations
     "agent.bot", "agent.bot_worker",  # a bot of one's own on the same layer, and the process it thinks in
     "agent.games", "agent.games.base", "agent.games.registry", "agent.games.tictactoe",  # the generic
