@@ -638,8 +638,10 @@ def test_a_killed_worker_loses_no_arena_game(own_cluster):
     from agent.games import get_game
     address = own_cluster.scheduler_address
     # Qubic at depth 4 against depth 2: about a second of the generic (Python) search per game,
-    # long enough to be killed in whether or not the compiled uttt core is built.
-    specs, series = ("alphabeta:depth=4", "alphabeta:depth=2"), dict(games=2, seed=SEED)
+    # long enough to be killed in whether or not the compiled uttt core is built. The fixed depths
+    # decide every move (a time per move would cut them short on a loaded machine, and the rerun
+    # of the killed game would differ).
+    specs, series = ("alphabeta:depth=4", "alphabeta:depth=2"), dict(games=2, seed=SEED, seconds=600)
     local = arena.run_series(get_game("qubic"), *specs, **series)
     killed = {}
 
