@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Start-up cost of a player: CPU seconds and wall time from launch to its ready line.
+
+A series runner starts a player for every game and gives it a while to say it is ready; the test
+suite starts hundreds. Each run launches a fresh process on a fresh directory, reads its output
+until the ready line, then kills it (its whole process group) and takes the operating system's
+account of its CPU (user + system, ``wait4``): what it spent up to the ready line, and the
+millisecond or so until the kill. The players, in turn each round so that a drift of the machine's
+speed touches all alike:
+
+* ``agent``          ``python -m agent NAME --dir D``: the default engine at full strength (table
+  prefaulted, compiled core self-checked), ready at its `` ready in `` line;
+* ``agent --depth 2`` the same with a fixed depth (the tests' engine: no prefault);
+* ``random_agent``   ``python -m ref_sim.bots.random_agent NAME --dir D``, the floor: an
+  interpreter and a few modules, ready at its ``waiting in`` line.
+
+Prints the median, min and max of each. Linux and other POSIX systems (``wait4``).
+
+    python scripts/bench_startup.py [--runs 11] [--agent-root DIR]
+
+To measure another version of the agent, name its source tree with --agent-root (``python -m``
+puts the working directory first on the path); its compiled core must be built there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from agent.options import whole  # noqa: E402
+
+#: (label, arguments after the interpreter, the line that says it is ready)
+PLAYERS = (
+    ("agent", ["-m", "agent", "Startup", "--dir", "{dir}"], re.compile(r" ready in ")),
+    ("agent --depth 2", ["-m", "agent", "Startup", "--dir", "{dir}", "--depth", "2"], re.compile(r" ready in ")),
+    ("random_agent", ["-m", "ref_sim.bots.random_agent", "Startup", "--dir", "{dir}"], re.compile(r"waiting in ")),
+)
+#: A player not ready in this long is broken, not slow.
+READY_TIMEOUT = 60.0
+
+
+def one_start(arguments: list[str], ready: re.Pattern, directory: Path, cwd: Path) -> tuple[float, float]:
+    """(CPU seconds, wall seconds) of one launch until ``ready`` appears in its output."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env.pop("UTTT_RUNNER_PID", None)  # started by hand: no runner to watch
+    command = [sys.executable, *(a.format(dir=directory) for a in arguments)]
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    said = []
+    # A player that hangs silent is killed: its output then ends, and so does the loop.
+    watchdog = threading.Timer(READY_TIMEOUT, kill_group, (process.pid,))
+    watchdog.start()
+    try:
+        for line in process.stdout:
+            said.append(line)
+            if ready.search(line):
+                break
+        wall = time.perf_counter() - started
+    finally:
+        watchdog.cancel()
+        kill_group(process.pid)
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = -signal.SIGKILL if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        process.stdout.close()
+    if not said or not ready.search(said[-1]):
+        raise SystemExit(f"{' '.join(command)} never said it was ready; its output:\n{''.join(said[-20:])}")
+    return usage.ru_utime + usage.ru_stime, wall
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL the player's process group (it leads one: start_new_session)."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def summary(values: list[float]) -> str:
+    return f"{statistics.median(values):.3f} (min {min(values):.3f}, max {max(values):.3f})"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=whole(1, 1000), default=11, help="launches of each player (default 11)")
+    parser.add_argument("--agent-root", type=Path, default=ROOT, metavar="DIR",
+                        help="run the players from this source tree (default: this one)")
+    args = parser.parse_args()
+    if not (args.agent_root / "agent" / "__main__.py").is_file():
+        parser.error(f"--agent-root {args.agent_root}: no agent/__main__.py there")
+    figures = {label: ([], []) for label, _, _ in PLAYERS}
+    with tempfile.TemporaryDirectory(prefix="bench-startup-") as temp:
+        for run in range(args.runs):
+            for label, arguments, ready in PLAYERS:
+                directory = Path(temp) / f"{run}-{label.replace(' ', '_')}"
+                directory.mkdir()
+                cpu, wall = one_start(arguments, ready, directory, args.agent_root)
+                figures[label][0].append(cpu)
+                figures[label][1].append(wall)
+    load = os.getloadavg()
+    print(f"start-up to the ready line, {args.runs} runs each, agent from {args.agent_root}, "
+          f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    for label, (cpu, wall) in figures.items():
+        print(f"  {label:16s} CPU s {summary(cpu)}   wall s {summary(wall)}")
+    return 0
+
+
+if __name__ == "__main__":
+    from ref_sim.stops import guarded     # Ctrl-C, SIGTERM, SIGHUP: one line, 128 + the signal
+
+    sys.exit(guarded("bench_startup.py", main))
