@@ -75,7 +75,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .evaluation import TacticalOrdering
+from .evaluation import TacticalOrdering, pattern_keys
 from .rules import FULL, LINE_MASKS, WINS, Position, board_patterns
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -99,6 +99,22 @@ TERNARY = tuple(sum(3 ** s for s in range(9) if mask >> s & 1) for mask in range
 def pattern_index(a: int, b: int) -> int:
     """Pattern order: spot s counts 3**s if ``a`` holds it, 2 * 3**s if ``b`` does."""
     return TERNARY[a] + 2 * TERNARY[b]
+
+
+_swapped: list[int] | None = None
+
+
+def swapped_indexes() -> list[int]:
+    """``pattern_index(b, a)`` for each pattern ``i = pattern_index(a, b)`` in pattern order: the same
+    board seen from the other side (every digit 1 made 2 and 2 made 1). Built once per process as
+    evaluation.pattern_keys is, a digit at a time."""
+    global _swapped
+    if _swapped is None:
+        swapped = [0]
+        for spot in range(9):
+            swapped = swapped + [j + 2 * 3 ** spot for j in swapped] + [j + 3 ** spot for j in swapped]
+        _swapped = swapped
+    return _swapped
 
 
 class EvalDataError(ValueError):
@@ -167,6 +183,23 @@ def _board_text(a: int, b: int) -> str:
     return "/".join((cells[0:3], cells[3:6], cells[6:9]))
 
 
+def pair_tables(data: dict) -> tuple[list, list]:
+    """``(idle, sent)``: the (m, t) pairs of the data's tables by ``a << 9 | b``, ``a`` the mover's
+    marks, for a board nobody is sent to and for the board the mover is sent to (the module
+    docstring's lookups, done once). Entry ``i`` of pattern_keys() is pattern ``i``, so the data's
+    tables are read in their own order and only stored per pattern, with no index arithmetic (at
+    every start of the agent); a test holds the result to the plain loop over board_patterns."""
+    chance, mover, waiter = data["chance"], data["mover"], data["waiter"]
+    keys = pattern_keys()
+    idle: list = [None] * (1 << 18)
+    sent: list = [None] * (1 << 18)
+    for key, pair in zip(keys, zip(chance, map(chance.__getitem__, swapped_indexes()))):
+        idle[key] = pair
+    for key, pair in zip(keys, zip(mover, waiter)):
+        sent[key] = pair
+    return idle, sent
+
+
 class FittedEvaluator(TacticalOrdering):
     """``evaluate(position)`` (see the module docstring for the formula) and the shared
     ``move_priority``. ``data`` is a loaded data file (default: the packaged one)."""
@@ -178,18 +211,8 @@ class FittedEvaluator(TacticalOrdering):
         if data is not None:
             check_data(data)  # the packaged file's was checked once, when it was read
         self.data = data if data is not None else _default_data()
-        q = self.data["scale"]
-        chance, mover, waiter = self.data["chance"], self.data["mover"], self.data["waiter"]
-        # (m, t) pairs by a << 9 | b, a the mover's marks: for a board nobody is sent to, and for
-        # the board the mover is sent to.
-        idle: list = [None] * (1 << 18)
-        sent: list = [None] * (1 << 18)
-        for a, b in board_patterns():
-            i, j = pattern_index(a, b), pattern_index(b, a)
-            idle[a << 9 | b] = (chance[i], chance[j])
-            sent[a << 9 | b] = (mover[i], waiter[i])
-        self._idle, self._sent = idle, sent
-        self.evaluate = self._make_evaluate(q, self.data["weights"])
+        self._idle, self._sent = pair_tables(self.data)
+        self.evaluate = self._make_evaluate(self.data["scale"], self.data["weights"])
 
     def _make_evaluate(self, q: int, weights: dict):
         # A closure with the tables as locals: the hot path of the search.
