@@ -16,10 +16,13 @@ speed touches all alike:
 
 Prints the median, min and max of each. Linux and other POSIX systems (``wait4``).
 
-    python scripts/bench_startup.py [--runs 11] [--agent-root DIR]
+    python scripts/bench_startup.py [--runs 11] [--agent-root DIR] [--baseline-root DIR]
 
 To measure another version of the agent, name its source tree with --agent-root (``python -m``
-puts the working directory first on the path); its compiled core must be built there.
+puts the working directory first on the path); its compiled core must be built there (a copy of
+``agent/_core*.so`` does, when agent/_core.c is the same). ``--baseline-root`` measures a second
+tree in the same rounds, each player from one tree then the other: a before/after on a shared
+machine whose load changes from minute to minute.
 """
 
 from __future__ import annotations
@@ -97,23 +100,31 @@ def main() -> int:
     parser.add_argument("--runs", type=whole(1, 1000), default=11, help="launches of each player (default 11)")
     parser.add_argument("--agent-root", type=Path, default=ROOT, metavar="DIR",
                         help="run the players from this source tree (default: this one)")
+    parser.add_argument("--baseline-root", type=Path, default=None, metavar="DIR",
+                        help="also run the players from this tree, in the same rounds (a before/after)")
     args = parser.parse_args()
-    if not (args.agent_root / "agent" / "__main__.py").is_file():
-        parser.error(f"--agent-root {args.agent_root}: no agent/__main__.py there")
-    figures = {label: ([], []) for label, _, _ in PLAYERS}
+    trees = {"": args.agent_root}
+    if args.baseline_root is not None:
+        trees[" [baseline]"] = args.baseline_root
+    for option, tree in zip(("--agent-root", "--baseline-root"), trees.values()):
+        if not (tree / "agent" / "__main__.py").is_file():
+            parser.error(f"{option} {tree}: no agent/__main__.py there")
+    figures = {label + tag: ([], []) for label, _, _ in PLAYERS for tag in trees}
     with tempfile.TemporaryDirectory(prefix="bench-startup-") as temp:
         for run in range(args.runs):
             for label, arguments, ready in PLAYERS:
-                directory = Path(temp) / f"{run}-{label.replace(' ', '_')}"
-                directory.mkdir()
-                cpu, wall = one_start(arguments, ready, directory, args.agent_root)
-                figures[label][0].append(cpu)
-                figures[label][1].append(wall)
+                for tag, tree in trees.items():
+                    directory = Path(temp) / f"{run}-{label}{tag}".replace(" ", "_")
+                    directory.mkdir()
+                    cpu, wall = one_start(arguments, ready, directory, tree)
+                    figures[label + tag][0].append(cpu)
+                    figures[label + tag][1].append(wall)
     load = os.getloadavg()
-    print(f"start-up to the ready line, {args.runs} runs each, agent from {args.agent_root}, "
-          f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print(f"start-up to the ready line, {args.runs} runs each, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    for tag, tree in trees.items():
+        print(f"  agent from {tree.resolve()}{tag}")
     for label, (cpu, wall) in figures.items():
-        print(f"  {label:16s} CPU s {summary(cpu)}   wall s {summary(wall)}")
+        print(f"  {label:28s} CPU s {summary(cpu)}   wall s {summary(wall)}")
     return 0
 
 
