@@ -15,6 +15,10 @@ def test_pattern_keys_list_every_pattern_in_pattern_order():
     assert [pattern_index(key >> 9, key & 511) for key in keys] == list(range(3 ** 9))
 
 
+def test_ternary_digits_are_the_plain_sums():
+    assert eval_fitted.TERNARY == tuple(sum(3 ** s for s in range(9) if mask >> s & 1) for mask in range(512))
+
+
 def test_swapped_indexes_see_each_pattern_from_the_other_side():
     assert swapped_indexes() == [pattern_index(key & 511, key >> 9) for key in pattern_keys()]
 
