@@ -14,9 +14,16 @@ speed touches all alike:
 * ``random_agent``   ``python -m ref_sim.bots.random_agent NAME --dir D``, the floor: an
   interpreter and a few modules, ready at its ``waiting in`` line.
 
-Prints the median, min and max of each. Linux and other POSIX systems (``wait4``).
+and, less noisy, the part of the agent's start that is the engine: ``build_engine`` (the default,
+and with ``--depth 2``) timed by a fresh process itself, its imports left out.
 
-    python scripts/bench_startup.py [--runs 11] [--agent-root DIR] [--baseline-root DIR]
+Each player runs once first, uncounted (the files it reads come into the page cache). Python
+compiles every module it imports at every start where it may not write its bytecode cache
+(``PYTHONDONTWRITEBYTECODE``, set on some machines): ``--bytecode`` lets the players write and
+read ``__pycache__``, as an installed package does. Prints the median, min and max of each.
+Linux and other POSIX systems (``wait4``).
+
+    python scripts/bench_startup.py [--runs 11] [--bytecode] [--agent-root DIR] [--baseline-root DIR]
 
 To measure another version of the agent, name its source tree with --agent-root (``python -m``
 puts the working directory first on the path); its compiled core must be built there (a copy of
@@ -50,14 +57,27 @@ PLAYERS = (
     ("agent --depth 2", ["-m", "agent", "Startup", "--dir", "{dir}", "--depth", "2"], re.compile(r" ready in ")),
     ("random_agent", ["-m", "ref_sim.bots.random_agent", "Startup", "--dir", "{dir}"], re.compile(r"waiting in ")),
 )
+#: The engine build alone, in a fresh process that times itself: (label, build_engine's depth).
+BUILDS = (("build_engine", None), ("build_engine --depth 2", 2))
+#: What such a process runs: its CPU seconds for imports and for the build, on one line.
+BUILD_CODE = """import time
+started = time.process_time()
+from agent import engines
+imported = time.process_time()
+engines.build_engine(None, {depth}, None, None, 1)
+print(imported - started, time.process_time() - imported)
+"""
 #: A player not ready in this long is broken, not slow.
 READY_TIMEOUT = 60.0
 
 
-def one_start(arguments: list[str], ready: re.Pattern, directory: Path, cwd: Path) -> tuple[float, float]:
+def one_start(arguments: list[str], ready: re.Pattern, directory: Path, cwd: Path,
+              bytecode: bool) -> tuple[float, float]:
     """(CPU seconds, wall seconds) of one launch until ``ready`` appears in its output."""
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     env.pop("UTTT_RUNNER_PID", None)  # started by hand: no runner to watch
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
     command = [sys.executable, *(a.format(dir=directory) for a in arguments)]
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -79,8 +99,22 @@ def one_start(arguments: list[str], ready: re.Pattern, directory: Path, cwd: Pat
         process.returncode = -signal.SIGKILL if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
         process.stdout.close()
     if not said or not ready.search(said[-1]):
-        raise SystemExit(f"{' '.join(command)} never said it was ready; its output:\n{''.join(said[-20:])}")
+        last = said[-1].strip() if said else "nothing"
+        raise SystemExit(f"bench_startup.py: {' '.join(command)} (in {cwd}) never said it was ready; its last line: {last}")
     return usage.ru_utime + usage.ru_stime, wall
+
+
+def one_build(depth: int | None, cwd: Path, bytecode: bool) -> float:
+    """CPU seconds of build_engine in a fresh process (its imports not counted)."""
+    env = dict(os.environ)
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    done = subprocess.run([sys.executable, "-c", BUILD_CODE.format(depth=depth)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=READY_TIMEOUT)
+    if done.returncode != 0:
+        last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"
+        raise SystemExit(f"bench_startup.py: build_engine failed in {cwd}: {last}")
+    return float(done.stdout.split()[1])
 
 
 def kill_group(pid: int) -> None:
@@ -100,6 +134,8 @@ def main() -> int:
     parser.add_argument("--runs", type=whole(1, 1000), default=11, help="launches of each player (default 11)")
     parser.add_argument("--agent-root", type=Path, default=ROOT, metavar="DIR",
                         help="run the players from this source tree (default: this one)")
+    parser.add_argument("--bytecode", action="store_true",
+                        help="let the players write and read Python's bytecode cache (default: as the environment says)")
     parser.add_argument("--baseline-root", type=Path, default=None, metavar="DIR",
                         help="also run the players from this tree, in the same rounds (a before/after)")
     args = parser.parse_args()
@@ -110,21 +146,34 @@ def main() -> int:
         if not (tree / "agent" / "__main__.py").is_file():
             parser.error(f"{option} {tree}: no agent/__main__.py there")
     figures = {label + tag: ([], []) for label, _, _ in PLAYERS for tag in trees}
+    builds: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-startup-") as temp:
-        for run in range(args.runs):
+        for run in range(-1, args.runs):  # run -1: the warm-up
             for label, arguments, ready in PLAYERS:
                 for tag, tree in trees.items():
                     directory = Path(temp) / f"{run}-{label}{tag}".replace(" ", "_")
                     directory.mkdir()
-                    cpu, wall = one_start(arguments, ready, directory, tree)
-                    figures[label + tag][0].append(cpu)
-                    figures[label + tag][1].append(wall)
+                    cpu, wall = one_start(arguments, ready, directory, tree, args.bytecode)
+                    if run >= 0:
+                        figures[label + tag][0].append(cpu)
+                        figures[label + tag][1].append(wall)
+            for label, depth in BUILDS:
+                for tag, tree in trees.items():
+                    cpu = one_build(depth, tree, args.bytecode)
+                    if run >= 0:
+                        builds.setdefault(label + tag, []).append(cpu)
     load = os.getloadavg()
-    print(f"start-up to the ready line, {args.runs} runs each, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    cache = ("written and read" if args.bytecode or not os.environ.get("PYTHONDONTWRITEBYTECODE")
+             else "off (PYTHONDONTWRITEBYTECODE): every start compiles its modules")
+    print(f"start-up to the ready line, {args.runs} runs each, bytecode cache {cache}, "
+          f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     for tag, tree in trees.items():
         print(f"  agent from {tree.resolve()}{tag}")
     for label, (cpu, wall) in figures.items():
-        print(f"  {label:28s} CPU s {summary(cpu)}   wall s {summary(wall)}")
+        print(f"  {label:34s} CPU s {summary(cpu)}   wall s {summary(wall)}")
+    print("the engine alone (agent.engines.build_engine in a fresh process, after its imports)")
+    for label, cpu in builds.items():
+        print(f"  {label:34s} CPU s {summary(cpu)}")
     return 0
 
 
