@@ -291,6 +291,10 @@ class FileProtocolAgent:
         self.search_log = search_log if search_log is not None else SearchLog(None, "file")
         self.encoding = check_encoding(referee_encoding() if encoding is None else encoding)
         self.directory = Path(directory)
+        try:  # for the ready line, while the directory is surely there (``.`` cannot resolve once deleted)
+            self._shown_directory = self.directory.resolve()
+        except OSError:
+            self._shown_directory = self.directory
         self.engine = engine
         self.time_limit = float(time_limit)
         self.margin = default_margin(self.time_limit) if margin is None else float(margin)
@@ -338,7 +342,7 @@ class FileProtocolAgent:
         # The first line the agent prints only once it is watching: a runner that starts the
         # referee when an agent speaks (as ref_sim.match does) then cannot start it too early.
         log.info("%s ready in %s: engine %s, limit %g s, thinking until %.3f s after each .go (margin %.2f s), "
-                 "reading the files as %s", self.name, self.directory.resolve(),
+                 "reading the files as %s", self.name, self._shown_directory,
                  getattr(self.engine, "name", type(self.engine).__name__), self.time_limit, self.cutoff, self.margin,
                  self.encoding)
         try:

@@ -1434,6 +1434,22 @@ def test_a_huge_move_file_is_read_once(tmp_path, caplog):
     assert runner.join(timeout=10).status == "finished"
 
 
+@pytest.mark.parametrize("use_watchdog", [True, False], ids=["watchdog", "polling"])
+def test_a_working_directory_deleted_before_the_agent_runs_ends_it(tmp_path, monkeypatch, use_watchdog):
+    """``--dir .`` deleted between start-up and the first look (a race a loaded machine won): the
+    ready line still names it, and the agent ends with its reason, not an internal error."""
+    import shutil
+
+    directory = tmp_path / "game"
+    directory.mkdir()
+    monkeypatch.chdir(directory)
+    agent = FileProtocolAgent(ME, ".", RecordingEngine(), time_limit=1, silence=0.3, use_watchdog=use_watchdog)
+    shutil.rmtree(directory)
+    summary = agent.run()
+    assert summary.status == "aborted" and summary.exit_code == EXIT_ABORTED
+    assert "directory was deleted before any game" in summary.message
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize("use_watchdog", [True, False], ids=["watchdog", "polling"])
 def test_the_directory_deleted_before_the_game_ends_the_agent(tmp_path, use_watchdog):
