@@ -20,7 +20,7 @@ from pathlib import Path
 
 from . import codingame, core, engines, variety
 from .clock import DEFAULT_FIRST_TURN_MS, DEFAULT_MARGIN_MS, DEFAULT_TURN_MS, REFEREE_TICK, SHORT_LIMIT_SHARE, cutoff_for
-from .commandline import OneLineParser, UsageError, reason, say_error, shown, silence_output
+from .commandline import OneLineParser, UsageError, open_regular, reason, say_error, shown, silence_output
 from .engines import DEFAULT_ENGINE, build_engine
 from .exits import EXIT_INPUT_ENDED
 from .lifeline import READY_ENV
@@ -102,9 +102,9 @@ def check_log_file(log_file: str | None) -> Path | None:
     """``--log-file`` as a Path once it is known to be writable (created if missing); UsageError if not."""
     if log_file is None:
         return None
-    try:
-        with open(log_file, "a", encoding="utf-8"):
-            pass
+    try:        # a regular file: a FIFO or a device there would block the agent or take its log
+        if log_file != os.devnull:
+            os.close(open_regular(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND))
     except (OSError, ValueError) as error:
         raise UsageError(f"cannot write log file {shown(log_file)}: {reason(error)}") from None
     return Path(log_file)

@@ -10,7 +10,9 @@ numbers, their bounds and the engine specs are in :mod:`agent.options`.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
+import stat
 import sys
 
 from .exits import EXIT_USAGE
@@ -77,3 +79,50 @@ def only_with(parser, args, needed: str, in_force: bool, dependents: dict[str, s
     if given and not in_force:
         parser.error(f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} for {needed}: "
                      f"add {needed}, or leave {'it' if len(given) == 1 else 'them'} out")
+
+
+#: What a path names when it is not a regular file, by its stat type, for the one-line refusals.
+_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+          stat.S_IFDIR: "a folder", stat.S_IFSOCK: "a socket"}
+
+
+class NotRegularFile(ValueError):
+    """A path given to a command that is not a regular file, or is bigger than the command reads:
+    the message says which, without the path (the caller names it)."""
+
+
+def open_regular(path, flags: int = os.O_RDONLY, limit: int | None = None, mode: int = 0o666) -> int:
+    """A descriptor of ``path`` once it is known to be a regular file of at most ``limit`` bytes,
+    opened without blocking (a FIFO or a device given by mistake, or planted, would otherwise
+    block the open or the read for ever; the descriptor is blocking again when returned).
+    NotRegularFile if it is something else or bigger; OSError if it cannot be opened."""
+    try:
+        fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0), mode)
+    except OSError as error:
+        if error.errno == errno.ENXIO:          # a FIFO nobody reads, opened to write
+            raise NotRegularFile("not a regular file (a FIFO or a device)") from None
+        if error.errno == errno.EISDIR:
+            raise NotRegularFile("not a regular file (a folder)") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegularFile(f"not a regular file ({_KINDS.get(stat.S_IFMT(info.st_mode), 'not a file')})")
+        if limit is not None and info.st_size > limit:
+            raise NotRegularFile(f"{info.st_size:,} bytes, more than the {limit:,} read here")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(path, limit: int) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` (NotRegularFile beyond: a file
+    may grow, and /proc's files say they are empty); see :func:`open_regular`."""
+    fd = open_regular(path, limit=limit)
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise NotRegularFile(f"more than the {limit:,} bytes read here")
+    return data

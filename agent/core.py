@@ -94,6 +94,13 @@ def load_core_build(path: str):
     if getattr(module, "CORE_VERSION", None) != CORE_VERSION:
         raise ValueError(f"{path}: built from a version of agent/_core.c with another interface "
                          f"(CORE_VERSION {getattr(module, 'CORE_VERSION', None)}, not {CORE_VERSION})")
+    searcher = getattr(module, "Searcher", None)
+    missing = [name for name in ("Searcher", "set_zobrist") if not hasattr(module, name)] + [
+        f"Searcher.{name}" for name in dir(getattr(_core, "Searcher", None) if searcher else None)
+        if not name.startswith("_") and not hasattr(searcher, name)]
+    if missing:
+        raise ValueError(f"{path}: not a build of agent/_core.c this module drives (it lacks "
+                         f"{', '.join(missing[:5])})")
     module.set_zobrist(ZOBRIST_CELL[0], ZOBRIST_CELL[1], ZOBRIST_FORCED)
     _builds[path] = module
     return module

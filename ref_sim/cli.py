@@ -23,12 +23,14 @@ move_file vanished or could not be decoded), 2 bad arguments, 130 interrupted (C
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import re
 import sys
 import time
 
+from agent.commandline import NotRegularFile, OneLineParser, open_regular, reason
 from agent.lifeline import ready_pid
 from ref_sim import stops
 from agent.options import MAX_SECONDS, real
@@ -56,7 +58,7 @@ def check_name(name: str) -> str | None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog=prog(MODULE),
         description="Referee one game of Ultimate Tic-Tac-Toe through files, exactly like "
                     "the CS 4341 referee v7 (start the two agents first, each with the "
@@ -107,6 +109,18 @@ def wait_for_agents(files: list[str], limit: float) -> list[str]:
     return missing
 
 
+def save_record(record, path: str) -> bool:
+    """Write ``record`` as JSON to ``path``, a regular file (a FIFO put there during the game
+    would block for ever); one line and False if it cannot be written."""
+    try:
+        with os.fdopen(open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "w", encoding="utf-8") as out:
+            out.write(json.dumps(record.to_dict(), indent=2) + "\n")
+    except (OSError, NotRegularFile) as error:
+        print(f"{prog(MODULE)}: cannot save the record to {path}: {reason(error)}", file=sys.stderr)
+        return False
+    return True
+
+
 @entry_point(MODULE)
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
@@ -123,6 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     encoding, problem = encoding_problem(args.encoding, (args.name1, args.name2))
     if problem:
         parser.error(problem)
+    if args.record and os.path.exists(args.record) and not os.path.isfile(args.record):
+        parser.error(f"--record {args.record}: not a regular file (the record is saved there "
+                     "after the game)")
     created = not os.path.exists(args.dir)
     problem = prepare_directory(args.dir)
     if problem:
@@ -158,8 +175,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{said[0].upper()}{said[1:]}: protocol files deleted, no end_game written.",
               file=sys.stderr)
         return stops.exit_code(interrupt)
-    if args.record:
-        record.save(args.record)
+    if args.record and not save_record(record, args.record):
+        return 1
     return 0 if record.result != "aborted" else 1
 
 

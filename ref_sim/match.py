@@ -157,6 +157,7 @@ import random
 import sys
 from pathlib import Path
 
+from agent.commandline import OneLineParser
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
 from ref_sim import console
 from ref_sim.referees.file_protocol import check_encoding, check_time_limit, locale_encoding
@@ -176,7 +177,7 @@ MODULE = "ref_sim.match"
 # -- the series ---------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog=console.prog(MODULE),
         description="Play a series of games between two agents through the referee files, "
                     "with paired openings, cutechess-style statistics and optional SPRT.",

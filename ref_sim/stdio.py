@@ -102,6 +102,7 @@ import sys
 import threading
 from pathlib import Path
 
+from agent.commandline import OneLineParser
 from agent.options import MAX_GAMES, real, whole
 from ref_sim import console
 from ref_sim.referees.codingame import DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS, describe
@@ -181,7 +182,7 @@ def _play_series(specs, games: int, out: Path, seed: int, settings: StdioGameSet
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog=console.prog(MODULE),
         description="Referee games between two stdin/stdout programs with CodinGame's Ultimate "
                     "Tic-Tac-Toe protocol and rules, in pairs, with cutechess-style statistics.",

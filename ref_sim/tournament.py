@@ -90,6 +90,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent.commandline import OneLineParser
 from ref_sim.series import cluster, records, stats
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
 from ref_sim.series import bot_list, isolation, launch, ratings, realbots
@@ -298,7 +299,7 @@ class PairingProgress:
 # -- the command line ---------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog=console.prog(MODULE),
         description="A round-robin or gauntlet of many bots through the simulated referee "
                     "(or CodinGame's stdin/stdout), ending in an Ordo-style rating table.",
@@ -421,7 +422,7 @@ def event_settings(args) -> dict:
     for key in other:
         if given[key] is not None:
             raise EventError(f"{flags[key]} is not for --protocol {protocol}")
-    if len(settings["bots"]) < 2:
+    if len(settings["bots"] or ()) < 2:
         raise EventError("a tournament needs at least two bots")
     pairs = pairings(len(settings["bots"]), settings["gauntlet"])
     if 2 * len(pairs) * settings["rounds"] > MAX_GAMES:

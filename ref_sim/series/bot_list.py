@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent.commandline import NotRegularFile, read_regular
+
 #: A list bigger than this is not a list of bots (a binary given by mistake): refused unread.
 MAX_LIST_BYTES = 1 << 20
 #: More bots than this would make a round-robin of half a million pairings: refused.
@@ -50,11 +52,10 @@ def parse_list(text: str, where: str) -> list[ListedBot]:
 def read_file(path: Path) -> list[ListedBot]:
     """The bots of the list in the file ``path``."""
     try:
-        size = path.stat().st_size
-        if size > MAX_LIST_BYTES:
-            raise BotListError(f"{path}: {size:,} bytes is not a bot list (one spec a line, "
-                               f"at most {MAX_LIST_BYTES:,} bytes)")
-        text = path.read_bytes().decode("utf-8")
+        text = read_regular(path, MAX_LIST_BYTES).decode("utf-8")
+    except NotRegularFile as error:
+        raise BotListError(f"{path}: {error}: not a bot list (one spec a line, at most "
+                           f"{MAX_LIST_BYTES:,} bytes)") from None
     except UnicodeDecodeError as error:
         raise BotListError(f"{path}: not UTF-8 text at byte {error.start}: is it a bot list "
                            "(one spec a line)?") from None

@@ -54,10 +54,14 @@ import sys
 import time
 from pathlib import Path
 
+from agent.commandline import NotRegularFile, open_regular
+
 #: A games.jsonl line is a few KB (a long game with search figures: ~30 KB); far beyond is not ours.
 MAX_LINE_BYTES = 16 * 2 ** 20
 #: A whole JSON file (series.json, a game's record): the same bound.
 MAX_FILE_BYTES = 64 * 2 ** 20
+#: Largest JSON-lines file read (games.jsonl, a search log): 100,000 games of 10 KB each.
+MAX_LINES_FILE_BYTES = 2 ** 30
 #: Our records nest 4 deep; anything deeper than this is not a record.
 MAX_DEPTH = 64
 #: A seed is at most 20 digits; longer integers are refused before Python converts them.
@@ -171,14 +175,15 @@ def _decode(data: bytes, where: str, line: int | None = None) -> str:
                           f"column {column})") from None
 
 
-def _open(path: Path, what: str):
-    """``path`` open for reading bytes; RecordError (one line) if it cannot be opened."""
+def _open(path: Path, what: str, limit: int):
+    """``path`` open for reading bytes; RecordError (one line) if it cannot be opened, is not a
+    regular file (a FIFO or /dev/zero would block or never end) or is bigger than ``limit``."""
     try:
-        return open(path, "rb")
+        return os.fdopen(open_regular(path, limit=limit), "rb")
     except FileNotFoundError:
         raise RecordError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise RecordError(f"{path}: is a directory, not a {what}") from None
+    except NotRegularFile as error:
+        raise RecordError(f"{path}: {error}: not a {what}") from None
     except OSError as error:
         raise RecordError(f"{path}: cannot read it ({error.strerror or error})") from None
 
@@ -187,7 +192,7 @@ def read_json(path, what: str = "JSON file"):
     """The JSON value of the file ``path`` (series.json, tournament.json, a game's record);
     RecordError (one line naming the file, and the line where known) if it cannot be read."""
     path = Path(path)
-    with _open(path, what) as handle:
+    with _open(path, what, MAX_FILE_BYTES) as handle:
         try:
             data = handle.read(MAX_FILE_BYTES + 1)
         except OSError as error:
@@ -203,7 +208,7 @@ def read_lines(path) -> tuple[list[tuple[int, object]], list[tuple[int, str]]]:
     but for a file that cannot be opened (RecordError)."""
     path = Path(path)
     values, problems = [], []
-    with _open(path, "JSON-lines file") as handle:
+    with _open(path, "JSON-lines file", MAX_LINES_FILE_BYTES) as handle:
         number = 0
         while True:
             try:
@@ -506,7 +511,7 @@ def _lock(fd: int) -> bool:
 def _holder(path: Path) -> str:
     """Who holds the lock ``path``, in words, from what it wrote into it."""
     try:
-        with open(path, "rb") as handle:
+        with os.fdopen(open_regular(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)), "rb") as handle:
             holder = loads(_decode(handle.read(64 * 1024), str(path)), str(path))
         since = float(holder["since"])
         age = max(0, time.time() - since)
@@ -531,8 +536,14 @@ class OutLock:
         """Take the lock, or OutInUse; a file system without locks is a warning, not a stop."""
         for _ in range(10):     # the holder may remove the file between our open and our lock
             try:
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+                # Not through a symlink (its target would be truncated) nor into a FIFO.
+                fd = open_regular(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0))
+            except NotRegularFile as error:
+                raise WriteError(f"cannot lock {self.path}: {error}: remove it, or choose another --out") from None
             except OSError as error:
+                if error.errno == errno.ELOOP:
+                    raise WriteError(f"cannot lock {self.path}: it is a symbolic link (followed, its "
+                                     "target would be overwritten): remove it, or choose another --out") from None
                 raise WriteError(write_failed(self.path, error)) from None
             try:
                 locked = _lock(fd)

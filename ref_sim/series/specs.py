@@ -15,6 +15,7 @@ import os
 import re
 import shlex
 import shutil
+import string
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,45 @@ from ref_sim.bots.random_agent import FLOOD_FILE
 from ref_sim.referees.file_protocol import locale_encoding
 
 RANDOM = "{python} -m ref_sim.bots.random_agent {name} --dir {dir} --seed {seed}"
+
+
+#: The fields a file-protocol bot's command may hold, and a CodinGame bot's (docs/bench.md).
+FILE_FIELDS = ("name", "dir", "time_limit", "seed", "encoding", "python")
+STDIO_FIELDS = ("python", "seed", "turn_ms", "first_turn_ms")
+
+
+def check_template(template: str, fields: tuple[str, ...]) -> None:
+    """ValueError, one line naming ``fields``, unless every ``{...}`` in ``template`` is one of
+    ``fields`` as it is: no attribute or index (``{dir.__class__}``, ``{name[0]}``), no format or
+    conversion, no positional ``{}``/``{0}``.  ``{{`` and ``}}`` are a literal brace.
+
+    >>> check_template("bot {name} {{x}}", FILE_FIELDS)
+    >>> check_template("bot {dir.__class__}", ("dir",))
+    Traceback (most recent call last):
+    ...
+    ValueError: '{dir.__class__}' in the command is not a field: the fields are {dir} (a literal brace is {{ or }})
+    """
+    def refuse(what: str):
+        return ValueError(f"{what!r} in the command is not a field: the fields are "
+                          f"{' '.join('{' + field + '}' for field in fields)} (a literal brace is {{{{ or }}}})")
+
+    try:
+        pieces = list(string.Formatter().parse(template))
+    except ValueError:                                  # a lone { or }
+        raise refuse("{" if "{" in template.replace("{{", "") else "}") from None
+    for _, field, format_spec, conversion in pieces:
+        if field is None:
+            continue
+        if field not in fields or format_spec or conversion:
+            written = field + (f"!{conversion}" if conversion else "") + (f":{format_spec}" if format_spec else "")
+            raise refuse("{" + written[:40] + "}")
+
+
+def fill_template(token: str, values: dict[str, str]) -> str:
+    """``token`` with each ``{field}`` replaced by its value: only plain names are looked up
+    (the template was checked by :func:`check_template`), never an attribute or an index."""
+    return "".join(literal + (values[field] if field is not None else "")
+                   for literal, field, _, _ in string.Formatter().parse(token))
 
 
 class Builtin(NamedTuple):
@@ -77,7 +117,7 @@ class AgentSpec:
         values = {"name": name, "dir": str(directory), "time_limit": f"{time_limit:g}",
                   "python": sys.executable, "seed": str(seed),
                   "encoding": encoding or locale_encoding()}
-        command = [token.format(**values) for token in shlex.split(self.template)]
+        command = [fill_template(token, values) for token in shlex.split(self.template)]
         return command + (["--encoding", encoding] if encoding and self.builtin else [])
 
 
@@ -115,7 +155,7 @@ def check_bare_word(text: str, builtins: dict) -> None:
                      f"nor a command found on the PATH{hint}")
 
 
-def agent_spec(text: str, builtins: dict | None = None) -> AgentSpec:
+def agent_spec(text: str, builtins: dict | None = None, fields: tuple[str, ...] = FILE_FIELDS) -> AgentSpec:
     """A built-in (``random``, ``seed:depth=4``, ``agent:nodes=20000``) or a command, either
     with the name it answers to fixed (``name=Otter:python3 otter.py``, ``agent:name=Walrus``;
     :mod:`ref_sim.series.realbots`).  A command's relative paths are made absolute: it runs in the
@@ -137,6 +177,7 @@ def agent_spec(text: str, builtins: dict | None = None) -> AgentSpec:
     tokens = shlex.split(text)
     if not tokens:
         raise ValueError("empty agent command")
+    check_template(text, fields)
     check_bare_word(text, builtins)
     program = tokens[0]
     if Path(program).name.startswith("python") and len(tokens) > 1:
@@ -173,7 +214,7 @@ class StdioSpec:
     def command(self, seed: int, turn_ms: float, first_turn_ms: float) -> list[str]:
         values = {"python": sys.executable, "seed": str(seed), "turn_ms": f"{turn_ms:g}",
                   "first_turn_ms": f"{first_turn_ms:g}"}
-        return [token.format(**values) for token in shlex.split(self.template)]
+        return [fill_template(token, values) for token in shlex.split(self.template)]
 
 
 def stdio_spec(text: str) -> StdioSpec:
@@ -190,5 +231,5 @@ def stdio_spec(text: str) -> StdioSpec:
         return StdioSpec(command.partition(":")[0].capitalize(), template, text, fixed_name, builtin=True)
     if not shlex.split(command):
         raise ValueError("empty agent command")
-    parsed = agent_spec(text, STDIO_BUILTINS)          # a typo: ValueError
+    parsed = agent_spec(text, STDIO_BUILTINS, STDIO_FIELDS)          # a typo: ValueError
     return StdioSpec(parsed.label, parsed.template, text, fixed_name)

@@ -23,6 +23,7 @@ import math
 import sys
 from pathlib import Path
 
+from agent.commandline import OneLineParser
 from ref_sim.series import stats
 from ref_sim.series import records
 from ref_sim.views import render
@@ -190,7 +191,7 @@ def plot(records: list[dict], out, agent: str | None = None) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m ref_sim.plot``."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog=prog(MODULE),
         description="Plot a series: the running score of agent A with a 95% band, and the "
                     "time of every move.  Needs matplotlib: pip install -e '.[plot]' in the project.",

@@ -66,6 +66,7 @@ import math
 import sys
 from pathlib import Path
 
+from agent.commandline import OneLineParser
 from ref_sim.series import cluster
 from agent.options import MAX_SECONDS, real, whole
 from agent.search import PROVEN_SCORE, WIN_SCORE
@@ -354,7 +355,7 @@ def write_page(data: dict, out) -> Path:
 # -- command line ------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog=prog(MODULE),
         description="Write one self-contained HTML page that replays a series' games move by "
                     "move, with each agent's logged scores and move times, and with --analyse "

@@ -23,6 +23,7 @@ import sys
 from dataclasses import dataclass
 from typing import TextIO
 
+from agent.commandline import OneLineParser
 from ref_sim.series import records
 from ref_sim.views import render
 from ref_sim.console import entry_point, prog
@@ -451,7 +452,7 @@ def print_game(record: dict, stream: TextIO, color: bool = False, ply: int | Non
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m ref_sim.show``."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog=prog(MODULE),
         description="Show a saved Ultimate Tic-Tac-Toe game move by move in the terminal, "
                     "or draw one position as SVG or PNG.",
