@@ -300,16 +300,19 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(str(error))
     given = {"agents": None if args.agent1 is None else [args.agent1, args.agent2],
              "time_limit": args.time_limit, "paired": args.paired, "encoding": args.encoding,
-             "seed": args.seed, "sprt": args.sprt, "games": args.games}
+             "seed": args.seed, "sprt": args.sprt, "games": args.games,
+             "isolate": isolation.recorded_setting(isolation.from_args(args))}
     defaults = {"agents": None, "time_limit": 10.0, "paired": True, "encoding": None,
-                "seed": random.randrange(2 ** 32), "sprt": None, "games": None}
+                "seed": random.randrange(2 ** 32), "sprt": None, "games": None, "isolate": None}
     flags = {"agents": "AGENT1 AGENT2", "time_limit": "--time-limit", "paired": "--paired",
-             "encoding": "--encoding", "seed": "--seed", "sprt": "--sprt", "games": "--games"}
+             "encoding": "--encoding", "seed": "--seed", "sprt": "--sprt", "games": "--games",
+             "isolate": "--isolate"}
     try:
         settings, recorded = series_settings(Path(args.out) if args.out else None, args.resume,
                                              given, defaults, flags)
         specs = [agent_spec(text) for text in settings["agents"]]
         realbots.side_names(specs)              # a clash of names: refused before any game
+        args.isolated_as_recorded = isolation.resume_setting(args, settings["isolate"])
     except ValueError as error:
         parser.error(str(error))
     if args.out:        # created once the settings are known: a refused --resume makes nothing
@@ -365,7 +368,8 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -
     records.write_json(out / "series.json",
         {"format": FORMAT, "seed": series_seed, "agents": [args.agent1, args.agent2],
          "names": names, "time_limit": args.time_limit, "paired": args.paired,
-         "encoding": args.encoding, "games": args.games, "sprt": args.sprt})
+         "encoding": args.encoding, "games": args.games, "sprt": args.sprt,
+         "isolate": isolation.recorded_setting(isolation.from_args(args))})
     done = records.resume_games(games_path)     # bad lines: a warning, played again
 
     done = [g for g in done if g["game"] <= args.games]
@@ -387,6 +391,8 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -
     isolate = isolation.from_args(args)
     if isolate is not None:
         say(isolation.status_line(isolate, concurrency))
+        if getattr(args, "isolated_as_recorded", False):
+            say("isolated as the series began: --resume keeps the isolation it recorded")
     play = FileGames(specs, names, series_seed, game_settings(args, isolate), out, paired=args.paired)
     # On a terminal the line is redrawn (not with --show, whose boards scroll); elsewhere
     # a line per game and the figures every few games.
@@ -423,6 +429,7 @@ def _run_series(args, parser, specs, out: Path, say, concurrency: int, runner) -
                          wanted=lambda: decided is None)
     return conclude(MODULE, games, lambda games: report_lines(games, names, args.paired, args.sprt),
                     out_arg=args.out, out=out, say=say, progress=progress,
+                    resume_options=isolation.command_options(isolate),
                     figures=lambda games: summarize(games, names, args.paired, args.sprt),
                     decided=decided, **stopped)
 

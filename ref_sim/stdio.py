@@ -280,16 +280,18 @@ def main(argv: list[str] | None = None) -> int:
     check_agents(parser, args, "program")
     given = {"agents": None if args.agent1 is None else [args.agent1, args.agent2],
              "turn_ms": args.turn_ms, "first_turn_ms": args.first_turn_ms,
-             "grace_ms": args.grace_ms, "seed": args.seed, "games": args.games}
+             "grace_ms": args.grace_ms, "seed": args.seed, "games": args.games,
+             "isolate": isolation.recorded_setting(isolation.from_args(args))}
     defaults = {"agents": None, "turn_ms": DEFAULT_TURN_MS, "first_turn_ms": DEFAULT_FIRST_TURN_MS,
-                "grace_ms": DEFAULT_GRACE_MS, "seed": random.randrange(2 ** 32), "games": 2}
+                "grace_ms": DEFAULT_GRACE_MS, "seed": random.randrange(2 ** 32), "games": 2, "isolate": None}
     flags = {"agents": "AGENT1 AGENT2", "turn_ms": "--turn-ms", "first_turn_ms": "--first-turn-ms",
-             "grace_ms": "--grace-ms", "seed": "--seed", "games": "--games"}
+             "grace_ms": "--grace-ms", "seed": "--seed", "games": "--games", "isolate": "--isolate"}
     try:
         settings, recorded = series_settings(Path(args.out) if args.out else None, args.resume,
                                              given, defaults, flags)
         specs = [stdio_spec(text) for text in settings["agents"]]
         realbots.side_names(specs)              # a clash of names: refused before any game
+        args.isolated_as_recorded = isolation.resume_setting(args, settings["isolate"])
     except ValueError as error:
         parser.error(str(error))
     say = (lambda *a, **k: None) if args.quiet else (lambda *a, **k: print(*a, **k, flush=True))
@@ -324,7 +326,7 @@ def _run(args, settings: dict, specs, out: Path, say, runner) -> int:
     records.write_json(out / "series.json",
         {"format": FORMAT, "rules": CODINGAME, "seed": seed, "agents": settings["agents"],
          "names": names, "games": args.games, "turn_ms": turn_ms, "first_turn_ms": first_turn_ms,
-         "grace_ms": grace_ms})
+         "grace_ms": grace_ms, "isolate": isolation.recorded_setting(isolation.from_args(args))})
     done = [game for game in done if game["game"] <= args.games]
     say(f"{names[0]}: {specs[0].template}\n{names[1]}: {specs[1].template}\n"
         f"series seed {seed}; {args.games} game{'s' if args.games > 1 else ''} at {turn_ms:g} ms "
@@ -343,6 +345,8 @@ def _run(args, settings: dict, specs, out: Path, say, runner) -> int:
     isolate = isolation.from_args(args)
     if isolate is not None:
         say(isolation.status_line(isolate, runner.capacity()))
+        if getattr(args, "isolated_as_recorded", False):
+            say("isolated as the series began: --resume keeps the isolation it recorded")
     # Ctrl-C or SIGTERM/SIGHUP (ref_sim.stops), a program that cannot start, the output closed.
     game_settings = StdioGameSettings(turn_ms, first_turn_ms, grace_ms, isolate,
                                       **launch.waits_given(args))
@@ -352,6 +356,7 @@ def _run(args, settings: dict, specs, out: Path, say, runner) -> int:
     return conclude(MODULE, played, lambda games: report_lines(games, names, paired,
                                                                repeat_hint=REPEAT_HINT),
                     out_arg=args.out, out=out, say=say, progress=progress,
+                    resume_options=isolation.command_options(isolate),
                     figures=lambda games: summarize(games, names, paired), **stopped)
 
 

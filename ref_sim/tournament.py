@@ -112,7 +112,8 @@ FILE_SETTINGS = ("time_limit", "encoding")
 STDIO_SETTINGS = ("turn_ms", "first_turn_ms", "grace_ms")
 DEFAULTS = {"bots": None, "gauntlet": False, "protocol": "file", "seed": None, "rounds": 1,
             "time_limit": 10.0, "encoding": None, "turn_ms": stdio.DEFAULT_TURN_MS,
-            "first_turn_ms": stdio.DEFAULT_FIRST_TURN_MS, "grace_ms": stdio.DEFAULT_GRACE_MS}
+            "first_turn_ms": stdio.DEFAULT_FIRST_TURN_MS, "grace_ms": stdio.DEFAULT_GRACE_MS,
+            "isolate": None}
 #: tournament.json, read and checked as match reads series.json; --rounds may extend it.
 TOURNAMENT_FILE = SettingsFile("tournament.json", "tournament", start="the bots",
                                      grows="rounds",
@@ -402,8 +403,9 @@ def event_settings(args) -> dict:
         except (KeyError, TypeError):
             raise EventError(f"cannot resume: {out / TOURNAMENT_FILE.name} is not a "
                              "tournament file") from None
-    given = {key: getattr(args, key) for key in DEFAULTS}
+    given = {key: getattr(args, key) for key in DEFAULTS if key != "isolate"}
     given["bots"] = args.bots or None
+    given["isolate"] = isolation.recorded_setting(isolation.from_args(args))
     flags = {key: "--" + key.replace("_", "-") for key in DEFAULTS}
     flags["bots"] = "BOT ..."
     if given["time_limit"] is not None and (given["protocol"] or (recorded or DEFAULTS)["protocol"]) == "stdio":
@@ -430,6 +432,7 @@ def event_settings(args) -> dict:
                          "in one tournament (fewer --rounds or bots)")
     return {"format": FORMAT, "kind": "gauntlet" if settings["gauntlet"] else "round-robin",
             "protocol": protocol, "seed": settings["seed"], "rounds": settings["rounds"],
+            "isolate": settings["isolate"],
             **{key: settings[key] for key in own},
             "bots": [{"spec": spec} for spec in settings["bots"]],
             "pairings": [list(pair) for pair in pairs]}
@@ -476,6 +479,7 @@ def main(argv: list[str] | None = None) -> int:
         listed = bot_list.read(args.bot_lists)
         args.bots = args.bots + [bot.text for bot in listed]
         settings = event_settings(args)
+        args.isolated_as_recorded = isolation.resume_setting(args, settings["isolate"])
         bot_list.check(listed, agent_spec if settings["protocol"] == "file"
                        else stdio_spec)
         specs = check_settings(settings)
@@ -522,6 +526,8 @@ def run_event(args, parser, settings: dict, specs: list, anchor, runner, out: Pa
     isolate = isolation.from_args(args)
     if isolate is not None:
         say(isolation.status_line(isolate, runner.capacity()))
+        if getattr(args, "isolated_as_recorded", False):
+            say("isolated as the tournament began: --resume keeps the isolation it recorded")
     series = pairing_games(settings, specs, out, stop, isolate, launch.waits_given(args))
     progress = None if args.quiet else PairingProgress(settings, done)
 
@@ -561,12 +567,9 @@ def run_event(args, parser, settings: dict, specs: list, anchor, runner, out: Pa
             pages.extend(crosstable.write_pages(out, settings, games, anchor, report=lines))
         return lines
 
-    code = conclude(MODULE, games, report,
-                          out_arg=args.out, out=out, say=say, progress=progress,
-                          what="tournament", **stopped)
-    for line in pages:
-        print(line)
-    return code
+    return conclude(MODULE, games, report, out_arg=args.out, out=out, say=say, progress=progress,
+                    what="tournament", resume_options=isolation.command_options(isolate),
+                    more_lines=pages, **stopped)
 
 
 def header(settings: dict, runner, out: Path, kept: bool) -> str:

@@ -443,3 +443,51 @@ def test_a_lost_cluster_stops_the_series_in_one_line_with_its_resume_line(tmp_pa
     (line,) = [line for line in captured.err.splitlines() if "lost by every worker" in line]
     assert "the series stopped after 1 game" in line and "--resume --out" in line
     assert "Score of Random1 vs Random2" in captured.out
+
+
+# -- issue 29, item 7: a resumed series keeps the isolation it began with -----------------------
+
+def test_a_resumed_series_keeps_its_isolation_and_refuses_a_new_one(tmp_path, capsys, monkeypatch):
+    from ref_sim.series import isolation
+
+    fake = FakeGames(lambda n, p1, names: p1)
+    seen = []
+    monkeypatch.setattr(file_games, "play_game", lambda *a, **k: (seen.append(a[5].isolate), fake(*a, **k))[1])
+    isolated, plain = tmp_path / "isolated", tmp_path / "plain"
+    assert match.main(["random", "random", "--games", "2", "--out", str(isolated), "--isolate",
+                       "--isolate-memory", "300", "-q"]) == 0
+    assert json.loads((isolated / "series.json").read_text())["isolate"] == {
+        "cores": 1, "memory_mb": 300, "processes": isolation.DEFAULT_PROCESSES}
+    capsys.readouterr()
+    assert match.main(["--resume", "--out", str(isolated), "--games", "4"]) == 0     # no --isolate
+    assert "isolated as the series began" in capsys.readouterr().out
+    assert seen == [isolation.Isolation(1, 300, isolation.DEFAULT_PROCESSES)] * 4
+    assert match.main(["random", "random", "--games", "2", "--out", str(plain), "-q"]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        match.main(["--resume", "--out", str(plain), "--isolate", "--games", "4"])
+    assert exit_info.value.code == 2
+    assert "cannot resume: --isolate was none in" in capsys.readouterr().err
+    (plain / "series.json").write_text(json.dumps({**json.loads((plain / "series.json").read_text()),
+                                                   "isolate": {"cores": "all"}}))
+    with pytest.raises(SystemExit):
+        match.main(["--resume", "--out", str(plain), "--games", "4"])
+    assert "the recorded 'isolate' must be null or" in capsys.readouterr().err
+
+
+def test_the_resume_command_is_the_last_line_and_repeats_the_isolation(tmp_path, monkeypatch):
+    import io
+
+    from ref_sim.series import isolation
+
+    both = io.StringIO()            # stdout and stderr in the order a terminal shows them
+    monkeypatch.setattr(sys, "stdout", both)
+    monkeypatch.setattr(sys, "stderr", both)
+    code = series.conclude("ref_sim.tournament", [], lambda games: ["the table"], out_arg=str(tmp_path),
+                           out=tmp_path, say=print, interrupt=KeyboardInterrupt(), what="tournament",
+                           resume_options=isolation.command_options(isolation.Isolation()),
+                           more_lines=["Crosstable: x.html"])
+    lines = both.getvalue().splitlines()
+    assert code != 0 and lines[-2] == "Crosstable: x.html"
+    assert lines[-1].endswith(f"--resume --out {tmp_path} --isolate --isolate-cores 1 --isolate-memory "
+                              f"{isolation.DEFAULT_MEMORY_MB} --isolate-processes {isolation.DEFAULT_PROCESSES}")

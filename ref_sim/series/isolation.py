@@ -105,7 +105,7 @@ def add_options(parser) -> None:
     group.add_argument("--isolate", action="store_true",
                        help="run each bot on its own core(s), with a memory and a process cap, "
                             "and where bwrap works without network and read-only but for its "
-                            "game directory (not recorded: give it again with --resume)")
+                            "game directory (recorded: --resume keeps it)")
     group.add_argument("--isolate-cores", type=whole(1, 1024), default=None,
                        metavar="N", help=f"cores per bot (default {DEFAULT_CORES})")
     group.add_argument("--isolate-memory", type=whole(0, 1 << 30), default=None,
@@ -453,3 +453,40 @@ def start(command: list[str], isolation: Isolation | None = None, *, writable=()
     if process.returncode is not None:      # reaped already: give back now
         process.release()
     return process
+
+
+# -- isolation kept across --resume ------------------------------------------------------------
+# A series or tournament records its isolation in series.json / tournament.json ("isolate": the
+# settings, or null), so that --resume keeps it: a series begun isolated is resumed isolated,
+# --isolate given or not, and one begun without it refuses --isolate (loop.merge_settings).
+
+def recorded_setting(isolate: Isolation | None) -> dict | None:
+    """What the settings file keeps of ``isolate`` (None: not isolated)."""
+    if isolate is None:
+        return None
+    return {"cores": isolate.cores, "memory_mb": isolate.memory_mb, "processes": isolate.processes}
+
+
+def resume_setting(args, setting) -> bool:
+    """Put the recorded ``setting`` (:func:`recorded_setting`) into ``args``, so that
+    :func:`from_args` gives it; True when it isolates although ``--isolate`` was not given
+    (the caller says so).  ValueError, one line, if the file's value is not one."""
+    if setting is None:
+        return False
+    if (not isinstance(setting, dict) or set(setting) != {"cores", "memory_mb", "processes"}
+            or not all(type(value) is int and value >= 0 for value in setting.values()) or setting["cores"] < 1):
+        raise ValueError("cannot resume: the recorded 'isolate' must be null or its cores, "
+                         "memory_mb and processes (whole numbers)")
+    added = not args.isolate
+    args.isolate = True
+    args.isolate_cores, args.isolate_memory, args.isolate_processes = (
+        setting["cores"], setting["memory_mb"], setting["processes"])
+    return added
+
+
+def command_options(isolate: Isolation | None) -> list[str]:
+    """``--isolate`` and its settings as a command line gives them (the resume command)."""
+    if isolate is None:
+        return []
+    return ["--isolate", "--isolate-cores", str(isolate.cores), "--isolate-memory", str(isolate.memory_mb),
+            "--isolate-processes", str(isolate.processes)]

@@ -58,9 +58,9 @@ class AgentCannotStart(Exception):
 
 
 def last_output_line(log: Path) -> str:
-    """The last line an agent wrote to its log (after the command line), or "", printable and
-    short, from the log's tail only (:func:`ref_sim.series.telemetry.last_line`)."""
-    return telemetry.last_line(log)
+    """The line of an agent's log (after the command line) that says why it failed, or its last,
+    or "", printable and short, from the log's tail only (:func:`ref_sim.series.telemetry.error_line`)."""
+    return telemetry.error_line(log)
 
 
 #: In the first game, how long an agent that is up must stay up before the game begins to
@@ -139,7 +139,7 @@ def wait_until_started(processes: dict, logs: dict, timeout: float, stop=None, *
 
 def refuse_early_exit(processes: dict, logs: dict) -> None:
     """In a series' first game: :class:`AgentCannotStart` when a bot could not be launched or
-    exits within :data:`START_SETTLE` (its command is wrong), with the last line it wrote."""
+    exits within :data:`START_SETTLE` (its command is wrong), with the line that says why."""
     gone = first_to_exit(processes, START_SETTLE)
     if gone is None:
         return

@@ -243,6 +243,8 @@ def _shown(value) -> str:
         return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:g}"
+    if isinstance(value, dict):
+        return ", ".join(f"{key} {_shown(item)}" for key, item in value.items())
     return "none" if value is None else str(value)
 
 
@@ -285,9 +287,10 @@ def game_logs(logs: Path, numbers) -> list[Path]:
 
 
 def stopped_line(module: str, interrupt: BaseException, games: int, out: str | None,
-                 what: str = "series") -> str:
+                 what: str = "series", resume_options: tuple[str, ...] = ()) -> str:
     """The stderr line of a series (``what``: or a tournament) stopped by Ctrl-C, a signal or a
-    lost cluster: how many games were kept, and the command that continues it (runs as printed)."""
+    lost cluster: how many games were kept, and the command that continues it (runs as printed;
+    ``resume_options``: what it repeats, e.g. --isolate, which --resume keeps anyway)."""
     if isinstance(interrupt, (cluster.ClusterError, records.WriteError)):
         text = f"Stopped: {interrupt}; the {what} stopped"
     else:
@@ -296,20 +299,22 @@ def stopped_line(module: str, interrupt: BaseException, games: int, out: str | N
     text += f" after {games} game{'' if games == 1 else 's'}"
     if out:
         return text + f"; continue the {what} with: " + stops.command_line(
-            module, "--resume", "--out", out)
+            module, "--resume", "--out", out, *resume_options)
     return text + f" (the {what} was in a temporary directory, now deleted: with --out DIR " \
                   "it can be continued)"
 
 
 def conclude(module: str, games: list[dict], report, *, out_arg: str | None, out: Path, say,
              progress=None, figures=None, interrupt=None, cannot_start=None, broken_pipe=None,
-             decided=None, what: str = "series") -> int:
+             decided=None, what: str = "series", resume_options=(), more_lines=()) -> int:
     """The end of a run of games, however it ended (match, stdio, the tournament): without
     ``--out`` (``out_arg``) the logs of the games that went wrong are moved out of the temporary
     folder ``out``; then the error, or the summary (``report(games)``, its lines) and where the
     files are, and after a stop (``interrupt``) the line that continues the ``what`` (series,
     tournament).  ``progress``: what showed the games, closed here; ``figures(games)``: its
-    :class:`ref_sim.series.progress.Summary`, shown once more after a stop.  Returns the exit code."""
+    :class:`ref_sim.series.progress.Summary`, shown once more after a stop; ``more_lines``: printed
+    after where the files are (read then: ``report`` may fill it), before the line that continues
+    a stopped run, which is the last (``resume_options``: in its command).  Returns the exit code."""
     games.sort(key=lambda g: g["game"])
     logs = out / "logs"
     kept = None
@@ -345,8 +350,11 @@ def conclude(module: str, games: list[dict], report, *, out_arg: str | None, out
     elif kept:
         print(f"Logs of the games that went wrong: {kept} (kept; the rest were in the "
               "temporary directory, deleted: --out DIR keeps everything)")
+    for line in more_lines:
+        print(line)
     if interrupt:
-        print(stopped_line(module, interrupt, len(games), out_arg, what), file=sys.stderr)
+        sys.stdout.flush()          # before the last line, on stderr
+        print(stopped_line(module, interrupt, len(games), out_arg, what, tuple(resume_options)), file=sys.stderr)
         return (1 if isinstance(interrupt, (cluster.ClusterError, records.WriteError))
                 else stops.exit_code(interrupt))
     return 0

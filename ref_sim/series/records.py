@@ -299,6 +299,7 @@ SETTINGS = {
              and all(_number(x) for x in v), "four numbers or null"),
     "protocol": (lambda v: isinstance(v, str), "file or stdio"),
     "kind": (lambda v: isinstance(v, str), "round-robin or gauntlet"),
+    "isolate": (lambda v: v is None or isinstance(v, dict), "null or the isolation's settings"),
 }
 
 

@@ -21,6 +21,7 @@ once the game is over; :func:`last_line` reads a bounded tail of a log for an er
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -176,10 +177,9 @@ def skipped_key(skipped: dict) -> dict:
 
 # -- bounded reading of a program's text output ---------------------------------------------
 
-def last_line(log: Path, skip_first: bool = True, limit: int = 200) -> str:
-    """The last non-empty line of ``log`` (``skip_first``: not its first line, the runner's
-    ``$ command``), from its last :data:`TAIL_BYTES` only, made printable and cut at ``limit``
-    characters; "" if none or unreadable."""
+def _tail_lines(log: Path, skip_first: bool) -> list[str]:
+    """The lines of the last :data:`TAIL_BYTES` of ``log`` (``skip_first``: not its first line,
+    the runner's ``$ command``); [] if unreadable."""
     try:
         with open_regular(log) as handle:
             size = handle.seek(0, os.SEEK_END)
@@ -187,10 +187,35 @@ def last_line(log: Path, skip_first: bool = True, limit: int = 200) -> str:
             handle.seek(start)
             lines = handle.read(TAIL_BYTES).decode("utf-8", errors="replace").splitlines()
     except OSError:
-        return ""
+        return []
     if start == 0 and skip_first or start > 0 and len(lines) > 1:
         lines = lines[1:]               # the command line, or a line cut by the tail's start
+    return lines
+
+
+def last_line(log: Path, skip_first: bool = True, limit: int = 200) -> str:
+    """The last non-empty line of ``log`` (``skip_first``: not its first line, the runner's
+    ``$ command``), from its last :data:`TAIL_BYTES` only, made printable and cut at ``limit``
+    characters; "" if none or unreadable."""
+    lines = _tail_lines(log, skip_first)
     said = next((line.strip() for line in reversed(lines) if line.strip()), "")
+    return printable(said, limit)
+
+
+#: A line that says what went wrong (``SyntaxError: ...``, ``Error: Cannot find module``,
+#: ``Exception in thread "main" ...``, ``error: ...``), as against a stack frame or a banner.
+ERROR_LINE = re.compile(r"(\w*(Error|Exception)\b|\berror\b|\bfatal\b|[Cc]annot |[Nn]o such )")
+#: Lines of a stack trace: Python's ``  File ...``, Node's and Java's ``    at ...``.
+STACK_FRAME = re.compile(r"^(at |File \"|\.\.\. )")
+
+
+def error_line(log: Path, limit: int = 200) -> str:
+    """What a program that failed to start wrote about why: the last line of ``log``'s tail that
+    reads like an error and is no stack frame (Node ends its trace with its banner
+    ``Node.js v18.19.1``), else its last line; printable, cut at ``limit``, "" if none."""
+    lines = [line.strip() for line in _tail_lines(log, True) if line.strip()]
+    said = next((line for line in reversed(lines) if ERROR_LINE.search(line)
+                 and not STACK_FRAME.match(line)), lines[-1] if lines else "")
     return printable(said, limit)
 
 
