@@ -168,7 +168,7 @@ from ref_sim.series.loop import (RESUME_HELP, add_agents, append_game, capped_co
                                  conclude, play_games, prepare_out, run_in, series_settings, went_wrong)
 from ref_sim.series.progress import Progress
 from ref_sim.series.report import describe, report_lines, summarize
-from ref_sim.series.specs import agent_spec
+from ref_sim.series.specs import agent_spec, keep_recorded_names
 
 SPRT_MAX_GAMES = stats.SPRT_MAX_GAMES
 MODULE = "ref_sim.match"
@@ -311,6 +311,8 @@ def main(argv: list[str] | None = None) -> int:
         settings, recorded = series_settings(Path(args.out) if args.out else None, args.resume,
                                              given, defaults, flags)
         specs = [agent_spec(text) for text in settings["agents"]]
+        if recorded is not None:
+            keep_recorded_names(specs, recorded.get("names"))
         realbots.side_names(specs)              # a clash of names: refused before any game
         args.isolated_as_recorded = isolation.resume_setting(args, settings["isolate"])
     except ValueError as error:

@@ -114,7 +114,7 @@ from ref_sim.series.loop import (RESUME_HELP, add_agents, append_game, check_age
                                  prepare_out, run_in, series_settings, went_wrong)
 from ref_sim.series.progress import Progress
 from ref_sim.series.report import report_lines, summarize
-from ref_sim.series.specs import StdioSpec, stdio_spec
+from ref_sim.series.specs import StdioSpec, keep_recorded_names, stdio_spec
 
 #: --turn-ms and the others above an hour are a typo.
 MAX_TURN_MS = 3_600_000.0
@@ -290,6 +290,8 @@ def main(argv: list[str] | None = None) -> int:
         settings, recorded = series_settings(Path(args.out) if args.out else None, args.resume,
                                              given, defaults, flags)
         specs = [stdio_spec(text) for text in settings["agents"]]
+        if recorded is not None:
+            keep_recorded_names(specs, recorded.get("names"))
         realbots.side_names(specs)              # a clash of names: refused before any game
         args.isolated_as_recorded = isolation.resume_setting(args, settings["isolate"])
     except ValueError as error:

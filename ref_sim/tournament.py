@@ -98,10 +98,10 @@ from ref_sim import console, match, stdio
 from ref_sim.views import crosstable
 from ref_sim.series.progress import Progress
 from ref_sim.referees.file_protocol import check_encoding, check_time_limit, locale_encoding
-from ref_sim.series.report import distinct_line, pair_counts, summarize, tally
+from ref_sim.series.report import HANGS, distinct_line, pair_counts, summarize, tally
 from ref_sim.series.loop import (SeriesGames, SettingsFile, append_game, capped_concurrency, conclude,
                             merge_settings, play_games, prepare_out, read_settings, run_in, went_wrong)
-from ref_sim.series.specs import agent_spec
+from ref_sim.series.specs import agent_spec, keep_recorded_names
 from ref_sim.series import codingame_games, file_games
 from ref_sim.series.specs import stdio_spec
 
@@ -215,7 +215,7 @@ def report_lines(settings: dict, games: list[dict], anchor: str | None = None) -
         lines.append("  " + head_to_head(names[i], names[j], pairs, own, width))
     faulty = [sides[name].line() for name in fit.ranked() if sides[name].reasons]
     if faulty:
-        lines += ["", "Faults:"] + ["  " + line for line in faulty]
+        lines += ["", f"Faults ({HANGS}):"] + ["  " + line for line in faulty]
     lines += ["  " + line for line in realbots.hint_lines(games)]      # why a bot never moved
     if games:
         hint = codingame_games.REPEAT_HINT if settings.get("protocol") == "stdio" else ""
@@ -227,7 +227,7 @@ def table_lines(fit: ratings.Ratings, totals: dict, sides: dict, specs: dict) ->
     """The rating table in the style of cutechess-cli's tournament table (and Ordo's)."""
     width = max(len("Bot"), *(len(name) for name in fit.elo))
     header = (f"{'Rank':>4} {'Bot':<{width}} {'Elo':>7} {'+/-':>6} {'Games':>6} {'Score':>7} "
-              f"{'Draws':>7} {'Time-outs':>9} {'Crashes':>7}  Spec")
+              f"{'Draws':>7} {'Time-outs':>9} {'Crashes':>7} {'Invalid':>7}  Spec")
     lines = [header]
     for rank, name in enumerate(fit.ranked(), 1):
         record, side = totals[name], sides[name]
@@ -236,11 +236,14 @@ def table_lines(fit: ratings.Ratings, totals: dict, sides: dict, specs: dict) ->
         draws = f"{100 * record.draws / record.games:.1f}%" if record.games else "-"
         lines.append(f"{rank:>4} {name:<{width}} {stats.format_elo(fit.elo[name]):>7} "
                      f"{error:>6} {record.games:>6} {score:>7} {draws:>7} "
-                     f"{side.reasons['time-outs']:>9} {side.reasons['crashes']:>7}  {specs[name]}")
+                     f"{side.reasons['time-outs']:>9} {side.reasons['crashes']:>7} "
+                     f"{side.reasons['invalid moves'] + side.reasons['out-of-order']:>7}  {specs[name]}")
     where, against = ((f"{fit.anchor} at 0", fit.anchor) if fit.anchor
                       else ("the mean at 0", "the mean"))
     lines.append(f"Elo: maximum likelihood over all games, {where}; +/-: 95 %, each bot "
                  f"against {against} (ref_sim/series/ratings.py).")
+    lines.append("Time-outs, Invalid: games lost by a late move, or an invalid or out-of-order one; "
+                 "Crashes: games in which its program exited before the end.")
     return lines
 
 
@@ -396,6 +399,7 @@ def event_settings(args) -> dict:
     recorded = read_settings(out, args.resume, bool(args.bots), TOURNAMENT_FILE)
     if recorded is not None:        # compared as the command line gives them
         try:
+            recorded_names = [bot.get("name") for bot in recorded["bots"]]
             recorded = {**recorded, "bots": [bot["spec"] for bot in recorded["bots"]],
                         "gauntlet": recorded["kind"] == "gauntlet"}
             if not all(isinstance(spec, str) for spec in recorded["bots"]):
@@ -435,6 +439,7 @@ def event_settings(args) -> dict:
             "isolate": settings["isolate"],
             **{key: settings[key] for key in own},
             "bots": [{"spec": spec} for spec in settings["bots"]],
+            "recorded_names": recorded_names if recorded is not None else None,
             "pairings": [list(pair) for pair in pairs]}
 
 
@@ -449,6 +454,7 @@ def check_settings(settings: dict) -> list:
     else:
         parse = stdio_spec
     specs = [parse(bot["spec"]) for bot in settings["bots"]]
+    keep_recorded_names(specs, settings.pop("recorded_names", None))
     settings["bots"] = [{"name": name, "spec": bot["spec"]}       # a clash: ValueError
                         for name, bot in zip(realbots.bot_names(specs), settings["bots"])]
     return specs

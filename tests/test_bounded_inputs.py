@@ -19,7 +19,7 @@ from agent.commandline import UsageError
 from ref_sim import cli as ref_cli
 from ref_sim import match, stdio, tournament
 from ref_sim.series import bot_list, records
-from ref_sim.series.specs import FILE_FIELDS, STDIO_FIELDS, agent_spec, stdio_spec
+from ref_sim.series.specs import FILE_FIELDS, agent_spec, stdio_spec
 from ref_sim.views import plot, replay, show
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")

@@ -124,7 +124,7 @@ def test_an_empty_folder_and_a_huge_file_are_refused_unread(tmp_path, monkeypatc
     big = tmp_path / "big.txt"
     big.write_text("random\n" * 10)
     monkeypatch.setattr(bot_list, "MAX_LIST_BYTES", 20)
-    with pytest.raises(bot_list.BotListError, match="70 bytes is not a bot list"):
+    with pytest.raises(bot_list.BotListError, match="70 bytes, more than the 20 read here: not a bot list"):
         bot_list.read([big])
 
 
@@ -175,11 +175,12 @@ def test_every_bot_and_every_cell_each_from_the_row_side():
     header = [c.get("title") for c in table[0] if "col" in c.get("class", "")]
     assert header == ["Alpha1", "Beta2", NASTY]
     cells = {}
+    assert table[0][0]["text"] == "Bot"          # numbered one way: the list number in the names
     for row in body_rows(table):
-        name = row[1]["text"]
-        for column, cell in zip(header, row[2:5]):
+        name = row[0]["text"]
+        for column, cell in zip(header, row[1:4]):
             cells[name, column] = cell
-        assert row[5]["class"] == "total"
+        assert row[4]["class"] == "total"
     assert len(cells) == 9
     assert all(cells[name, name]["class"] == "self" for name in header)
     # The row's points of the games, then its wins-losses-draws.
@@ -189,7 +190,7 @@ def test_every_bot_and_every_cell_each_from_the_row_side():
     assert cells[NASTY, "Alpha1"]["text"] == "0/20-2-0"
     assert cells["Beta2", NASTY]["text"] == "1/21-1-0"
     assert cells["Alpha1", NASTY]["data-pairing"] == cells[NASTY, "Alpha1"]["data-pairing"] == "0-2"
-    assert [row[5]["text"] for row in body_rows(table)] == ["3.5/4", "1.5/4", "1/4"]
+    assert [row[4]["text"] for row in body_rows(table)] == ["3.5/4", "1.5/4", "1/4"]
     # Each played cell links to its pairing's page, from both sides.
     assert sorted(page.links) == sorted(2 * list(links.values()))
     assert "<li>Beta2: 1 wins, 2 losses, 1 draws (crashes 1); exited with code 1 x1</li>" in text
@@ -203,8 +204,8 @@ def test_a_gauntlet_stopped_early_leaves_the_cells_it_did_not_play():
     settings = settings_of(["Agent1", "Random2", "Seed3"], gauntlet=True)
     games = [game(settings, 1, (0, 1), 1)]
     page = Page(crosstable.page(settings, games, {(0, 1): "replays/x.html"}))
-    classes = {(row[1]["text"], i): cell["class"] for row in body_rows(page.tables["crosstable"])
-               for i, cell in enumerate(row[2:5])}
+    classes = {(row[0]["text"], i): cell["class"] for row in body_rows(page.tables["crosstable"])
+               for i, cell in enumerate(row[1:4])}
     header = [c["title"] for c in page.tables["crosstable"][0] if "col" in c.get("class", "")]
     at = {name: i for i, name in enumerate(header)}
     assert classes["Agent1", at["Random2"]] == "played"
@@ -299,7 +300,7 @@ def test_one_command_from_a_bot_list_writes_the_crosstable_and_a_replay_page_per
         assert link.startswith("replays/") and all(name in link for name in data["agents"])
     page = Page((out / "crosstable.html").read_text(encoding="utf-8"))
     assert [row[1]["text"] for row in body_rows(page.tables["ratings"])][0] == "Agent1"
-    assert sorted(tuple(row[1]["text"] for row in body_rows(page.tables["crosstable"]))) == \
+    assert sorted(tuple(row[0]["text"] for row in body_rows(page.tables["crosstable"]))) == \
         ["Agent1", "Random2", "Random3"]
 
     # Resumed for a second round: the pages are written again with all four games.

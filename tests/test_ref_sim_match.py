@@ -399,7 +399,7 @@ def test_one_game_has_no_empty_pentanomial_and_repeated_games_are_counted_once(t
              {"p1": "B", "opening": [["B", 4, 4]], "moves": [{"board": 4, "spot": 0}]},  # other side
              {"p1": "A", "opening": [["A", 4, 4]], "moves": [{"board": 4, "spot": 0}]}]  # a repeat
     assert report.distinct_line(games, "vary them") == (
-        "Distinct games: 2 of 3 (warning: 1 repeats an earlier game move for move, and counts "
+        "Distinct games: 2 of 3 (warning: 1 repeats an earlier game move for move (game 3 = game 1), and counts "
         "again in the figures above; vary them)")
 
 
@@ -491,3 +491,16 @@ def test_the_resume_command_is_the_last_line_and_repeats_the_isolation(tmp_path,
     assert code != 0 and lines[-2] == "Crosstable: x.html"
     assert lines[-1].endswith(f"--resume --out {tmp_path} --isolate --isolate-cores 1 --isolate-memory "
                               f"{isolation.DEFAULT_MEMORY_MB} --isolate-processes {isolation.DEFAULT_PROCESSES}")
+
+
+def test_bots_are_named_from_their_command_and_a_resumed_series_keeps_its_names(tmp_path, monkeypatch):
+    monkeypatch.setattr(file_games, "play_game", FakeGames(lambda n, p1, names: p1))
+    walrus = f"{sys.executable} bots/walrus.py {{name}} --dir {{dir}}"
+    assert match.main(["random", walrus, "--games", "2", "--out", str(tmp_path), "-q"]) == 0
+    recorded = json.loads((tmp_path / "series.json").read_text())
+    assert recorded["names"] == ["Random1", "Walrus2"]
+    # A series begun when such a bot was named after its interpreter goes on under that name.
+    (tmp_path / "series.json").write_text(json.dumps({**recorded, "names": ["Random1", "Python2"]}))
+    (tmp_path / "games.jsonl").write_text((tmp_path / "games.jsonl").read_text().replace("Walrus2", "Python2"))
+    assert match.main(["--resume", "--out", str(tmp_path), "--games", "4", "-q"]) == 0
+    assert all(set(game["names"]) == {"Random1", "Python2"} for game in read_lines(tmp_path))

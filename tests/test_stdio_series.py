@@ -202,8 +202,8 @@ def test_deterministic_programs_are_counted_once_and_warned_about(script, tmp_pa
     first = " ".join(script())          # always the first valid action: every pair replays
     assert stdio.main([first, first, "--games", "4", "--seed", "1", "--out", str(tmp_path / "a")]) == 0
     out = capsys.readouterr().out
-    assert ("Distinct games: 2 of 4 (warning: 2 repeat an earlier game move for move, and count again "
-            f"in the figures above; {codingame_games.REPEAT_HINT})") in out
+    assert "Distinct games: 2 of 4 (warning: 2 repeat an earlier game move for move (game " in out
+    assert f"), and count again in the figures above; {codingame_games.REPEAT_HINT})" in out
     assert stdio.main(["random", "random", "--games", "4", "--seed", "1", "--out", str(tmp_path / "b")]) == 0
     assert "Distinct games: 4 of 4\n" in capsys.readouterr().out
 

@@ -78,20 +78,22 @@ def test_the_table_ranks_rates_and_counts_faults():
     lines = tournament.report_lines(SETTINGS, games)
     header = lines[0].split()
     assert header == ["Rank", "Bot", "Elo", "+/-", "Games", "Score", "Draws", "Time-outs",
-                      "Crashes", "Spec"]
+                      "Crashes", "Invalid", "Spec"]
     rows = [line.split() for line in lines[1:4]]
     assert [row[1] for row in rows] == ["Agent1", "Seed3", "Random2"]
     agent, seed, rand = rows
     assert agent[0] == "1" and float(agent[2]) > 0 > float(rand[2])
     assert abs(sum(float(row[2]) for row in rows)) < 0.2                 # the mean at 0
     assert agent[4:7] == ["4", "87.5%", "25.0%"] and agent[-1] == "agent:depth=3"
-    assert rand[4:9] == ["5", "10.0%", "20.0%", "1", "1"]                # time-out, crash
+    assert rand[4:10] == ["5", "10.0%", "20.0%", "1", "1", "0"]          # time-out, crash
+    assert "Invalid: games lost by a late move, or an invalid or out-of-order one" in lines[5]
     assert "the mean at 0" in lines[4]
     text = "\n".join(lines)
     assert "  Agent1 vs Random2: 2 - 0 - 0  [1.000] 2, Elo difference: +inf +/- inf" in text
     assert "Random2 vs Seed3:  0 - 2 - 1  [0.167] 3" in text
     assert "Ptnml(0-2): [0, 0, 0, 0, 1]" in text
-    faults = text.split("Faults:\n")[1].split("\n\n")[0].splitlines()
+    assert "Faults (hangs: games after which the bot was still running at the end of the exit wait" in text
+    faults = text.split("was killed):\n")[1].split("\n\n")[0].splitlines()
     assert faults == ["  Random2: 0 wins, 4 losses, 1 draws (crashes 1, time-outs 1); "
                       "exited with code 1 x1"]
     assert lines[-1].startswith("Distinct games: ")                    # last, as in match
@@ -355,8 +357,8 @@ def test_without_out_only_the_logs_of_games_that_went_wrong_stay(tmp_path, capsy
     assert "Bot3: 0 wins, 8 losses, 0 draws (invalid moves 8)" in out
     # Each pairing's rounds are the same games, and Bot3 moving first loses the same way
     # whoever it meets (the same first player, no move): 5 distinct games of 12.
-    assert ("Distinct games: 5 of 12 (warning: 7 repeat an earlier game move for move, and count "
-            "again in the figures above; give each program its per-game seed") in out
+    assert "Distinct games: 5 of 12 (warning: 7 repeat an earlier game move for move (game " in out
+    assert "), and count again in the figures above; give each program its per-game seed" in out
 
 
 def test_a_bot_that_cannot_start_stops_the_tournament_in_one_line(tmp_path, capsys):

@@ -102,17 +102,33 @@ def game_moves(game: dict) -> tuple:
 def distinct_line(games: list[dict], hint: str = "") -> str:
     """``Distinct games: D of N``, with a warning when some repeat (``hint``: how to vary them).
 
-    >>> distinct_line([{"p1": "A", "moves": []}] * 2)
-    'Distinct games: 1 of 2 (warning: 1 repeats an earlier game move for move, and counts again in the figures above)'
+    >>> distinct_line([{"game": 1, "p1": "A", "moves": []}, {"game": 2, "p1": "A", "moves": []}])
+    'Distinct games: 1 of 2 (warning: 1 repeats an earlier game move for move (game 2 = game 1), and counts again in the figures above)'
     """
-    distinct = len({game_moves(game) for game in games})
-    line = f"Distinct games: {distinct} of {len(games)}"
-    repeats = len(games) - distinct
+    first_of: dict = {}
+    repeated = []                   # (game, the earlier game it repeats)
+    for number, game in enumerate(games, 1):
+        moves = game_moves(game)
+        if moves in first_of:
+            repeated.append((game.get("game", number), first_of[moves]))
+        else:
+            first_of[moves] = game.get("game", number)
+    line = f"Distinct games: {len(first_of)} of {len(games)}"
+    repeats = len(repeated)
     if repeats:
+        which = ", ".join(f"game {game} = game {earlier}" for game, earlier in repeated[:REPEATS_NAMED])
+        which += f", and {repeats - REPEATS_NAMED} more" if repeats > REPEATS_NAMED else ""
         line += (f" (warning: {repeats} {'repeats' if repeats == 1 else 'repeat'} an earlier game "
-                 f"move for move, and {'counts' if repeats == 1 else 'count'} again in the "
+                 f"move for move ({which}), and {'counts' if repeats == 1 else 'count'} again in the "
                  f"figures above{'; ' + hint if hint else ''})")
     return line
+
+
+#: How many repeated games the warning names (the rest are counted).
+REPEATS_NAMED = 5
+#: What a hang is, for the reports that count them.
+HANGS = ("hangs: games after which the bot was still running at the end of the exit wait "
+         "(--exit-wait), and was killed")
 
 
 def report_lines(games: list[dict], names: list[str], paired: bool, sprt_args=None,
@@ -126,6 +142,8 @@ def report_lines(games: list[dict], names: list[str], paired: bool, sprt_args=No
         lines.append(summary.sprt.report_line(*sprt_args[:2]))
     sides = tally(games, names)
     lines += [sides[name].line() for name in names]
+    if any(sides[name].reasons["hangs"] for name in names):
+        lines.append(f"({HANGS})")
     lines += realbots.hint_lines(games)         # why a bot never moved, for -q too
     if games:
         lines.append(distinct_line(games, repeat_hint))

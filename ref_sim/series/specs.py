@@ -179,17 +179,43 @@ def agent_spec(text: str, builtins: dict | None = None, fields: tuple[str, ...] 
         raise ValueError("empty agent command")
     check_template(text, fields)
     check_bare_word(text, builtins)
+    return AgentSpec(command_label(tokens), realbots.absolute_paths(text), whole_text, fixed_name=fixed_name)
+
+
+#: Programs that run a bot given after them: a command of one is named after the bot, not them.
+INTERPRETERS = re.compile(r"(\{python\}|python|pypy|node|nodejs|java|ruby|perl|php|bash|sh|deno|bun|lua|mono|dotnet)"
+                          r"[0-9.]*(\.exe)?")
+#: Their options whose value is the next word (a classpath), not the bot.
+VALUE_OPTIONS = {"-cp", "-classpath", "--class-path", "-p", "--module-path", "-r", "--require", "-W", "-X"}
+
+
+def command_label(tokens: list[str]) -> str:
+    """The name a command's bot plays under (with 1 or 2 added): its script's, module's, class's
+    or program's name, never its interpreter's (name=NAME: sets one).
+
+    >>> [command_label(c.split()) for c in ("python3 bots/walrus.py {name}", "node otter.js",
+    ...     "java -cp bots Otter {name} {dir}", "java -jar dist/heron.jar", "./bots/my_bot",
+    ...     "{python} -m ref_sim.bots.stdio_random --seed {seed}", "python3 -c pass")]
+    ['Walrus', 'Otter', 'Otter', 'Heron', 'Mybot', 'Stdiorandom', 'Python']
+    """
     program = tokens[0]
-    if Path(program).name.startswith("python") and len(tokens) > 1:
-        rest = tokens[1:]
-        if rest[0] == "-m" and len(rest) > 1:
-            program = rest[1].split(".")[-1] if rest[1].split(".")[-1] != "__main__" else rest[1]
-        elif not rest[0].startswith("-"):
-            program = rest[0]
-        else:
-            program = "Python"
-    label = re.sub(r"[^A-Za-z0-9]", "", Path(program).stem).capitalize() or "Player"
-    return AgentSpec(label, realbots.absolute_paths(text), whole_text, fixed_name=fixed_name)
+    if INTERPRETERS.fullmatch(Path(program).name):
+        rest = iter(tokens[1:])
+        for token in rest:
+            if token in ("-m", "-jar"):
+                module = next(rest, "")
+                parts = [part for part in module.split(".") if part not in ("__main__", "jar")]
+                program = Path(module).stem if token == "-jar" else (parts or [module])[-1]
+                break
+            if token == "-c":                   # a program in the argument: the interpreter's name
+                program = re.sub(r"[0-9.]+$", "", Path(program).name)
+                break
+            if token in VALUE_OPTIONS:
+                next(rest, None)
+            elif not token.startswith("-") and "{" not in token:
+                program = token
+                break
+    return re.sub(r"[^A-Za-z0-9]", "", Path(program).stem).capitalize() or "Player"
 
 
 # -- CodinGame's protocol (ref_sim.stdio) ---------------------------------------------------
@@ -233,3 +259,15 @@ def stdio_spec(text: str) -> StdioSpec:
         raise ValueError("empty agent command")
     parsed = agent_spec(text, STDIO_BUILTINS, STDIO_FIELDS)          # a typo: ValueError
     return StdioSpec(parsed.label, parsed.template, text, fixed_name)
+
+
+def keep_recorded_names(specs, names) -> None:
+    """Give ``specs`` (a resumed series' two, or a tournament's bots) the labels their ``names``
+    recorded (``Python1``: before bots were named from their command), so that a series begun
+    under the old names goes on under them; names that are not a label and a number are left."""
+    if not isinstance(names, list) or len(names) != len(specs):
+        return
+    for number, (spec, name) in enumerate(zip(specs, names), 1):
+        if isinstance(name, str) and not spec.fixed_name and name.endswith(str(number)) \
+                and re.fullmatch(r"[A-Za-z0-9]+", name[:-len(str(number))] or "-"):
+            spec.label = name[:-len(str(number))]

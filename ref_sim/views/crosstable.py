@@ -203,7 +203,6 @@ td.zero { color: #b0b6bf; }
                           display: inline-block; max-height: 11em; overflow: hidden;
                           text-overflow: ellipsis; white-space: nowrap; }
 #crosstable tbody th { text-align: left; }
-#crosstable tbody th.rank, #crosstable thead th.rank { text-align: right; color: #6b7280; }
 #crosstable td { padding: 0; border: 1px solid #e3e6ea; text-align: center; min-width: 42px;
                  font-size: 13px; }
 #crosstable td a, #crosstable td span.unplayed { display: block; padding: 2px 3px;
@@ -273,7 +272,8 @@ def bot_table(settings: dict) -> str:
     rows = "".join(f"<tr><td>{number}</td><td class=bot>{escape(bot['name'])}</td>"
                    f"<td class=spec>{escape(bot['spec'])}</td></tr>"
                    for number, bot in enumerate(settings["bots"], 1))
-    return ("<table><thead><tr><th>N</th><th class=bot>Bot</th><th class=bot>Spec</th></tr>"
+    return ("<table><thead><tr><th title='its place in the list, the number in its name'>#</th>"
+            "<th class=bot>Bot</th><th class=bot>Spec</th></tr>"
             f"</thead><tbody>{rows}</tbody></table>")
 
 
@@ -281,15 +281,16 @@ def cross_table(settings: dict, rows: list[Row], pairs: dict, links: dict) -> st
     names = [bot["name"] for bot in settings["bots"]]
     index = {name: i for i, name in enumerate(names)}
     pairings = {tuple(p) for p in settings["pairings"]}
-    head = ['<tr><th class=rank>#</th><th class=bot>Bot</th>']
-    for number, row in enumerate(rows, 1):
+    # Bots are numbered one way on the page: their place in the list, which their names carry
+    # (Walrus2) and the bot table shows; the rows are in the order of the rating table's Rank.
+    head = ['<tr><th class=bot>Bot</th>']
+    for row in rows:
         head.append(f'<th class=col title="{escape(row.name)}">'
-                    f"<span>{number}&nbsp;{escape(row.name)}</span></th>")
+                    f"<span>{escape(row.name)}</span></th>")
     head.append("<th>Points</th></tr>")
     body = []
-    for number, row in enumerate(rows, 1):
-        cells = [f'<tr data-bot="{escape(row.name)}"><th class=rank>{number}</th>'
-                 f"<th class=bot>{_name(row.name)}</th>"]
+    for row in rows:
+        cells = [f'<tr data-bot="{escape(row.name)}"><th class=bot>{_name(row.name)}</th>']
         for column in rows:
             i, j = index[row.name], index[column.name]
             pairing = (i, j) if (i, j) in pairings else (j, i) if (j, i) in pairings else None
