@@ -53,8 +53,9 @@ that went wrong are moved to a kept ``uttt-logs-*`` folder, named in the output)
 ``tournament.json``  the tournament: ``{"format": 1, "kind": "round-robin" | "gauntlet",
                      "protocol": "file" | "stdio", "seed", "rounds", "time_limit",
                      "encoding"`` (stdio: ``"turn_ms", "first_turn_ms", "grace_ms"``)``,
-                     "bots": [{"name", "spec"}], "pairings": [[i, j] ...]}`` (0-based bot
-                     numbers, i plays as agent 1).  ``--resume --out DIR`` alone continues
+                     "bots": [{"name", "spec"}], "pairings": [[i, j] ...], "isolate": null |
+                     its settings, "openings": "per-pairing" | "shared"}`` (0-based bot
+                     numbers, i plays as agent 1; openings: :func:`pairing_seed`).  ``--resume --out DIR`` alone continues
                      it, ``--rounds N`` extends it; an option that contradicts it is refused.
 ``games.jsonl``      one line per finished game, as ``ref_sim.match`` (or ``ref_sim.stdio``)
                      writes it, ``game`` the tournament's game number, with two more keys:
@@ -174,10 +175,29 @@ def pairing_games(settings: dict, specs: list, out: Path, stop: threading.Event,
                                                           isolate=isolate, **waits)
     series = []
     for i, j in settings["pairings"]:
-        pair = ([specs[i], specs[j]], [names[i], names[j]], settings["seed"])
+        pair = ([specs[i], specs[j]], [names[i], names[j]], pairing_seed(settings, (i, j)))
         games = file_games.FileGames if settings["protocol"] == "file" else codingame_games.StdioGames
         series.append(games(*pair, game_settings, out, stop=stop))
     return series
+
+
+#: How a tournament's pairings draw their openings (tournament.json's "openings"): each from its
+#: own seed, so that the event is not one opening played by every pairing.  A tournament.json
+#: without the key is from before: all its pairings play the event's seed, and go on doing so.
+OWN_OPENINGS, SHARED_OPENINGS = "per-pairing", "shared"
+
+
+def pairing_seed(settings: dict, pairing: tuple[int, int]) -> int:
+    """The series seed of ``pairing`` (bot indexes): its games are games 1, 2... of
+    ``uttt-match A B --seed`` it, colours paired as there.
+
+    >>> pairing_seed({"seed": 7}, (0, 1)), pairing_seed({"seed": 7, "openings": "per-pairing"}, (0, 1))
+    (7, 69974328)
+    """
+    if settings.get("openings", SHARED_OPENINGS) == SHARED_OPENINGS:
+        return settings["seed"]
+    i, j = pairing
+    return random.Random(f"uttt-tournament/{settings['seed']}/pairing/{i}-{j}").randrange(2 ** 32)
 
 
 def describe(settings: dict, game: dict) -> str:
@@ -399,7 +419,7 @@ def event_settings(args) -> dict:
     recorded = read_settings(out, args.resume, bool(args.bots), TOURNAMENT_FILE)
     if recorded is not None:        # compared as the command line gives them
         try:
-            recorded_names = [bot.get("name") for bot in recorded["bots"]]
+            recorded_names = [bot.get("name") if isinstance(bot, dict) else None for bot in recorded["bots"]]
             recorded = {**recorded, "bots": [bot["spec"] for bot in recorded["bots"]],
                         "gauntlet": recorded["kind"] == "gauntlet"}
             if not all(isinstance(spec, str) for spec in recorded["bots"]):
@@ -437,6 +457,8 @@ def event_settings(args) -> dict:
     return {"format": FORMAT, "kind": "gauntlet" if settings["gauntlet"] else "round-robin",
             "protocol": protocol, "seed": settings["seed"], "rounds": settings["rounds"],
             "isolate": settings["isolate"],
+            "openings": (recorded.get("openings", SHARED_OPENINGS) if recorded is not None
+                         else OWN_OPENINGS),
             **{key: settings[key] for key in own},
             "bots": [{"spec": spec} for spec in settings["bots"]],
             "recorded_names": recorded_names if recorded is not None else None,

@@ -255,10 +255,11 @@ def test_a_round_robin_of_three_bots_through_the_files(tmp_path, capsys):
         ([1, 2], 2, 0)]
     for g in games:
         a, b = (event["bots"][i]["name"] for i in g["pairing"])
-        assert [agent["name"] for agent in g["agents"]] == [a, b] and g["series_seed"] == 1
+        seed = tournament.pairing_seed(event, tuple(g["pairing"]))
+        assert [agent["name"] for agent in g["agents"]] == [a, b] and g["series_seed"] == seed
         assert g["result"] in ("win", "tie") and g["notes"] == {}
-        # Game k of the pairing is game k of `ref_sim.match A B --seed 1`.
-        scheduled = openings.game(1, g["pairing_game"])
+        # Game k of the pairing is game k of `ref_sim.match A B --seed` its pairing's seed.
+        scheduled = openings.game(seed, g["pairing_game"])
         assert [tuple(m[1:]) for m in g["opening"]] == list(scheduled.opening)
         assert g["p1"] == [a, b][scheduled.first]
         assert [agent["seed"] for agent in g["agents"]] == list(scheduled.agent_seeds)
@@ -299,13 +300,15 @@ def test_a_stdio_gauntlet_is_the_head_to_head_series_of_ref_sim_stdio(tmp_path, 
     assert [(g["pairing"], g["pairing_game"]) for g in games] == [
         ([0, 1], 1), ([0, 1], 2), ([0, 2], 1), ([0, 2], 2), ([0, 1], 3), ([0, 1], 4),
         ([0, 2], 3), ([0, 2], 4)]
-    assert all(g["rules"] == "codingame" and g["series_seed"] == 6 for g in games)
+    event = json.loads((tmp_path / "event" / "tournament.json").read_text())
+    assert all(g["rules"] == "codingame" and g["series_seed"] == tournament.pairing_seed(event, tuple(g["pairing"]))
+               for g in games)
     assert all(g["p1"] == g["agents"][(g["pairing_game"] - 1) % 2]["name"] for g in games)
     rows = {line.split()[1]: line.split() for line in out.splitlines()[1:4]}
     assert rows["Random3"][2:4] == ["0.0", "----"] and rows["Agent2"][4] == "4"
     assert "Random3 at 0" in out
-    # Agent1 against Random3 is `ref_sim.stdio agent:depth=2 random --seed 6`, game for game.
-    assert stdio.main([STDIO_BOTS[0], STDIO_BOTS[2], "--games", "4", "--seed", "6", "-q",
+    # Agent1 against Random3 is `ref_sim.stdio agent:depth=2 random --seed` its pairing's seed, game for game.
+    assert stdio.main([STDIO_BOTS[0], STDIO_BOTS[2], "--games", "4", "--seed", str(tournament.pairing_seed(event, (0, 2))), "-q",
                        "--out", str(tmp_path / "alone")] + STDIO_TIMING) == 0
     alone = read_games(tmp_path / "alone")
     ours = [g for g in games if g["pairing"] == [0, 2]]
@@ -504,3 +507,39 @@ def test_time_limit_is_the_turn_under_the_stdio_protocol_too():
                                                  "--time-limit", "0.05"])
     settings = tournament.event_settings(args)
     assert settings["turn_ms"] == 50 and "time_limit" not in settings
+
+
+# -- issue 29, item 7: each pairing its own openings; an old event keeps its shared ones ----------
+
+def test_each_pairing_starts_from_openings_of_its_own_and_an_old_event_keeps_its_own(tmp_path, monkeypatch):
+    import virtual_games
+    from ref_sim.series import file_games
+
+    monkeypatch.setattr(file_games, "play_game", virtual_games.play_game)
+    out = tmp_path / "event"
+    assert tournament.main(["random", "random", "random", "--rounds", "2", "--seed", "5", "--time-limit", "1",
+                            "--out", str(out), "-q"]) == 0
+    settings = json.loads((out / "tournament.json").read_text())
+    assert settings["openings"] == tournament.OWN_OPENINGS
+    games = read_games(out)
+    by_pairing = {}
+    for game in games:
+        by_pairing.setdefault(tuple(game["pairing"]), []).append(game)
+    firsts = {pairing: [tuple((b, s) for _, b, s in g["opening"]) for g in sorted(own, key=lambda g: g["pairing_game"])]
+              for pairing, own in by_pairing.items()}
+    assert len({own[0] for own in firsts.values()}) == 3               # no two pairings start alike
+    for pairing, own in by_pairing.items():
+        own.sort(key=lambda g: g["pairing_game"])
+        assert firsts[pairing][0] == firsts[pairing][1] and own[0]["p1"] != own[1]["p1"]   # colours paired
+        assert own[0]["series_seed"] == tournament.pairing_seed(settings, pairing)
+    # A tournament.json from before the choice (no "openings") resumes with the event's seed.
+    old = tmp_path / "old"
+    assert tournament.main(["random", "random", "random", "--seed", "5", "--time-limit", "1",
+                            "--out", str(old), "-q"]) == 0
+    recorded = json.loads((old / "tournament.json").read_text())
+    del recorded["openings"]
+    (old / "tournament.json").write_text(json.dumps(recorded))
+    assert tournament.main(["--resume", "--out", str(old), "--rounds", "2", "-q"]) == 0
+    assert json.loads((old / "tournament.json").read_text())["openings"] == tournament.SHARED_OPENINGS
+    resumed = [g for g in read_games(old) if g["pairing_game"] > 2]
+    assert resumed and all(g["series_seed"] == 5 for g in resumed)
