@@ -102,15 +102,22 @@ def move_times(records: list[dict]) -> dict[str, list[tuple[int, float]]]:
         first = len(record.get("opening") or []) + 1
         for number, move in enumerate(record.get("moves") or [], first):
             seconds = move.get("seconds") if isinstance(move, dict) else None
+            if seconds is None and isinstance(move, dict) and _number(move.get("ms")):
+                seconds = move["ms"] / 1000         # a uttt-stdio game times its turns in ms
             if isinstance(seconds, (int, float)) and math.isfinite(seconds):
                 times.setdefault(str(move.get("player")), []).append((number, float(seconds)))
     return times
 
 
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def time_limit(records: list[dict]) -> float | None:
     """The time limit per move if every record that gives one gives the same."""
-    limits = {record.get("time_limit") for record in records
-              if isinstance(record.get("time_limit"), (int, float))}
+    limits = {record["turn_ms"] / 1000 if _number(record.get("turn_ms")) else record.get("time_limit")
+              for record in records
+              if _number(record.get("time_limit")) or _number(record.get("turn_ms"))}
     return limits.pop() if len(limits) == 1 else None
 
 
@@ -174,7 +181,8 @@ def plot(records: list[dict], out, agent: str | None = None) -> str:
     if limit is not None:
         bottom.axhline(limit, color="#111827", linewidth=1.2, linestyle="-",
                        label=f"time limit {limit:g} s")
-    bottom.set_xlabel("move number (opening moves 1-4 are the referee's)")
+    bottom.set_xlabel("move number (opening moves 1-4 are the referee's)"
+                      if any(record.get("opening") for record in records) else "move number")
     bottom.set_ylabel("seconds")
     bottom.set_title("Time per move", fontsize=11, loc="left")
     highest = max([s for points in times.values() for _, s in points] + [limit or 0.0])

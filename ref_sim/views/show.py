@@ -26,6 +26,7 @@ from typing import TextIO
 from agent.commandline import OneLineParser
 from ref_sim.series import records
 from ref_sim.views import render
+from ref_sim.rules import CODINGAME
 from ref_sim.console import entry_point, prog
 from ref_sim.rules import DRAW, O, SYMBOLS, TIE, X, Game, IllegalMoveError
 
@@ -107,6 +108,8 @@ def _check_record(data, where: str) -> dict:
     if not isinstance(data, dict):
         raise RecordError(f"{where}: expected a game record (a JSON object), "
                           f"got {type(data).__name__}")
+    if data.get("rules") == CODINGAME and "opening" not in data:
+        data = {**data, "opening": []}      # a uttt-stdio game: CodinGame's referee plays no opening
     for key in ("opening", "moves"):
         if not isinstance(data.get(key), list):
             raise RecordError(f"{where}: not a game record (no {key!r} list)")
