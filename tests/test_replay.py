@@ -634,3 +634,43 @@ def test_a_stop_on_a_cluster_keeps_the_finished_positions_and_cancels_the_rest(s
         runner.close()
     assert set(found) == short and len(short) == 5
     assert len(cancelled) == len(tasks) - len(short)
+
+
+# -- issue 29, item 5: odd values in a record do not stop the page's script ------------------------
+
+def odd_lines():
+    """Game lines edited by hand: text, null and booleans where the page computes with numbers."""
+    lines = [file_protocol_line(n, *random_game(n)) for n in (1, 2)]
+    moves = lines[0]["moves"]
+    moves[0].update(score="x", depth="3", nodes="many", nps=True, agent_seconds=None)
+    moves[1].update(seconds="fast")
+    moves[2].pop("seconds", None)
+    lines[0].update(score="half", time_limit="ten", notes="oops", reason=5, winner=["A"])
+    lines[1].update(score=None, notes={"Agent1": 3})
+    return lines
+
+
+def test_odd_values_reach_the_page_as_numbers_or_nothing(tmp_path):
+    data = replay.read_run(write_series(tmp_path / "run", odd_lines()))
+    first = data["games"][0]
+    assert first["score"] is None and first["time_limit"] is None and first["notes"] == {}
+    assert first["reason"] == "5" and first["winner"] == "['A']"
+    assert {key: first["moves"][4][key] for key in ("score", "depth", "nodes", "nps", "agent_seconds")} == \
+        dict.fromkeys(("score", "depth", "nodes", "nps", "agent_seconds"))
+    assert first["moves"][5]["seconds"] is None
+    assert data["games"][1]["notes"] == {"Agent1": "3"}
+
+
+@pytest.mark.e2e
+@needs_chromium
+def test_the_page_shows_odd_values_without_a_script_error(tmp_path, browser):
+    out = tmp_path / "replay.html"
+    assert replay.main([str(write_series(tmp_path / "run", odd_lines())), "-o", str(out)]) == 0
+    browser.open(out.as_uri())
+    js = browser.js
+    assert js("document.body.dataset.ready") == "1"
+    for key in ("Home", "ArrowRight", "ArrowRight", "ArrowRight", "ArrowRight", "ArrowRight", "ArrowRight",
+                "End", "ArrowDown", "ArrowUp"):
+        browser.key(key)
+        assert js("document.getElementById('errors').hidden") is True, js("document.getElementById('errors').textContent")
+    assert js("document.querySelectorAll('#games tr').length") == 2

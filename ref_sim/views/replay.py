@@ -242,14 +242,14 @@ def _ending(line: dict) -> str:
 
 def _timing(line: dict, moves: list[dict]) -> None:
     """Set each move's ``seconds`` and ``limit`` from the file protocol's or CodinGame's keys."""
-    time_limit = line.get("time_limit")
-    turn_ms, first_ms = line.get("turn_ms"), line.get("first_turn_ms")
+    time_limit = _number(line.get("time_limit"))
+    turn_ms, first_ms = _number(line.get("turn_ms")), _number(line.get("first_turn_ms"))
     seen = set()
     for move in moves:
         if move["opening"]:
             move["seconds"] = move["limit"] = None
             continue
-        if move.get("ms") is not None:
+        if _number(move.get("ms")) is not None:
             move["seconds"] = move["ms"] / 1000
         move.setdefault("seconds", None)
         if turn_ms is not None:         # CodinGame: a longer first turn for each program
@@ -307,14 +307,31 @@ def game_data(line: dict, logs: Path | None = None) -> dict:
     for move in moves:
         for key in ("ms", "row", "col"):
             move.pop(key, None)
+        for key in ("seconds", "limit", *SEARCH_KEYS):     # the page does arithmetic with these
+            if key in move:
+                move[key] = _number(move[key])
+    notes = line.get("notes")
     return {"format": FORMAT, "game": line.get("game"), "rules": rules, "agents": agents,
-            "x": x, "o": o, "result": line.get("result"), "winner": line.get("winner"),
-            "loser": line.get("loser"), "reason": line.get("reason"),
-            "bad_line": line.get("bad_line"), "notes": line.get("notes") or {},
-            "score": line.get("score"), "ending": _ending(line),
-            "time_limit": line.get("time_limit"), "logged_scale": _scales(line),
+            "x": x, "o": o, "result": _text(line.get("result")), "winner": _text(line.get("winner")),
+            "loser": _text(line.get("loser")), "reason": _text(line.get("reason")),
+            "bad_line": line.get("bad_line"),
+            "notes": {str(k): str(v) for k, v in notes.items()} if isinstance(notes, dict) else {},
+            "score": _number(line.get("score")), "ending": _ending(line),
+            "time_limit": _number(line.get("time_limit")), "logged_scale": _scales(line),
             "moves": moves, "states": states,
             "problem": problem, "analysis": None}
+
+
+def _number(value) -> float | int | None:
+    """``value`` when it is a finite number, else None: a record edited by hand, or not ours, may
+    hold text or null where the page computes (a score of "x" would stop its script)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return value
+    return None
+
+
+def _text(value) -> str | None:
+    return None if value is None else str(value)
 
 
 def _state(game: Game) -> list[str]:
