@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 
 import pytest
 
@@ -359,3 +360,76 @@ def test_dev_shm_filler_stops_at_its_cap(tmp_path):
     # (bwrap, between, exits with 128 + SIGKILL).
     assert process.returncode in (-9, 128 + 9) or ("No space left on device" in said
                                         and int(said.split()[2]) <= 100), said
+
+
+# -- cgroup v2 ----------------------------------------------------------------------------------
+
+def test_v2_place_enables_the_controllers_where_it_may(tmp_path, monkeypatch):
+    # A cgroup2 tree made of plain files: the root (as root) gets the three controllers enabled
+    # for its children; a tree that lacks one is refused, saying which.
+    root = tmp_path / "cgroup2"
+    (root / "runner.scope").mkdir(parents=True)
+    (root / "cgroup.controllers").write_text("cpu cpuset io memory pids\n")
+    (root / "cgroup.subtree_control").write_text("memory\n")
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    assert isolation._v2_place(str(root), "/runner.scope") == (str(root), "")
+    assert (root / "cgroup.subtree_control").read_text() == "+cpuset +pids"
+    (root / "cgroup.controllers").write_text("cpu io memory\n")
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)      # delegated: the runner's parent
+    base, why = isolation._v2_place(str(root), "/runner.scope")
+    assert base is None and why == f"cgroup v2 lacks cpuset, pids at {root}"
+
+
+def writable_cgroup2():
+    """A cgroup2 folder where this process may make a group with cgroup.kill, or None."""
+    try:
+        mounts = isolation._cgroup_mounts()[1]
+        probe = os.path.join(mounts, f"uttt-probe-{os.getpid()}") if mounts else None
+        if probe is None:
+            return None
+        os.mkdir(probe)
+    except OSError:
+        return None
+    try:
+        return mounts if os.path.exists(os.path.join(probe, "cgroup.kill")) else None
+    finally:
+        os.rmdir(probe)
+
+
+CGROUP2 = writable_cgroup2() if os.name == "posix" and sys.platform.startswith("linux") else None
+
+
+@pytest.mark.skipif(CGROUP2 is None, reason="no cgroup2 folder this process may write, with "
+                                            "cgroup.kill (Linux 5.14)")
+def test_v2_group_is_entered_killed_whole_and_removed(tmp_path, monkeypatch):
+    # The v2 path where this machine has a cgroup2 tree but its controllers are v1's: the limits
+    # are left out, entering, cgroup.kill and the removal are the real ones.
+    monkeypatch.setattr(isolation.BotCgroup, "_limit", lambda self, *limits: None)
+    group = isolation.BotCgroup(isolation.CgroupPlace(2, (CGROUP2,)), [0], 0, 0)
+    marker = tmp_path / "daemon.pid"
+    script = bot(tmp_path, f"""\
+        import os, time
+        if os.fork() == 0:
+            os.setsid()
+            with open({str(marker)!r}, "w") as handle:
+                handle.write(str(os.getpid()))
+            time.sleep(120)
+        time.sleep(120)
+        """)
+    shim = [sys.executable, "-I", "-S", "-c", isolation.SHIM, ",".join(group.procs_files()),
+            "-", "-", "-", sys.executable, str(script)]
+    process = subprocess.Popen(shim, stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while not marker.exists():
+            assert process.poll() is None and time.monotonic() < deadline, "the bot did not start"
+            time.sleep(0.02)
+        daemon = int(marker.read_text())
+        assert sorted(group.pids()) == sorted([process.pid, daemon])
+        assert group.kill_all()
+        process.wait(30)
+        assert process.returncode == -9 and not alive(daemon)
+    finally:
+        group.remove()
+        stops.kill_tree(process)
+    assert not os.path.exists(group.folders[0])
