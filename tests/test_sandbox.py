@@ -85,6 +85,8 @@ def alive(pid: int) -> bool:
 @needs_cgroup
 @needs_two_cores
 def test_affinity_widener_stays_on_its_core(tmp_path):
+    if "cpuset" not in CGROUPS.controllers:
+        pytest.skip("the cgroups given to this runner have no cpuset (pinned only)")
     script = bot(tmp_path, """\
         import os
         before = sorted(os.sched_getaffinity(0))
@@ -372,12 +374,21 @@ def test_v2_place_enables_the_controllers_where_it_may(tmp_path, monkeypatch):
     (root / "cgroup.controllers").write_text("cpu cpuset io memory pids\n")
     (root / "cgroup.subtree_control").write_text("memory\n")
     monkeypatch.setattr(os, "geteuid", lambda: 0)
-    assert isolation._v2_place(str(root), "/runner.scope") == (str(root), "")
+    assert isolation._v2_place(str(root), "/runner.scope") == (
+        isolation.CgroupPlace(2, (str(root),), ("cpuset", "memory", "pids")), "")
     assert (root / "cgroup.subtree_control").read_text() == "+cpuset +pids"
-    (root / "cgroup.controllers").write_text("cpu io memory\n")
-    monkeypatch.setattr(os, "geteuid", lambda: 1000)      # delegated: the runner's parent
-    base, why = isolation._v2_place(str(root), "/runner.scope")
-    assert base is None and why == f"cgroup v2 lacks cpuset, pids at {root}"
+    # A user's delegated tree (systemd gives memory and pids, not cpuset): the runner's parent.
+    user = root / "user.slice"
+    (user / "runner.scope").mkdir(parents=True)
+    (user / "cgroup.controllers").write_text("memory pids\n")
+    (user / "cgroup.subtree_control").write_text("")
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert isolation._v2_place(str(root), "/user.slice/runner.scope") == (
+        isolation.CgroupPlace(2, (str(user),), ("memory", "pids")), "")
+    assert (user / "cgroup.subtree_control").read_text() == "+memory +pids"
+    (user / "cgroup.controllers").write_text("cpu io memory\n")
+    place, why = isolation._v2_place(str(root), "/user.slice/runner.scope")
+    assert place is None and why == f"cgroup v2 lacks pids at {user}"
 
 
 def writable_cgroup2():
@@ -401,11 +412,10 @@ CGROUP2 = writable_cgroup2() if os.name == "posix" and sys.platform.startswith("
 
 @pytest.mark.skipif(CGROUP2 is None, reason="no cgroup2 folder this process may write, with "
                                             "cgroup.kill (Linux 5.14)")
-def test_v2_group_is_entered_killed_whole_and_removed(tmp_path, monkeypatch):
-    # The v2 path where this machine has a cgroup2 tree but its controllers are v1's: the limits
-    # are left out, entering, cgroup.kill and the removal are the real ones.
-    monkeypatch.setattr(isolation.BotCgroup, "_limit", lambda self, *limits: None)
-    group = isolation.BotCgroup(isolation.CgroupPlace(2, (CGROUP2,)), [0], 0, 0)
+def test_v2_group_is_entered_killed_whole_and_removed(tmp_path):
+    # The v2 path where this machine has a cgroup2 tree but its controllers are v1's: no limits,
+    # but entering, cgroup.kill and the removal are the real ones.
+    group = isolation.BotCgroup(isolation.CgroupPlace(2, (CGROUP2,), ()), [0], 0, 0)
     marker = tmp_path / "daemon.pid"
     script = bot(tmp_path, f"""\
         import os, time

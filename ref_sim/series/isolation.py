@@ -285,9 +285,12 @@ def readable_paths(command: list[str], env: dict) -> list[str]:
 
 # -- cgroups ----------------------------------------------------------------------------------
 
-#: The controllers a bot's cgroup needs: its cores, its memory (the kernel charges shared memory
-#: and tmpfs pages to the group that touched them) and its process count.
+#: The controllers a bot's cgroup uses: its cores, its memory (the kernel charges shared memory
+#: and tmpfs pages to the group that touched them) and its process count.  Memory and pids are
+#: needed; cpuset is used where it is given (systemd delegates memory and pids to a user, not
+#: cpuset: the cores are then pinned only, and the status line says so).
 CONTROLLERS = ("cpuset", "memory", "pids")
+NEEDED = ("memory", "pids")
 #: A bot's cgroup is PREFIX + the runner's pid + a count, beside or under the runner's own.
 CGROUP_PREFIX = "uttt-bot-"
 #: Tells this runner's groups from those of a runner with the same pid in another container
@@ -300,10 +303,11 @@ KILL_ROUNDS = 500
 
 @dataclass(frozen=True)
 class CgroupPlace:
-    """Where this runner makes its bots' cgroups: ``version`` 2 (one folder, ``bases[0]``) or
-    1 (one folder per controller of :data:`CONTROLLERS`, in that order)."""
+    """Where this runner makes its bots' cgroups, with which ``controllers``: ``version`` 2
+    (one folder, ``bases[0]``) or 1 (one folder per controller, in the same order)."""
     version: int
     bases: tuple[str, ...]
+    controllers: tuple[str, ...] = CONTROLLERS
 
 
 def _read(path: str) -> str:
@@ -346,10 +350,10 @@ def _own_cgroups() -> dict[str, str]:
     return own
 
 
-def _v2_place(point: str, own: str) -> tuple[str | None, str]:
-    """The folder of the cgroup2 hierarchy in which to make bots' groups with all controllers:
-    its root (root only: the root may have processes and enabled controllers at once) or the
-    parent of the runner's own group (delegated: a parent has no processes of its own)."""
+def _v2_place(point: str, own: str) -> tuple[CgroupPlace | None, str]:
+    """Where in the cgroup2 hierarchy to make bots' groups, with the controllers enabled for
+    them: its root (root only: the root may have processes and enabled controllers at once) or
+    the parent of the runner's own group (delegated: a parent has no processes of its own)."""
     candidates = [point] if os.geteuid() == 0 else []
     if own.strip("/"):
         candidates.append(os.path.dirname(os.path.join(point, own.strip("/"))))
@@ -357,15 +361,16 @@ def _v2_place(point: str, own: str) -> tuple[str | None, str]:
     for base in candidates:
         try:
             available = _read(os.path.join(base, "cgroup.controllers")).split()
-            missing = [c for c in CONTROLLERS if c not in available]
+            missing = [c for c in NEEDED if c not in available]
             if missing:
                 why = f"cgroup v2 lacks {', '.join(missing)} at {base}"
                 continue
+            controllers = tuple(c for c in CONTROLLERS if c in available)
             enabled = _read(os.path.join(base, "cgroup.subtree_control")).split()
-            wanted = " ".join(f"+{c}" for c in CONTROLLERS if c not in enabled)
+            wanted = " ".join(f"+{c}" for c in controllers if c not in enabled)
             if wanted:
                 _write(os.path.join(base, "cgroup.subtree_control"), wanted)
-            return base, ""
+            return CgroupPlace(2, (base,), controllers), ""
         except OSError as error:
             why = f"cgroup v2 at {base}: {error.strerror or error}"
     return None, why
@@ -373,8 +378,8 @@ def _v2_place(point: str, own: str) -> tuple[str | None, str]:
 
 @functools.cache
 def cgroups() -> tuple[CgroupPlace | None, str]:
-    """``(place, "")`` where this runner can make a cgroup per bot with :data:`CONTROLLERS`
-    (tried by making one and removing it), else ``(None, why not)``."""
+    """``(place, "")`` where this runner can make a cgroup per bot with :data:`NEEDED` (tried
+    by making one and removing it), else ``(None, why not)``."""
     if not sys.platform.startswith("linux"):
         return None, "no cgroups (not Linux)"
     try:
@@ -384,14 +389,13 @@ def cgroups() -> tuple[CgroupPlace | None, str]:
         return None, f"no cgroups ({error})"
     place, why = None, "no cgroup file system"
     if v2 is not None:
-        base, why = _v2_place(v2, own.get("", "/"))
-        if base is not None:
-            place = CgroupPlace(2, (base,))
-    if place is None and all(c in v1 for c in CONTROLLERS):
-        bases = tuple(os.path.join(v1[c], own.get(c, "/").strip("/")) for c in CONTROLLERS)
-        place = CgroupPlace(1, tuple(base.rstrip("/") for base in bases))
+        place, why = _v2_place(v2, own.get("", "/"))
+    if place is None and all(c in v1 for c in NEEDED):
+        controllers = tuple(c for c in CONTROLLERS if c in v1)
+        bases = tuple(os.path.join(v1[c], own.get(c, "/").strip("/")) for c in controllers)
+        place = CgroupPlace(1, tuple(base.rstrip("/") for base in bases), controllers)
     elif place is None and v1:
-        why += f"; cgroup v1 lacks {', '.join(c for c in CONTROLLERS if c not in v1)}"
+        why += f"; cgroup v1 lacks {', '.join(c for c in NEEDED if c not in v1)}"
     if place is None:
         return None, f"no cgroup ({why})"
     try:
@@ -414,7 +418,7 @@ class BotCgroup:
         with BotCgroup.count_lock:
             BotCgroup.made += 1
             name = f"{CGROUP_PREFIX}{os.getpid()}-{RUNNER_TOKEN}-{BotCgroup.made}"
-        self.version = place.version
+        self.version, self.controllers = place.version, place.controllers
         self.folders = [os.path.join(base, name) for base in place.bases]
         self.lock = threading.Lock()
         self.removed = False
@@ -436,7 +440,8 @@ class BotCgroup:
         cpus = ",".join(map(str, cores))
         if self.version == 2:
             folder = self.folders[0]
-            _write(os.path.join(folder, "cpuset.cpus"), cpus)
+            if "cpuset" in self.controllers:
+                _write(os.path.join(folder, "cpuset.cpus"), cpus)
             if memory_bytes:
                 _write(os.path.join(folder, "memory.max"), str(memory_bytes))
                 with contextlib.suppress(FileNotFoundError):     # no swap accounting
@@ -444,11 +449,14 @@ class BotCgroup:
             if processes:
                 _write(os.path.join(folder, "pids.max"), str(processes))
             return
-        cpuset, memory, pids = self.folders
-        parent = os.path.dirname(cpuset)    # v1 starts a cpuset empty: no task may enter it
-        _write(os.path.join(cpuset, "cpuset.mems"), _read(os.path.join(parent, "cpuset.mems"))
-               or _read(os.path.join(parent, "cpuset.effective_mems")))
-        _write(os.path.join(cpuset, "cpuset.cpus"), cpus)
+        folders = dict(zip(self.controllers, self.folders))
+        memory, pids = folders["memory"], folders["pids"]
+        if "cpuset" in folders:
+            cpuset = folders["cpuset"]
+            parent = os.path.dirname(cpuset)    # v1 starts a cpuset empty: no task may enter
+            _write(os.path.join(cpuset, "cpuset.mems"), _read(os.path.join(parent, "cpuset.mems"))
+                   or _read(os.path.join(parent, "cpuset.effective_mems")))
+            _write(os.path.join(cpuset, "cpuset.cpus"), cpus)
         if memory_bytes:
             _write(os.path.join(memory, "memory.limit_in_bytes"), str(memory_bytes))
             with contextlib.suppress(FileNotFoundError):     # no swap accounting
@@ -536,8 +544,8 @@ def status_line(isolation: Isolation | None, concurrency: int = 1) -> str | None
     if wanted > len(pool.bot_cores) and hasattr(os, "sched_setaffinity"):
         cores += f"; {wanted} wanted at once: some bots share"
     if hasattr(os, "sched_setaffinity"):
-        cores += (", held by its cgroup's cpuset" if place else
-                  ", NOT held (sched_setaffinity only: a bot can widen it)")
+        cores += (", held by its cgroup's cpuset" if place and "cpuset" in place.controllers
+                  else ", NOT held (sched_setaffinity only: a bot can widen it)")
     if not isolation.memory_mb:
         memory = "no memory cap"
     elif place:
