@@ -443,3 +443,56 @@ def test_v2_group_is_entered_killed_whole_and_removed(tmp_path):
         group.remove()
         stops.kill_tree(process)
     assert not os.path.exists(group.folders[0])
+
+
+def running_with(token: str) -> list[int]:
+    """The host's pids of the processes whose command line holds ``token`` (zombies aside)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                if token.encode() in handle.read() and alive(int(entry)):
+                    found.append(int(entry))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+@needs_bwrap
+def test_without_a_cgroup_the_sandbox_still_ends_a_daemon(tmp_path, monkeypatch):
+    # The bot is pid 1 of its pid namespace: when it goes, the kernel kills the namespace.
+    monkeypatch.setattr(isolation, "cgroups", lambda: (None, "no cgroup (test)"))
+    token = f"uttt-daemon-{os.getpid()}-{time.monotonic_ns()}"
+    marker = tmp_path / "game" / "daemon.started"
+    marker.parent.mkdir()
+    script = bot(tmp_path, f"""\
+        import os, sys, time
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                open({str(marker)!r}, "w").close()
+                os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(120)",
+                                          {token!r}])
+            os._exit(0)
+        os.wait()
+        while not os.path.exists({str(marker)!r}):
+            time.sleep(0.01)
+        time.sleep(120)
+        """)
+    log = tmp_path / "bot.log"
+    with open(log, "w") as handle:
+        process = isolation.start([sys.executable, str(script)], isolation.Isolation(),
+                                  writable=[marker.parent], stdout=handle,
+                                  stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while not running_with(token):
+            assert process.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.02)
+        assert process.cgroup is None
+    finally:
+        stops.kill_tree(process)
+    deadline = time.monotonic() + 10      # the kernel kills the namespace as its pid 1 exits
+    while running_with(token) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert running_with(token) == []

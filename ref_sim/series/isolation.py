@@ -170,11 +170,13 @@ def from_args(args) -> Isolation | None:
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
 #: Of /etc, only what interpreters read to start: the dynamic linker's cache, the links that
 #: ``update-alternatives`` makes (``/usr/bin/java`` -> ``/etc/alternatives/java``), the user
-#: and group names (Java asks for its user's home), the time zone; and the JDKs' settings
-#: (``/etc/java*``: a JDK's ``conf/`` links there).  Not the rest: no keys, no passwords.
+#: and group names (Java asks for its user's home), the time zone, the public certificates
+#: (a JDK's ``cacerts`` links there; Node warns without the ones ``NODE_EXTRA_CA_CERTS`` names);
+#: and the JDKs' settings (``/etc/java*``: a JDK's ``conf/`` links there).  Not the rest: no
+#: private keys (``/etc/ssl/private``), no passwords.
 SYSTEM_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
               "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/localtime",
-              "/etc/timezone")
+              "/etc/timezone", "/etc/ssl/certs")
 #: Folders never shown whole to a bot, even when its command names a file in one (then the file
 #: alone is): they hold other programs' sockets or the user's files.
 SHARED_DIRS = ("/", "/tmp", "/var/tmp", "/run", "/var/run", "/var", "/dev/shm", "/home", "/root",
