@@ -31,8 +31,6 @@ needs_two_cores = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2
                                      if hasattr(os, "sched_getaffinity") else True,
                                      reason="needs two cores this process may use")
 
-pytestmark = pytest.mark.e2e
-
 
 @pytest.fixture(autouse=True)
 def no_cgroup_left():
@@ -82,6 +80,7 @@ def alive(pid: int) -> bool:
 
 # -- the cgroup ---------------------------------------------------------------------------------
 
+@pytest.mark.e2e
 @needs_cgroup
 @needs_two_cores
 def test_affinity_widener_stays_on_its_core(tmp_path):
@@ -103,6 +102,7 @@ def test_affinity_widener_stays_on_its_core(tmp_path):
     assert said.startswith(f"before [{core}] after [{core}] "), said
 
 
+@pytest.mark.e2e
 @needs_cgroup
 def test_shared_memory_filler_is_killed_at_its_cap_and_the_runner_goes_on(tmp_path):
     # MAP_SHARED is not "data": RLIMIT_DATA let it have 300 MB under a 100 MB cap.
@@ -123,6 +123,7 @@ def test_shared_memory_filler_is_killed_at_its_cap_and_the_runner_goes_on(tmp_pa
     block[0] = 1
 
 
+@pytest.mark.e2e
 @needs_cgroup
 def test_fork_bomb_is_bounded_and_gone_after_the_game(tmp_path):
     # Each child leaves the bot's session (setsid): the process group kill no longer reaches it.
@@ -151,6 +152,7 @@ def test_fork_bomb_is_bounded_and_gone_after_the_game(tmp_path):
     assert process.cgroup.removed
 
 
+@pytest.mark.e2e
 @needs_cgroup
 def test_double_forked_daemon_ends_with_its_bot(tmp_path):
     marker = tmp_path / "daemon.pid"
@@ -197,6 +199,7 @@ def test_status_line_without_cgroups_says_what_is_not_held(monkeypatch):
         assert "NOT held (sched_setaffinity only" in line
 
 
+@pytest.mark.e2e
 @needs_cgroup
 def test_a_cgroup_that_cannot_be_entered_is_a_failure_to_start(tmp_path, monkeypatch):
     # The shim refuses to run the bot outside the limits it was promised.
@@ -211,6 +214,7 @@ def test_a_cgroup_that_cannot_be_entered_is_a_failure_to_start(tmp_path, monkeyp
 
 # -- hard limits --------------------------------------------------------------------------------
 
+@pytest.mark.e2e
 @needs_bwrap
 def test_raising_a_limit_gains_nothing(tmp_path):
     # Soft and hard alike: raising the soft limit to the hard one changes nothing, and in the
@@ -232,6 +236,7 @@ def test_raising_a_limit_gains_nothing(tmp_path):
     assert f"data {cap} {cap} {cap}\n" in said and "refused" in said, said
 
 
+@pytest.mark.e2e
 def test_shim_sets_hard_process_cap_for_a_user(tmp_path):
     # RLIMIT_NPROC as a normal user: the shim's arithmetic, run in a child that is given the
     # same hard limit whoever runs the test (the kernel exempts root from enforcing it only).
@@ -247,6 +252,7 @@ def test_shim_sets_hard_process_cap_for_a_user(tmp_path):
 
 # -- the sandbox's file system ----------------------------------------------------------------------
 
+@pytest.mark.e2e
 @needs_bwrap
 def test_host_unix_sockets_are_out_of_reach(tmp_path):
     host = tempfile.mkdtemp(prefix="uttt-sock-", dir="/tmp")    # a short path: sun_path
@@ -284,8 +290,11 @@ def test_host_unix_sockets_are_out_of_reach(tmp_path):
     assert "reached" not in said and said.count("unreachable") == 2, said
 
 
+@pytest.mark.e2e
 @needs_bwrap
 def test_minimal_file_system(tmp_path):
+    # Writable: its game directory and its own /tmp and /dev/shm; read-only: its folder; not
+    # there: what lies beside its folder, the host's TMPDIR, /run, /var, the rest of home.
     game = tmp_path / "game"
     game.mkdir()
     secret = tmp_path / "secret.txt"       # beside the bot's folder, not in it
@@ -340,6 +349,7 @@ def test_minimal_file_system(tmp_path):
     assert "TMPDIR /tmp HOME /tmp" in said
 
 
+@pytest.mark.e2e
 @needs_bwrap
 def test_dev_shm_filler_stops_at_its_cap(tmp_path):
     script = bot(tmp_path, """\
@@ -412,6 +422,7 @@ CGROUP2 = writable_cgroup2() if os.name == "posix" and sys.platform.startswith("
 
 @pytest.mark.skipif(CGROUP2 is None, reason="no cgroup2 folder this process may write, with "
                                             "cgroup.kill (Linux 5.14)")
+@pytest.mark.e2e
 def test_v2_group_is_entered_killed_whole_and_removed(tmp_path):
     # The v2 path where this machine has a cgroup2 tree but its controllers are v1's: no limits,
     # but entering, cgroup.kill and the removal are the real ones.
@@ -458,6 +469,7 @@ def running_with(token: str) -> list[int]:
     return found
 
 
+@pytest.mark.e2e
 @needs_bwrap
 def test_without_a_cgroup_the_sandbox_still_ends_a_daemon(tmp_path, monkeypatch):
     # The bot is pid 1 of its pid namespace: when it goes, the kernel kills the namespace.
