@@ -508,3 +508,38 @@ def test_without_a_cgroup_the_sandbox_still_ends_a_daemon(tmp_path, monkeypatch)
     while running_with(token) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert running_with(token) == []
+
+
+@pytest.mark.e2e
+@needs_cgroup
+def test_a_fork_bomb_in_a_series_loses_and_leaves_nothing(tmp_path, capsys):
+    # Through the runner: the bomb's children (each in a session of its own) are bounded, the
+    # bot loses on time, the series completes and nothing of it runs after the game.
+    from ref_sim import match
+
+    token = f"uttt-bomb-{os.getpid()}-{time.monotonic_ns()}"
+    script = bot(tmp_path, f"""\
+        import os, sys, time
+        while True:
+            try:
+                pid = os.fork()
+            except OSError:
+                break
+            if pid == 0:
+                os.setsid()
+                os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(120)",
+                                          {token!r}])
+            print("child", pid, flush=True)
+        time.sleep(120)
+        """)
+    out = tmp_path / "out"
+    assert match.main(["--startup-wait", "0.5", "--exit-wait", "1.3", "random",
+                       f"name=Bomb:{sys.executable} {script}", "--games", "1", "--time-limit",
+                       "0.5", "--seed", "3", "--out", str(out), "--isolate",
+                       "--isolate-processes", "20"]) == 0
+    game = json.loads((out / "games.jsonl").read_text().splitlines()[0])
+    assert game["winner"] == "Random1" and game["loser"] == "Bomb"
+    said = (out / "logs" / "game-0001-Bomb.log").read_text()
+    assert 0 < said.count("child ") < 20, said
+    assert running_with(token) == []
+    assert "process cap 20 (cgroup pids.max)" in capsys.readouterr().out
