@@ -543,3 +543,23 @@ def test_a_fork_bomb_in_a_series_loses_and_leaves_nothing(tmp_path, capsys):
     assert 0 < said.count("child ") < 20, said
     assert running_with(token) == []
     assert "process cap 20 (cgroup pids.max)" in capsys.readouterr().out
+
+
+def test_what_a_command_names_is_shown_but_never_a_shared_folder(tmp_path):
+    script = bot(tmp_path, "pass\n")
+    classes = tmp_path / "classes"
+    classes.mkdir()
+    loose = tempfile.NamedTemporaryFile(prefix="uttt-loose-", suffix=".py", dir="/tmp",
+                                        delete=False)
+    loose.close()
+    try:
+        shown = isolation.readable_paths(
+            ["java", "-cp", f"{classes}{os.pathsep}/usr/share/java", str(script), loose.name,
+             "/tmp", os.path.expanduser("~")], {"PATH": os.environ.get("PATH", "")})
+    finally:
+        os.unlink(loose.name)
+    assert str(script.parent) in shown and str(classes) in shown
+    assert loose.name in shown                  # the file alone, not /tmp
+    for shared in isolation.SHARED_DIRS:
+        assert shared not in shown
+    assert not any(path.startswith("/usr/") for path in shown)     # the system's, bound anyway
