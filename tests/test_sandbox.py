@@ -563,3 +563,15 @@ def test_what_a_command_names_is_shown_but_never_a_shared_folder(tmp_path):
     for shared in isolation.SHARED_DIRS:
         assert shared not in shown
     assert not any(path.startswith("/usr/") for path in shown)     # the system's, bound anyway
+
+
+def test_a_program_run_through_a_link_is_shown_where_the_command_names_it(tmp_path):
+    """``python`` on PATH as a link to the interpreter (as a venv's is): the sandbox must hold
+    the link itself, or bwrap cannot exec it, and what it leads to."""
+    links = tmp_path / "bin"
+    links.mkdir()
+    (links / "python").symlink_to(sys.executable)
+    shown = isolation.readable_paths([str(links / "python"), "-c", "pass"], {"PATH": ""})
+    assert str(links) in shown
+    real = os.path.realpath(sys.executable)
+    assert any(real.startswith(path + os.sep) for path in shown) or real.startswith("/usr/")

@@ -266,6 +266,7 @@ def readable_paths(command: list[str], env: dict) -> list[str]:
 
     program = shutil.which(command[0], path=env.get("PATH")) if command else None
     if program:
+        add(program)  # the path the command runs, a link to the interpreter included
         real = os.path.realpath(program)
         folder = os.path.dirname(real)
         add(os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder)
