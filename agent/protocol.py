@@ -51,14 +51,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .clock import (  # noqa: F401  (cutoff_for, default_margin, last_tick: re-exported, as always)
+from .clock import (
+    VANISH_GRACE,
     cutoff_for,
     default_margin,
+    default_silence,
     file_deadlines,
     file_thinking_time,
     first_turn_keep_back,
     implausible_go_age,
-    last_tick,
 )
 from .engines import choose_legal
 from .exits import (  # noqa: F401  (GameSummary.exit_code picks one; re-exported, as always)
@@ -83,12 +84,9 @@ from .referee_files import (  # noqa: F401  (TEMP_NAME_TEMPLATE and temp_name: r
 from .rules import Move, check_player_name, format_move_line
 from .search_log import SearchLog
 from .turns import (  # noqa: F401  (re-exported: the protocol's helpers have always lived here)
-    COARSEST_TIMESTAMP,
     END_FILE,
-    FIRST_TURN_SLACK,
     MOVE_FILE,
     OPENING_FILE,
-    REFEREE_TICK,
     Abort,
     Finish,
     Look,
@@ -117,9 +115,6 @@ CLEANUP_PATTERNS = (
 )
 
 
-#: Default seconds the protocol files may be missing in a joined game before it counts as aborted.
-VANISH_GRACE = 2.0
-
 #: How many times a rename onto move_file is retried on PermissionError (Windows), each retry only
 #: while the referee's limit allows it; then the line is written in place (docs/protocol.md,
 #: "Writing a move safely").
@@ -139,16 +134,6 @@ LOOK_ATTEMPTS = 3
 #: Timestamp steps a coarse filesystem may have (whole seconds; FAT's two), tried in turn when a
 #: write did not raise move_file's mtime.
 TIMESTAMP_GRANULES_NS = (1_000_000_000, 2_000_000_000)
-
-
-def default_silence(time_limit: float) -> float:
-    """Seconds without any change in a joined game's files before it counts as aborted: ``max(3 * limit, 30)``.
-
-    Nothing legitimate keeps a live game silent for much longer than one limit: the referee calls
-    a time-out at the limit. Three limits, and never under 30 s, leave room for an agent started
-    with a shorter ``--time-limit`` than the referee's, and for a badly stalled machine.
-    """
-    return max(3.0 * time_limit, 30.0)
 
 #: Pause between two writes when move_file's mtime did not go up and could not be set
 #: (docs/protocol.md, "Writing a move safely").

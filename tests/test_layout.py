@@ -81,6 +81,13 @@ def _is_package_of(package: str, module: str) -> bool:
     return module.startswith(package + ".")
 
 
+def test_the_time_budget_depends_on_no_decider(graph):
+    """agent/clock.py holds every constant and formula of the time budget; the deciders and the
+    protocols read it, never the other way round."""
+    assert graph["agent.clock"] == set()
+    assert "agent.clock" in graph["agent.turns"] and "agent.clock" in graph["agent.protocol"]
+
+
 #: The agent's command line, both protocols' (issue 23, item 5): its parser, --help and main().
 COMMAND_LINE = "agent.cli"
 #: The two protocols: they read, write and time a game; no option of the command line is theirs.

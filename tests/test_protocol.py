@@ -18,16 +18,14 @@ from pathlib import Path
 import pytest
 
 from agent import protocol
-from agent.clock import first_turn_keep_back
+from agent.clock import REFEREE_TICK, cutoff_for, first_turn_keep_back
 from agent.limits import STOP_POLL_SECONDS, SearchResult
 from agent.pauses import KEEP_BACK_WINDOW, TRACE_ENV
 from agent.protocol import (
-    REFEREE_TICK,
     EXIT_ABORTED,
     EXIT_FINISHED,
     EXIT_PROTOCOL_ERROR,
     FileProtocolAgent,
-    cutoff_for,
     judge_end_text,
     matches_cleanup,
     referee_last_line,
