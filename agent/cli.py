@@ -31,9 +31,9 @@ from .protocol import (
     EXIT_USAGE,
     FileProtocolAgent,
     check_encoding,
-    create_temp_file,
     referee_encoding,
 )
+from .referee_files import create_temp_file
 from .rules import check_player_name
 from .search_log import SEARCH_LOG_ENV, SearchLog
 
