@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from ref_sim.series import cluster
+from ref_sim.series import cluster, scheduler
 from ref_sim import match
 from ref_sim.series import openings
 from ref_sim.series.specs import agent_spec
@@ -77,7 +77,7 @@ def play_series(runner, games):
 @pytest.fixture(scope="module")
 def local_results():
     """The reference: the first two games of the series, played here one after the other."""
-    with cluster.LocalRunner(1) as runner:
+    with scheduler.LocalRunner(1) as runner:
         return play_series(runner, 2)
 
 
@@ -231,8 +231,8 @@ def test_in_order_yields_in_the_order_of_the_calls():
     log = []
     delays = [0.3, 0.0, 0.1, 0.0, 0.2, 0.0]         # later games often finish first
     calls = ((f"game-{i}", echo_after, (i, delay, log), {}) for i, delay in enumerate(delays))
-    with cluster.LocalRunner(2) as runner:
-        got = [value for _, value in cluster.in_order(runner, calls)]
+    with scheduler.LocalRunner(2) as runner:
+        got = [value for _, value in scheduler.in_order(runner, calls)]
     assert got == list(range(6))
     assert [event for event in log if event[0] == "end"][0] == ("end", 1)   # not in order...
     running = peak = 0
@@ -245,8 +245,8 @@ def test_in_order_yields_in_the_order_of_the_calls():
 def test_in_order_stops_when_closed():
     log = []
     calls = ((f"game-{i}", echo_after, (i, 0.05, log), {}) for i in range(100))
-    with cluster.LocalRunner(1) as runner:
-        results = cluster.in_order(runner, calls)
+    with scheduler.LocalRunner(1) as runner:
+        results = scheduler.in_order(runner, calls)
         assert [next(results)[1] for _ in range(3)] == [0, 1, 2]
         results.close()
     assert len([e for e in log if e[0] == "start"]) <= 6      # queued games were dropped
@@ -547,7 +547,7 @@ def test_the_arena_command_on_a_cluster_prints_the_local_series(shared_cluster, 
     assert "Retried: 0 games started again after their worker was lost" in far_lines
 
 
-class SlottedLocalRunner(cluster.LocalRunner):
+class SlottedLocalRunner(scheduler.LocalRunner):
     """A local runner that answers what ``ref_sim.arena`` asks a cluster runner."""
 
     def slots(self):
