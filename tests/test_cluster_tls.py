@@ -415,6 +415,7 @@ def test_the_arena_plays_on_the_tls_cluster_from_the_environment(tls_cluster, mo
     assert f"Worker {tls_cluster.worker_address}: 2 games, 0 time-outs" in said
 
 
+@pytest.mark.cluster
 def test_the_tls_scheduler_refuses_clients_without_its_certificates(tls_cluster, folders):
     distributed = pytest.importorskip("distributed")
     _, theirs = folders
@@ -434,6 +435,7 @@ def test_the_tls_scheduler_refuses_clients_without_its_certificates(tls_cluster,
         distributed.Client(tls_cluster.address, security=theirs.security(), timeout=2)
 
 
+@pytest.mark.cluster
 def test_our_runners_say_in_one_line_why_they_are_refused(tls_cluster, folders, tmp_path,
                                                           capsys):
     ours, theirs = folders
