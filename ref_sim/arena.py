@@ -52,7 +52,7 @@ from ref_sim.series.loop import play_games
 from ref_sim.series.openings import random_opening
 from agent.commandline import say_error, silence_output
 from agent.engines import make_engine, parse_engine_spec
-from agent.games import GAMES, get_game
+from ref_sim.games import GAMES, get_game
 from agent.limits import SearchLimit
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
 

@@ -14,7 +14,7 @@ from ref_sim import arena
 from ref_sim.series import scheduler
 from ref_sim.series.loop import play_games
 from ref_sim.series.openings import cell_opening
-from agent.games import get_game
+from ref_sim.games import get_game
 
 
 @dataclass

@@ -503,7 +503,7 @@ def test_selfplay_data_on_a_cluster_is_the_local_file(shared_cluster, tmp_path):
 @pytest.mark.cluster
 def test_an_arena_series_on_a_cluster_is_the_local_one(shared_cluster):
     from ref_sim import arena
-    from agent.games import get_game
+    from ref_sim.games import get_game
     uttt = get_game("uttt")
     series = dict(games=4, seed=SEED, depth=2)     # fixed depth: the same games anywhere
 
@@ -635,7 +635,7 @@ def test_a_killed_worker_loses_no_game(own_cluster, local_results, tmp_path, cap
 def test_a_killed_worker_loses_no_arena_game(own_cluster):
     distributed = pytest.importorskip("distributed")
     from ref_sim import arena
-    from agent.games import get_game
+    from ref_sim.games import get_game
     address = own_cluster.scheduler_address
     # Qubic at depth 4 against depth 2: about a second of the generic (Python) search per game,
     # long enough to be killed in whether or not the compiled uttt core is built. The fixed depths

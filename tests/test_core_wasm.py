@@ -290,7 +290,7 @@ def test_ctrl_c_interrupts_a_wasm_search():
 @wasm
 def test_the_arena_plays_it_against_the_compiled_core_by_name():
     from agent.engines import make_engine
-    from agent.games.registry import get_game
+    from ref_sim.games.registry import get_game
 
     engine = make_engine("alphabeta", get_game("uttt"), core="wasm", depth=3)
     assert isinstance(engine.searcher, core.WasmAlphaBeta)

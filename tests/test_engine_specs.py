@@ -16,7 +16,7 @@ import pytest
 
 from agent import cli, engines
 from agent.engines import ENGINES, FEATURE_OPTIONS, build_engine, make_engine, parse_engine_spec
-from agent.games import get_game, search_engine
+from ref_sim.games import get_game, search_engine
 from agent.options import Option, SpecError, parse_options, parse_spec
 from agent.search import Features
 from ref_sim import arena

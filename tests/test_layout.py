@@ -115,8 +115,6 @@ BOT_MODULES = {
     "agent.rules", "agent.search", "agent.core", "agent.core_wasm", "agent.limits",  # rules and search (C, WebAssembly)
     "agent.engines", "agent.baselines", "agent.evaluation", "agent.eval_fitted",  # engines, evaluations
     "agent.bot", "agent.bot_worker",  # a bot of one's own on the same layer, and the process it thinks in
-    "agent.games", "agent.games.base", "agent.games.registry", "agent.games.tictactoe",  # the generic
-    "agent.games.nineboard", "agent.games.qubic",  # search's other games (its tests and play)
 }
 #: The bench: series, arena, self-play, statistics, clusters, tournaments, pictures, replay.
 BENCH_MODULES = {"ref_sim.series.stats", "ref_sim.series.cluster", "ref_sim.arena", "ref_sim.selfplay", "ref_sim.stops",
@@ -125,7 +123,10 @@ BENCH_MODULES = {"ref_sim.series.stats", "ref_sim.series.cluster", "ref_sim.aren
                  "ref_sim.views.analysis",
                  # issue 22: the two referees side by side, and the series engine under every runner
                  "ref_sim.referees.file_protocol", "ref_sim.referees.file_referee", "ref_sim.referees.codingame",
-                 "ref_sim.series.openings", "ref_sim.series.loop", "ref_sim.series.report", "ref_sim.series.specs"}
+                 "ref_sim.series.openings", "ref_sim.series.loop", "ref_sim.series.report", "ref_sim.series.specs",
+                 # the generic search's other games, for the arena, play and their tests
+                 "ref_sim.games", "ref_sim.games.base", "ref_sim.games.registry", "ref_sim.games.tictactoe",
+                 "ref_sim.games.nineboard", "ref_sim.games.qubic"}
 
 
 def test_the_bot_holds_only_what_it_plays_with(graph):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agent.engines import AlphaBetaEngine, RandomEngine
-from agent.games import get_game
+from ref_sim.games import get_game
 from ref_sim import arena
 from ref_sim import selfplay
 from ref_sim.series import records, scheduler

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 
-from ..rules import BOARD_MOVES, FULL, WINS, IllegalMoveError, InvalidMoveError, O, X
+from agent.rules import BOARD_MOVES, FULL, WINS, IllegalMoveError, InvalidMoveError, O, X
 from .base import SYMBOLS
 from .tictactoe import DRAW, LOCAL_VALUE, THREATS, WIN_NEXT
 
