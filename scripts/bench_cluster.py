@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ref_sim.series import cluster, scheduler
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
-from ref_sim.series.loop import openings, loop as series
+from ref_sim.series import openings, loop as series
 from ref_sim.series.file_games import FileGameSettings, play_game_on_worker
 from ref_sim.series.specs import agent_spec
 

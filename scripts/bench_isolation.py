@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
-from ref_sim.series.loop import records  # noqa: E402
+from ref_sim.series import records  # noqa: E402
 
 
 def spin_forever(parent: int) -> None:

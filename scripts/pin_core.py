@@ -21,13 +21,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
 
 from agent import core  # noqa: E402
 from agent.engines import make_evaluator  # noqa: E402
 from agent.limits import SearchLimit  # noqa: E402
-from bench_core_ratio import load_build  # noqa: E402
-from bench_speed import load_suite  # noqa: E402
+from scripts.bench_core_ratio import load_build  # noqa: E402
+from scripts.bench_speed import load_suite  # noqa: E402
 
 #: name: (evaluation, table slots, depth). A table of 2^10 slots replaces entries at these depths.
 CASES = {

@@ -152,11 +152,7 @@ def runner_parsers():
     """Every runner that takes --cluster, with the rest of a command line it accepts."""
     from ref_sim import arena, stdio, tournament
     from ref_sim.views import replay
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import train_eval
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
+    from scripts import train_eval
     return {"match": (match.build_parser(), ["random", "random"]),
             "stdio": (stdio.build_parser(), ["random", "random"]),
             "tournament": (tournament.build_parser(), ["random", "seed"]),

@@ -12,7 +12,6 @@ The WebAssembly core (agent/core_wasm.py), built from the same search, must find
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,8 +19,7 @@ import pytest
 from agent import core, core_wasm
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-from pin_core import CASES, GAME, run_cases  # noqa: E402
+from scripts.pin_core import CASES, GAME, run_cases  # noqa: E402
 
 PINS = json.loads((ROOT / "tests" / "core_pins.json").read_text())
 

@@ -9,7 +9,6 @@ import inspect
 import io
 import logging
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -225,11 +224,7 @@ def test_the_stdio_runner_reads_its_builtins_with_the_parser():
 
 
 def test_the_scripts_read_feature_lists_with_the_parser():
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import bench_proof
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
+    from scripts import bench_proof
     assert bench_proof.features_from("solve=6,lmr=0") == Features(solve=6, lmr=0)
     with pytest.raises(SpecError, match=r"^the search: lmr must be an integer from 0 to 2, got '9'$"):
         bench_proof.features_from("lmr=9")

@@ -20,8 +20,7 @@ from agent.rules import Position
 from ref_sim.views import analysis, replay
 from ref_sim.rules import CODINGAME, Game
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-from headless_chromium import NO_CHROMIUM, Browser, find_chromium
+from scripts.headless_chromium import NO_CHROMIUM, Browser, find_chromium
 
 WIN_REASON = "The winning player has won 3 local boards in a row on the global board!"
 #: A bot name no page may let out of its script element, nor show as markup.
