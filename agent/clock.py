@@ -1,7 +1,7 @@
 """The agent's clock: how long it thinks each turn, in both protocols. Pure functions of the limit,
 the time already gone and the pauses kept back; every constant of the time budget is here, once.
 
-File protocol (:mod:`agent.protocol`). The referee looks for a move every ``REFEREE_TICK`` (50 ms)
+File protocol (:mod:`agent.file_protocol`). The referee looks for a move every ``REFEREE_TICK`` (50 ms)
 and the last look that counts is :func:`last_tick`. The agent's cutoff is :func:`cutoff_for`:
 the limit less :func:`default_margin`, never past that last look, never under
 ``SHORT_LIMIT_SHARE`` of it. Each turn it thinks :func:`file_thinking_time`: the cutoff less the

@@ -21,7 +21,7 @@ the directory:
   gets the next whole second (two on FAT) at once, since waiting for the clock could land after
   the referee's last look at a 1 s limit. Every retry ends at the referee's limit.
 
-:class:`LineScanner` and :class:`FileLines` do no I/O: :mod:`agent.turns` decides on them.
+:class:`LineScanner` and :class:`FileLines` do no I/O: :mod:`agent.file_turns` decides on them.
 """
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ _BLANK_AFTER_NEWLINE = re.compile(r"\n[^\S\n]*\n")
 
 class LineScanner:
     """Finds :class:`FileLines` in decoded text fed piece by piece, in memory bounded by the
-    pieces' size: the referee's reading (:func:`agent.turns.referee_lines`) without holding the
+    pieces' size: the referee's reading (:func:`agent.file_turns.referee_lines`) without holding the
     text. Only ``\\n``, ``\\r`` and ``\\r\\n`` end a line (a ``\\r`` at a piece's end waits for the
     next piece); a line of whitespace only ends the reading.
 
@@ -293,7 +293,7 @@ def _kind(mode: int) -> str | None:
 
 
 def _version(st) -> tuple:
-    # (device, inode, mtime, size) as agent.turns.Seen.identity, and the ctime: a chmod changes it.
+    # (device, inode, mtime, size) as agent.file_turns.Seen.identity, and the ctime: a chmod changes it.
     return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size, st.st_ctime_ns)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agent import cli
-from agent.protocol import EXIT_USAGE
+from agent.file_protocol import EXIT_USAGE
 from agent.rules import parse_move_line
 
 ROOT = Path(__file__).resolve().parent.parent

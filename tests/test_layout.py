@@ -60,7 +60,7 @@ def graph() -> dict[str, set[str]]:
 def test_the_graph_is_read(graph):
     # Guards the two checks below against passing on an empty or unresolved graph.
     assert "agent.rules" in graph["agent.search"] or "agent.limits" in graph["agent.search"]
-    assert "agent.protocol" in graph["agent.cli"]
+    assert "agent.file_protocol" in graph["agent.cli"]
     assert "ref_sim.referees.file_protocol" in graph["ref_sim.match"]
 
 
@@ -85,13 +85,13 @@ def test_the_time_budget_depends_on_no_decider(graph):
     """agent/clock.py holds every constant and formula of the time budget; the deciders and the
     protocols read it, never the other way round."""
     assert graph["agent.clock"] == set()
-    assert "agent.clock" in graph["agent.turns"] and "agent.clock" in graph["agent.protocol"]
+    assert "agent.clock" in graph["agent.file_turns"] and "agent.clock" in graph["agent.file_protocol"]
 
 
 #: The agent's command line, both protocols' (issue 23, item 5): its parser, --help and main().
 COMMAND_LINE = "agent.cli"
 #: The two protocols: they read, write and time a game; no option of the command line is theirs.
-PROTOCOLS = ("agent.protocol", "agent.codingame")
+PROTOCOLS = ("agent.file_protocol", "agent.codingame")
 
 
 def test_the_protocols_hold_no_command_line(graph):
@@ -100,14 +100,14 @@ def test_the_protocols_hold_no_command_line(graph):
         tree = ast.parse((ROOT / (name.replace(".", "/") + ".py")).read_text(encoding="utf-8"))
         imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
         assert "argparse" not in imported, name
-    assert {"agent.protocol", "agent.codingame", "agent.engines"} <= graph[COMMAND_LINE]
+    assert {"agent.file_protocol", "agent.codingame", "agent.engines"} <= graph[COMMAND_LINE]
 
 
 #: What the bot plays with, and why each is in agent/ (issue 18: the bot apart from the bench).
 BOT_MODULES = {
     "agent", "agent.__main__", "agent.cli",  # its command line (both protocols)
     "agent.commandline", "agent.options",  # what every command shares; checked values, bounds, specs
-    "agent.protocol", "agent.referee_files", "agent.turns", "agent.watcher", "agent.lifeline",  # the file protocol
+    "agent.file_protocol", "agent.referee_files", "agent.file_turns", "agent.watcher", "agent.lifeline",  # the file protocol
     "agent.pauses",
     "agent.clock", "agent.exits",  # both protocols' time budget and exit codes
     "agent.codingame", "agent.codingame_turns", "agent.variety",  # CodinGame's protocol

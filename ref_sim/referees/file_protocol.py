@@ -93,7 +93,7 @@ def locale_encoding() -> str:
     the locale's preferred one (UTF-8 on most Linux and macOS, cp1252 on Windows, Latin-1
     under some locales; UTF-8 in Python's UTF-8 mode).  Asked at each game, not at import.
 
-    Not shared with the agent's own copy (agent.protocol) on purpose: the simulator is the
+    Not shared with the agent's own copy (agent.file_protocol) on purpose: the simulator is the
     independent model the agent's reading is checked against."""
     return locale.getpreferredencoding(False)
 

@@ -1,5 +1,5 @@
 """The CS 4341 referee's decisions (v7), without I/O: a state machine fed what the clock and the
-files say, like the agent's own :class:`agent.turns.TurnDecider`.
+files say, like the agent's own :class:`agent.file_turns.TurnDecider`.
 
 :class:`FileReferee` decides everything docs/protocol.md describes: the coin flip and the opening,
 whose turn it is, when to look at ``move_file`` (every tick while under the limit, none after it),

@@ -1,11 +1,11 @@
 """What to do next in a file-protocol game, decided from what the referee's files show: no I/O here.
 
-:class:`~agent.protocol.FileProtocolAgent` looks at the directory, hands what it saw to
+:class:`~agent.file_protocol.FileProtocolAgent` looks at the directory, hands what it saw to
 :meth:`TurnDecider.decide` as a :class:`Look`, and carries out the answer: :class:`Wait`,
 :class:`Play` (think, then write one move), :class:`Finish` (``end_game`` read) or :class:`Abort`
 (no ``end_game`` will come). The decider remembers what it needs between looks (the game joined,
 the last move written and the ``.go`` it answered) and never touches a file, a clock or a thread,
-so every case below is a row of ``tests/test_turns.py``. A number in brackets names a case of
+so every case below is a row of ``tests/test_file_turns.py``. A number in brackets names a case of
 docs/protocol.md, "What a bot must survive", rows (1) "Your own .go is still there", (8) "Files
 left by an earlier game", (9) "Started after the game began", (10) "first_four_moves read too
 early", (11) "The game ends while you wait", (12) "Files vanish", (13) "The referee keeps running

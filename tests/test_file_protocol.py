@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from agent import protocol, referee_files
+from agent import file_protocol, referee_files
 from agent.clock import REFEREE_TICK, cutoff_for, first_turn_keep_back
 from agent.limits import STOP_POLL_SECONDS, SearchResult
 from agent.pauses import KEEP_BACK_WINDOW, TRACE_ENV
-from agent.protocol import (
+from agent.file_protocol import (
     EXIT_ABORTED,
     EXIT_FINISHED,
     EXIT_PROTOCOL_ERROR,
@@ -213,7 +213,7 @@ def test_only_universal_newlines_end_a_line(tmp_path, separator):
 @pytest.mark.parametrize("newline", ["\n", "\r", "\r\n"], ids=["LF", "CR", "CRLF"])
 def test_universal_newlines_do_end_lines(newline):
     text = newline.join([f"{ME} 1 2", f"{OPP} 3 4", "", f"{ME} 5 6"]) + newline
-    assert protocol.referee_lines(text) == [f"{ME} 1 2", f"{OPP} 3 4"]
+    assert file_protocol.referee_lines(text) == [f"{ME} 1 2", f"{OPP} 3 4"]
     assert referee_last_line(text) == (2, f"{OPP} 3 4")
 
 
@@ -390,7 +390,7 @@ def test_in_place_write_never_shows_a_wrong_line(tmp_path, monkeypatch):
         seen.append(referee_last_line(move_file.read_text()))
         real_ftruncate(fd, length)
 
-    monkeypatch.setattr(protocol.os, "ftruncate", ftruncate)
+    monkeypatch.setattr(file_protocol.os, "ftruncate", ftruncate)
     agent.writer._write_in_place(f"{ME} 3 4\n".encode())
     assert seen == [(1, f"{ME} 3 4")]
     assert move_file.read_text() == f"{ME} 3 4\n"
@@ -821,7 +821,7 @@ def test_a_stall_of_the_search_is_kept_back_on_the_next_turns(referee, caplog):
     engine = PausingEngine(referee.path(f"{ME}.go"), sleep={1: 0.040})
     runner = Runner(referee.dir, engine=engine, time_limit=0.5)
     referee.start()
-    with caplog.at_level(logging.INFO, logger="agent.protocol"):
+    with caplog.at_level(logging.INFO, logger="agent.file_protocol"):
         play_my_turns(referee, runner, 3)
     kept = runner.agent.pauses.largest()
     assert 0.040 - STOP_POLL_SECONDS - 0.001 <= kept < 0.2
@@ -872,7 +872,7 @@ def test_nothing_is_kept_back_at_10_s_after_a_quiet_turn(referee, caplog):
     engine = PausingEngine(referee.path(f"{ME}.go"))
     runner = Runner(referee.dir, engine=engine, time_limit=10.0)
     referee.start()
-    with caplog.at_level(logging.INFO, logger="agent.protocol"):
+    with caplog.at_level(logging.INFO, logger="agent.file_protocol"):
         play_my_turns(referee, runner, 2)
     # A few ms at most (a loaded test machine may take the thread off the CPU for a moment).
     assert runner.agent.pauses.largest() < 0.05
@@ -890,7 +890,7 @@ def test_each_turn_is_traced_only_when_asked(referee, caplog, monkeypatch, value
     engine = PausingEngine(referee.path(f"{ME}.go"), sleep={1: 0.030})
     runner = Runner(referee.dir, engine=engine, time_limit=0.5)
     referee.start()
-    with caplog.at_level(logging.INFO, logger="agent.protocol"):
+    with caplog.at_level(logging.INFO, logger="agent.file_protocol"):
         play_my_turns(referee, runner, 2)
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("turn trace")]
     assert len(lines) == (2 if traced else 0)
@@ -1337,7 +1337,7 @@ def test_an_agent_whose_runner_is_gone_ends_by_itself(tmp_path):
     runner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         agent = Runner(tmp_path)
-        agent.agent.lifeline = protocol.Lifeline(pid=runner.pid, interval=0.05)
+        agent.agent.lifeline = file_protocol.Lifeline(pid=runner.pid, interval=0.05)
         time.sleep(0.2)
         assert agent.thread.is_alive(), "gave up while its runner still ran"
     finally:

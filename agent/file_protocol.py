@@ -3,14 +3,14 @@
 One agent object plays one game in one referee directory and returns a :class:`GameSummary`.
 What is on disk decides everything; the watcher only wakes the loop up early. The decisions (is it
 my turn, is this line the opponent's move, has the game ended or been abandoned) are made by
-:class:`agent.turns.TurnDecider`, which does no I/O and whose module docstring lists every case;
+:class:`agent.file_turns.TurnDecider`, which does no I/O and whose module docstring lists every case;
 this module does the reading, the waiting, the thinking and the writing around it:
 
 * A look stats the four protocol files (``NAME.go`` before ``end_game``: the referee writes
   ``end_game`` first and then touches both ``.go`` files, so a ``.go`` changed by the end never
   shows without its ``end_game``) and reads what a decision can use, each file decoded as the
   referee's Python decodes it: the locale's preferred encoding (``--encoding`` to override) and
-  universal newlines (:func:`agent.turns.referee_lines`). A file that changed while it was read
+  universal newlines (:func:`agent.file_turns.referee_lines`). A file that changed while it was read
   is looked at again. With watchdog, a quiet wake-up only compares the files' identities; they are
   read when one changed, or every ``FULL_LOOK_INTERVAL``.
 * While the agent thinks, the search asks every 10 ms whether ``end_game`` appeared, the game was
@@ -19,7 +19,7 @@ this module does the reading, the waiting, the thinking and the writing around i
   outside your turn").
 * Files are read by :class:`agent.referee_files.FileReader`: one streaming pass in bounded memory
   whatever their size, each version once, and never opened unless they are regular files (a FIFO
-  would block). The referee's directory deleted ends the game (:mod:`agent.turns`, item 0).
+  would block). The referee's directory deleted ends the game (:mod:`agent.file_turns`, item 0).
 * A move is written by :class:`agent.referee_files.MoveWriter` (docs/protocol.md, "Writing a move
   safely"): a whole line renamed onto ``move_file`` (in place where renames are refused), its
   mtime raised above the referee's record, every retry ending at the referee's limit.
@@ -69,7 +69,7 @@ from .pauses import RecentPauses, StallWatch, TurnTrace, tracing
 from .referee_files import FileLines, FileReader, MoveWriter
 from .rules import Move, check_player_name, format_move_line
 from .search_log import SearchLog
-from .turns import (  # noqa: F401  (re-exported: the protocol's helpers have always lived here)
+from .file_turns import (  # noqa: F401  (re-exported: the protocol's helpers have always lived here)
     END_FILE,
     MOVE_FILE,
     OPENING_FILE,
