@@ -50,7 +50,7 @@ PAUSE_FLOOR_SHARE = 0.25
 #: The first turn has no pause measured yet (:mod:`agent.pauses`): it keeps back this share of the
 #: time to the referee's last tick, 0.4 s at 10 s. Beside a busy-waiting bot at load 5-7 the first
 #: move landed 0.358 s past its 9.0 s target while the later moves of those games kept back 150-360
-#: ms and stayed at 9.008 s or under (issue 23); the first turn pays nothing else that the later
+#: ms and stayed at 9.008 s or under (scripts/bench_first_move.py); the first turn pays nothing else that the later
 #: ones do not (scripts/bench_first_move.py traces both).
 FIRST_TURN_SHARE = 0.04
 #: A ``.go`` whose modification time lies this far in the future is a clock out of step with the

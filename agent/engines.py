@@ -92,7 +92,7 @@ class SearchEngine:
 #: The Ultimate Tic-Tac-Toe evaluations by name: ``classic`` (hand-shaped, agent/evaluation.py)
 #: and ``fitted`` (board chances compounded along global lines, agent/eval_fitted.py).
 EVALUATIONS = ("classic", "fitted")
-#: Fitted beat classic by +180 +/- 84 Elo in a 0.1 s/move SPRT [0, 30] (84 games; issue 10).
+#: Fitted beat classic by +180 +/- 84 Elo in a 0.1 s/move SPRT [0, 30] (84 games).
 DEFAULT_EVALUATION = "fitted"
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A waiting agent's CPU, and its search speed, while another process writes into the referee
-directory (issue 15, item 2: unrelated writes must cost nothing).
+directory (unrelated writes must cost nothing).
 
 Writer patterns, each ``--rate`` operations per second (default 20,000) from a separate process
 (an opponent that logs a line per node into the referee directory):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Our agent's nodes/s beside a busy-waiting opponent, with and without ``--isolate`` (issue 22).
+"""Our agent's nodes/s beside a busy-waiting opponent, with and without ``--isolate``.
 
 Student bots spin while they wait (a third to all of a core each).  Three short series of our
 agent (full strength, to the time limit) through ``ref_sim.match``:

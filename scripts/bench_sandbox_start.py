@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What ``--isolate`` costs a bot at start-up: milliseconds from starting ``python -c pass``
 through ``ref_sim.series.isolation`` to having reaped it (and, isolated, removed its cgroup),
-without isolation, isolated without the sandbox, and isolated with it (issue 29).
+without isolation, isolated without the sandbox, and isolated with it.
 
     python scripts/bench_sandbox_start.py [--starts 20]
 

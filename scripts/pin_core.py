@@ -7,7 +7,7 @@ Usage:
 scripts/bench_core_ratio.py builds one. The pins are searches deeper than the pure-Python search
 can check in a test, on the benchmark positions, including searches whose table is small enough to
 replace entries and a game played with one table throughout: what a faster core must still find,
-node for node. They were written from main's core before the speed work of issue 25; the test runs
+node for node. They were written from main's core before its speed work (516d79d); the test runs
 the same cases on the core this checkout builds.
 """
 
