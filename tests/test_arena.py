@@ -71,7 +71,7 @@ def test_bad_engine_specs_are_refused():
 @pytest.mark.e2e
 @pytest.mark.skipif(not core.compiled_available(), reason=core.unavailable_reason() or "built")
 def test_an_engine_may_run_another_build_of_the_core(capsys, tmp_path):
-    """core_build=PATH: two builds of the compiled core in one series (issue 25's SPRT). Here a
+    """core_build=PATH: two builds of the compiled core in one series (an SPRT of two revisions). Here a
     copy of this build (a file of its own, so its own library), so both sides find the same moves."""
     build = tmp_path / Path(core._core.__file__).name
     shutil.copyfile(core._core.__file__, build)

@@ -458,7 +458,7 @@ def test_a_workers_address_is_not_the_schedulers(shared_cluster):
 def test_a_stdio_series_on_a_cluster_is_the_local_one(shared_cluster, tmp_path, capsys):
     from ref_sim import stdio
     # The built-ins agent:depth=2 and agent:depth=1 without their --seed {seed}, which our agent
-    # refuses until agent/codingame.py takes it (issue 16).
+    # refuses until agent/codingame.py takes it.
     ours = f"{sys.executable} -m agent --protocol codingame --first-turn-ms {{first_turn_ms}} --turn-ms 1000"
     args = [f"{ours} --depth 2", f"{ours} --depth 1", "--games", "2", "--seed", str(SEED),
             "--first-turn-ms", "3000", "--turn-ms", "1000"]      # fixed depth: time is no factor

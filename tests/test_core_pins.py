@@ -1,4 +1,4 @@
-"""The compiled core finds what it found before its speed work (issue 25), node for node.
+"""The compiled core finds what it found before its speed work (516d79d), node for node.
 
 tests/core_pins.json holds fixed-depth results (move, score, depth, nodes, principal variation,
 proven) of main's core before that work (scripts/pin_core.py wrote them): the benchmark positions

@@ -1,4 +1,4 @@
-"""One engine registry and one spec parser (issue 23, item 5): every engine declares its options
+"""One engine registry and one spec parser: every engine declares its options
 (agent.engines.ENGINES), agent.options.parse_spec checks every ``NAME:KEY=VALUE`` spec, and each
 place that reads a spec (the arena, the agent's --engine, the runners' built-ins, the scripts)
 goes through it, so a bad spec is the same one line everywhere."""

@@ -1303,7 +1303,7 @@ def test_reading_the_files_does_not_wake_the_watcher(tmp_path):
         watcher.stop()
 
 
-# -- probes that passed before issue 9 and must keep passing ---------------------------------------
+# -- probes that passed from the start and must keep passing ---------------------------------------
 
 
 @pytest.mark.parametrize("filler, newline", [("", "\r\n"), (f"{OPP} 0 0\n" * 1_000_000, "\n")],
@@ -1324,7 +1324,7 @@ def test_crlf_and_a_huge_move_file_still_read(tmp_path, filler, newline):
     assert runner.join().status == "finished"
 
 
-# -- a runner that died (issue 16) -----------------------------------------------------------------
+# -- a runner that died -----------------------------------------------------------------
 
 
 @pytest.mark.e2e
@@ -1348,7 +1348,7 @@ def test_an_agent_whose_runner_is_gone_ends_by_itself(tmp_path):
     assert f"(pid {runner.pid}) is gone" in summary.message
 
 
-# -- the file protocol's edges (issue 23, item 4) ---------------------------------------------------
+# -- the file protocol's edges ---------------------------------------------------
 
 
 @pytest.mark.parametrize("taken", ["some", "every"])

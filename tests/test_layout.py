@@ -88,7 +88,7 @@ def test_the_time_budget_depends_on_no_decider(graph):
     assert "agent.clock" in graph["agent.file_turns"] and "agent.clock" in graph["agent.file_protocol"]
 
 
-#: The agent's command line, both protocols' (issue 23, item 5): its parser, --help and main().
+#: The agent's command line, both protocols': its parser, --help and main().
 COMMAND_LINE = "agent.cli"
 #: The two protocols: they read, write and time a game; no option of the command line is theirs.
 PROTOCOLS = ("agent.file_protocol", "agent.codingame")
@@ -103,7 +103,7 @@ def test_the_protocols_hold_no_command_line(graph):
     assert {"agent.file_protocol", "agent.codingame", "agent.engines"} <= graph[COMMAND_LINE]
 
 
-#: What the bot plays with, and why each is in agent/ (issue 18: the bot apart from the bench).
+#: What the bot plays with, and why each is in agent/ (the bot apart from the bench).
 BOT_MODULES = {
     "agent", "agent.__main__", "agent.cli",  # its command line (both protocols)
     "agent.commandline", "agent.options",  # what every command shares; checked values, bounds, specs
@@ -121,7 +121,7 @@ BENCH_MODULES = {"ref_sim.series.stats", "ref_sim.series.cluster", "ref_sim.aren
                  "ref_sim.play", "ref_sim.match", "ref_sim.stdio", "ref_sim.tournament", "ref_sim.series.ratings",
                  "ref_sim.series.progress", "ref_sim.show", "ref_sim.render", "ref_sim.plot", "ref_sim.replay",
                  "ref_sim.views.analysis",
-                 # issue 22: the two referees side by side, and the series engine under every runner
+                 # the two referees side by side, and the series engine under every runner
                  "ref_sim.referees.file_protocol", "ref_sim.referees.file_referee", "ref_sim.referees.codingame",
                  "ref_sim.series.openings", "ref_sim.series.loop", "ref_sim.series.report", "ref_sim.series.specs",
                  # the generic search's other games, for the arena, play and their tests
@@ -135,7 +135,7 @@ def test_the_bot_holds_only_what_it_plays_with(graph):
     assert BENCH_MODULES <= set(graph)
 
 
-#: The command lines of series (issue 22): thin front-ends over the engine, which none of the
+#: The command lines of series: thin front-ends over the engine, which none of the
 #: referees, the engine's modules or the views may need.
 SERIES_FRONT_ENDS = {"ref_sim.match", "ref_sim.stdio", "ref_sim.tournament"}
 #: What sits under the front-ends: the two referees, the series engine, the views.
@@ -162,7 +162,7 @@ COMMANDS = {"ref_sim.cli", "ref_sim.__main__", "ref_sim.match", "ref_sim.stdio",
 
 def test_ref_sim_shows_its_parts(graph):
     """The two referees side by side, knowing nothing of series; the series engine one package
-    that imports no command; each protocol's one game in it (issue 22)."""
+    that imports no command; each protocol's one game in it."""
     referees = {name for name in graph if name.startswith("ref_sim.referees.")}
     series = {name for name in graph if name.startswith("ref_sim.series.")}
     assert referees == {"ref_sim.referees.file_protocol", "ref_sim.referees.file_referee", "ref_sim.referees.codingame"}
