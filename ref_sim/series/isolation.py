@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from agent.lifeline import RUNNER_ENV
 from agent.options import whole
 from agent.commandline import only_with
+from ref_sim.series import keeper
 
 #: Defaults of the options: one core, 2 GiB of data (a JVM's default heap on a 8 GiB laptop
 #: is 2 GiB; our agent needs well under 200 MB) and 256 processes and threads more than the
@@ -418,13 +419,18 @@ def check_program(command: list[str], cwd=None, env: dict | None = None) -> None
 
 def start(command: list[str], isolation: Isolation | None = None, *, writable=(),
           env: dict | None = None, **options) -> MeteredPopen:
-    """:func:`ref_sim.stops.start` (a session of its own: ``kill_tree`` ends it whole), metered
+    """:func:`ref_sim.stops.start` (a session of its own: ``kill_tree`` ends it whole) under a
+    keeper (:mod:`ref_sim.series.keeper`: what it detaches is ended with it too), metered
     (:meth:`MeteredPopen.usage`), and with ``isolation`` contained as the module docstring says;
     ``writable``: the directories it may write (its game directory) besides its scratch folder.
     Raises OSError or ValueError when it cannot be started, as Popen does."""
     if isolation is None or not SUPPORTED:
-        process = MeteredPopen(command, start_new_session=os.name == "posix", env=env, **options)
+        if keeper.AVAILABLE:        # its keeper starts whatever the command: say now it cannot
+            check_program(command, options.get("cwd"), env)
+        process = MeteredPopen(keeper.wrapped(command), start_new_session=os.name == "posix",
+                               env=env, **options)
         process.own_group = os.name == "posix"
+        process.ends_tree = keeper.AVAILABLE
         return process
     env = dict(os.environ if env is None else env)
     check_program(command, options.get("cwd"), env)
@@ -442,13 +448,14 @@ def start(command: list[str], isolation: Isolation | None = None, *, writable=()
         shim = [sys.executable, "-I", "-S", "-c", SHIM, ",".join(map(str, cores)) or "-",
                 str(isolation.memory_mb << 20) if isolation.memory_mb else "-",
                 str(isolation.processes) if isolation.processes else "-"]
-        process = MeteredPopen(shim + wrapped, start_new_session=True, env=env, **options)
+        process = MeteredPopen(keeper.wrapped(shim + wrapped), start_new_session=True, env=env,
+                               **options)
     except BaseException:
         pool.give_back(cores)
         if scratch:
             shutil.rmtree(scratch, ignore_errors=True)
         raise
-    process.own_group = True
+    process.own_group, process.ends_tree = True, keeper.AVAILABLE
     process.cores, process.scratch = cores, scratch
     if process.returncode is not None:      # reaped already: give back now
         process.release()
