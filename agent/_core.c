@@ -1,23 +1,16 @@
-/* The compiled search core for Ultimate Tic-Tac-Toe: agent._core.
+/* The compiled search core for Ultimate Tic-Tac-Toe: agent._core, the CPython extension around
+ * the plain-C search of agent/core_search.c (which agent/core_wasm.c builds for WebAssembly too).
  *
- * A line-by-line mirror of the pure-Python reference, which stays the readable definition:
- *   rules      agent/rules.py       Position.push/pop/legal_moves (both rule variants)
- *   evaluation agent/evaluation.py  Evaluator.evaluate and Evaluator.move_priority
- *   search     agent/search.py      AlphaBeta._root, _negamax, _ordered, _check_limits, Features
- * The iterative deepening around _root lives in Python (agent/core.py), as in AlphaBeta.iterate,
- * and so do the aspiration windows: root() takes the window.
- * At a fixed depth both cores return the same move, score and node count; tests/test_core.py
- * holds them together, so a change to one that is not made to the other fails.
- *
- * One difference by design: the transposition table is a flat array of 16-byte entries (linear
- * probing within a window, replacement by age then depth once a window is full) instead of a
- * dict trimmed by insertion order. While no entry is replaced it behaves exactly like the dict.
+ * What is here and not there: the Python object and the reading of its arguments, the hooks that
+ * call Python (the limit's should_stop, signals, the classic evaluation's memo), the table's
+ * memory (huge pages on Linux), and threads. At a fixed depth the core returns the same move,
+ * score and node count as the pure-Python search; tests/test_core.py holds them together.
  *
  * The search runs without the GIL; it takes the GIL back only to call Python: the evaluation's
  * memo function (a few hundred times per game) and the limit's should_stop (every ~10 ms).
  *
  * Threads (Searcher(..., threads=N), "Lazy SMP"): while root() searches a depth, N - 1 helper
- * threads search the same root too, on private copies of the searcher that share its table and
+ * threads search the same root too, on private copies of the search that share its table and
  * memo; the main thread's result is the one returned. They are started by root() and joined before
  * it returns, so none outlives a search; they stop when the main thread's depth ends (done or
  * stopped by its limits, which only it looks at). With threads=1 nothing of this runs and the
@@ -48,43 +41,12 @@
 #ifdef __linux__
 #include <sys/mman.h>
 #endif
-#ifdef _MSC_VER
-#include <intrin.h>
-#endif
 
-/* -- constants, as in agent/search.py and agent/rules.py -------------------------------------- */
+#include "core_search.h"
 
-#define WIN_SCORE 1000000
-#define PROVEN_SCORE (WIN_SCORE - 1000)
-#define INFINITY_SCORE (WIN_SCORE + 1)
-#define EXACT 0
-#define LOWER 1
-#define UPPER 2
-#define CLOCK_INTERVAL 256
-#define MAX_PLY 128
-#define LMR_MIN_DEPTH 3
-#define LMR_FIRST_MOVE 3
-#define LMR_DEEP_MOVE 6
-#define LMR_DEEP_DEPTH 5
+/* agent/core.py refuses a build whose version it does not drive: raise with interface changes. */
+#define CORE_VERSION 9
 
-#define FULL 0x1FF
-#define OPEN 0
-#define DRAWN 3
-#define TIE 2
-#define NO_WINNER (-1)
-
-/* Entries looked at from a key's home slot: a window practically never fills while the table is
- * a few percent full (so it then acts like the Python dict), and a probe of a full table reads
- * two or three cache lines, not more. */
-#define TT_WINDOW 8
-
-static const int LINES[8] = {0x007, 0x038, 0x1C0, 0x049, 0x092, 0x124, 0x111, 0x054};
-static uint8_t WINS[512];
-static const uint32_t POW4[9] = {1, 4, 16, 64, 256, 1024, 4096, 16384, 65536};
-static const uint16_t POW3[9] = {1, 3, 9, 27, 81, 243, 729, 2187, 6561};
-static uint16_t TERNARY[512]; /* a mask's spots as ternary digits: the sum of 3^spot */
-#define PATTERNS 19683 /* 3^9 fillings of a 3x3 board */
-#define STATUS_CODES 262144 /* 4^9: every combination of board states */
 
 /* -- clock ------------------------------------------------------------------------------------ */
 
@@ -102,46 +64,7 @@ static double now_seconds(void) {
 #endif
 }
 
-/* -- what the search's threads share ------------------------------------------------------------
- * Table words are read and written whole (relaxed atomics: no torn 64-bit word, no ordering, which
- * the table's key XOR data check makes unnecessary). Flags publish what was written before them:
- * a memo entry's values before its ready flag (release), read after seeing it set (acquire).
- * C11 <stdatomic.h> and <threads.h> are not in MSVC's C, hence GCC/Clang builtins and MSVC's
- * volatile (single instructions on aligned words) with fences. */
 
-#if defined(__GNUC__) || defined(__clang__)
-static inline uint64_t load_word(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
-static inline void store_word(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
-static inline int load_flag(const int *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-static inline void store_flag(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-#else
-#if defined(_M_IX86) || defined(_M_X64)
-#define ORDER_FENCE() _ReadWriteBarrier() /* x86 keeps loads and stores in order: only the compiler may not */
-#else
-#define ORDER_FENCE() MemoryBarrier()
-#endif
-static inline uint64_t load_word(const uint64_t *p) { return *(const volatile uint64_t *)p; }
-static inline void store_word(uint64_t *p, uint64_t v) { *(volatile uint64_t *)p = v; }
-static inline int load_flag(const int *p) {
-    int v = *(const volatile int *)p;
-    ORDER_FENCE();
-    return v;
-}
-static inline void store_flag(int *p, int v) {
-    ORDER_FENCE();
-    *(volatile int *)p = v;
-}
-#endif
-
-/* A hint to load a cache line ahead of its use; nothing where no compiler builtin gives it. */
-#if defined(__GNUC__) || defined(__clang__)
-#define PREFETCH(address) __builtin_prefetch(address)
-#elif defined(_MSC_VER) && (defined(_M_IX86) || defined(_M_X64))
-#include <xmmintrin.h>
-#define PREFETCH(address) _mm_prefetch((const char *)(address), _MM_HINT_T0)
-#else
-#define PREFETCH(address) ((void)(address))
-#endif
 
 /* Helper threads: pthreads, or the Windows CRT's (MSVC has no C11 threads). Their stack holds one
  * search frame per ply (a few KiB each, at most 81 plies); macOS gives new threads only 512 KiB. */
@@ -181,158 +104,7 @@ static int thread_start(thread_t *thread, void *helper) {
 static void thread_join(thread_t thread) { pthread_join(thread, NULL); }
 #endif
 
-/* -- position (agent/rules.py Position) -------------------------------------------------------- */
 
-typedef struct {
-    uint8_t index;
-    int8_t forced;
-    uint8_t left;
-    uint64_t key;
-} Undo;
-
-typedef struct {
-    uint16_t masks[2][9];
-    uint16_t occupied[9];
-    /* Each board's filling as seen by each player: own cells 3^spot, the other's 2 * 3^spot. The
-     * evaluation's tables are indexed by it: 3^9 entries fit a cache where (mask << 9 | mask)'s
-     * 2^18 did not, and make/unmake keep it for two additions. */
-    uint16_t pattern[2][9];
-    uint8_t status[9];
-    uint16_t won[2];
-    uint16_t drawn;
-    int forced;    /* board the mover must play in, -1 for any open board */
-    int turn;
-    int winner;    /* NO_WINNER, 0, 1 or TIE */
-    uint64_t key;
-    int ply;
-    int drawn_lines_tie; /* the CS 4341 referee's variant; CodinGame's counts boards instead */
-    uint32_t status_code; /* sum of status[b] * 4^b: the memo index of the evaluation */
-    int left;             /* max_plies_left: the empty cells of open boards, kept by make/unmake */
-    int sp;
-    Undo stack[MAX_PLY];
-} Pos;
-
-static uint64_t ZOBRIST_CELL[2][81];
-static uint64_t ZOBRIST_FORCED[10];
-
-static int popcount9(unsigned m) {
-    int n = 0;
-    while (m) {
-        m &= m - 1;
-        n++;
-    }
-    return n;
-}
-
-static int decided_result(const Pos *p) {
-    if (p->drawn_lines_tie) return TIE;
-    int x = popcount9(p->won[0]), o = popcount9(p->won[1]);
-    return x > o ? 0 : o > x ? 1 : TIE;
-}
-
-static void pos_push(Pos *p, int index) {
-    int b = index / 9, spot = index % 9;
-    uint16_t bit = (uint16_t)(1u << spot);
-    int me = p->turn;
-    Undo *u = &p->stack[p->sp++];
-    u->index = (uint8_t)index;
-    u->forced = (int8_t)p->forced;
-    u->left = (uint8_t)p->left;
-    u->key = p->key;
-    p->left--;
-    uint16_t mask = p->masks[me][b] |= bit;
-    uint16_t occupied = p->occupied[b] |= bit;
-    p->pattern[me][b] += POW3[spot];
-    p->pattern[1 - me][b] += 2 * POW3[spot];
-    if (WINS[mask]) {
-        p->left -= 9 - popcount9(occupied); /* the board's empty cells are no longer playable */
-        p->status[b] = (uint8_t)(me + 1);
-        p->status_code += (uint32_t)(me + 1) * POW4[b];
-        uint16_t won = p->won[me] |= (uint16_t)(1u << b);
-        if (WINS[won])
-            p->winner = me;
-        else if ((won | p->won[1 - me] | p->drawn) == FULL)
-            p->winner = decided_result(p);
-    } else if (occupied == FULL) {
-        p->status[b] = DRAWN;
-        p->status_code += DRAWN * POW4[b];
-        uint16_t drawn = p->drawn |= (uint16_t)(1u << b);
-        if (WINS[drawn] && p->drawn_lines_tie)
-            p->winner = TIE;
-        else if ((drawn | p->won[0] | p->won[1]) == FULL)
-            p->winner = decided_result(p);
-    }
-    int forced = p->status[spot] == OPEN ? spot : -1;
-    p->key ^= ZOBRIST_CELL[me][index] ^ ZOBRIST_FORCED[p->forced + 1] ^ ZOBRIST_FORCED[forced + 1];
-    p->forced = forced;
-    p->turn = 1 - me;
-    p->ply++;
-}
-
-static void pos_pop(Pos *p) {
-    Undo *u = &p->stack[--p->sp];
-    int index = u->index;
-    p->forced = u->forced;
-    p->left = u->left;
-    p->key = u->key;
-    int me = 1 - p->turn;
-    p->turn = me;
-    p->ply--;
-    p->winner = NO_WINNER;
-    int b = index / 9;
-    uint16_t bit = (uint16_t)(1u << (index % 9));
-    p->masks[me][b] ^= bit;
-    p->occupied[b] ^= bit;
-    p->pattern[me][b] -= POW3[index % 9];
-    p->pattern[1 - me][b] -= 2 * POW3[index % 9];
-    int state = p->status[b];
-    if (state != OPEN) {
-        p->status[b] = OPEN;
-        p->status_code -= (uint32_t)state * POW4[b];
-        if (state == DRAWN)
-            p->drawn ^= (uint16_t)(1u << b);
-        else
-            p->won[me] ^= (uint16_t)(1u << b);
-    }
-}
-
-/* The legal moves in the order Position.legal_moves gives them (ascending cell index). */
-static int pos_moves(const Pos *p, uint8_t *out) {
-    int n = 0;
-    if (p->winner != NO_WINNER) return 0;
-    for (int b = 0; b < 9; b++) {
-        if (p->forced >= 0 ? b != p->forced : p->status[b] != OPEN) continue;
-        unsigned free_cells = FULL & ~p->occupied[b];
-        for (int s = 0; s < 9; s++)
-            if (free_cells >> s & 1) out[n++] = (uint8_t)(b * 9 + s);
-    }
-    return n;
-}
-
-/* -- transposition table ------------------------------------------------------------------------ */
-
-/* A slot is two words, shared by the search's threads without locks: ``data`` packs the entry and
- * ``check`` is key ^ data. A reader takes a slot for a key only if its two words, each read whole,
- * give that key: a slot half overwritten by another thread (one word new, one old) fails the check
- * and reads as another position's, so no thread ever uses a torn entry. Lockless rather than a
- * lock per bucket: a lock would cost two atomic read-modify-writes per node, and a bucket's cache
- * line would bounce between cores on every probe; an entry lost to a race costs only a re-search. */
-typedef struct {
-    uint64_t check;
-    uint64_t data; /* score (32 bits), depth, flag, move, gen (8 bits each, gen on top) */
-} TTSlot;
-
-/* An entry as read from its slot. */
-typedef struct {
-    int32_t score;
-    int8_t depth;
-    uint8_t flag;
-    uint8_t move;
-    uint8_t gen; /* search that stored it; 0 = empty slot */
-} TTEntry;
-
-#define TT_GEN(data) ((uint8_t)((data) >> 56))
-#define TT_DEPTH(data) ((int8_t)((data) >> 32))
 
 /* The table's memory, zeroed and made resident only when touched, as calloc's. On Linux in 2 MiB
  * pages where the kernel gives them (transparent huge pages, on madvise by default): a probe of
@@ -374,81 +146,36 @@ static void tt_free(TTSlot *tt, size_t mapped) {
 
 /* -- the searcher object ----------------------------------------------------------------------- */
 
-typedef struct {
-    int32_t values[10]; /* global value * 5, then the nine board scales (Evaluator memo) */
-    int ready;          /* load_flag/store_flag: set once the values are written */
-} Memo;
-
 typedef struct Helper Helper;
 
 typedef struct Searcher {
     PyObject_HEAD
-    Pos pos;
-    uint8_t *can_win;      /* CAN_WIN[(mover << 9) | other], 2^18: move ordering */
-    int eval_kind;         /* EVAL_NONE until set_classic or set_fitted */
-    /* classic (agent/evaluation.py Evaluator): local table, memo filled by a Python callback */
-    int32_t *local;        /* LOCAL[(xmask << 9) | omask], by X's Pos.pattern */
-    Memo *memo;            /* by status_code, filled on first use */
-    PyObject *memo_fn;     /* (won_x, won_o, drawn) -> 10 ints */
-    long long free_move;   /* Weights.free_move * 5 */
-    long long local_max;   /* the largest |LOCAL| value: bounds the scores (fill_memo) */
-    /* fitted (agent/eval_fitted.py FittedEvaluator): the data file's tables, by Pos.pattern */
-    int32_t *chance, *mover, *waiter;
-    long long q, q3, w_line, w_board, w_tempo, w_free_move;
-    /* table and ordering */
-    TTSlot *tt;
-    size_t tt_mapped; /* tt_alloc's: bytes mapped, 0 for calloc */
-    uint64_t tt_mask;
-    int no_table; /* hash_mb=0: store nothing, like search._NoTable */
-    long long tt_count;
-    long long tt_replaced;
-    uint8_t gen;
-    long long history[2][81];
-    int killers[MAX_PLY][2];
-    /* search.Features (set_features) and root()'s reduce */
-    int lmr, age, solve;
-    int reduce;
-    /* limits of the current search */
-    long long nodes;
-    long long next_check;
-    long long node_limit; /* -1: none */
-    double deadline;      /* on now_seconds(); < 0: none */
-    PyObject *should_stop;
-    double next_should_stop;
-    double should_stop_every; /* seconds between two calls: agent.limits.STOP_POLL_SECONDS */
-    int stopped;
-    int failed; /* a Python call raised: the exception is set */
+    Search search;         /* the position, tables, limits; its host is this object */
+    size_t tt_mapped;      /* tt_alloc's: bytes mapped, 0 for calloc */
+    PyObject *memo_fn;     /* (won_x, won_o, drawn) -> 10 ints: the classic evaluation's memo */
+    PyObject *should_stop; /* the limit's, or NULL */
     PyThreadState *thread; /* while the GIL is released */
-    int root_best_valid;
-    int root_best_move;
-    int root_best_score;
     /* The call that holds the searcher (see check_idle), NULL when idle, and its thread. */
     const char *busy;
     unsigned long busy_thread;
-    TTEntry probed; /* tt_probe's answer: this searcher's own copy, no other thread writes it */
-    /* threads (search_team): the main searcher's team, or in a helper's copy its leader */
+    /* threads (search_team) */
     int threads;
     Helper *helpers;           /* threads - 1 of them */
-    struct Searcher *leader;   /* NULL in the main searcher */
     int stop_team;             /* load_flag/store_flag: the main depth ended, or a helper failed */
     long long helper_nodes;    /* nodes the helpers searched in this search */
     PyObject *helper_error;    /* the first exception a helper's Python call raised (held with the GIL) */
-    PyGILState_STATE gil;      /* a helper's hold of the GIL while it calls Python */
 } Searcher;
 
-/* A helper thread: a private copy of the searcher (its own position, history, killers, counters;
+/* A helper thread: a private copy of the search (its own position, history, killers, counters;
  * the table, memo and evaluation tables shared) and the root it searches. */
 struct Helper {
-    Searcher s;
+    Search search;
     thread_t thread;
     uint8_t moves[81];
     int n;
     int depth;
 };
 
-/* Evaluations stay within +-EVAL_LIMIT: set_classic, set_fitted and the memo's answers are checked
- * against it, so no sum, negation or +-ply in the search can overflow an int. */
-#define EVAL_LIMIT (1LL << 30)
 
 /* -- reading Python values ---------------------------------------------------------------------- */
 
@@ -566,544 +293,82 @@ static int read_seconds(PyObject *obj, const char *what, double *out) {
     return 1;
 }
 
-/* Run Python code from inside the GIL-free search. The main searcher takes back its own thread
- * state; a helper thread (a copy with a leader, see search_team) has none and borrows one for the
- * call, so an exception raised there is kept for root() to raise: it would die with that state. */
-static void keep_helper_error(Searcher *helper);
-#define WITH_GIL_BEGIN(s)                                                                                     \
-    if ((s)->leader != NULL)                                                                                  \
-        (s)->gil = PyGILState_Ensure();                                                                       \
-    else                                                                                                      \
-        PyEval_RestoreThread((s)->thread);
-#define WITH_GIL_END(s)                                                                                       \
-    if ((s)->leader != NULL) {                                                                                \
-        if (PyErr_Occurred()) keep_helper_error(s);                                                           \
-        PyGILState_Release((s)->gil);                                                                         \
-    } else {                                                                                                  \
-        (s)->thread = PyEval_SaveThread();                                                                    \
+/* -- the hooks: Python, from inside the GIL-free search ------------------------------------------ */
+
+/* The main search takes back its own thread state; a helper thread has none and borrows one for
+ * the call, so an exception raised there is kept for root() to raise: it would die with that state. */
+static void keep_helper_error(Searcher *owner);
+
+static PyGILState_STATE enter_python(Search *search) {
+    Searcher *owner = search->host;
+    if (search->helper) return PyGILState_Ensure();
+    PyEval_RestoreThread(owner->thread);
+    return PyGILState_UNLOCKED; /* unused */
+}
+
+static void leave_python(Search *search, PyGILState_STATE gil) {
+    Searcher *owner = search->host;
+    if (search->helper) {
+        if (PyErr_Occurred()) keep_helper_error(owner);
+        PyGILState_Release(gil);
+    } else {
+        owner->thread = PyEval_SaveThread();
     }
+}
+
+static double hook_now(Search *search) {
+    (void)search;
+    return now_seconds();
+}
+
+/* Signals (Ctrl-C), then the limit's should_stop. */
+static int hook_poll(Search *search) {
+    Searcher *owner = search->host;
+    int stop = 0;
+    PyGILState_STATE gil = enter_python(search);
+    if (PyErr_CheckSignals() < 0) {
+        stop = -1;
+    } else if (owner->should_stop != NULL) {
+        PyObject *answer = PyObject_CallNoArgs(owner->should_stop);
+        stop = answer == NULL ? -1 : PyObject_IsTrue(answer);
+        Py_XDECREF(answer);
+    }
+    leave_python(search, gil);
+    return stop;
+}
 
 /* Memo entries are written with the GIL held, once each (threads share the memo), and published by
  * their ready flag. */
-static int fill_memo(Searcher *s, Memo *m) {
-    const Pos *p = &s->pos;
+static int hook_fill_memo(Search *search, Memo *m) {
+    Searcher *owner = search->host;
+    const Pos *p = &search->pos;
     int ok = 0;
-    WITH_GIL_BEGIN(s)
+    PyGILState_STATE gil = enter_python(search);
     long long v[10];
     if (load_flag(&m->ready)) { /* another thread filled it while this one waited for the GIL */
-        WITH_GIL_END(s)
+        leave_python(search, gil);
         return 1;
     }
-    PyObject *result = PyObject_CallFunction(s->memo_fn, "iii", (int)p->won[0], (int)p->won[1], (int)p->drawn);
+    PyObject *result = PyObject_CallFunction(owner->memo_fn, "iii", (int)p->won[0], (int)p->won[1], (int)p->drawn);
     if (result != NULL) {
         ok = read_ints(result, 10, -EVAL_LIMIT, EVAL_LIMIT, "the evaluation memo's answer", v);
         Py_DECREF(result);
     }
-    if (ok) {
-        /* |score| <= |global| + max|local| * sum|scale| + |free_move| must stay within EVAL_LIMIT */
-        long long scales = 0, room = EVAL_LIMIT - llabs(v[0]) - llabs(s->free_move);
-        for (int i = 1; i < 10; i++) scales += llabs(v[i]);
-        if (room < 0 || (scales > 0 && s->local_max > room / scales)) {
-            PyErr_Format(PyExc_ValueError, "the evaluation memo's answer for won (%d, %d), drawn %d could take "
-                         "scores beyond 2**30 with this local table", (int)p->won[0], (int)p->won[1], (int)p->drawn);
-            ok = 0;
-        }
+    if (ok && !core_memo_fits(search, v)) {
+        PyErr_Format(PyExc_ValueError, "the evaluation memo's answer for won (%d, %d), drawn %d could take "
+                     "scores beyond 2**30 with this local table", (int)p->won[0], (int)p->won[1], (int)p->drawn);
+        ok = 0;
     }
     if (ok) {
         for (int i = 0; i < 10; i++) m->values[i] = (int32_t)v[i];
         store_flag(&m->ready, 1);
     }
-    WITH_GIL_END(s)
-    if (!ok) {
-        s->failed = 1;
-        s->stopped = 1;
-        return 0;
-    }
-    return 1;
+    leave_python(search, gil);
+    return ok;
 }
 
-/* -- evaluation: the one section to change when the evaluation changes --------------------------- */
+static const SearchHooks PYTHON_HOOKS = {hook_now, hook_poll, hook_fill_memo};
 
-#define EVAL_NONE 0
-#define EVAL_CLASSIC 1
-#define EVAL_FITTED 2
-
-/* agent/evaluation.py Evaluator.evaluate */
-static int evaluate_classic(Searcher *s) {
-    const Pos *p = &s->pos;
-    Memo *m = &s->memo[p->status_code];
-    if (!load_flag(&m->ready) && !fill_memo(s, m)) return 0;
-    const int32_t *local = s->local;
-    long long score = m->values[0];
-    for (int b = 0; b < 9; b++)
-        score += (long long)local[p->pattern[0][b]] * m->values[1 + b];
-    if (p->turn != 0) score = -score;
-    if (p->forced < 0) score += s->free_move;
-    return (int)score;
-}
-
-/* agent/eval_fitted.py FittedEvaluator.evaluate: every division is of non-negative integers,
- * so C's truncation equals Python's floor division. */
-static int evaluate_fitted(Searcher *s) {
-    const Pos *p = &s->pos;
-    const uint16_t *me = p->pattern[p->turn], *them = p->pattern[1 - p->turn];
-    const int32_t *chance = s->chance;
-    long long m[9], t[9], score = s->w_tempo;
-    for (int b = 0; b < 9; b++) {
-        m[b] = chance[me[b]];
-        t[b] = chance[them[b]];
-    }
-    if (p->forced >= 0) {
-        m[p->forced] = s->mover[me[p->forced]];
-        t[p->forced] = s->waiter[me[p->forced]];
-    } else {
-        score += s->w_free_move;
-    }
-    long long mine = m[0] * m[1] * m[2] + m[3] * m[4] * m[5] + m[6] * m[7] * m[8] + m[0] * m[3] * m[6] +
-                     m[1] * m[4] * m[7] + m[2] * m[5] * m[8] + m[0] * m[4] * m[8] + m[2] * m[4] * m[6];
-    long long theirs = t[0] * t[1] * t[2] + t[3] * t[4] * t[5] + t[6] * t[7] * t[8] + t[0] * t[3] * t[6] +
-                       t[1] * t[4] * t[7] + t[2] * t[5] * t[8] + t[0] * t[4] * t[8] + t[2] * t[4] * t[6];
-    long long sum_m = 0, sum_t = 0;
-    for (int b = 0; b < 9; b++) {
-        sum_m += m[b];
-        sum_t += t[b];
-    }
-    score += s->w_line * mine / s->q3 - s->w_line * theirs / s->q3 + s->w_board * sum_m / s->q -
-             s->w_board * sum_t / s->q;
-    return (int)score;
-}
-
-static int evaluate(Searcher *s) {
-    return s->eval_kind == EVAL_FITTED ? evaluate_fitted(s) : evaluate_classic(s);
-}
-
-/* Evaluator.move_priority: a local win first, then a block; a move that sends the opponent to a
- * board they can win at once, or lets them play anywhere, last. */
-static void move_priority(const Searcher *s, const uint8_t *moves, int n, int *out) {
-    const Pos *p = &s->pos;
-    const uint16_t *me = p->masks[p->turn], *them = p->masks[1 - p->turn];
-    for (int i = 0; i < n; i++) {
-        int m = moves[i], b = m / 9, spot = m % 9;
-        unsigned bit = 1u << spot;
-        int priority;
-        if (WINS[me[b] | bit])
-            priority = 4;
-        else if (WINS[them[b] | bit])
-            priority = 2;
-        else
-            priority = 0;
-        if (spot == b) {
-            if (priority == 4 || (p->occupied[b] | bit) == FULL)
-                priority -= 2;
-            else if (s->can_win[(unsigned)them[b] << 9 | me[b] | bit])
-                priority -= 3;
-        } else if (p->status[spot] != OPEN) {
-            priority -= 2;
-        } else if (s->can_win[(unsigned)them[spot] << 9 | me[spot]]) {
-            priority -= 3;
-        }
-        out[i] = priority;
-    }
-}
-
-/* -- table ------------------------------------------------------------------------------------- */
-
-/* The entry of a key, as a copy in s->probed (valid until this searcher's next probe), or NULL. */
-static TTEntry *tt_probe(Searcher *s, uint64_t key) {
-    if (s->no_table) return NULL;
-    uint64_t home = key & s->tt_mask;
-    for (int k = 0; k < TT_WINDOW; k++) {
-        TTSlot *e = &s->tt[(home + k) & s->tt_mask];
-        uint64_t data = load_word(&e->data), check = load_word(&e->check);
-        if (TT_GEN(data) == 0) return NULL;
-        if ((check ^ data) == key) {
-            TTEntry *entry = &s->probed;
-            entry->score = (int32_t)(uint32_t)data;
-            entry->depth = TT_DEPTH(data);
-            entry->flag = (uint8_t)(data >> 40);
-            entry->move = (uint8_t)(data >> 48);
-            entry->gen = TT_GEN(data);
-            return entry;
-        }
-    }
-    return NULL;
-}
-
-/* The key of the position after ``move``, for loading its table slot ahead (order_moves), unless
- * the move closes the board it sends to (its own), which is rare: a wrong guess loads a line for
- * nothing. (The prefetch itself is in the caller: GCC deletes calls of a function that does
- * nothing but prefetch.) */
-static inline uint64_t child_key(const Pos *p, int move) {
-    int spot = move % 9, forced = p->status[spot] == OPEN ? spot : -1;
-    return p->key ^ ZOBRIST_CELL[p->turn][move] ^ ZOBRIST_FORCED[p->forced + 1] ^ ZOBRIST_FORCED[forced + 1];
-}
-
-static void tt_store(Searcher *s, uint64_t key, int depth, int flag, int score, int move) {
-    if (s->no_table) return;
-    uint64_t home = key & s->tt_mask;
-    TTSlot *victim = NULL;
-    int victim_age = -1, victim_depth = 0;
-    for (int k = 0; k < TT_WINDOW; k++) {
-        TTSlot *e = &s->tt[(home + k) & s->tt_mask];
-        uint64_t data = load_word(&e->data), check = load_word(&e->check);
-        if (TT_GEN(data) == 0) {
-            s->tt_count++;
-            victim = e;
-            break;
-        }
-        if ((check ^ data) == key) {
-            victim = e;
-            break;
-        }
-        /* A full window: replace the oldest entry, the shallowest among equally old ones. */
-        int age = (uint8_t)(s->gen - TT_GEN(data)), e_depth = TT_DEPTH(data);
-        if (victim == NULL || age > victim_age || (age == victim_age && e_depth < victim_depth)) {
-            victim = e;
-            victim_age = age;
-            victim_depth = e_depth;
-        }
-        if (k == TT_WINDOW - 1) s->tt_replaced++;
-    }
-    uint64_t data = (uint64_t)(uint32_t)score | (uint64_t)(uint8_t)depth << 32 | (uint64_t)(uint8_t)flag << 40 |
-                    (uint64_t)(uint8_t)move << 48 | (uint64_t)s->gen << 56;
-    store_word(&victim->check, key ^ data);
-    store_word(&victim->data, data);
-}
-
-/* -- search (agent/search.py AlphaBeta) ---------------------------------------------------------- */
-
-/* AlphaBeta._check_limits; also lets Python handle signals (Ctrl-C) now and then, which it cannot
- * do by itself while this code holds the thread. */
-static int check_limits(Searcher *s) {
-    s->next_check = s->nodes + CLOCK_INTERVAL;
-    if (s->leader != NULL) /* a helper (search_team): the team's stop, or the deadline, seen by itself */
-        return load_flag(&s->leader->stop_team) || (s->deadline >= 0 && now_seconds() >= s->deadline);
-    if (s->threads > 1 && load_flag(&s->stop_team)) return 1;       /* a helper failed */
-    if (s->node_limit >= 0 && s->nodes >= s->node_limit) return 1;
-    double now = now_seconds();
-    if (s->deadline >= 0 && now >= s->deadline) return 1;
-    if (now >= s->next_should_stop) {
-        s->next_should_stop = now + s->should_stop_every;
-        int stop = 0;
-        WITH_GIL_BEGIN(s)
-        if (PyErr_CheckSignals() < 0) {
-            stop = -1;
-        } else if (s->should_stop != NULL) {
-            PyObject *answer = PyObject_CallNoArgs(s->should_stop);
-            stop = answer == NULL ? -1 : PyObject_IsTrue(answer);
-            Py_XDECREF(answer);
-        }
-        WITH_GIL_END(s)
-        if (stop < 0) {
-            s->failed = 1;
-            return 1;
-        }
-        if (stop) return 1;
-    }
-    return 0;
-}
-
-/* search._flag: what a score found in the window (alpha, beta) is. */
-static inline int bound_flag(int score, int alpha, int beta) {
-    return score >= beta ? LOWER : score <= alpha ? UPPER : EXACT;
-}
-
-/* Position.max_plies_left: the empty cells of open boards (set_position counts them, pos_push
- * and pos_pop keep the count). */
-static int max_plies_left(const Pos *p) {
-    int left = 0;
-    for (int b = 0; b < 9; b++)
-        if (p->status[b] == OPEN) left += 9 - popcount9(p->occupied[b]);
-    return left;
-}
-
-static inline int terminal_score(int winner, int turn, int ply) {
-    if (winner == turn) return WIN_SCORE - ply;
-    if (winner == 1 - turn) return -(WIN_SCORE - ply);
-    return 0;
-}
-
-typedef struct {
-    int priority;
-    long long history;
-    int move;
-} OrderKey;
-
-/* Histories below 2^48 are sorted packed into one integer with the move (order_moves); a game
- * would need billions of cut-offs to reach it, but beyond it the three-key sort still runs (build
- * with -DHISTORY_PACKED_BITS=0 to run it wherever a history is not 0: scripts/bench_core_ratio.py
- * --old on that build finds the same trees). */
-#ifndef HISTORY_PACKED_BITS
-#define HISTORY_PACKED_BITS 48
-#endif
-
-/* A node's moves in AlphaBeta._ordered's order, placed one at a time as the search asks for them
- * (order_next): most nodes cut off after two or three of their moves, and sorting the rest of up
- * to 60 moves was a tenth of the search's time. */
-typedef struct {
-    uint8_t moves[81]; /* the order, placed up to ``placed`` */
-    uint64_t keys[81]; /* the packed keys of the moves after the front ones, not yet placed from
-                        * keys[placed - nfront] on: distinct, so picking the largest each time
-                        * gives the order of a full sort, ties included */
-    int n, nfront, placed;
-} MoveOrder;
-
-/* pos_moves' condition for one move: is ``m`` among the legal moves (the game not over)? */
-static inline int legal_move(const Pos *p, int m) {
-    if (m < 0 || m >= 81) return 0;
-    int b = m / 9;
-    return (p->forced >= 0 ? b == p->forced : p->status[b] == OPEN) && !(p->occupied[b] >> (m % 9) & 1);
-}
-
-/* AlphaBeta._ordered: the table's move, then the killers, then tactics (at depth >= 2) and
- * history; Python's sorts are mirrored exactly, ties included. Returns the number of moves. */
-static int order_moves(Searcher *s, int depth, int tt_move, int ply, MoveOrder *o) {
-    const Pos *p = &s->pos;
-    uint8_t moves[81];
-    int n = pos_moves(p, moves);
-    o->n = n;
-    o->nfront = 0;
-    if (n <= 1) {
-        if (n == 1) o->moves[0] = moves[0];
-        o->placed = n;
-        return n;
-    }
-    int candidates[3] = {tt_move, s->killers[ply][0], s->killers[ply][1]};
-    for (int c = 0; c < 3; c++) {
-        int m = candidates[c], dup = 0;
-        for (int f = 0; f < o->nfront; f++) dup |= o->moves[f] == m;
-        if (!dup && legal_move(p, m)) o->moves[o->nfront++] = (uint8_t)m;
-    }
-    int front0 = o->nfront > 0 ? o->moves[0] : -1, front1 = o->nfront > 1 ? o->moves[1] : -1,
-        front2 = o->nfront > 2 ? o->moves[2] : -1;
-    const long long *hist = s->history[p->turn];
-    long long any = 0;
-    /* The children probe the table (depth >= 2): a probe's cache miss was most of its cost
-     * (scripts/profile_core.sh), and their slots now load while the moves are ordered. */
-    for (int i = 0; i < n; i++) {
-        if (depth >= 2) PREFETCH(&s->tt[child_key(p, moves[i]) & s->tt_mask]);
-        any |= hist[moves[i]];
-    }
-    int priorities[81];
-    if (depth >= 2) move_priority(s, moves, n, priorities);
-    if (!(any >> HISTORY_PACKED_BITS)) {
-        /* One integer per move, larger first: (priority, history, move) at depth >= 2, all three
-         * descending; (history, -position) below, which keeps equal histories in their order as
-         * the stable sort does. Histories are never negative and, below 2^48, fit. */
-        int k = 0;
-        for (int i = 0; i < n; i++) {
-            int m = moves[i];
-            if (m == front0 || m == front1 || m == front2) continue;
-            o->keys[k++] = depth >= 2 ? (uint64_t)(priorities[i] + 8) << 56 | (uint64_t)hist[m] << 8 | (uint64_t)m
-                                      : (uint64_t)hist[m] << 16 | (uint64_t)(255 - i) << 8 | (uint64_t)m;
-        }
-        o->placed = o->nfront;
-        return n;
-    }
-    if (depth >= 2) {
-        /* sorted(zip(priorities, history, moves), reverse=True): all three descending */
-        OrderKey keys[81];
-        for (int i = 0; i < n; i++) {
-            OrderKey k = {priorities[i], hist[moves[i]], moves[i]};
-            int j = i;
-            while (j > 0 && (keys[j - 1].priority < k.priority ||
-                             (keys[j - 1].priority == k.priority &&
-                              (keys[j - 1].history < k.history ||
-                               (keys[j - 1].history == k.history && keys[j - 1].move < k.move))))) {
-                keys[j] = keys[j - 1];
-                j--;
-            }
-            keys[j] = k;
-        }
-        for (int i = 0; i < n; i++) moves[i] = (uint8_t)keys[i].move;
-    } else {
-        /* sorted(moves, key=history, reverse=True): stable, so equal histories keep their order */
-        for (int i = 1; i < n; i++) {
-            uint8_t m = moves[i];
-            long long h = hist[m];
-            int j = i;
-            while (j > 0 && hist[moves[j - 1]] < h) {
-                moves[j] = moves[j - 1];
-                j--;
-            }
-            moves[j] = m;
-        }
-    }
-    int k = o->nfront;
-    for (int i = 0; i < n; i++)
-        if (moves[i] != front0 && moves[i] != front1 && moves[i] != front2) o->moves[k++] = moves[i];
-    o->placed = n;
-    return n;
-}
-
-/* The i-th move of the order; asked for as i = 0, 1, 2... */
-static inline int order_next(MoveOrder *o, int i) {
-    if (i < o->placed) return o->moves[i];
-    uint64_t *keys = o->keys + (i - o->nfront);
-    int rest = o->n - i, best = 0;
-    for (int j = 1; j < rest; j++)
-        if (keys[j] > keys[best]) best = j;
-    uint64_t key = keys[best];
-    keys[best] = keys[0];
-    keys[0] = key;
-    o->moves[i] = (uint8_t)key;
-    o->placed = i + 1;
-    return o->moves[i];
-}
-
-static int negamax(Searcher *s, int depth, int alpha, int beta, int ply) {
-    Pos *p = &s->pos;
-    s->nodes++;
-    if (s->nodes >= s->next_check && check_limits(s)) {
-        s->stopped = 1;
-        return 0;
-    }
-    if (p->winner != NO_WINNER) return terminal_score(p->winner, p->turn, ply);
-    int exact = 0;
-    if (s->solve) {
-        int left = p->left;
-        if (left <= s->solve) { /* few plies left: search them all, unreduced, and know the result */
-            exact = 1;
-            if (depth < left) depth = left;
-        }
-    }
-    if (depth <= 0) return evaluate(s);
-
-    uint64_t key = p->key;
-    int tt_move = -1;
-    TTEntry *entry = tt_probe(s, key);
-    if (entry != NULL) {
-        tt_move = entry->move;
-        if (entry->depth >= depth) {
-            int e_score = entry->score;
-            if (e_score > PROVEN_SCORE)
-                e_score -= ply;
-            else if (e_score < -PROVEN_SCORE)
-                e_score += ply;
-            if (entry->flag == EXACT) return e_score;
-            if (entry->flag == LOWER) {
-                if (e_score >= beta) return e_score;
-            } else if (e_score <= alpha) {
-                return e_score;
-            }
-        }
-    }
-
-    MoveOrder order;
-    int n = order_moves(s, depth, tt_move, ply, &order);
-    int original_alpha = alpha;
-    int best_score = -INFINITY_SCORE, best_move = order_next(&order, 0);
-
-    if (depth == 1) {
-        /* Children are leaves: evaluated here, as in the Python search. */
-        int child_ply = ply + 1;
-        for (int i = 0; i < n; i++) {
-            int move = order_next(&order, i), score;
-            pos_push(p, move);
-            s->nodes++;
-            if (p->winner == NO_WINNER)
-                score = -evaluate(s);
-            else
-                score = -terminal_score(p->winner, p->turn, child_ply);
-            pos_pop(p);
-            if (s->stopped) return 0; /* the memo function failed */
-            if (score > best_score) {
-                best_score = score;
-                best_move = move;
-                if (score > alpha) {
-                    alpha = score;
-                    if (score >= beta) break;
-                }
-            }
-        }
-    } else {
-        int inexact = s->reduce && !exact;
-        int reduce_from = inexact && s->lmr && depth >= LMR_MIN_DEPTH ? LMR_FIRST_MOVE : n;
-        int deep_from = inexact && s->lmr >= 2 && depth >= LMR_DEEP_DEPTH ? LMR_DEEP_MOVE : n;
-        for (int i = 0; i < n; i++) {
-            int move = order_next(&order, i), score;
-            pos_push(p, move);
-            if (i == 0) {
-                score = -negamax(s, depth - 1, -beta, -alpha, ply + 1);
-            } else {
-                int reduced = i < reduce_from ? depth - 1 : i >= deep_from ? depth - 3 : depth - 2;
-                score = -negamax(s, reduced, -alpha - 1, -alpha, ply + 1);
-                if (!s->stopped && reduced < depth - 1 && score > alpha)
-                    score = -negamax(s, depth - 1, -alpha - 1, -alpha, ply + 1);
-                if (!s->stopped && alpha < score && score < beta)
-                    score = -negamax(s, depth - 1, -beta, -score, ply + 1);
-            }
-            pos_pop(p);
-            if (s->stopped) return 0;
-            if (score > best_score) {
-                best_score = score;
-                best_move = move;
-                if (score > alpha) {
-                    alpha = score;
-                    if (score >= beta) break;
-                }
-            }
-        }
-    }
-
-    int flag = bound_flag(best_score, original_alpha, beta);
-    if (flag == LOWER) {
-        int *killers = s->killers[ply];
-        if (killers[0] != best_move) {
-            killers[1] = killers[0];
-            killers[0] = best_move;
-        }
-        s->history[p->turn][best_move] += (long long)depth * depth;
-    }
-    int stored = best_score;
-    if (stored > PROVEN_SCORE)
-        stored += ply;
-    else if (stored < -PROVEN_SCORE)
-        stored -= ply;
-    tt_store(s, key, depth, flag, stored, best_move);
-    return best_score;
-}
-
-/* AlphaBeta._root in the window (alpha, beta): returns 0 when the search stopped (root_best may
- * hold a proven-better move). */
-static int search_root(Searcher *s, const uint8_t *moves, int n, int depth, int alpha, int beta, int *out_score,
-                       int *out_move) {
-    Pos *p = &s->pos;
-    int original_alpha = alpha;
-    int best_move = moves[0], best_score = -INFINITY_SCORE, first_score = 0;
-    for (int i = 0; i < n; i++) {
-        int move = moves[i], score;
-        pos_push(p, move);
-        if (i == 0) {
-            score = -negamax(s, depth - 1, -beta, -alpha, 1);
-            first_score = score;
-        } else {
-            score = -negamax(s, depth - 1, -alpha - 1, -alpha, 1);
-            if (!s->stopped && score > alpha) {
-                score = -negamax(s, depth - 1, -beta, -alpha, 1);
-                if (!s->stopped && score > first_score) {
-                    s->root_best_valid = 1;
-                    s->root_best_move = move;
-                    s->root_best_score = score;
-                }
-            }
-        }
-        pos_pop(p);
-        if (s->stopped) return 0;
-        if (score > best_score) {
-            best_score = score;
-            best_move = move;
-            if (score > alpha) {
-                alpha = score;
-                if (score >= beta) break;
-            }
-        }
-    }
-    tt_store(s, p->key, depth, bound_flag(best_score, original_alpha, beta), best_score, best_move);
-    *out_score = best_score;
-    *out_move = best_move;
-    return 1;
-}
 
 /* -- threads (Lazy SMP) ------------------------------------------------------------------------- */
 
@@ -1116,31 +381,31 @@ static int search_root(Searcher *s, const uint8_t *moves, int n, int depth, int 
  * search gains: bounds and best moves of positions it has yet to reach. */
 static void run_helper(void *helper) {
     Helper *h = (Helper *)helper;
-    Searcher *s = &h->s;
-    int score, move, last = 81 - s->pos.ply; /* deeper than the game can last finds nothing more */
+    Search *search = &h->search;
+    int score, move, last = 81 - search->pos.ply; /* deeper than the game can last finds nothing more */
     for (int depth = h->depth; depth <= last && depth < MAX_PLY; depth++)
-        if (!search_root(s, h->moves, h->n, depth, -INFINITY_SCORE, INFINITY_SCORE, &score, &move)) break;
+        if (!core_search_root(search, h->moves, h->n, depth, -INFINITY_SCORE, INFINITY_SCORE, &score, &move)) break;
 }
 
-/* root() with threads: the main thread searches ``depth`` in the window exactly as search_root
- * does, while threads - 1 helpers search the same root in the full window, sharing the table,
- * half of them at the same depth and half one deeper (a helper at the same depth saved the main
- * thread more nodes to each depth than one a ply deeper: scripts/bench_threads.py); the main
- * thread's result is returned. The helpers
- * are copies of the searcher made here and joined before this returns, whatever ended the main
- * search, so none outlives it; they stop within a clock interval of it (or of the deadline). One
- * thread, no table, or a depth too shallow to be worth threads: search_root. */
+/* root() with threads: the main thread searches ``depth`` in the window exactly as
+ * core_search_root does, while threads - 1 helpers search the same root in the full window,
+ * sharing the table, half of them at the same depth and half one deeper (a helper at the same
+ * depth saved the main thread more nodes to each depth than one a ply deeper:
+ * scripts/bench_threads.py); the main thread's result is returned. The helpers are copies of the
+ * search made here and joined before this returns, whatever ended the main search, so none
+ * outlives it; they stop within a clock interval of it (or of the deadline). One thread, no table,
+ * or a depth too shallow to be worth threads: core_search_root. */
 static int search_team(Searcher *s, const uint8_t *moves, int n, int depth, int alpha, int beta, int *out_score,
                        int *out_move) {
-    if (s->threads <= 1 || s->no_table || depth < HELPER_MIN_DEPTH)
-        return search_root(s, moves, n, depth, alpha, beta, out_score, out_move);
+    if (s->threads <= 1 || s->search.no_table || depth < HELPER_MIN_DEPTH)
+        return core_search_root(&s->search, moves, n, depth, alpha, beta, out_score, out_move);
     int started = 0;
     for (int k = 1; k < s->threads; k++) {
         Helper *h = &s->helpers[k - 1];
-        Searcher *copy = &h->s;
-        memcpy(copy, s, sizeof *s); /* the position, history, killers; pointers to the shared tables */
-        copy->leader = s;
-        copy->thread = NULL;
+        Search *copy = &h->search;
+        memcpy(copy, &s->search, sizeof *copy); /* the position, history, killers; pointers to the shared tables */
+        copy->helper = 1;
+        copy->team_stop = &s->stop_team;
         copy->nodes = copy->tt_count = copy->tt_replaced = 0;
         copy->next_check = CLOCK_INTERVAL;
         copy->stopped = copy->failed = 0;
@@ -1150,14 +415,14 @@ static int search_team(Searcher *s, const uint8_t *moves, int n, int depth, int 
         if (!thread_start(&h->thread, h)) break; /* no more threads to be had: search with those started */
         started++;
     }
-    int done = search_root(s, moves, n, depth, alpha, beta, out_score, out_move);
+    int done = core_search_root(&s->search, moves, n, depth, alpha, beta, out_score, out_move);
     store_flag(&s->stop_team, 1);
     for (int k = 0; k < started; k++) {
-        Searcher *copy = &s->helpers[k].s;
+        Search *copy = &s->helpers[k].search;
         thread_join(s->helpers[k].thread);
         s->helper_nodes += copy->nodes;
-        s->tt_count += copy->tt_count;
-        s->tt_replaced += copy->tt_replaced;
+        s->search.tt_count += copy->tt_count;
+        s->search.tt_replaced += copy->tt_replaced;
     }
     store_flag(&s->stop_team, 0);
     return done;
@@ -1189,14 +454,13 @@ static void raise_exception(PyObject *error) {
 
 /* A helper's Python call raised (GIL held): keep the first exception for root() to raise, and stop
  * the team. */
-static void keep_helper_error(Searcher *helper) {
-    Searcher *leader = helper->leader;
+static void keep_helper_error(Searcher *owner) {
     PyObject *error = take_exception();
-    if (leader->helper_error == NULL)
-        leader->helper_error = error;
+    if (owner->helper_error == NULL)
+        owner->helper_error = error;
     else
         Py_XDECREF(error);
-    store_flag(&leader->stop_team, 1);
+    store_flag(&owner->stop_team, 1);
 }
 
 /* -- Python interface --------------------------------------------------------------------------- */
@@ -1238,7 +502,7 @@ static void let_go(Searcher *s) {
 
 static int check_ready(Searcher *s, const char *name) {
     if (!check_idle(s, name)) return 0;
-    if (s->tt == NULL) {
+    if (s->search.tt == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "Searcher is not initialised");
         return 0;
     }
@@ -1247,7 +511,7 @@ static int check_ready(Searcher *s, const char *name) {
 
 static int check_evaluation(Searcher *s, const char *name) {
     if (!check_ready(s, name)) return 0;
-    if (s->eval_kind == EVAL_NONE) {
+    if (s->search.eval_kind == EVAL_NONE) {
         PyErr_SetString(PyExc_RuntimeError, "no evaluation: call set_classic or set_fitted first");
         return 0;
     }
@@ -1257,7 +521,7 @@ static int check_evaluation(Searcher *s, const char *name) {
 static int zobrist_ready = 0;
 
 /* set_zobrist(cell_x, cell_o, forced): agent.rules' keys, 81, 81 and 10 ints 0 to 2**64-1. */
-static PyObject *core_set_zobrist(PyObject *module, PyObject *args) {
+static PyObject *module_set_zobrist(PyObject *module, PyObject *args) {
     PyObject *tables[3];
     static const char *names[3] = {"ZOBRIST_CELL[0]", "ZOBRIST_CELL[1]", "ZOBRIST_FORCED"};
     static const Py_ssize_t sizes[3] = {81, 81, 10};
@@ -1274,9 +538,7 @@ static PyObject *core_set_zobrist(PyObject *module, PyObject *args) {
         PyErr_SetString(PyExc_RuntimeError, "set_zobrist refused: a searcher is running and its keys may not change");
         return NULL;
     }
-    memcpy(ZOBRIST_CELL[0], keys[0], sizeof ZOBRIST_CELL[0]);
-    memcpy(ZOBRIST_CELL[1], keys[1], sizeof ZOBRIST_CELL[1]);
-    memcpy(ZOBRIST_FORCED, keys[2], sizeof ZOBRIST_FORCED);
+    core_set_zobrist(keys[0], keys[1], keys[2]);
     zobrist_ready = 1;
     Py_RETURN_NONE;
 }
@@ -1284,13 +546,13 @@ static PyObject *core_set_zobrist(PyObject *module, PyObject *args) {
 static void Searcher_dealloc(Searcher *s) {
     Py_XDECREF(s->memo_fn);
     Py_XDECREF(s->should_stop);
-    PyMem_RawFree(s->can_win);
-    PyMem_RawFree(s->local);
-    free(s->memo);
-    PyMem_RawFree(s->chance);
-    PyMem_RawFree(s->mover);
-    PyMem_RawFree(s->waiter);
-    if (s->tt != NULL) tt_free(s->tt, s->tt_mapped);
+    PyMem_RawFree(s->search.can_win);
+    PyMem_RawFree(s->search.local);
+    free(s->search.memo);
+    PyMem_RawFree(s->search.chance);
+    PyMem_RawFree(s->search.mover);
+    PyMem_RawFree(s->search.waiter);
+    if (s->search.tt != NULL) tt_free(s->search.tt, s->tt_mapped);
     free(s->helpers);
     Py_XDECREF(s->helper_error);
     Py_TYPE(s)->tp_free((PyObject *)s);
@@ -1315,23 +577,12 @@ static void *copy_buffer(PyObject *obj, Py_ssize_t size, const char *what) {
 #define TABLE_BYTES ((Py_ssize_t)sizeof(int32_t) << 18)
 #define MAX_TT_SLOTS (1LL << 32) /* 64 GiB of table */
 
-/* What AlphaBeta.iterate resets before the first depth: limits, node count, killers; the history is
- * aged and the table's generation moves on. The callable is swapped in last: dropping the old one
- * may run Python code. */
+/* core_start_search, and the limit's should_stop swapped in last: dropping the old one may run
+ * Python code. */
 static void start_search(Searcher *s, double now, double deadline, long long node_limit, PyObject *should_stop,
                          double poll_seconds) {
-    s->deadline = deadline;
-    s->node_limit = node_limit;
-    s->should_stop_every = poll_seconds;
-    s->next_should_stop = now + poll_seconds;
-    s->nodes = 0;
+    core_start_search(&s->search, now, deadline, node_limit, poll_seconds);
     s->helper_nodes = 0;
-    s->next_check = CLOCK_INTERVAL;
-    for (int t = 0; t < 2; t++)
-        for (int m = 0; m < 81; m++) s->history[t][m] >>= s->age; /* old cut-offs must not dominate */
-    for (int i = 0; i < MAX_PLY; i++) s->killers[i][0] = s->killers[i][1] = -1;
-    s->gen = (uint8_t)(s->gen + 1);
-    if (s->gen == 0) s->gen = 1; /* 0 marks an empty slot */
     Py_XINCREF(should_stop);
     Py_XSETREF(s->should_stop, should_stop);
 }
@@ -1348,7 +599,7 @@ static int Searcher_init(Searcher *s, PyObject *args, PyObject *kwargs) {
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OO", names, &can_win_arg, &slots_arg, &prefault_arg,
                                      &threads_arg))
         return -1;
-    if (s->tt != NULL) {
+    if (s->search.tt != NULL) {
         PyErr_SetString(PyExc_RuntimeError, "Searcher is already initialised");
         return -1;
     }
@@ -1388,19 +639,17 @@ static int Searcher_init(Searcher *s, PyObject *args, PyObject *kwargs) {
         PyMem_RawFree(can_win);
         return -1;
     }
-    s->can_win = can_win;
-    s->tt = tt;
+    s->search.can_win = can_win;
+    s->search.tt = tt;
     s->tt_mapped = tt_mapped;
     s->threads = (int)threads;
     s->helpers = helpers;
-    s->tt_mask = (uint64_t)slots - 1;
-    s->no_table = tt_slots == 0;
-    s->eval_kind = EVAL_NONE;
-    s->pos.winner = NO_WINNER;
-    s->pos.forced = -1;
-    s->pos.drawn_lines_tie = 1;
-    s->pos.key = ZOBRIST_FORCED[0];
-    s->age = 3; /* search.PLAIN until set_features */
+    s->search.tt_mask = (uint64_t)slots - 1;
+    s->search.no_table = tt_slots == 0;
+    core_init_search(&s->search);
+    s->search.hooks = &PYTHON_HOOKS;
+    s->search.host = s;
+    s->search.team_stop = threads > 1 ? &s->stop_team : NULL;
     start_search(s, now_seconds(), -1, -1, NULL, 0.01); /* no limits until new_search */
     return 0;
 }
@@ -1429,20 +678,15 @@ static PyObject *Searcher_set_classic(Searcher *s, PyObject *args) {
         PyMem_RawFree(given);
         return PyErr_NoMemory();
     }
-    long long local_max = 0;
-    for (int i = 0; i < 1 << 18; i++)
-        if (llabs(given[i]) > local_max) local_max = llabs(given[i]);
-    for (unsigned x = 0; x < 512; x++) /* re-indexed by X's pattern (Pos.pattern[0]) */
-        for (unsigned o = 0; o < 512; o++)
-            if (!(x & o)) local[TERNARY[x] + 2 * TERNARY[o]] = given[x << 9 | o];
+    long long local_max = core_index_local(local, given);
     PyMem_RawFree(given);
-    PyMem_RawFree(s->local);
-    s->local = local;
-    free(s->memo);
-    s->memo = memo;
-    s->local_max = local_max;
-    s->free_move = free_move;
-    s->eval_kind = EVAL_CLASSIC;
+    PyMem_RawFree(s->search.local);
+    s->search.local = local;
+    free(s->search.memo);
+    s->search.memo = memo;
+    s->search.local_max = local_max;
+    s->search.free_move = free_move;
+    s->search.eval_kind = EVAL_CLASSIC;
     Py_INCREF(memo_fn);
     Py_XSETREF(s->memo_fn, memo_fn); /* last: dropping the old memo may run Python code */
     Py_RETURN_NONE;
@@ -1458,7 +702,7 @@ static PyObject *Searcher_set_fitted(Searcher *s, PyObject *args) {
     static const char *names[3] = {"chance", "mover", "waiter"};
     static const char *weight_names[5] = {"scale", "line", "board", "tempo", "free_move"};
     static const long long lows[5] = {1, 0, 0, -EVAL_LIMIT, -EVAL_LIMIT};
-    static const long long highs[5] = {100000, EVAL_LIMIT, EVAL_LIMIT, EVAL_LIMIT, EVAL_LIMIT};
+    static const long long highs[5] = {FITTED_MAX_SCALE, EVAL_LIMIT, EVAL_LIMIT, EVAL_LIMIT, EVAL_LIMIT};
     long long w[5];
     if (!check_ready(s, "set_fitted")) return NULL;
     if (!PyArg_ParseTuple(args, "OOOOOOOO", &sources[0], &sources[1], &sources[2], &weight_args[0],
@@ -1466,46 +710,42 @@ static PyObject *Searcher_set_fitted(Searcher *s, PyObject *args) {
         return NULL;
     for (int k = 0; k < 5; k++)
         if (!read_int(weight_args[k], lows[k], highs[k], weight_names[k], -1, &w[k])) return NULL;
-    long long q = w[0], line = w[1], board = w[2], tempo = w[3], free_move = w[4];
-    long long bound = 8 * line + 9 * board + llabs(tempo) + llabs(free_move);
-    if (bound > EVAL_LIMIT) {
-        PyErr_Format(PyExc_ValueError, "the weights could take scores to %lld, beyond 2**30", bound);
-        return NULL;
-    }
-    if (line > LLONG_MAX / (8 * q * q * q)) {
-        PyErr_Format(PyExc_ValueError, "line %lld with scale %lld: line * 8 * scale**3 is beyond 64 bits", line, q);
-        return NULL;
-    }
+    long long q = w[0], line = w[1], board = w[2], tempo = w[3], free_move = w[4], detail[3];
     int32_t *pattern[3] = {NULL, NULL, NULL};
     int ok = 1;
-    hold(s, "set_fitted");
-    for (int k = 0; k < 3 && ok; k++)
-        ok = (pattern[k] = copy_buffer(sources[k], PATTERNS * (Py_ssize_t)sizeof(int32_t), names[k])) != NULL;
-    let_go(s);
-    for (int k = 0; k < 3 && ok; k++)
-        for (int i = 0; i < PATTERNS && ok; i++)
-            if (pattern[k][i] < 0 || pattern[k][i] > q) {
-                PyErr_Format(PyExc_ValueError, "%s[%d] must be 0 to %lld, got %d", names[k], i, q, (int)pattern[k][i]);
-                ok = 0;
-            }
+    for (int pass = 0; pass < 2 && ok; pass++) { /* the weights, then the tables they bound */
+        switch (core_check_fitted(q, line, board, tempo, free_move, pattern, detail)) {
+        case FITTED_BOUND:
+            PyErr_Format(PyExc_ValueError, "the weights could take scores to %lld, beyond 2**30", detail[0]);
+            return NULL;
+        case FITTED_LINE_RANGE:
+            PyErr_Format(PyExc_ValueError, "line %lld with scale %lld: line * 8 * scale**3 is beyond 64 bits", line, q);
+            return NULL;
+        case FITTED_TABLE_VALUE:
+            PyErr_Format(PyExc_ValueError, "%s[%d] must be 0 to %lld, got %d", names[detail[0]], (int)detail[1], q,
+                         (int)detail[2]);
+            ok = 0;
+            break;
+        }
+        if (pass == 0) {
+            hold(s, "set_fitted");
+            for (int k = 0; k < 3 && ok; k++)
+                ok = (pattern[k] = copy_buffer(sources[k], PATTERNS * (Py_ssize_t)sizeof(int32_t), names[k])) != NULL;
+            let_go(s);
+        }
+    }
     if (!ok) {
         for (int k = 0; k < 3; k++) PyMem_RawFree(pattern[k]);
         return NULL;
     }
     /* Kept in pattern order: Pos.pattern[mover] is FittedEvaluator's index of a board, and
      * Pos.pattern[other] the index of the same board seen by the other player. */
-    int32_t **slots[3] = {&s->chance, &s->mover, &s->waiter};
+    int32_t **slots[3] = {&s->search.chance, &s->search.mover, &s->search.waiter};
     for (int k = 0; k < 3; k++) {
         PyMem_RawFree(*slots[k]);
         *slots[k] = pattern[k];
     }
-    s->q = q;
-    s->q3 = q * q * q;
-    s->w_line = line;
-    s->w_board = board;
-    s->w_tempo = tempo;
-    s->w_free_move = free_move;
-    s->eval_kind = EVAL_FITTED;
+    core_use_fitted(&s->search, q, line, board, tempo, free_move);
     Py_RETURN_NONE;
 }
 
@@ -1530,61 +770,44 @@ static PyObject *Searcher_set_position(Searcher *s, PyObject *args) {
         !read_key(a[6], "key", -1, &key) || !read_int(a[7], 0, 81, "ply", -1, &ply) ||
         !read_int(a[8], 0, 1, "drawn_lines_tie", -1, &drawn_lines_tie))
         return NULL;
-    Pos p;
-    memset(&p, 0, sizeof p);
-    int marks[2] = {0, 0};
+    uint16_t cells[2][9];
+    uint8_t states[9];
     for (int b = 0; b < 9; b++) {
-        unsigned x = (unsigned)masks[0][b], o = (unsigned)masks[1][b];
-        if (x & o) return PyErr_Format(PyExc_ValueError, "board %d: X and O both hold a cell", b);
-        if (WINS[x] && WINS[o]) return PyErr_Format(PyExc_ValueError, "board %d: both X and O have a line", b);
-        int state = WINS[x] ? 1 : WINS[o] ? 2 : (x | o) == FULL ? DRAWN : OPEN;
-        if (status[b] != state)
-            return PyErr_Format(PyExc_ValueError, "status[%d] is %d (%s) but the board's cells make it %d (%s)", b,
-                                (int)status[b], STATUS_NAMES[status[b]], state, STATUS_NAMES[state]);
-        p.masks[0][b] = (uint16_t)x;
-        p.masks[1][b] = (uint16_t)o;
-        p.occupied[b] = (uint16_t)(x | o);
-        p.pattern[0][b] = (uint16_t)(TERNARY[x] + 2 * TERNARY[o]);
-        p.pattern[1][b] = (uint16_t)(TERNARY[o] + 2 * TERNARY[x]);
-        p.status[b] = (uint8_t)state;
-        p.status_code += (uint32_t)state * POW4[b];
-        if (state == 1) p.won[0] |= (uint16_t)(1u << b);
-        if (state == 2) p.won[1] |= (uint16_t)(1u << b);
-        if (state == DRAWN) p.drawn |= (uint16_t)(1u << b);
-        marks[0] += popcount9(x);
-        marks[1] += popcount9(o);
+        cells[0][b] = (uint16_t)masks[0][b];
+        cells[1][b] = (uint16_t)masks[1][b];
+        states[b] = (uint8_t)status[b];
     }
-    if (marks[0] - marks[1] != 0 && marks[0] - marks[1] != 1)
+    Pos p;
+    int d[3];
+    switch (core_check_position(&p, cells, states, (int)forced, (int)turn, (int)winner, key, (int)ply,
+                                (int)drawn_lines_tie, d)) {
+    case POSITION_OK:
+        break;
+    case POSITION_BOTH_HOLD_A_CELL:
+        return PyErr_Format(PyExc_ValueError, "board %d: X and O both hold a cell", d[0]);
+    case POSITION_BOTH_HAVE_A_LINE:
+        return PyErr_Format(PyExc_ValueError, "board %d: both X and O have a line", d[0]);
+    case POSITION_STATUS:
+        return PyErr_Format(PyExc_ValueError, "status[%d] is %d (%s) but the board's cells make it %d (%s)", d[0],
+                            d[1], STATUS_NAMES[d[1]], d[2], STATUS_NAMES[d[2]]);
+    case POSITION_MARK_COUNT:
         return PyErr_Format(PyExc_ValueError, "X holds %d cells and O %d: X moves first, so X holds as many as O "
-                            "or one more", marks[0], marks[1]);
-    if (turn != marks[0] - marks[1])
-        return PyErr_Format(PyExc_ValueError, "turn is %d but X holds %d cells and O %d", (int)turn, marks[0], marks[1]);
-    if (ply != marks[0] + marks[1])
-        return PyErr_Format(PyExc_ValueError, "ply is %d but %d cells are held", (int)ply, marks[0] + marks[1]);
-    if (forced >= 0 && p.status[forced] != OPEN)
-        return PyErr_Format(PyExc_ValueError, "forced board %d is not open", (int)forced);
-    if (WINS[p.won[0]] && WINS[p.won[1]])
+                            "or one more", d[0], d[1]);
+    case POSITION_TURN:
+        return PyErr_Format(PyExc_ValueError, "turn is %d but X holds %d cells and O %d", d[0], d[1], d[2]);
+    case POSITION_PLY:
+        return PyErr_Format(PyExc_ValueError, "ply is %d but %d cells are held", d[0], d[1]);
+    case POSITION_FORCED_NOT_OPEN:
+        return PyErr_Format(PyExc_ValueError, "forced board %d is not open", d[0]);
+    case POSITION_BOTH_WON_GLOBALLY:
         return PyErr_Format(PyExc_ValueError, "both X and O have three boards in a line");
-    p.drawn_lines_tie = (int)drawn_lines_tie;
-    p.left = max_plies_left(&p);
-    int result = WINS[p.won[0]] ? 0 : WINS[p.won[1]] ? 1 : (p.drawn_lines_tie && WINS[p.drawn]) ? TIE
-               : (p.won[0] | p.won[1] | p.drawn) == FULL ? decided_result(&p) : NO_WINNER;
-    if (winner != result)
-        return PyErr_Format(PyExc_ValueError, "winner says %s but the boards say %s", RESULT_NAMES[winner + 1],
-                            RESULT_NAMES[result + 1]);
-    uint64_t expected = ZOBRIST_FORCED[forced + 1];
-    for (int b = 0; b < 9; b++)
-        for (int player = 0; player < 2; player++)
-            for (int spot = 0; spot < 9; spot++)
-                if (p.masks[player][b] >> spot & 1) expected ^= ZOBRIST_CELL[player][b * 9 + spot];
-    if (key != expected)
+    case POSITION_WINNER:
+        return PyErr_Format(PyExc_ValueError, "winner says %s but the boards say %s", RESULT_NAMES[d[0]],
+                            RESULT_NAMES[d[1]]);
+    default:
         return PyErr_Format(PyExc_ValueError, "key is not the Zobrist hash of the cells and the forced board");
-    p.forced = (int)forced;
-    p.turn = (int)turn;
-    p.winner = (int)winner;
-    p.key = key;
-    p.ply = (int)ply;
-    s->pos = p;
+    }
+    s->search.pos = p;
     Py_RETURN_NONE;
 }
 
@@ -1637,9 +860,9 @@ static PyObject *Searcher_set_features(Searcher *s, PyObject *seq) {
     if (items == NULL) return NULL;
     for (int i = 0; i < FEATURES; i++)
         if (!read_int(items[i], 0, highest[i], names[i], -1, &v[i])) return NULL;
-    s->lmr = (int)v[1];
-    s->age = (int)v[2];
-    s->solve = (int)v[3];
+    s->search.lmr = (int)v[1];
+    s->search.age = (int)v[2];
+    s->search.solve = (int)v[3];
     Py_RETURN_NONE;
 }
 
@@ -1672,7 +895,7 @@ static PyObject *Searcher_root(Searcher *s, PyObject *args) {
         !read_int(reduce_arg, 0, 1, "reduce", -1, &reduce))
         return NULL;
     uint8_t legal[81];
-    int n_legal = pos_moves(&s->pos, legal);
+    int n_legal = core_legal_moves(&s->search.pos, legal);
     for (int i = 0; i < n; i++) {
         int ok = 0;
         for (int j = 0; j < n_legal; j++) ok |= legal[j] == moves[i];
@@ -1682,10 +905,10 @@ static PyObject *Searcher_root(Searcher *s, PyObject *args) {
         }
     }
     int score = 0, move = -1, done;
-    s->stopped = 0;
-    s->failed = 0;
-    s->root_best_valid = 0;
-    s->reduce = (int)reduce;
+    s->search.stopped = 0;
+    s->search.failed = 0;
+    s->search.root_best_valid = 0;
+    s->search.reduce = (int)reduce;
     hold(s, "root");
     s->thread = PyEval_SaveThread();
     done = search_team(s, moves, n, (int)depth, (int)alpha, (int)beta, &score, &move);
@@ -1695,28 +918,28 @@ static PyObject *Searcher_root(Searcher *s, PyObject *args) {
     if (s->helper_error != NULL) { /* a helper's call of the memo raised: raised here, unless the main one did */
         PyObject *error = s->helper_error;
         s->helper_error = NULL;
-        if (s->failed)
+        if (s->search.failed)
             Py_DECREF(error);
         else
             raise_exception(error);
-        s->failed = 1;
+        s->search.failed = 1;
     }
-    if (s->failed) return NULL; /* a Python callback raised; its exception is set */
+    if (s->search.failed) return NULL; /* a Python callback raised; its exception is set */
     if (!done) Py_RETURN_NONE;
     return Py_BuildValue("ii", score, move);
 }
 
 static PyObject *Searcher_get_root_best(Searcher *s, void *closure) {
     if (!check_idle(s, "root_best")) return NULL;
-    if (!s->root_best_valid) Py_RETURN_NONE;
-    return Py_BuildValue("ii", s->root_best_move, s->root_best_score);
+    if (!s->search.root_best_valid) Py_RETURN_NONE;
+    return Py_BuildValue("ii", s->search.root_best_move, s->search.root_best_score);
 }
 
 /* probe(key) -> (depth, flag, score, move) or None, like AlphaBeta.tt.get(key). */
 static PyObject *Searcher_probe(Searcher *s, PyObject *arg) {
     uint64_t key;
     if (!check_ready(s, "probe") || !read_key(arg, "key", -1, &key)) return NULL;
-    TTEntry *e = tt_probe(s, key);
+    const TTEntry *e = core_probe(&s->search, key);
     if (e == NULL) Py_RETURN_NONE;
     return Py_BuildValue("iiii", (int)e->depth, (int)e->flag, (int)e->score, (int)e->move);
 }
@@ -1732,14 +955,14 @@ static PyObject *moves_list(const uint8_t *moves, int n) {
 
 static PyObject *Searcher_evaluate(Searcher *s, PyObject *unused) {
     if (!check_evaluation(s, "evaluate")) return NULL;
-    s->failed = 0;
+    s->search.failed = 0;
     hold(s, "evaluate");
     s->thread = PyEval_SaveThread();
-    int score = evaluate(s);
+    int score = core_evaluate(&s->search);
     PyEval_RestoreThread(s->thread);
     s->thread = NULL;
     let_go(s);
-    if (s->failed) return NULL;
+    if (s->search.failed) return NULL;
     return PyLong_FromLong(score);
 }
 
@@ -1747,7 +970,7 @@ static PyObject *Searcher_move_priority(Searcher *s, PyObject *seq) {
     uint8_t moves[81];
     int n, priorities[81];
     if (!check_ready(s, "move_priority") || !read_moves(seq, moves, &n)) return NULL;
-    move_priority(s, moves, n, priorities);
+    core_move_priority(&s->search, moves, n, priorities);
     PyObject *list = PyList_New(n);
     if (list == NULL) return NULL;
     for (int i = 0; i < n; i++) PyList_SET_ITEM(list, i, PyLong_FromLong(priorities[i]));
@@ -1757,35 +980,21 @@ static PyObject *Searcher_move_priority(Searcher *s, PyObject *seq) {
 static PyObject *Searcher_legal_moves(Searcher *s, PyObject *unused) {
     uint8_t moves[81];
     if (!check_ready(s, "legal_moves")) return NULL;
-    return moves_list(moves, pos_moves(&s->pos, moves));
+    return moves_list(moves, core_legal_moves(&s->search.pos, moves));
 }
 
 static PyObject *Searcher_state(Searcher *s, PyObject *unused) {
     if (!check_idle(s, "state")) return NULL;
-    const Pos *p = &s->pos;
+    const Pos *p = &s->search.pos;
     return Py_BuildValue("iiiKi", p->turn, p->winner, p->forced, (unsigned long long)p->key, p->ply);
-}
-
-static long long perft(Pos *p, int depth) {
-    if (depth == 0 || p->winner != NO_WINNER) return 1;
-    uint8_t moves[81];
-    int n = pos_moves(p, moves);
-    if (depth == 1) return n;
-    long long total = 0;
-    for (int i = 0; i < n; i++) {
-        pos_push(p, moves[i]);
-        total += perft(p, depth - 1);
-        pos_pop(p);
-    }
-    return total;
 }
 
 static PyObject *Searcher_perft(Searcher *s, PyObject *arg) {
     long long depth, total;
-    if (!check_ready(s, "perft") || !read_int(arg, 0, 81 - s->pos.ply, "depth", -1, &depth)) return NULL;
+    if (!check_ready(s, "perft") || !read_int(arg, 0, 81 - s->search.pos.ply, "depth", -1, &depth)) return NULL;
     hold(s, "perft");
     Py_BEGIN_ALLOW_THREADS
-    total = perft(&s->pos, (int)depth);
+    total = core_perft(&s->search.pos, (int)depth);
     Py_END_ALLOW_THREADS
     let_go(s);
     return PyLong_FromLongLong(total);
@@ -1795,28 +1004,28 @@ static PyObject *Searcher_push(Searcher *s, PyObject *arg) {
     long long m;
     if (!check_ready(s, "push") || !read_int(arg, 0, 80, "move", -1, &m)) return NULL;
     uint8_t moves[81];
-    int n = pos_moves(&s->pos, moves), ok = 0;
+    int n = core_legal_moves(&s->search.pos, moves), ok = 0;
     for (int i = 0; i < n; i++) ok |= moves[i] == m;
-    if (!ok || s->pos.sp >= MAX_PLY) {
+    if (!ok || s->search.pos.sp >= MAX_PLY) {
         PyErr_Format(PyExc_ValueError, "move %lld is not legal", m);
         return NULL;
     }
-    pos_push(&s->pos, (int)m);
+    core_push(&s->search.pos, (int)m);
     Py_RETURN_NONE;
 }
 
 static PyObject *Searcher_pop(Searcher *s, PyObject *unused) {
     if (!check_ready(s, "pop")) return NULL;
-    if (s->pos.sp == 0) {
+    if (s->search.pos.sp == 0) {
         PyErr_SetString(PyExc_IndexError, "no move to take back");
         return NULL;
     }
-    pos_pop(&s->pos);
+    core_pop(&s->search.pos);
     Py_RETURN_NONE;
 }
 
 static PyObject *Searcher_get_nodes(Searcher *s, void *c) {
-    return check_idle(s, "nodes") ? PyLong_FromLongLong(s->nodes) : NULL;
+    return check_idle(s, "nodes") ? PyLong_FromLongLong(s->search.nodes) : NULL;
 }
 static PyObject *Searcher_get_helper_nodes(Searcher *s, void *c) {
     return check_idle(s, "helper_nodes") ? PyLong_FromLongLong(s->helper_nodes) : NULL;
@@ -1825,14 +1034,14 @@ static PyObject *Searcher_get_threads(Searcher *s, void *c) {
     return check_idle(s, "threads") ? PyLong_FromLong(s->threads > 1 ? s->threads : 1) : NULL;
 }
 static PyObject *Searcher_get_tt_count(Searcher *s, void *c) {
-    return check_idle(s, "tt_count") ? PyLong_FromLongLong(s->tt_count) : NULL;
+    return check_idle(s, "tt_count") ? PyLong_FromLongLong(s->search.tt_count) : NULL;
 }
 static PyObject *Searcher_get_tt_replaced(Searcher *s, void *c) {
-    return check_idle(s, "tt_replaced") ? PyLong_FromLongLong(s->tt_replaced) : NULL;
+    return check_idle(s, "tt_replaced") ? PyLong_FromLongLong(s->search.tt_replaced) : NULL;
 }
 static PyObject *Searcher_get_tt_slots(Searcher *s, void *c) {
     if (!check_idle(s, "tt_slots")) return NULL;
-    return PyLong_FromUnsignedLongLong(s->tt == NULL || s->no_table ? 0 : s->tt_mask + 1);
+    return PyLong_FromUnsignedLongLong(s->search.tt == NULL || s->search.no_table ? 0 : s->search.tt_mask + 1);
 }
 
 static PyMethodDef Searcher_methods[] = {
@@ -1878,7 +1087,7 @@ static PyTypeObject SearcherType = {
 };
 
 static PyMethodDef core_methods[] = {
-    {"set_zobrist", core_set_zobrist, METH_VARARGS, "set_zobrist(cell_x, cell_o, forced): agent.rules' keys."},
+    {"set_zobrist", module_set_zobrist, METH_VARARGS, "set_zobrist(cell_x, cell_o, forced): agent.rules' keys."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1887,14 +1096,7 @@ static struct PyModuleDef core_module = {
 };
 
 PyMODINIT_FUNC PyInit__core(void) {
-    for (int m = 0; m < 512; m++) {
-        TERNARY[m] = 0;
-        for (int spot = 0; spot < 9; spot++)
-            if (m >> spot & 1) TERNARY[m] += POW3[spot];
-        WINS[m] = 0;
-        for (int l = 0; l < 8; l++)
-            if ((m & LINES[l]) == LINES[l]) WINS[m] = 1;
-    }
+    core_init();
     if (PyType_Ready(&SearcherType) < 0) return NULL;
     PyObject *module = PyModule_Create(&core_module);
     if (module == NULL) return NULL;
@@ -1904,8 +1106,7 @@ PyMODINIT_FUNC PyInit__core(void) {
         Py_DECREF(module);
         return NULL;
     }
-    /* agent/core.py refuses a build whose version it does not drive: raise with interface changes. */
-    PyModule_AddIntConstant(module, "CORE_VERSION", 9);
+    PyModule_AddIntConstant(module, "CORE_VERSION", CORE_VERSION);
     PyModule_AddIntConstant(module, "WIN_SCORE", WIN_SCORE);
     PyModule_AddIntConstant(module, "CLOCK_INTERVAL", CLOCK_INTERVAL);
     PyModule_AddIntConstant(module, "MAX_PLY", MAX_PLY);

@@ -31,9 +31,9 @@ from .protocol import (
     EXIT_USAGE,
     FileProtocolAgent,
     check_encoding,
-    create_temp_file,
     referee_encoding,
 )
+from .referee_files import create_temp_file
 from .rules import check_player_name
 from .search_log import SEARCH_LOG_ENV, SearchLog
 
@@ -180,8 +180,9 @@ def _add_engine_options(parser) -> None:
     parser.add_argument("--nodes", type=bounded(int, 1, MAX_NODES), default=None, metavar="N",
                         help="search at most N nodes (deterministic)")
     parser.add_argument("--core", choices=core.CORES, default=None,
-                        help=f"search core of the alphabeta engine: compiled (C) or pure Python; auto (default, "
-                             f"or ${core.CORE_ENV}) takes the compiled one where it is built: {core.default_core_text()}")
+                        help=f"search core of the alphabeta engine: compiled (C), wasm (the same C as WebAssembly, "
+                             f"where no compiler built it) or pure Python; auto (default, or ${core.CORE_ENV}) takes "
+                             f"the first of them that runs: {core.default_core_text()}")
     parser.add_argument("--threads", type=engines.THREADS.as_type(), default=1, metavar="N",
                         help="threads the alphabeta engine's compiled core searches on, sharing its table: N, or "
                              f"auto for every core but one, which the referee needs ({core.auto_threads()} here); "

@@ -1,5 +1,6 @@
-"""The compiled search core (``agent._core``, from agent/_core.c) behind AlphaBeta's interface,
-and the choice between it and the pure-Python search.
+"""The compiled search core (``agent._core``, from agent/_core.c and agent/core_search.c) behind
+AlphaBeta's interface, the same search as WebAssembly (agent/core_wasm.py), and the choice
+between them and the pure-Python search.
 
 :class:`CompiledAlphaBeta` is :class:`agent.search.AlphaBeta` for Ultimate Tic-Tac-Toe with the
 tree search in C: it inherits ``search(state, limit, on_iteration)`` and ``iterate(state, limit)``,
@@ -9,10 +10,13 @@ and the evaluation. At a fixed depth the two return the same move, score and nod
 (tests/test_core.py).
 
 The core is optional: ``pip install`` builds it where a C compiler works and carries on without
-it where none does. :func:`make_searcher` picks the core: ``core="python"``, ``"compiled"`` (an
-error where it is missing) or ``"auto"`` (compiled when it is there); ``None`` reads the
-``UTTT_CORE`` environment variable, default ``auto``. The engine says once per process, in the
-log at its first move, which core runs and why (its name says it in the agent's ready line).
+it where none does; there it installs ``wasmtime`` instead (setup.py), which runs the same C
+search compiled to WebAssembly (agent/data/core.wasm, :class:`WasmAlphaBeta`): the same trees,
+about half the compiled core's speed, many times the pure-Python search's. :func:`make_searcher`
+picks the core: ``core="python"``, ``"compiled"`` or ``"wasm"`` (an error where it cannot run), or
+``"auto"`` (compiled when it is there, else wasm, else Python); ``None`` reads the ``UTTT_CORE``
+environment variable, default ``auto``. The engine says once per process, in the log at its first
+move, which core runs and why (its name says it in the agent's ready line).
 
 ``threads`` (compiled core only) runs a shared-table parallel search ("Lazy SMP", agent/_core.c's
 search_team): while the main thread searches each depth, ``threads - 1`` helper threads search the
@@ -21,8 +25,8 @@ the main thread's move is played. One thread is exactly the single-threaded sear
 the cores left after one for the referee: :func:`auto_threads`.
 
 The compiled core supports the evaluations it mirrors (the classic ``Evaluator`` and the fitted
-``FittedEvaluator``); it checks itself against the Python evaluator on a few thousand positions
-when first built for one, and for any other evaluator, or one that disagrees, the engine runs
+``FittedEvaluator``); it checks itself against the Python evaluator on positions that reach every
+case of both (:data:`SELF_CHECK_GAMES`) when first built for one, and for any other evaluator, or one that disagrees, the engine runs
 the pure-Python search and says so.
 """
 
@@ -36,13 +40,14 @@ import time
 import weakref
 from array import array
 
+from . import core_wasm
 from .limits import STOP_POLL_SECONDS, SearchLimit
 from .rules import ZOBRIST_CELL, ZOBRIST_FORCED, Position
 from .search import AlphaBeta, Features, features_for_table
 
 log = logging.getLogger(__name__)
 
-CORES = ("auto", "compiled", "python")
+CORES = ("auto", "compiled", "wasm", "python")
 CORE_ENV = "UTTT_CORE"
 
 #: agent/_core.c's CORE_VERSION this module drives: raised with every change to the C interface.
@@ -118,6 +123,17 @@ def unavailable_reason() -> str:
             "(python -m pip install -e .) to build it")
 
 
+def wasm_available() -> bool:
+    """Could the WebAssembly core run here? (Cheap: wasmtime is only looked for, not imported.)"""
+    return core_wasm.available()
+
+
+def wasm_unavailable_reason() -> str:
+    """Why the WebAssembly core cannot run here ('' when it can), with what to do about it."""
+    reason = core_wasm.unavailable_reason()
+    return f"the WebAssembly core cannot run: {reason}" if reason else ""
+
+
 def requested_core(core: str | None = None) -> str:
     """``core`` or, when None, the ``UTTT_CORE`` environment variable, or ``auto``; checked."""
     choice = core if core is not None else os.environ.get(CORE_ENV, "").strip().lower() or "auto"
@@ -129,7 +145,11 @@ def requested_core(core: str | None = None) -> str:
 
 def default_core_text() -> str:
     """For --help: what ``auto`` means on this installation."""
-    return "compiled (C) here" if _core is not None else f"pure Python here: {unavailable_reason()}"
+    if _core is not None:
+        return "compiled (C) here"
+    if wasm_available():
+        return f"wasm here: {unavailable_reason()}"
+    return f"pure Python here: {unavailable_reason()}; and {wasm_unavailable_reason()}"
 
 
 def usable_cores() -> int:
@@ -238,11 +258,18 @@ def _check_key(evaluator, kind: str, module):
     return kind, id(evaluator.data), id(module)
 
 
-def self_check_positions(games: int = 24, seed: int = 20261122):
-    """Positions of seeded random games (both rule variants), every ply: for comparing the cores."""
-    rng = random.Random(seed)
-    for g in range(games):
-        pos = Position("codingame" if g % 4 == 3 else "wpi")
+#: The games the self-check plays through, each (rule variant, seed of its random moves): three
+#: games whose 182 positions reach every case of the evaluation and the move ordering between them
+#: (tests/test_core_self_check.py names the cases and holds these games to them). They replaced
+#: 24 games of 1,441 positions, which missed four cases and cost seven times as much at each start.
+SELF_CHECK_GAMES = (("wpi", 242), ("codingame", 1455), ("wpi", 1365))
+
+
+def self_check_positions(games=SELF_CHECK_GAMES):
+    """Positions of seeded random games (``(variant, seed)`` each), every ply: for comparing the cores."""
+    for variant, seed in games:
+        rng = random.Random(seed)
+        pos = Position(variant)
         while pos.winner is None:
             yield pos
             pos.push(rng.choice(list(pos.legal_moves())))
@@ -342,6 +369,22 @@ class CompiledAlphaBeta(AlphaBeta):
         return self._core.probe(key)
 
 
+class WasmAlphaBeta(CompiledAlphaBeta):
+    """CompiledAlphaBeta on the WebAssembly core (agent/core_wasm.py): the same C search, run by
+    wasmtime, on one thread. CoreUnavailable where it cannot run, or when more threads are asked."""
+
+    def __init__(self, evaluator, hash_mb: float = 192.0, tt_slots: int | None = None,
+                 prefault: bool = True, features: Features | None = None, threads: int = 1) -> None:
+        if threads != 1:
+            raise CoreUnavailable(f"{threads} threads need the compiled core; the WebAssembly core searches on one")
+        try:
+            module = core_wasm.load()
+        except core_wasm.WasmUnavailable as error:
+            raise CoreUnavailable(f"the WebAssembly core cannot run: {error}") from None
+        super().__init__(evaluator, hash_mb=hash_mb, tt_slots=tt_slots, prefault=prefault, features=features,
+                         core_module=module)
+
+
 # -- the choice of core ------------------------------------------------------------------------
 
 _announced: set[str] = set()
@@ -357,37 +400,58 @@ def announce(level: int, message: str) -> None:
 def make_searcher(evaluator, hash_mb: float = 192.0, core: str | None = None, prefault: bool = True,
                   features: Features | None = None, threads: int | str = 1, core_build: str | None = None):
     """The searcher for ``core`` (see the module docstring), which core it is and what to say about
-    it: ``(searcher, "compiled" | "python", (log level, message))``, the message for
+    it: ``(searcher, "compiled" | "wasm" | "python", (log level, message))``, the message for
     :func:`announce`; ``features`` switches the search's refinements (agent.search.Features).
-    CoreUnavailable when ``compiled`` cannot run, or when ``threads`` above 1 are asked of the
-    pure-Python search (it has one); ``threads="auto"`` is :func:`auto_threads` with the compiled
-    core and 1 with Python's. ``prefault=False`` for searches that no clock limits: the table's
-    pages are then only made when used (fast to make, for many short fixed-effort games).
-    ``core_build``: the path of another build of the compiled core to run (:func:`load_core_build`;
-    an arena series of two builds), ValueError if it cannot."""
+    CoreUnavailable when the core asked for cannot run, or when ``threads`` above 1 are asked of
+    the WebAssembly or pure-Python search (they have one); ``threads="auto"`` is
+    :func:`auto_threads` with the compiled core and 1 with the others. ``prefault=False`` for
+    searches that no clock limits: the table's pages are then only made when used (fast to make,
+    for many short fixed-effort games). ``core_build``: the path of another build of the compiled
+    core to run (:func:`load_core_build`; an arena series of two builds), ValueError if it cannot."""
     if core_build is not None:
         searcher = CompiledAlphaBeta(evaluator, hash_mb=hash_mb, prefault=prefault, features=features,
                                      threads=auto_threads() if threads == AUTO_THREADS else threads,
                                      core_module=load_core_build(core_build))
         return searcher, "compiled", (logging.INFO, f"search core: compiled, the build at {core_build}")
     choice = requested_core(core)
-    if choice != "python":
+    why_not = []  # why each faster core did not run, for the message of the one that does
+    if choice in ("auto", "compiled"):
         try:
             searcher = CompiledAlphaBeta(evaluator, hash_mb=hash_mb, prefault=prefault, features=features,
                                          threads=auto_threads() if threads == AUTO_THREADS else threads)
         except (CoreUnavailable, UnsupportedEvaluation) as error:
             if choice == "compiled":
                 raise CoreUnavailable(f"--core compiled: {error}") from None
-            note = (logging.WARNING if isinstance(error, UnsupportedEvaluation) else logging.INFO,
-                    f"search core: pure Python ({error})")
+            if isinstance(error, UnsupportedEvaluation):  # no build of the C search computes it
+                return _python_searcher(evaluator, hash_mb, features, threads,
+                                        (logging.WARNING, f"search core: pure Python ({error})"))
+            why_not.append(str(error))
         else:
             on = f", {searcher.threads} threads" if searcher.threads > 1 else ""
             return searcher, "compiled", (logging.INFO, f"search core: compiled (C, agent._core), "
                                                         f"{searcher.evaluation} evaluation, table {searcher.tt_slots:,} entries{on}")
-    elif core is None:
-        note = (logging.INFO, f"search core: pure Python ({CORE_ENV}=python)")
+    if choice in ("auto", "wasm") and (threads in (1, AUTO_THREADS) or choice == "wasm"):
+        try:
+            searcher = WasmAlphaBeta(evaluator, hash_mb=hash_mb, prefault=prefault, features=features,
+                                     threads=1 if threads == AUTO_THREADS else threads)
+        except (CoreUnavailable, UnsupportedEvaluation) as error:
+            if choice == "wasm":
+                raise CoreUnavailable(f"--core wasm: {error}") from None
+            why_not.append(str(error))
+        else:
+            because = f" ({'; '.join(why_not)})" if why_not else ""
+            return searcher, "wasm", (logging.INFO, f"search core: wasm (the C search as WebAssembly, "
+                                                    f"{core_wasm.WASM_PATH.name} in wasmtime), {searcher.evaluation} "
+                                                    f"evaluation, table {searcher.tt_slots:,} entries{because}")
+    if choice == "python":
+        note = (logging.INFO, "search core: pure Python (--core python)" if core is not None
+                else f"search core: pure Python ({CORE_ENV}=python)")
     else:
-        note = (logging.INFO, "search core: pure Python (--core python)")
+        note = (logging.INFO, f"search core: pure Python ({'; '.join(why_not)})")
+    return _python_searcher(evaluator, hash_mb, features, threads, note)
+
+
+def _python_searcher(evaluator, hash_mb, features, threads, note):
     if threads != AUTO_THREADS and threads > 1:
         raise CoreUnavailable(f"{threads} threads need the compiled core; the search here is "
                               f"{note[1].removeprefix('search core: ')}, on one thread")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from collections.abc import Callable
 
 from .baselines import SeedEvaluator
-from .core import AUTO_THREADS, MAX_THREADS, announce, make_searcher
+from .core import AUTO_THREADS, CORES, MAX_THREADS, announce, make_searcher
 from .evaluation import Evaluator
 from .limits import SearchLimit, SearchResult
 from .options import MAX_NODES, Option, SpecError, options_text, parse_spec
@@ -111,7 +111,7 @@ def make_evaluator(evaluation: str = DEFAULT_EVALUATION, weights=None):
 class AlphaBetaEngine(SearchEngine):
     """The competition engine: the search with a table-driven Ultimate Tic-Tac-Toe evaluation
     (``evaluation`` by name, see ``EVALUATIONS``; ``weights`` to try other classic ones).
-    ``core``: ``auto``, ``compiled`` or ``python`` (None: ``$UTTT_CORE``, else auto), see agent/core.py;
+    ``core``: ``auto``, ``compiled``, ``wasm`` or ``python`` (None: ``$UTTT_CORE``, else auto), see agent/core.py;
     ``self.core`` and the engine's name say which one runs. ``features``: the search's refinements
     (agent.search.Features; None: the defaults). ``threads``: a number, or ``auto``, of threads the
     compiled core searches on (agent.core.make_searcher); the name says when above 1."""
@@ -178,13 +178,15 @@ class EngineKind:
 
 def _alphabeta(game, depth: int | None = None, nodes: int | None = None, hash_mb: float | None = None,
                threads: int | str = 1, evaluation: str | None = None, core_build: str | None = None,
-               **features: int) -> SearchEngine:
+               core: str | None = None, **features: int) -> SearchEngine:
     if core_build is not None and (game is None or game.name != "uttt"):
         raise SpecError("engine 'alphabeta': core_build=PATH is for uttt in the arena (two builds of "
                         "the compiled core against each other)")
+    if core is not None and game is not None and game.name != "uttt":
+        raise SpecError(f"engine 'alphabeta': core is for uttt; {game.name} has the Python search only")
     if game is None:  # the competition engine, as the agent plays it
         return AlphaBetaEngine(depth, nodes, AGENT_HASH_MB if hash_mb is None else hash_mb,
-                               evaluation=evaluation or DEFAULT_EVALUATION, features=Features(**features),
+                               evaluation=evaluation or DEFAULT_EVALUATION, core=core, features=Features(**features),
                                threads=threads)
     evaluator = None
     if evaluation is not None:
@@ -192,7 +194,7 @@ def _alphabeta(game, depth: int | None = None, nodes: int | None = None, hash_mb
             raise SpecError(f"engine 'alphabeta': evaluation is for uttt; {game.name} has one of its own")
         evaluator = make_evaluator(evaluation)
     searcher = game.searcher(SERIES_HASH_MB if hash_mb is None else hash_mb, Features(**features), threads,
-                             evaluator, core_build)
+                             evaluator, core_build, core)
     return SearchEngine(searcher, depth, nodes)
 
 
@@ -208,7 +210,8 @@ ENGINES = {kind.name: kind for kind in (
     EngineKind("alphabeta", (DEPTH, Option("nodes", int, 1, MAX_NODES), Option("hash_mb", float, 0, MAX_HASH_MB),
                              THREADS,
                              Option("evaluation", str, words=EVALUATIONS, default=DEFAULT_EVALUATION),
-                             Option("core_build", str), *FEATURE_OPTIONS), _alphabeta),
+                             Option("core_build", str), Option("core", str, words=CORES), *FEATURE_OPTIONS),
+               _alphabeta),
     EngineKind("random", (Option("seed", int, 0, 2 ** 32 - 1),), _random),
     EngineKind("seed", (replace(DEPTH, default=3),), _seed, games=("uttt",)),
 )}

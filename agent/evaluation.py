@@ -93,14 +93,46 @@ def build_local_table(w: Weights) -> list[int]:
 
 
 def build_can_win_table() -> list[bool]:
-    """CAN_WIN[(mover << 9) | other]: the mover can complete a line on this board in one move."""
+    """CAN_WIN[(mover << 9) | other]: the mover can complete a line on this board in one move.
+
+    Neither side has won, and a spot that completes one of the mover's lines (two of its three
+    spots held) is free. Listed from :func:`pattern_keys` and a 512-entry table of those spots:
+    the agent builds it at every start, and a test holds it to the plain construction (every
+    free spot tried)."""
+    completes = [0 if WINS[mask] else _completing_spots(mask) for mask in range(512)]
     table = [False] * (1 << 18)
-    for mover, other in board_patterns():
-        if WINS[mover] or WINS[other]:
-            continue
-        free = FULL ^ (mover | other)
-        table[mover << 9 | other] = any(WINS[mover | 1 << s] for s in range(9) if free >> s & 1)
+    # completes[mover] is at most 511, so ``& ~key`` keeps the spots outside ``other``.
+    for key in [key for key in pattern_keys() if completes[key >> 9] & ~key and not WINS[key & 511]]:
+        table[key] = True
     return table
+
+
+def _completing_spots(mask: int) -> int:
+    """The spots that would complete a line of ``mask``: the third spot of each line it holds two of."""
+    spots = 0
+    for line in LINE_MASKS:
+        held = mask & line
+        if held and held & (held - 1) and held != line:
+            spots |= line & ~mask
+    return spots
+
+
+_pattern_keys: list[int] | None = None
+
+
+def pattern_keys() -> list[int]:
+    """``a << 9 | b`` of every 3x3 board pattern (``a`` and ``b`` disjoint 9-bit masks: the 3^9 of
+    rules.board_patterns), listed in pattern order (agent/eval_fitted.py): entry ``i`` has ``a`` on
+    the spots whose ternary digit of ``i`` is 1 and ``b`` on those where it is 2, spot 0 the lowest
+    digit. Built once per process, a digit at a time with whole-list steps (no loop per pattern):
+    the start-up tables are made from it."""
+    global _pattern_keys
+    if _pattern_keys is None:
+        keys = [0]
+        for spot in range(9):  # the new digit is the highest so far: 0, then 1 (a's), then 2 (b's)
+            keys = keys + [key | 1 << (spot + 9) for key in keys] + [key | 1 << spot for key in keys]
+        _pattern_keys = keys
+    return _pattern_keys
 
 
 def global_value(won_x: int, won_o: int, drawn: int, w: Weights) -> int:

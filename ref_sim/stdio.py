@@ -107,7 +107,7 @@ from ref_sim import console
 from ref_sim.referees.codingame import DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS, describe
 from ref_sim.rules import CODINGAME
 from ref_sim.referees.codingame import EXIT_WAIT
-from ref_sim.series import cluster, isolation, launch, realbots, records
+from ref_sim.series import cluster, isolation, launch, realbots, records, scheduler
 from ref_sim.series.codingame_games import FORMAT, REPEAT_HINT, STARTUP_WAIT, StdioGames, StdioGameSettings
 from ref_sim.series.loop import (RESUME_HELP, add_agents, append_game, check_agents, conclude, play_games,
                                  prepare_out, run_in, series_settings, went_wrong)
@@ -151,7 +151,7 @@ def _play_series(specs, games: int, out: Path, seed: int, settings: StdioGameSet
     play = StdioGames(specs, names, seed, settings, out, show=show, stop=stop)
     before = len(played)
     local = runner is None
-    runner = cluster.LocalRunner(1) if local else runner
+    runner = scheduler.LocalRunner(1) if local else runner
 
     def submit(number: int):
         return play.submit(runner, number, must_start=len(played) == before)  # none finished yet

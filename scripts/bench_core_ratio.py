@@ -5,9 +5,9 @@ Usage:
                                      [--phase ...] [--limit N] [--evaluation fitted|classic]
   python scripts/bench_core_ratio.py --only new --rounds 1   # one build alone (the profile's load)
 
-``--old`` and ``--new`` are each a built core (a path to an agent/_core*.so or .pyd) or a git
-revision, whose agent/_core.c and setup.py are built into a temporary folder with that revision's
-compile flags; ``--new`` defaults to the core this checkout imports (agent._core). Each position of
+``--old`` and ``--new`` are each a built core (a path to an agent/_core*.so or .pyd, or to a
+WebAssembly build of the same search: agent/data/core.wasm) or a git revision, whose C sources (agent/*.c, agent/*.h) and setup.py are built into a temporary folder with
+that revision's compile flags; ``--new`` defaults to the core this checkout imports (agent._core). Each position of
 scripts/bench_positions.txt is searched to ``--depth`` by each build from a fresh engine (empty
 table of the default size), ``--rounds`` times, the builds alternated and their order swapped each
 round. Both must return the same move, score, principal variation and node count (the run stops
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from agent import core  # noqa: E402
+from agent import core, core_wasm  # noqa: E402
 from agent.engines import DEFAULT_EVALUATION, EVALUATIONS, make_evaluator  # noqa: E402
 from agent.limits import SearchLimit  # noqa: E402
 from agent.options import whole  # noqa: E402
@@ -40,9 +40,15 @@ from bench_speed import PHASES, load_suite, load_text  # noqa: E402
 
 
 def build_revision(rev: str, folder: Path) -> Path:
-    """Build git revision ``rev``'s agent/_core.c with its own setup.py into ``folder``; the .so's path."""
+    """Build git revision ``rev``'s core (its agent/*.c and *.h: agent/_core.c, and from the split on
+    agent/core_search.c) with its own setup.py into ``folder``; the .so's path."""
     (folder / "agent").mkdir(parents=True)
-    for name in ("agent/_core.c", "setup.py"):
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-tree", "--name-only", f"{rev}:agent"],
+                            capture_output=True, text=True)
+    if listed.returncode != 0:
+        raise SystemExit(f"bench_core_ratio: cannot list agent/ at {rev}: {listed.stderr.strip()}")
+    sources = [f"agent/{name}" for name in listed.stdout.split() if name.endswith((".c", ".h"))]
+    for name in (*sources, "setup.py"):
         text = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:{name}"], capture_output=True, text=True)
         if text.returncode != 0:
             raise SystemExit(f"bench_core_ratio: cannot read {name} at {rev}: {text.stderr.strip()}")
@@ -62,6 +68,11 @@ def load_build(spec: str | None, folder: Path, label: str):
             raise SystemExit(f"bench_core_ratio: {core.unavailable_reason()}")
         return core._core, "this checkout's agent._core"
     path = Path(spec)
+    if path.suffix == ".wasm":  # the WebAssembly core (agent/data/core.wasm), against a compiled build
+        try:
+            return core_wasm.WasmCore(path), f"{path} (WebAssembly, in wasmtime)"
+        except (ImportError, OSError) as error:
+            raise SystemExit(f"bench_core_ratio: {error}") from None
     if not path.is_file():
         path = build_revision(spec, folder / label)
         text = f"{spec} ({path.name} built here)"

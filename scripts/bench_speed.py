@@ -1,16 +1,17 @@
-"""Search speed of both cores on a fixed suite of positions from real games: nodes/s, completed depth, ratio.
+"""Search speed of the cores on a fixed suite of positions from real games: nodes/s, completed depth, ratios.
 
 Usage:
   python scripts/bench_speed.py [--seconds 1 9] [--phase opening middle endgame] [--limit N]
-                                [--cores python compiled] [--evaluation classic|fitted]
+                                [--cores python compiled wasm] [--evaluation classic|fitted]
   python scripts/bench_speed.py --quick      # 2 positions per phase, 1 s: about 15 s
   python scripts/bench_speed.py --generate   # rebuild scripts/bench_positions.txt from new games
 
-Each position is searched by each core (the pure-Python search and the compiled one, agent/core.py)
-from a fresh engine (empty table) for each time budget, one after the other on the same position.
-The summary gives per budget each core's mean nodes/s and their ratio, and the median completed
-depth per phase with the difference. The machine's load average is printed before and after:
-figures taken on a busy machine are lower and noisier.
+Each position is searched by each core (the pure-Python search, the compiled one and the same C as
+WebAssembly, agent/core.py; default python and compiled) from a fresh engine (empty table) for each
+time budget, one after the other on the same position. The summary gives per budget each core's
+mean nodes/s and the ratio of each pair of cores, and the median completed depth per phase. The
+machine's load average is printed before and after: figures taken on a busy machine are lower and
+noisier.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from ref_sim.series.openings import cell_opening
 from ref_sim.selfplay import play_game
 
 SUITE = Path(__file__).with_name("bench_positions.txt")
+#: The cores (agent/core.py) by name, and their short names in the table's columns.
+SHORT = {"python": "py", "compiled": "C", "wasm": "wasm"}
 PHASES = {"opening": (6, 12), "middle": (20, 36), "endgame": (44, 60)}
 
 
@@ -75,7 +78,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seconds", type=real(0, MAX_SECONDS, low_open=True), nargs="+", default=None, help="budgets per position (default: 1 9)")
     parser.add_argument("--phase", nargs="+", choices=list(PHASES), default=list(PHASES))
     parser.add_argument("--limit", type=whole(1), help="only the first N positions of each phase")
-    parser.add_argument("--cores", nargs="+", choices=("python", "compiled"), default=["python", "compiled"])
+    parser.add_argument("--cores", nargs="+", choices=SHORT, default=["python", "compiled"])
     parser.add_argument("--evaluation", choices=EVALUATIONS, default=DEFAULT_EVALUATION)
     parser.add_argument("--quick", action="store_true", help="a short run: --limit 2 --seconds 1")
     parser.add_argument("--generate", action="store_true")
@@ -87,22 +90,24 @@ def main(argv=None) -> int:
         args.limit = args.limit or 2
         args.seconds = args.seconds or [1.0]
     args.seconds = args.seconds or [1.0, 9.0]
-    if "compiled" in args.cores and not search_core.compiled_available():
-        print(f"bench_speed: {search_core.unavailable_reason()}; measuring the Python core only", file=sys.stderr)
-        args.cores = [c for c in args.cores if c != "compiled"]
-    cores = args.cores
+    missing = {"compiled": search_core.unavailable_reason(), "wasm": search_core.wasm_unavailable_reason()}
+    for name, reason in missing.items():
+        if name in args.cores and reason:
+            print(f"bench_speed: {reason}; measuring without the {name} core", file=sys.stderr)
+            args.cores = [c for c in args.cores if c != name]
+    cores = list(dict.fromkeys(args.cores))
+    if not cores:
+        print("bench_speed: no core to measure", file=sys.stderr)
+        return 2
     suite = [(phase, pos) for phase, pos in load_suite() if phase in args.phase]
     if args.limit:
         suite = [item for phase in args.phase for item in [s for s in suite if s[0] == phase][: args.limit]]
     print(f"{len(suite)} positions, budgets {args.seconds} s, cores {' and '.join(cores)}, "
           f"{args.evaluation} evaluation, python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {load_text()}")
-    short = {"python": "py", "compiled": "C"}
     header = f"{'#':>3} {'phase':8} {'ply':>3}"
     for seconds in args.seconds:
         for name in cores:
-            header += f" {f'{short[name]} d@{seconds:g}s':>10} {'knodes/s':>8}"
-        if len(cores) == 2:
-            header += f" {'ratio':>6}"
+            header += f" {f'{SHORT[name]} d@{seconds:g}s':>10} {'knodes/s':>8}"
     print(header)
     table = {(s, name): [] for s in args.seconds for name in cores}
     for i, (phase, pos) in enumerate(suite, 1):
@@ -116,9 +121,6 @@ def main(argv=None) -> int:
                 results.append(result)
                 mark = "*" if result.proven else ""
                 cells.append(f"{str(result.depth) + mark:>10} {result.nodes_per_second / 1000:>8.0f}")
-            if len(cores) == 2:
-                slow, fast = results
-                cells.append(f"{fast.nodes_per_second / max(slow.nodes_per_second, 1):>6.1f}")
         print(f"{i:>3} {phase:8} {pos.ply:>3} " + " ".join(cells), flush=True)
     print("\n(* = result proven: the search stopped early)")
     for seconds in args.seconds:
@@ -128,18 +130,17 @@ def main(argv=None) -> int:
             rows = table[seconds, name]
             means[name] = statistics.mean(r.nodes_per_second for _, r in rows)
             print(f"  {name:8} core: mean {means[name]:>12,.0f} nodes/s")
-        if len(cores) == 2:
+        for base, name in ((a, b) for i, a in enumerate(cores) for b in cores[i + 1:]):
             ratios = [c.nodes_per_second / max(p.nodes_per_second, 1)
-                      for (_, p), (_, c) in zip(table[seconds, "python"], table[seconds, "compiled"])]
-            print(f"  compiled / python: {means['compiled'] / means['python']:.1f}x the mean nodes/s "
-                  f"(per position: median {statistics.median(ratios):.1f}x, min {min(ratios):.1f}x)")
+                      for (_, p), (_, c) in zip(table[seconds, base], table[seconds, name])]
+            print(f"  {name} / {base}: {means[name] / means[base]:.2f}x the mean nodes/s "
+                  f"(per position: median {statistics.median(ratios):.2f}x, min {min(ratios):.2f}x, "
+                  f"max {max(ratios):.2f}x)")
         for phase in args.phase:
             depths = {name: [r.depth for p, r in table[seconds, name] if p == phase] for name in cores}
             if not depths[cores[0]]:
                 continue
             text = ", ".join(f"{name} {statistics.median(d):g} (min {min(d)}, max {max(d)})" for name, d in depths.items())
-            if len(cores) == 2:
-                text += f": {statistics.median(depths['compiled']) - statistics.median(depths['python']):+g} plies"
             print(f"  {phase:8} median completed depth: {text}, n={len(depths[cores[0]])}")
     print(f"\n{load_text()}")
     return 0

@@ -2,7 +2,7 @@
 # Where the compiled core spends its time: a per-function perf profile of fixed-depth searches over
 # scripts/bench_positions.txt (scripts/bench_core_ratio.py --only new), Linux with perf installed.
 #
-#   scripts/profile_core.sh [DEPTH] [REV]     # default: depth 14, this checkout's agent/_core.c
+#   scripts/profile_core.sh [DEPTH] [REV]     # default: depth 14, this checkout's core
 #
 # The core is built twice into a temporary folder with this checkout's setup.py: with
 # -fno-inline (each helper function its own row: evaluation, move generation, the table's memory
@@ -20,9 +20,11 @@ trap 'rm -rf "$tmp"' EXIT
 for kind in noinline shipped; do
     mkdir -p "$tmp/$kind/agent"
     if [ -n "$rev" ]; then
-        git -C "$root" show "$rev:agent/_core.c" > "$tmp/$kind/agent/_core.c"
+        for name in $(git -C "$root" ls-tree --name-only "$rev:agent" | grep '\.[ch]$'); do
+            git -C "$root" show "$rev:agent/$name" > "$tmp/$kind/agent/$name"
+        done
     else
-        cp "$root/agent/_core.c" "$tmp/$kind/agent/"
+        cp "$root"/agent/*.c "$root"/agent/*.h "$tmp/$kind/agent/"
     fi
     cp "$root/setup.py" "$tmp/$kind/"
     flags="-g -fno-omit-frame-pointer"

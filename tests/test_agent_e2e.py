@@ -250,10 +250,12 @@ def test_an_opponent_answering_out_of_turn_loses_every_game(dirs, use_polling):
     game, logs = dirs
     winners = []
     for seed, first in ((1, "Walrus"), (2, "Otter"), (3, "Walrus"), (4, "Otter")):
-        ours = start_agent("Walrus", game, logs, *(["--polling"] if use_polling else []))
+        ours = start_agent("Walrus", game, logs, "--time-limit", "2", *(["--polling"] if use_polling else []))
         theirs = Player([*random_agent_command(), "Otter", "--dir", str(game), "--seed", str(seed),
                          "--eager"]).wait_waiting()
-        thread, box = referee_game(game, "Walrus", "Otter", seed=seed, first=first, exit_delay=1.0)
+        # Two seconds a move: the agent searches to depth 2 whatever the limit, and at 0.5 s a
+        # machine at load 6 once held a process past it (Time out!, not the out-of-turn line).
+        thread, box = referee_game(game, "Walrus", "Otter", 2.0, seed=seed, first=first, exit_delay=1.0)
         thread.join(timeout=60)
         assert not thread.is_alive()
         record = box["record"]

@@ -91,13 +91,19 @@ def test_no_misbehaviour_of_choose_loses_the_game(tmp_path, case, runner):
     (tmp_path / "my_bot.py").write_text(BOT.format(body=body), encoding="utf-8")
     python = sys.executable
     if runner == "match":
+        # A choose() that holds the GIL keeps a core busy until its process is stopped: a second a
+        # move rather than 0.5 s, or at load 6 the bot's own margin decided a game (Time out!).
+        limit = "1" if case.startswith("gil_") else "0.5"
         games, logs = series(tmp_path, "match", f"{python} my_bot.py {{name}} --dir {{dir}} --time-limit "
-                             "{time_limit} --seed {seed}", "random", "--games", "2", "--time-limit", "0.5",
+                             "{time_limit} --seed {seed}", "random", "--games", "2", "--time-limit", limit,
                              "--seed", "3")
     else:
-        # 300 ms turns rather than 100: the margins, not choose(), would decide a loaded machine's games.
+        # 300 ms turns rather than 100, and the referee's grace for a process the machine did not
+        # run in time (the bot still plans for 300 ms): the margins, not choose(), would decide a
+        # loaded machine's games (a GIL-holding choose() lost one on time beside the parallel suite).
         games, logs = series(tmp_path, "stdio", f"{python} my_bot.py --protocol codingame --seed {{seed}} "
-                             "--turn-ms {turn_ms}", "random", "--games", "2", "--seed", "3", "--turn-ms", "300")
+                             "--turn-ms {turn_ms}", "random", "--games", "2", "--seed", "3", "--turn-ms", "300",
+                             "--grace-ms", "300")
     assert len(games) == 2
     for game in games:
         assert game["result"] in ("win", "tie") and game["reason"] in BOARD_ENDS[runner], game

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import random
+import shutil
 import subprocess
 import sys
 import time
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from agent import core
+from agent import core, core_wasm
 from agent.baselines import SeedEvaluator
 from agent.engines import AlphaBetaEngine
 from agent.evaluation import Evaluator, Weights
@@ -33,6 +34,7 @@ from agent.search import PLAIN, AlphaBeta, Features
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
+from bench_install import copy_of_the_project, without_a_compiler  # noqa: E402
 from bench_speed import load_suite  # noqa: E402
 
 compiled = pytest.mark.skipif(not core.compiled_available(), reason=core.unavailable_reason() or "built")
@@ -349,7 +351,7 @@ def test_python_is_chosen_by_argument_or_environment(monkeypatch):
 
 
 def test_a_bad_core_name_is_a_clear_error(monkeypatch):
-    with pytest.raises(ValueError, match="core must be one of auto, compiled, python, got 'fast'"):
+    with pytest.raises(ValueError, match="core must be one of auto, compiled, wasm, python, got 'fast'"):
         AlphaBetaEngine(core="fast")
     monkeypatch.setenv(core.CORE_ENV, "fast")
     with pytest.raises(ValueError, match="UTTT_CORE must be one of"):
@@ -357,9 +359,13 @@ def test_a_bad_core_name_is_a_clear_error(monkeypatch):
 
 
 def test_without_the_core_auto_falls_back_and_compiled_is_an_error(monkeypatch, caplog):
+    """Without the compiled core and without wasmtime (tests/test_core_wasm.py: with it, auto runs
+    the WebAssembly core)."""
     monkeypatch.setattr(core, "_core", None)
     monkeypatch.setattr(core, "IMPORT_ERROR", "No module named 'agent._core'")
     monkeypatch.setattr(core, "_announced", set())
+    monkeypatch.setattr(core_wasm, "unavailable_reason", lambda: "wasmtime is not installed (python -m pip install wasmtime)")
+    monkeypatch.setattr(core_wasm, "_loaded", None)
     monkeypatch.delenv(core.CORE_ENV, raising=False)
     with caplog.at_level(logging.INFO, logger="agent.core"):
         engine = AlphaBetaEngine(depth=2)
@@ -369,7 +375,8 @@ def test_without_the_core_auto_falls_back_and_compiled_is_an_error(monkeypatch, 
     assert each.core == "python" and type(each.searcher) is AlphaBeta
     said = [r.getMessage() for r in caplog.records if r.name == "agent.core"]
     assert said == ["search core: pure Python (the compiled core is not built (No module named 'agent._core'); "
-                    "install with a C compiler present (python -m pip install -e .) to build it)"]  # once
+                    "install with a C compiler present (python -m pip install -e .) to build it; the WebAssembly "
+                    "core cannot run: wasmtime is not installed (python -m pip install wasmtime))"]  # once
     with pytest.raises(core.CoreUnavailable, match="--core compiled: the compiled core is not built"):
         AlphaBetaEngine(core="compiled")
 
@@ -405,18 +412,47 @@ def test_the_table_fits_the_memory_budget():
     assert core.table_slots(0) == 1024
 
 
-@pytest.mark.e2e
-def test_installation_without_a_compiler_succeeds_with_a_warning(tmp_path):
-    """setup.py's build_ext with a compiler that always fails (CC=/bin/false): exit 0, a warning."""
-    if sys.platform == "win32":
-        pytest.skip("CC does not choose the compiler on Windows")
-    env = dict(os.environ, CC="/bin/false", LDSHARED="/bin/false")
-    done = subprocess.run([sys.executable, "setup.py", "build_ext", "--build-lib", str(tmp_path / "lib"),
-                           "--build-temp", str(tmp_path / "temp")], cwd=ROOT, env=env,
+def dependencies(project: Path, env: dict) -> list[str]:
+    """What the package would install with, as setup.py decides it in ``env``."""
+    done = subprocess.run([sys.executable, "setup.py", "-q", "egg_info"], cwd=project, env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert "could not be built" in done.stderr and "pure-Python search" in done.stderr
-    assert not list((tmp_path / "lib").rglob("_core*"))
+    requires = next(project.glob("*.egg-info")) / "requires.txt"
+    return requires.read_text().split("\n\n")[0].split()      # the section before the extras'
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="CC and PATH do not choose the compiler on Windows")
+def test_wasmtime_is_a_dependency_only_where_no_compiler_works(tmp_path):
+    """setup.py: users with a compiler get the compiled core and do not download the runtime."""
+    pytest.importorskip("setuptools", reason="setup.py needs setuptools in this environment (pip brings its own)")
+    project = copy_of_the_project(tmp_path / "project")
+    assert dependencies(project, without_a_compiler(tmp_path / "bin")) == ["watchdog>=3", "wasmtime>=50"]
+    if not core.compiled_available():
+        pytest.skip(f"no compiler here to check the other half: {core.unavailable_reason()}")
+    shutil.rmtree(next(project.glob("*.egg-info")))
+    assert dependencies(project, dict(os.environ)) == ["watchdog>=3"]
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(sys.platform == "win32", reason="CC and PATH do not choose the compiler on Windows")
+def test_installation_without_a_compiler_plays_with_the_webassembly_core(tmp_path):
+    """The README's install on a machine without a C compiler (no gcc or cc on PATH, CC=false): it
+    succeeds with a warning, brings wasmtime, and the agent runs the WebAssembly core with no step
+    more. It makes a virtual environment and installs into it from the package index."""
+    project = copy_of_the_project(tmp_path / "project")
+    env = without_a_compiler(tmp_path / "bin")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, env=env, timeout=300)
+    python = venv / "bin" / "python"
+    done = subprocess.run([str(python), "-m", "pip", "install", "-v", "-e", "."], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "could not be built" in done.stdout + done.stderr and "as WebAssembly" in done.stdout + done.stderr
+    assert not list(project.rglob("_core*.so"))
+    assert subprocess.run([str(python), "-m", "pip", "show", "wasmtime"], env=env, capture_output=True).returncode == 0
+    played = subprocess.run([str(python), "-m", "agent", "--protocol", "codingame"], stdin=subprocess.DEVNULL,
+                            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert "engine alphabeta (wasm core)" in played.stderr, played.stderr
 
 
 # -- the command line ------------------------------------------------------------------------------
@@ -425,8 +461,9 @@ def test_help_says_which_core_auto_runs_here():
     from agent import cli
 
     text = " ".join(cli.build_parser().format_help().split())
-    expected = "compiled (C) here" if core.compiled_available() else "pure Python here: the compiled core is not built"
-    assert "--core {auto,compiled,python}" in text and expected in text
+    expected = ("compiled (C) here" if core.compiled_available() else "wasm here: the compiled core is not built"
+                if core.wasm_available() else "pure Python here: the compiled core is not built")
+    assert "--core {auto,compiled,wasm,python}" in text and expected in text
 
 
 def test_asking_for_the_missing_core_on_the_command_line_is_a_usage_error(monkeypatch, tmp_path, capsys):

@@ -51,6 +51,7 @@ import pytest  # noqa: E402
 
 import native_threads  # noqa: E402  (beside this file)
 from agent import core, search  # noqa: E402
+from agent.core_wasm import position_of_fields as position_of  # noqa: E402
 from agent.evaluation import Evaluator  # noqa: E402
 from agent.limits import SearchLimit  # noqa: E402
 from agent.rules import CODINGAME, DRAWN, FULL, OPEN, WINS, WON_O, WON_X, WPI, Position, perft  # noqa: E402
@@ -131,21 +132,6 @@ def fields_of(pos: Position) -> list:
     """set_position's arguments, as agent.core.load_position passes them."""
     return [pos.masks[0][:], pos.masks[1][:], pos.status[:], pos.forced, pos.turn,
             -1 if pos.winner is None else pos.winner, pos.key, pos.ply, pos.variant == WPI]
-
-
-def position_of(fields) -> Position:
-    """A Python Position with these fields, occupied/won/drawn derived as the core derives them."""
-    mx, mo, status, forced, turn, winner, key, ply, drawn_lines_tie = fields
-    pos = Position(WPI if drawn_lines_tie else CODINGAME)
-    pos.masks, pos.status, pos.forced, pos.turn, pos.key, pos.ply = [mx, mo], status, forced, turn, key, ply
-    pos.winner = None if isinstance(winner, int) and winner == -1 else winner
-    try:
-        pos.occupied = [x | o for x, o in zip(mx, mo)]
-        pos.won = [sum(1 << b for b, s in enumerate(status) if s == player + 1) for player in (0, 1)]
-        pos.drawn = sum(1 << b for b, s in enumerate(status) if s == DRAWN)
-    except TypeError:
-        pass  # a value of the wrong type: the check stops there, before it looks at these
-    return pos
 
 
 def state_of(fields) -> tuple:

@@ -6,6 +6,7 @@ at depth 11 (fitted evaluation) and 9 (classic), deeper than tests/test_core.py 
 the pure-Python search in a test; with a table of 1,024 slots, which replaces entries all the time;
 and a game searched move after move by one engine whose small table, ages and history carry over.
 Speed may change, the trees may not: a change that makes one of these differ is a search change.
+The WebAssembly core (agent/core_wasm.py), built from the same search, must find them too.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from agent import core
+from agent import core, core_wasm
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -25,11 +26,21 @@ from pin_core import CASES, GAME, run_cases  # noqa: E402
 PINS = json.loads((ROOT / "tests" / "core_pins.json").read_text())
 
 compiled = pytest.mark.skipif(not core.compiled_available(), reason=core.unavailable_reason() or "built")
+wasm = pytest.mark.skipif(not core.wasm_available(), reason=core.wasm_unavailable_reason() or "runs")
+BUILDS = [pytest.param("compiled", marks=compiled), pytest.param("wasm", marks=wasm)]
 
 
 @pytest.fixture(scope="module")
 def now():
-    return run_cases()
+    """The cases' results with a build of the core ("compiled", "wasm"), run once each."""
+    found = {}
+
+    def results(build: str) -> dict:
+        if build not in found:
+            found[build] = run_cases(None if build == "compiled" else core_wasm.load())
+        return found[build]
+
+    return results
 
 
 def test_the_pins_are_of_the_cases_run_now():
@@ -37,14 +48,15 @@ def test_the_pins_are_of_the_cases_run_now():
     assert len(PINS["fitted"]) == 35 and len(PINS["game"]) > 40
 
 
-@compiled
+@pytest.mark.parametrize("build", BUILDS)
 @pytest.mark.parametrize("case", [*CASES, "game"])
-def test_same_results_as_before(now, case):
-    for i, (pinned, found) in enumerate(zip(PINS[case], now[case])):
-        assert found == pinned, (case, i)
-    assert len(now[case]) == len(PINS[case])
+def test_same_results_as_before(now, build, case):
+    found = now(build)[case]
+    for i, (pinned, result) in enumerate(zip(PINS[case], found)):
+        assert result == pinned, (case, i)
+    assert len(found) == len(PINS[case])
 
 
-@compiled
-def test_the_small_tables_replaced_entries_as_before(now):
-    assert now["game-replaced"] == PINS["game-replaced"] > 0
+@pytest.mark.parametrize("build", BUILDS)
+def test_the_small_tables_replaced_entries_as_before(now, build):
+    assert now(build)["game-replaced"] == PINS["game-replaced"] > 0

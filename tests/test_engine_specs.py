@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: What alphabeta says it takes, as every error about its options lists it.
 ALPHABETA_OPTIONS = ("its options: depth (1-128), nodes (1-1,000,000,000,000), hash_mb (0-65,536), "
                      "threads (auto or 1-{threads}, default 1), evaluation (classic or fitted, default fitted), "
-                     "core_build (a path), "
+                     "core_build (a path), core (auto or compiled or wasm or python), "
                      "asp (0-1,000,001, default 50), lmr (0-2, default 1), age (0-62, default 3), "
                      "solve (0-128, default 8)")
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from agent import engines
+from agent import engines, eval_fitted
 from agent.engines import build_engine
-from agent.eval_fitted import (DEFAULT_DATA, GLOBAL_LINES, PATTERNS, EvalDataError, FittedEvaluator, check_data,
-                               decided_chance, load_data, pattern_index)
+from agent.eval_fitted import (DEFAULT_DATA, GLOBAL_LINES, PACKAGED_DIGESTS, PATTERNS, EvalDataError, FittedEvaluator,
+                               check_data, decided_chance, file_digest, load_data, pattern_index)
 from agent.evaluation import Evaluator
 from agent.limits import SearchLimit
 from agent.rules import WINS, Position, board_patterns
@@ -151,10 +151,70 @@ def test_non_finite_numbers_in_the_file_are_refused(tmp_path):
 
 
 def test_the_packaged_file_loads_and_holds_every_fixed_value():
-    load_data(DEFAULT_DATA)  # all checks pass
+    check_data(json.loads(DEFAULT_DATA.read_bytes()))  # in full: load_data trusts its recorded digest
     q = DATA["scale"]
     blocked = sum(decided_chance(a, b, q) == 0 and not (WINS[b] or a | b == 0x1FF) for a, b in board_patterns())
     assert blocked > 0 and DATA["chance"][A_BLOCKED] == 0
+
+
+# The packaged files are checked in full here, once; the agent's load_data trusts a file whose
+# bytes have a recorded digest and checks every other file in full.
+PACKAGED = sorted((ROOT / "agent" / "data").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", PACKAGED, ids=lambda path: path.name)
+def test_each_packaged_file_passes_the_full_check_and_its_digest_is_recorded(path):
+    raw = path.read_bytes()
+    check_data(json.loads(raw), str(path))  # what the recorded digest vouches for
+    digest = file_digest(raw)
+    assert PACKAGED_DIGESTS.get(path.name) == digest, (
+        f"{path.relative_to(ROOT)} changed (or is new): it passes the full check, so record its digest in "
+        f"agent/eval_fitted.py: PACKAGED_DIGESTS[{path.name!r}] = {digest!r}")
+
+
+def test_every_recorded_digest_is_a_packaged_files():
+    assert PACKAGED, "no data files in agent/data"
+    stale = set(PACKAGED_DIGESTS) - {path.name for path in PACKAGED}
+    assert not stale, f"agent/eval_fitted.py's PACKAGED_DIGESTS names files agent/data does not have: {sorted(stale)}"
+
+
+def full_checks(monkeypatch) -> list:
+    """The paths load_data checks in full from now on."""
+    checked = []
+
+    def counting(data, where="evaluation data"):
+        checked.append(where)
+        check_data(data, where)
+
+    monkeypatch.setattr(eval_fitted, "check_data", counting)
+    return checked
+
+
+def test_a_packaged_files_bytes_skip_the_full_check_wherever_they_are(tmp_path, monkeypatch):
+    checked = full_checks(monkeypatch)
+    copy_of_it = tmp_path / "mine.json"
+    copy_of_it.write_bytes(DEFAULT_DATA.read_bytes())
+    assert load_data(DEFAULT_DATA) == load_data(copy_of_it) == DATA
+    assert checked == []
+
+
+def test_an_edited_packaged_file_is_checked_in_full(tmp_path, monkeypatch):
+    checked = full_checks(monkeypatch)
+    text = DEFAULT_DATA.read_text(encoding="utf-8")
+    # The same tables written out again: other bytes, so checked (and valid).
+    same = tmp_path / "rewritten.json"
+    same.write_text(json.dumps(json.loads(text)), encoding="utf-8")
+    assert load_data(same) == DATA and checked == [str(same)]
+    # One fixed value edited in place, every other byte the packaged file's: refused as before.
+    start = re.search(r'"chance": *\[', text).end()  # the table ("fit" has a "chance" object too)
+    position = [match.start() for match in re.finditer(r"-?\d+", text[start:])][A_BLOCKED]
+    assert text[start + position] == "0" and not text[start + position + 1].isdigit()
+    edited = tmp_path / DEFAULT_DATA.name
+    edited.write_text(text[:start + position] + "1" + text[start + position + 1:], encoding="utf-8")
+    with pytest.raises(EvalDataError, match=rf"^{re.escape(str(edited))}: chance\[{A_BLOCKED}\] is 1, not 0: "
+                                            "on board AB./BB./..B A cannot win") as error:
+        load_data(edited)
+    assert "\n" not in str(error.value) and checked == [str(same), str(edited)]
 
 
 def test_unreadable_data_file_is_one_clear_error(tmp_path):
@@ -290,7 +350,8 @@ def test_agent_runs_without_numpy():
 
 def test_data_file_is_package_data_and_bundled_in_the_executable():
     assert DEFAULT_DATA.parent == ROOT / "agent" / "data" and DEFAULT_DATA.is_file()
-    assert 'agent = ["data/*.json"]' in (ROOT / "pyproject.toml").read_text()
+    package_data = re.search(r'^agent = \[(.*)\]$', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
+    assert '"data/*.json"' in package_data
     assert "agent' / 'data'" in (ROOT / "scripts" / "build-exe").read_text()
 
 

@@ -74,6 +74,21 @@ def test_the_coin_flip_and_opening_are_seeded_and_either_side_may_start():
     assert firsts == set(NAMES)
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_a_random_opening_is_four_chained_moves_named_p1_p2_p1_p2(seed):
+    run = Virtual()
+    record = run.play(RefereeSettings(time_limit=0.1, exit_delay=0, start_delay=0), seed=seed, first=None,
+                      opening=None)
+    written = next(a.text for _, a in run.log if isinstance(a, Write) and a.name == "first_four_moves")
+    lines = [line.split(" ") for line in written.splitlines()]
+    assert written.endswith("\n") and len(lines) == 4
+    assert [name for name, _, _ in lines] == [record.p1, record.p2, record.p1, record.p2]
+    cells = [(int(board), int(spot)) for _, board, spot in lines]
+    assert len(set(cells)) == 4 and all(cells[i][0] == cells[i - 1][1] for i in range(1, 4))
+    assert record.opening == [(name, board, spot) for (name, _, _), (board, spot) in zip(lines, cells)]
+    assert run.actions(Write)[0][1] == Write("move_file", "")      # empty when p1's .go appears
+
+
 def test_names_and_a_forced_first_player_are_checked():
     with pytest.raises(ValueError, match="must differ"):
         FileReferee("A", "A")

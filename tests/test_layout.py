@@ -81,6 +81,13 @@ def _is_package_of(package: str, module: str) -> bool:
     return module.startswith(package + ".")
 
 
+def test_the_time_budget_depends_on_no_decider(graph):
+    """agent/clock.py holds every constant and formula of the time budget; the deciders and the
+    protocols read it, never the other way round."""
+    assert graph["agent.clock"] == set()
+    assert "agent.clock" in graph["agent.turns"] and "agent.clock" in graph["agent.protocol"]
+
+
 #: The agent's command line, both protocols' (issue 23, item 5): its parser, --help and main().
 COMMAND_LINE = "agent.cli"
 #: The two protocols: they read, write and time a game; no option of the command line is theirs.
@@ -105,7 +112,7 @@ BOT_MODULES = {
     "agent.clock", "agent.exits",  # both protocols' time budget and exit codes
     "agent.codingame", "agent.codingame_turns", "agent.variety",  # CodinGame's protocol
     "agent.search_log",  # each move's figures as JSON, for the runners
-    "agent.rules", "agent.search", "agent.core", "agent.limits",  # rules and search
+    "agent.rules", "agent.search", "agent.core", "agent.core_wasm", "agent.limits",  # rules and search (C, WebAssembly)
     "agent.engines", "agent.baselines", "agent.evaluation", "agent.eval_fitted",  # engines, evaluations
     "agent.bot", "agent.bot_worker",  # a bot of one's own on the same layer, and the process it thinks in
     "agent.games", "agent.games.base", "agent.games.registry", "agent.games.tictactoe",  # the generic

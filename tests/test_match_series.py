@@ -177,7 +177,9 @@ def test_no_out_leaves_nothing_behind(tmp_path, capsys, monkeypatch):
     # Without --out the series used to leave a uttt-match-* folder in /tmp at every run.
     import tempfile
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    assert match.main([*QUICK, "random", "random", "--games", "1", "--time-limit", "0.2",
+    # A whole second a move: the random players answer at once, and a loaded machine makes no
+    # game go wrong (whose logs would rightly be kept).
+    assert match.main([*QUICK, "random", "random", "--games", "1", "--time-limit", "1",
                        "--seed", "1"]) == 0
     out = capsys.readouterr().out
     assert "deleted at the end (--out DIR keeps them)" in out and "Games: " not in out

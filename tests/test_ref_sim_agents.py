@@ -47,6 +47,8 @@ def test_random_vs_random_full_game_through_files(tmp_path):
         os.utime(tmp_path / name, (old + age, old + age))
     agents = [start_random_agent(tmp_path, "Walrus", 1), start_random_agent(tmp_path, "Otter", 2)]
     try:
+        for agent in agents:
+            agent.stdout.readline()                 # "[NAME] waiting in ...": it watches the files
         time.sleep(0.5)
         assert all(agent.poll() is None for agent in agents), "exited on a stale end_game"
         record = run_game(tmp_path, "Walrus", "Otter", RefereeSettings(time_limit=1.0, start_delay=0.3), seed=4)
@@ -65,10 +67,14 @@ def test_random_vs_random_full_game_through_files(tmp_path):
 def test_random_agent_exits_when_the_game_is_aborted(tmp_path):
     agent = start_random_agent(tmp_path, "Walrus", 1)
     stop = threading.Event()
+
+    def stop_after_the_first_move(event):       # mid-game, however slow the machine
+        if event.kind == "move":
+            stop.set()
     try:
-        threading.Timer(0.8, stop.set).start()
+        agent.stdout.readline()                     # "[Walrus] waiting in ...": it watches the files
         record = run_game(tmp_path, "Walrus", "Otter", RefereeSettings(time_limit=3.0, start_delay=0.2),
-                          seed=0, stop=stop)
+                          seed=0, first="Walrus", stop=stop, on_event=stop_after_the_first_move)
     finally:
         code, output = finish(agent, timeout=6)
     assert record.result == "aborted"
@@ -158,7 +164,7 @@ def test_an_end_game_not_written_yet_is_read_once_it_is(tmp_path):
     # The referee creates end_game and then writes it: an empty read is not the result.
     agent = start_random_agent(tmp_path, "Otter", 3)
     try:
-        time.sleep(1.0)
+        agent.stdout.readline()                     # "[Otter] waiting in ...": it watches the files
         (tmp_path / "first_four_moves").write_text("Walrus 0 4\nOtter 4 0\nWalrus 0 8\nOtter 8 0\n")
         (tmp_path / "move_file").write_text("")
         time.sleep(0.3)

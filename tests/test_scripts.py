@@ -53,3 +53,11 @@ def test_bench_first_move_shows_each_games_first_move_beside_the_later_ones():
     assert len(traces) == 4 and all("noticed" in line and "written" in line for line in traces), done.stdout
     assert "[A UTTT_FIRST_MOVE_BENCH_PROBE=1] first moves" in done.stdout and "[B (without)] first moves" in done.stdout
     assert run_script("bench_first_move.py", "--ab", "nothing").returncode == 2
+
+
+def test_bench_startup_times_each_player_and_the_engine_build():
+    done = run_script("bench_startup.py", "--runs", "1")
+    assert done.returncode == 0, done.stderr
+    rows = [line.split("CPU s")[0].strip() for line in done.stdout.splitlines() if "CPU s" in line]
+    assert rows == ["agent", "agent --depth 2", "random_agent", "build_engine", "build_engine --depth 2"], done.stdout
+    assert run_script("bench_startup.py", "--agent-root", "/nonexistent").returncode == 2

@@ -13,8 +13,8 @@ import pytest
 
 from agent.referee_files import FileLines
 from agent.rules import Move, Position, parse_move_line
+from agent.clock import OUT_OF_TURN_WAIT
 from agent.turns import (
-    OUT_OF_TURN_WAIT,
     Abort,
     Finish,
     Look,

@@ -40,12 +40,17 @@ class Game:
     new_searcher: Callable[[object, int, float, object], object] = AlphaBeta
 
     def searcher(self, hash_mb: float = 64.0, features: Features | None = None, threads: int | str = 1,
-                 evaluator=None, core_build: str | None = None):
+                 evaluator=None, core_build: str | None = None, core: str | None = None):
         """The search with this game's evaluator (or ``evaluator``; ``AlphaBeta``'s interface);
-        ``threads`` above 1 and ``core_build`` (the path of another build of the compiled core, to
-        play two builds against each other) only where the game's own searcher takes them (uttt's
-        compiled core)."""
+        ``threads`` above 1, ``core_build`` (the path of another build of the compiled core, to
+        play two builds against each other) and ``core`` (agent.core.CORES: compiled against wasm,
+        say) only where the game's own searcher takes them (uttt's compiled core)."""
         evaluator = self.new_evaluator() if evaluator is None else evaluator
+        if core is not None:
+            if self.new_searcher is AlphaBeta:
+                raise ValueError(f"{self.name} has the Python search only: core=NAME is for uttt")
+            return self.new_searcher(evaluator, self.move_space, hash_mb, features, threads=threads,
+                                     core_build=core_build, core=core)
         if core_build is not None:
             if self.new_searcher is AlphaBeta:
                 raise ValueError(f"{self.name} has no compiled core: core_build=PATH is for uttt")
@@ -74,10 +79,10 @@ def _uttt_note(state: Position, board: int) -> str:
 
 
 def _uttt_searcher(evaluator, move_space: int, hash_mb: float, features: Features | None = None, threads: int = 1,
-                   core_build: str | None = None):
-    # The agent's own choice of core (compiled where built, $UTTT_CORE), or the build asked for,
-    # without touching the whole table up front: series make many short-lived engines.
-    return make_searcher(evaluator, hash_mb, prefault=False, features=features, threads=threads,
+                   core_build: str | None = None, core: str | None = None):
+    # The agent's own choice of core (compiled where built, $UTTT_CORE), or the core or build asked
+    # for, without touching the whole table up front: series make many short-lived engines.
+    return make_searcher(evaluator, hash_mb, core=core, prefault=False, features=features, threads=threads,
                          core_build=core_build)[0]
 
 

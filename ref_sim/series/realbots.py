@@ -141,10 +141,12 @@ def absolute_paths(command: str, where: str | None = None) -> str:
     with a ``{placeholder}``, options and the module after ``-m`` are kept as they are.
     The command comes back unchanged (the same text) when nothing was resolved.
 
-    >>> import tempfile; folder = tempfile.mkdtemp(); os.mkdir(os.path.join(folder, "bots"))
+    >>> import tempfile; temp = tempfile.TemporaryDirectory(); folder = temp.name
+    >>> os.mkdir(os.path.join(folder, "bots"))
     >>> absolute_paths("java -cp bots Otter {name}", folder) == (
     ...     f"java -cp {os.path.join(folder, 'bots')} Otter '{{name}}'")
     True
+    >>> temp.cleanup()
     """
     where = os.path.abspath(where or os.getcwd())
     tokens = shlex.split(command)

@@ -7,7 +7,9 @@ RUN is a series' ``--out`` folder (``ref_sim.match`` or ``ref_sim.stdio``) or it
 ``games.jsonl``.  A line that is no game (not JSON, NaN or ``1e999`` in it, absurd nesting,
 keys of the wrong type: :mod:`ref_sim.series.records`) is left out of the page with one warning line
 naming the file and the line; a file with no game in it is an error (one line, exit 2).  The page (default ``RUN/replay.html``) needs no server and no network: its
-styles, script and data are inside it.  It lists the games (filter by agent 1's result,
+styles, script and data are inside it.  Beside it goes ``board.html``, the analysis board
+(:mod:`ref_sim.views.board_page`): each position of the replay links to it, to be searched by our
+engine in the browser or played on from.  It lists the games (filter by agent 1's result,
 time-outs, bad moves), shows the selected game's board move by move (buttons, slider, arrow
 keys), the score each agent logged for its moves as a graph under the board, and each move's
 time against the limit.  ``--analyse`` has our engine look at every position of the chosen
@@ -338,10 +340,14 @@ def embedded_json(data) -> str:
 
 
 def write_page(data: dict, out) -> Path:
-    """Write the page for ``data`` to ``out``; returns its path."""
+    """Write the page for ``data`` to ``out``, and beside it the analysis board its positions link
+    to (ref_sim.views.board_page: board.html); returns the replay page's path."""
+    from ref_sim.views import board_page
     from ref_sim.views.replay_page import page
     out = Path(out)
-    out.write_text(page(embedded_json(data)), encoding="utf-8")
+    board = out.with_name("board.html" if out.name != "board.html" else "analysis-board.html")
+    out.write_text(page(embedded_json({**data, "board_page": board.name})), encoding="utf-8")
+    board_page.write_page(board)
     return out
 
 

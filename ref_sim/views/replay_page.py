@@ -74,6 +74,7 @@ tr.opening td { color: var(--faint); font-style: italic; }
 /* One line, always: a wrapping text would resize the board as the moves step. */
 #position-text { text-align: center; white-space: nowrap; overflow: hidden;
                  text-overflow: ellipsis; }
+.board-link { text-align: center; font-size: 12px; }
 #details { margin-top: 8px; padding-top: 6px; border-top: 1px solid var(--line);
            min-height: 5em; }
 #details div { margin: 1px 0; }
@@ -89,15 +90,13 @@ label.option { font-size: 11px; line-height: 1.15; color: var(--faint); display:
                                                          max-width: 500px; } }
 """
 
-SCRIPT = r"""
+#: What both pages draw with (this one and the analysis board, ref_sim/views/board_page.py): DOM
+#: and SVG helpers, scores as text, the board's cells, marks and lines. They read DATA (win_score,
+#: proven_score, score_per_logit) and C (the colours), which each page defines first.
+SHARED_SCRIPT = r"""
 "use strict";
-const DATA = JSON.parse(document.getElementById("replay-data").textContent);
-const C = JSON.parse(document.getElementById("replay-colours").textContent);
 const SVG = "http://www.w3.org/2000/svg";
-const GLYPH = {inaccuracy: "?!", mistake: "?", blunder: "??"};
 const CELL = 50, EDGE = 22, SIDE = 2 * EDGE + 9 * CELL;
-const agent1 = DATA.agents[0];
-let current = -1, ply = 0, shown = [];
 
 function el(tag, attrs, text) {
   const node = document.createElement(tag);
@@ -113,16 +112,6 @@ function svg(parent, tag, attrs, text) {
   return node;
 }
 function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
-function keepVisible(row) {           // scroll the row's own list only, never the page
-  const box = row.closest(".scroll"), head = row.closest("table").tHead.offsetHeight;
-  if (row.offsetTop - head < box.scrollTop) box.scrollTop = row.offsetTop - head;
-  else if (row.offsetTop + row.offsetHeight > box.scrollTop + box.clientHeight) {
-    box.scrollTop = row.offsetTop + row.offsetHeight - box.clientHeight;
-  }
-}
-function mover(g, mark) { return mark === "X" ? g.x : g.o; }
-function markOf(g, name) { return name === g.x ? "X" : name === g.o ? "O" : ""; }
-
 // Scores: from X's view everywhere on the page.
 function expected(score) {            // X's expected result for a score from X's view
   if (score > DATA.proven_score) return 1;
@@ -136,6 +125,79 @@ function scoreText(score) {           // "+73", or "#+5": a forced result 5 plie
   }
   return (score > 0 ? "+" : "") + score;
 }
+function cellXY(b, s) {
+  return [EDGE + (3 * (b % 3) + s % 3) * CELL, EDGE + (3 * Math.floor(b / 3) + Math.floor(s / 3)) * CELL];
+}
+function drawMark(parent, mark, x, y, size, width, opacity, cls) {
+  const attrs = {stroke: mark === "X" ? C.x : C.o, "stroke-width": width, fill: "none",
+                 opacity: opacity, class: cls, "stroke-linecap": "round"};
+  if (mark === "X") {
+    attrs.d = "M" + x + " " + y + "L" + (x + size) + " " + (y + size) +
+              "M" + (x + size) + " " + y + "L" + x + " " + (y + size);
+    svg(parent, "path", attrs);
+  } else {
+    Object.assign(attrs, {cx: x + size / 2, cy: y + size / 2, r: size / 2});
+    svg(parent, "circle", attrs);
+  }
+}
+function drawLines(root) {            // the cells' thin lines, the boards' thick ones
+  for (let i = 1; i < 9; i++) {
+    if (i % 3 === 0) continue;
+    const p = EDGE + i * CELL;
+    svg(root, "line", {x1: p, y1: EDGE, x2: p, y2: EDGE + 9 * CELL, stroke: C.grid, "stroke-width": 1.2});
+    svg(root, "line", {x1: EDGE, y1: p, x2: EDGE + 9 * CELL, y2: p, stroke: C.grid, "stroke-width": 1.2});
+  }
+  for (let i = 0; i <= 9; i += 3) {
+    const p = EDGE + i * CELL;
+    svg(root, "line", {x1: p, y1: EDGE - 1.5, x2: p, y2: EDGE + 9 * CELL + 1.5, stroke: C.ink, "stroke-width": 3});
+    svg(root, "line", {x1: EDGE - 1.5, y1: p, x2: EDGE + 9 * CELL + 1.5, y2: p, stroke: C.ink, "stroke-width": 3});
+  }
+}
+function drawBoardResult(root, b, r) { // a board won ("X", "O") or drawn ("=")
+  const [x, y] = cellXY(b, 0);
+  if (r === "X" || r === "O") {
+    const inner = 0.14 * 3 * CELL;
+    drawMark(root, r, x + inner, y + inner, 3 * CELL - 2 * inner, 15, 0.6, "won");
+  } else if (r === "=") {
+    svg(root, "rect", {x: x + 1.5, y: y + 1.5, width: 3 * CELL - 3, height: 3 * CELL - 3,
+                       fill: C.drawn, "fill-opacity": 0.55, class: "drawn"});
+    svg(root, "text", {x: x + 1.5 * CELL, y: y + 1.5 * CELL + 7, "text-anchor": "middle",
+                       "font-size": 22, "font-weight": 700, fill: "#fff"}, "drawn");
+  }
+  svg(root, "text", {x: x + 3, y: y + 11, "font-size": 10, fill: C.faint}, b);
+}
+function drawForced(root, b) {         // the one board the next move must go to
+  const [x, y] = cellXY(b, 0);
+  svg(root, "rect", {x: x + 2.5, y: y + 2.5, width: 3 * CELL - 5, height: 3 * CELL - 5,
+                     fill: "none", stroke: C.forced, "stroke-width": 4, class: "forced"});
+}
+function drawSpotNumbers(root) {
+  for (let i = 0; i < 9; i++) {
+    svg(root, "text", {x: EDGE + (i + 0.5) * CELL, y: EDGE - 7, "text-anchor": "middle",
+                       "font-size": 11, fill: C.faint}, i % 3);
+    svg(root, "text", {x: EDGE - 6, y: EDGE + (i + 0.5) * CELL + 4, "text-anchor": "end",
+                       "font-size": 11, fill: C.faint}, 3 * (i % 3));
+  }
+}
+"""
+
+SCRIPT = SHARED_SCRIPT + r"""
+const DATA = JSON.parse(document.getElementById("replay-data").textContent);
+const C = JSON.parse(document.getElementById("replay-colours").textContent);
+const GLYPH = {inaccuracy: "?!", mistake: "?", blunder: "??"};
+const agent1 = DATA.agents[0];
+let current = -1, ply = 0, shown = [];
+
+function keepVisible(row) {           // scroll the row's own list only, never the page
+  const box = row.closest(".scroll"), head = row.closest("table").tHead.offsetHeight;
+  if (row.offsetTop - head < box.scrollTop) box.scrollTop = row.offsetTop - head;
+  else if (row.offsetTop + row.offsetHeight > box.scrollTop + box.clientHeight) {
+    box.scrollTop = row.offsetTop + row.offsetHeight - box.clientHeight;
+  }
+}
+function mover(g, mark) { return mark === "X" ? g.x : g.o; }
+function markOf(g, name) { return name === g.x ? "X" : name === g.o ? "O" : ""; }
+
 function loggedX(move) {              // a move's logged score, from X's view
   if (typeof move.score !== "number" || !move.depth) return null;
   return move.mark === "X" ? move.score : -move.score;
@@ -307,6 +369,10 @@ function setPly(k) {
     if (cursor) { const x = cursor.dataset.x0 * 1 + ply * cursor.dataset.dx;
                   cursor.setAttribute("x1", x); cursor.setAttribute("x2", x); }
   }
+  const link = document.getElementById("board-link");
+  link.href = DATA.board_page + "#rules=" + g.rules + "&moves=" +
+    g.moves.slice(0, ply).map(m => String(m.board) + m.spot).join("");
+  link.hidden = !DATA.board_page;
   document.body.dataset.game = g.game;
   document.body.dataset.ply = ply;
 }
@@ -370,21 +436,6 @@ function describe(g, k) {
 }
 
 // -- the board -------------------------------------------------------------------------
-function cellXY(b, s) {
-  return [EDGE + (3 * (b % 3) + s % 3) * CELL, EDGE + (3 * Math.floor(b / 3) + Math.floor(s / 3)) * CELL];
-}
-function drawMark(parent, mark, x, y, size, width, opacity, cls) {
-  const attrs = {stroke: mark === "X" ? C.x : C.o, "stroke-width": width, fill: "none",
-                 opacity: opacity, class: cls, "stroke-linecap": "round"};
-  if (mark === "X") {
-    attrs.d = "M" + x + " " + y + "L" + (x + size) + " " + (y + size) +
-              "M" + (x + size) + " " + y + "L" + x + " " + (y + size);
-    svg(parent, "path", attrs);
-  } else {
-    Object.assign(attrs, {cx: x + size / 2, cy: y + size / 2, r: size / 2});
-    svg(parent, "circle", attrs);
-  }
-}
 function drawBoard(g, k) {
   const root = document.getElementById("board");
   clear(root);
@@ -412,17 +463,7 @@ function drawBoard(g, k) {
     svg(rect, "title", {}, "board " + b + ", spot " + s +
         (here ? ": move " + (here[1] + 1) + (here[0].opening ? " (opening)" : "") : ""));
   }
-  for (let i = 1; i < 9; i++) {
-    if (i % 3 === 0) continue;
-    const p = EDGE + i * CELL;
-    svg(root, "line", {x1: p, y1: EDGE, x2: p, y2: EDGE + 9 * CELL, stroke: C.grid, "stroke-width": 1.2});
-    svg(root, "line", {x1: EDGE, y1: p, x2: EDGE + 9 * CELL, y2: p, stroke: C.grid, "stroke-width": 1.2});
-  }
-  for (let i = 0; i <= 9; i += 3) {
-    const p = EDGE + i * CELL;
-    svg(root, "line", {x1: p, y1: EDGE - 1.5, x2: p, y2: EDGE + 9 * CELL + 1.5, stroke: C.ink, "stroke-width": 3});
-    svg(root, "line", {x1: EDGE - 1.5, y1: p, x2: EDGE + 9 * CELL + 1.5, y2: p, stroke: C.ink, "stroke-width": 3});
-  }
+  drawLines(root);
   const inset = 0.24 * CELL;
   for (const [index, [m, i]] of Object.entries(cells)) {
     const [x, y] = cellXY(m.board, m.spot);
@@ -435,31 +476,9 @@ function drawBoard(g, k) {
                          fill: C.faint, class: "opening-number"}, i + 1);
     }
   }
-  for (let b = 0; b < 9; b++) {
-    const [x, y] = cellXY(b, 0);
-    const r = local[b];
-    if (r === "X" || r === "O") {
-      const inner = 0.14 * 3 * CELL;
-      drawMark(root, r, x + inner, y + inner, 3 * CELL - 2 * inner, 15, 0.6, "won");
-    } else if (r === "=") {
-      svg(root, "rect", {x: x + 1.5, y: y + 1.5, width: 3 * CELL - 3, height: 3 * CELL - 3,
-                         fill: C.drawn, "fill-opacity": 0.55, class: "drawn"});
-      svg(root, "text", {x: x + 1.5 * CELL, y: y + 1.5 * CELL + 7, "text-anchor": "middle",
-                         "font-size": 22, "font-weight": 700, fill: "#fff"}, "drawn");
-    }
-    svg(root, "text", {x: x + 3, y: y + 11, "font-size": 10, fill: C.faint}, b);
-  }
-  if (toPlay.length === 1) {
-    const [x, y] = cellXY(Number(toPlay), 0);
-    svg(root, "rect", {x: x + 2.5, y: y + 2.5, width: 3 * CELL - 5, height: 3 * CELL - 5,
-                       fill: "none", stroke: C.forced, "stroke-width": 4, class: "forced"});
-  }
-  for (let i = 0; i < 9; i++) {
-    svg(root, "text", {x: EDGE + (i + 0.5) * CELL, y: EDGE - 7, "text-anchor": "middle",
-                       "font-size": 11, fill: C.faint}, i % 3);
-    svg(root, "text", {x: EDGE - 6, y: EDGE + (i + 0.5) * CELL + 4, "text-anchor": "end",
-                       "font-size": 11, fill: C.faint}, 3 * (i % 3));
-  }
+  for (let b = 0; b < 9; b++) drawBoardResult(root, b, local[b]);
+  if (toPlay.length === 1) drawForced(root, Number(toPlay));
+  drawSpotNumbers(root);
   // The engine's verdict on the last move: its colour around the move, the better cell in green.
   const v = g.analysis && k > 0 ? g.analysis.moves[k - 1] : null;
   if (v && v.judgement) {
@@ -720,6 +739,16 @@ function start() {
 start();
 """
 
+#: Both pages' first script: any script error is shown on the page (and read by the browser tests).
+ERRORS_SCRIPT = """<script>
+window.addEventListener("error", function (event) {
+  var box = document.getElementById("errors");
+  if (!box) return;
+  box.hidden = false;
+  box.textContent += "Script error: " + event.message + " (line " + event.lineno + ")\\n";
+});
+</script>"""
+
 PAGE = """<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -727,15 +756,7 @@ PAGE = """<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Ultimate Tic-Tac-Toe replay</title>
 <style>@STYLE@</style>
-<script>
-// Any script error is shown on the page (and read by the browser test).
-window.addEventListener("error", function (event) {
-  var box = document.getElementById("errors");
-  if (!box) return;
-  box.hidden = false;
-  box.textContent += "Script error: " + event.message + " (line " + event.lineno + ")\\n";
-});
-</script>
+@ERRORS@
 </head>
 <body data-ready="0">
 <header><h1 id="title">Replay</h1><div class="source" id="source"></div></header>
@@ -760,6 +781,9 @@ window.addEventListener("error", function (event) {
     <label class="option" title="the engine's move for the player to move, as a dashed purple ring (after --analyse)"><input type="checkbox" id="show-best"> engine's<br>next move</label>
   </div>
   <div id="position-text"></div>
+  <div class="board-link"><a id="board-link" target="_blank" rel="noopener" hidden
+    title="our engine on this position, in your browser: analyse it, or play on against it">this position
+    on the analysis board &#x2197;</a></div>
   <div class="charts">
     <svg id="score-graph" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="scores"></svg>
     <div class="legend" id="score-legend"></div>
@@ -793,6 +817,6 @@ def page(data_json: str) -> str:
     style = STYLE
     for key, value in COLOURS.items():
         style = style.replace(f"@{key}@", escape(value))
-    text = PAGE.replace("@STYLE@", style).replace("@SCRIPT@", SCRIPT)
+    text = PAGE.replace("@STYLE@", style).replace("@ERRORS@", ERRORS_SCRIPT).replace("@SCRIPT@", SCRIPT)
     text = text.replace("@COLOURS@", json.dumps(COLOURS))
     return text.replace("@DATA@", data_json)        # last: the data is not searched again
