@@ -567,8 +567,13 @@ def status_line(isolation: Isolation | None, concurrency: int = 1) -> str | None
     else:
         processes = (f"process cap {isolation.processes} more than the user runs (RLIMIT_NPROC, "
                      f"hard)")
-    ending = ("its whole cgroup killed at the end of its game" if place else
-              "only its process group killed at the end (a setsid child is NOT reached by it)")
+    if place:
+        ending = "its whole cgroup killed at the end of its game"
+    elif keeper.AVAILABLE:
+        ending = ("its whole process tree ended at the end of its game by its keeper, a child "
+                  "subreaper (setsid children too; NOT if the bot kills its keeper first)")
+    else:
+        ending = "only its process group killed at the end (a setsid child is NOT reached by it)"
     cgroup = (f"cgroup v{place.version} per bot" if place else
               f"{no_cgroup}: cores, shared memory, processes and the end NOT held by the kernel")
     path, why = bwrap() if isolation.sandbox else (None, "sandbox off")
