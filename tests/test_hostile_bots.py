@@ -23,6 +23,7 @@ import pytest
 from ref_sim import match, stdio
 from ref_sim.referees.file_protocol import MOVE_READ_LIMIT
 from ref_sim.referees.file_referee import INVALID_MOVE, TIME_OUT
+from processes import carrying, kill, marked
 
 pytestmark = [pytest.mark.e2e,
               pytest.mark.skipif(os.name != "posix", reason="the hostile bots need POSIX (fork, FIFOs)")]
@@ -59,33 +60,6 @@ def planted(out: Path, name: str) -> str:
     said = re.findall(r"planted: (.*) at \d", log)
     assert said, log
     return said[0]
-
-
-def running(mark: str) -> list[int]:
-    """Live processes (not zombies) whose command line holds ``mark`` (Linux: /proc)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                if mark.encode() not in handle.read().split(b"\0"):
-                    continue
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                if handle.read().rpartition(b")")[2].split()[0] == b"Z":
-                    continue
-        except OSError:
-            continue
-        found.append(int(entry))
-    return found
-
-
-def kill(pids) -> None:
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
 
 
 # -- item 1: the game directory is hostile ground ----------------------------------------------
@@ -167,9 +141,9 @@ def test_setsid_and_double_forked_children_end_with_their_file_protocol_game(tmp
                         *(["--isolate", "--isolate-memory", "0"] if isolate else []))
         assert game["result"] in ("win", "tie")
         assert planted(tmp_path / "out", hostile_side(game)).startswith("two daemons")
-        assert running(mark) == []
+        assert marked(mark) == []
     finally:
-        kill(running(mark))
+        kill(marked(mark))
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc, and a keeper needs Linux")
@@ -186,9 +160,9 @@ def test_setsid_and_double_forked_children_end_with_their_stdio_game(tmp_path, i
         game = json.loads(line)
         assert game["result"] in ("win", "tie"), game
         assert planted(out, hostile_side(game)).startswith("two daemons")
-        assert running(mark) == []
+        assert marked(mark) == []
     finally:
-        kill(running(mark))
+        kill(marked(mark))
 
 
 # -- a runner stopped while a hostile bot holds its game ---------------------------------------
@@ -218,32 +192,12 @@ def test_a_runner_stopped_during_a_fifo_turn_ends_at_once_leaving_nothing(tmp_pa
         _, err = runner.communicate(timeout=PATIENCE)
         assert runner.returncode == 128 + signum, err
         assert "Traceback" not in err
-        while carrying(token) and time.monotonic() < deadline:
+        while carrying("UTTT_HOSTILE_RUN", token) and time.monotonic() < deadline:
             time.sleep(0.05)                        # (a killed process takes a moment to go)
-        assert carrying(token) == []
+        assert carrying("UTTT_HOSTILE_RUN", token) == []
         assert os.listdir(temp) == []
     finally:
-        kill(carrying(token))
+        kill(carrying("UTTT_HOSTILE_RUN", token))
         if runner.poll() is None:
             os.killpg(runner.pid, signal.SIGKILL)
             runner.communicate()
-
-
-def carrying(token: str) -> list[int]:
-    """Live processes whose environment holds ``UTTT_HOSTILE_RUN=token``."""
-    needle = f"UTTT_HOSTILE_RUN={token}".encode()
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as handle:
-                if needle not in handle.read().split(b"\0"):
-                    continue
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                if handle.read().rpartition(b")")[2].split()[0] == b"Z":
-                    continue
-        except OSError:
-            continue
-        found.append(int(entry))
-    return found

@@ -6,7 +6,6 @@ the waits only guard against hangs."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -17,6 +16,7 @@ import uuid
 import pytest
 
 from ref_sim.series import keeper
+from processes import kill, marked
 
 pytestmark = [pytest.mark.e2e,
               pytest.mark.skipif(not keeper.AVAILABLE, reason="keepers are Linux's (subreapers)")]
@@ -47,37 +47,29 @@ sys.exit(code)
 """
 
 
-def marked(mark: str) -> list[int]:
-    """Live processes (not zombies) with ``mark`` as an argument."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                if mark.encode() not in handle.read().split(b"\0"):
-                    continue
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                if handle.read().rpartition(b")")[2].split()[0] == b"Z":
-                    continue
-        except OSError:
-            continue
-        found.append(int(entry))
-    return found
+@pytest.fixture
+def mark():
+    """A mark for this test's sleepers; whatever carries it at the end is killed."""
+    mark = f"uttt-keeper-{uuid.uuid4().hex}"
+    yield mark
+    kill(marked(mark))
 
 
-def kill(pids) -> None:
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
+@pytest.fixture
+def keepers():
+    """The keepers a test starts (:func:`started`), killed and reaped at its end."""
+    started = []
+    yield started
+    for process in started:
+        process.kill()
+        process.communicate()
 
 
-def started(mark: str, seconds: float, code: int) -> subprocess.Popen:
+def started(keepers: list, mark: str, seconds: float, code: int) -> subprocess.Popen:
     """A keeper of this process running the detacher, once its two sleepers run."""
     process = subprocess.Popen(keeper.wrapped([PY, "-c", DETACHER, mark, str(seconds), str(code)]),
                                stderr=subprocess.PIPE, start_new_session=True)
+    keepers.append(process)
     assert process.stderr.readline() == b"up\n"
     assert len(marked(mark)) == 4           # the keeper, the detacher and its two sleepers
     return process
@@ -90,52 +82,27 @@ def wait_gone(mark: str) -> list[int]:
     return marked(mark)
 
 
-def test_the_bot_s_status_passes_and_what_it_detached_ends_with_it():
-    mark = f"uttt-keeper-{uuid.uuid4().hex}"
-    process = None
-    try:
-        process = started(mark, 0.0, 3)
-        assert process.wait(PATIENCE) == 3
-        assert wait_gone(mark) == []
-    finally:
-        kill(marked(mark))
-        if process is not None:
-            process.kill()
-            process.communicate()
+def test_the_bot_s_status_passes_and_what_it_detached_ends_with_it(mark, keepers):
+    assert started(keepers, mark, 0.0, 3).wait(PATIENCE) == 3
+    assert wait_gone(mark) == []
 
 
-def test_asked_to_stop_the_keeper_ends_the_whole_tree_and_itself_by_sigkill():
-    mark = f"uttt-keeper-{uuid.uuid4().hex}"
-    process = None
-    try:
-        process = started(mark, 120.0, 0)
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(PATIENCE) == -signal.SIGKILL
-        assert wait_gone(mark) == []
-    finally:
-        kill(marked(mark))
-        if process is not None:
-            process.kill()
-            process.communicate()
+def test_asked_to_stop_the_keeper_ends_the_whole_tree_and_itself_by_sigkill(mark, keepers):
+    process = started(keepers, mark, 120.0, 0)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(PATIENCE) == -signal.SIGKILL
+    assert wait_gone(mark) == []
 
 
-def test_the_end_of_the_thread_that_started_it_is_not_the_runner_s_death():
+def test_the_end_of_the_thread_that_started_it_is_not_the_runner_s_death(mark, keepers):
     # PR_SET_PDEATHSIG fires when the starting *thread* ends; the runner's games start bots from
     # pool threads. The keeper must wait on (the runner still its parent), past its grace.
-    mark = f"uttt-keeper-{uuid.uuid4().hex}"
-    holder = []
-    try:
-        thread = threading.Thread(target=lambda: holder.append(started(mark, 120.0, 0)))
-        thread.start()
-        thread.join(PATIENCE)
-        assert holder, "the keeper did not start"
-        time.sleep(keeper_grace() + 1.0)    # past the grace a real death would have
-        assert holder[0].poll() is None and len(marked(mark)) == 4
-    finally:
-        kill(marked(mark))
-        for process in holder:
-            process.kill()
-            process.communicate()
+    thread = threading.Thread(target=started, args=(keepers, mark, 120.0, 0))
+    thread.start()
+    thread.join(PATIENCE)
+    assert keepers and len(marked(mark)) == 4, "the keeper did not start"
+    time.sleep(keeper_grace() + 1.0)        # past the grace a real death would have
+    assert keepers[0].poll() is None and len(marked(mark)) == 4
 
 
 def keeper_grace() -> float:
