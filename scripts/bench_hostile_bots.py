@@ -9,8 +9,10 @@ random player against a bot of ``tests/bots/hostile_files.py``, for each case as
 * ``daemons``: the bot starts a ``setsid`` child and a double-forked grandchild, then plays.
   Prints how many processes of the runner's tree were still running once it had exited (found
   by a variable of their environment), and ends them.
+* ``keeper``: no game; the milliseconds from Popen to a bot running (``date``), with and without
+  the keeper every bot runs under on Linux (ref_sim.series.keeper), the median of ``--repeat``.
 
-    python scripts/bench_hostile_bots.py sparse fifo daemons --size-mb 1024
+    python scripts/bench_hostile_bots.py sparse fifo daemons keeper --size-mb 1024
     python scripts/bench_hostile_bots.py --root /tmp/before sparse --size-mb 100
 
 ``--root`` runs another checkout's runner (its directory first on the path), to compare before
@@ -24,6 +26,7 @@ import json
 import os
 import re
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -118,19 +121,37 @@ def run_case(case: str, args, work: Path) -> dict:
     return figures
 
 
+def keeper_start(args) -> dict:
+    """Milliseconds from Popen to the bot running, plain and under a keeper (medians)."""
+    sys.path.insert(0, str(ROOT))
+    from ref_sim.series import keeper
+    figures = {"case": "keeper"}
+    for label, wrap in (("plain_ms", list), ("keeper_ms", keeper.wrapped)):
+        delays = []
+        for _ in range(args.repeat):
+            begun = time.time()
+            said = subprocess.run(wrap(["date", "+%s.%N"]), capture_output=True, text=True).stdout
+            delays.append(float(said) - begun)
+        figures[label] = round(statistics.median(delays) * 1000, 1)
+    figures["keeper_available"] = keeper.AVAILABLE
+    return figures
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("cases", nargs="+", choices=["sparse", "fifo", "daemons"])
+    parser.add_argument("cases", nargs="+", choices=["sparse", "fifo", "daemons", "keeper"])
     parser.add_argument("--size-mb", type=float, default=1024.0, help="the sparse move_file's size")
     parser.add_argument("--time-limit", type=float, default=1.0)
     parser.add_argument("--give-up", type=float, default=30.0,
                         help="seconds after which a runner that has not finished gets Ctrl-C")
+    parser.add_argument("--repeat", type=int, default=20, help="keeper: starts measured")
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose runner runs")
     args = parser.parse_args(argv)
     args.root = args.root.resolve()
     with tempfile.TemporaryDirectory(prefix="bench-hostile-") as temp:
         for case in args.cases:
-            print(json.dumps(run_case(case, args, Path(temp))), flush=True)
+            figures = keeper_start(args) if case == "keeper" else run_case(case, args, Path(temp))
+            print(json.dumps(figures), flush=True)
     return 0
 
 
