@@ -62,7 +62,8 @@ def keepers():
     yield started
     for process in started:
         process.kill()
-        process.communicate()
+        process.wait()
+        process.stderr.close()      # (not read to its end: a sleeper still holds it until killed)
 
 
 def started(keepers: list, mark: str, seconds: float, code: int) -> subprocess.Popen:
@@ -111,3 +112,17 @@ def keeper_grace() -> float:
         if line.startswith("GRACE = "):
             return float(line.split("=")[1])
     raise AssertionError("no GRACE in the keeper's code")
+
+
+def test_a_keeper_ends_its_own_tree_only(mark, keepers):
+    # Games played at once: each bot's keeper ends what its bot started, not its neighbour's.
+    other = f"{mark}-other"
+    try:
+        process = started(keepers, mark, 120.0, 0)
+        started(keepers, other, 120.0, 0)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(PATIENCE) == -signal.SIGKILL
+        assert wait_gone(mark) == []
+        assert len(marked(other)) == 4
+    finally:
+        kill(marked(other))
