@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from ref_sim.series import isolation
+from ref_sim.series import isolation, keeper
 from ref_sim import match, stdio, stops
 
 BWRAP, NO_BWRAP = isolation.bwrap()
@@ -47,6 +47,15 @@ def run_to_end(command, isolate, log, **options):
     finally:
         stops.kill_tree(process)
     return process
+
+
+def kept(pid: int) -> int:
+    """The process its keeper (ref_sim.series.keeper) runs, or ``pid`` where bots have none."""
+    if not keeper.AVAILABLE:
+        return pid
+    children = f"/proc/{pid}/task/{pid}/children"
+    wait_for(lambda: open(children).read().split(), "the keeper to start the bot")
+    return int(open(children).read().split()[0])
 
 
 def wait_for(predicate, what, timeout=30.0):
@@ -115,9 +124,11 @@ def test_each_bot_is_pinned_to_cores_of_its_own(tmp_path):
             with open(tmp_path / f"sleeper{k}.log", "w") as handle:
                 processes.append(isolation.start(sleeper, NO_SANDBOX, stdout=handle))
         for process in processes:       # the shim has become the sleeper (same process)
-            wait_for(lambda: b"RLIMIT" not in open(f"/proc/{process.pid}/cmdline", "rb").read(),
-                     "the shim (its code is in its command line) to exec the bot")
-            status = open(f"/proc/{process.pid}/status").read()
+            bot = kept(process.pid)
+            sleeping = "\0".join(sleeper).encode() + b"\0"
+            wait_for(lambda: open(f"/proc/{bot}/cmdline", "rb").read() == sleeping,
+                     "the keeper's child, then the shim, to exec the bot")
+            status = open(f"/proc/{bot}/status").read()
             allowed = next(line.split(":")[1].strip() for line in status.splitlines()
                            if line.startswith("Cpus_allowed_list"))
             assert allowed == str(process.cores[0]) and len(process.cores) == 1

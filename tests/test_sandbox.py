@@ -187,13 +187,19 @@ def test_status_line_names_the_cgroup_guarantees():
     assert "its whole cgroup killed at the end of its game" in line
 
 
-def test_status_line_without_cgroups_says_what_is_not_held(monkeypatch):
+@pytest.mark.parametrize("keepers", [True, False], ids=["keeper", "no-keeper"])
+def test_status_line_without_cgroups_says_what_is_not_held(monkeypatch, keepers):
+    monkeypatch.setattr(isolation.keeper, "AVAILABLE", keepers)
     monkeypatch.setattr(isolation, "cgroups", lambda: (None, "no cgroup (test)"))
     monkeypatch.setattr(isolation, "bwrap", lambda: (None, "bwrap not found"))
     line = isolation.status_line(isolation.Isolation(memory_mb=100, processes=20))
     assert "no cgroup (test): cores, shared memory, processes and the end NOT held" in line
     assert "memory cap 100 MB of heap only (RLIMIT_DATA): shared memory NOT capped" in line
-    assert "a setsid child is NOT reached" in line
+    if keepers:     # (ref_sim.series.keeper: Linux)
+        assert "process tree ended at the end of its game by its keeper" in line
+        assert "NOT if the bot kills its keeper first" in line
+    else:
+        assert "a setsid child is NOT reached" in line
     assert "no sandbox (bwrap not found)" in line
     if hasattr(os, "sched_setaffinity"):
         assert "NOT held (sched_setaffinity only" in line

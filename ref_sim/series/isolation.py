@@ -60,6 +60,7 @@ from dataclasses import dataclass
 from agent.lifeline import RUNNER_ENV
 from agent.options import whole
 from agent.commandline import only_with
+from ref_sim.series import keeper
 
 #: Defaults of the options: one core, 2 GiB of data (a JVM's default heap on a 8 GiB laptop
 #: is 2 GiB; our agent needs well under 200 MB) and 256 processes and threads more than the
@@ -566,8 +567,13 @@ def status_line(isolation: Isolation | None, concurrency: int = 1) -> str | None
     else:
         processes = (f"process cap {isolation.processes} more than the user runs (RLIMIT_NPROC, "
                      f"hard)")
-    ending = ("its whole cgroup killed at the end of its game" if place else
-              "only its process group killed at the end (a setsid child is NOT reached by it)")
+    if place:
+        ending = "its whole cgroup killed at the end of its game"
+    elif keeper.AVAILABLE:
+        ending = ("its whole process tree ended at the end of its game by its keeper, a child "
+                  "subreaper (setsid children too; NOT if the bot kills its keeper first)")
+    else:
+        ending = "only its process group killed at the end (a setsid child is NOT reached by it)"
     cgroup = (f"cgroup v{place.version} per bot" if place else
               f"{no_cgroup}: cores, shared memory, processes and the end NOT held by the kernel")
     path, why = bwrap() if isolation.sandbox else (None, "sandbox off")
@@ -808,13 +814,18 @@ def check_program(command: list[str], cwd=None, env: dict | None = None) -> None
 
 def start(command: list[str], isolation: Isolation | None = None, *, writable=(),
           env: dict | None = None, **options) -> MeteredPopen:
-    """:func:`ref_sim.stops.start` (a session of its own: ``kill_tree`` ends it whole), metered
+    """:func:`ref_sim.stops.start` (a session of its own: ``kill_tree`` ends it whole) under a
+    keeper (:mod:`ref_sim.series.keeper`: what it detaches is ended with it too), metered
     (:meth:`MeteredPopen.usage`), and with ``isolation`` contained as the module docstring says;
     ``writable``: the directories (and files) it may write: its game directory, its logs.
     Raises OSError or ValueError when it cannot be started, as Popen does."""
     if isolation is None or not SUPPORTED:
-        process = MeteredPopen(command, start_new_session=os.name == "posix", env=env, **options)
+        if keeper.AVAILABLE:        # its keeper starts whatever the command: say now it cannot
+            check_program(command, options.get("cwd"), env)
+        process = MeteredPopen(keeper.wrapped(command), start_new_session=os.name == "posix",
+                               env=env, **options)
         process.own_group = os.name == "posix"
+        process.ends_tree = keeper.AVAILABLE
         return process
     env = dict(os.environ if env is None else env)
     check_program(command, options.get("cwd"), env)
@@ -837,13 +848,14 @@ def start(command: list[str], isolation: Isolation | None = None, *, writable=()
                 ",".join(map(str, cores)) or "-",
                 str(isolation.memory_mb << 20) if isolation.memory_mb else "-",
                 str(isolation.processes) if isolation.processes else "-"]
-        process = MeteredPopen(shim + wrapped, start_new_session=True, env=env, **options)
+        process = MeteredPopen(keeper.wrapped(shim + wrapped), start_new_session=True, env=env,
+                               **options)
     except BaseException:
         pool.give_back(cores)
         if group is not None:
             group.remove()
         raise
-    process.own_group = True
+    process.own_group, process.ends_tree = True, keeper.AVAILABLE
     process.cores, process.cgroup = cores, group
     if process.returncode is not None:      # reaped already: give back now
         process.release()
