@@ -5,7 +5,7 @@ codingame`` plays one game over stdin/stdout (:mod:`agent.codingame`). Here are 
 (agent.engines.build_engine) and the run of either protocol; the protocols hold no command line.
 
 What every command of the project shares (one-line usage errors, a closed stdout) is in
-:mod:`agent.commandline`; checked numbers, their bounds and engine specs in :mod:`agent.options`.
+:mod:`agent.cli_common`; checked numbers, their bounds and engine specs in :mod:`agent.options`.
 Values are checked as they are parsed, so nan, inf, 1e309 and 10**30 are one-line usage errors
 like any other bad value.
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from . import codingame, core, engines, variety
 from .clock import DEFAULT_FIRST_TURN_MS, DEFAULT_MARGIN_MS, DEFAULT_TURN_MS, REFEREE_TICK, SHORT_LIMIT_SHARE, cutoff_for
-from .commandline import OneLineParser, UsageError, open_regular, reason, say_error, shown, silence_output
+from .cli_common import OneLineParser, UsageError, open_regular, reason, say_error, shown, silence_output
 from .engines import DEFAULT_ENGINE, build_engine
 from .exits import EXIT_INPUT_ENDED
 from .lifeline import READY_ENV

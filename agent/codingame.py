@@ -54,7 +54,7 @@ Bad input. Every case is one message on stderr, never a traceback:
 
 * stdin or stdout closed (before the game, or stdout while we answer: the referee stopped
   reading): one line, exit 3, as the game cannot go on. Copies of bad input in messages are cut
-  to ``agent.commandline.SHOWN_VALUE`` characters.
+  to ``agent.cli_common.SHOWN_VALUE`` characters.
 
 Exit codes: 0 finished, 1 internal error, 2 bad command line, 3 input ended early (or stdin or
 stdout closed), 4 bad input, 130 interrupted.
@@ -88,7 +88,7 @@ from .codingame_turns import (  # noqa: F401  (the coordinates and BadInput: re-
     parse_pair,
 )
 from .engines import choose_legal
-from .commandline import reason
+from .cli_common import reason
 from .exits import (  # noqa: F401  (the protocol's exit codes: re-exported, as always)
     EXIT_BAD_INPUT,
     EXIT_FINISHED,

@@ -34,7 +34,7 @@ import logging
 from dataclasses import dataclass
 
 from .clock import codingame_thinking_time
-from .commandline import shown
+from .cli_common import shown
 from .exits import EXIT_FINISHED, EXIT_INPUT_ENDED
 from .rules import CODINGAME, TIE, Position
 from .file_turns import Note

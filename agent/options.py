@@ -24,7 +24,7 @@ import argparse
 import math
 from dataclasses import dataclass
 
-from .commandline import shown
+from .cli_common import shown
 
 #: More games than this in one run is a typo (a day of the quickest games is ~50,000).
 MAX_GAMES = 100_000

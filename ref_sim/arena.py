@@ -50,7 +50,7 @@ from ref_sim import stops
 from ref_sim.series import cluster, scheduler, stats
 from ref_sim.series.loop import play_games
 from ref_sim.series.openings import random_opening
-from agent.commandline import say_error, silence_output
+from agent.cli_common import OneLineParser, say_error, silence_output
 from agent.engines import make_engine, parse_engine_spec
 from ref_sim.games import GAMES, get_game
 from agent.limits import SearchLimit
@@ -211,7 +211,7 @@ def run_series(game, spec_a: str, spec_b: str, games: int, seed: int = 0, openin
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=stops.invoked_as(MODULE), description=__doc__.split("\n\n")[0],
+    parser = OneLineParser(prog=stops.invoked_as(MODULE), description=__doc__.split("\n\n")[0],
                                      epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("game", choices=list(GAMES))
     parser.add_argument("engine_a")

@@ -43,10 +43,10 @@ import subprocess
 import sys
 import time
 
-from agent.commandline import say_error
+from agent.cli_common import OneLineParser, say_error
 from agent.options import whole
 from ref_sim.series import cluster, cluster_tls
-from ref_sim import console
+from ref_sim import cli_common
 
 MODULE = "ref_sim.cluster_serve"
 LOOPBACK = "127.0.0.1"
@@ -66,8 +66,8 @@ class ServeError(ValueError):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=console.prog(MODULE),
+    parser = OneLineParser(
+        prog=cli_common.prog(MODULE),
         description="Start a Dask scheduler or worker for the bench's --cluster runners, "
                     "listening on loopback unless told, with TLS from one certificate folder "
                     "(see docs/cluster.md).")
@@ -304,7 +304,7 @@ def make_certs(args, prog: str) -> int:
     return 0
 
 
-@console.entry_point(MODULE)
+@cli_common.entry_point(MODULE)
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     extra: list[str] = []
@@ -313,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
         argv, extra = argv[:cut], argv[cut + 1:]
     parser = build_parser()
     args = parser.parse_args(argv)
-    prog = console.prog(MODULE)
+    prog = cli_common.prog(MODULE)
     if args.command == "certs":
         if extra:
             parser.error("certs takes no options after --")

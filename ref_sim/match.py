@@ -127,9 +127,9 @@ import random
 import sys
 from pathlib import Path
 
-from agent.commandline import OneLineParser
+from agent.cli_common import OneLineParser
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
-from ref_sim import console
+from ref_sim import cli_common
 from ref_sim.referees.file_protocol import check_encoding, check_time_limit, locale_encoding
 from ref_sim.series import cluster, isolation, realbots, records, stats
 from ref_sim.series import launch
@@ -148,7 +148,7 @@ MODULE = "ref_sim.match"
 
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
-        prog=console.prog(MODULE),
+        prog=cli_common.prog(MODULE),
         description="Play a series of games between two agents through the referee files, "
                     "with paired openings, cutechess-style statistics and optional SPRT.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -255,7 +255,7 @@ def game_settings(args, isolate: isolation.Isolation | None) -> FileGameSettings
                             show=args.show, **launch.waits_given(args))
 
 
-@console.entry_point(MODULE)
+@cli_common.entry_point(MODULE)
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -322,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     address = cluster.cluster_target(args)
     if address and args.show:
         parser.error("--show plays here, one game at a time: not with --cluster")
-    with records.lock_out(args.out, console.prog(MODULE), argv):     # one runner per --out
+    with records.lock_out(args.out, cli_common.prog(MODULE), argv):     # one runner per --out
         return run_in(parser, address, args.out, "uttt-match-", lambda runner, out: _run_series(
             args, parser, specs, out, say, concurrency, runner), concurrency)
 

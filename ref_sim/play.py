@@ -27,7 +27,7 @@ import argparse
 import re
 import sys
 
-from agent.commandline import say_error, silence_output
+from agent.cli_common import OneLineParser, say_error, silence_output
 from ref_sim.games import GAMES, get_game, result_text, search_engine
 from agent.limits import SearchLimit, SearchResult
 from agent.rules import DRAWN, OPEN, WON_O, WON_X, IllegalMoveError, InvalidMoveError
@@ -62,7 +62,7 @@ def thinking_line(game, state_before, result: SearchResult) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("game", choices=list(GAMES), help="ttt, nineboard, qubic or uttt")
     parser.add_argument("--first", choices=("human", "engine"), default="human",
                         help="who moves first and plays X (default: human)")

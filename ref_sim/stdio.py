@@ -84,9 +84,9 @@ import sys
 import threading
 from pathlib import Path
 
-from agent.commandline import OneLineParser
+from agent.cli_common import OneLineParser
 from agent.options import MAX_GAMES, real, whole
-from ref_sim import console
+from ref_sim import cli_common
 from ref_sim.referees.codingame import DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS, describe
 from ref_sim.rules import CODINGAME
 from ref_sim.referees.codingame import EXIT_WAIT
@@ -165,7 +165,7 @@ def _play_series(specs, games: int, out: Path, seed: int, settings: StdioGameSet
 
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
-        prog=console.prog(MODULE),
+        prog=cli_common.prog(MODULE),
         description="Referee games between two stdin/stdout programs with CodinGame's Ultimate "
                     "Tic-Tac-Toe protocol and rules, in pairs, with cutechess-style statistics.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -253,7 +253,7 @@ def add_timing(parser, time_limit: bool = True) -> None:
                         help=f"added to every turn's limit (default {DEFAULT_GRACE_MS:g})")
 
 
-@console.entry_point(MODULE)
+@cli_common.entry_point(MODULE)
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -296,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     address = cluster.cluster_target(args)
     if address and args.show:
         parser.error("--show plays here, one game at a time: not with --cluster")
-    with records.lock_out(args.out, console.prog(MODULE), argv):     # one runner per --out
+    with records.lock_out(args.out, cli_common.prog(MODULE), argv):     # one runner per --out
         return run_in(parser, address, args.out, "uttt-stdio-",
                       lambda runner, out: _run(args, settings, specs, out, say, runner))
 

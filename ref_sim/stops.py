@@ -16,7 +16,7 @@ folders were left behind.  Here:
   (``nohup``, a background job without job control) stays ignored.
 * :func:`guarded` runs a command's ``main`` so: a stop it did not handle itself is one line on
   stderr (``PROG: stopped by SIGTERM``) and its exit code, a closed output (``| head``) one line
-  and 141; ``ref_sim.console.entry_point``, the arena and every script under scripts/ use it.
+  and 141; ``ref_sim.cli_common.entry_point``, the arena and every script under scripts/ use it.
 * :func:`exit_code`: 128 + the signal's number, what a shell reports for a program killed by
   it (130 Ctrl-C, 129 SIGHUP, 143 SIGTERM, 149 SIGBREAK); :func:`said` says which in words.
 * :func:`start` starts an agent in a session of its own (POSIX), :func:`kill_tree` ends it
@@ -142,7 +142,7 @@ def guarded(prog: str, main, *args, **kwargs) -> int:
     output closed early (``| head``) is ``PROG: output closed (broken pipe)`` and 141: one line,
     never a traceback.  Standard output is pointed at the null device first, so that Python's
     own flush at exit does not fail a second time."""
-    from agent.commandline import say_error, silence_output   # not needed to start an agent
+    from agent.cli_common import say_error, silence_output   # not needed to start an agent
 
     try:
         with stop_signals():

@@ -91,11 +91,11 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.commandline import OneLineParser
+from agent.cli_common import OneLineParser
 from ref_sim.series import cluster, records, stats
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
 from ref_sim.series import bot_list, isolation, launch, ratings, realbots
-from ref_sim import console, match, stdio
+from ref_sim import cli_common, match, stdio
 from ref_sim.views import crosstable
 from ref_sim.series.progress import Progress
 from ref_sim.referees.file_protocol import check_encoding, check_time_limit, locale_encoding
@@ -324,7 +324,7 @@ class PairingProgress:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
-        prog=console.prog(MODULE),
+        prog=cli_common.prog(MODULE),
         description="A round-robin or gauntlet of many bots through the simulated referee "
                     "(or CodinGame's stdin/stdout), ending in an Ordo-style rating table.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -493,7 +493,7 @@ def find_bot(settings: dict, text: str) -> str:
     raise EventError(f"--anchor {text}: {why}; name one of {', '.join(b['name'] for b in bots)}")
 
 
-@console.entry_point(MODULE)
+@cli_common.entry_point(MODULE)
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -523,7 +523,7 @@ def main(argv: list[str] | None = None) -> int:
         warning = check_time_limit(settings["time_limit"])[1]
         if warning:
             print(warning, file=sys.stderr)
-    with records.lock_out(args.out, console.prog(MODULE), argv):     # one runner per --out
+    with records.lock_out(args.out, cli_common.prog(MODULE), argv):     # one runner per --out
         return run_in(parser, cluster.cluster_target(args), args.out,
                             "uttt-tournament-", lambda runner, out: run_event(
                                 args, parser, settings, specs, anchor, runner, out), concurrency)

@@ -15,8 +15,8 @@ import sysconfig
 import pytest
 
 from agent import cli as agent_cli
-from agent.commandline import UsageError
-from ref_sim import cli as ref_cli
+from agent.cli_common import UsageError
+from ref_sim import ref as ref_cli
 from ref_sim import match, stdio, tournament
 from ref_sim.series import bot_list, records
 from ref_sim.series.specs import FILE_FIELDS, agent_spec, stdio_spec

@@ -15,7 +15,7 @@ import pytest
 
 from agent import codingame
 from agent.codingame import CodinGameAgent, cell_to_index, index_to_cell
-from agent.commandline import UsageError
+from agent.cli_common import UsageError
 from agent.engines import make_engine
 from agent.limits import STOP_POLL_SECONDS, SearchResult
 from agent.rules import CODINGAME, WPI, Position

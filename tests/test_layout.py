@@ -106,7 +106,7 @@ def test_the_protocols_hold_no_command_line(graph):
 #: What the bot plays with, and why each is in agent/ (the bot apart from the bench).
 BOT_MODULES = {
     "agent", "agent.__main__", "agent.cli",  # its command line (both protocols)
-    "agent.commandline", "agent.options",  # what every command shares; checked values, bounds, specs
+    "agent.cli_common", "agent.options",  # what every command shares; checked values, bounds, specs
     "agent.file_protocol", "agent.referee_files", "agent.file_turns", "agent.watcher", "agent.lifeline",  # the file protocol
     "agent.pauses",
     "agent.clock", "agent.exits",  # both protocols' time budget and exit codes
@@ -155,7 +155,7 @@ def test_the_referees_engine_and_views_do_not_import_the_front_ends(graph):
 
 
 #: The commands at the top of ref_sim: each one a front-end (python -m ref_sim.NAME).
-COMMANDS = {"ref_sim.cli", "ref_sim.__main__", "ref_sim.match", "ref_sim.stdio", "ref_sim.tournament",
+COMMANDS = {"ref_sim.ref", "ref_sim.__main__", "ref_sim.match", "ref_sim.stdio", "ref_sim.tournament",
             "ref_sim.arena", "ref_sim.play", "ref_sim.cluster_serve", "ref_sim.selfplay", "ref_sim.show",
             "ref_sim.render", "ref_sim.plot", "ref_sim.replay"}
 

@@ -58,9 +58,9 @@ ROOT = Path(__file__).resolve().parent.parent
 def tools() -> dict:
     """Every command's parser, by the name users type."""
     from agent import cli as agent_cli
-    from ref_sim import arena, cli, play
+    from ref_sim import arena, ref, play
     from ref_sim.views import board_page, plot, render, replay, show
-    return {"uttt-agent": agent_cli.build_parser(), "uttt-ref": cli.build_parser(),
+    return {"uttt-agent": agent_cli.build_parser(), "uttt-ref": ref.build_parser(),
             "uttt-match": match.build_parser(), "uttt-stdio": stdio.build_parser(),
             "uttt-tournament": tournament.build_parser(), "uttt-arena": arena.build_parser(),
             "uttt-play": play.build_parser(), "uttt-replay": replay.build_parser(),

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from ref_sim.cli import main as referee_main
+from ref_sim.ref import main as referee_main
 from ref_sim.referees.file_referee import INVALID_MOVE, UNDECODABLE, judge, parse_move_line
 from ref_sim.referees.file_protocol import RefereeCrash, check_encoding, read_move_line
 from ref_sim.rules import Game

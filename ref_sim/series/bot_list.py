@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.commandline import NotRegularFile, read_regular
+from agent.cli_common import NotRegularFile, read_regular
 
 #: A list bigger than this is not a list of bots (a binary given by mistake): refused unread.
 MAX_LIST_BYTES = 1 << 20

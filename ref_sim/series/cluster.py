@@ -86,7 +86,7 @@ from pathlib import Path
 
 from ref_sim.series import cluster_tls
 from ref_sim.series.scheduler import Ticket
-from agent.commandline import only_with
+from agent.cli_common import only_with
 
 #: The environment variable that stands for ``--cluster ADDRESS``.
 ENV = "UTTT_CLUSTER"

@@ -59,7 +59,7 @@ from dataclasses import dataclass
 
 from agent.lifeline import RUNNER_ENV
 from agent.options import whole
-from agent.commandline import only_with
+from agent.cli_common import only_with
 from ref_sim.series import keeper
 
 #: Defaults of the options: one core, 2 GiB of data (a JVM's default heap on a 8 GiB laptop

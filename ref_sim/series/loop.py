@@ -29,7 +29,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.commandline import say_error, silence_output
+from agent.cli_common import say_error, silence_output
 from ref_sim.series import cluster, records, scheduler
 from ref_sim import stops
 from ref_sim.referees.file_referee import TIME_OUT

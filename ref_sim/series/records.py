@@ -54,7 +54,7 @@ import sys
 import time
 from pathlib import Path
 
-from agent.commandline import NotRegularFile, open_regular
+from agent.cli_common import NotRegularFile, open_regular
 
 #: A games.jsonl line is a few KB (a long game with search figures: ~30 KB); far beyond is not ours.
 MAX_LINE_BYTES = 16 * 2 ** 20

@@ -33,7 +33,8 @@ from agent.eval_fitted import DEFAULT_DATA, load_data
 from agent.rules import WPI, ZOBRIST_CELL, ZOBRIST_FORCED
 from agent.search import ASPIRATION_GROWTH, MAX_PLY, PROVEN_SCORE, WIN_SCORE, Features
 from agent.rules import IllegalMoveError, InvalidMoveError, Move, Position
-from ref_sim.console import entry_point, prog
+from agent.cli_common import OneLineParser
+from ref_sim.cli_common import entry_point, prog
 from ref_sim.views.replay_page import COLOURS, ERRORS_SCRIPT, SHARED_SCRIPT
 
 MODULE = "ref_sim.board"
@@ -604,7 +605,7 @@ def parse_moves(text: str, rules: str) -> list[int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog=prog(MODULE),
         description="Write the analysis board: our engine in one HTML page (the search core as WebAssembly, in a "
                     "Web Worker). Set up or paste a position, watch the engine think, play against it.",

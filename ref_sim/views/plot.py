@@ -23,11 +23,11 @@ import math
 import sys
 from pathlib import Path
 
-from agent.commandline import OneLineParser
+from agent.cli_common import OneLineParser
 from ref_sim.series import stats
 from ref_sim.series import records
 from ref_sim.views import render
-from ref_sim.console import entry_point, prog
+from ref_sim.cli_common import entry_point, prog
 from ref_sim.views.show import RecordError, load_games, player_names
 
 MODULE = "ref_sim.plot"

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from ref_sim.console import entry_point, prog
+from agent.cli_common import OneLineParser
+from ref_sim.cli_common import entry_point, prog
 from ref_sim.rules import DRAW, O, SYMBOLS, TIE, X, Game, IllegalMoveError
 
 MODULE = "ref_sim.render"
@@ -392,7 +393,7 @@ def position_from_moves(moves) -> Game:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m ref_sim.render``."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog=prog(MODULE),
         description="Draw the position after a move list as SVG (no dependency) or PNG "
                     "(needs matplotlib: pip install -e '.[plot]' in the project).",

@@ -23,11 +23,11 @@ import sys
 from dataclasses import dataclass
 from typing import TextIO
 
-from agent.commandline import OneLineParser
+from agent.cli_common import OneLineParser
 from ref_sim.series import records
 from ref_sim.views import render
 from ref_sim.rules import CODINGAME
-from ref_sim.console import entry_point, prog
+from ref_sim.cli_common import entry_point, prog
 from ref_sim.rules import DRAW, O, SYMBOLS, TIE, X, Game, IllegalMoveError
 
 MODULE = "ref_sim.show"

@@ -28,7 +28,7 @@ import functools
 
 from ref_sim.series import records
 from ref_sim import stops
-from agent.commandline import say_error
+from agent.cli_common import say_error
 
 
 def prog(module: str) -> str:

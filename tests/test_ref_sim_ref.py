@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from ref_sim.cli import main
+from ref_sim.ref import main
 
 
 @pytest.mark.parametrize("argv", [["A", "A"], ["A B", "C"], ["", "C"], ["a/b", "C"],
@@ -94,14 +94,14 @@ def test_the_wait_after_the_end_is_announced(tmp_path, capsys):
 
 
 def test_ctrl_c_is_reported_once(tmp_path, capsys, monkeypatch):
-    import ref_sim.cli as cli
+    import ref_sim.ref as ref
     from ref_sim.referees.file_referee import INTERRUPTED, Event, GameRecord
 
     def interrupted(directory, name1, name2, settings, on_event=None, **kwargs):
         record = GameRecord((name1, name2), 1.0, result="aborted", reason=INTERRUPTED)
         on_event(Event("abort", None, record))
         raise KeyboardInterrupt
-    monkeypatch.setattr(cli, "run_game", interrupted)
+    monkeypatch.setattr(ref, "run_game", interrupted)
     assert main(["A", "B", "--dir", str(tmp_path), "--time-limit", "1"]) == 130
     captured = capsys.readouterr()
     assert captured.out == ""
@@ -122,13 +122,13 @@ def test_quiet_game_prints_the_result_and_saves_the_record(tmp_path, capsys):
 
 
 def test_every_command_ends_ctrl_c_and_a_closed_pipe_in_one_line(capsys):
-    from ref_sim import console
+    from ref_sim import cli_common
 
-    @console.entry_point("tool")
+    @cli_common.entry_point("tool")
     def interrupted(argv=None):
         raise KeyboardInterrupt
 
-    @console.entry_point("tool")
+    @cli_common.entry_point("tool")
     def piped(argv=None):
         print("one line")
         raise BrokenPipeError
