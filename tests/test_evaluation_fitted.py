@@ -21,7 +21,7 @@ from agent.limits import SearchLimit
 from agent.rules import WINS, Position, board_patterns
 from agent.search import PLAIN, PROVEN_SCORE, WIN_SCORE, AlphaBeta, _terminal_score
 from ref_sim.series.openings import cell_opening
-from ref_sim.selfplay import training_game
+from ref_sim.selfplay import selfplay_game, training_game
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = load_data()
@@ -392,8 +392,7 @@ def test_generation_resumes_where_it_stopped(tmp_path, capsys):
 
 
 def test_games_note_the_self_play_search_score_of_each_ply_it_searched():
-    train_eval = load_train_eval()
-    winner, plies, moves, scores = train_eval.selfplay_game(12, 60, "eval-v1", 0.3)
+    winner, plies, moves, scores = selfplay_game(12, 60, "eval-v1", 0.3)
     assert len(moves) == len(scores) == plies
     assert scores[:4] == [None] * 4                        # the random opening
     assert None in scores[4:30]                            # a random deviation (30 % a ply)
