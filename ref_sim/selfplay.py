@@ -14,7 +14,13 @@ from ref_sim import arena
 from ref_sim.series import scheduler
 from ref_sim.series.loop import play_games
 from ref_sim.series.openings import cell_opening
+from agent.core import make_searcher
+from agent.engines import SearchEngine
 from ref_sim.games import get_game
+
+#: The self-play searcher's table: 2 MB holds a whole game's searches at several thousand nodes a
+#: move, and making a larger one per side and game costs more than the game's search.
+SELF_PLAY_HASH_MB = 2
 
 
 @dataclass
@@ -85,3 +91,45 @@ def training_game(seed: int, make_engine, deviation: float = 0.04, deviate_until
         position.push(move)
     winner = position.winner if position.winner in (0, 1) else None
     return GameResult(winner, position.ply, position.moves_played())
+
+
+def selfplay_game(game_seed: int, nodes: int, engine_eval: str, deviation: float) -> tuple:
+    """One game of ``scripts/train_eval.py generate``: (winner, plies, moves, scores), ``scores[ply]``
+    the self-play search's score for the side to move there (None where it did not search: the
+    opening and the random deviations). Here, in an installed package, so that a cluster worker
+    can import it by name."""
+    evaluator = self_play_evaluator(engine_eval)
+    scores: list = []
+
+    def engine():
+        # A fresh searcher per side and game (an empty table: the game depends on its seed only)
+        # around one evaluator per process: building the tables is most of a short game's time.
+        searcher = make_searcher(evaluator, SELF_PLAY_HASH_MB, None, prefault=False)[0]
+        return ScoreNoting(SearchEngine(searcher, nodes=nodes), scores)
+
+    result = training_game(game_seed, engine, deviation=deviation)
+    scores += [None] * (result.plies - len(scores))
+    return result.winner, result.plies, result.moves, scores
+
+
+class ScoreNoting:
+    """An engine that notes its search's score at each ply it plays (the deep-search label)."""
+
+    def __init__(self, engine, scores: list) -> None:
+        self.engine, self.scores = engine, scores
+
+    def choose(self, position, limit):
+        result = self.engine.choose(position, limit)
+        self.scores += [None] * (position.ply + 1 - len(self.scores))
+        self.scores[position.ply] = result.score
+        return result
+
+
+def self_play_evaluator(engine_eval: str):
+    """The self-play engine's evaluator by ``--engine-eval`` name: ``classic``, or a data file of
+    agent/data by its stem (``eval-v1``), named so that the games do not change when the packaged
+    default does (made once per process, also on a cluster's workers)."""
+    from agent.eval_fitted import packaged_evaluator
+    from agent.evaluation import Evaluator
+
+    return Evaluator() if engine_eval == "classic" else packaged_evaluator(engine_eval)

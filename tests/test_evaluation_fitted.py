@@ -21,7 +21,10 @@ from agent.limits import SearchLimit
 from agent.rules import WINS, Position, board_patterns
 from agent.search import PLAIN, PROVEN_SCORE, WIN_SCORE, AlphaBeta, _terminal_score
 from ref_sim.series.openings import cell_opening
-from ref_sim.selfplay import training_game
+from ref_sim.selfplay import selfplay_game, training_game
+from scripts.training import examples, model
+from scripts.training.errors import InputError
+from scripts.training.selfplay import generate
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = load_data()
@@ -374,26 +377,24 @@ def load_train_eval():
 
 
 def test_generation_resumes_where_it_stopped(tmp_path, capsys):
-    train_eval = load_train_eval()
     whole, parts = tmp_path / "whole", tmp_path / "parts"
-    train_eval.generate(whole, 4, nodes=40, seed=3, deviation=0.1, engine_eval="classic")
-    train_eval.generate(parts, 2, nodes=40, seed=3, deviation=0.1, engine_eval="classic")
+    generate(whole, 4, nodes=40, seed=3, deviation=0.1, engine_eval="classic")
+    generate(parts, 2, nodes=40, seed=3, deviation=0.1, engine_eval="classic")
     with (parts / "games.jsonl").open("a") as handle:
         handle.write('{"game": 2, "winner"')       # a line cut short by an interrupted run
-    train_eval.generate(parts, 4, nodes=40, seed=3, deviation=0.1, engine_eval="classic")
+    generate(parts, 4, nodes=40, seed=3, deviation=0.1, engine_eval="classic")
     assert (parts / "games.jsonl").read_text() == (whole / "games.jsonl").read_text()
     games = [json.loads(line) for line in (whole / "games.jsonl").read_text().splitlines()]
     assert [g["game"] for g in games] == [0, 1, 2, 3]
     assert "holds 4 games" in capsys.readouterr().out
     # Continuing with other settings would mix two data sets in one file.
-    with pytest.raises(train_eval.InputError, match=r"settings.json says its games were played with --nodes 40, "
+    with pytest.raises(InputError, match=r"settings.json says its games were played with --nodes 40, "
                                                     r"--deviation 0.1, --seed 3, --engine-eval classic"):
-        train_eval.generate(parts, 6, nodes=80, seed=3, deviation=0.1, engine_eval="classic")
+        generate(parts, 6, nodes=80, seed=3, deviation=0.1, engine_eval="classic")
 
 
 def test_games_note_the_self_play_search_score_of_each_ply_it_searched():
-    train_eval = load_train_eval()
-    winner, plies, moves, scores = train_eval.selfplay_game(12, 60, "eval-v1", 0.3)
+    winner, plies, moves, scores = selfplay_game(12, 60, "eval-v1", 0.3)
     assert len(moves) == len(scores) == plies
     assert scores[:4] == [None] * 4                        # the random opening
     assert None in scores[4:30]                            # a random deviation (30 % a ply)
@@ -407,13 +408,12 @@ def test_games_note_the_self_play_search_score_of_each_ply_it_searched():
 
 def test_labels_mix_the_result_and_the_search_score():
     np = pytest.importorskip("numpy")
-    train_eval = load_train_eval()
     data = {"result": np.array([1.0, 0.0, 0.5, 1.0]), "score": np.array([0.0, 400.0, -999_990.0, np.nan])}
-    assert train_eval.targets(data, 1.0, 400.0).tolist() == [1.0, 0.0, 0.5, 1.0]
-    deep = train_eval.targets(data, 0.0, 400.0)
+    assert examples.targets(data, 1.0, 400.0).tolist() == [1.0, 0.0, 0.5, 1.0]
+    deep = examples.targets(data, 0.0, 400.0)
     assert deep[0] == 0.5 and deep[1] == pytest.approx(1 / (1 + np.exp(-1))) and deep[2] == 0.0
     assert deep[3] == 1.0                                  # no search score: the result alone
-    assert train_eval.targets(data, 0.25, 400.0)[1] == pytest.approx(0.75 * deep[1])
+    assert examples.targets(data, 0.25, 400.0)[1] == pytest.approx(0.75 * deep[1])
 
 
 def unscored_games(count, seed):
@@ -423,21 +423,20 @@ def unscored_games(count, seed):
 
 
 def test_the_fitted_model_is_the_agents_evaluation():
-    """The fit's float model (train_eval.forward) and the agent's integer one agree up to
+    """The fit's float model (model.forward) and the agent's integer one agree up to
     rounding on real positions: the fit optimises what the agent computes."""
     np = pytest.importorskip("numpy")
     pytest.importorskip("scipy")
-    train_eval = load_train_eval()
     games = unscored_games(40, seed=9)
-    data = train_eval.arrays(games)
-    pt = train_eval.pattern_tables()
+    data = examples.arrays(games)
+    pt = model.pattern_tables()
     rng = np.random.default_rng(4)
-    params = np.array(train_eval.initial_params()) + rng.normal(0, 0.3, len(train_eval.initial_params()))
+    params = np.array(model.initial_params()) + rng.normal(0, 0.3, len(model.initial_params()))
     params[-4:] = [3.0, 0.4, -0.3, 1.2]
-    z = train_eval.forward(train_eval.chance_tables(params, pt), train_eval.split(params)[3], data)[0]
-    quantised = train_eval.quantise(params, pt, scale=1000, score_per_logit=500)
+    z = model.forward(model.chance_tables(params, pt), model.split(params)[3], data)[0]
+    quantised = model.quantise(params, pt, scale=1000, score_per_logit=500)
     evaluate = FittedEvaluator(quantised).evaluate
-    scores = [evaluate(pos) / 500 for _, pos, _, _ in train_eval.replay(games)]
+    scores = [evaluate(pos) / 500 for _, pos, _, _ in examples.replay(games)]
     assert len(scores) == len(z) > 500
     assert np.max(np.abs(np.array(scores) - z)) < 0.05
 
@@ -445,21 +444,20 @@ def test_the_fitted_model_is_the_agents_evaluation():
 def test_the_gradient_is_exact_with_per_pattern_logits_and_mixed_labels():
     np = pytest.importorskip("numpy")
     pytest.importorskip("scipy")
-    train_eval = load_train_eval()
     games = unscored_games(12, seed=5)
-    data = train_eval.arrays(games)
+    data = examples.arrays(games)
     data["score"] = np.random.default_rng(1).normal(0, 400, len(data["result"]))
-    data["target"] = train_eval.targets(data, 0.5, 400.0)
-    pt = train_eval.pattern_tables()
+    data["target"] = examples.targets(data, 0.5, 400.0)
+    pt = model.pattern_tables()
     rng = np.random.default_rng(2)
-    params = np.concatenate([np.array(train_eval.initial_params()) + rng.normal(0, 0.1, 20),
+    params = np.concatenate([np.array(model.initial_params()) + rng.normal(0, 0.1, 20),
                              rng.normal(0, 0.3, pt["classes"])])
-    loss, gradient = train_eval.loss_and_gradient(params, pt, data, 1e-3)
+    loss, gradient = model.loss_and_gradient(params, pt, data, 1e-3)
     for i in [0, 7, 11, 15, 16, 17, 18, 19, *rng.choice(np.arange(20, len(params)), 6, replace=False)]:
         step = np.zeros_like(params)
         step[i] = 1e-6
-        numeric = (train_eval.loss_and_gradient(params + step, pt, data, 1e-3)[0]
-                   - train_eval.loss_and_gradient(params - step, pt, data, 1e-3)[0]) / 2e-6
+        numeric = (model.loss_and_gradient(params + step, pt, data, 1e-3)[0]
+                   - model.loss_and_gradient(params - step, pt, data, 1e-3)[0]) / 2e-6
         assert numeric == pytest.approx(gradient[i], abs=1e-8)
 
 

@@ -4,7 +4,6 @@ series use it: in schedule order, stopped by an SPRT, played in the calling thre
 from __future__ import annotations
 
 import errno
-import importlib.util
 import threading
 import time
 from pathlib import Path
@@ -17,6 +16,7 @@ from ref_sim import arena
 from ref_sim import selfplay
 from ref_sim.series import records, scheduler
 from ref_sim.series.loop import play_games
+from scripts.training.selfplay import generate
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -125,9 +125,6 @@ def test_arena_series_in_threads_is_the_series_played_inline():
 
 @pytest.mark.e2e
 def test_self_play_data_on_a_full_disk_ends_in_one_line_and_keeps_what_was_written(tmp_path, monkeypatch):
-    spec = importlib.util.spec_from_file_location("train_eval", ROOT / "scripts" / "train_eval.py")
-    train_eval = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(train_eval)
     real_write, writes = records._write_all, []
 
     def filling(fd, data):
@@ -138,8 +135,8 @@ def test_self_play_data_on_a_full_disk_ends_in_one_line_and_keeps_what_was_writt
 
     monkeypatch.setattr(records, "_write_all", filling)
     with pytest.raises(SystemExit) as stopped:
-        train_eval.generate(tmp_path, 5, nodes=30, seed=1, deviation=0.0, engine_eval="classic",
-                            again="train_eval.py generate")
+        generate(tmp_path, 5, nodes=30, seed=1, deviation=0.0, engine_eval="classic",
+                 again="train_eval.py generate")
     message = str(stopped.value.code)
     assert message.startswith("generate: cannot write ") and "(the disk is full)" in message
     assert "after 2 of 5 games" in message and message.endswith("continues: train_eval.py generate")
