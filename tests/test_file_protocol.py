@@ -892,6 +892,8 @@ def test_each_turn_is_traced_only_when_asked(referee, caplog, monkeypatch, value
     referee.start()
     with caplog.at_level(logging.INFO, logger="agent.file_protocol"):
         play_my_turns(referee, runner, 2)
+        referee.end()       # the last turn's line follows its write: read the log once the agent is done
+        runner.join()
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("turn trace")]
     assert len(lines) == (2 if traced else 0)
     order = ["woke", "noticed", "first-poll", "last-poll", "chosen", "written"]
@@ -908,8 +910,6 @@ def test_each_turn_is_traced_only_when_asked(referee, caplog, monkeypatch, value
         if turn == 1:  # no pause measured yet
             assert float(found.group(2)) == pytest.approx(0.3 - first_turn_keep_back(0.5))
             assert float(found.group(3)) >= 0.019
-    referee.end()
-    runner.join()
 
 
 # -- the watcher ---------------------------------------------------------------------------------

@@ -268,6 +268,6 @@ def test_a_codingame_series_against_a_hostile_bot_completes_and_resumes(tmp_path
     common = ["--first-turn-ms", "5000", "--turn-ms", "1000", "-q"]
     assert stdio.main(["agent:depth=2", hostile, "--games", "2", "--seed", "1", "--out", str(out),
                        *common]) == 0, capsys.readouterr()
-    check_series(out, 2, "Python2")
+    check_series(out, 2, "Hostile2")     # named from its script
     assert stdio.main(["--resume", "--out", str(out), "--games", "4", "-q"]) == 0
-    check_series(out, 4, "Python2")
+    check_series(out, 4, "Hostile2")
