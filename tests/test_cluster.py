@@ -9,6 +9,7 @@ does) and are skipped without it; the tests of the local pieces always run.
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -328,7 +329,9 @@ def test_a_match_on_a_cluster_is_the_local_series(shared_cluster, tmp_path, caps
     local_text = capsys.readouterr().out
     assert match.main(args + ["--out", str(tmp_path / "far"), "--cluster", address]) == 0
     far_text = capsys.readouterr().out
-    assert "on 2 cluster worker(s), 2 at once" in far_text
+    # Both workers, or the first admitted: beside two CPU hogs the second's admission came after
+    # the header (the series then grows to its slots as they come).
+    assert re.search(r"on ([12]) cluster worker\(s\), \1 at once", far_text), far_text
     local, far = read_games(tmp_path / "local"), read_games(tmp_path / "far")
     assert [same_everywhere(g) for g in far] == [same_everywhere(g) for g in local]
     assert all("worker" not in game for game in local)
