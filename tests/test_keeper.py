@@ -71,8 +71,9 @@ def started(keepers: list, mark: str, seconds: float, code: int) -> subprocess.P
     process = subprocess.Popen(keeper.wrapped([PY, "-c", DETACHER, mark, str(seconds), str(code)]),
                                stderr=subprocess.PIPE, start_new_session=True)
     keepers.append(process)
-    assert process.stderr.readline() == b"up\n"
-    assert len(marked(mark)) == 4           # the keeper, the detacher and its two sleepers
+    assert process.stderr.readline() == b"up\n"      # said once both sleepers run
+    if seconds >= 10:       # a detacher that exits at once may be gone, tree and all, before a look
+        assert len(marked(mark)) == 4       # the keeper, the detacher and its two sleepers
     return process
 
 
