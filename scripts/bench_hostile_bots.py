@@ -1,4 +1,4 @@
-"""What a hostile bot costs the file-protocol runner (issue 29): one ``uttt-match`` game of the
+"""What a hostile bot costs the file-protocol runner: one ``uttt-match`` game of the
 random player against a bot of ``tests/bots/hostile_files.py``, for each case asked.
 
 * ``sparse``: the bot puts a sparse ``move_file`` of ``--size-mb`` MB (no disk used) in place at its

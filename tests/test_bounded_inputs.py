@@ -1,4 +1,4 @@
-"""Issue 29, item 4: every command bounds what it reads and answers in one line — bot templates
+"""Every command bounds what it reads and answers in one line — bot templates
 substitute only their documented fields, files given to a command are refused when they are not
 regular files (a FIFO would block for ever, /dev/zero never ends) or are too big, the --out lock
 is not followed through a symlink, a core build lacking a symbol is one line; usage errors are

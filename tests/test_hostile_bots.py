@@ -1,4 +1,4 @@
-"""Hostile bots against the real runners (issue 29, items 1, 3 and 8): each case of
+"""Hostile bots against the real runners: each case of
 tests/bots/hostile_files.py plays one short game under ``uttt-match`` or ``uttt-stdio``, and the
 test checks what the runner must keep: nothing written outside the game directory, a verdict at
 the time limit instead of a hang, a bounded read, and no process of a bot left once its game is

@@ -1,4 +1,4 @@
-"""The file referee's shell on a directory a hostile bot shares (issue 29, item 1): what it reads
+"""The file referee's shell on a directory a hostile bot shares: what it reads
 is never followed through a symbolic link, waited on or read past a bound, and what it writes
 cannot land outside the directory (ref_sim/referees/file_protocol.py). Real files, no game: the
 decisions on what is found are tests/test_file_referee.py's; whole games against hostile bots,

@@ -256,7 +256,7 @@ def test_readme_sprt_example_does_not_stop_after_one_pair(tmp_path, capsys, monk
     assert len(fake.played) >= 100
 
 
-# -- hostile built-ins and --encoding (issue 15, items 1 and 7) --------------------------
+# -- hostile built-ins and --encoding --------------------------
 
 def test_hostile_builtins():
     random_agent = [sys.executable, "-m", "ref_sim.bots.random_agent", "Eager2", "--dir", "/d",
@@ -319,7 +319,7 @@ def test_series_encoding_is_given_to_every_game_and_kept(tmp_path, capsys, monke
     assert "--encoding utf-16: no locale uses it" in capsys.readouterr().err
 
 
-# -- issue 16: --resume --out DIR alone, refusals, distinct games, one game -------------------
+# -- --resume --out DIR alone, refusals, distinct games, one game -------------------
 
 def test_resume_with_out_alone_continues_the_series_as_recorded(tmp_path, capsys, monkeypatch):
     fake = FakeGames(lambda n, p1, names: p1)
@@ -445,7 +445,7 @@ def test_a_lost_cluster_stops_the_series_in_one_line_with_its_resume_line(tmp_pa
     assert "Score of Random1 vs Random2" in captured.out
 
 
-# -- issue 29, item 7: a resumed series keeps the isolation it began with -----------------------
+# -- a resumed series keeps the isolation it began with -----------------------
 
 def test_a_resumed_series_keeps_its_isolation_and_refuses_a_new_one(tmp_path, capsys, monkeypatch):
     from ref_sim.series import isolation

@@ -194,7 +194,7 @@ def test_record_round_trip(scripted, tmp_path):
     ("A 1 2 3 4", "A 1 2 3 4", ("A", 1, 2)),
     ("A x 2", "A x 2", None),
     ("A -1 12", "A -1 12", ("A", -1, 12)),
-    # Universal newlines: only \n, \r, \r\n end a line (issue 9, item 1).
+    # Universal newlines: only \n, \r, \r\n end a line.
     ("A 1 2\rB 3 4\r", "B 3 4\n", ("B", 3, 4)),
     ("A 1 2\r\n\r\nB 3 4\r\n", "A 1 2\n", ("A", 1, 2)),
     ("A 1 2\x1cjunk\n", "A 1 2\x1cjunk\n", ("A", 1, 2)),
@@ -212,7 +212,7 @@ def test_reading_like_the_real_referee(tmp_path, text, line, parsed):
     assert parse_move_line(line) == parsed
 
 
-# -- the tick (docs/protocol.md, "What the referee does"; issue 9, item 6) ------------------
+# -- the tick (docs/protocol.md, "What the referee does") ------------------
 
 def test_tick_count_is_the_referees():
     from ref_sim.referees.file_referee import MIN_TIME_LIMIT, tick_count
@@ -266,7 +266,7 @@ def test_looks_at_move_file_once_per_tick_and_never_after_the_limit(scripted, tm
     assert all(t >= 0.05 * (i + 1) - 0.005 for i, t in enumerate(ticks)), ticks
 
 
-# -- lines outside their writer's turn (docs/protocol.md, "One move per .go"; issue 15, item 3)
+# -- lines outside their writer's turn (docs/protocol.md, "One move per .go")
 # Staged in the referee's own thread (``observe``): a "turn" event comes right after the
 # mover's .go is created and before its first tick, a "move" event after the tick that
 # read the mover's move and before the next turn notes M, so the races are exact.

@@ -635,7 +635,7 @@ def test_a_stop_on_a_cluster_keeps_the_finished_positions_and_cancels_the_rest(s
     assert len(cancelled) == len(tasks) - len(short)
 
 
-# -- issue 29, item 5: odd values in a record do not stop the page's script ------------------------
+# -- odd values in a record do not stop the page's script ------------------------
 
 def odd_lines():
     """Game lines edited by hand: text, null and booleans where the page computes with numbers."""

@@ -1,4 +1,4 @@
-"""Limits a bot cannot undo (issue 29, item 2): small hostile bots started through
+"""Limits a bot cannot undo: small hostile bots started through
 ``ref_sim.series.isolation`` try to widen their cores, fill shared memory, fork without end, leave
 a daemon behind, raise their limits and reach the host's sockets and files.
 

@@ -1,4 +1,4 @@
-"""Issue 29, item 6: a bot that cannot start shows the line that says why, not the last line of
+"""A bot that cannot start shows the line that says why, not the last line of
 its output (Node ends a trace with its version banner)."""
 
 from __future__ import annotations

@@ -146,7 +146,7 @@ def test_specs():
         specs.stdio_spec("random:depth=3")
 
 
-# -- issue 9: what users see ------------------------------------------------------------
+# -- what users see ------------------------------------------------------------
 
 def test_mistyped_builtin_names_the_stdio_builtins(capsys):
     with pytest.raises(SystemExit) as exit_info:
@@ -185,7 +185,7 @@ def test_out_on_a_file_and_no_out_leaves_nothing(tmp_path, capsys, monkeypatch):
     assert list(temp.iterdir()) == []
 
 
-# -- issue 16: different games, --resume, kept logs ----------------------------------------------
+# -- different games, --resume, kept logs ----------------------------------------------
 
 def test_seeds_per_game_for_every_builtin():
     # Our agent gets --seed like the random player: each game, each program its own seed (our

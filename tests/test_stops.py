@@ -1,4 +1,4 @@
-"""Runners stop cleanly on SIGTERM, SIGHUP and SIGINT (issue 16): real series, real signals.
+"""Runners stop cleanly on SIGTERM, SIGHUP and SIGINT: real series, real signals.
 
 Each runner is started as a real process in a session of its own, given a signal once a game is
 under way, and then checked: the exit code (128 + the signal), the summary of the games so far,

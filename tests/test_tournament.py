@@ -511,7 +511,7 @@ def test_time_limit_is_the_turn_under_the_stdio_protocol_too():
     assert settings["turn_ms"] == 50 and "time_limit" not in settings
 
 
-# -- issue 29, item 7: each pairing its own openings; an old event keeps its shared ones ----------
+# -- each pairing its own openings; an old event keeps its shared ones ----------
 
 def test_each_pairing_starts_from_openings_of_its_own_and_an_old_event_keeps_its_own(tmp_path, monkeypatch):
     import virtual_games

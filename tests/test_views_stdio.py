@@ -1,4 +1,4 @@
-"""Issue 29, item 5: the views read a uttt-stdio series as docs/viewing.md says (CodinGame's games
+"""The views read a uttt-stdio series as docs/viewing.md says (CodinGame's games
 have no opening, and time their turns in ms)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Bots that attack the runner rather than play (issue 29): each is one hostile case, run as
+"""Bots that attack the runner rather than play: each is one hostile case, run as
 ``python tests/bots/hostile_files.py CASE NAME DIR [ARGS...]`` in a file-protocol series, or
 ``python tests/bots/hostile_files.py daemons-stdio - - MARK`` in a stdin/stdout one.
 
