@@ -1,5 +1,5 @@
 """The agent's command line: ``python -m agent NAME`` / ``uttt-agent NAME`` plays one game in a
-referee directory (the file protocol, :mod:`agent.protocol`); ``python -m agent --protocol
+referee directory (the file protocol, :mod:`agent.file_protocol`); ``python -m agent --protocol
 codingame`` plays one game over stdin/stdout (:mod:`agent.codingame`). Here are its parser and
 ``--help``, the checks of its values, the log set-up, the engine it asks for
 (agent.engines.build_engine) and the run of either protocol; the protocols hold no command line.
@@ -25,15 +25,15 @@ from .engines import DEFAULT_ENGINE, build_engine
 from .exits import EXIT_INPUT_ENDED
 from .lifeline import READY_ENV
 from .options import MAX_DEPTH, MAX_NODES, MAX_SILENCE, MAX_TIME_LIMIT, bounded
-from .protocol import (
+from .file_protocol import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_USAGE,
     FileProtocolAgent,
     check_encoding,
-    create_temp_file,
     referee_encoding,
 )
+from .referee_files import create_temp_file
 from .rules import check_player_name
 from .search_log import SEARCH_LOG_ENV, SearchLog
 

@@ -1,7 +1,7 @@
 """The agent's clock: how long it thinks each turn, in both protocols. Pure functions of the limit,
 the time already gone and the pauses kept back; every constant of the time budget is here, once.
 
-File protocol (:mod:`agent.protocol`). The referee looks for a move every ``REFEREE_TICK`` (50 ms)
+File protocol (:mod:`agent.file_protocol`). The referee looks for a move every ``REFEREE_TICK`` (50 ms)
 and the last look that counts is :func:`last_tick`. The agent's cutoff is :func:`cutoff_for`:
 the limit less :func:`default_margin`, never past that last look, never under
 ``SHORT_LIMIT_SHARE`` of it. Each turn it thinks :func:`file_thinking_time`: the cutoff less the
@@ -25,9 +25,22 @@ from __future__ import annotations
 
 import math
 
-from .turns import COARSEST_TIMESTAMP, REFEREE_TICK
-
 # -- the file protocol ---------------------------------------------------------------------------
+
+#: The referee's poll period (docs/protocol.md, "What the referee does").
+REFEREE_TICK = 0.05
+#: The coarsest file timestamps an agent may meet (FAT: 2 s).
+COARSEST_TIMESTAMP = 2.0
+#: At p2's first turn in a fresh game, its .go comes one p1 turn (at most the limit) after
+#: first_four_moves, plus the referee's own delays: this much slack on top of the limit.
+FIRST_TURN_SLACK = 1.0
+#: How long an unanswered opponent line may stand, under a .go that looks like the one I answered,
+#: before it counts as a real turn (only where timestamps are whole seconds): the referee calls a
+#: line written out of turn at its next tick, 50 ms later; four ticks leave room for a loaded
+#: referee.
+OUT_OF_TURN_WAIT = 4 * REFEREE_TICK
+#: Default seconds the protocol files may be missing in a joined game before it counts as aborted.
+VANISH_GRACE = 2.0
 
 #: Share of the time to the referee's last tick the agent thinks at short limits (:func:`cutoff_for`).
 SHORT_LIMIT_SHARE = 0.3
@@ -37,7 +50,7 @@ PAUSE_FLOOR_SHARE = 0.25
 #: The first turn has no pause measured yet (:mod:`agent.pauses`): it keeps back this share of the
 #: time to the referee's last tick, 0.4 s at 10 s. Beside a busy-waiting bot at load 5-7 the first
 #: move landed 0.358 s past its 9.0 s target while the later moves of those games kept back 150-360
-#: ms and stayed at 9.008 s or under (issue 23); the first turn pays nothing else that the later
+#: ms and stayed at 9.008 s or under (scripts/bench_first_move.py); the first turn pays nothing else that the later
 #: ones do not (scripts/bench_first_move.py traces both).
 FIRST_TURN_SHARE = 0.04
 #: A ``.go`` whose modification time lies this far in the future is a clock out of step with the
@@ -54,6 +67,16 @@ def default_margin(time_limit: float) -> float:
     several referee ticks of slack.
     """
     return max(0.1 * time_limit, 0.2)
+
+
+def default_silence(time_limit: float) -> float:
+    """Seconds without any change in a joined game's files before it counts as aborted: ``max(3 * limit, 30)``.
+
+    Nothing legitimate keeps a live game silent for much longer than one limit: the referee calls
+    a time-out at the limit. Three limits, and never under 30 s, leave room for an agent started
+    with a shorter ``--time-limit`` than the referee's, and for a badly stalled machine.
+    """
+    return max(3.0 * time_limit, 30.0)
 
 
 def last_tick(time_limit: float) -> float:

@@ -101,7 +101,7 @@ from .limits import SearchLimit, SearchResult
 from .pauses import KEEP_BACK_WINDOW, RecentPauses, StallWatch
 from .rules import Position
 from .search_log import SearchLog
-from .turns import Note
+from .file_turns import Note
 
 log = logging.getLogger(__name__)
 

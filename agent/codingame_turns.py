@@ -37,7 +37,7 @@ from .clock import codingame_thinking_time
 from .commandline import shown
 from .exits import EXIT_FINISHED, EXIT_INPUT_ENDED
 from .rules import CODINGAME, TIE, Position
-from .turns import Note
+from .file_turns import Note
 
 #: A first line stamped within this long of our being ready was probably waiting already.
 WAITING_ALREADY_S = 0.002

@@ -29,7 +29,7 @@ class UsageError(Exception):
 
 def shown(text: str, limit: int = SHOWN_VALUE) -> str:
     """A bad value as an error message quotes it: printable, cut at ``limit`` characters."""
-    from .turns import printable  # here, not at the top: this module stays light to import
+    from .file_turns import printable  # here, not at the top: this module stays light to import
 
     return repr(printable(str(text), limit))
 
@@ -39,7 +39,7 @@ class OneLineParser(argparse.ArgumentParser):
     every other usage error of the agent (argparse's own also print the usage lines first)."""
 
     def error(self, message: str):
-        from .turns import printable
+        from .file_turns import printable
 
         say_error(self.prog, f"error: {printable(message, SHOWN_MESSAGE)}")
         sys.exit(EXIT_USAGE)

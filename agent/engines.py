@@ -92,7 +92,7 @@ class SearchEngine:
 #: The Ultimate Tic-Tac-Toe evaluations by name: ``classic`` (hand-shaped, agent/evaluation.py)
 #: and ``fitted`` (board chances compounded along global lines, agent/eval_fitted.py).
 EVALUATIONS = ("classic", "fitted")
-#: Fitted beat classic by +180 +/- 84 Elo in a 0.1 s/move SPRT [0, 30] (84 games; issue 10).
+#: Fitted beat classic by +180 +/- 84 Elo in a 0.1 s/move SPRT [0, 30] (84 games).
 DEFAULT_EVALUATION = "fitted"
 
 
@@ -157,7 +157,7 @@ class SeedEngine:
 #: core takes (agent/_core.c, set_features) and the search's defaults.
 FEATURE_OPTIONS = tuple(Option(name, int, 0, high, default=getattr(Features(), name))
                         for name, high in zip(Features.names(), (INFINITY, 2, 62, MAX_PLY)))
-#: ``depth`` of the searches: any game of agent.games ends sooner.
+#: ``depth`` of the searches: any game of ref_sim.games ends sooner.
 DEPTH = Option("depth", int, 1, MAX_PLY)
 #: Threads of the compiled core (``auto``: agent.core.auto_threads); the agent's --threads too.
 THREADS = Option("threads", int, 1, MAX_THREADS, words=(AUTO_THREADS,), default=1)
@@ -166,8 +166,8 @@ THREADS = Option("threads", int, 1, MAX_THREADS, words=(AUTO_THREADS,), default=
 @dataclass(frozen=True)
 class EngineKind:
     """An engine by name: the options it declares (each checked by agent.options.parse_spec), the
-    games it plays (empty: every game of agent.games) and ``make(game, **options)``, ``game`` an
-    agent.games.Game or None for the agent's own Ultimate Tic-Tac-Toe. An option left out has
+    games it plays (empty: every game of ref_sim.games) and ``make(game, **options)``, ``game`` an
+    ref_sim.games.Game or None for the agent's own Ultimate Tic-Tac-Toe. An option left out has
     its declared default (``make``'s own), or none: ``hash_mb`` is the agent's or a series'."""
 
     name: str
@@ -231,7 +231,7 @@ def parse_engine_spec(text: str) -> tuple[str, dict]:
 
 def make_engine(spec: str, game=None, *, defaults: dict | None = None, **options):
     """An engine from ``spec`` (``alphabeta``, ``alphabeta:depth=4``, ``random``...) for ``game``
-    (an agent.games.Game; None: the agent's own Ultimate Tic-Tac-Toe, the competition engine).
+    (a ref_sim.games.Game; None: the agent's own Ultimate Tic-Tac-Toe, the competition engine).
     ``options``: more of its options, from Python (``make_engine("alphabeta", depth=3)``; None:
     not given), checked like the spec's. ``defaults``: values for the options it declares and neither sets (a series'
     seed, which only the random engine takes)."""

@@ -82,7 +82,7 @@ from .evaluation import TacticalOrdering, pattern_keys
 from .rules import FULL, LINE_MASKS, WINS, Position, board_patterns
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
-#: v2 (issue 17); v1 stays beside it: v2's self-play games were played with it (scripts/train_eval.py).
+#: v2; v1 stays beside it: v2's self-play games were played with it (scripts/train_eval.py).
 DEFAULT_DATA = DATA_DIR / "eval-v2.json"
 FORMAT = "uttt-eval"
 VERSION = 1

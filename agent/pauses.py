@@ -1,5 +1,5 @@
 """Pauses a loaded machine imposes on a thinking agent, measured as it plays and kept back from
-the next turns' deadlines. Shared by both protocols (:mod:`agent.protocol`, :mod:`agent.codingame`).
+the next turns' deadlines. Shared by both protocols (:mod:`agent.file_protocol`, :mod:`agent.codingame`).
 
 On a busy machine the OS takes the process off the CPU for tens of milliseconds at a time, at any
 moment, the deadline included: a search that stops on time can still answer late. Each turn the

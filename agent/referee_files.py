@@ -15,8 +15,13 @@ the directory:
 * :func:`create_temp_file` creates the move's temp file with ``O_CREAT | O_EXCL | O_NOFOLLOW``
   under an unpredictable name (:func:`temp_name`): a symlink or file planted there is never
   followed or overwritten; another name is tried instead.
+* :class:`MoveWriter` writes a move: one complete line in a temp file renamed onto ``move_file``
+  (where the rename is refused, a sticky shared directory or another user's file, in place by
+  one write), checked to have raised the mtime; on whole-second timestamps a write that did not
+  gets the next whole second (two on FAT) at once, since waiting for the clock could land after
+  the referee's last look at a 1 s limit. Every retry ends at the referee's limit.
 
-:class:`LineScanner` and :class:`FileLines` do no I/O: :mod:`agent.turns` decides on them.
+:class:`LineScanner` and :class:`FileLines` do no I/O: :mod:`agent.file_turns` decides on them.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from __future__ import annotations
 import codecs
 import errno
 import logging
+import math
 import os
 import re
 import secrets
@@ -59,6 +65,25 @@ RACY_SECONDS_COARSE = 2.0
 TEMP_NAME_TEMPLATE = "~uttt-move-{token}.tmp"
 #: Names tried before giving up on a temp file (each taken name is someone else's file).
 TEMP_NAME_ATTEMPTS = 8
+
+
+#: How many times a rename onto move_file is retried on PermissionError (Windows), each retry only
+#: while the referee's limit allows it; then the line is written in place (docs/protocol.md,
+#: "Writing a move safely").
+REPLACE_ATTEMPTS = 20
+REPLACE_RETRY_SLEEP = 0.01
+#: Windows refuses a rename while another process has the target open: retrying helps. On POSIX
+#: a refused rename stays refused (sticky directory, move_file owned by another user): write in
+#: place at once.
+RENAME_REFUSAL_IS_TRANSIENT = os.name == "nt"
+
+#: Timestamp steps a coarse filesystem may have (whole seconds; FAT's two), tried in turn when a
+#: write did not raise move_file's mtime.
+TIMESTAMP_GRANULES_NS = (1_000_000_000, 2_000_000_000)
+
+#: Pause between two writes when move_file's mtime did not go up and could not be set
+#: (docs/protocol.md, "Writing a move safely").
+REWRITE_PAUSE = 0.05
 
 
 def temp_name(token=None) -> str:
@@ -149,7 +174,7 @@ _BLANK_AFTER_NEWLINE = re.compile(r"\n[^\S\n]*\n")
 
 class LineScanner:
     """Finds :class:`FileLines` in decoded text fed piece by piece, in memory bounded by the
-    pieces' size: the referee's reading (:func:`agent.turns.referee_lines`) without holding the
+    pieces' size: the referee's reading (:func:`agent.file_turns.referee_lines`) without holding the
     text. Only ``\\n``, ``\\r`` and ``\\r\\n`` end a line (a ``\\r`` at a piece's end waits for the
     next piece); a line of whitespace only ends the reading.
 
@@ -268,7 +293,7 @@ def _kind(mode: int) -> str | None:
 
 
 def _version(st) -> tuple:
-    # (device, inode, mtime, size) as agent.turns.Seen.identity, and the ctime: a chmod changes it.
+    # (device, inode, mtime, size) as agent.file_turns.Seen.identity, and the ctime: a chmod changes it.
     return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size, st.st_ctime_ns)
 
 
@@ -388,4 +413,160 @@ def _stat_version(key: str, how=os.stat):
     try:
         return _version(how(key))
     except OSError:
+        return None
+
+
+class MoveWriter:
+    """Puts my move lines into move_file so that the referee sees each (docs/protocol.md,
+    "Writing a move safely"): a whole line by the rename of a temp file (in place where renames
+    are refused), and an mtime above the referee's record of it. ``say_once(key, level, text)``
+    logs a warning once a game; ``on_coarse()`` is told of whole-second timestamps;
+    ``too_late()`` says a rewrite could now only land outside my turn. ``_replace`` and
+    ``_set_mtime`` are methods so that tests can stand in for odd filesystems."""
+
+    def __init__(self, move_path: Path, *, say_once, on_coarse, too_late) -> None:
+        self.move_path = Path(move_path)
+        self._say_once, self._on_coarse, self._too_late = say_once, on_coarse, too_late
+        self._temp_path: Path | None = None  # the move's temp file while it exists
+
+    def write(self, line: str, hard_deadline: float) -> float | None:
+        """Put ``line`` into move_file and make sure its mtime went up (docs/protocol.md, "Writing a
+        move safely"). Returns when (perf_counter) the first write landed, None if none did.
+
+        The referee recorded move_file's mtime just before it created my .go, and nobody writes
+        move_file after that but me: the mtime seen now is the one to beat. A write that did not
+        beat it (whole-second timestamps, or an mtime someone set in the future) gets the first
+        whole second above it as its timestamp (:meth:`_raise_mtime`); where that is refused, the
+        line is rewritten after the next whole second (else 50 ms), until the referee's latest
+        possible limit."""
+        before = _stat_or_none(self.move_path)
+        before_ns = before.st_mtime_ns if before is not None else -1
+        attempt = 0
+        landed = None
+        while True:
+            attempt += 1
+            try:
+                self._write_once(line, hard_deadline)
+                if landed is None:
+                    landed = time.perf_counter()
+            except OSError as error:  # disk full, a locked file, a read-only mount...
+                if time.perf_counter() + REWRITE_PAUSE > hard_deadline:
+                    log.error("could not write my move to %s: %s; the referee will not see it", self.move_path, error)
+                    return landed
+                log.warning("writing my move failed (%s); retrying", error)
+                time.sleep(REWRITE_PAUSE)
+                continue
+            after = _stat_or_none(self.move_path)
+            if after is not None and after.st_mtime_ns > before_ns:
+                if attempt > 1:
+                    log.info("move_file mtime went up after %d writes (coarse timestamps)", attempt)
+                return landed
+            coarse = after is not None and after.st_mtime_ns % 1_000_000_000 == 0
+            if coarse:
+                self._on_coarse()
+            if after is not None and self._raise_mtime(before_ns):
+                log.info("my write left %s's mtime at the referee's record of it (%s); set it to the next whole "
+                         "second", self.move_path.name, "coarse timestamps" if coarse else "an mtime in the future")
+                return landed
+            pause = REWRITE_PAUSE
+            if coarse:
+                # Land just past the next whole second: the first moment a write can register.
+                # The filesystem's clock may lag time.time() by a scheduler tick, hence 15 ms.
+                now = time.time()
+                pause = max(min(math.floor(now - 0.015) + 1.015 - now, REWRITE_PAUSE), 0.001)
+            if time.perf_counter() + pause > hard_deadline:
+                log.error("move_file mtime did not go up after %d writes; the referee may not see my move", attempt)
+                return landed
+            log.debug("move_file mtime did not go up (coarse timestamps?); rewriting in %.0f ms", pause * 1000)
+            time.sleep(pause)
+            if self._too_late():
+                return landed
+
+    def _raise_mtime(self, before_ns: int) -> bool:
+        """Give move_file the first timestamp above the referee's record ``before_ns`` that the
+        filesystem keeps: the next whole second, else the one after (FAT keeps even seconds). True
+        once its mtime is above ``before_ns``.
+
+        The referee only asks whether the mtime went up (docs/protocol.md, "What the referee does"):
+        waiting for the clock to reach the next second can take until after its last look at a 1 s
+        limit. The stamp is what a write just after that second would have carried, at most one
+        granule ahead of the clock (or of a future mtime someone else set)."""
+        for granule in TIMESTAMP_GRANULES_NS:
+            try:
+                self._set_mtime((before_ns // granule + 1) * granule)
+            except OSError:  # not the file's owner (written in place into another user's file)
+                return False
+            after = _stat_or_none(self.move_path)
+            if after is not None and after.st_mtime_ns > before_ns:
+                return True
+        return False
+
+    def _set_mtime(self, mtime_ns: int) -> None:
+        """Set move_file's mtime; a method so tests can stand in for coarse filesystems."""
+        os.utime(self.move_path, ns=(os.stat(self.move_path).st_atime_ns, mtime_ns))
+
+    def _write_once(self, line: str, hard_deadline: float) -> None:
+        """One write of ``line`` onto move_file: a temp file renamed over it, or in place if the rename is refused."""
+        data = line.encode("ascii")
+        try:
+            self._temp_path = create_temp_file(self.move_path.parent, data)
+        except TempNamesTaken as error:
+            self._say_once("temp-taken", logging.WARNING,
+                           f"could not create my temp file in {self.move_path.parent}: {error.strerror} (files or symlinks "
+                           f"planted there?); writing my move into {self.move_path.name} in place instead")
+            self._write_in_place(data)
+            return
+        try:
+            attempt = 0
+            while True:
+                try:
+                    self._replace(self._temp_path, self.move_path)
+                    self._temp_path = None  # renamed: nothing of mine is left at that name
+                    return
+                except PermissionError as error:
+                    refused = error
+                attempt += 1
+                # Windows: someone (the referee) has move_file open this instant; retry while time allows.
+                if (not RENAME_REFUSAL_IS_TRANSIENT or attempt >= REPLACE_ATTEMPTS
+                        or time.perf_counter() + REPLACE_RETRY_SLEEP > hard_deadline):
+                    break
+                time.sleep(REPLACE_RETRY_SLEEP)
+        finally:
+            self.remove_temp()  # on every path: a refused rename, a vanished directory, an interrupt
+        self._say_once("in-place", logging.WARNING,
+                       f"cannot rename onto {self.move_path.name} ({refused.strerror or refused}; a sticky shared directory "
+                       f"where another user owns it?): writing my moves into it in place instead")
+        self._write_in_place(data)
+
+    def _write_in_place(self, data: bytes) -> None:
+        """Overwrite move_file without truncating it first: the line and a blank line in one write
+        (the referee stops reading at the blank line, so older text behind it never counts), then
+        cut the file after the line. Never creates move_file (the referee's: docs/protocol.md, "The files")."""
+        fd = os.open(self.move_path, os.O_WRONLY | getattr(os, "O_BINARY", 0))
+        try:
+            written = os.write(fd, data + b"\n")
+            if written != len(data) + 1:
+                raise OSError(errno.ENOSPC, f"short write ({written} of {len(data) + 1} bytes)")
+            os.ftruncate(fd, len(data))
+        finally:
+            os.close(fd)
+
+    def _replace(self, source: Path, target: Path) -> None:
+        """The atomic rename; a method so tests can stand in for odd filesystems."""
+        os.replace(source, target)
+
+    def remove_temp(self) -> None:
+        """Delete the move's temp file if one is left (an interrupted write)."""
+        path, self._temp_path = self._temp_path, None
+        if path is not None:
+            try:
+                os.remove(path)
+            except OSError:
+                pass
+
+
+def _stat_or_none(path: Path):
+    try:
+        return os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
         return None

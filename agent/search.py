@@ -62,7 +62,7 @@ LMR_DEEP_DEPTH = 5
 @dataclass(frozen=True)
 class Features:
     """The search's switchable refinements; an engine takes them as options (``alphabeta:lmr=0``).
-    The defaults are the ones that won their SPRT against the search without them (issue 17)."""
+    The defaults are the ones that won their SPRT against the search without them (docs/engine.md)."""
 
     #: Half-width of the root's first window around the last depth's score; 0: the full window.
     #: 50 (a twentieth of the fitted evaluation's usual range, about -450 to +630) against 0:
@@ -87,7 +87,7 @@ class Features:
         return tuple(getattr(self, name) for name in self.names())
 
 
-#: Plain iterative-deepening PVS with killers and history: the search before issue 17.
+#: Plain iterative-deepening PVS with killers and history: the search before its extensions (docs/engine.md).
 PLAIN = Features(asp=0, lmr=0, age=3, solve=0)
 
 

@@ -47,12 +47,12 @@ import threading
 from dataclasses import dataclass, field
 
 from ref_sim import stops
-from ref_sim.series import cluster, stats
+from ref_sim.series import cluster, scheduler, stats
 from ref_sim.series.loop import play_games
 from ref_sim.series.openings import random_opening
 from agent.commandline import say_error, silence_output
 from agent.engines import make_engine, parse_engine_spec
-from agent.games import GAMES, get_game
+from ref_sim.games import GAMES, get_game
 from agent.limits import SearchLimit
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
 
@@ -181,7 +181,7 @@ def run_series(game, spec_a: str, spec_b: str, games: int, seed: int = 0, openin
     if not (seconds or depth or nodes):
         limit_kwargs["seconds"] = game.seconds
     planned = schedule(game, games, seed, plies)
-    runner = cluster.InlineRunner() if runner is None else runner
+    runner = scheduler.InlineRunner() if runner is None else runner
 
     def submit(number: int):
         pair, opening, first, seeds = planned[number - 1]

@@ -102,40 +102,10 @@ Files in ``--out``:
                   again must be the same (else one line, exit 2), but for ``--games``,
                   which may grow or shrink the series.
 ``games.jsonl``   one JSON object per finished game, one line each, in the order the games
-                  finished (sort by ``game``).  Games aborted by a stop are not written, so
-                  ``--resume`` plays them again.  Keys:
-
-    format      1
-    game        game number, 1-based (the schedule's k)
-    pair        0-based pair number (games 2p+1 and 2p+2), or null when unpaired
-    series_seed the series' --seed;  seed: the referee's seed for this game
-    time_limit  seconds per move
-    encoding    the codec the referee decoded move_file with (the locale's or --encoding)
-    agents      [{"name": "Agent1", "spec": "agent:depth=6", "command": [...], "seed": N},
-                 {... agent 2 ...}]   (index 0 is always agent 1)
-    names       the two names in the order given to the referee
-    p1, p2      who was X (moves first after the opening) and O
-    opening     [[name, board, spot] x 4], p1's moves first
-    moves       [{"player", "board", "spot", "seconds"} ...], the moves after the opening;
-                "seconds" from the player's .go to the referee tick that saw the move.
-                Where the agent writes its search log (our agent does: ref_sim.series.telemetry), also
-                "depth", "score" (centipawn-like, from the mover's view), "nodes", "nps" and
-                "agent_seconds".
-    result      "win", "tie" or "aborted";  winner, loser (names or null)
-    reason      the referee's reason ("Time out!", "Invalid move!", "Out-of-order move!",
-                the 3-in-a-row text, "tie", or why it was aborted);  end_text: end_game's text
-    bad_line    the move line read when the verdict was a loss by a bad move, else null
-    score       agent 1's points: 1, 0.5 or 0 (null if aborted)
-    notes       {name: "crashed (exited with code 3)" | "did not exit (killed)"} per agent
-    hints       {name: text}: why a side never reacted to its .go, from what move_file held
-                ("Otter1 never wrote move_file after its .go ...", "move_file had lines from
-                'Otter' while Otter1 was to move: is its name hard-coded? ..."); {} mostly
-    search_log_skipped  {name: lines of its search log that were not valid}, only if any
-    started     Unix time of the start;  duration: seconds
-    worker      (--cluster only) the worker that played it;  attempts: times it was started
-    usage       {name: {"cpu_seconds", "peak_mb"}}: what each agent used (ref_sim.series.isolation;
-                left out where it is not known)
-
+                  finished (sort by ``game``): the names, sides, opening, moves with their
+                  times and our agent's search figures, the verdict and the points (the keys:
+                  docs/formats.md).  Games aborted by a stop are not written, so
+                  ``--resume`` plays them again.
 ``logs/``         each agent's output per game (at most 8 MiB kept: its start and end), its search log
                   (``game-NNNN-NAME.search.jsonl``) and ``game-NNNN.json`` (the referee's record).
 ``runner.lock``   while a runner uses the folder: who (pid, host, command, since when).
@@ -215,7 +185,7 @@ output (agent 1's view; error bars at 95 %, pentanomial over pairs when paired):
         regularised as fishtest and fastchess do: one won pair adds ~0.06 at --sprt 0 20)
 
 files in --out (created if missing): series.json, games.jsonl (one JSON line per game;
-see the docstring of ref_sim/match.py for the keys), logs/ (each agent's output per game).
+its keys in docs/formats.md), logs/ (each agent's output per game).
 Without --out they go to a temporary directory that is deleted at the end.
 
 time limit: at least 0.1 s (the referee looks for a move every 50 ms); the real referee

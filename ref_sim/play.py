@@ -28,7 +28,7 @@ import re
 import sys
 
 from agent.commandline import say_error, silence_output
-from agent.games import GAMES, get_game, result_text, search_engine
+from ref_sim.games import GAMES, get_game, result_text, search_engine
 from agent.limits import SearchLimit, SearchResult
 from agent.rules import DRAWN, OPEN, WON_O, WON_X, IllegalMoveError, InvalidMoveError
 from agent.search import PROVEN_SCORE, WIN_SCORE

@@ -11,10 +11,10 @@ import threading
 from dataclasses import dataclass
 
 from ref_sim import arena
-from ref_sim.series import cluster
+from ref_sim.series import scheduler
 from ref_sim.series.loop import play_games
 from ref_sim.series.openings import cell_opening
-from agent.games import get_game
+from ref_sim.games import get_game
 
 
 @dataclass
@@ -43,7 +43,7 @@ def play_pairs(make_a, make_b, pairs: int, seed: int = 0, seconds: float | None 
     """
     rng = random.Random(seed)
     tally = [0, 0, 0]
-    runner = cluster.InlineRunner()
+    runner = scheduler.InlineRunner()
     games = ((opening, first) for opening in (cell_opening(rng) for _ in range(pairs)) for first in (0, 1))
 
     def submit(game):

@@ -72,26 +72,8 @@ settings (``{"format": 1, "rules": "codingame", "seed", "agents", "names", "game
 ``logs/game-NNNN-NAME.log``, each program's stderr (at most 8 MiB kept: its start and end), and
 ``logs/game-NNNN-NAME.search.jsonl``, the search log it may write (``UTTT_SEARCH_LOG``).  One
 runner at a time per ``--out``, a full disk ending the series cleanly, bad lines left out on
-``--resume`` with a warning: as ``ref_sim.match`` (:mod:`ref_sim.series.records`).  Keys of a game line:
-
-    format 1;  rules "codingame";  game (1-based);  pair (0-based);  series_seed
-    turn_ms, first_turn_ms, grace_ms
-    agents      [{"name", "spec", "command", "seed"}] (index 0 is agent 1)
-    names, p1, p2   the names; p1 moved first (X)
-    moves       [{"player", "row", "col", "board", "spot", "ms"}], "ms" the referee's measure;
-                where the program writes its search log like our agent (ref_sim.series.telemetry),
-                also "depth", "score", "nodes", "nps" and "agent_seconds"
-    result      "win" or "tie";  winner, loser (names or null);  reason;  bad_line
-    late_ms     after a time-out, when the late answer came (null if none within LATE_WAIT)
-    boards      {name: local boards won}
-    score       agent 1's points: 1, 0.5 or 0
-    notes       {name: "crashed (exited with code N)" | "did not exit (killed)"}
-    slowest_ms  {name: the longest turn of that program}
-    search_log_skipped  {name: lines of its search log that were not valid}, only if any
-    started     Unix time;  duration: seconds
-    worker      (--cluster only) the worker that played it;  attempts: times it was started
-    usage       {name: {"cpu_seconds", "peak_mb"}}: what each program used (ref_sim.series.isolation;
-                left out where it is not known)
+``--resume`` with a warning: as ``ref_sim.match`` (:mod:`ref_sim.series.records`).  The keys of a
+game line: docs/formats.md.
 """
 
 from __future__ import annotations
@@ -108,7 +90,7 @@ from ref_sim import console
 from ref_sim.referees.codingame import DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS, describe
 from ref_sim.rules import CODINGAME
 from ref_sim.referees.codingame import EXIT_WAIT
-from ref_sim.series import cluster, isolation, launch, realbots, records
+from ref_sim.series import cluster, isolation, launch, realbots, records, scheduler
 from ref_sim.series.codingame_games import FORMAT, REPEAT_HINT, STARTUP_WAIT, StdioGames, StdioGameSettings
 from ref_sim.series.loop import (RESUME_HELP, add_agents, append_game, check_agents, conclude, play_games,
                                  prepare_out, run_in, series_settings, went_wrong)
@@ -152,7 +134,7 @@ def _play_series(specs, games: int, out: Path, seed: int, settings: StdioGameSet
     play = StdioGames(specs, names, seed, settings, out, show=show, stop=stop)
     before = len(played)
     local = runner is None
-    runner = cluster.LocalRunner(1) if local else runner
+    runner = scheduler.LocalRunner(1) if local else runner
 
     def submit(number: int):
         return play.submit(runner, number, must_start=len(played) == before)  # none finished yet
@@ -211,7 +193,7 @@ output (agent 1's view; error bars at 95 %, pentanomial over pairs):
   Distinct games: D of N
 
 files in --out (created if missing): series.json (the settings: --resume continues from
-them), games.jsonl (one JSON line per game; keys in the docstring of ref_sim/stdio.py),
+them), games.jsonl (one JSON line per game; keys in docs/formats.md),
 logs/ (each program's stderr per game).  Without --out they go to a temporary directory,
 deleted at the end, but for the logs of games that went wrong (time-out, bad move, crash,
 hang): those are moved to a uttt-logs-* folder of the temporary directory, named in the

@@ -156,10 +156,17 @@ def guarded(prog: str, main, *args, **kwargs) -> int:
         return EXIT_BROKEN_PIPE
 
 
+#: How long a process that ends its own tree when asked (``ends_tree``: a keeper) is given for it.
+TREE_END_WAIT = 5.0
+
+
 def kill_tree(process: subprocess.Popen | None) -> None:
     """Kill ``process`` and everything it started, and reap it; also after it exited, for what
     it left running (a shell command's child, a helper it forgot).
 
+    A process that ends its own tree (``ends_tree``: a bot's keeper, ref_sim.series.keeper) is
+    asked to first, with SIGTERM, and given :data:`TREE_END_WAIT` seconds: what left the group
+    (``setsid``, a double fork) goes too.
     A process from :func:`start` leads its own process group on POSIX: the whole group goes.
     The group outlives its leader while a member runs, and Linux does not hand out a group's id
     as a new process id until the group is empty, so killing it after the leader was reaped
@@ -167,6 +174,13 @@ def kill_tree(process: subprocess.Popen | None) -> None:
     process still running."""
     if process is None:
         return
+    if getattr(process, "ends_tree", False) and process.returncode is None:
+        # Its keeper (ref_sim.series.keeper) ends what left the group too (setsid, double
+        # forks): asked first, then the group goes as below.
+        with contextlib.suppress(OSError):
+            process.send_signal(signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(TREE_END_WAIT)
     if getattr(process, "own_group", False):
         with contextlib.suppress(OSError):
             os.killpg(process.pid, signal.SIGKILL)

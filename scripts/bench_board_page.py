@@ -22,11 +22,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
 
 from agent.options import real, whole  # noqa: E402
-from bench_speed import load_text  # noqa: E402
-from headless_chromium import NO_CHROMIUM, Browser, find_chromium  # noqa: E402
+from scripts.bench_speed import load_text  # noqa: E402
+from scripts.headless_chromium import NO_CHROMIUM, Browser, find_chromium  # noqa: E402
 from ref_sim.views import board_page  # noqa: E402
 
 

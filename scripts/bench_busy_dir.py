@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A waiting agent's CPU, and its search speed, while another process writes into the referee
-directory (issue 15, item 2: unrelated writes must cost nothing).
+directory (unrelated writes must cost nothing).
 
 Writer patterns, each ``--rate`` operations per second (default 20,000) from a separate process
 (an opponent that logs a line per node into the referee directory):
@@ -40,9 +40,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
 
-from bench_idle_cpu import OPENING, ROOT, TARGET, measure, start_agent, wait_for_my_move
+from scripts.bench_idle_cpu import OPENING, ROOT, TARGET, measure, start_agent, wait_for_my_move
 
 PATTERNS = ("flush", "open-close", "create-delete")
 LINE = "node 123456 depth 7 score +12 best 4 5\n"

@@ -6,7 +6,7 @@ Usage: python scripts/bench_cluster.py [--games 8] [--agents agent:depth=2 seed:
 Needs the cluster extra (pip install -e '.[cluster]').  Plays the same fixed-depth file-protocol
 games (the referee simulator, real agent processes) three ways on this machine:
 
-  local       ref_sim.series.cluster.LocalRunner, one game at a time (what ref_sim.match does on a
+  local       ref_sim.series.scheduler.LocalRunner, one game at a time (what ref_sim.match does on a
               2-core machine, whose --concurrency cap is 1)
   cluster x1  a LocalCluster of 1 worker process: one game slot, so the same one game at a time;
               the difference from `local` is the engine's overhead per game
@@ -33,9 +33,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ref_sim.series.loop import cluster
+from ref_sim.series import cluster, scheduler
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
-from ref_sim.series.loop import openings, loop as series
+from ref_sim.series import openings, loop as series
 from ref_sim.series.file_games import FileGameSettings, play_game_on_worker
 from ref_sim.series.specs import agent_spec
 
@@ -108,7 +108,7 @@ def main(argv=None) -> int:
           f"on {os.cpu_count()} cores; {args.games} games {args.agents[0]} vs {args.agents[1]}, "
           f"seed {args.seed}, {args.time_limit:g} s limit")
 
-    with cluster.LocalRunner(1) as runner:
+    with scheduler.LocalRunner(1) as runner:
         wall, reference, inside = play(runner, schedule, specs, names, args.time_limit)
     report("local", args.games, wall, inside, 1)
 

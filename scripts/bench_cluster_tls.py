@@ -30,8 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent.options import whole  # noqa: E402
-from bench_cluster import add_series_options, play, report, series_of  # noqa: E402  (this folder: the same series)
-from ref_sim.series.loop import cluster, cluster_tls  # noqa: E402
+from scripts.bench_cluster import add_series_options, play, report, series_of  # noqa: E402  (this folder: the same series)
+from ref_sim.series import cluster, cluster_tls  # noqa: E402
 
 #: Seconds to wait for a scheduler's address: a hang guard on a busy machine.
 START_WAIT = 120

@@ -30,13 +30,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
 
 from agent import core, core_wasm  # noqa: E402
 from agent.engines import DEFAULT_EVALUATION, EVALUATIONS, make_evaluator  # noqa: E402
 from agent.limits import SearchLimit  # noqa: E402
 from agent.options import whole  # noqa: E402
-from bench_speed import PHASES, load_suite, load_text  # noqa: E402
+from scripts.bench_speed import PHASES, load_suite, load_text  # noqa: E402
 
 
 def build_revision(rev: str, folder: Path) -> Path:

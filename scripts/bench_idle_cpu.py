@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""CPU cost of a waiting agent: CPU seconds per wall second in each waiting state (issue 9, item 8).
+"""CPU cost of a waiting agent: CPU seconds per wall second in each waiting state.
 
 A waiting agent must leave the cores to the opponent and to the referee (which busy-polls one).
 Three states are measured, each for ``--seconds`` of wall time, on a ``python -m agent`` process:

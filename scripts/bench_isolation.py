@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Our agent's nodes/s beside a busy-waiting opponent, with and without ``--isolate`` (issue 22).
+"""Our agent's nodes/s beside a busy-waiting opponent, with and without ``--isolate``.
 
 Student bots spin while they wait (a third to all of a core each).  Three short series of our
 agent (full strength, to the time limit) through ``ref_sim.match``:
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
-from ref_sim.series.loop import records  # noqa: E402
+from ref_sim.series import records  # noqa: E402
 
 
 def spin_forever(parent: int) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
-from ref_sim.series.loop import records
+from ref_sim.series import records
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"random": ("games won", 0.99), "seed": ("points", 0.95)}

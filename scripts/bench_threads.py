@@ -31,10 +31,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
 
-from bench_speed import PHASES, load_suite, load_text
+from scripts.bench_speed import PHASES, load_suite, load_text
 
 from agent import core
 from agent.engines import DEFAULT_EVALUATION, EVALUATIONS, AlphaBetaEngine

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent.engines import FEATURE_OPTIONS, AlphaBetaEngine  # noqa: E402
-from agent.games import get_game  # noqa: E402
+from ref_sim.games import get_game  # noqa: E402
 from agent.options import MAX_GAMES, MAX_SECONDS, parse_options, real, whole  # noqa: E402
 from agent.search import Features  # noqa: E402
 from ref_sim import arena, stops  # noqa: E402

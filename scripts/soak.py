@@ -54,7 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ref_sim import stops
 from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
-from ref_sim.series import cluster, realbots, records, report, loop as series
+from ref_sim.series import loop as series, realbots, records, report, scheduler
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.referees.file_protocol import check_time_limit
 from ref_sim.series.specs import agent_spec
@@ -306,8 +306,8 @@ def _main(argv: list[str] | None) -> int:
     started, cpu_started = time.monotonic(), time.process_time()
     interrupted = None
     latin1_wanted = any(map(plays_in_latin1, args.opponents))
-    # The games in a thread of their own (cluster.LocalRunner): Ctrl-C is seen while one plays.
-    with cpu_hog(args.hog), cluster.LocalRunner(1) as runner, \
+    # The games in a thread of their own (scheduler.LocalRunner): Ctrl-C is seen while one plays.
+    with cpu_hog(args.hog), scheduler.LocalRunner(1) as runner, \
             (latin1_locale() if latin1_wanted else nullcontext()) as latin1:
         if latin1 is not None:
             print(f"{', '.join(LATIN1_OPPONENTS)}: referee and agents in Latin-1, {latin1.how}",

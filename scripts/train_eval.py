@@ -65,7 +65,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ref_sim.series import cluster, records, loop as series
+from ref_sim.series import cluster, loop as series, records, scheduler
 from ref_sim import stops
 from agent.core import make_searcher
 from agent.engines import AlphaBetaEngine, SearchEngine
@@ -190,7 +190,7 @@ def generate(directory: Path, games: int, nodes: int, seed: int, deviation: floa
         print(f"generate: on {len(runner.slots())} cluster worker(s), {runner.capacity()} games at once",
               flush=True)
     else:
-        runner = cluster.InlineRunner()
+        runner = scheduler.InlineRunner()
 
     def submit(i: int):
         return runner.submit(f"game-{i}", selfplay_game, seed * 1_000_003 + i, nodes, engine_eval, deviation)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent.games.tictactoe import TicTacToe, TicTacToeEvaluator
+from ref_sim.games.tictactoe import TicTacToe, TicTacToeEvaluator
 from agent.limits import SearchLimit
 from agent.search import AlphaBeta
 

@@ -61,11 +61,15 @@ def pytest_xdist_auto_num_workers(config):
 #: The order the lanes start in: the longest first, so that the many short tests fill the gaps at
 #: the end instead of a long one starting last (each lane keeps its files' order).
 LANE_ORDER = ("docs", "cluster", "e2e", "slow", "quick")
+#: Fixtures that start a Dask cluster: a test that takes one is in the cluster lane, marked or not.
+CLUSTER_FIXTURES = {"shared_cluster", "own_cluster", "tls_cluster"}
 
 
 def pytest_collection_modifyitems(config, items):
     """A test in none of the slow lanes is in the quick one; the long lanes go first."""
     for item in items:
+        if CLUSTER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.cluster)
         if not any(item.get_closest_marker(lane) for lane in SLOW_LANES):
             item.add_marker(pytest.mark.quick)
     items.sort(key=lambda item: next(i for i, lane in enumerate(LANE_ORDER) if item.get_closest_marker(lane)))

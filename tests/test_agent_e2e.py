@@ -207,7 +207,7 @@ def test_full_strength_agent_keeps_its_time_with_a_busy_polling_referee(dirs):
 
 
 def test_started_after_a_killed_referee_then_plays_the_next_game(dirs):
-    """Issue 9 item 2: a referee killed (SIGKILL) on our turn leaves a .go younger than the limit;
+    """A referee killed (SIGKILL) on our turn leaves a .go younger than the limit;
     an agent started then moves in that dead game, and must still play the next referee's game
     (a new first_four_moves before any end_game) instead of exiting with code 3."""
     import signal
@@ -243,7 +243,7 @@ def test_started_after_a_killed_referee_then_plays_the_next_game(dirs):
 
 @pytest.mark.parametrize("use_polling", [False, True], ids=["watchdog", "polling"])
 def test_an_opponent_answering_out_of_turn_loses_every_game(dirs, use_polling):
-    """Issue 15 item 1: the eager random agent answers the instant our move appears, before its own
+    """The eager random agent answers the instant our move appears, before its own
     .go. The referee calls such a line Out-of-order (our win); we must never answer it on the .go
     we already answered, or our second line is judged in the referee's position (Invalid move!).
     We win every game, as p1 and as p2."""

@@ -11,7 +11,7 @@ from agent import core
 from ref_sim.arena import main, run_series
 from ref_sim.series.openings import random_opening
 from agent.engines import make_engine, parse_engine_spec
-from agent.games import GAMES, get_game
+from ref_sim.games import GAMES, get_game
 from agent.limits import SearchLimit
 
 
@@ -71,7 +71,7 @@ def test_bad_engine_specs_are_refused():
 @pytest.mark.e2e
 @pytest.mark.skipif(not core.compiled_available(), reason=core.unavailable_reason() or "built")
 def test_an_engine_may_run_another_build_of_the_core(capsys, tmp_path):
-    """core_build=PATH: two builds of the compiled core in one series (issue 25's SPRT). Here a
+    """core_build=PATH: two builds of the compiled core in one series (an SPRT of two revisions). Here a
     copy of this build (a file of its own, so its own library), so both sides find the same moves."""
     build = tmp_path / Path(core._core.__file__).name
     shutil.copyfile(core._core.__file__, build)
@@ -107,7 +107,7 @@ def test_openings_leave_the_game_open_and_the_registry_is_uniform():
 def test_uttt_in_the_arena_and_play_uses_the_agents_default_evaluation():
     # ref_sim.play and ref_sim.arena must meet the evaluation the competition agent plays with.
     from agent.engines import DEFAULT_EVALUATION, make_evaluator
-    from agent.games.registry import GAMES
+    from ref_sim.games.registry import GAMES
 
     assert type(GAMES["uttt"].new_evaluator()) is type(make_evaluator(DEFAULT_EVALUATION))
 

@@ -6,7 +6,6 @@ at the same depth, and the replay page's links to it."""
 from __future__ import annotations
 
 import random
-import sys
 import time
 from pathlib import Path
 
@@ -19,8 +18,7 @@ from agent.search import AlphaBeta
 from ref_sim.views import board_page, replay
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-from headless_chromium import NO_CHROMIUM, Browser, find_chromium  # noqa: E402
+from scripts.headless_chromium import NO_CHROMIUM, Browser, find_chromium  # noqa: E402
 
 CHROMIUM = find_chromium()
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)

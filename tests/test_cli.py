@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agent import cli
-from agent.protocol import EXIT_USAGE
+from agent.file_protocol import EXIT_USAGE
 from agent.rules import parse_move_line
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -90,7 +90,7 @@ def test_bad_options(tmp_path, args, words):
     assert_usage_error(run_cli("Walrus", "--dir", str(tmp_path), *args), *words)
 
 
-# -- every bad value is one line (issue 15, item 6) ------------------------------------------------
+# -- every bad value is one line ------------------------------------------------
 
 @pytest.fixture
 def usage_line(monkeypatch, capsys):
@@ -247,7 +247,7 @@ def test_help_documents_timing_and_exit_codes():
     assert result.returncode == 0
     for text in ("exit codes:", "130", "aborted", "protocol error", "max(0.1 * LIMIT, 0.2)", "9.0 s"):
         assert text in result.stdout
-    # Issue 9: the silence abort, the tick-aware short limits, a replaced opening, the limit to pass.
+    # The silence abort, the tick-aware short limits, a replaced opening, the limit to pass.
     for text in ("--silence", "a killed referee", "0.015 s at 0.1 s", "is a new game", "the referee's own --time-limit"):
         assert text in result.stdout
 

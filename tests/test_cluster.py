@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from ref_sim.series import cluster
+from ref_sim.series import cluster, scheduler
 from ref_sim import match
 from ref_sim.series import openings
 from ref_sim.series.specs import agent_spec
@@ -77,7 +77,7 @@ def play_series(runner, games):
 @pytest.fixture(scope="module")
 def local_results():
     """The reference: the first two games of the series, played here one after the other."""
-    with cluster.LocalRunner(1) as runner:
+    with scheduler.LocalRunner(1) as runner:
         return play_series(runner, 2)
 
 
@@ -231,8 +231,8 @@ def test_in_order_yields_in_the_order_of_the_calls():
     log = []
     delays = [0.3, 0.0, 0.1, 0.0, 0.2, 0.0]         # later games often finish first
     calls = ((f"game-{i}", echo_after, (i, delay, log), {}) for i, delay in enumerate(delays))
-    with cluster.LocalRunner(2) as runner:
-        got = [value for _, value in cluster.in_order(runner, calls)]
+    with scheduler.LocalRunner(2) as runner:
+        got = [value for _, value in scheduler.in_order(runner, calls)]
     assert got == list(range(6))
     assert [event for event in log if event[0] == "end"][0] == ("end", 1)   # not in order...
     running = peak = 0
@@ -245,8 +245,8 @@ def test_in_order_yields_in_the_order_of_the_calls():
 def test_in_order_stops_when_closed():
     log = []
     calls = ((f"game-{i}", echo_after, (i, 0.05, log), {}) for i in range(100))
-    with cluster.LocalRunner(1) as runner:
-        results = cluster.in_order(runner, calls)
+    with scheduler.LocalRunner(1) as runner:
+        results = scheduler.in_order(runner, calls)
         assert [next(results)[1] for _ in range(3)] == [0, 1, 2]
         results.close()
     assert len([e for e in log if e[0] == "start"]) <= 6      # queued games were dropped
@@ -458,7 +458,7 @@ def test_a_workers_address_is_not_the_schedulers(shared_cluster):
 def test_a_stdio_series_on_a_cluster_is_the_local_one(shared_cluster, tmp_path, capsys):
     from ref_sim import stdio
     # The built-ins agent:depth=2 and agent:depth=1 without their --seed {seed}, which our agent
-    # refuses until agent/codingame.py takes it (issue 16).
+    # refuses until agent/codingame.py takes it.
     ours = f"{sys.executable} -m agent --protocol codingame --first-turn-ms {{first_turn_ms}} --turn-ms 1000"
     args = [f"{ours} --depth 2", f"{ours} --depth 1", "--games", "2", "--seed", str(SEED),
             "--first-turn-ms", "3000", "--turn-ms", "1000"]      # fixed depth: time is no factor
@@ -503,7 +503,7 @@ def test_selfplay_data_on_a_cluster_is_the_local_file(shared_cluster, tmp_path):
 @pytest.mark.cluster
 def test_an_arena_series_on_a_cluster_is_the_local_one(shared_cluster):
     from ref_sim import arena
-    from agent.games import get_game
+    from ref_sim.games import get_game
     uttt = get_game("uttt")
     series = dict(games=4, seed=SEED, depth=2)     # fixed depth: the same games anywhere
 
@@ -547,7 +547,7 @@ def test_the_arena_command_on_a_cluster_prints_the_local_series(shared_cluster, 
     assert "Retried: 0 games started again after their worker was lost" in far_lines
 
 
-class SlottedLocalRunner(cluster.LocalRunner):
+class SlottedLocalRunner(scheduler.LocalRunner):
     """A local runner that answers what ``ref_sim.arena`` asks a cluster runner."""
 
     def slots(self):
@@ -635,7 +635,7 @@ def test_a_killed_worker_loses_no_game(own_cluster, local_results, tmp_path, cap
 def test_a_killed_worker_loses_no_arena_game(own_cluster):
     distributed = pytest.importorskip("distributed")
     from ref_sim import arena
-    from agent.games import get_game
+    from ref_sim.games import get_game
     address = own_cluster.scheduler_address
     # Qubic at depth 4 against depth 2: about a second of the generic (Python) search per game,
     # long enough to be killed in whether or not the compiled uttt core is built. The fixed depths

@@ -152,11 +152,7 @@ def runner_parsers():
     """Every runner that takes --cluster, with the rest of a command line it accepts."""
     from ref_sim import arena, stdio, tournament
     from ref_sim.views import replay
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import train_eval
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
+    from scripts import train_eval
     return {"match": (match.build_parser(), ["random", "random"]),
             "stdio": (stdio.build_parser(), ["random", "random"]),
             "tournament": (tournament.build_parser(), ["random", "seed"]),
@@ -415,6 +411,7 @@ def test_the_arena_plays_on_the_tls_cluster_from_the_environment(tls_cluster, mo
     assert f"Worker {tls_cluster.worker_address}: 2 games, 0 time-outs" in said
 
 
+@pytest.mark.cluster
 def test_the_tls_scheduler_refuses_clients_without_its_certificates(tls_cluster, folders):
     distributed = pytest.importorskip("distributed")
     _, theirs = folders
@@ -434,6 +431,7 @@ def test_the_tls_scheduler_refuses_clients_without_its_certificates(tls_cluster,
         distributed.Client(tls_cluster.address, security=theirs.security(), timeout=2)
 
 
+@pytest.mark.cluster
 def test_our_runners_say_in_one_line_why_they_are_refused(tls_cluster, folders, tmp_path,
                                                           capsys):
     ours, theirs = folders

@@ -33,9 +33,8 @@ from agent.rules import CODINGAME, Position, perft
 from agent.search import PLAIN, AlphaBeta, Features
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-from bench_install import copy_of_the_project, without_a_compiler  # noqa: E402
-from bench_speed import load_suite  # noqa: E402
+from scripts.bench_install import copy_of_the_project, without_a_compiler  # noqa: E402
+from scripts.bench_speed import load_suite  # noqa: E402
 
 compiled = pytest.mark.skipif(not core.compiled_available(), reason=core.unavailable_reason() or "built")
 

@@ -1,4 +1,4 @@
-"""The compiled core finds what it found before its speed work (issue 25), node for node.
+"""The compiled core finds what it found before its speed work (516d79d), node for node.
 
 tests/core_pins.json holds fixed-depth results (move, score, depth, nodes, principal variation,
 proven) of main's core before that work (scripts/pin_core.py wrote them): the benchmark positions
@@ -12,7 +12,6 @@ The WebAssembly core (agent/core_wasm.py), built from the same search, must find
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,8 +19,7 @@ import pytest
 from agent import core, core_wasm
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-from pin_core import CASES, GAME, run_cases  # noqa: E402
+from scripts.pin_core import CASES, GAME, run_cases  # noqa: E402
 
 PINS = json.loads((ROOT / "tests" / "core_pins.json").read_text())
 

@@ -30,9 +30,8 @@ from agent.rules import CODINGAME, Position, perft
 from agent.search import PLAIN, AlphaBeta, Features
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-import build_wasm  # noqa: E402
-from bench_speed import load_suite  # noqa: E402
+from scripts import build_wasm  # noqa: E402
+from scripts.bench_speed import load_suite  # noqa: E402
 from test_core import random_positions  # noqa: E402
 
 wasm = pytest.mark.skipif(not core.wasm_available(), reason=core.wasm_unavailable_reason() or "runs")
@@ -290,7 +289,7 @@ def test_ctrl_c_interrupts_a_wasm_search():
 @wasm
 def test_the_arena_plays_it_against_the_compiled_core_by_name():
     from agent.engines import make_engine
-    from agent.games.registry import get_game
+    from ref_sim.games.registry import get_game
 
     engine = make_engine("alphabeta", get_game("uttt"), core="wasm", depth=3)
     assert isinstance(engine.searcher, core.WasmAlphaBeta)

@@ -23,8 +23,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-from count_doc_commands import Block, doc_blocks, doc_files  # noqa: E402
+from scripts.count_doc_commands import Block, doc_blocks, doc_files  # noqa: E402
 
 #: How a documented command is shortened to run in the suite: (pattern, replacement). Applied to
 #: every line of a runnable block, in order. Commands keep their options and only run shorter.

@@ -1,4 +1,4 @@
-"""One engine registry and one spec parser (issue 23, item 5): every engine declares its options
+"""One engine registry and one spec parser: every engine declares its options
 (agent.engines.ENGINES), agent.options.parse_spec checks every ``NAME:KEY=VALUE`` spec, and each
 place that reads a spec (the arena, the agent's --engine, the runners' built-ins, the scripts)
 goes through it, so a bad spec is the same one line everywhere."""
@@ -9,14 +9,13 @@ import inspect
 import io
 import logging
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 from agent import cli, engines
 from agent.engines import ENGINES, FEATURE_OPTIONS, build_engine, make_engine, parse_engine_spec
-from agent.games import get_game, search_engine
+from ref_sim.games import get_game, search_engine
 from agent.options import Option, SpecError, parse_options, parse_spec
 from agent.search import Features
 from ref_sim import arena
@@ -225,11 +224,7 @@ def test_the_stdio_runner_reads_its_builtins_with_the_parser():
 
 
 def test_the_scripts_read_feature_lists_with_the_parser():
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import bench_proof
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
+    from scripts import bench_proof
     assert bench_proof.features_from("solve=6,lmr=0") == Features(solve=6, lmr=0)
     with pytest.raises(SpecError, match=r"^the search: lmr must be an integer from 0 to 2, got '9'$"):
         bench_proof.features_from("lmr=9")

@@ -29,6 +29,7 @@ from ref_sim.referees.file_referee import (
     RefereeSettings,
     Remove,
     Stat,
+    Unreadable,
     Wait,
     Write,
     tick_count,
@@ -184,6 +185,39 @@ def test_the_verdict_on_the_line_read_is_the_real_referees_in_its_order(text, wi
     assert record.end_text == f"END: {winner} WINS! {loser} LOSES! {reason}"
     writes = [action for _, action in run.actions(Write)]
     assert writes[-3:] == [Write("end_game", record.end_text), Write("Walrus.go"), Write("Otter.go")]
+
+
+@pytest.mark.parametrize("written, found, verdict_at", [
+    # What the real referee would block on (a FIFO waits for a writer) or crash on (a directory):
+    # the mover loses at the limit, 0.5 s after its .go, whenever the thing was put there.
+    (0.01, Unreadable("a FIFO (named pipe)"), 0.5),
+    (0.33, Unreadable("a directory"), 0.5),
+    (0.01, Unreadable("a symbolic link"), 0.5),
+    # A file far too large for a move, with no blank line near its start: judged at once, at the
+    # tick that saw it (the real referee would read all of it, then judge the one huge line).
+    (0.01, Unreadable("a file of 1,073,741,824 bytes with no blank line in its first 64 KiB",
+                      at_limit=False), 0.05 + TICK_SLACK),
+])
+def test_what_no_line_can_be_read_from_loses_invalid_move_with_a_note(written, found, verdict_at):
+    run = Virtual(on_ply(0, lambda mover, game: found, delay=written))
+    record = run.play(RefereeSettings(time_limit=0.5, exit_delay=0, start_delay=0))
+    assert (record.result, record.winner, record.loser, record.reason) == \
+        ("win", "Otter", "Walrus", INVALID_MOVE)
+    assert (record.unreadable, record.bad_line, record.timeout_line) == (found.what, None, None)
+    assert record.end_text == f"END: Otter WINS! Walrus LOSES! {INVALID_MOVE}"
+    (go_at,) = [at for at, action in run.actions(Write) if action == Write("Walrus.go")][:1]
+    (end_at,) = [at for at, action in run.actions(Write) if action.name == "end_game"]
+    assert end_at - go_at == pytest.approx(verdict_at)
+    looks = [at for at, _ in run.actions(Stat)]
+    assert max(looks) - go_at <= written + 0.05 + TICK_SLACK    # no look after the one that saw it
+
+
+def test_ctrl_c_while_an_unreadable_move_file_waits_for_the_limit_aborts_the_game():
+    run = Virtual(on_ply(0, lambda mover, game: Unreadable("a FIFO (named pipe)"), delay=0.01),
+                  interrupt_at=0.2)
+    record = run.play(RefereeSettings(time_limit=0.5, exit_delay=0, start_delay=0))
+    assert (record.result, record.reason, record.end_text) == ("aborted", INTERRUPTED, None)
+    assert run.log[-1][1] == Clean()
 
 
 def test_an_opponent_line_read_at_the_movers_tick_makes_the_mover_win():

@@ -4,9 +4,9 @@ import random
 
 import pytest
 
-from agent.games import get_game
-from agent.games.nineboard import NineBoard, NineBoardEvaluator
-from agent.games.tictactoe import DRAW, WIN_NEXT
+from ref_sim.games import get_game
+from ref_sim.games.nineboard import NineBoard, NineBoardEvaluator
+from ref_sim.games.tictactoe import DRAW, WIN_NEXT
 from agent.limits import SearchLimit
 from agent.rules import LINES, IllegalMoveError, InvalidMoveError, X
 

@@ -5,10 +5,10 @@ from collections import Counter
 
 import pytest
 
-from agent.games import get_game
-from agent.games.qubic import (LINE_MASKS, LINES, LINES_THROUGH, Qubic, QubicEvaluator, cell_index,
+from ref_sim.games import get_game
+from ref_sim.games.qubic import (LINE_MASKS, LINES, LINES_THROUGH, Qubic, QubicEvaluator, cell_index,
                                coordinates)
-from agent.games.tictactoe import DRAW, WIN_NEXT
+from ref_sim.games.tictactoe import DRAW, WIN_NEXT
 from agent.limits import SearchLimit
 from agent.rules import IllegalMoveError, InvalidMoveError, O, X
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.games import get_game
-from agent.games.tictactoe import DRAW, TicTacToe, parse_cell
+from ref_sim.games import get_game
+from ref_sim.games.tictactoe import DRAW, TicTacToe, parse_cell
 from agent.limits import SearchLimit
 from agent.rules import LINES, IllegalMoveError, InvalidMoveError, O, X
 

@@ -60,7 +60,7 @@ def graph() -> dict[str, set[str]]:
 def test_the_graph_is_read(graph):
     # Guards the two checks below against passing on an empty or unresolved graph.
     assert "agent.rules" in graph["agent.search"] or "agent.limits" in graph["agent.search"]
-    assert "agent.protocol" in graph["agent.cli"]
+    assert "agent.file_protocol" in graph["agent.cli"]
     assert "ref_sim.referees.file_protocol" in graph["ref_sim.match"]
 
 
@@ -81,10 +81,17 @@ def _is_package_of(package: str, module: str) -> bool:
     return module.startswith(package + ".")
 
 
-#: The agent's command line, both protocols' (issue 23, item 5): its parser, --help and main().
+def test_the_time_budget_depends_on_no_decider(graph):
+    """agent/clock.py holds every constant and formula of the time budget; the deciders and the
+    protocols read it, never the other way round."""
+    assert graph["agent.clock"] == set()
+    assert "agent.clock" in graph["agent.file_turns"] and "agent.clock" in graph["agent.file_protocol"]
+
+
+#: The agent's command line, both protocols': its parser, --help and main().
 COMMAND_LINE = "agent.cli"
 #: The two protocols: they read, write and time a game; no option of the command line is theirs.
-PROTOCOLS = ("agent.protocol", "agent.codingame")
+PROTOCOLS = ("agent.file_protocol", "agent.codingame")
 
 
 def test_the_protocols_hold_no_command_line(graph):
@@ -93,14 +100,14 @@ def test_the_protocols_hold_no_command_line(graph):
         tree = ast.parse((ROOT / (name.replace(".", "/") + ".py")).read_text(encoding="utf-8"))
         imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
         assert "argparse" not in imported, name
-    assert {"agent.protocol", "agent.codingame", "agent.engines"} <= graph[COMMAND_LINE]
+    assert {"agent.file_protocol", "agent.codingame", "agent.engines"} <= graph[COMMAND_LINE]
 
 
-#: What the bot plays with, and why each is in agent/ (issue 18: the bot apart from the bench).
+#: What the bot plays with, and why each is in agent/ (the bot apart from the bench).
 BOT_MODULES = {
     "agent", "agent.__main__", "agent.cli",  # its command line (both protocols)
     "agent.commandline", "agent.options",  # what every command shares; checked values, bounds, specs
-    "agent.protocol", "agent.referee_files", "agent.turns", "agent.watcher", "agent.lifeline",  # the file protocol
+    "agent.file_protocol", "agent.referee_files", "agent.file_turns", "agent.watcher", "agent.lifeline",  # the file protocol
     "agent.pauses",
     "agent.clock", "agent.exits",  # both protocols' time budget and exit codes
     "agent.codingame", "agent.codingame_turns", "agent.variety",  # CodinGame's protocol
@@ -108,17 +115,18 @@ BOT_MODULES = {
     "agent.rules", "agent.search", "agent.core", "agent.core_wasm", "agent.limits",  # rules and search (C, WebAssembly)
     "agent.engines", "agent.baselines", "agent.evaluation", "agent.eval_fitted",  # engines, evaluations
     "agent.bot", "agent.bot_worker",  # a bot of one's own on the same layer, and the process it thinks in
-    "agent.games", "agent.games.base", "agent.games.registry", "agent.games.tictactoe",  # the generic
-    "agent.games.nineboard", "agent.games.qubic",  # search's other games (its tests and play)
 }
 #: The bench: series, arena, self-play, statistics, clusters, tournaments, pictures, replay.
 BENCH_MODULES = {"ref_sim.series.stats", "ref_sim.series.cluster", "ref_sim.arena", "ref_sim.selfplay", "ref_sim.stops",
                  "ref_sim.play", "ref_sim.match", "ref_sim.stdio", "ref_sim.tournament", "ref_sim.series.ratings",
                  "ref_sim.series.progress", "ref_sim.show", "ref_sim.render", "ref_sim.plot", "ref_sim.replay",
                  "ref_sim.views.analysis",
-                 # issue 22: the two referees side by side, and the series engine under every runner
+                 # the two referees side by side, and the series engine under every runner
                  "ref_sim.referees.file_protocol", "ref_sim.referees.file_referee", "ref_sim.referees.codingame",
-                 "ref_sim.series.openings", "ref_sim.series.loop", "ref_sim.series.report", "ref_sim.series.specs"}
+                 "ref_sim.series.openings", "ref_sim.series.loop", "ref_sim.series.report", "ref_sim.series.specs",
+                 # the generic search's other games, for the arena, play and their tests
+                 "ref_sim.games", "ref_sim.games.base", "ref_sim.games.registry", "ref_sim.games.tictactoe",
+                 "ref_sim.games.nineboard", "ref_sim.games.qubic"}
 
 
 def test_the_bot_holds_only_what_it_plays_with(graph):
@@ -127,7 +135,7 @@ def test_the_bot_holds_only_what_it_plays_with(graph):
     assert BENCH_MODULES <= set(graph)
 
 
-#: The command lines of series (issue 22): thin front-ends over the engine, which none of the
+#: The command lines of series: thin front-ends over the engine, which none of the
 #: referees, the engine's modules or the views may need.
 SERIES_FRONT_ENDS = {"ref_sim.match", "ref_sim.stdio", "ref_sim.tournament"}
 #: What sits under the front-ends: the two referees, the series engine, the views.
@@ -154,7 +162,7 @@ COMMANDS = {"ref_sim.cli", "ref_sim.__main__", "ref_sim.match", "ref_sim.stdio",
 
 def test_ref_sim_shows_its_parts(graph):
     """The two referees side by side, knowing nothing of series; the series engine one package
-    that imports no command; each protocol's one game in it (issue 22)."""
+    that imports no command; each protocol's one game in it."""
     referees = {name for name in graph if name.startswith("ref_sim.referees.")}
     series = {name for name in graph if name.startswith("ref_sim.series.")}
     assert referees == {"ref_sim.referees.file_protocol", "ref_sim.referees.file_referee", "ref_sim.referees.codingame"}

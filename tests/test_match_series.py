@@ -122,7 +122,7 @@ def test_one_game_shown_with_our_agents_search_figures(tmp_path, capsys, monkeyp
     assert theirs and not any("depth" in m for m in theirs)      # logs nothing of the kind
 
 
-# -- issue 9: what users see ------------------------------------------------------------
+# -- what users see ------------------------------------------------------------
 
 WAIT_THEN_READ = (f"{sys.executable} -c 'import os, sys, time\n"
                   "path = os.path.join(sys.argv[1], \"end_game\")\n"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.games import get_game
+from ref_sim.games import get_game
 from ref_sim.play import describe_score, draw, main, parse_uttt
 
 

@@ -141,8 +141,8 @@ def test_the_citations_are_all_seen():
 
 
 def test_every_case_number_in_the_turn_decider_is_in_its_legend():
-    # agent/turns.py names cases by a number in brackets, "(12)", and says once which row each is.
-    turns = (ROOT / "agent" / "turns.py").read_text(encoding="utf-8")
+    # agent/file_turns.py names cases by a number in brackets, "(12)", and says once which row each is.
+    turns = (ROOT / "agent" / "file_turns.py").read_text(encoding="utf-8")
     legend = set(re.findall(r'\((\d+)\) "', LINE_BREAK.sub(" ", turns)))
     used = {number for group in re.findall(r'(?<= )\((\d+(?:, \d+)*)\)(?! ")', turns)
             for number in group.split(", ")}

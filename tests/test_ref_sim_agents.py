@@ -81,7 +81,7 @@ def test_random_agent_exits_when_the_game_is_aborted(tmp_path):
     assert code == 1 and "aborted" in output
 
 
-# -- reading the files as the referee does (issue 9, item 1) -----------------------------
+# -- reading the files as the referee does -----------------------------
 
 # Walrus (p1) 4 0, Otter 0 4, Walrus 4 8, Otter 8 4: Walrus plays next, in board 4.
 OPENING = ["Walrus 4 0", "Otter 0 4", "Walrus 4 8", "Otter 8 4"]
@@ -176,7 +176,7 @@ def test_an_end_game_not_written_yet_is_read_once_it_is(tmp_path):
     assert code == 0 and "game over: END: Match TIED!" in output, output
 
 
-# -- the hostile variants (issue 15, item 7) ----------------------------------------------
+# -- the hostile variants ----------------------------------------------
 
 def put(directory, text):
     """Replace move_file with ``text`` at once, past the mtime the referee noted."""

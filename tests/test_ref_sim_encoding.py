@@ -1,4 +1,4 @@
-"""The simulator decodes move_file as the real referee's Python does (issue 15, item 1).
+"""The simulator decodes move_file as the real referee's Python does.
 
 The real referee reads ``open("move_file", "r")``: the locale's preferred encoding, strict
 errors, universal newlines, then ``readlines()``, the last line before the first blank one,

@@ -239,13 +239,13 @@ def test_looks_at_move_file_once_per_tick_and_never_after_the_limit(scripted, tm
     # after the limit, and the verdict at the limit.
     import ref_sim.referees.file_protocol as referee
     looks = []
-    real_stat = os.stat
+    real_stat = os.lstat            # a look: the file itself, a link not followed
 
     def spy(path, *args, **kwargs):
         if str(path).endswith("move_file"):
             looks.append(time.perf_counter())
         return real_stat(path, *args, **kwargs)
-    monkeypatch.setattr(referee.os, "stat", spy)
+    monkeypatch.setattr(referee.os, "lstat", spy)
     turn_start, verdict = [], []
 
     def observe(event):

@@ -150,7 +150,7 @@ def test_render_shape():
     assert len(lines) == 12
     assert "x" in lines[4 + 1]           # last move in lower case, grid row 4 (+1 separator)
     assert lines[3] == "-------+-------+-------"
-    # A legend says what the lower case is (issue 9, item 15).
+    # A legend says what the lower case is.
     assert lines[11] == ("x = the last move (4 4); right: the global board "
                          "(X/O won, = drawn, . open)")
     assert "last move" not in Game().render()     # nothing played, nothing to explain

@@ -18,7 +18,7 @@ import pytest
 
 from agent import referee_files
 from agent.referee_files import FileLines, FileReader, LineScanner, TempNamesTaken, create_temp_file, temp_name
-from agent.turns import referee_lines
+from agent.file_turns import referee_lines
 
 PIECES = ["A", "b", "1", " ", "\t", "\n", "\r", "\r\n", "\x0b", "\x1c", "\x85", "\xa0", "\u2028", "\u3000"]
 
@@ -173,7 +173,7 @@ def names_from(monkeypatch, names) -> None:
 
 
 def test_the_temp_name_is_unpredictable_and_survives_the_cleanup():
-    from agent.protocol import matches_cleanup
+    from agent.file_protocol import matches_cleanup
 
     names = {temp_name() for _ in range(100)}
     assert len(names) == 100

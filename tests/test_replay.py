@@ -20,8 +20,7 @@ from agent.rules import Position
 from ref_sim.views import analysis, replay
 from ref_sim.rules import CODINGAME, Game
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-from headless_chromium import NO_CHROMIUM, Browser, find_chromium
+from scripts.headless_chromium import NO_CHROMIUM, Browser, find_chromium
 
 WIN_REASON = "The winning player has won 3 local boards in a row on the global board!"
 #: A bot name no page may let out of its script element, nor show as markup.
@@ -597,10 +596,10 @@ def test_a_stop_signal_ends_an_analysis_at_once_and_a_rerun_goes_on(tmp_path, mo
 @pytest.mark.cluster
 def test_a_stop_on_a_cluster_keeps_the_finished_positions_and_cancels_the_rest(series,
                                                                               monkeypatch):
-    # The cluster's loop with the runners' interface (ref_sim.series.cluster.LocalRunner: threads).
+    # The cluster's loop with the runners' interface (ref_sim.series.scheduler.LocalRunner: threads).
     # Five short searches finish, three long ones hold the slots, the stop comes before any
     # result was collected: the five are kept all the same, the others are cancelled.
-    from ref_sim.series.cluster import LocalRunner
+    from ref_sim.series.scheduler import LocalRunner
     folder, _ = series
     game = replay.read_run(folder)["games"][0]
     tasks = analysis._tasks(game)[:12]          # 4 to 15 moves

@@ -1,4 +1,4 @@
-"""What the runners share (issue 16): stop signals, killing an agent's process tree, the names
+"""What the runners share: stop signals, killing an agent's process tree, the names
 of the console scripts, checked numbers, and the players that end once their runner is gone;
 and the one-line errors of the scripts and commands that had tracebacks."""
 

@@ -3,6 +3,7 @@ the code under it changed would otherwise only be found by the next person who n
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -61,3 +62,13 @@ def test_bench_startup_times_each_player_and_the_engine_build():
     rows = [line.split("CPU s")[0].strip() for line in done.stdout.splitlines() if "CPU s" in line]
     assert rows == ["agent", "agent --depth 2", "random_agent", "build_engine", "build_engine --depth 2"], done.stdout
     assert run_script("bench_startup.py", "--agent-root", "/nonexistent").returncode == 2
+
+
+def test_bench_hostile_bots_reports_a_bounded_read_and_the_keeper_s_start():
+    done = run_script("bench_hostile_bots.py", "sparse", "keeper", "--size-mb", "1",
+                      "--time-limit", "0.3", "--repeat", "2")
+    assert done.returncode == 0, done.stderr
+    sparse, kept = (json.loads(line) for line in done.stdout.splitlines())
+    assert sparse["verdict"] == "win: Invalid move!" and sparse["left_running"] == 0, sparse
+    assert sparse["runner_peak_mb"] > 0 and not sparse["hung"]
+    assert kept["case"] == "keeper" and kept["keeper_ms"] > 0 and kept["plain_ms"] > 0, kept

@@ -1,4 +1,4 @@
-"""The one series loop (ref_sim.series.loop.play_games on ref_sim.series.cluster.stream) as the in-process
+"""The one series loop (ref_sim.series.loop.play_games on ref_sim.series.scheduler.stream) as the in-process
 series use it: in schedule order, stopped by an SPRT, played in the calling thread."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from agent.engines import AlphaBetaEngine, RandomEngine
-from agent.games import get_game
+from ref_sim.games import get_game
 from ref_sim import arena
 from ref_sim import selfplay
-from ref_sim.series import cluster, records
+from ref_sim.series import records, scheduler
 from ref_sim.series.loop import play_games
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,7 +47,7 @@ DELAYS = [0.3, 0.0, 0.1, 0.0, 0.2, 0.0]         # later games often end first
 
 def test_ordered_hands_the_games_in_the_order_of_the_schedule():
     log: list = []
-    with cluster.LocalRunner(2) as runner:
+    with scheduler.LocalRunner(2) as runner:
         handed, stopped = series_of(runner, DELAYS, log, ordered=True)
     assert stopped == {} and handed == list(range(6))
     assert [event[1] for event in log if event[0] == "end"][0] == 1     # yet played two at once
@@ -55,7 +55,7 @@ def test_ordered_hands_the_games_in_the_order_of_the_schedule():
 
 def test_unordered_hands_each_game_as_it_ends():
     log: list = []
-    with cluster.LocalRunner(2) as runner:
+    with scheduler.LocalRunner(2) as runner:
         handed, _ = series_of(runner, DELAYS, log)
     assert sorted(handed) == list(range(6)) and handed != list(range(6))
 
@@ -63,7 +63,7 @@ def test_unordered_hands_each_game_as_it_ends():
 def test_ordered_series_once_decided_hands_no_later_game_and_cancels_the_rest():
     log: list = []
     handed: list = []
-    with cluster.LocalRunner(2) as runner:
+    with scheduler.LocalRunner(2) as runner:
         def submit(k):
             return runner.submit(f"game-{k}", after, k, 0.05, log)
 
@@ -82,7 +82,7 @@ def test_the_inline_runner_plays_in_this_thread_and_ctrl_c_leaves_nothing_in_fli
         played.append((k, threading.current_thread() is threading.main_thread()))
         return k
 
-    runner = cluster.InlineRunner()
+    runner = scheduler.InlineRunner()
     handed: list = []
     stopped = play_games(runner, range(10), lambda k: runner.submit(f"game-{k}", game, k),
                          lambda k, ticket: handed.append(ticket.result()), threading.Event())
@@ -91,7 +91,7 @@ def test_the_inline_runner_plays_in_this_thread_and_ctrl_c_leaves_nothing_in_fli
 
 
 def test_a_game_that_fails_ends_the_loop_with_its_error():
-    runner = cluster.InlineRunner()
+    runner = scheduler.InlineRunner()
 
     def game(k):
         raise RuntimeError(f"game {k}: an illegal move")
@@ -116,7 +116,7 @@ def test_arena_series_in_threads_is_the_series_played_inline():
     ttt = get_game("ttt")
     options = dict(games=6, seed=5, depth=2, sprt=(0, 400, 0.2, 0.2))
     inline = arena.run_series(ttt, "alphabeta", "random", **options)
-    with cluster.LocalRunner(2) as runner:
+    with scheduler.LocalRunner(2) as runner:
         threaded = arena.run_series(ttt, "alphabeta", "random", runner=runner, **options)
     assert [(g.pair, g.first, g.opening, g.moves, g.winner) for g in threaded.games] == \
            [(g.pair, g.first, g.opening, g.moves, g.winner) for g in inline.games]

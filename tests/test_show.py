@@ -237,7 +237,7 @@ def test_a_record_from_the_referee_simulator(scripted, tmp_path, capsys):
 
 def test_a_game_without_winner_is_a_draw_as_in_every_summary():
     # The records keep "tie" (their format); what a user reads says "draw", as the Score
-    # lines and DrawRatio of the series tools do (issue 9, item 15).
+    # lines and DrawRatio of the series tools do.
     for seed in range(300):
         record, game = random_record(seed)
         if record["result"] == "tie":

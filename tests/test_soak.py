@@ -1,6 +1,6 @@
 """scripts/soak.py's plumbing, with instant stand-in games: its --quick mode plays a pair
 against every opponent, hostile ones included, the nbsp one in Latin-1, and counts an
-opponent's out-of-turn loss as our win (issue 15, item 7).  A real soak is run by hand."""
+opponent's out-of-turn loss as our win.  A real soak is run by hand."""
 
 import importlib.util
 import shutil

@@ -23,10 +23,13 @@ from pathlib import Path
 import pytest
 
 from ref_sim import stops
+from ref_sim.series.keeper import KEEPER as KEEPER_CODE
 from agent.lifeline import RUNNER_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
+#: A keeper's command line holds its code.
+KEEPER = KEEPER_CODE.encode()
 #: Only guards against a hang; nothing is timed.
 PATIENCE = 120.0
 
@@ -54,8 +57,9 @@ while True:
 """
 
 
-def started_by(pid: int) -> list[int]:
-    """The live processes (not zombies) whose environment names ``pid`` as their runner."""
+def started_by(pid: int, keepers: bool = False) -> list[int]:
+    """The live processes (not zombies) whose environment names ``pid`` as their runner: the
+    players and their children, and with ``keepers`` the players' keepers (ref_sim.series.keeper)."""
     needle = f"{RUNNER_ENV}={pid}".encode()
     found = []
     for entry in os.listdir("/proc"):
@@ -66,9 +70,11 @@ def started_by(pid: int) -> list[int]:
                 environment = handle.read().split(b"\0")
             with open(f"/proc/{entry}/stat", "rb") as handle:
                 state = handle.read().rsplit(b")", 1)[1].split()[0]
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                keeper = KEEPER in handle.read()
         except OSError:
             continue
-        if needle in environment and state != b"Z":
+        if needle in environment and state != b"Z" and (keepers or not keeper):
             found.append(int(entry))
     return found
 
@@ -86,7 +92,7 @@ def no_leftovers():
     """Whatever a test leaves running when it fails is ended, by process id."""
     yield
     for run in Run.started:
-        for pid in started_by(run.pid) + ([run.pid] if run.process.poll() is None else []):
+        for pid in started_by(run.pid, keepers=True) + ([run.pid] if run.process.poll() is None else []):
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
@@ -149,7 +155,7 @@ def assert_stopped(run: Run, signum: int, code: int, err: str, logs: Path | None
     gone (it would have said so in its log)."""
     assert code == 128 + signum, err
     assert "Traceback" not in err, err
-    wait_until(lambda: not started_by(run.pid), "the runner's processes to end")
+    wait_until(lambda: not started_by(run.pid, keepers=True), "the runner's processes to end")
     if logs is not None:
         for log in logs.glob("*.log"):
             assert "is gone" not in log.read_text(errors="replace"), log
@@ -207,7 +213,7 @@ def test_a_match_runner_killed_outright_leaves_no_agent_waiting(tmp_path):
                          "game 2's two agents")
     run.process.kill()
     run.process.wait(PATIENCE)
-    wait_until(lambda: not any(started_by(run.pid)), "the random agents to end by themselves")
+    wait_until(lambda: not any(started_by(run.pid, keepers=True)), "the random agents to end by themselves")
     assert set(players) >= set(started_by(run.pid))
     for name in ("Random1", "Random2"):
         log = (out / "logs" / f"game-0002-{name}.log").read_text()

@@ -11,7 +11,6 @@ bad values) in one line, and the engine's name. Elsewhere: Ctrl-C and the ready 
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 from pathlib import Path
@@ -26,8 +25,7 @@ from agent.search import AlphaBeta
 from ref_sim import arena
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-from bench_speed import load_suite  # noqa: E402
+from scripts.bench_speed import load_suite  # noqa: E402
 from native_threads import AVAILABLE as TASKS_LISTED, HelperWatch  # noqa: E402
 
 compiled = pytest.mark.skipif(not core.compiled_available(), reason=core.unavailable_reason() or "built")

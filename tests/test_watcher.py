@@ -1,4 +1,4 @@
-"""agent.watcher.DirectoryWatcher (issue 15, item 2): unrelated writes in the referee directory do
+"""agent.watcher.DirectoryWatcher: unrelated writes in the referee directory do
 not wake the caller (and on inotify are not even delivered), every way a protocol file changes
 does, and ``take_removed`` reports protocol files deleted or moved away.
 

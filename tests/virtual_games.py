@@ -21,6 +21,7 @@ from ref_sim.referees.file_referee import (
     RefereeSettings,
     Remove,
     Stat,
+    Unreadable,
     Wait,
     Write,
 )
@@ -36,10 +37,12 @@ class Virtual:
 
     ``answer(mover, ply, game)`` gives, at each ``.go``, ``(delay, text)``: the mover writes ``text``
     to move_file ``delay`` seconds after its ``.go`` (None: it writes nothing; a list: several
-    writes). ``writes``: more writes ``(time, name, text)`` at absolute times. ``late``:
-    ``{n: seconds}``, the n-th wait (counted from 1) wakes that much late (a loaded referee).
-    ``gone_at``: the agents have all exited from then on. ``interrupt_at``: Ctrl-C at the first
-    action at or after that time. ``step``: seconds each file action takes (0: none)."""
+    writes; an :class:`Unreadable` for text: it puts there what no line can be read from).
+    ``writes``: more writes ``(time, name, text)`` at absolute times. ``late``: ``{n: seconds}``,
+    the n-th wait (counted from 1) wakes that much late (a loaded referee). ``gone_at``: the
+    agents have all exited from then on. ``interrupt_at``: Ctrl-C then, waking a wait as the
+    shell's does, or at the first action at or after that time. ``step``: seconds each file
+    action takes (0: none)."""
 
     def __init__(self, answer=None, *, writes=(), late=None, gone_at=None, interrupt_at=None,
                  crash_read=None, step=0.0):
@@ -60,6 +63,9 @@ class Virtual:
         action = referee.start(self.now)
         while not isinstance(action, Done):
             self.log.append((round(self.now, 6), action))
+            if self.interrupt_at is not None and isinstance(action, Wait) \
+                    and self.now < self.interrupt_at < action.until:
+                self.now = self.interrupt_at        # as the shell's wait: it wakes at the stop
             if self.interrupt_at is not None and self.now >= self.interrupt_at:
                 self.interrupt_at = None
                 action = referee.interrupt(self.now)
@@ -110,9 +116,11 @@ class Virtual:
                 return self.crash_read
             if "move_file" not in self.files:
                 return Crash()
-            return last_line(referee_lines(self.files["move_file"][0]))
+            text = self.files["move_file"][0]
+            return text if isinstance(text, Unreadable) else last_line(referee_lines(text))
         elif isinstance(action, PeekMove):
-            return last_line(referee_lines(self.files["move_file"][0])) if "move_file" in self.files else None
+            text = self.files.get("move_file", (None,))[0]
+            return last_line(referee_lines(text)) if isinstance(text, str) else None
         return None
 
     def actions(self, kind) -> list[tuple[float, object]]:

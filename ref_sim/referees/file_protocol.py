@@ -14,10 +14,14 @@ writes appears in the same order, with the same timing (docs/protocol.md).
 from __future__ import annotations
 
 import codecs
+import errno
 import io
 import locale
 import os
 import re
+import secrets
+import shutil
+import stat
 import sys
 import threading
 import time
@@ -45,6 +49,7 @@ from ref_sim.referees.file_referee import (
     RefereeSettings,
     Remove,
     Stat,
+    Unreadable,
     Wait,
     Write,
 )
@@ -65,18 +70,170 @@ def is_cleanup_name(name: str) -> bool:
 
 
 def clean(directory) -> list[str]:
-    """Delete the referee's files in ``directory`` like the real one; return their names."""
+    """Delete the referee's files in ``directory`` like the real one; return their names.
+
+    Every entry but a directory goes, a symbolic link itself (never what it points to), so that
+    one planted under a protocol name cannot outlive the game."""
     removed = []
-    directory = Path(directory)
-    for entry in sorted(os.listdir(directory)):
-        path = directory / entry
-        if path.is_file() and is_cleanup_name(entry):
+    with os.scandir(directory) as entries:
+        found = sorted((entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries)
+    for name, is_directory in found:
+        if not is_directory and is_cleanup_name(name):
             try:
-                path.unlink()
-                removed.append(entry)
+                os.unlink(Path(directory) / name)
+                removed.append(name)
             except FileNotFoundError:
                 pass
     return removed
+
+
+# -- the directory, as hostile ground -----------------------------------------------------
+
+#: Opened with these, a symbolic link at the last step is refused (ELOOP) and a FIFO does not
+#: wait for a writer.  Windows has neither flag (nor FIFOs); a link is looked for first there.
+NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
+NO_BLOCK = getattr(os, "O_NONBLOCK", 0)
+BINARY = getattr(os, "O_BINARY", 0)
+#: The most of ``move_file`` the referee reads.  A bot's move line is a dozen bytes and a game
+#: has at most 81 moves, so a file this big is no bot's honest move; reading no further, a huge
+#: or sparse file costs nothing.
+MOVE_READ_LIMIT = 64 << 10
+#: How many times a write replaces what a bot keeps planting at a name before it gives up.
+WRITE_TRIES = 8
+
+
+class NotAMoveFile(Exception):
+    """What stands at ``move_file`` cannot be read as the real referee would: ``answer`` (an
+    :class:`Unreadable`) says what it is and when it is judged."""
+
+    def __init__(self, what: str, at_limit: bool = True) -> None:
+        super().__init__(what)
+        self.answer = Unreadable(what, at_limit)
+
+
+def kind_of(mode: int) -> str:
+    """What a file of ``mode`` (``st_mode``) is, in words.
+
+    >>> kind_of(stat.S_IFIFO), kind_of(stat.S_IFDIR | 0o755)
+    ('a FIFO (named pipe)', 'a directory')
+    """
+    for test, words in ((stat.S_ISREG, "a regular file"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                        (stat.S_ISDIR, "a directory"), (stat.S_ISLNK, "a symbolic link"),
+                        (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                        (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return words
+    return "not a regular file"
+
+
+def open_regular(path) -> int:
+    """A descriptor of ``path`` opened for reading if it is a regular file (no symbolic link
+    followed, no FIFO waited on); :class:`NotAMoveFile` saying what it is otherwise,
+    FileNotFoundError when nothing is there, another OSError when it cannot be opened."""
+    if not NO_FOLLOW and os.path.islink(path):
+        raise NotAMoveFile("a symbolic link")
+    try:
+        handle = os.open(path, os.O_RDONLY | NO_FOLLOW | NO_BLOCK | BINARY)
+    except OSError as error:
+        if error.errno in (errno.ELOOP, errno.EMLINK):      # O_NOFOLLOW met a link (BSDs: EMLINK)
+            raise NotAMoveFile("a symbolic link") from None
+        if error.errno == errno.ENXIO:                       # a socket
+            raise NotAMoveFile("a socket") from None
+        raise
+    mode = os.fstat(handle).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(handle)
+        raise NotAMoveFile(kind_of(mode))
+    return handle
+
+
+def read_start(path, limit: int) -> tuple[bytes, int]:
+    """The first ``limit`` bytes of the regular file ``path`` (:func:`open_regular`) and its size."""
+    handle = open_regular(path)
+    try:
+        size, parts, left = os.fstat(handle).st_size, [], limit
+        while left > 0:
+            part = os.read(handle, min(left, 1 << 16))
+            if not part:
+                break
+            parts.append(part)
+            left -= len(part)
+        return b"".join(parts), size
+    finally:
+        os.close(handle)
+
+
+def remove_entry(path: Path) -> None:
+    """Remove whatever is at ``path`` (a file, a symbolic link itself, a FIFO, a directory with
+    all in it) without following a link; nothing there is fine."""
+    try:
+        if not stat.S_ISDIR(os.lstat(path).st_mode):
+            os.unlink(path)
+            return
+        aside = path.with_name(f".~uttt-removed-{secrets.token_hex(8)}")
+        os.rename(path, aside)          # out of the way at once, then deleted (links not followed)
+        shutil.rmtree(aside, ignore_errors=True)
+    except FileNotFoundError:
+        pass
+
+
+def write_all(handle: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(handle, view):]
+
+
+def write_file(directory: Path, name: str, text: str, encoding: str) -> None:
+    """Write ``text`` to ``name`` in ``directory`` as the real referee's ``open(name, "w")``
+    does (its newlines as the platform's, in ``encoding``): a regular file there is truncated
+    and written in place, the same file, and a missing one created.  Anything else a bot put
+    there (a symbolic link, a FIFO, a hard link, a directory) is replaced by a new file, written
+    under a fresh name and renamed onto it: nothing outside the directory is ever written."""
+    data = text.replace("\n", os.linesep).encode(encoding)
+    path = directory / name
+    if NO_FOLLOW or not os.path.islink(path):
+        try:
+            handle = os.open(path, os.O_WRONLY | NO_FOLLOW | NO_BLOCK | BINARY)
+        except FileNotFoundError:
+            try:
+                handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NO_FOLLOW | BINARY,
+                                 0o666)
+            except OSError:
+                handle = None           # something came meanwhile: replaced below
+        except OSError:
+            handle = None               # a link (ELOOP), a FIFO nobody reads (ENXIO), a directory
+        if handle is not None:
+            try:
+                info = os.fstat(handle)
+                if stat.S_ISREG(info.st_mode) and info.st_nlink == 1:
+                    os.ftruncate(handle, 0)
+                    write_all(handle, data)
+                    return
+            finally:
+                os.close(handle)
+    replace_file(path, data)
+
+
+def replace_file(path: Path, data: bytes) -> None:
+    """Put a new regular file holding ``data`` at ``path``, whatever stands there now."""
+    fresh = path.with_name(f".~uttt-referee-{secrets.token_hex(8)}.tmp")
+    handle = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NO_FOLLOW | BINARY, 0o666)
+    try:
+        try:
+            write_all(handle, data)
+        finally:
+            os.close(handle)
+        for tries_left in reversed(range(WRITE_TRIES)):
+            try:
+                os.replace(fresh, path)         # a link, a FIFO, a file: replaced at once
+                return
+            except OSError:                     # a directory there (or Windows: the file is open)
+                if tries_left == 0:
+                    raise
+                remove_entry(path)
+    finally:
+        if os.path.lexists(fresh):
+            os.unlink(fresh)
 
 
 class RefereeCrash(Exception):
@@ -93,7 +250,7 @@ def locale_encoding() -> str:
     the locale's preferred one (UTF-8 on most Linux and macOS, cp1252 on Windows, Latin-1
     under some locales; UTF-8 in Python's UTF-8 mode).  Asked at each game, not at import.
 
-    Not shared with the agent's own copy (agent.protocol) on purpose: the simulator is the
+    Not shared with the agent's own copy (agent.file_protocol) on purpose: the simulator is the
     independent model the agent's reading is checked against."""
     return locale.getpreferredencoding(False)
 
@@ -152,17 +309,32 @@ def read_move_line(path, encoding: str | None = None) -> str:
     cp1252 0x81 0x8D 0x8F 0x90 0x9D -- is the real referee's uncaught UnicodeDecodeError:
     :class:`RefereeCrash` with an :data:`UNDECODABLE` reason.  Under Latin-1 and cp1252 byte
     0xA0 is a no-break space, which ``str.split()`` takes for whitespace.
+
+    At most :data:`MOVE_READ_LIMIT` bytes are read.  In a larger file a blank line within them
+    ends the reading there, as in the real referee (which would still crash on an undecodable
+    byte further on: here that byte is never read); without one, :class:`NotAMoveFile` (judged
+    at once: the mover loses).  What is not a regular file (a FIFO, a directory, a symbolic
+    link) is :class:`NotAMoveFile` too, judged at the limit; nothing there, FileNotFoundError.
     """
     encoding = encoding or locale_encoding()
-    with open(path, "rb") as handle:
-        data = handle.read()
+    data, size = read_start(path, MOVE_READ_LIMIT + 1)
+    whole = len(data) <= MOVE_READ_LIMIT
+    data = data[:MOVE_READ_LIMIT]
     try:
-        text = data.decode(encoding)
+        # A character cut at the limit is not an error: the file goes on.
+        text = codecs.getincrementaldecoder(encoding)().decode(data, final=whole)
     except UnicodeDecodeError as error:
         shown = last_line(referee_lines(data.decode(encoding, errors="backslashreplace")))
         raise RefereeCrash(f"{UNDECODABLE} {encoding}: byte 0x{data[error.start]:02x} at "
                            f"offset {error.start} (UnicodeDecodeError)", shown) from None
-    return last_line(referee_lines(text))        # universal newlines, as its text file
+    lines = referee_lines(text)                 # universal newlines, as its text file
+    if whole:
+        return last_line(lines)
+    complete = lines if text.endswith(("\n", "\r")) else lines[:-1]
+    if any(line.isspace() for line in complete):
+        return last_line(complete)
+    raise NotAMoveFile(f"a file of {size:,} bytes with no blank line in its first "
+                       f"{MOVE_READ_LIMIT >> 10} KiB", at_limit=False)
 
 
 def one_line(text: str, limit: int = 200) -> str:
@@ -239,16 +411,16 @@ class _Shell:
 
     def perform(self, action):
         if isinstance(action, Stat):
-            try:
-                return os.stat(self.directory / MOVE_FILE).st_mtime
+            try:                    # the link itself, if one is there: nothing is followed
+                return os.lstat(self.directory / MOVE_FILE).st_mtime
             except FileNotFoundError:
                 return None
         if isinstance(action, Wait):
             return self.wait(action.until, action.agents)
         if isinstance(action, Write):
-            (self.directory / action.name).write_text(action.text, encoding=self.settings.encoding)
+            write_file(self.directory, action.name, action.text, self.settings.encoding)
         elif isinstance(action, Remove):
-            (self.directory / action.name).unlink(missing_ok=True)
+            remove_entry(self.directory / action.name)
         elif isinstance(action, ReadMove):
             try:
                 return read_move_line(self.directory / MOVE_FILE, self.settings.encoding)
@@ -256,6 +428,10 @@ class _Shell:
                 return Crash()
             except RefereeCrash as crash:
                 return Crash(crash.reason, crash.bad_line)
+            except NotAMoveFile as odd:
+                return odd.answer
+            except OSError as error:    # the real referee's open() fails: it would crash
+                return Unreadable(f"a file it may not read ({error.strerror or error})")
         elif isinstance(action, PeekMove):
             return line_at_time_out(self.directory / MOVE_FILE, self.settings.encoding)
         elif isinstance(action, Notify):
@@ -294,9 +470,8 @@ def line_at_time_out(move_path: Path, encoding: str) -> str | None:
     """The line the referee would read from the start of ``move_file`` now (None if it cannot
     be read): the real one does not read it at a time-out, so nothing here may end the game."""
     try:
-        with open(move_path, "rb") as handle:
-            data = handle.read(TIMEOUT_READ)
-    except OSError:
+        data, _ = read_start(move_path, TIMEOUT_READ)
+    except (OSError, NotAMoveFile):
         return None
     return last_line(referee_lines(data.decode(encoding, errors="replace")))
 

@@ -1,5 +1,5 @@
 """The CS 4341 referee's decisions (v7), without I/O: a state machine fed what the clock and the
-files say, like the agent's own :class:`agent.turns.TurnDecider`.
+files say, like the agent's own :class:`agent.file_turns.TurnDecider`.
 
 :class:`FileReferee` decides everything docs/protocol.md describes: the coin flip and the opening,
 whose turn it is, when to look at ``move_file`` (every tick while under the limit, none after it),
@@ -7,8 +7,9 @@ the verdict on the line read and the ``end_game`` text, and how long the files s
 It never touches a file, a clock or a thread. It hands out one action at a time (:class:`Clean`,
 :class:`Write`, :class:`Remove`, :class:`Stat`, :class:`ReadMove`, :class:`PeekMove`, :class:`Wait`,
 :class:`Notify`, then :class:`Done`); whoever runs it performs the action and answers with the time
-and what it saw. :func:`ref_sim.referees.file_protocol.run_game` does that on a real directory; the
-tests do it on a virtual one with a virtual clock, so every verdict and timing case is a table row.
+and what it saw (for a read: a line, a :class:`Crash` or an :class:`Unreadable`).
+:func:`ref_sim.referees.file_protocol.run_game` does that on a real directory; the tests do it on a
+virtual one with a virtual clock, so every verdict and timing case is a table row.
 
 >>> referee = FileReferee("Walrus", "Otter", RefereeSettings(time_limit=1), seed=3, started=0.0)
 >>> referee.start(0.0), referee.send(0.0), referee.send(0.0)
@@ -86,6 +87,7 @@ class GameRecord:
     end_text: str | None = None                 # exact content of end_game (None if aborted)
     bad_line: str | None = None                 # the line read when the verdict was a loss
     timeout_line: str | None = None             # move_file's line at a time-out (who wrote it)
+    unreadable: str | None = None               # what stood at move_file when no move could be read
     started: float = 0.0
     duration: float = 0.0
 
@@ -173,8 +175,9 @@ class Stat:
 
 @dataclass(frozen=True)
 class ReadMove:
-    """Read ``move_file`` as the real referee does. Answer: the line it keeps (a str), or a
-    :class:`Crash` where the real referee would crash."""
+    """Read ``move_file`` as the real referee does. Answer: the line it keeps (a str), a
+    :class:`Crash` where the real referee would crash, or :class:`Unreadable` where no line can
+    be read from what stands there."""
 
 
 @dataclass(frozen=True)
@@ -209,6 +212,17 @@ class Crash:
     no ``end_game`` is written. ``reason``: :data:`CRASHED` or an :data:`UNDECODABLE` line."""
     reason: str = CRASHED
     bad_line: str | None = None
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """An answer to :class:`ReadMove`: no move line can be read from what stands at ``move_file``
+    (``what``: "a FIFO (named pipe)", "a directory", "a symbolic link", a file too large...).
+    The mover loses, ``Invalid move!``, as with a malformed line; ``at_limit``: only at the time
+    limit, because the real referee would block there for ever (a FIFO waits for a writer) or
+    crash (docs/protocol.md, section 10)."""
+    what: str
+    at_limit: bool = True
 
 
 class Interrupted(Exception):
@@ -450,6 +464,11 @@ class FileReferee:
         line = yield ReadMove()
         if isinstance(line, Crash):
             raise _Crashed(line)
+        if isinstance(line, Unreadable):
+            if line.at_limit and self.now < deadline:
+                yield Wait(deadline)
+            record.unreadable = line.what
+            return (opponent, mover), INVALID_MOVE
         verdict = judge(game, line, mover, opponent)
         if verdict is not None:
             record.bad_line = line

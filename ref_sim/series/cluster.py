@@ -38,8 +38,9 @@ runners play locally as before and nothing here imports Dask.  With one, each ga
   not closed unseen: the next series names it.  The plugin class is built inside
   :func:`admission_plugin` so that it travels by value: a worker without the project can
   still load it and say what is missing.
-* **Streaming.**  :class:`ClusterRunner` and :class:`LocalRunner` share one small API
-  (``submit``, ``wait``, ``capacity``, ``cancel``): the runners keep ``capacity()`` games in
+* **Streaming.**  :class:`ClusterRunner` has the local runners' small API
+  (:mod:`ref_sim.series.scheduler`:
+  ``submit``, ``wait``, ``capacity``, ``cancel``): the runners keep ``capacity()`` games in
   flight and handle each result as it finishes, so the progress bar and the SPRT stop work as
   before.  A result says which worker played the game.
 * **Faults.**  When a worker dies, the scheduler runs its games again elsewhere (Dask's
@@ -50,17 +51,14 @@ runners play locally as before and nothing here imports Dask.  With one, each ga
   for one to join, without limit (a series left overnight goes on when a worker comes back;
   the client says when it started waiting and when a worker joined); Ctrl-C stops it.
 * **Files.**  A game runs in a temporary directory of the worker; its logs travel back with
-  its result (:func:`read_files`; ``play_game_on_worker`` in :mod:`ref_sim.match` and
-  :mod:`ref_sim.stdio`) and the client writes them under ``--out`` (:func:`save_files`), so
+  its result (:func:`read_files`; ``play_game_on_worker`` in :mod:`ref_sim.series.file_games` and
+  :mod:`ref_sim.series.codingame_games`) and the client writes them under ``--out`` (:func:`save_files`), so
   ``games.jsonl``, the logs and ``--resume`` are the same as in a local series.
 
 Games are deterministic functions of their schedule (:mod:`ref_sim.series.openings`), so a seeded
 series played here has the same openings, sides and seeds as the local one, and the same
 results when the agents are (fixed depth or nodes).  Every series runs on one loop,
-:func:`stream` (through :func:`ref_sim.series.loop.play_games`), which keeps output in game order
-where asked: a file resumed by counting its lines (``scripts/train_eval.py generate``), a
-series that reports each game as it comes (``ref_sim.arena``); :func:`in_order` is that order
-as a generator of results.
+:func:`ref_sim.series.scheduler.stream`, here or there.
 
 This module is part of the bench (``ref_sim``); the agent itself, and the executable, never
 import it.
@@ -74,8 +72,6 @@ worker ADDRESS --nworkers N --nthreads 1``): each gets one slot.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import hashlib
 import ipaddress
 import os
@@ -89,6 +85,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ref_sim.series import cluster_tls
+from ref_sim.series.scheduler import Ticket
 from agent.commandline import only_with
 
 #: The environment variable that stands for ``--cluster ADDRESS``.
@@ -400,19 +397,18 @@ def refusal(worker: str, expected: str, found: str | None = None, missing: str =
 
 # -- running games: locally or on the cluster -------------------------------------------
 
-class Ticket:
-    """A submitted game: ``label`` (e.g. ``"game-7"``), and once finished, ``result()`` and
-    ``worker`` (``"local"`` on this machine, the worker's address on a cluster)."""
+class RemoteTicket(Ticket):
+    """A game submitted to the cluster: its ``worker`` is known once it finished."""
 
-    def __init__(self, label: str, future, remote: bool) -> None:
-        self.label, self.future, self.remote = label, future, remote
-        self.worker = None if remote else "local"
+    def __init__(self, label: str, future) -> None:
+        super().__init__(label, future)
+        self.worker = None
+
+    remote = True
 
     def result(self):
         """The game function's value; raises what it raised (:class:`ClusterError` for a game
         that lost every worker that tried it)."""
-        if not self.remote:
-            return self.future.result()
         from distributed import KilledWorker
         try:
             value, self.worker = self.future.result()
@@ -420,70 +416,6 @@ class Ticket:
             raise ClusterError(f"{self.label}: every worker that played it died ({error}); "
                                "see the workers' logs") from error
         return value
-
-    def __repr__(self) -> str:
-        return f"Ticket({self.label!r}, worker={self.worker!r})"
-
-
-class LocalRunner:
-    """Games in threads of this process, ``concurrency`` at once (today's local runners)."""
-
-    remote = False
-
-    def __init__(self, concurrency: int = 1) -> None:
-        self.concurrency = concurrency
-        self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=concurrency)
-
-    def capacity(self) -> int:
-        return self.concurrency
-
-    def submit(self, label: str, fn, *args, **kwargs) -> Ticket:
-        return Ticket(label, self._executor.submit(fn, *args, **kwargs), remote=False)
-
-    def wait(self, tickets) -> tuple[set, set]:
-        """Block until at least one of ``tickets`` is done: (done, still running)."""
-        by_future = {ticket.future: ticket for ticket in tickets}
-        done, pending = concurrent.futures.wait(by_future, return_when="FIRST_COMPLETED")
-        return {by_future[f] for f in done}, {by_future[f] for f in pending}
-
-    def cancel(self, tickets) -> None:
-        for ticket in tickets:
-            ticket.future.cancel()
-
-    def attempts(self, ticket: Ticket) -> int:
-        return 1
-
-    def retried(self) -> dict[str, list[str]]:
-        return {}
-
-    def close(self) -> None:
-        self._executor.shutdown(wait=True)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-class InlineRunner(LocalRunner):
-    """One game at a time, played in the calling thread as it is submitted: for games searched
-    in this process (ref_sim.arena, in-process self-play), where Ctrl-C must stop the search at
-    once, and engines need not be handed to another thread."""
-
-    def __init__(self) -> None:
-        self.concurrency = 1
-
-    def submit(self, label: str, fn, *args, **kwargs) -> Ticket:
-        future = concurrent.futures.Future()
-        future.set_result(fn(*args, **kwargs))      # an error, Ctrl-C too, goes to the loop
-        return Ticket(label, future, remote=False)
-
-    def wait(self, tickets) -> tuple[set, set]:
-        return set(tickets), set()
-
-    def close(self) -> None:
-        pass
 
 
 def _announce_and_run(topic: str, label: str, fn, args, kwargs):
@@ -622,7 +554,7 @@ class ClusterRunner:
         future = self.client.submit(_announce_and_run, self.started_topic, label, fn, args, kwargs,
                                     key=f"uttt-{label}-{self.token}", resources={RESOURCE: 1},
                                     pure=False)
-        return Ticket(label, future, remote=True)
+        return RemoteTicket(label, future)
 
     def wait(self, tickets, patience: float = 30.0) -> tuple[set, set]:
         """Block until at least one of ``tickets`` is done: (done, still running).
@@ -831,6 +763,8 @@ def _ask_identity(address: str, outcome: dict, files=None) -> None:
             outcome["why"] = why
             return
 
+    import asyncio  # here, not at the top: a local series imports this module for its options
+
     async def identity():
         scheduler = rpc(address, timeout=REACH_TIMEOUT,
                         connection_args=security.get_connection_args("client"))
@@ -905,56 +839,6 @@ def _speaks_tls(host: str, port: int) -> bool:
         return "alert" in str(error).lower()
     except OSError:
         return False
-
-
-def stream(runner, todo, submit, window: list, *, ordered: bool = False, wanted=None):
-    """The loop of every series, here or on a cluster: play ``todo`` through ``runner`` and yield
-    ``(item, ticket)`` for each finished game.  ``submit(item)`` starts one and returns its
-    ticket; ``runner.capacity()`` games are in flight at once; ``wanted()`` false submits no more
-    (an SPRT decided).  Games that end together come in the order they were submitted; with
-    ``ordered``, every game comes in the order of ``todo`` (output in game order: a data file
-    resumed by counting its lines, a series reported game by game), a game that finishes before
-    those ahead of it waiting at most a second capacity's worth, and once ``wanted()`` is false
-    none comes after it.  ``window`` (the caller's empty list) holds ``(ticket, item)`` for the
-    games submitted and not yet yielded: those in flight when the caller stops, or when an
-    ordered stream ends because ``wanted()`` turned false.
-    :func:`ref_sim.series.loop.play_games` (every series runner) and :func:`in_order` run on it."""
-    pending, running = iter(todo), set()
-    wants = (lambda: True) if wanted is None else wanted
-    while True:
-        slots = runner.capacity()
-        while wants() and len(running) < slots and not (ordered and len(window) >= 2 * slots):
-            item = next(pending, _END)
-            if item is _END:
-                break
-            ticket = submit(item)
-            window.append((ticket, item))
-            running.add(ticket)
-        if not window or ordered and not wants():
-            return
-        first = window[:1] if ordered else list(window)    # what may be yielded now
-        if all(ticket in running for ticket, _ in first):
-            _, running = runner.wait(running)
-        for ticket, item in first:      # those done, before any more is submitted
-            if ticket not in running:
-                window.remove((ticket, item))   # a stop while the caller handles it: the rest count
-                yield item, ticket
-
-
-_END = object()
-
-
-def in_order(runner, calls):
-    """Play ``calls`` -- ``(label, fn, args, kwargs)``, an iterable read as slots free up --
-    through ``runner`` and yield ``(ticket, value)`` in the order of ``calls`` (:func:`stream`,
-    ordered).  Closing the generator forgets the games not yet yielded."""
-    window: list = []
-    try:
-        submit = lambda call: runner.submit(call[0], call[1], *call[2], **call[3])  # noqa: E731
-        for _, ticket in stream(runner, calls, submit, window, ordered=True):
-            yield ticket, ticket.result()
-    finally:
-        runner.cancel([ticket for ticket, _ in window])
 
 
 # -- a game's files, sent back from a worker ---------------------------------------------

@@ -1,6 +1,6 @@
 """One game of CodinGame's protocol, as a series plays it: both programs started (each with
 its seed, contained by ``--isolate``), refereed by :mod:`ref_sim.referees.codingame`, ended,
-and recorded as a ``games.jsonl`` line (the keys: :mod:`ref_sim.stdio`'s docstring).
+and recorded as a ``games.jsonl`` line (the keys: docs/formats.md).
 :class:`StdioGames` is the series engine's view of such games (:mod:`ref_sim.series.loop`);
 ``uttt-stdio`` and the tournament play them.  The file protocol's counterpart is
 :mod:`ref_sim.series.file_games`."""
@@ -148,7 +148,8 @@ def agent_seeds(seed: int, number: int) -> list[int]:
 
 def game_line(record: dict, commands: dict, number: int, series_seed: int, specs, names,
               logs: Path, k: int | None = None) -> dict:
-    """The games.jsonl object of a game (keys in the module docstring), with the search figures
+    """The games.jsonl object of a game (each key described in docs/formats.md: keep the two
+    together), with the search figures
     its programs logged.  ``k``: its number in its series when that is not ``number`` (a
     tournament's pairing): the pair and the seeds follow ``k``, ``game`` and the logs ``number``."""
     k = number if k is None else k

@@ -1,6 +1,6 @@
 """One game through the referee's files, as a series plays it: both bots started in the game's
 directory, refereed by :mod:`ref_sim.referees.file_protocol`, collected, and recorded as a
-``games.jsonl`` line (the keys: :mod:`ref_sim.match`'s docstring).  :class:`FileGames` is the
+``games.jsonl`` line (:func:`game_line`; the keys: docs/formats.md).  :class:`FileGames` is the
 series engine's view of such games (:mod:`ref_sim.series.loop`); ``uttt-match``, the tournament
 and the soak play them.  CodinGame's counterpart is :mod:`ref_sim.series.codingame_games`."""
 
@@ -225,8 +225,8 @@ def play_game_on_worker(number: int, specs: dict, names, settings: FileGameSetti
 def game_line(record: GameRecord, notes: dict, scheduled: openings.Scheduled, series_seed: int,
               specs: list[AgentSpec], names: list[str], logs: Path,
               encoding: str | None = None) -> dict:
-    """The games.jsonl object of a game (see the module docstring); ``encoding``: the
-    series' ``--encoding``, as given to the agents."""
+    """The games.jsonl object of a game, each key described in docs/formats.md (keep the two
+    together); ``encoding``: the series' ``--encoding``, as given to the agents."""
     data = record.to_dict()
     moves = data["moves"]
     skipped = {}

@@ -2,26 +2,36 @@
 tournament, and what each bot used in a game (CPU seconds, peak memory), isolated or not.
 
 Student bots busy-wait (a third to all of a core while they wait), and every bot of a series
-runs with the user's rights.  With :class:`Isolation` each bot is started (:func:`start`):
+runs with the user's rights; a hostile one tries to undo whatever it is given.  With
+:class:`Isolation` each bot is started (:func:`start`):
 
-* on its own CPU core(s) (``os.sched_setaffinity``), taken from the cores this runner may use
+* in a cgroup of its own (:class:`BotCgroup`), where the machine lets this runner make one
+  (root, or a delegated cgroup; cgroup v2, or v1's cpuset, memory and pids hierarchies): its
+  cores (``cpuset.cpus``: ``sched_setaffinity`` cannot widen them), its memory (``memory.max``
+  or ``memory.limit_in_bytes``: shared memory and tmpfs pages are charged to it too) and its
+  process count (``pids.max``) are the kernel's to enforce, and the whole group is killed at the
+  end of its game (``cgroup.kill``, or every pid of ``cgroup.procs`` until none is left) and
+  removed;
+* on its own CPU core(s) (``os.sched_setaffinity`` too), taken from the cores this runner may use
   but the first, which is left to the runner and its referees; with fewer than three cores the
   bots still get one each but the runner shares them (:func:`status_line` says so);
-* under a memory cap, ``RLIMIT_DATA`` (the heap and private writable mappings, not the virtual
-  address space: Java and JavaScript reserve gigabytes of it that they never touch, and
-  ``RLIMIT_AS`` would kill them at start-up); a bot that goes over fails to allocate and dies
-  (a crash or a time-out: a loss), the runner does not;
-* under a process cap, ``RLIMIT_NPROC``: the kernel counts it per user (processes and threads
-  of every program the user runs), so the cap is "N more than the user runs now", and it does
-  not bind root at all (the kernel exempts it, inside bwrap's user namespace too);
-* with bubblewrap (``bwrap``, Linux) where it is installed and works: no network, a read-only
-  view of the whole file system but for its game directory and a scratch folder of its own
-  (``TMPDIR``, deleted after it), its own process, IPC and host-name namespaces, no
-  capabilities, and it dies with the runner.  Without bwrap the isolation is partial, and
-  :func:`status_line` says so.
+* under hard resource limits (soft and hard alike: a process may raise a soft limit up to the
+  hard one): ``RLIMIT_DATA`` (the heap and private writable mappings, not the virtual address
+  space: Java and JavaScript reserve gigabytes of it that they never touch, and ``RLIMIT_AS``
+  would kill them at start-up), and ``RLIMIT_NPROC``, which the kernel counts per user
+  (processes and threads of every program the user runs), so the cap is "N more than the user
+  runs now", and which does not bind root at all;
+* with bubblewrap (``bwrap``, Linux) where it is installed and works, in a minimal file system:
+  the system's programs and libraries and what its command names, read-only (:func:`readable_paths`),
+  its game directory writable, a private ``/tmp`` and ``/dev/shm`` capped in size, no host
+  sockets, no home; no network, its own process, IPC and host-name namespaces, no
+  capabilities, and it dies with the runner.
 
-The limits are set by a tiny Python shim (:data:`SHIM`) that execs the bot (or bwrap), not by
-``preexec_fn``, which is unsafe in a runner full of threads.
+Where one of these cannot be had (no cgroup access, no bwrap, macOS, Windows),
+:func:`status_line` says which guarantee is missing (docs/isolation.md has the table).
+
+The limits are set by a tiny Python shim (:data:`SHIM`) that enters the cgroup and execs the bot
+(or bwrap), not by ``preexec_fn``, which is unsafe in a runner full of threads.
 
 Usage (:func:`usage_of`): every process started here is reaped with ``os.wait4``, whose
 resource usage covers the bot and the children it waited for; a sampler reads ``/proc`` twice a
@@ -32,13 +42,17 @@ the largest resident size of one process of the bot (``ru_maxrss``, ``VmHWM``).
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import errno
 import functools
+import glob
 import os
+import secrets
+import signal
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -46,6 +60,7 @@ from dataclasses import dataclass
 from agent.lifeline import RUNNER_ENV
 from agent.options import whole
 from agent.commandline import only_with
+from ref_sim.series import keeper
 
 #: Defaults of the options: one core, 2 GiB of data (a JVM's default heap on a 8 GiB laptop
 #: is 2 GiB; our agent needs well under 200 MB) and 256 processes and threads more than the
@@ -56,11 +71,20 @@ DEFAULT_PROCESSES = 256
 #: Seconds between two looks at the bots' processes in /proc.
 SAMPLE_INTERVAL = 0.5
 
-#: Run as ``python -I -S -c SHIM CPUS DATA_BYTES PROCESSES COMMAND...``: pins itself, sets the
-#: limits, then becomes the command (whose children inherit all of it).  ``-`` leaves one out.
+#: Run as ``python -I -S -c SHIM CGROUPS CPUS DATA_BYTES PROCESSES COMMAND...``: enters its
+#: cgroup (each ``cgroup.procs`` of the comma-separated CGROUPS), pins itself, sets the limits
+#: (hard ones: the soft and the hard limit alike), then becomes the command (whose children
+#: inherit all of it).  ``-`` leaves one out.  Not entering its cgroup is a failure to start.
 SHIM = r"""
 import os, resource, sys
-cpus, data, processes = sys.argv[1:4]
+groups, cpus, data, processes = sys.argv[1:5]
+for procs in groups.split(",") if groups != "-" else []:
+    try:
+        with open(procs, "w") as f:
+            f.write(str(os.getpid()))
+    except OSError as error:
+        sys.stderr.write("could not start: cannot enter its cgroup (%s)\n" % error)
+        sys.exit(127)
 if cpus != "-" and hasattr(os, "sched_setaffinity"):
     os.sched_setaffinity(0, [int(c) for c in cpus.split(",")])
 resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -78,9 +102,10 @@ if processes != "-" and os.getuid() != 0:
             pass
     cap = running + int(processes)
     hard = resource.getrlimit(resource.RLIMIT_NPROC)[1]
-    resource.setrlimit(resource.RLIMIT_NPROC, (cap if hard < 0 else min(cap, hard), hard))
+    cap = cap if hard < 0 else min(cap, hard)
+    resource.setrlimit(resource.RLIMIT_NPROC, (cap, cap))
 try:
-    os.execvp(sys.argv[4], sys.argv[4:])
+    os.execvp(sys.argv[5], sys.argv[5:])
 except OSError as error:
     sys.stderr.write("could not start: %s\n" % error)
     sys.exit(127)
@@ -137,44 +162,379 @@ def from_args(args) -> Isolation | None:
                      given(args.isolate_processes, DEFAULT_PROCESSES))
 
 
+# -- the sandbox ------------------------------------------------------------------------------
+
+#: What a sandboxed bot sees of the system, read-only: its programs and libraries (``/usr``; on
+#: a merged-/usr system ``/bin``, ``/sbin`` and ``/lib*`` are links into it, made as links) and
+#: ``/opt``, where a JDK may live.  Not ``/home``, ``/root``, ``/run``, ``/var`` nor the host's
+#: ``/tmp``: no one's files and no host socket.
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
+#: Of /etc, only what interpreters read to start: the dynamic linker's cache, the links that
+#: ``update-alternatives`` makes (``/usr/bin/java`` -> ``/etc/alternatives/java``), the user
+#: and group names (Java asks for its user's home), the time zone, the public certificates
+#: (a JDK's ``cacerts`` links there; Node warns without the ones ``NODE_EXTRA_CA_CERTS`` names);
+#: and the JDKs' settings (``/etc/java*``: a JDK's ``conf/`` links there).  Not the rest: no
+#: private keys (``/etc/ssl/private``), no passwords.
+SYSTEM_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
+              "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/localtime",
+              "/etc/timezone", "/etc/ssl/certs")
+#: Folders never shown whole to a bot, even when its command names a file in one (then the file
+#: alone is): they hold other programs' sockets or the user's files.
+SHARED_DIRS = ("/", "/tmp", "/var/tmp", "/run", "/var/run", "/var", "/dev/shm", "/home", "/root",
+               "/etc", os.path.expanduser("~"))
+#: The project (agent/ and ref_sim/): a built-in bot runs from it.
+PROJECT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+#: The size of its private /tmp and /dev/shm when there is no memory cap (each).
+DEFAULT_TMPFS_MB = 256
+
+
 @functools.cache
 def bwrap() -> tuple[str | None, str]:
     """``(path, "")`` when bwrap is installed and can build a sandbox here, else ``(None, why
-    not)`` (missing, or no user namespaces in this container)."""
+    not)`` (missing, too old to cap a tmpfs's size, or no user namespaces in this container)."""
     path = shutil.which("bwrap") if sys.platform.startswith("linux") else None
     if path is None:
         return None, "bwrap not found (Debian/Ubuntu: apt install bubblewrap)"
     try:
-        done = subprocess.run([path, *sandbox_args([]), "true"], stdin=subprocess.DEVNULL,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=30)
+        done = subprocess.run([path, *sandbox_args([], [], 1 << 20), "true"],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, timeout=30)
     except (OSError, subprocess.SubprocessError) as error:
         return None, f"bwrap does not run ({error})"
     if done.returncode != 0:
         said = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        return None, f"bwrap cannot build a sandbox here ({said[-1] if said else done.returncode})"
+        why = said[-1] if said else done.returncode
+        if "--size" in str(why):
+            why = "bwrap older than 0.5 cannot cap /dev/shm"
+        return None, f"bwrap cannot build a sandbox here ({why})"
     return path, ""
 
 
-def sandbox_args(writable) -> list[str]:
-    """bwrap's options: everything read-only but ``writable`` (directories), no network, its own
-    namespaces, no capabilities, gone with its parent."""
-    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-            "--unshare-cgroup-try", "--cap-drop", "ALL", "--die-with-parent",
-            # The bot is the sandbox's pid 1 and bwrap's own child: bwrap reaps it, so its
-            # resource usage reaches our wait4 (with bwrap's init between them it was lost).
-            "--as-pid-1"]
-    for directory in writable:
-        args += ["--bind", str(directory), str(directory)]
+def sandbox_args(writable, readable, tmpfs_bytes: int) -> list[str]:
+    """bwrap's options: a minimal file system (:data:`SYSTEM_DIRS`, :data:`SYSTEM_ETC` and
+    ``readable`` read-only, ``writable`` read-write, a private ``/tmp`` and ``/dev/shm`` of
+    ``tmpfs_bytes`` each), no network, its own namespaces, no capabilities, gone with its
+    parent."""
+    args = []
+    for directory in SYSTEM_DIRS:
+        if os.path.islink(directory):           # merged /usr: /bin -> usr/bin
+            args += ["--symlink", os.readlink(directory), directory]
+        elif os.path.isdir(directory):
+            args += ["--ro-bind", directory, directory]
+    for path in [*SYSTEM_ETC, *sorted(glob.glob("/etc/java*"))]:
+        args += ["--ro-bind-try", path, path]
+    args += ["--proc", "/proc", "--dev", "/dev",
+             "--remount-ro", "/dev",        # its devices, but no files of its own there
+             "--size", str(tmpfs_bytes), "--tmpfs", "/dev/shm",
+             "--size", str(tmpfs_bytes), "--tmpfs", "/tmp",
+             "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+             "--unshare-cgroup-try", "--cap-drop", "ALL", "--die-with-parent",
+             # The bot is the sandbox's pid 1 and bwrap's own child: bwrap reaps it, so its
+             # resource usage reaches our wait4 (with bwrap's init between them it was lost).
+             "--as-pid-1"]
+    for path in readable:               # first: a writable folder inside one stays writable
+        args += ["--ro-bind", str(path), str(path)]
+    for path in writable:
+        args += ["--bind", str(path), str(path)]
     return args + ["--"]
 
 
+def _under(path: str, folders) -> bool:
+    return any(path == folder or path.startswith(folder.rstrip("/") + "/") for folder in folders)
+
+
+def readable_paths(command: list[str], env: dict) -> list[str]:
+    """What a sandboxed bot must read besides the system: the Python that runs the runner and
+    the project (a built-in is ``{python} -m ...``), the runner's ``sys.path`` and the bot's
+    ``PYTHONPATH``, its program's installation, and what its command's absolute paths name (a
+    script's folder, a class path's entries; :func:`ref_sim.series.realbots.absolute_paths`
+    made them absolute).  A file in one of :data:`SHARED_DIRS` is shown alone, never the folder."""
+    found: list[str] = []
+
+    def add(path: str) -> None:
+        path = os.path.abspath(path)
+        if not os.path.exists(path) or _under(path, SYSTEM_DIRS):
+            return
+        if not os.path.isdir(path):
+            folder = os.path.dirname(path)
+            path = path if folder in SHARED_DIRS else folder
+        if path in SHARED_DIRS:
+            return
+        found.append(path)
+        real = os.path.realpath(path)
+        if real != path and not _under(real, SYSTEM_DIRS) and real not in SHARED_DIRS:
+            found.append(real)
+
+    program = shutil.which(command[0], path=env.get("PATH")) if command else None
+    if program:
+        add(program)  # the path the command runs, a link to the interpreter included
+        real = os.path.realpath(program)
+        folder = os.path.dirname(real)
+        add(os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder)
+    for prefix in (sys.prefix, sys.base_prefix, sys.exec_prefix, PROJECT):
+        add(prefix)
+    for entry in [*sys.path, *env.get("PYTHONPATH", "").split(os.pathsep)]:
+        if entry and os.path.isabs(entry) and os.path.isdir(entry):
+            add(entry)
+    for word in command[1:]:
+        for part in word.split(os.pathsep):
+            if os.path.isabs(part):
+                add(part)
+    unique = []
+    for path in sorted(set(found), key=len):        # a folder inside another adds nothing
+        if not _under(path, unique):
+            unique.append(path)
+    return unique
+
+
+# -- cgroups ----------------------------------------------------------------------------------
+
+#: The controllers a bot's cgroup uses: its cores, its memory (the kernel charges shared memory
+#: and tmpfs pages to the group that touched them) and its process count.  Memory and pids are
+#: needed; cpuset is used where it is given (systemd delegates memory and pids to a user, not
+#: cpuset: the cores are then pinned only, and the status line says so).
+CONTROLLERS = ("cpuset", "memory", "pids")
+NEEDED = ("memory", "pids")
+#: A bot's cgroup is PREFIX + the runner's pid + a count, beside or under the runner's own.
+CGROUP_PREFIX = "uttt-bot-"
+#: Tells this runner's groups from those of a runner with the same pid in another container
+#: (v1's hierarchies are the whole machine's).
+RUNNER_TOKEN = secrets.token_hex(4)
+#: Rounds of SIGKILL to every pid of a v1 group (or without cgroup.kill) before giving up; a
+#: fork bomb is bounded by pids.max, so a few rounds empty it.
+KILL_ROUNDS = 500
+
+
+@dataclass(frozen=True)
+class CgroupPlace:
+    """Where this runner makes its bots' cgroups, with which ``controllers``: ``version`` 2
+    (one folder, ``bases[0]``) or 1 (one folder per controller, in the same order)."""
+    version: int
+    bases: tuple[str, ...]
+    controllers: tuple[str, ...] = CONTROLLERS
+
+
+def _read(path: str) -> str:
+    with open(path) as handle:
+        return handle.read().strip()
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as handle:
+        handle.write(text)
+
+
+def _cgroup_mounts() -> tuple[dict[str, str], str | None]:
+    """``({controller: mount point} of cgroup v1, the cgroup2 mount point or None)``."""
+    v1, v2 = {}, None
+    with open("/proc/self/mountinfo") as handle:
+        for line in handle:
+            before, _, after = line.partition(" - ")
+            fields, tail = before.split(), after.split()
+            if len(fields) < 5 or len(tail) < 3:
+                continue
+            point = fields[4].replace("\\040", " ")
+            if tail[0] == "cgroup2":
+                v2 = point
+            elif tail[0] == "cgroup":
+                for option in tail[2].split(","):
+                    if option in CONTROLLERS:
+                        v1[option] = point
+    return v1, v2
+
+
+def _own_cgroups() -> dict[str, str]:
+    """This process's cgroup in each hierarchy: ``{controller: path}``, ``""`` for v2's."""
+    own = {}
+    with open("/proc/self/cgroup") as handle:
+        for line in handle:
+            _, controllers, path = line.rstrip("\n").split(":", 2)
+            for controller in controllers.split(",") if controllers else [""]:
+                own[controller] = path
+    return own
+
+
+def _v2_place(point: str, own: str) -> tuple[CgroupPlace | None, str]:
+    """Where in the cgroup2 hierarchy to make bots' groups, with the controllers enabled for
+    them: its root (root only: the root may have processes and enabled controllers at once) or
+    the parent of the runner's own group (delegated: a parent has no processes of its own)."""
+    candidates = [point] if os.geteuid() == 0 else []
+    if own.strip("/"):
+        candidates.append(os.path.dirname(os.path.join(point, own.strip("/"))))
+    why = "no folder of it this runner may write"
+    for base in candidates:
+        try:
+            available = _read(os.path.join(base, "cgroup.controllers")).split()
+            missing = [c for c in NEEDED if c not in available]
+            if missing:
+                why = f"cgroup v2 lacks {', '.join(missing)} at {base}"
+                continue
+            controllers = tuple(c for c in CONTROLLERS if c in available)
+            enabled = _read(os.path.join(base, "cgroup.subtree_control")).split()
+            wanted = " ".join(f"+{c}" for c in controllers if c not in enabled)
+            if wanted:
+                _write(os.path.join(base, "cgroup.subtree_control"), wanted)
+            return CgroupPlace(2, (base,), controllers), ""
+        except OSError as error:
+            why = f"cgroup v2 at {base}: {error.strerror or error}"
+    return None, why
+
+
+@functools.cache
+def cgroups() -> tuple[CgroupPlace | None, str]:
+    """``(place, "")`` where this runner can make a cgroup per bot with :data:`NEEDED` (tried
+    by making one and removing it), else ``(None, why not)``."""
+    if not sys.platform.startswith("linux"):
+        return None, "no cgroups (not Linux)"
+    try:
+        v1, v2 = _cgroup_mounts()
+        own = _own_cgroups()
+    except (OSError, ValueError) as error:
+        return None, f"no cgroups ({error})"
+    place, why = None, "no cgroup file system"
+    if v2 is not None:
+        place, why = _v2_place(v2, own.get("", "/"))
+    if place is None and all(c in v1 for c in NEEDED):
+        controllers = tuple(c for c in CONTROLLERS if c in v1)
+        bases = tuple(os.path.join(v1[c], own.get(c, "/").strip("/")) for c in controllers)
+        place = CgroupPlace(1, tuple(base.rstrip("/") for base in bases), controllers)
+    elif place is None and v1:
+        why += f"; cgroup v1 lacks {', '.join(c for c in NEEDED if c not in v1)}"
+    if place is None:
+        return None, f"no cgroup ({why})"
+    try:
+        BotCgroup(place, [min(core_pool().cores)], 64 << 20, 8).remove()
+    except OSError as error:
+        return None, f"no cgroup (cannot make one: {error.strerror or error})"
+    return place, ""
+
+
+class BotCgroup:
+    """One bot's cgroup, made with its limits before the bot starts (:func:`start`), entered by
+    the shim before it execs the bot, killed whole and removed at the end of its game
+    (:meth:`MeteredPopen.release`)."""
+
+    made = 0
+    count_lock = threading.Lock()
+    live: set[BotCgroup] = set()
+
+    def __init__(self, place: CgroupPlace, cores, memory_bytes: int, processes: int) -> None:
+        with BotCgroup.count_lock:
+            BotCgroup.made += 1
+            name = f"{CGROUP_PREFIX}{os.getpid()}-{RUNNER_TOKEN}-{BotCgroup.made}"
+        self.version, self.controllers = place.version, place.controllers
+        self.folders = [os.path.join(base, name) for base in place.bases]
+        self.lock = threading.Lock()
+        self.removed = False
+        made = []
+        try:
+            for folder in self.folders:
+                os.mkdir(folder, 0o755)
+                made.append(folder)
+            BotCgroup.live.add(self)
+            self._limit(cores, memory_bytes, processes)
+        except OSError:
+            for folder in reversed(made):
+                with contextlib.suppress(OSError):
+                    os.rmdir(folder)
+            BotCgroup.live.discard(self)
+            raise
+
+    def _limit(self, cores, memory_bytes: int, processes: int) -> None:
+        cpus = ",".join(map(str, cores))
+        if self.version == 2:
+            folder = self.folders[0]
+            if "cpuset" in self.controllers:
+                _write(os.path.join(folder, "cpuset.cpus"), cpus)
+            if memory_bytes:
+                _write(os.path.join(folder, "memory.max"), str(memory_bytes))
+                with contextlib.suppress(FileNotFoundError):     # no swap accounting
+                    _write(os.path.join(folder, "memory.swap.max"), "0")
+            if processes:
+                _write(os.path.join(folder, "pids.max"), str(processes))
+            return
+        folders = dict(zip(self.controllers, self.folders))
+        memory, pids = folders["memory"], folders["pids"]
+        if "cpuset" in folders:
+            cpuset = folders["cpuset"]
+            parent = os.path.dirname(cpuset)    # v1 starts a cpuset empty: no task may enter
+            _write(os.path.join(cpuset, "cpuset.mems"), _read(os.path.join(parent, "cpuset.mems"))
+                   or _read(os.path.join(parent, "cpuset.effective_mems")))
+            _write(os.path.join(cpuset, "cpuset.cpus"), cpus)
+        if memory_bytes:
+            _write(os.path.join(memory, "memory.limit_in_bytes"), str(memory_bytes))
+            with contextlib.suppress(FileNotFoundError):     # no swap accounting
+                _write(os.path.join(memory, "memory.memsw.limit_in_bytes"), str(memory_bytes))
+        if processes:
+            _write(os.path.join(pids, "pids.max"), str(processes))
+
+    def procs_files(self) -> list[str]:
+        """The files the shim writes its pid to, to enter the group."""
+        return [os.path.join(folder, "cgroup.procs") for folder in self.folders]
+
+    def pids(self) -> list[int]:
+        try:
+            return [int(pid) for pid in _read(self.procs_files()[-1]).split()]
+        except (OSError, ValueError):
+            return []
+
+    def kill_all(self) -> bool:
+        """Kill every process of the group, until none is left; False if some outlived
+        :data:`KILL_ROUNDS` rounds."""
+        if self.removed:
+            return True
+        kill = os.path.join(self.folders[0], "cgroup.kill")
+        if self.version == 2 and os.path.exists(kill):
+            with contextlib.suppress(OSError):
+                _write(kill, "1")
+        for _ in range(KILL_ROUNDS):
+            pids = self.pids()
+            if not pids:
+                return True
+            for pid in pids:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.002)
+        return not self.pids()
+
+    def remove(self) -> None:
+        """Kill what is left in it and remove its folders (once)."""
+        with self.lock:
+            if self.removed:
+                return
+            self.kill_all()
+            for folder in reversed(self.folders):
+                for _ in range(KILL_ROUNDS):     # a killed process leaves it a moment later
+                    try:
+                        os.rmdir(folder)
+                        break
+                    except FileNotFoundError:
+                        break
+                    except OSError:
+                        self.kill_all()
+                        time.sleep(0.002)
+            self.removed = True
+            BotCgroup.live.discard(self)
+
+
+@atexit.register
+def remove_cgroups() -> None:
+    """The groups of bots still running when the runner exits go with it."""
+    for group in list(BotCgroup.live):
+        with contextlib.suppress(OSError):
+            group.remove()
+
+
+# -- what holds -------------------------------------------------------------------------------
+
 def status_line(isolation: Isolation | None, concurrency: int = 1) -> str | None:
-    """One line saying what ``--isolate`` does on this machine (None without it)."""
+    """One line saying what ``--isolate`` does on this machine and which guarantee it misses
+    (None without it)."""
     if isolation is None:
         return None
     if not SUPPORTED:
         return "isolation: not available on this system (POSIX only): bots run as without --isolate"
+    place, no_cgroup = cgroups()
     pool = core_pool()
     wanted = 2 * concurrency * isolation.cores
     if not hasattr(os, "sched_setaffinity"):
@@ -187,19 +547,47 @@ def status_line(isolation: Isolation | None, concurrency: int = 1) -> str | None
                  f"{pool.runner_core} left to the runner")
     if wanted > len(pool.bot_cores) and hasattr(os, "sched_setaffinity"):
         cores += f"; {wanted} wanted at once: some bots share"
-    memory = (f"memory cap {isolation.memory_mb} MB (RLIMIT_DATA)" if isolation.memory_mb
-              else "no memory cap")
+    if hasattr(os, "sched_setaffinity"):
+        cores += (", held by its cgroup's cpuset" if place and "cpuset" in place.controllers
+                  else ", NOT held (sched_setaffinity only: a bot can widen it)")
+    if not isolation.memory_mb:
+        memory = "no memory cap"
+    elif place:
+        memory = (f"memory cap {isolation.memory_mb} MB, shared memory and tmpfs included "
+                  f"(cgroup; RLIMIT_DATA too)")
+    else:
+        memory = (f"memory cap {isolation.memory_mb} MB of heap only (RLIMIT_DATA): shared "
+                  f"memory NOT capped")
     if not isolation.processes:
         processes = "no process cap"
+    elif place:
+        processes = f"process cap {isolation.processes} (cgroup pids.max)"
     elif os.getuid() == 0:
-        processes = "process cap not enforced (running as root, which RLIMIT_NPROC exempts)"
+        processes = "process cap NOT enforced (running as root, which RLIMIT_NPROC exempts)"
     else:
-        processes = f"process cap {isolation.processes} more than the user runs (RLIMIT_NPROC)"
+        processes = (f"process cap {isolation.processes} more than the user runs (RLIMIT_NPROC, "
+                     f"hard)")
+    if place:
+        ending = "its whole cgroup killed at the end of its game"
+    elif keeper.AVAILABLE:
+        ending = ("its whole process tree ended at the end of its game by its keeper, a child "
+                  "subreaper (setsid children too; NOT if the bot kills its keeper first)")
+    else:
+        ending = "only its process group killed at the end (a setsid child is NOT reached by it)"
+    cgroup = (f"cgroup v{place.version} per bot" if place else
+              f"{no_cgroup}: cores, shared memory, processes and the end NOT held by the kernel")
     path, why = bwrap() if isolation.sandbox else (None, "sandbox off")
-    sandbox = ("sandbox bwrap: no network, read-only but its game directory and a scratch folder"
-               if path else f"no sandbox ({why}): isolation is partial, bots can write and "
-                            "reach the network as you")
-    return f"isolation: {cores}; {memory}; {processes}; {sandbox}"
+    sandbox = (f"sandbox bwrap: no network, a minimal file system (system and its own files "
+               f"read-only, its game directory writable), private /tmp and /dev/shm of "
+               f"{tmpfs_mb(isolation)} MB, no host sockets, no home"
+               if path else f"no sandbox ({why}): isolation is partial, bots can write, reach "
+                            "the network and host sockets as you")
+    return f"isolation: {cgroup}; {cores}; {memory}; {processes}; {ending}; {sandbox}"
+
+
+def tmpfs_mb(isolation: Isolation) -> int:
+    """The size of a sandboxed bot's private /tmp and of its /dev/shm (each): its memory cap."""
+    return isolation.memory_mb or DEFAULT_TMPFS_MB
 
 
 # -- cores ------------------------------------------------------------------------------------
@@ -314,10 +702,11 @@ SUPPORTED = os.name == "posix"
 
 class MeteredPopen(subprocess.Popen):
     """A Popen reaped with ``os.wait4`` (its resource usage kept) whose session is sampled;
-    when it is reaped its cores go back to the pool and its scratch folder is removed."""
+    when it is reaped its cores go back to the pool and its cgroup (everything in it) is killed
+    and removed; killing it kills its whole cgroup."""
 
     cores: list[int] = []
-    scratch: str | None = None
+    cgroup: BotCgroup | None = None
 
     def __init__(self, *args, **kwargs) -> None:
         self.rusage = None
@@ -334,13 +723,20 @@ class MeteredPopen(subprocess.Popen):
         self.release()
 
     def release(self) -> None:
-        """Give back what it held (once): its cores, its scratch folder."""
+        """Give back what it held (once): its cores; and end what it left in its cgroup (a
+        setsid or double-forked child), then the cgroup."""
         if self.cleaned:
             return
         self.cleaned = True
         core_pool().give_back(self.cores)
-        if self.scratch:
-            shutil.rmtree(self.scratch, ignore_errors=True)
+        if self.cgroup is not None:
+            self.cgroup.remove()
+
+    def kill(self) -> None:
+        """SIGKILL to it and, isolated in a cgroup, to every process of the group."""
+        if self.cgroup is not None:
+            self.cgroup.kill_all()
+        super().kill()
 
     def _wait4(self, pid: int, flags: int):
         reaped, status, rusage = os.wait4(pid, flags)
@@ -418,38 +814,49 @@ def check_program(command: list[str], cwd=None, env: dict | None = None) -> None
 
 def start(command: list[str], isolation: Isolation | None = None, *, writable=(),
           env: dict | None = None, **options) -> MeteredPopen:
-    """:func:`ref_sim.stops.start` (a session of its own: ``kill_tree`` ends it whole), metered
+    """:func:`ref_sim.stops.start` (a session of its own: ``kill_tree`` ends it whole) under a
+    keeper (:mod:`ref_sim.series.keeper`: what it detaches is ended with it too), metered
     (:meth:`MeteredPopen.usage`), and with ``isolation`` contained as the module docstring says;
-    ``writable``: the directories it may write (its game directory) besides its scratch folder.
+    ``writable``: the directories (and files) it may write: its game directory, its logs.
     Raises OSError or ValueError when it cannot be started, as Popen does."""
     if isolation is None or not SUPPORTED:
-        process = MeteredPopen(command, start_new_session=os.name == "posix", env=env, **options)
+        if keeper.AVAILABLE:        # its keeper starts whatever the command: say now it cannot
+            check_program(command, options.get("cwd"), env)
+        process = MeteredPopen(keeper.wrapped(command), start_new_session=os.name == "posix",
+                               env=env, **options)
         process.own_group = os.name == "posix"
+        process.ends_tree = keeper.AVAILABLE
         return process
     env = dict(os.environ if env is None else env)
     check_program(command, options.get("cwd"), env)
     pool = core_pool()
     cores = pool.take(isolation.cores)
-    scratch = None
+    group = None
     try:
         wrapped = list(command)
         path = bwrap()[0] if isolation.sandbox else None
         if path is not None:
-            scratch = tempfile.mkdtemp(prefix="uttt-scratch-")
-            env["TMPDIR"] = scratch
+            env["TMPDIR"] = env["HOME"] = "/tmp"    # its own, in memory: no one's files
             env.pop(RUNNER_ENV, None)   # its own pid namespace cannot see the runner: it dies
-            wrapped = [path, *sandbox_args([*writable, scratch]), *wrapped]    # with it instead
-        shim = [sys.executable, "-I", "-S", "-c", SHIM, ",".join(map(str, cores)) or "-",
+            wrapped = [path, *sandbox_args(writable, readable_paths(command, env),  # with it
+                                           tmpfs_mb(isolation) << 20), *wrapped]
+        place = cgroups()[0]
+        if place is not None:
+            group = BotCgroup(place, cores, isolation.memory_mb << 20, isolation.processes)
+        shim = [sys.executable, "-I", "-S", "-c", SHIM,
+                ",".join(group.procs_files()) if group else "-",
+                ",".join(map(str, cores)) or "-",
                 str(isolation.memory_mb << 20) if isolation.memory_mb else "-",
                 str(isolation.processes) if isolation.processes else "-"]
-        process = MeteredPopen(shim + wrapped, start_new_session=True, env=env, **options)
+        process = MeteredPopen(keeper.wrapped(shim + wrapped), start_new_session=True, env=env,
+                               **options)
     except BaseException:
         pool.give_back(cores)
-        if scratch:
-            shutil.rmtree(scratch, ignore_errors=True)
+        if group is not None:
+            group.remove()
         raise
-    process.own_group = True
-    process.cores, process.scratch = cores, scratch
+    process.own_group, process.ends_tree = True, keeper.AVAILABLE
+    process.cores, process.cgroup = cores, group
     if process.returncode is not None:      # reaped already: give back now
         process.release()
     return process

@@ -3,7 +3,7 @@
 The loop (:func:`play_games`) plays the games of a :class:`SeriesGames` (the file protocol's
 ``ref_sim.series.file_games.FileGames``, CodinGame's ``ref_sim.series.codingame_games.StdioGames``) here or on a cluster,
 a few at once, and tells how a stop ended it; the same loop plays games searched in this
-process, one after the other in this thread (:class:`ref_sim.series.cluster.InlineRunner`:
+process, one after the other in this thread (:class:`ref_sim.series.scheduler.InlineRunner`:
 ref_sim.arena, ref_sim.selfplay, scripts/train_eval.py), in schedule order where asked
 (``ordered``); a game's line is appended to ``games.jsonl``
 (:func:`append_game`, :mod:`ref_sim.series.records`).  A first game whose bot cannot start stops the
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent.commandline import say_error, silence_output
-from ref_sim.series import cluster, records
+from ref_sim.series import cluster, records, scheduler
 from ref_sim import stops
 from ref_sim.referees.file_referee import TIME_OUT
 from ref_sim.series.launch import AgentCannotStart
@@ -80,9 +80,9 @@ def play_games(runner, todo, submit, finished, stop: threading.Event, wanted=Non
     that end together in the order they were submitted; with ``ordered``, all in the order of
     ``todo``, and none after ``wanted()`` turned false: those in flight then are cancelled);
     ``wanted()`` false submits no more (an SPRT decided).  The loop of every series runner
-    (:func:`ref_sim.series.cluster.stream`): ref_sim.match, ref_sim.stdio, the tournament, the
+    (:func:`ref_sim.series.scheduler.stream`): ref_sim.match, ref_sim.stdio, the tournament, the
     in-process series of ref_sim.arena and ref_sim.selfplay (on a
-    :class:`ref_sim.series.cluster.InlineRunner`), and scripts/train_eval.py's self-play.
+    :class:`ref_sim.series.scheduler.InlineRunner`), and scripts/train_eval.py's self-play.
 
     Returns how the games stopped early, as :func:`conclude`'s keywords: ``{}`` (they did not),
     ``{"interrupt": error}`` (Ctrl-C, or SIGTERM/SIGHUP through :mod:`ref_sim.stops`, or a
@@ -96,7 +96,7 @@ def play_games(runner, todo, submit, finished, stop: threading.Event, wanted=Non
     stopped: dict = {}
     ended = False
     try:
-        for item, ticket in cluster.stream(runner, todo, submit, window, ordered=ordered,
+        for item, ticket in scheduler.stream(runner, todo, submit, window, ordered=ordered,
                                            wanted=wanted):
             finished(item, ticket)
         ended = True
@@ -383,7 +383,7 @@ def run_in(parser, address: cluster.ClusterTarget | None, out_arg: str | None, p
     ``--out`` (``out_arg``), or else a temporary folder (``prefix``) deleted at the end, once
     the runner is closed (after a stop the games in flight have ended already)."""
     try:
-        runner = cluster.connect(address) if address else cluster.LocalRunner(concurrency)
+        runner = cluster.connect(address) if address else scheduler.LocalRunner(concurrency)
     except cluster.ClusterError as error:
         parser.error(str(error))
     out = Path(out_arg) if out_arg else Path(tempfile.mkdtemp(prefix=prefix))

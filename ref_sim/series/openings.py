@@ -9,7 +9,7 @@ drawn, so that a seed still gives the games it gave):
 * :func:`cell_opening`: the same kind of opening as cell numbers (``board * 9 + spot``), for
   in-process self-play (ref_sim.selfplay, the evaluation's training games): a board, then a
   free spot of it, another sequence of random numbers than the referee's.
-* :func:`random_opening`: any game of the family (agent.games), ``plies`` random legal moves
+* :func:`random_opening`: any game of the family (ref_sim.games), ``plies`` random legal moves
   that leave it open (ref_sim.arena).
 
 With pairs, both games of pair ``p`` share one opening and the other agent moves first in
@@ -60,7 +60,7 @@ def cell_opening(rng: random.Random, length: int = 4) -> list[int]:
 
 
 def random_opening(game, rng: random.Random, plies: int) -> list[int]:
-    """``plies`` random moves of ``game`` (agent.games) that leave it open (redrawn until they do)."""
+    """``plies`` random moves of ``game`` (ref_sim.games) that leave it open (redrawn until they do)."""
     for _ in range(1000):
         state = game.new_state()
         moves = []

@@ -15,7 +15,8 @@ need for that:
 - :func:`absolute_paths`: a command's relative paths made absolute against the folder the
   runner was started in, since the bot runs in the game directory.
 - :func:`stall_notes`: what the runner saw when a side lost on time without moving, or when a
-  move line came from a name no side has: ``is its name hard-coded?``.
+  move line came from a name no side has: ``is its name hard-coded?``; and what stood at
+  ``move_file`` when no move could be read from it (a FIFO, a directory...).
 
 The user's documentation is ``docs/real-bots.md``.
 """
@@ -27,7 +28,7 @@ import re
 import shlex
 from collections import Counter
 
-from ref_sim.referees.file_referee import OUT_OF_ORDER, TIME_OUT
+from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.referees.file_protocol import one_line
 
 #: What a fixed name may be: a word the referee reads back as one token and a file name on
@@ -194,11 +195,18 @@ def stall_notes(record, notes: dict, specs: dict, late: dict | None = None) -> d
     lost on time at its first ``.go`` and never wrote says so: it had not started yet (the
     wait that ran out, and the option that lengthens it), or, still running, it waited for
     another ``.go`` (the hard-coded hint; never for a built-in, whose name the runner gives).
-    Ordinary time-outs (a side that had moved before) get nothing.
+    Ordinary time-outs (a side that had moved before) get nothing.  A side that lost because
+    ``move_file`` was no file a move can be read from (``record.unreadable``) is told what was
+    there.
     """
     names = list(record.names)
     if record.result != "win":
         return {}
+    what = getattr(record, "unreadable", None)
+    if record.reason == INVALID_MOVE and what:
+        return {record.loser: f"at {record.loser}'s turn move_file was {one_line(what, 80)}, "
+                              "not a file a move can be read from: Invalid move! "
+                              "(docs/protocol.md, section 10)"}
     if record.reason == OUT_OF_ORDER:
         writer = _writer(record.bad_line)
         if writer is None or writer in names:

@@ -14,10 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from collections.abc import Callable
 
-from ..core import make_searcher
-from ..engines import SearchEngine, make_engine, make_evaluator
-from ..rules import DRAWN, OPEN, WON_X, IllegalMoveError, Move, Position
-from ..search import AlphaBeta, Features
+from agent.core import make_searcher
+from agent.engines import SearchEngine, make_engine, make_evaluator
+from agent.rules import DRAWN, OPEN, WON_X, IllegalMoveError, Move, Position
+from agent.search import AlphaBeta, Features
 from .nineboard import NineBoard, NineBoardEvaluator, render_grid
 from .qubic import Qubic, QubicEvaluator
 from .tictactoe import TicTacToe, TicTacToeEvaluator

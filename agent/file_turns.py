@@ -1,11 +1,11 @@
 """What to do next in a file-protocol game, decided from what the referee's files show: no I/O here.
 
-:class:`~agent.protocol.FileProtocolAgent` looks at the directory, hands what it saw to
+:class:`~agent.file_protocol.FileProtocolAgent` looks at the directory, hands what it saw to
 :meth:`TurnDecider.decide` as a :class:`Look`, and carries out the answer: :class:`Wait`,
 :class:`Play` (think, then write one move), :class:`Finish` (``end_game`` read) or :class:`Abort`
 (no ``end_game`` will come). The decider remembers what it needs between looks (the game joined,
 the last move written and the ``.go`` it answered) and never touches a file, a clock or a thread,
-so every case below is a row of ``tests/test_turns.py``. A number in brackets names a case of
+so every case below is a row of ``tests/test_file_turns.py``. A number in brackets names a case of
 docs/protocol.md, "What a bot must survive", rows (1) "Your own .go is still there", (8) "Files
 left by an earlier game", (9) "Started after the game began", (10) "first_four_moves read too
 early", (11) "The game ends while you wait", (12) "Files vanish", (13) "The referee keeps running
@@ -60,6 +60,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from .clock import COARSEST_TIMESTAMP, FIRST_TURN_SLACK, OUT_OF_TURN_WAIT, REFEREE_TICK
 from .referee_files import FileLines
 from .rules import O, X, IllegalMoveError, InvalidMoveError, Move, Position, parse_move_line
 
@@ -67,18 +68,6 @@ MOVE_FILE = "move_file"
 OPENING_FILE = "first_four_moves"
 END_FILE = "end_game"
 
-#: The referee's poll period (docs/protocol.md, "What the referee does").
-REFEREE_TICK = 0.05
-#: At p2's first turn in a fresh game, its .go comes one p1 turn (at most the limit) after
-#: first_four_moves, plus the referee's own delays: this much slack on top of the limit.
-FIRST_TURN_SLACK = 1.0
-#: The coarsest file timestamps an agent may meet (FAT: 2 s).
-COARSEST_TIMESTAMP = 2.0
-#: How long an unanswered opponent line may stand, under a .go that looks like the one I answered,
-#: before it counts as a real turn (only where timestamps are whole seconds, item 6): the referee
-#: calls a line written out of turn at its next tick, 50 ms later; four ticks leave room for a
-#: loaded referee.
-OUT_OF_TURN_WAIT = 4 * REFEREE_TICK
 #: A text that looked malformed is judged only if it is still the same this much later (a writer
 #: that truncates, then writes, may be between the two).
 SETTLE_PAUSE = 0.005

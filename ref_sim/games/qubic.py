@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 
-from ..rules import IllegalMoveError, InvalidMoveError, O, X
+from agent.rules import IllegalMoveError, InvalidMoveError, O, X
 from .base import SYMBOLS, MarksState
 from .tictactoe import DRAW, WIN_NEXT
 

@@ -17,23 +17,20 @@ from pathlib import Path
 
 import pytest
 
-from agent import protocol
-from agent.clock import first_turn_keep_back
+from agent import file_protocol, referee_files
+from agent.clock import REFEREE_TICK, cutoff_for, first_turn_keep_back
 from agent.limits import STOP_POLL_SECONDS, SearchResult
 from agent.pauses import KEEP_BACK_WINDOW, TRACE_ENV
-from agent.protocol import (
-    REFEREE_TICK,
+from agent.file_protocol import (
     EXIT_ABORTED,
     EXIT_FINISHED,
     EXIT_PROTOCOL_ERROR,
     FileProtocolAgent,
-    cutoff_for,
     judge_end_text,
     matches_cleanup,
     referee_last_line,
-    temp_name,
 )
-from agent.referee_files import FileReader
+from agent.referee_files import FileReader, MoveWriter, temp_name
 from agent.rules import InvalidMoveError, Move, Position, parse_move_line
 from agent.watcher import DirectoryWatcher
 
@@ -216,7 +213,7 @@ def test_only_universal_newlines_end_a_line(tmp_path, separator):
 @pytest.mark.parametrize("newline", ["\n", "\r", "\r\n"], ids=["LF", "CR", "CRLF"])
 def test_universal_newlines_do_end_lines(newline):
     text = newline.join([f"{ME} 1 2", f"{OPP} 3 4", "", f"{ME} 5 6"]) + newline
-    assert protocol.referee_lines(text) == [f"{ME} 1 2", f"{OPP} 3 4"]
+    assert file_protocol.referee_lines(text) == [f"{ME} 1 2", f"{OPP} 3 4"]
     assert referee_last_line(text) == (2, f"{OPP} 3 4")
 
 
@@ -308,13 +305,13 @@ def test_move_is_written_whole_by_rename(referee, monkeypatch):
     "Writing a move safely")."""
     seen = []
 
-    class Checking(FileProtocolAgent):
+    class Checking(MoveWriter):
         def _replace(self, source, target):
             seen.append((Path(source), Path(target), Path(source).read_text(), Path(target).read_text()))
             super()._replace(source, target)
 
     runner = Runner(referee.dir)
-    runner.agent.__class__ = Checking
+    runner.agent.writer.__class__ = Checking
     referee.start()
     referee.go(ME)
     assert wait_for(lambda: my_move_written(referee))
@@ -333,28 +330,28 @@ def test_rename_retried_when_windows_refuses(referee, refusals, monkeypatch):
     """On Windows a PermissionError from the rename is retried quickly (2 refusals); past
     REPLACE_ATTEMPTS (25) the line goes into move_file in place; never crashing the agent
     (docs/protocol.md, "What a bot must survive", row "Windows: the referee has move_file open")."""
-    monkeypatch.setattr(protocol, "RENAME_REFUSAL_IS_TRANSIENT", True)
+    monkeypatch.setattr(referee_files, "RENAME_REFUSAL_IS_TRANSIENT", True)
     failures = [PermissionError("in use")] * refusals
 
-    class Flaky(FileProtocolAgent):
+    class Flaky(MoveWriter):
         def _replace(self, source, target):
             if failures:
                 raise failures.pop()
             super()._replace(source, target)
 
     runner = Runner(referee.dir)
-    runner.agent.__class__ = Flaky
+    runner.agent.writer.__class__ = Flaky
     referee.start()
     referee.go(ME)
     assert wait_for(lambda: my_move_written(referee), timeout=4.0)
-    assert len(failures) == max(refusals - protocol.REPLACE_ATTEMPTS, 0)
+    assert len(failures) == max(refusals - referee_files.REPLACE_ATTEMPTS, 0)
     assert referee.move_text().count("\n") == 1
     referee.end()
     summary = runner.join()
     assert summary.status == "finished" and summary.moves == 1
 
 
-class RenameRefused(FileProtocolAgent):
+class RenameRefused(MoveWriter):
     """A sticky shared directory (mode 1777) where move_file belongs to another user: EPERM."""
 
     def _replace(self, source, target):
@@ -366,7 +363,7 @@ def test_refused_rename_falls_back_to_writing_in_place(tmp_path, caplog):
     caplog.set_level(logging.INFO, logger="agent")
     referee = Referee(tmp_path, OPENING_OPP_FIRST)
     runner = Runner(tmp_path)
-    runner.agent.__class__ = RenameRefused
+    runner.agent.writer.__class__ = RenameRefused
     referee.start()
     referee.opponent_moves()
     referee.go(ME)
@@ -393,8 +390,8 @@ def test_in_place_write_never_shows_a_wrong_line(tmp_path, monkeypatch):
         seen.append(referee_last_line(move_file.read_text()))
         real_ftruncate(fd, length)
 
-    monkeypatch.setattr(protocol.os, "ftruncate", ftruncate)
-    agent._write_in_place(f"{ME} 3 4\n".encode())
+    monkeypatch.setattr(file_protocol.os, "ftruncate", ftruncate)
+    agent.writer._write_in_place(f"{ME} 3 4\n".encode())
     assert seen == [(1, f"{ME} 3 4")]
     assert move_file.read_text() == f"{ME} 3 4\n"
 
@@ -403,10 +400,10 @@ def test_in_place_write_never_shows_a_wrong_line(tmp_path, monkeypatch):
 @pytest.mark.parametrize("transient", [True, False], ids=["windows", "posix"])
 def test_write_retries_stop_at_the_referee_limit(referee, monkeypatch, transient):
     """Item 4: every retry (rename or in place) ends by the referee's limit, counted from the .go."""
-    monkeypatch.setattr(protocol, "RENAME_REFUSAL_IS_TRANSIENT", transient)
+    monkeypatch.setattr(referee_files, "RENAME_REFUSAL_IS_TRANSIENT", transient)
     attempts = []
 
-    class Refused(FileProtocolAgent):
+    class Refused(MoveWriter):
         def _replace(self, source, target):
             attempts.append(time.time())
             raise PermissionError(errno.EACCES, "Permission denied", str(target))
@@ -416,7 +413,7 @@ def test_write_retries_stop_at_the_referee_limit(referee, monkeypatch, transient
             raise PermissionError(errno.EACCES, "Permission denied", str(self.move_path))
 
     runner = Runner(referee.dir, time_limit=0.5)
-    runner.agent.__class__ = Refused
+    runner.agent.writer.__class__ = Refused
     referee.start()
     stamp = time.time() - 0.4  # 0.1 s left of a 0.5 s limit: less than 20 quick rename retries
     for name in ("first_four_moves", "move_file"):
@@ -439,7 +436,7 @@ def test_a_write_that_does_not_raise_the_mtime_is_made_to(referee, can_set_mtime
     timestamps")."""
     replaced = []
 
-    class Stuck(FileProtocolAgent):
+    class Stuck(MoveWriter):
         def _replace(self, source, target):
             before = os.stat(target).st_mtime_ns
             super()._replace(source, target)
@@ -455,7 +452,7 @@ def test_a_write_that_does_not_raise_the_mtime_is_made_to(referee, can_set_mtime
     referee.start()
     before = os.stat(referee.path("move_file")).st_mtime_ns
     runner = Runner(referee.dir)
-    runner.agent.__class__ = Stuck
+    runner.agent.writer.__class__ = Stuck
     referee.go(ME)
     assert wait_for(lambda: os.stat(referee.path("move_file")).st_mtime_ns > before)
     time.sleep(0.2)
@@ -824,7 +821,7 @@ def test_a_stall_of_the_search_is_kept_back_on_the_next_turns(referee, caplog):
     engine = PausingEngine(referee.path(f"{ME}.go"), sleep={1: 0.040})
     runner = Runner(referee.dir, engine=engine, time_limit=0.5)
     referee.start()
-    with caplog.at_level(logging.INFO, logger="agent.protocol"):
+    with caplog.at_level(logging.INFO, logger="agent.file_protocol"):
         play_my_turns(referee, runner, 3)
     kept = runner.agent.pauses.largest()
     assert 0.040 - STOP_POLL_SECONDS - 0.001 <= kept < 0.2
@@ -875,7 +872,7 @@ def test_nothing_is_kept_back_at_10_s_after_a_quiet_turn(referee, caplog):
     engine = PausingEngine(referee.path(f"{ME}.go"))
     runner = Runner(referee.dir, engine=engine, time_limit=10.0)
     referee.start()
-    with caplog.at_level(logging.INFO, logger="agent.protocol"):
+    with caplog.at_level(logging.INFO, logger="agent.file_protocol"):
         play_my_turns(referee, runner, 2)
     # A few ms at most (a loaded test machine may take the thread off the CPU for a moment).
     assert runner.agent.pauses.largest() < 0.05
@@ -893,7 +890,7 @@ def test_each_turn_is_traced_only_when_asked(referee, caplog, monkeypatch, value
     engine = PausingEngine(referee.path(f"{ME}.go"), sleep={1: 0.030})
     runner = Runner(referee.dir, engine=engine, time_limit=0.5)
     referee.start()
-    with caplog.at_level(logging.INFO, logger="agent.protocol"):
+    with caplog.at_level(logging.INFO, logger="agent.file_protocol"):
         play_my_turns(referee, runner, 2)
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("turn trace")]
     assert len(lines) == (2 if traced else 0)
@@ -1105,7 +1102,7 @@ def test_p2_first_turn_long_after_the_opening_is_refused(tmp_path, gap, plays):
 # -- coarse timestamps (item 5) -------------------------------------------------------------------
 
 
-class WholeSeconds(FileProtocolAgent):
+class WholeSeconds(MoveWriter):
     """A filesystem that keeps whole-second mtimes (ext3, and FAT's 2 s at even seconds)."""
 
     granule = 1
@@ -1129,10 +1126,10 @@ def test_coarse_timestamps_move_is_stamped_with_the_next_granule(referee, caplog
     an mtime above M. Waiting for the clock's next granule can take until after the referee's last
     look at 1 s: the agent stamps its write with that granule at once."""
     caplog.set_level(logging.INFO, logger="agent")
-    agent_class = type("Coarse", (WholeSeconds,), {"granule": granule})
+    writer_class = type("Coarse", (WholeSeconds,), {"granule": granule})
     limit = 1.0 if granule == 1 else 2.0
     runner = Runner(referee.dir, time_limit=limit)
-    runner.agent.__class__ = agent_class
+    runner.agent.writer.__class__ = writer_class
     # Create the .go 0.3 s after a granule boundary S: all three files carry the mtime S.
     while not 0.25 < time.time() % granule < 0.35:
         time.sleep(0.01)
@@ -1147,7 +1144,7 @@ def test_coarse_timestamps_move_is_stamped_with_the_next_granule(referee, caplog
     assert my_move_written(referee)
     assert landed < created + limit - REFEREE_TICK, "landed after the referee's last tick"
     # One write, stamped with the next granule, rather than rewrites waiting for the clock.
-    assert runner.agent.writes == 1
+    assert runner.agent.writer.writes == 1
     assert os.stat(referee.path("move_file")).st_mtime == boundary + granule
     assert caplog.text.count("whole-second timestamps") == 1
     referee.end()
@@ -1306,7 +1303,7 @@ def test_reading_the_files_does_not_wake_the_watcher(tmp_path):
         watcher.stop()
 
 
-# -- probes that passed before issue 9 and must keep passing ---------------------------------------
+# -- probes that passed from the start and must keep passing ---------------------------------------
 
 
 @pytest.mark.parametrize("filler, newline", [("", "\r\n"), (f"{OPP} 0 0\n" * 1_000_000, "\n")],
@@ -1327,7 +1324,7 @@ def test_crlf_and_a_huge_move_file_still_read(tmp_path, filler, newline):
     assert runner.join().status == "finished"
 
 
-# -- a runner that died (issue 16) -----------------------------------------------------------------
+# -- a runner that died -----------------------------------------------------------------
 
 
 @pytest.mark.e2e
@@ -1340,7 +1337,7 @@ def test_an_agent_whose_runner_is_gone_ends_by_itself(tmp_path):
     runner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         agent = Runner(tmp_path)
-        agent.agent.lifeline = protocol.Lifeline(pid=runner.pid, interval=0.05)
+        agent.agent.lifeline = file_protocol.Lifeline(pid=runner.pid, interval=0.05)
         time.sleep(0.2)
         assert agent.thread.is_alive(), "gave up while its runner still ran"
     finally:
@@ -1351,7 +1348,7 @@ def test_an_agent_whose_runner_is_gone_ends_by_itself(tmp_path):
     assert f"(pid {runner.pid}) is gone" in summary.message
 
 
-# -- the file protocol's edges (issue 23, item 4) ---------------------------------------------------
+# -- the file protocol's edges ---------------------------------------------------
 
 
 @pytest.mark.parametrize("taken", ["some", "every"])

@@ -12,7 +12,7 @@ The 3x3 tables here (``LOCAL_VALUE``, ``THREATS``) are shared with nine-board ti
 
 from __future__ import annotations
 
-from ..rules import FREE_SPOTS, FULL, LINE_MASKS, TIE, WINS, IllegalMoveError, InvalidMoveError, board_patterns
+from agent.rules import FREE_SPOTS, FULL, LINE_MASKS, TIE, WINS, IllegalMoveError, InvalidMoveError, board_patterns
 from .base import SYMBOLS, MarksState
 
 DRAW = TIE  #: ``winner`` of a drawn game (any value other than 0 and 1 is a draw for the search)

@@ -3,14 +3,14 @@
 One agent object plays one game in one referee directory and returns a :class:`GameSummary`.
 What is on disk decides everything; the watcher only wakes the loop up early. The decisions (is it
 my turn, is this line the opponent's move, has the game ended or been abandoned) are made by
-:class:`agent.turns.TurnDecider`, which does no I/O and whose module docstring lists every case;
+:class:`agent.file_turns.TurnDecider`, which does no I/O and whose module docstring lists every case;
 this module does the reading, the waiting, the thinking and the writing around it:
 
 * A look stats the four protocol files (``NAME.go`` before ``end_game``: the referee writes
   ``end_game`` first and then touches both ``.go`` files, so a ``.go`` changed by the end never
   shows without its ``end_game``) and reads what a decision can use, each file decoded as the
   referee's Python decodes it: the locale's preferred encoding (``--encoding`` to override) and
-  universal newlines (:func:`agent.turns.referee_lines`). A file that changed while it was read
+  universal newlines (:func:`agent.file_turns.referee_lines`). A file that changed while it was read
   is looked at again. With watchdog, a quiet wake-up only compares the files' identities; they are
   read when one changed, or every ``FULL_LOOK_INTERVAL``.
 * While the agent thinks, the search asks every 10 ms whether ``end_game`` appeared, the game was
@@ -19,15 +19,10 @@ this module does the reading, the waiting, the thinking and the writing around i
   outside your turn").
 * Files are read by :class:`agent.referee_files.FileReader`: one streaming pass in bounded memory
   whatever their size, each version once, and never opened unless they are regular files (a FIFO
-  would block). The referee's directory deleted ends the game (:mod:`agent.turns`, item 0).
-* A move is one complete line written to a temp file in the same directory and renamed onto
-  ``move_file`` (docs/protocol.md, "Writing a move safely"), checked to have raised the mtime. On whole-second
-  timestamps a write that did not raise it gets the next whole second (or two, on FAT) as its
-  timestamp at once: waiting for the clock could land after the referee's last look at a 1 s
-  limit. Where the rename is refused (a sticky shared directory, ``move_file`` owned by another
-  user) the line is written into ``move_file`` in place by one write. Every retry stops at the
-  referee's limit. The temp file is created with ``O_EXCL`` under a random name
-  (:func:`agent.referee_files.create_temp_file`): a symlink planted there is never followed.
+  would block). The referee's directory deleted ends the game (:mod:`agent.file_turns`, item 0).
+* A move is written by :class:`agent.referee_files.MoveWriter` (docs/protocol.md, "Writing a move
+  safely"): a whole line renamed onto ``move_file`` (in place where renames are refused), its
+  mtime raised above the referee's record, every retry ending at the referee's limit.
 * The thinking cutoff leaves room for the referee's 50 ms poll tick: only ticks before the limit
   count (:func:`last_tick`), so at 0.1 s the move must land before the 50 ms tick. On a loaded
   machine the OS may take the process off the CPU near that deadline: each turn measures its
@@ -39,10 +34,8 @@ this module does the reading, the waiting, the thinking and the writing around i
 from __future__ import annotations
 
 import codecs
-import errno
 import locale
 import logging
-import math
 import os
 import random
 import re
@@ -51,14 +44,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .clock import (  # noqa: F401  (cutoff_for, default_margin, last_tick: re-exported, as always)
+from .clock import (
+    VANISH_GRACE,
     cutoff_for,
     default_margin,
+    default_silence,
     file_deadlines,
     file_thinking_time,
     first_turn_keep_back,
     implausible_go_age,
-    last_tick,
 )
 from .engines import choose_legal
 from .exits import (  # noqa: F401  (GameSummary.exit_code picks one; re-exported, as always)
@@ -72,23 +66,13 @@ from .exits import (  # noqa: F401  (GameSummary.exit_code picks one; re-exporte
 from .lifeline import Lifeline, ReadyFile
 from .limits import SearchLimit
 from .pauses import RecentPauses, StallWatch, TurnTrace, tracing
-from .referee_files import (  # noqa: F401  (TEMP_NAME_TEMPLATE and temp_name: re-exported)
-    TEMP_NAME_TEMPLATE,
-    FileLines,
-    FileReader,
-    TempNamesTaken,
-    create_temp_file,
-    temp_name,
-)
+from .referee_files import FileLines, FileReader, MoveWriter
 from .rules import Move, check_player_name, format_move_line
 from .search_log import SearchLog
-from .turns import (  # noqa: F401  (re-exported: the protocol's helpers have always lived here)
-    COARSEST_TIMESTAMP,
+from .file_turns import (  # noqa: F401  (re-exported: the protocol's helpers have always lived here)
     END_FILE,
-    FIRST_TURN_SLACK,
     MOVE_FILE,
     OPENING_FILE,
-    REFEREE_TICK,
     Abort,
     Finish,
     Look,
@@ -117,45 +101,11 @@ CLEANUP_PATTERNS = (
 )
 
 
-#: Default seconds the protocol files may be missing in a joined game before it counts as aborted.
-VANISH_GRACE = 2.0
-
-#: How many times a rename onto move_file is retried on PermissionError (Windows), each retry only
-#: while the referee's limit allows it; then the line is written in place (docs/protocol.md,
-#: "Writing a move safely").
-REPLACE_ATTEMPTS = 20
-REPLACE_RETRY_SLEEP = 0.01
-#: Windows refuses a rename while another process has the target open: retrying helps. On POSIX
-#: a refused rename stays refused (sticky directory, move_file owned by another user): write in
-#: place at once.
-RENAME_REFUSAL_IS_TRANSIENT = os.name == "nt"
-
 #: Longest time a quiet watchdog-backed loop trusts unchanged file identities without reading
 #: the files (a backstop for filesystems whose events or timestamps miss a change).
 FULL_LOOK_INTERVAL = 0.25
 #: Looks at a directory whose files keep changing while they are read, before deciding anyway.
 LOOK_ATTEMPTS = 3
-
-#: Timestamp steps a coarse filesystem may have (whole seconds; FAT's two), tried in turn when a
-#: write did not raise move_file's mtime.
-TIMESTAMP_GRANULES_NS = (1_000_000_000, 2_000_000_000)
-
-
-def default_silence(time_limit: float) -> float:
-    """Seconds without any change in a joined game's files before it counts as aborted: ``max(3 * limit, 30)``.
-
-    Nothing legitimate keeps a live game silent for much longer than one limit: the referee calls
-    a time-out at the limit. Three limits, and never under 30 s, leave room for an agent started
-    with a shorter ``--time-limit`` than the referee's, and for a badly stalled machine.
-    """
-    return max(3.0 * time_limit, 30.0)
-
-#: Pause between two writes when move_file's mtime did not go up and could not be set
-#: (docs/protocol.md, "Writing a move safely").
-REWRITE_PAUSE = 0.05
-
-
-
 
 def matches_cleanup(filename: str) -> bool:
     """True when the referee's start/exit clean-up would delete a file of this name."""
@@ -311,7 +261,8 @@ class FileProtocolAgent:
         self.opening_path = self.directory / OPENING_FILE
         self.end_path = self.directory / END_FILE
         self.go_path = self.directory / f"{self.name}.go"
-        self._temp_path: Path | None = None  # the move's temp file while it exists
+        self.writer = MoveWriter(self.move_path, say_once=self._say_once, on_coarse=self._say_coarse,
+                                 too_late=self._rewrite_too_late)
         #: Reads the protocol files as the referee does, each version once (agent.referee_files).
         self.reader = FileReader(self.encoding)
         self.watcher = DirectoryWatcher(self.directory, use_watchdog=use_watchdog, interval=poll_interval,
@@ -373,7 +324,7 @@ class FileProtocolAgent:
                     full = self.watcher.wait() or self.watcher.backend != "watchdog"
         finally:
             self.watcher.stop()
-            self._remove_temp()
+            self.writer.remove_temp()
             if self.ready_file is not None:
                 self.ready_file.withdraw()
 
@@ -521,7 +472,7 @@ class FileProtocolAgent:
             self._explain_unwritten(move)
             return
         line = format_move_line(self.name, move)
-        landed = self._write_move(line, hard_deadline)
+        landed = self.writer.write(line, hard_deadline)
         # Late: the first write after the planned deadline (later rewrites on coarse timestamps
         # are waits, not pauses).
         self.pauses.record(late=(landed or time.perf_counter()) - deadline, stall=stalls.stall())
@@ -549,144 +500,14 @@ class FileProtocolAgent:
         self.decider.unwritten(move, lines.last if lines is not None else None)
         self._log_notes()
 
-    def _write_move(self, line: str, hard_deadline: float) -> float | None:
-        """Put ``line`` into move_file and make sure its mtime went up (docs/protocol.md, "Writing a
-        move safely"). Returns when (perf_counter) the first write landed, None if none did.
-
-        The referee recorded move_file's mtime just before it created my .go, and nobody writes
-        move_file after that but me: the mtime seen now is the one to beat. A write that did not
-        beat it (whole-second timestamps, or an mtime someone set in the future) gets the first
-        whole second above it as its timestamp (:meth:`_raise_mtime`); where that is refused, the
-        line is rewritten after the next whole second (else 50 ms), until the referee's latest
-        possible limit."""
-        before = _stat(self.move_path)
-        before_ns = before.st_mtime_ns if before is not None else -1
-        attempt = 0
-        landed = None
-        while True:
-            attempt += 1
-            try:
-                self._write_once(line, hard_deadline)
-                if landed is None:
-                    landed = time.perf_counter()
-            except OSError as error:  # disk full, a locked file, a read-only mount...
-                if time.perf_counter() + REWRITE_PAUSE > hard_deadline:
-                    log.error("could not write my move to %s: %s; the referee will not see it", self.move_path, error)
-                    return landed
-                log.warning("writing my move failed (%s); retrying", error)
-                time.sleep(REWRITE_PAUSE)
-                continue
-            after = _stat(self.move_path)
-            if after is not None and after.st_mtime_ns > before_ns:
-                if attempt > 1:
-                    log.info("move_file mtime went up after %d writes (coarse timestamps)", attempt)
-                return landed
-            coarse = _whole_seconds(after)
-            if coarse:
-                self._say_coarse()
-            if after is not None and self._raise_mtime(before_ns):
-                log.info("my write left %s's mtime at the referee's record of it (%s); set it to the next whole "
-                         "second", MOVE_FILE, "coarse timestamps" if coarse else "an mtime in the future")
-                return landed
-            pause = REWRITE_PAUSE
-            if coarse:
-                # Land just past the next whole second: the first moment a write can register.
-                # The filesystem's clock may lag time.time() by a scheduler tick, hence 15 ms.
-                now = time.time()
-                pause = max(min(math.floor(now - 0.015) + 1.015 - now, REWRITE_PAUSE), 0.001)
-            if time.perf_counter() + pause > hard_deadline:
-                log.error("move_file mtime did not go up after %d writes; the referee may not see my move", attempt)
-                return landed
-            log.debug("move_file mtime did not go up (coarse timestamps?); rewriting in %.0f ms", pause * 1000)
-            time.sleep(pause)
-            go_id = _identity_or_none(self.go_path)
-            if go_id is None or self._turn_is_over(go_id):
-                return landed  # game over or the .go gone: a rewrite now could only land outside my turn
-
-    def _raise_mtime(self, before_ns: int) -> bool:
-        """Give move_file the first timestamp above the referee's record ``before_ns`` that the
-        filesystem keeps: the next whole second, else the one after (FAT keeps even seconds). True
-        once its mtime is above ``before_ns``.
-
-        The referee only asks whether the mtime went up (docs/protocol.md, "What the referee does"):
-        waiting for the clock to reach the next second can take until after its last look at a 1 s
-        limit. The stamp is what a write just after that second would have carried, at most one
-        granule ahead of the clock (or of a future mtime someone else set)."""
-        for granule in TIMESTAMP_GRANULES_NS:
-            try:
-                self._set_mtime((before_ns // granule + 1) * granule)
-            except OSError:  # not the file's owner (written in place into another user's file)
-                return False
-            after = _stat(self.move_path)
-            if after is not None and after.st_mtime_ns > before_ns:
-                return True
-        return False
-
-    def _set_mtime(self, mtime_ns: int) -> None:
-        """Set move_file's mtime; a method so tests can stand in for coarse filesystems."""
-        os.utime(self.move_path, ns=(os.stat(self.move_path).st_atime_ns, mtime_ns))
+    def _rewrite_too_late(self) -> bool:
+        """The game is over or my .go gone: a rewrite now could only land outside my turn."""
+        go_id = _identity_or_none(self.go_path)
+        return go_id is None or self._turn_is_over(go_id)
 
     def _say_coarse(self) -> None:
         self.decider.note_coarse()
         self._log_notes()
-
-    def _write_once(self, line: str, hard_deadline: float) -> None:
-        """One write of ``line`` onto move_file: a temp file renamed over it, or in place if the rename is refused."""
-        data = line.encode("ascii")
-        try:
-            self._temp_path = create_temp_file(self.directory, data)
-        except TempNamesTaken as error:
-            self._say_once("temp-taken", logging.WARNING,
-                           f"could not create my temp file in {self.directory}: {error.strerror} (files or symlinks "
-                           f"planted there?); writing my move into {MOVE_FILE} in place instead")
-            self._write_in_place(data)
-            return
-        try:
-            attempt = 0
-            while True:
-                try:
-                    self._replace(self._temp_path, self.move_path)
-                    self._temp_path = None  # renamed: nothing of mine is left at that name
-                    return
-                except PermissionError as error:
-                    refused = error
-                attempt += 1
-                # Windows: someone (the referee) has move_file open this instant; retry while time allows.
-                if (not RENAME_REFUSAL_IS_TRANSIENT or attempt >= REPLACE_ATTEMPTS
-                        or time.perf_counter() + REPLACE_RETRY_SLEEP > hard_deadline):
-                    break
-                time.sleep(REPLACE_RETRY_SLEEP)
-        finally:
-            self._remove_temp()  # on every path: a refused rename, a vanished directory, an interrupt
-        self._say_once("in-place", logging.WARNING,
-                       f"cannot rename onto {MOVE_FILE} ({refused.strerror or refused}; a sticky shared directory "
-                       f"where another user owns it?): writing my moves into it in place instead")
-        self._write_in_place(data)
-
-    def _write_in_place(self, data: bytes) -> None:
-        """Overwrite move_file without truncating it first: the line and a blank line in one write
-        (the referee stops reading at the blank line, so older text behind it never counts), then
-        cut the file after the line. Never creates move_file (the referee's: docs/protocol.md, "The files")."""
-        fd = os.open(self.move_path, os.O_WRONLY | getattr(os, "O_BINARY", 0))
-        try:
-            written = os.write(fd, data + b"\n")
-            if written != len(data) + 1:
-                raise OSError(errno.ENOSPC, f"short write ({written} of {len(data) + 1} bytes)")
-            os.ftruncate(fd, len(data))
-        finally:
-            os.close(fd)
-
-    def _replace(self, source: Path, target: Path) -> None:
-        """The atomic rename; a method so tests can stand in for odd filesystems."""
-        os.replace(source, target)
-
-    def _remove_temp(self) -> None:
-        path, self._temp_path = self._temp_path, None
-        if path is not None:
-            try:
-                os.remove(path)
-            except OSError:
-                pass
 
     def _say_once(self, key: str, level: int, message: str) -> None:
         if key not in self._said:

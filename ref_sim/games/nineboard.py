@@ -1,6 +1,6 @@
 """Nine-board tic-tac-toe: nine 3x3 boards, the move's cell sends the opponent to that board.
 
-Rules (issue 6): the first move may go anywhere; after that the mover must play in the board
+Rules: the first move may go anywhere; after that the mover must play in the board
 numbered like the cell of the previous move, unless that board is full, in which case any empty
 cell of any board will do. The first player to make three in a row on *any* board wins the game at
 once (there are no local wins to collect, unlike Ultimate Tic-Tac-Toe). All 81 cells full with no
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 
-from ..rules import BOARD_MOVES, FULL, WINS, IllegalMoveError, InvalidMoveError, O, X
+from agent.rules import BOARD_MOVES, FULL, WINS, IllegalMoveError, InvalidMoveError, O, X
 from .base import SYMBOLS
 from .tictactoe import DRAW, LOCAL_VALUE, THREATS, WIN_NEXT
 

@@ -1,4 +1,4 @@
-"""The file protocol's decisions (agent/turns.py), case by case, without files, threads or clocks.
+"""The file protocol's decisions (agent/file_turns.py), case by case, without files, threads or clocks.
 
 Each case is a short story: the looks the agent takes at the referee's directory, in order, and
 what the decider must answer to each. ``Dir`` builds a look the way the files would show it.
@@ -13,8 +13,8 @@ import pytest
 
 from agent.referee_files import FileLines
 from agent.rules import Move, Position, parse_move_line
-from agent.turns import (
-    OUT_OF_TURN_WAIT,
+from agent.clock import OUT_OF_TURN_WAIT
+from agent.file_turns import (
     Abort,
     Finish,
     Look,

@@ -6,7 +6,7 @@ and its move text.
 
 from __future__ import annotations
 
-from ..rules import IllegalMoveError, O, X
+from agent.rules import IllegalMoveError, O, X
 
 SYMBOLS = "XO"
 

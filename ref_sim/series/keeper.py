@@ -1,0 +1,167 @@
+"""Nothing a bot starts outlives its game: each bot runs under a keeper (Linux), a small Python
+process that is its parent and a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``).
+
+A bot's processes stay in the keeper's tree whatever they do: a ``setsid`` child leaves the
+bot's session and process group (out of reach of ``killpg``), a double-forked grandchild loses its
+parent, but an orphan is handed to the nearest subreaper above it, the keeper, not to init. So:
+
+* the bot is its main process, as in bwrap's sandbox (its pid 1): once it exits, the keeper ends
+  every process of its tree (found through ``/proc`` by parent links, again until none is left,
+  so a fork bomb is outrun) and exits with the bot's own status (a bot killed by a signal: the
+  keeper ends by the same signal);
+* asked to stop (SIGTERM, which :func:`ref_sim.stops.kill_tree` sends first), it ends the whole
+  tree at once, the bot too;
+* when the runner that started it dies, even by SIGKILL (``PR_SET_PDEATHSIG``, then the keeper
+  has another parent; the signal alone also comes when a runner's thread ends), the bot has
+  three seconds to see it and exit by itself (ours do: :mod:`agent.lifeline`), then its tree is
+  ended;
+* its standard input and output are the null device once the bot runs, so a pipe to the bot
+  (``uttt-stdio``) ends when the bot's end of it does; it writes nothing.
+
+Each game's bots have keepers of their own, so a runner playing games at once ends each game's
+processes and only those. What it cannot stop: a bot without ``--isolate``'s sandbox runs as you,
+and can kill its keeper (its parent) first; its orphans then go to init. In bwrap's sandbox the
+keeper is out of its sight (another pid namespace). Elsewhere than Linux (no subreaper) bots
+start as before, and their process group is ended.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+#: Child subreapers are Linux's (3.4 and later).
+AVAILABLE = sys.platform.startswith("linux")
+
+#: Run as ``python -I -S -c KEEPER RUNNER_PID COMMAND...``.  Standard library only, no site: the
+#: bot runs some 60 ms after Popen at load 6 on 2 cores (a bare Python start; 2 ms without a
+#: keeper), and the keeper sits in ``sigwaitinfo`` (no CPU) while the bot plays.
+KEEPER = r"""
+import os, signal, sys, time
+
+PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
+#: SIGTERM and SIGINT: end the tree now; SIGHUP: the runner is gone (the death signal asked for).
+STOPS = {signal.SIGTERM, signal.SIGHUP, signal.SIGINT}
+#: Seconds a bot has, once the runner is gone, to end by itself before its tree is ended.
+GRACE = 3.0
+#: Blocked for good and taken with sigwaitinfo: no handler ever interrupts the keeper.
+WATCHED = STOPS | {signal.SIGCHLD}
+
+
+def say(text):
+    try:
+        os.write(2, text.encode(errors="replace"))
+    except OSError:
+        pass
+
+
+def tree(root):
+    # Every process below root, by parent links (/proc/PID/stat's 4th field).
+    children = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open("/proc/%s/stat" % name, "rb") as handle:
+                    parent = int(handle.read().rpartition(b")")[2].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(parent, []).append(int(name))
+    found, todo = [], [root]
+    while todo:
+        for pid in children.get(todo.pop(), ()):
+            found.append(pid)
+            todo.append(pid)
+    return found
+
+
+def reap():
+    # Collect the children that have exited (the bot's status kept); False once none is left.
+    global status
+    while True:
+        try:
+            pid, code = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return False
+        if pid == 0:
+            return True
+        if pid == bot:
+            status = code
+
+
+def end_tree():
+    # SIGKILL to every process of the tree, again until none is left (what forks meanwhile is
+    # handed to the keeper when its parent dies, and found by the next look).
+    for _ in range(2000):
+        found = tree(me)
+        if not found:
+            break
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if not reap():
+            break
+        time.sleep(0.001)
+
+
+me, runner, command = os.getpid(), int(sys.argv[1]), sys.argv[2:]
+signal.signal(signal.SIGCHLD, lambda signum, frame: None)   # never discarded, even blocked
+signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
+try:
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGHUP, 0, 0, 0)
+except (ImportError, OSError, AttributeError):
+    say("keeper: no prctl here: what the bot detaches may outlive its game\n")
+bot, status = os.fork(), None
+if bot == 0:
+    try:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, WATCHED)
+        os.execvp(command[0], command)
+    except BaseException as error:
+        say("could not start: %s\n" % error)
+    os._exit(127)
+null = os.open(os.devnull, os.O_RDWR)
+os.dup2(null, 0)
+os.dup2(null, 1)
+os.close(null)
+# The runner gone (its death signal, or before it was asked for): the bot has a grace to see it
+# and end by itself, as ours do (agent.lifeline), then its tree is ended.
+gone_at = time.monotonic() if os.getppid() != runner else None
+while reap() and status is None:
+    if gone_at is None:
+        signum = signal.sigwaitinfo(WATCHED).si_signo
+    else:
+        left = gone_at + GRACE - time.monotonic()
+        if left <= 0:
+            break
+        info = signal.sigtimedwait(WATCHED, left)
+        signum = info.si_signo if info is not None else None
+    if signum == signal.SIGHUP:
+        # Also sent when only the runner's thread that started the keeper ends (a game's
+        # thread): the runner is gone only once the keeper has another parent.
+        if os.getppid() != runner:
+            gone_at = gone_at or time.monotonic()
+    elif signum in STOPS:
+        break
+end_tree()                              # what the bot left running goes with it
+code = os.waitstatus_to_exitcode(status) if status is not None else -signal.SIGKILL
+if code < 0:                            # ended by a signal: the keeper too, by the same one
+    try:
+        signal.signal(-code, signal.SIG_DFL)    # (SIGKILL has no handler to reset)
+    except (OSError, ValueError):
+        pass
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {-code})
+    os.kill(me, -code)
+os._exit(code if code >= 0 else 128 - code)
+"""
+
+
+def wrapped(command: list[str]) -> list[str]:
+    """``command`` run under a keeper of this process (the runner), where keepers exist."""
+    if not AVAILABLE:
+        return list(command)
+    return [sys.executable, "-I", "-S", "-c", KEEPER, str(os.getpid()), *command]
