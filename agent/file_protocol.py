@@ -66,7 +66,7 @@ from .exits import (  # noqa: F401  (GameSummary.exit_code picks one; re-exporte
 from .lifeline import Lifeline, ReadyFile
 from .limits import SearchLimit
 from .pauses import RecentPauses, StallWatch, TurnTrace, tracing
-from .referee_files import FileLines, FileReader, MoveWriter
+from .referee_files import FileLines, FileReader, MoveWriter, stat_or_none
 from .rules import Move, check_player_name, format_move_line
 from .search_log import SearchLog
 from .file_turns import (  # noqa: F401  (re-exported: the protocol's helpers have always lived here)
@@ -165,24 +165,14 @@ class GameSummary:
         return f"{self.name} {self.result}: {printable(self.end_text)}"
 
 
-def _stat(path: Path):
-    try:
-        return os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-
-
 def _identity(st) -> tuple:
     return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
 
 
 def _identity_or_none(path: Path):
-    st = _stat(path)
+    st = stat_or_none(path)
     return None if st is None else _identity(st)
 
-
-def _whole_seconds(st) -> bool:
-    return st is not None and st.st_mtime_ns % 1_000_000_000 == 0
 
 
 def _seen(st, lines: FileLines | None = None) -> Seen | None:
@@ -360,8 +350,8 @@ class FileProtocolAgent:
         read while my ``.go`` exists, ``end_game`` whenever it does; a file that changes while it
         is read is looked at again."""
         for _ in range(LOOK_ATTEMPTS):
-            opening, move = _stat(self.opening_path), _stat(self.move_path)
-            go, end = _stat(self.go_path), _stat(self.end_path)
+            opening, move = stat_or_none(self.opening_path), stat_or_none(self.move_path)
+            go, end = stat_or_none(self.go_path), stat_or_none(self.end_path)
             texts = {}
             if read:
                 if end is not None:
@@ -437,7 +427,7 @@ class FileProtocolAgent:
     def _stat_look(self) -> Look:
         """The files' identities now, for the checks while I think and write: nothing read, and the
         watcher's removals left for the next full look (they tell a new .go after my write)."""
-        opening, end, go, move = (_stat(path) for path in (self.opening_path, self.end_path, self.go_path,
+        opening, end, go, move = (stat_or_none(path) for path in (self.opening_path, self.end_path, self.go_path,
                                                             self.move_path))
         return Look(opening=_seen(opening), move=_seen(move), end=_seen(end), go=_seen(go), now=time.monotonic(),
                     wall=time.time())

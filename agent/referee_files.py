@@ -364,7 +364,7 @@ class FileReader:
             os.close(fd)
         self.reads += 1
         version = _version(st)
-        racy = RACY_SECONDS_COARSE if st.st_mtime_ns % 1_000_000_000 == 0 else RACY_SECONDS
+        racy = RACY_SECONDS_COARSE if whole_seconds(st) else RACY_SECONDS
         if _version(after) == version and started - st.st_mtime_ns / 1e9 > racy:
             self._known[key] = (version, lines)
         else:
@@ -439,7 +439,7 @@ class MoveWriter:
         whole second above it as its timestamp (:meth:`_raise_mtime`); where that is refused, the
         line is rewritten after the next whole second (else 50 ms), until the referee's latest
         possible limit."""
-        before = _stat_or_none(self.move_path)
+        before = stat_or_none(self.move_path)
         before_ns = before.st_mtime_ns if before is not None else -1
         attempt = 0
         landed = None
@@ -456,12 +456,12 @@ class MoveWriter:
                 log.warning("writing my move failed (%s); retrying", error)
                 time.sleep(REWRITE_PAUSE)
                 continue
-            after = _stat_or_none(self.move_path)
+            after = stat_or_none(self.move_path)
             if after is not None and after.st_mtime_ns > before_ns:
                 if attempt > 1:
                     log.info("move_file mtime went up after %d writes (coarse timestamps)", attempt)
                 return landed
-            coarse = after is not None and after.st_mtime_ns % 1_000_000_000 == 0
+            coarse = whole_seconds(after)
             if coarse:
                 self._on_coarse()
             if after is not None and self._raise_mtime(before_ns):
@@ -496,7 +496,7 @@ class MoveWriter:
                 self._set_mtime((before_ns // granule + 1) * granule)
             except OSError:  # not the file's owner (written in place into another user's file)
                 return False
-            after = _stat_or_none(self.move_path)
+            after = stat_or_none(self.move_path)
             if after is not None and after.st_mtime_ns > before_ns:
                 return True
         return False
@@ -565,8 +565,15 @@ class MoveWriter:
                 pass
 
 
-def _stat_or_none(path: Path):
+def stat_or_none(path: Path):
+    """``os.stat(path)``, or None where nothing is there (the file, or the directory, is gone)."""
     try:
         return os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
+
+
+def whole_seconds(st) -> bool:
+    """A whole-second modification time: a filesystem with coarse timestamps (by chance about
+    once in 10^9 on a fine-grained one)."""
+    return st is not None and st.st_mtime_ns % 1_000_000_000 == 0
