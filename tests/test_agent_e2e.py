@@ -56,7 +56,8 @@ class Player:
         assert "waiting in" in self.early, (self.early, self.process.poll())
         return self
 
-    def wait_ready(self, timeout: float = 10.0) -> None:
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        """A hang guard, not a timing: at load 20 on two cores an agent took more than 10 s."""
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             if self.log_file.exists() and "watching" in self.log_file.read_text():
