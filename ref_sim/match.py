@@ -6,17 +6,15 @@ A front-end of :class:`ref_sim.series.command.SeriesCommand`: its options, serie
 
 from __future__ import annotations
 
-import random
 import sys
 from pathlib import Path
 
 from ref_sim import cli_common
 from ref_sim.referees.file_protocol import check_encoding, check_time_limit, locale_encoding
-from ref_sim.series import command, isolation, launch, realbots, stats
+from ref_sim.series import command, isolation, launch, stats
 from ref_sim.series.file_games import EXIT_WAIT, FORMAT, STARTUP_WAIT, FileGames, FileGameSettings
-from ref_sim.series.loop import series_settings
 from ref_sim.series.report import describe, report_lines, summarize
-from ref_sim.series.specs import agent_spec, keep_recorded_names
+from ref_sim.series.specs import agent_spec
 
 __all__ = ["main", "build_parser", "describe", "locale_encoding", "SPRT_MAX_GAMES"]
 
@@ -78,37 +76,34 @@ def build_parser():
     return parser
 
 
-class Match(command.SeriesCommand):
-    """A series through the referee's files (see the module docstring)."""
+class Match(command.HeadToHead):
+    """A series through the referee's files."""
 
     module, prefix = MODULE, "uttt-match-"
+    flags = {"time_limit": "--time-limit", "paired": "--paired", "encoding": "--encoding",
+             "sprt": "--sprt"}
 
     def build_parser(self):
         return build_parser()
 
+    def spec(self, text: str):
+        return agent_spec(text)
+
     def check(self, parser, args) -> None:
-        command.check_agents(parser, args, "agent")
+        super().check(parser, args)
         stats.check_sprt_option(parser, args.sprt)
+
+    def given(self, args) -> dict:
+        return {"time_limit": args.time_limit, "paired": args.paired, "encoding": args.encoding,
+                "sprt": args.sprt}
+
+    def defaults(self) -> dict:
+        return {"time_limit": 10.0, "paired": True, "encoding": None, "sprt": None, "games": None}
 
     def settle(self, args) -> None:
         if args.encoding is not None:
             args.encoding = check_encoding(args.encoding)
-        given = {"agents": None if args.agent1 is None else [args.agent1, args.agent2],
-                 "time_limit": args.time_limit, "paired": args.paired, "encoding": args.encoding,
-                 "seed": args.seed, "sprt": args.sprt, "games": args.games,
-                 "isolate": isolation.recorded_setting(isolation.from_args(args))}
-        defaults = {"agents": None, "time_limit": 10.0, "paired": True, "encoding": None,
-                    "seed": random.randrange(2 ** 32), "sprt": None, "games": None, "isolate": None}
-        flags = {"agents": "AGENT1 AGENT2", "time_limit": "--time-limit", "paired": "--paired",
-                 "encoding": "--encoding", "seed": "--seed", "sprt": "--sprt", "games": "--games",
-                 "isolate": "--isolate"}
-        self.settings, self.before = series_settings(Path(args.out) if args.out else None,
-                                                       args.resume, given, defaults, flags)
-        self.specs = [agent_spec(text) for text in self.settings["agents"]]
-        if self.before is not None:
-            keep_recorded_names(self.specs, self.before.get("names"))
-        self.names = realbots.side_names(self.specs)    # a clash of names: refused before any game
-        args.isolated_as_recorded = isolation.resume_setting(args, self.settings["isolate"])
+        super().settle(args)
 
     def ready(self, parser, args) -> None:
         settings = self.settings
@@ -132,12 +127,9 @@ class Match(command.SeriesCommand):
                 "encoding": args.encoding, "games": args.games, "sprt": args.sprt,
                 "isolate": isolation.recorded_setting(isolation.from_args(args))}
 
-    def slots(self) -> list[command.Slot]:
-        return [command.Slot(k, 0, k) for k in range(1, self.args.games + 1)]
-
     def header(self, runner, out: Path, kept: bool) -> str:
-        args, names, specs = self.args, self.names, self.specs
-        return (f"{names[0]}: {specs[0].template}\n{names[1]}: {specs[1].template}\n"
+        args = self.args
+        return (f"{self.bots_lines()}\n"
                 f"series seed {args.seed}; {args.games} game{'s' if args.games > 1 else ''}"
                 + (" in pairs" if args.paired else "") + f" at {args.time_limit:g} s per move"
                 + (f", {runner.capacity()} at once" if runner.capacity() > 1 and not runner.remote else "")
@@ -155,11 +147,6 @@ class Match(command.SeriesCommand):
             self.decided = self.figures(done).sprt.decision
         return [FileGames(self.specs, self.names, args.seed, settings, out, paired=args.paired,
                           stop=stop)]
-
-    def progress(self, done: list[dict]) -> command.SeriesProgress:
-        # On a terminal the line is redrawn (not with --show, whose boards scroll).
-        return command.SeriesProgress(self.args.games, self.figures, done,
-                                      terminal=sys.stdout.isatty() and not self.args.show)
 
     def describe(self, game: dict) -> str:
         return describe(game)

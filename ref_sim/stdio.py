@@ -7,7 +7,6 @@ A front-end of :class:`ref_sim.series.command.SeriesCommand`: its options, serie
 
 from __future__ import annotations
 
-import random
 import sys
 from pathlib import Path
 
@@ -15,13 +14,12 @@ from ref_sim import cli_common
 from ref_sim.referees.codingame import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS, EXIT_WAIT,
                                        describe)
 from ref_sim.rules import CODINGAME
-from ref_sim.series import command, isolation, launch, realbots
+from ref_sim.series import command, isolation, launch
 from ref_sim.series.codingame_games import (FORMAT, REPEAT_HINT, STARTUP_WAIT, StdioGames, StdioGameSettings,
                                             run_series)
 from ref_sim.series.command import MAX_TURN_MS, add_timing, seconds_in_ms
-from ref_sim.series.loop import series_settings
 from ref_sim.series.report import report_lines, summarize
-from ref_sim.series.specs import keep_recorded_names, stdio_spec
+from ref_sim.series.specs import stdio_spec
 
 __all__ = ["main", "build_parser", "run_series", "add_timing", "seconds_in_ms", "MAX_TURN_MS",
            "DEFAULT_TURN_MS", "DEFAULT_FIRST_TURN_MS", "DEFAULT_GRACE_MS"]
@@ -76,34 +74,24 @@ def build_parser():
     return parser
 
 
-class Stdio(command.SeriesCommand):
-    """A series through stdin/stdout (see the module docstring)."""
+class Stdio(command.HeadToHead):
+    """A series through stdin/stdout."""
 
-    module, prefix = MODULE, "uttt-stdio-"
+    module, prefix, noun = MODULE, "uttt-stdio-", "program"
+    flags = {"turn_ms": "--turn-ms", "first_turn_ms": "--first-turn-ms", "grace_ms": "--grace-ms"}
 
     def build_parser(self):
         return build_parser()
 
-    def check(self, parser, args) -> None:
-        command.check_agents(parser, args, "program")
+    def spec(self, text: str):
+        return stdio_spec(text)
 
-    def settle(self, args) -> None:
-        given = {"agents": None if args.agent1 is None else [args.agent1, args.agent2],
-                 "turn_ms": args.turn_ms, "first_turn_ms": args.first_turn_ms,
-                 "grace_ms": args.grace_ms, "seed": args.seed, "games": args.games,
-                 "isolate": isolation.recorded_setting(isolation.from_args(args))}
-        defaults = {"agents": None, "turn_ms": DEFAULT_TURN_MS, "first_turn_ms": DEFAULT_FIRST_TURN_MS,
-                    "grace_ms": DEFAULT_GRACE_MS, "seed": random.randrange(2 ** 32), "games": 2,
-                    "isolate": None}
-        flags = {"agents": "AGENT1 AGENT2", "turn_ms": "--turn-ms", "first_turn_ms": "--first-turn-ms",
-                 "grace_ms": "--grace-ms", "seed": "--seed", "games": "--games", "isolate": "--isolate"}
-        self.settings, self.before = series_settings(Path(args.out) if args.out else None,
-                                                     args.resume, given, defaults, flags)
-        self.specs = [stdio_spec(text) for text in self.settings["agents"]]
-        if self.before is not None:
-            keep_recorded_names(self.specs, self.before.get("names"))
-        self.names = realbots.side_names(self.specs)    # a clash of names: refused before any game
-        args.isolated_as_recorded = isolation.resume_setting(args, self.settings["isolate"])
+    def given(self, args) -> dict:
+        return {key: getattr(args, key) for key in TIMING}
+
+    def defaults(self) -> dict:
+        return {"turn_ms": DEFAULT_TURN_MS, "first_turn_ms": DEFAULT_FIRST_TURN_MS,
+                "grace_ms": DEFAULT_GRACE_MS, "games": 2}
 
     def ready(self, parser, args) -> None:
         args.games = command.whole_pairs(self.settings["games"], True, self.before, self.say,
@@ -116,13 +104,10 @@ class Stdio(command.SeriesCommand):
                 **{key: settings[key] for key in TIMING},
                 "isolate": isolation.recorded_setting(isolation.from_args(self.args))}
 
-    def slots(self) -> list[command.Slot]:
-        return [command.Slot(k, 0, k) for k in range(1, self.args.games + 1)]
-
     def header(self, runner, out: Path, kept: bool) -> str:
         games = self.args.games
         turn_ms, first_turn_ms, grace_ms = (self.settings[key] for key in TIMING)
-        return (f"{self.names[0]}: {self.specs[0].template}\n{self.names[1]}: {self.specs[1].template}\n"
+        return (f"{self.bots_lines()}\n"
                 f"series seed {self.settings['seed']}; {games} game{'s' if games > 1 else ''} at "
                 f"{turn_ms:g} ms per turn (first {first_turn_ms:g} ms, grace {grace_ms:g} ms); "
                 + (f"on {len(runner.slots())} cluster worker(s), {runner.capacity()} at once; "
@@ -136,10 +121,6 @@ class Stdio(command.SeriesCommand):
         show = (lambda text: print(text, flush=True)) if self.args.show else None
         return [StdioGames(self.specs, self.names, self.settings["seed"], settings, out, show=show,
                            stop=stop)]
-
-    def progress(self, done: list[dict]) -> command.SeriesProgress:
-        return command.SeriesProgress(self.args.games, self.figures, done,
-                                      terminal=sys.stdout.isatty() and not self.args.show)
 
     def describe(self, game: dict) -> str:
         return describe(game)

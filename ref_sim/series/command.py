@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import random
 import sys
 import threading
 from dataclasses import dataclass
@@ -20,8 +21,10 @@ from ref_sim import stops
 from ref_sim.referees.codingame import DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS
 from ref_sim.referees.file_protocol import locale_encoding
 from ref_sim.series import cluster, isolation, launch, records
+from ref_sim.series import realbots
 from ref_sim.series.loop import (append_game, capped_concurrency, conclude, play_games, prepare_out,
-                                 run_in, went_wrong)
+                                 run_in, series_settings, went_wrong)
+from ref_sim.series.specs import keep_recorded_names
 from ref_sim.series.progress import Progress
 
 #: --turn-ms and the others above an hour are a typo.
@@ -108,7 +111,7 @@ def add_run_options(parser, what: str = "series", seeds: str = "openings, who mo
     """--seed, --out, --resume, --concurrency, --show, -q: how a series (``what``) is run."""
     parser.add_argument("--seed", type=int,
                         help=f"seed of the {what}: {seeds} (default: random, printed)")
-    parser.add_argument("--out", help=f"directory for the {what}'s games, logs and records "
+    parser.add_argument("--out", help=f"directory for the games, logs and records of the {what} "
                                       "(default: a new temporary directory)")
     parser.add_argument("--resume", action="store_true",
                         help=f"continue the {what} in --out with the settings it recorded: games "
@@ -336,3 +339,53 @@ class SeriesCommand:
 
     def annotate(self, slot: Slot, game: dict) -> None:
         """What a game's line holds beyond its series' (a tournament's pairing)."""
+
+
+class HeadToHead(SeriesCommand):
+    """A series between two bots (match, stdio): AGENT1 AGENT2, series.json, one series of games.
+    A subclass gives its own settings (:meth:`given`, :meth:`defaults`, :attr:`flags`) and
+    how it reads a bot (:meth:`spec`)."""
+
+    noun = "agent"
+    flags: dict = {}                # each of its own settings' option, for messages
+
+    def spec(self, text: str):
+        raise NotImplementedError
+
+    def given(self, args) -> dict:
+        """Its own settings as the command line gives them (None: left out)."""
+        return {}
+
+    def defaults(self) -> dict:
+        """Its own settings in a new series (``games`` among them)."""
+        return {}
+
+    def check(self, parser, args) -> None:
+        check_agents(parser, args, self.noun)
+
+    def settle(self, args) -> None:
+        given = {"agents": None if args.agent1 is None else [args.agent1, args.agent2],
+                 "seed": args.seed, "games": args.games, **self.given(args),
+                 "isolate": isolation.recorded_setting(isolation.from_args(args))}
+        defaults = {"agents": None, "seed": random.randrange(2 ** 32), **self.defaults(),
+                    "isolate": None}
+        flags = {"agents": "AGENT1 AGENT2", "seed": "--seed", "games": "--games", **self.flags,
+                 "isolate": "--isolate"}
+        self.settings, self.before = series_settings(Path(args.out) if args.out else None,
+                                                     args.resume, given, defaults, flags)
+        self.specs = [self.spec(text) for text in self.settings["agents"]]
+        if self.before is not None:
+            keep_recorded_names(self.specs, self.before.get("names"))
+        self.names = realbots.side_names(self.specs)    # a clash of names: refused before any game
+        args.isolated_as_recorded = isolation.resume_setting(args, self.settings["isolate"])
+
+    def slots(self) -> list[Slot]:
+        return [Slot(k, 0, k) for k in range(1, self.args.games + 1)]
+
+    def bots_lines(self) -> str:
+        return "\n".join(f"{name}: {spec.template}" for name, spec in zip(self.names, self.specs))
+
+    def progress(self, done: list[dict]) -> SeriesProgress:
+        # On a terminal the line is redrawn (not with --show, whose boards scroll).
+        return SeriesProgress(self.args.games, self.figures, done,
+                              terminal=sys.stdout.isatty() and not self.args.show)
