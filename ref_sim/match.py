@@ -27,7 +27,7 @@ agents:
   seed, seed:depth=N      a typical student bot (line-count minimax, depth 3 or N)
   agent                   our agent, full strength
   agent:depth=N, agent:nodes=N   our agent at a fixed depth / node count
-  eager, flood, flood:rate=N, nbsp   hostile players (docs/hostile.md)
+  eager, flood, flood:rate=N, nbsp   hostile players (docs/bench.md: the built-ins)
   "COMMAND"               any command; placeholders {name} {dir} {time_limit} {seed}
                           {encoding} {python}, e.g. "python my_bot.py {name} --dir {dir}";
                           it runs in the game directory (docs/real-bots.md)
@@ -39,13 +39,7 @@ output (agent 1's view; error bars at 95 %, pentanomial over pairs when paired):
   Ptnml(0-2): [pairs scoring 0, 1/2, 1, 3/2, 2 points]
   SPRT: llr L (p%), lbound a, ubound b
 
-files in --out: series.json (the settings --resume continues from), games.jsonl (one JSON
-line per game, docs/formats.md), logs/.  Without --out: a temporary directory, deleted at
-the end but for the logs of games that went wrong (kept in a uttt-logs-* folder).
-
-exit codes: 0 the series ran, 1 an agent could not start in the first game, 2 bad
-arguments, 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (the last line gives the command that
-continues the series), 141 the output was closed (| head).
+""" + command.files_and_exits("agent") + """
 
 examples:
   python -m ref_sim.match agent random --games 1 --time-limit 1 --show

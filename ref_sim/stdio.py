@@ -45,13 +45,7 @@ output (agent 1's view; error bars at 95 %, pentanomial over pairs):
   Ptnml(0-2): [pairs scoring 0, 1/2, 1, 3/2, 2 points]
   Distinct games: D of N
 
-files in --out: series.json (the settings --resume continues from), games.jsonl (one JSON
-line per game, docs/formats.md), logs/.  Without --out: a temporary directory, deleted at
-the end but for the logs of games that went wrong (kept in a uttt-logs-* folder).
-
-exit codes: 0 the series ran, 1 a program could not start in the first game, 2 bad
-arguments, 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (the last line gives the command that
-continues the series), 141 the output was closed (| head).
+""" + command.files_and_exits("program") + """
 
 examples:
   python -m ref_sim.stdio agent random --games 2

@@ -39,6 +39,18 @@ def parser_for(module: str, description: str, epilog: str) -> argparse.ArgumentP
                          formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
+def files_and_exits(noun: str) -> str:
+    """The end of a head-to-head series' epilog: its files and exit codes (``noun``: agent, program)."""
+    return f"""\
+files in --out: series.json (the settings --resume continues from), games.jsonl (one JSON
+line per game, docs/formats.md), logs/.  Without --out: a temporary directory, deleted at
+the end but for the logs of games that went wrong (kept in a uttt-logs-* folder).
+
+exit codes: 0 the series ran, 1 {'an' if noun[0] in 'aeiou' else 'a'} {noun} could not start in the first game, 2 bad
+arguments, 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (the last line gives the command that
+continues the series), 141 the output was closed (| head)."""
+
+
 def add_agents(parser, noun: str) -> None:
     """AGENT1 and AGENT2 (``noun``: agent or program), both left out with ``--resume``."""
     parser.add_argument("agent1", metavar="AGENT1", nargs="?",
