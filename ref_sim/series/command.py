@@ -177,8 +177,7 @@ class SeriesProgress:
     def __init__(self, total: int, figures, played: list[dict], terminal: bool) -> None:
         self.line = Progress(total, terminal=terminal, done=len(played))
         self.figures, self.played = figures, list(played)
-        self.terminal = self.line.terminal
-        if self.terminal:
+        if self.line.terminal:
             self.line.update(len(self.played), figures(self.played))
 
     def start(self, pairing: int) -> None:
@@ -198,7 +197,7 @@ class SeriesProgress:
 
 class SeriesCommand:
     """A series command: :meth:`main` is the skeleton every one runs; a subclass says what
-    differs by the attributes and methods marked below."""
+    differs through the attributes and the methods above :meth:`main`.  One instance per run."""
 
     module = ""                     # ref_sim.match: in usage lines and the resume line
     prefix = "uttt-series-"         # of its temporary folder
@@ -213,7 +212,6 @@ class SeriesCommand:
 
     def check(self, parser, args) -> None:
         """Usage errors the parsed command line alone shows."""
-        check_agents(parser, args, "agent")
 
     def settle(self, args) -> None:
         """This run's settings (the recorded ones when resuming) and bots; ValueError, one line."""
@@ -227,9 +225,11 @@ class SeriesCommand:
         raise NotImplementedError
 
     def slots(self) -> list[Slot]:
+        """Every game of the run, in the order they are played."""
         raise NotImplementedError
 
     def header(self, runner, out: Path, kept: bool) -> str:
+        """What is about to be played, said first (``kept``: ``out`` is --out, not temporary)."""
         raise NotImplementedError
 
     def series(self, out: Path, isolate, stop: threading.Event, done: list[dict]) -> list:
@@ -241,12 +241,17 @@ class SeriesCommand:
         raise NotImplementedError
 
     def describe(self, game: dict) -> str:
+        """A finished game in one line."""
         raise NotImplementedError
+
+    def annotate(self, slot: Slot, game: dict) -> None:
+        """What a game's line holds beyond its series' (a tournament's pairing)."""
 
     def after_game(self, out: Path, games: list[dict], game: dict) -> None:
         """A game was just recorded (``games``: all so far)."""
 
     def report(self, games: list[dict]) -> list[str]:
+        """The summary's lines over ``games``."""
         raise NotImplementedError
 
     def more_lines(self) -> list[str]:
@@ -348,9 +353,6 @@ class SeriesCommand:
                         progress=progress, figures=self.figures, decided=self.decided,
                         what=self.what, resume_options=isolation.command_options(isolate),
                         more_lines=pages, **stopped)
-
-    def annotate(self, slot: Slot, game: dict) -> None:
-        """What a game's line holds beyond its series' (a tournament's pairing)."""
 
 
 class HeadToHead(SeriesCommand):
