@@ -12,8 +12,8 @@ the game), a line ``validActionCount`` and that many ``row col`` lines (sorted b
 column), and answers one line ``row col`` (more words after the two numbers are allowed, as a
 message).  Rows and columns run 0-8 over the 9x9 grid from the top-left: cell ``(row, col)``
 is local board ``(row // 3) * 3 + col // 3``, square ``(row % 3) * 3 + col % 3``.  The rules
-are :class:`ref_sim.rules.Game` with ``variant="codingame"``.  Timing and verdicts: see
-:mod:`ref_sim.stdio`'s docstring.
+are :class:`ref_sim.rules.Game` with ``variant="codingame"``.  Timing and verdicts:
+docs/protocol.md, section 11.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
 """The series engine under every runner (match, stdio, tournament, arena, self-play, the cluster).
 
+* :mod:`.command`: the one series command (match, stdio and the tournament describe it) and
+  the options they share; :mod:`.event`: a tournament's pairings, schedule and tables.
 * :mod:`.loop`: the one series loop (:func:`.loop.play_games`), settings and ``--resume``, how a
   run ends; :mod:`.file_games` and :mod:`.codingame_games`: one game of each protocol, its bots
   started, refereed and recorded.

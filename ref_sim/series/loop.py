@@ -11,16 +11,13 @@ series (:class:`AgentCannotStart`, :func:`first_to_exit`).  ``series.json`` (or 
 file) holds the settings that ``--resume`` continues with (:func:`series_settings`); a run
 ends with :func:`conclude`: the logs of the games that went wrong kept, the summary
 (:mod:`ref_sim.series.report`), and after a stop the command that continues it.
-The two agents of a series command line and ``--resume``'s help are :func:`add_agents`,
-:func:`check_agents` and :data:`RESUME_HELP`, the same in every such command.
 
-Used by ref_sim.match, ref_sim.stdio and ref_sim.tournament (their command lines), and
+Used by the series command (:mod:`ref_sim.series.command`: match, stdio, the tournament), and
 ref_sim.arena, ref_sim.selfplay, scripts/train_eval.py and scripts/soak.py (their loops).
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import sys
@@ -140,29 +137,6 @@ def read_games(path: Path) -> tuple[list[dict], int]:
 
 
 # -- settings and --out ------------------------------------------------------------------
-
-RESUME_HELP = ("continue the series in --out with the settings it recorded: games already in "
-               "games.jsonl are not replayed, and they count in the statistics")
-
-
-def add_agents(parser: argparse.ArgumentParser, noun: str) -> None:
-    """AGENT1 and AGENT2 (``noun``: agent or program), both left out with ``--resume``."""
-    parser.add_argument("agent1", metavar="AGENT1", nargs="?",
-                        help=f"{noun} 1 (its score is the one reported); with --resume, leave "
-                             "both out to continue the series as it was")
-    parser.add_argument("agent2", metavar="AGENT2", nargs="?", help=f"{noun} 2")
-
-
-def check_agents(parser: argparse.ArgumentParser, args, noun: str) -> None:
-    """Both agents, or neither with ``--resume --out DIR``: else a usage error."""
-    if args.agent1 is None and not args.resume:
-        parser.error("AGENT1 and AGENT2 are required (or --resume --out DIR, to continue "
-                     "the series in DIR)")
-    if args.agent2 is None and args.agent1 is not None:
-        parser.error(f"AGENT2 is missing: give both {noun}s (or neither, with --resume)")
-    if args.resume and not args.out:
-        parser.error("--resume needs --out (the directory of the series to continue)")
-
 
 @dataclass(frozen=True)
 class SettingsFile:

@@ -20,7 +20,7 @@ Two modes, chosen by whether the stream is a terminal:
   without a thousand redraws.
 
 A tournament keeps one :class:`Progress` per pairing, each with its ``label`` (the line starts
-with it), taking turns on a terminal's line (``ref_sim.tournament.PairingProgress``).
+with it), taking turns on a terminal's line (:class:`ref_sim.series.event.PairingProgress`).
 """
 
 from __future__ import annotations

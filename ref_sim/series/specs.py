@@ -5,8 +5,8 @@ placeholders, either with the name it answers to fixed (``name=Otter:java -cp bo
 :func:`agent_spec` reads one into an :class:`AgentSpec`, whose :meth:`AgentSpec.command` is
 the command line of one game; :func:`child_env` is the environment every bot runs with.
 Used by ref_sim.match, ref_sim.tournament and the scripts; ref_sim.stdio reads its commands
-with the same parser and its own built-ins (:func:`builtin_command`).  The options are
-described in :mod:`ref_sim.match`'s docstring.
+with the same parser and its own built-ins (:func:`builtin_command`).  The user's guide to the
+built-ins and placeholders: docs/bench.md.
 """
 
 from __future__ import annotations

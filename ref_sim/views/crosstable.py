@@ -54,7 +54,7 @@ class Row:
 
 def table_rows(settings: dict, games: list[dict], anchor: str | None = None):
     """The rating table's rows (best first), the fit, and each pairing's record keyed
-    ``(agent 1, agent 2)`` by name, as :func:`ref_sim.tournament.report_lines` computes them."""
+    ``(agent 1, agent 2)`` by name, as :func:`ref_sim.series.event.report_lines` computes them."""
     names = [bot["name"] for bot in settings["bots"]]
     specs = {bot["name"]: bot["spec"] for bot in settings["bots"]}
     rated = [(g["agents"][0]["name"], g["agents"][1]["name"], g["score"])

@@ -1,0 +1,331 @@
+"""A tournament of many bots (``uttt-tournament``): its pairings and schedule, its settings
+(tournament.json), each pairing's games, the progress of the pairings, and the rating table.
+The command line is :mod:`ref_sim.tournament`; the user's guide docs/tournament.md."""
+
+from __future__ import annotations
+
+import random
+import threading
+from pathlib import Path
+
+from agent.options import MAX_GAMES
+from ref_sim.referees import codingame
+from ref_sim.referees.codingame import DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS
+from ref_sim.referees.file_protocol import check_time_limit
+from ref_sim.series import codingame_games, file_games, isolation, ratings, realbots, report, stats
+from ref_sim.series.command import MAX_TURN_MS, Slot
+from ref_sim.series.loop import SeriesGames, SettingsFile, merge_settings, read_settings, went_wrong
+from ref_sim.series.progress import Progress
+from ref_sim.series.report import HANGS, distinct_line, pair_counts, summarize, tally
+from ref_sim.series.specs import agent_spec, keep_recorded_names, stdio_spec
+
+FORMAT = 1
+#: Settings that make games what they are, per protocol: a resumed tournament keeps them.
+FILE_SETTINGS = ("time_limit", "encoding")
+STDIO_SETTINGS = ("turn_ms", "first_turn_ms", "grace_ms")
+DEFAULTS = {"bots": None, "gauntlet": False, "protocol": "file", "seed": None, "rounds": 1,
+            "time_limit": 10.0, "encoding": None, "turn_ms": DEFAULT_TURN_MS,
+            "first_turn_ms": DEFAULT_FIRST_TURN_MS, "grace_ms": DEFAULT_GRACE_MS,
+            "isolate": None}
+#: tournament.json, read and checked as match reads series.json; --rounds may extend it.
+TOURNAMENT_FILE = SettingsFile("tournament.json", "tournament", start="the bots",
+                                     grows="rounds",
+                                     required=("kind", "protocol", "seed", "rounds", "bots"))
+
+
+class EventError(ValueError):
+    """A problem with the command line or the tournament in --out: one line, exit code 2."""
+
+
+# -- the schedule -------------------------------------------------------------------------
+
+def pairings(count: int, gauntlet: bool = False) -> list[tuple[int, int]]:
+    """The pairings of ``count`` bots (0-based), the first of each playing as agent 1.
+
+    >>> pairings(3), pairings(3, gauntlet=True)
+    ([(0, 1), (0, 2), (1, 2)], [(0, 1), (0, 2)])
+    """
+    if gauntlet:
+        return [(0, j) for j in range(1, count)]
+    return [(i, j) for i in range(count) for j in range(i + 1, count)]
+
+
+def schedule(pairing_count: int, rounds: int) -> list[Slot]:
+    """Round after round, each pairing's opening pair in turn.
+
+    >>> [(s.number, s.pairing, s.k) for s in schedule(2, 2)][:5]
+    [(1, 0, 1), (2, 0, 2), (3, 1, 1), (4, 1, 2), (5, 0, 3)]
+    """
+    return [Slot((r * pairing_count + p) * 2 + second + 1, p, 2 * r + second + 1)
+            for r in range(rounds) for p in range(pairing_count) for second in (0, 1)]
+
+
+# -- the games ----------------------------------------------------------------------------
+
+def pairing_games(settings: dict, specs: list, out: Path, stop: threading.Event,
+                  isolate: isolation.Isolation | None = None, waits: dict | None = None
+                  ) -> list[SeriesGames]:
+    """Each pairing's series (as ``settings["pairings"]``), played by its runner's code
+    (``isolate``: each bot contained, :mod:`ref_sim.series.isolation`; ``waits``: the bots'
+    start-up and exit waits, :func:`ref_sim.series.launch.waits_given`)."""
+    names = [bot["name"] for bot in settings["bots"]]
+    waits = waits or {}
+    if settings["protocol"] == "file":
+        game_settings = file_games.FileGameSettings(settings["time_limit"], encoding=settings["encoding"],
+                                                    isolate=isolate, **waits)
+    else:
+        game_settings = codingame_games.StdioGameSettings(*(settings[key] for key in STDIO_SETTINGS),
+                                                          isolate=isolate, **waits)
+    series = []
+    for i, j in settings["pairings"]:
+        pair = ([specs[i], specs[j]], [names[i], names[j]], pairing_seed(settings, (i, j)))
+        games = file_games.FileGames if settings["protocol"] == "file" else codingame_games.StdioGames
+        series.append(games(*pair, game_settings, out, stop=stop))
+    return series
+
+
+#: How a tournament's pairings draw their openings (tournament.json's "openings"): each from its
+#: own seed, so that the event is not one opening played by every pairing.  A tournament.json
+#: without the key is from before: all its pairings play the event's seed, and go on doing so.
+OWN_OPENINGS, SHARED_OPENINGS = "per-pairing", "shared"
+
+
+def pairing_seed(settings: dict, pairing: tuple[int, int]) -> int:
+    """The series seed of ``pairing`` (bot indexes): its games are games 1, 2... of
+    ``uttt-match A B --seed`` it, colours paired as there.
+
+    >>> pairing_seed({"seed": 7}, (0, 1)), pairing_seed({"seed": 7, "openings": "per-pairing"}, (0, 1))
+    (7, 69974328)
+    """
+    if settings.get("openings", SHARED_OPENINGS) == SHARED_OPENINGS:
+        return settings["seed"]
+    i, j = pairing
+    return random.Random(f"uttt-tournament/{settings['seed']}/pairing/{i}-{j}").randrange(2 ** 32)
+
+
+def describe(settings: dict, game: dict) -> str:
+    return (codingame.describe if settings["protocol"] == "stdio" else report.describe)(game)
+
+
+# -- the tables ---------------------------------------------------------------------------
+
+def rated_games(games: list[dict]):
+    """``(agent 1, agent 2, agent 1's points)`` of each game with a result (not aborted)."""
+    return [(g["agents"][0]["name"], g["agents"][1]["name"], g["score"])
+            for g in games if g["score"] is not None]
+
+
+def report_lines(settings: dict, games: list[dict], anchor: str | None = None) -> list[str]:
+    """The rating table, the head-to-head results and the faults, over ``games``."""
+    names = [bot["name"] for bot in settings["bots"]]
+    specs = {bot["name"]: bot["spec"] for bot in settings["bots"]}
+    pairs = ratings.pairwise(rated_games(games))
+    fit = ratings.fit(names, pairs, anchor=anchor)
+    totals = ratings.standings(names, pairs)
+    sides = {name: tally([g for g in games if name in g["names"]], [name])[name]
+             for name in names}
+    lines = table_lines(fit, totals, sides, specs)
+    joined = [group for group in fit.groups if totals[group[0]].games]
+    if len(joined) > 1:
+        lines.append(f"The bots fall into {len(joined)} groups that never met, even through "
+                     "others: Elo compares within a group only ("
+                     + "; ".join(", ".join(group) for group in joined) + ").")
+    lines += ["", "Head to head (the first bot's score; Elo difference with its 95 % error "
+                  "bar over the opening pairs):"]
+    width = max(len(f"{names[i]} vs {names[j]}") for i, j in settings["pairings"])
+    for i, j in settings["pairings"]:
+        own = [g for g in games if g.get("pairing") == [i, j]]
+        lines.append("  " + head_to_head(names[i], names[j], pairs, own, width))
+    faulty = [sides[name].line() for name in fit.ranked() if sides[name].reasons]
+    if faulty:
+        lines += ["", f"Faults ({HANGS}):"] + ["  " + line for line in faulty]
+    lines += ["  " + line for line in realbots.hint_lines(games)]      # why a bot never moved
+    if games:
+        hint = codingame_games.REPEAT_HINT if settings.get("protocol") == "stdio" else ""
+        lines += ["", distinct_line(games, hint)]
+    return lines
+
+
+def table_lines(fit: ratings.Ratings, totals: dict, sides: dict, specs: dict) -> list[str]:
+    """The rating table in the style of cutechess-cli's tournament table (and Ordo's)."""
+    width = max(len("Bot"), *(len(name) for name in fit.elo))
+    header = (f"{'Rank':>4} {'Bot':<{width}} {'Elo':>7} {'+/-':>6} {'Games':>6} {'Score':>7} "
+              f"{'Draws':>7} {'Time-outs':>9} {'Crashes':>7} {'Invalid':>7}  Spec")
+    lines = [header]
+    for rank, name in enumerate(fit.ranked(), 1):
+        record, side = totals[name], sides[name]
+        error = "----" if name == fit.anchor else stats.format_elo(fit.error[name], sign=False)
+        score = f"{100 * record.score:.1f}%" if record.games else "-"
+        draws = f"{100 * record.draws / record.games:.1f}%" if record.games else "-"
+        lines.append(f"{rank:>4} {name:<{width}} {stats.format_elo(fit.elo[name]):>7} "
+                     f"{error:>6} {record.games:>6} {score:>7} {draws:>7} "
+                     f"{side.reasons['time-outs']:>9} {side.reasons['crashes']:>7} "
+                     f"{side.reasons['invalid moves'] + side.reasons['out-of-order']:>7}  {specs[name]}")
+    where, against = ((f"{fit.anchor} at 0", fit.anchor) if fit.anchor
+                      else ("the mean at 0", "the mean"))
+    lines.append(f"Elo: maximum likelihood over all games, {where}; +/-: 95 %, each bot "
+                 f"against {against} (ref_sim/series/ratings.py).")
+    lines.append("Time-outs, Invalid: games lost by a late move, or an invalid or out-of-order one; "
+                 "Crashes: games in which its program exited before the end.")
+    return lines
+
+
+def head_to_head(a: str, b: str, pairs: dict, games: list[dict], width: int = 0) -> str:
+    """``A vs B: W - L - D  [score] N, Elo difference: ..., Ptnml(0-2): [...]`` (A's view)."""
+    title = f"{a} vs {b}:".ljust(width + 1)
+    record = pairs.get((a, b), ratings.Record())        # agent 1 of every game is a
+    if not record.games:
+        return f"{title} not played yet"
+    ptnml = pair_counts(games)
+    ptnml = ptnml if sum(ptnml) else None       # as match: no all-zero Ptnml before a pair
+    estimate = stats.estimate(record.wins, record.losses, record.draws, ptnml)
+    return (f"{title} {record.wins} - {record.losses} - {record.draws}  "
+            f"[{record.score:.3f}] {record.games}, Elo difference: {estimate.elo_text()}, "
+            f"LOS: {100 * estimate.los:.1f} %"
+            + (f", Ptnml(0-2): [{', '.join(map(str, ptnml))}]" if ptnml else ""))
+
+
+class PairingProgress:
+    """Each pairing's progress line, labelled ``A vs B`` (a pairing is a head-to-head series,
+    whose figures mean something where a sum over the event would not; every round plays every
+    pairing, so a pairing's bar and time left follow the tournament's): a :class:`Progress` from the pairing's first game in this run (the time left is this run's pace)."""
+
+    def __init__(self, settings: dict, games: list[dict]) -> None:
+        names = [bot["name"] for bot in settings["bots"]]
+        self.total = 2 * settings["rounds"]
+        self.names = [[names[i], names[j]] for i, j in settings["pairings"]]
+        self.played = [[g for g in games if g.get("pairing") == list(pair)]
+                       for pair in settings["pairings"]]
+        self.lines: dict[int, Progress] = {}
+        self.shown: Progress | None = None        # the line on a terminal: the others drawn over
+
+    def start(self, pairing: int) -> None:
+        """The pairing's next game is starting."""
+        if pairing not in self.lines:
+            self.lines[pairing] = Progress(self.total, done=len(self.played[pairing]),
+                                           label=" vs ".join(self.names[pairing]))
+            if self.lines[pairing].terminal and self.shown is None:
+                self._show(pairing)             # a line from the start, as ref_sim.match
+
+    def game(self, pairing: int, line: str, game: dict) -> None:
+        """A finished game of the pairing: its line (in a log; on a terminal if it went wrong),
+        then the pairing's figures."""
+        self.played[pairing].append(game)
+        self.lines[pairing].game(line, notable=went_wrong(game))
+        self._show(pairing)
+
+    def _show(self, pairing: int) -> None:
+        played = self.played[pairing]
+        self.shown = self.lines[pairing]
+        self.shown.update(len(played), summarize(played, self.names[pairing], paired=True))
+
+    def close(self) -> None:
+        if self.shown is not None:
+            self.shown.close()
+
+
+def event_settings(args) -> dict:
+    """tournament.json for this run: the recorded tournament's when resuming (what the command
+    line gives again must agree, but ``--rounds``), else the command line's.  The bots are
+    named by :func:`check_settings`.  Raises ValueError (:class:`EventError`)."""
+    out = Path(args.out) if args.out else None
+    recorded = read_settings(out, args.resume, bool(args.bots), TOURNAMENT_FILE)
+    if recorded is not None:        # compared as the command line gives them
+        try:
+            recorded_names = [bot.get("name") if isinstance(bot, dict) else None for bot in recorded["bots"]]
+            recorded = {**recorded, "bots": [bot["spec"] for bot in recorded["bots"]],
+                        "gauntlet": recorded["kind"] == "gauntlet"}
+            if not all(isinstance(spec, str) for spec in recorded["bots"]):
+                raise TypeError("a bot's spec is not text")
+        except (KeyError, TypeError):
+            raise EventError(f"cannot resume: {out / TOURNAMENT_FILE.name} is not a "
+                             "tournament file") from None
+    given = {key: getattr(args, key) for key in DEFAULTS if key != "isolate"}
+    given["bots"] = args.bots or None
+    given["isolate"] = isolation.recorded_setting(isolation.from_args(args))
+    flags = {key: "--" + key.replace("_", "-") for key in DEFAULTS}
+    flags["bots"] = "BOT ..."
+    if given["time_limit"] is not None and (given["protocol"] or (recorded or DEFAULTS)["protocol"]) == "stdio":
+        # --time-limit is every command's name for the time per move; CodinGame counts it in ms.
+        if given["turn_ms"] is not None:
+            raise EventError("--time-limit and --turn-ms are the same setting: give one")
+        if not 0 < given["time_limit"] <= MAX_TURN_MS / 1000:
+            raise EventError(f"--time-limit {given['time_limit']:g}: a turn is more than 0 and at "
+                             f"most {MAX_TURN_MS / 1000:,g} s")
+        given["turn_ms"], given["time_limit"] = 1000 * given["time_limit"], None
+    settings = merge_settings(recorded, given, {**DEFAULTS, "seed": random.randrange(2 ** 32)},
+                                    flags, out, TOURNAMENT_FILE)
+    protocol = settings["protocol"]
+    own, other = ((FILE_SETTINGS, STDIO_SETTINGS) if protocol == "file"
+                  else (STDIO_SETTINGS, FILE_SETTINGS))
+    for key in other:
+        if given[key] is not None:
+            raise EventError(f"{flags[key]} is not for --protocol {protocol}")
+    if len(settings["bots"] or ()) < 2:
+        raise EventError("a tournament needs at least two bots")
+    pairs = pairings(len(settings["bots"]), settings["gauntlet"])
+    if 2 * len(pairs) * settings["rounds"] > MAX_GAMES:
+        raise EventError(f"{2 * len(pairs) * settings['rounds']:,} games: at most {MAX_GAMES:,} "
+                         "in one tournament (fewer --rounds or bots)")
+    return {"format": FORMAT, "kind": "gauntlet" if settings["gauntlet"] else "round-robin",
+            "protocol": protocol, "seed": settings["seed"], "rounds": settings["rounds"],
+            "isolate": settings["isolate"],
+            "openings": (recorded.get("openings", SHARED_OPENINGS) if recorded is not None
+                         else OWN_OPENINGS),
+            **{key: settings[key] for key in own},
+            "bots": [{"spec": spec} for spec in settings["bots"]],
+            "recorded_names": recorded_names if recorded is not None else None,
+            "pairings": [list(pair) for pair in pairs]}
+
+
+def check_settings(settings: dict) -> list:
+    """The bots' specs, each bot named in ``settings``, after checking the time limit;
+    ValueError."""
+    if settings["protocol"] == "file":
+        problem, _ = check_time_limit(settings["time_limit"])
+        if problem:
+            raise EventError(problem)
+        parse = agent_spec
+    else:
+        parse = stdio_spec
+    specs = [parse(bot["spec"]) for bot in settings["bots"]]
+    keep_recorded_names(specs, settings.pop("recorded_names", None))
+    settings["bots"] = [{"name": name, "spec": bot["spec"]}       # a clash: ValueError
+                        for name, bot in zip(realbots.bot_names(specs), settings["bots"])]
+    return specs
+
+
+def find_bot(settings: dict, text: str) -> str:
+    """The name of the bot ``text`` names (a name, any case, or a spec that only one has)."""
+    bots = settings["bots"]
+    found = ([b["name"] for b in bots if b["name"].lower() == text.lower()]
+             or [b["name"] for b in bots if b["spec"] == text])
+    if len(found) == 1:
+        return found[0]
+    why = f"{len(found)} bots have that spec" if found else "no such bot"
+    raise EventError(f"--anchor {text}: {why}; name one of {', '.join(b['name'] for b in bots)}")
+
+
+def header(settings: dict, runner, out: Path, kept: bool) -> str:
+    """What is about to be played, one bot a line."""
+    count, rounds = len(settings["pairings"]), settings["rounds"]
+    if settings["protocol"] == "file":
+        timing = f"{settings['time_limit']:g} s per move"
+        pairing = "each opening twice, colours swapped"
+    else:
+        timing = (f"{settings['turn_ms']:g} ms per turn (first {settings['first_turn_ms']:g} "
+                  f"ms, grace {settings['grace_ms']:g} ms), stdin/stdout")
+        pairing = "each program first once"
+    kind = "Gauntlet" if settings["kind"] == "gauntlet" else "Round-robin"
+    width = max(len(bot["name"]) for bot in settings["bots"])
+    lines = [f"{kind} of {len(settings['bots'])} bots, {count} pairing{'s' * (count > 1)}, "
+             f"{rounds} round{'s' * (rounds > 1)}: {2 * count * rounds} games ({pairing}) at "
+             f"{timing}; seed {settings['seed']}"]
+    lines += [f"  {bot['name']:<{width}}  {bot['spec']}" for bot in settings["bots"]]
+    if runner.remote:
+        lines.append(f"on {len(runner.slots())} cluster worker(s), {runner.capacity()} at once")
+    elif runner.capacity() > 1:
+        lines.append(f"{runner.capacity()} games at once")
+    lines.append(f"files in {out}" if kept else "games and logs in a temporary directory, deleted "
+                 "at the end (--out DIR keeps them), but for the logs of games that go wrong")
+    return "\n".join(lines)
