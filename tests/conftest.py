@@ -58,6 +58,20 @@ def pytest_configure(config):
     config._uttt_run_temp = run_temp
 
 
+#: The share of a large random sample the everyday lane (``pytest -m quick``) takes.
+EVERYDAY_SHARE = 5
+
+
+@pytest.fixture(scope="session")
+def sample(request):
+    """``sample(n)``: how many of the ``n`` random games or positions a sampling test takes in this
+    run. All of them in every run but the everyday lane, CI's too; a fifth (the first ones, same
+    seeds) in ``pytest -m quick``, as Hypothesis's profiles do: feedback in seconds while editing,
+    the whole evidence before anything lands."""
+    everyday = request.config.getoption("markexpr", "").strip() == "quick"
+    return (lambda n: max(1, n // EVERYDAY_SHARE)) if everyday else (lambda n: n)
+
+
 def pytest_xdist_auto_num_workers(config):
     """``-n auto``: three workers a core (at most 12), as most tests of the whole run wait (on the
     referee's 50 ms ticks, on processes starting) and one worker a core leaves the cores idle half

@@ -167,8 +167,8 @@ def test_same_results_deeper_on_the_benchmark_positions(evaluator):
 
 @compiled
 @pytest.mark.parametrize("evaluator", evaluators())
-def test_same_results_on_positions_of_random_games(evaluator):
-    for i, pos in enumerate(random_positions(300, seed=2026)):
+def test_same_results_on_positions_of_random_games(evaluator, sample):
+    for i, pos in enumerate(random_positions(sample(300), seed=2026)):
         py, c = pair(evaluator)
         depth = 3 + i % 3  # 3, 4 and 5 plies
         assert_same(py.search(pos, SearchLimit(depth=depth)), c.search(pos, SearchLimit(depth=depth)), (depth, pos))
@@ -177,10 +177,10 @@ def test_same_results_on_positions_of_random_games(evaluator):
 
 @compiled
 @pytest.mark.parametrize("evaluator", evaluators())
-def test_same_results_under_node_limits(evaluator):
+def test_same_results_under_node_limits(evaluator, sample):
     """A node limit stops both at the same node (the clock is looked at every 256 nodes in both),
     so even the unfinished depth's proven-better root move agrees."""
-    for i, pos in enumerate(random_positions(40, seed=7)):
+    for i, pos in enumerate(random_positions(sample(40), seed=7)):
         py, c = pair(evaluator)
         nodes = 300 + 397 * i
         a, b = py.search(pos, SearchLimit(nodes=nodes)), c.search(pos, SearchLimit(nodes=nodes))
@@ -217,11 +217,11 @@ FEATURE_SETS = [pytest.param(PLAIN, id="plain"), pytest.param(replace(PLAIN, asp
 
 @compiled
 @pytest.mark.parametrize("features", FEATURE_SETS)
-def test_each_feature_gives_the_same_results_in_both_cores(features):
+def test_each_feature_gives_the_same_results_in_both_cores(features, sample):
     """Fixed depths, node limits (the stop inside an aspiration re-search too), and a whole game
     with the tables, history and counter moves kept between moves."""
     evaluator = evaluators()[-1].values[0] or Evaluator()
-    for i, pos in enumerate(random_positions(30, seed=17)):
+    for i, pos in enumerate(random_positions(sample(30), seed=17)):
         py, c = pair(evaluator, features)
         limit = SearchLimit(depth=3 + i % 3) if i % 3 else SearchLimit(nodes=400 + 613 * i)
         assert_same(py.search(pos, limit), c.search(pos, limit), (limit, pos))
@@ -246,9 +246,9 @@ def test_iterations_report_the_same_results_at_every_depth():
 
 
 @compiled
-def test_same_results_without_a_table():
+def test_same_results_without_a_table(sample):
     """hash_mb=0: plain alpha-beta with the same ordering, in both cores."""
-    for i, pos in enumerate(random_positions(30, seed=8)):
+    for i, pos in enumerate(random_positions(sample(30), seed=8)):
         py = AlphaBeta(Evaluator(), move_space=81, hash_mb=0)
         c = core.CompiledAlphaBeta(Evaluator(), hash_mb=0)
         assert c.tt_slots == 0

@@ -37,10 +37,10 @@ def play_both(rng: random.Random, variant: str = WPI) -> tuple[int, object]:
 
 @pytest.mark.parametrize("variant,chunk", [(WPI, k) for k in range(GAMES // CHUNK)]
                          + [(CODINGAME, k) for k in range(GAMES // 2 // CHUNK)])
-def test_fast_and_plain_rules_agree_on_random_games(variant, chunk):
+def test_fast_and_plain_rules_agree_on_random_games(variant, chunk, sample):
     rng = random.Random(f"{variant}/{chunk}")
     results = {}
-    for _ in range(CHUNK):
+    for _ in range(sample(CHUNK)):
         _, result = play_both(rng, variant)
         results[result] = results.get(result, 0) + 1
     # The games must cover every kind of ending, or the comparison proves little.
