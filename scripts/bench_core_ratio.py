@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent import core, core_wasm  # noqa: E402
+from ref_sim.games.core_builds import load_core_build  # noqa: E402
 from agent.engines import DEFAULT_EVALUATION, EVALUATIONS, make_evaluator  # noqa: E402
 from agent.limits import SearchLimit  # noqa: E402
 from agent.options import whole  # noqa: E402
@@ -78,7 +79,7 @@ def load_build(spec: str | None, folder: Path, label: str):
     else:
         text = str(path)
     try:
-        return core.load_core_build(str(path)), text
+        return load_core_build(str(path)), text
     except ValueError as error:
         raise SystemExit(f"bench_core_ratio: {error}") from None
 
