@@ -83,10 +83,10 @@ from .file_turns import (  # noqa: F401  (re-exported: the protocol's helpers ha
     Wait,
     first_word,
     judge_end_text,
-    printable,
     referee_last_line,
     referee_lines,
 )
+from .text import printable
 from .watcher import POLL_INTERVAL, DirectoryWatcher
 
 log = logging.getLogger(__name__)

@@ -63,6 +63,7 @@ from functools import cached_property
 from .clock import COARSEST_TIMESTAMP, FIRST_TURN_SLACK, OUT_OF_TURN_WAIT, REFEREE_TICK
 from .referee_files import FileLines
 from .rules import O, X, IllegalMoveError, InvalidMoveError, Move, Position, parse_move_line
+from .text import printable
 
 MOVE_FILE = "move_file"
 OPENING_FILE = "first_four_moves"
@@ -127,12 +128,6 @@ def referee_last_line(text: str) -> tuple[int, str] | None:
     """
     lines = referee_lines(text)
     return (len(lines), lines[-1]) if lines else None
-
-
-def printable(text: str, limit: int = 200) -> str:
-    """``text`` made safe for one log or stdout line: unprintable characters as ``?``, cut at ``limit``."""
-    shown = "".join(char if char.isprintable() else "?" for char in text[:limit])
-    return shown + ("..." if len(text) > limit else "")
 
 
 def first_word(line: str) -> str:

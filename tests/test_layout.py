@@ -143,7 +143,7 @@ def test_the_protocols_hold_no_command_line(graph):
 #: What the bot plays with, and why each is in agent/ (the bot apart from the bench).
 BOT_MODULES = {
     "agent", "agent.__main__", "agent.cli",  # its command line (both protocols)
-    "agent.cli_common", "agent.options",  # what every command shares; checked values, bounds, specs
+    "agent.cli_common", "agent.options", "agent.text",  # what every command shares; checked values, bounds, specs; outside text made printable
     "agent.file_protocol", "agent.referee_files", "agent.file_turns", "agent.watcher", "agent.lifeline",  # the file protocol
     "agent.pauses",
     "agent.clock", "agent.exits",  # both protocols' time budget and exit codes

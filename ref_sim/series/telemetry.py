@@ -27,7 +27,7 @@ from pathlib import Path
 
 from agent.search_log import SEARCH_LOG_ENV
 from ref_sim.series import records
-from agent.file_turns import printable
+from agent.text import printable
 
 #: The search log of a program in a game, beside its text log in ``logs/``.
 SEARCH_LOG_SUFFIX = ".search.jsonl"
