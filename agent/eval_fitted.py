@@ -152,8 +152,8 @@ def _board_text(a: int, b: int) -> str:
 
 def pair_tables(data: dict) -> tuple[list, list]:
     """``(idle, sent)``: the (m, t) pairs of the data's tables by ``a << 9 | b``, ``a`` the mover's
-    marks, for a board nobody is sent to and for the board the mover is sent to (the module
-    docstring's lookups, done once). Entry ``i`` of pattern_keys() is pattern ``i``, so the data's
+    marks, for a board nobody is sent to and for the board the mover is sent to (the lookups of
+    docs/engine.md, "What it computes", done once). Entry ``i`` of pattern_keys() is pattern ``i``, so the data's
     tables are read in their own order and only stored per pattern, with no index arithmetic (at
     every start of the agent); a test holds the result to the plain loop over board_patterns."""
     chance, mover, waiter = data["chance"], data["mover"], data["waiter"]
@@ -176,7 +176,7 @@ def pair_tables(data: dict) -> tuple[list, list]:
 
 
 class FittedEvaluator(TacticalOrdering):
-    """``evaluate(position)`` (see the module docstring for the formula) and the shared
+    """``evaluate(position)`` (the formula: docs/engine.md, "What it computes") and the shared
     ``move_priority``. ``data`` is a loaded data file (default: the packaged one)."""
 
     name = "fitted"

@@ -298,7 +298,8 @@ class TurnDecider:
     # -- the decision -----------------------------------------------------------------------------
 
     def decide(self, look: Look) -> Wait | Play | Finish | Abort:
-        """What to do after ``look`` (see the module docstring, whose numbers are used below)."""
+        """What to do after ``look``: the steps of docs/protocol.md, "The order our agent judges a look
+        in", whose numbers are used below."""
         # 0. the directory
         if look.directory_gone:
             return self._directory_gone(look.now)

@@ -233,7 +233,8 @@ class RandomAgent:
             self.stuck = True
 
     def my_turn(self) -> bool:
-        """Read move_file first, then check my .go: see the module docstring."""
+        """Read move_file first, then check my .go: never the .go alone, which lingers after I moved
+        (docs/protocol.md, "What a bot must survive", row "Your own .go is still there")."""
         text = self.read("move_file")
         if text is None:
             return False

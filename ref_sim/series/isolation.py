@@ -785,7 +785,7 @@ def start(command: list[str], isolation: Isolation | None = None, *, writable=()
           env: dict | None = None, **options) -> MeteredPopen:
     """:func:`ref_sim.stops.start` (a session of its own: ``kill_tree`` ends it whole) under a
     keeper (:mod:`ref_sim.series.keeper`: what it detaches is ended with it too), metered
-    (:meth:`MeteredPopen.usage`), and with ``isolation`` contained as the module docstring says;
+    (:meth:`MeteredPopen.usage`), and with ``isolation`` contained as docs/isolation.md says;
     ``writable``: the directories (and files) it may write: its game directory, its logs.
     Raises OSError or ValueError when it cannot be started, as Popen does."""
     if isolation is None or not SUPPORTED:

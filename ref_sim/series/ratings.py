@@ -20,7 +20,7 @@ from ref_sim.series import stats
 
 #: Elo points per unit of the natural logistic scale (400 / ln 10).
 ELO_PER_NAT = 400.0 / math.log(10.0)
-#: Virtual draws added to every pairing that played: the prior (see the module docstring).
+#: Virtual draws added to every pairing that played: the prior (docs/bench.md, "How the ratings are fitted").
 PRIOR_DRAWS = 1.0
 
 

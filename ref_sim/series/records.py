@@ -107,7 +107,9 @@ def _line_of(text: str, position: int) -> int:
 
 
 def loads(text: str, where: str, line: int | None = None):
-    """``text`` parsed as JSON, refusing what the module docstring says; RecordError
+    """``text`` parsed as JSON, refusing ``NaN``, ``Infinity``, numbers out of a float's range
+    (``1e999``), integers of more than :data:`MAX_INT_DIGITS` digits, nesting deeper than
+    :data:`MAX_DEPTH` and lines longer than :data:`MAX_LINE_BYTES`; RecordError
     ``"WHERE line N: why"``: ``line``, the line of a file that ``text`` is (JSON lines), else
     the line of ``text`` where the problem is, where known."""
     def located(at: int | None, why: str) -> RecordError:
@@ -492,7 +494,11 @@ def _holder(path: Path) -> str:
 
 
 class OutLock:
-    """The lock of a runner on its ``--out`` (see the module docstring); a context manager."""
+    """The lock of a runner on its ``--out``; a context manager. An OS lock that dies with its
+    process (``fcntl.flock`` on POSIX, ``msvcrt.locking`` on Windows) on ``--out/runner.lock``,
+    which says who holds it (process id, host, command, since when): a second runner on the folder
+    stops at once (:class:`OutInUse`); a file left by a process that is gone blocks nothing. Before
+    it, two runs shared ``--out/game-NNNN`` and recorded each other's moves as ``Invalid move!``."""
 
     def __init__(self, out, command: str) -> None:
         self.path = Path(out) / LOCK_NAME

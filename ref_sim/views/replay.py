@@ -78,7 +78,7 @@ def _one_game(path: Path) -> list[tuple[int, object]] | None:
 
 
 def read_run(run, warn=None) -> dict:
-    """The page's data for the series in ``run`` (see the module docstring).  A line that is not
+    """The page's data for the series in ``run`` (docs/formats.md, "The replay page's data").  A line that is not
     a game (not JSON, NaN or ``1e999`` in it, absurd nesting, keys of the wrong type...) is left
     out with one warning line (``warn``, default stderr) naming the file and the line: the page
     shows the other games.  ReplayError when no game is left."""
@@ -222,7 +222,7 @@ def _search_from_logs(line: dict, moves: list[dict], logs: Path) -> None:
 
 
 def game_data(line: dict, logs: Path | None = None) -> dict:
-    """One game of the page's data (see the module docstring) from its games.jsonl line;
+    """One game of the page's data (docs/formats.md) from its games.jsonl line;
     ``logs``: the run's ``logs/`` folder, read only for search figures the line lacks."""
     rules = line.get("rules") or WPI
     agents, x, o = _names(line)
@@ -284,7 +284,7 @@ def _text(value) -> str | None:
 
 
 def _state(game: Game) -> list[str]:
-    """[local boards, boards to play, result] of a position (see the module docstring)."""
+    """[local boards, boards to play, result] of a position (docs/formats.md, the key ``states``)."""
     local = "".join(RESULT_CHARS[result] for result in game.local_results())
     return [local, "".join(map(str, boards_to_play(game))), "" if game.result is None
             else RESULT_CHARS[game.result]]
