@@ -2,32 +2,12 @@
 AlphaBeta's interface, the same search as WebAssembly (agent/core_wasm.py), and the choice
 between them and the pure-Python search.
 
-:class:`CompiledAlphaBeta` is :class:`agent.search.AlphaBeta` for Ultimate Tic-Tac-Toe with the
-tree search in C: it inherits ``search(state, limit, on_iteration)`` and ``iterate(state, limit)``,
-the iterative deepening, and overrides only the steps they take (``_start_search``,
-``_search_root``, ``_probe``); the C code mirrors ``_root``, ``_negamax``, ``_ordered``, the rules
-and the evaluation. At a fixed depth the two return the same move, score and node count
-(tests/test_core.py).
-
-The core is optional: ``pip install`` builds it where a C compiler works and carries on without
-it where none does; there it installs ``wasmtime`` instead (setup.py), which runs the same C
-search compiled to WebAssembly (agent/data/core.wasm, :class:`WasmAlphaBeta`): the same trees,
-about half the compiled core's speed, many times the pure-Python search's. :func:`make_searcher`
-picks the core: ``core="python"``, ``"compiled"`` or ``"wasm"`` (an error where it cannot run), or
-``"auto"`` (compiled when it is there, else wasm, else Python); ``None`` reads the ``UTTT_CORE``
-environment variable, default ``auto``. The engine says once per process, in the log at its first
-move, which core runs and why (its name says it in the agent's ready line).
-
-``threads`` (compiled core only) runs a shared-table parallel search ("Lazy SMP", agent/_core.c's
-search_team): while the main thread searches each depth, ``threads - 1`` helper threads search the
-same root, half at the same depth and half one deeper, filling the table the main search reads;
-the main thread's move is played. One thread is exactly the single-threaded search. ``"auto"`` is
-the cores left after one for the referee: :func:`auto_threads`.
-
-The compiled core supports the evaluations it mirrors (the classic ``Evaluator`` and the fitted
-``FittedEvaluator``); it checks itself against the Python evaluator on positions that reach every
-case of both (:data:`SELF_CHECK_GAMES`) when first built for one, and for any other evaluator, or one that disagrees, the engine runs
-the pure-Python search and says so.
+:class:`CompiledAlphaBeta` is :class:`agent.search.AlphaBeta` with only the steps its search
+takes (``_start_search``, ``_search_root``, ``_probe``) in C: at a fixed depth both return the
+same move, score and node count. :func:`make_searcher` picks the core: ``core="python"``,
+``"compiled"`` or ``"wasm"`` (an error where it cannot run), or ``"auto"`` (compiled, else wasm,
+else Python); ``None`` reads ``$UTTT_CORE``. ``threads`` above 1 is the compiled core's shared-table
+search. The cores, their speed and the threads: docs/engine.md.
 """
 
 from __future__ import annotations
@@ -271,7 +251,7 @@ class CompiledAlphaBeta(AlphaBeta):
     bounds the table (a flat array of 16-byte entries); ``tt_slots`` sets its size directly (a
     power of two). ``hash_mb=0`` means no table, as in AlphaBeta. The table's memory is touched
     when it is made (``prefault``) so that page faults do not slow the first searches. ``threads``
-    (1 to MAX_THREADS) searches run at once, sharing the table (see the module docstring); with
+    (1 to MAX_THREADS) searches run at once, sharing the table (Lazy SMP: docs/engine.md, "Threads"); with
     more than one, ``nodes`` counts every thread's and a node limit the main thread's.
     ``core_module`` is another build of the core (the arena's, ref_sim/games/core_builds.py), default this one's."""
 
@@ -368,8 +348,9 @@ def announce(level: int, message: str) -> None:
 
 def make_searcher(evaluator, hash_mb: float = 192.0, core: str | None = None, prefault: bool = True,
                   features: Features | None = None, threads: int | str = 1):
-    """The searcher for ``core`` (see the module docstring), which core it is and what to say about
-    it: ``(searcher, "compiled" | "wasm" | "python", (log level, message))``, the message for
+    """The searcher for ``core`` (``auto``, ``compiled``, ``wasm``, ``python``; None:
+    ``$UTTT_CORE``), which core it is and what to say about it:
+    ``(searcher, "compiled" | "wasm" | "python", (log level, message))``, the message for
     :func:`announce`; ``features`` switches the search's refinements (agent.search.Features).
     CoreUnavailable when the core asked for cannot run, or when ``threads`` above 1 are asked of
     the WebAssembly or pure-Python search (they have one); ``threads="auto"`` is
