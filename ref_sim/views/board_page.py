@@ -2,20 +2,11 @@
 
     python -m ref_sim.board [-o board.html] [--moves "4 4, 4 0"] [--rules wpi|codingame]
 
-The page carries the search core as WebAssembly (agent/data/core.wasm, the very file the agent
-runs where no compiler built its C core), the fitted evaluation's tables and the Zobrist keys. It
-runs the core in a Web Worker made from the page's own text, so it works opened from disk or from
-any static host, with no server of ours. Set up a position by clicking moves or pasting them,
-watch the engine's best move, score and principal variation grow depth by depth, play against it
-at a time (or depth) per move, and step back and forth. ``uttt-replay`` writes one beside every
-replay page and links each position to it (:func:`position_link`).
-
-The worker mirrors agent.search.AlphaBeta.iterate around the core's root search (the aspiration
-windows, the root's order, the principal variation from the table), and searches every position
-with a fresh table: at a fixed depth its move, score, nodes and principal variation are the
-Python search's (tests/test_board_page.py plays a game through the page and checks).
-The rules the page draws with are the core's too (a second instance in the page), so it holds no
-other copy of them.
+The page carries the WebAssembly core (agent/data/core.wasm), the fitted evaluation's tables and
+the Zobrist keys, and runs the core in a Web Worker made from its own text; its scripts are
+ref_sim/views/assets/board*.js. The worker mirrors agent.search.AlphaBeta.iterate with a fresh
+table per position, so at a fixed depth it gives the Python search's answers. What the page does:
+docs/wasm.md.
 """
 
 from __future__ import annotations

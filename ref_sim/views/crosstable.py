@@ -1,22 +1,10 @@
 """A tournament's pages: a crosstable beside the rating table, and a replay page per pairing.
 
-:func:`write_pages` writes them into the tournament's ``--out`` (``ref_sim.tournament`` calls it
-at the end of every run, a resumed or stopped one too)::
-
-    crosstable.html     the rating table (Elo +/- its 95 % error, games, score, draws,
-                        time-outs, crashes, invalid moves) beside the crosstable: the bots in
-                        the order of their ratings, each cell the row's score against the
-                        column (points of games, wins-losses-draws), linked to the replay
-                        page of that pairing; then the faults and the text report
-    replays/NN-A-vs-MM-B.html
-                        each pairing's games on one page of :mod:`ref_sim.views.replay` (A, bot NN,
-                        is agent 1 of all of them, so the page's "agent 1's results" filter
-                        is A's); only pairings that played
-
-One replay page per pairing, not one for the event: a pairing is a head-to-head series, the
-thing a student asks about ("how did we lose to Team 7?"), and its page stays small however
-many teams there are.  The crosstable page is static HTML (no script, no network): every name
-and spec goes in escaped, so a bot called ``<script>`` is text.
+:func:`write_pages` writes ``crosstable.html`` and ``replays/NN-A-vs-MM-B.html`` into the
+tournament's ``--out`` at the end of every run, a resumed or stopped one too. One replay page per
+pairing, not one for the event: a pairing is the head-to-head series a student asks about, and
+its page stays small however many teams there are. The crosstable is static HTML, every name and
+spec escaped. What the pages show: docs/tournament.md.
 """
 
 from __future__ import annotations
