@@ -284,7 +284,11 @@ def _version(st) -> tuple:
 
 
 class FileReader:
-    """Reads protocol files as the referee does (see the module docstring), each version once.
+    """Reads protocol files as the referee does: decoded with its encoding, universal newlines, the
+    lines up to the first blank one (docs/protocol.md, "How the referee reads `move_file`"), in one
+    streaming pass in bounded memory, each version once. A directory, FIFO, socket or device is
+    never opened (a FIFO would block); a file that cannot be opened is "unreadable"; each oddity is
+    logged once, when that version is first read.
 
     ``read(path)`` returns :class:`FileLines`, or None when the file does not exist (or cannot be
     opened right now on Windows, where a file being replaced refuses to open). ``encoding``: the
