@@ -1,7 +1,5 @@
 """Write your own bot on this project's protocol layer: a ``choose`` function, nothing else.
 
-A bot is a function from a position and the seconds it may think to a move::
-
     from agent.bot import Move, Position, run
 
     def choose(position: Position, seconds: float) -> Move:
@@ -10,35 +8,9 @@ A bot is a function from a position and the seconds it may think to a move::
     if __name__ == "__main__":
         run(choose)
 
-``run(choose)`` gives it the agent's whole command line and protocol handling: ``python my_bot.py
-NAME --dir DIR --time-limit S`` plays one game through the CS 4341 referee's files (the watcher,
-the turn rules, the checks of the opponent's moves, atomic writes, the timing margins, logging, exit
-codes: ``python my_bot.py --help``), and ``python my_bot.py --protocol codingame`` plays
-CodinGame's stdin/stdout protocol. ``ref_sim.match "python my_bot.py {name} --dir {dir}
---time-limit {time_limit}" agent`` plays it against our agent in the referee simulator.
-
-The values (all from :mod:`agent.rules`, as in python-chess):
-
-* :class:`Position`: ``moves()`` (the legal :class:`Move` values), ``play(move)`` and ``pop()``,
-  ``turn`` (``X`` or ``O``, the player to move), ``winner`` (None while the game goes on, else
-  ``X``, ``O`` or ``TIE``), ``outcome()``, ``cell(index)``, ``status[board]``, ``won[player]``
-  (a 9-bit mask of the local boards a player won), ``forced`` (the board to play in, or -1),
-  ``copy()``, ``render()``. ``variant`` says whose rules: ``"wpi"`` or ``"codingame"``.
-* :class:`Move`: ``Move(board, spot)`` (both 0-8, row-major), ``Move.parse("4 5")``, ``str(move)``,
-  ``move.index``.
-* Two kinds of error, both ``ValueError``: :class:`InvalidMoveError` (text that does not parse as a
-  move) and :class:`IllegalMoveError` (a move the rules do not allow here).
-
-``choose`` gets a copy of the position (change it as you like) and the seconds left before the
-agent's cutoff, the referee's limit less a safety margin. It may return a :class:`Move`, a cell
-index or ``(board, spot)``. Whatever happens inside it, the referee sees a legal move in time: if
-it raises (anything: ``sys.exit()``, ``KeyboardInterrupt``), returns something illegal, is still
-thinking at the cutoff (a C call holding the GIL too) or ends its process (``os._exit``), the
-agent logs why and plays a random legal move. It runs in a child process (a copy of the script's
-process as ``run()`` found it, agent/bot_worker.py) whose stdout is the log and stdin
-``/dev/null``: what it prints or reads never touches the protocol; a killed or dead one is
-replaced for the next turn. ``--seed N`` seeds Python's ``random`` module before the game (the
-series runners give each game its own seed). docs/your-bot.md says more.
+``run(choose)`` gives it the agent's whole command line and both protocols; ``choose`` runs in a
+child process (agent/bot_worker.py), so whatever it does the referee gets a legal move in time.
+What ``choose`` gets and may return, where it runs and what that costs: docs/your-bot.md.
 """
 
 from __future__ import annotations

@@ -1,32 +1,12 @@
 """Where a bot's ``choose()`` runs (agent/bot.py): a child process that the protocol loop outlives.
 
-A student's ``choose()`` may call ``sys.exit()`` or ``os._exit()``, raise anything, hold the GIL
-in one long C call (``7 ** (4 * 10 ** 7)``, a catastrophic regex), never return, ``print()``
-(under CodinGame stdout *is* the protocol), read stdin (the referee's input), or fork. None of
-that may lose the game, so ``choose()`` never runs in the process that reads the referee and
-writes our moves:
-
-* When the bot starts (before the referee's first turn), the process forks a **starter**: a
-  copy of itself taken while it has one thread, which forks nothing but workers. A copy, not a
-  fresh interpreter, so that the worker's ``choose`` is the very function given to ``run()``
-  (a lambda or a closure too) with every global the script set up before calling it.
-* A **worker** (a child of the starter) answers one turn after another: the moves so far and
-  the seconds left come in on a socket of its own, the move (or what went wrong) goes back.
-  Its stdin is ``/dev/null`` and its stdout is our stderr (the log), at the file-descriptor
-  level too, so nothing it prints or reads touches the protocol. It leads a process group of
-  its own, so that what it forked dies with it.
-* A worker that overruns the turn, or whose turn ends (the game ended), is killed with its
-  group; one that dies is gone. Either way the turn gets a random legal move in time
-  (:func:`agent.engines.choose_legal`); the next turn has the starter fork a replacement
-  first (a few milliseconds: ``scripts/bench_bot_worker.py``). A replacement starts from the
-  state the script had when it called ``run()`` (what earlier turns left in globals is lost with
-  the old worker); ``random`` keeps the seed.
-
-When our process ends, the starter sees its socket close and kills its workers (on Linux they
-also die with the starter). Systems without ``fork`` and ``socket.send_fds`` (Windows) run
-``choose()`` in a thread instead (agent/bot.py), which cannot stop a GIL holder; the log says so.
-
-Costs: see ``scripts/bench_bot_worker.py`` (a turn's round trip, a replacement's start).
+A student's ``choose()`` may exit, raise anything, hold the GIL for ever, print (under CodinGame
+stdout *is* the protocol), read stdin or fork; none of that may lose the game. So the bot forks a
+**starter** before the first turn (a copy of itself while it has one thread, so ``choose`` is the
+very function given to ``run()``), which forks **workers** that answer turn after turn over a
+socket; one that overruns or dies is killed with its process group and replaced for the next
+turn, and the turn gets a random legal move. Windows (no ``fork``) runs ``choose()`` in a thread.
+What a bot sees of this and what it costs: docs/your-bot.md, "Where choose() runs".
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ import stat
 import sys
 
 from .exits import EXIT_USAGE
+from .text import printable
 
 #: Longest piece of a bad value quoted in an error message.
 SHOWN_VALUE = 60
@@ -29,8 +30,6 @@ class UsageError(Exception):
 
 def shown(text: str, limit: int = SHOWN_VALUE) -> str:
     """A bad value as an error message quotes it: printable, cut at ``limit`` characters."""
-    from .file_turns import printable  # here, not at the top: this module stays light to import
-
     return repr(printable(str(text), limit))
 
 
@@ -39,8 +38,6 @@ class OneLineParser(argparse.ArgumentParser):
     every other usage error of the agent (argparse's own also print the usage lines first)."""
 
     def error(self, message: str):
-        from .file_turns import printable
-
         say_error(self.prog, f"error: {printable(message, SHOWN_MESSAGE)}")
         sys.exit(EXIT_USAGE)
 

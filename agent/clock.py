@@ -1,19 +1,11 @@
 """The agent's clock: how long it thinks each turn, in both protocols. Pure functions of the limit,
 the time already gone and the pauses kept back; every constant of the time budget is here, once.
 
-File protocol (:mod:`agent.file_protocol`). The referee looks for a move every ``REFEREE_TICK`` (50 ms)
-and the last look that counts is :func:`last_tick`. The agent's cutoff is :func:`cutoff_for`:
-the limit less :func:`default_margin`, never past that last look, never under
-``SHORT_LIMIT_SHARE`` of it. Each turn it thinks :func:`file_thinking_time`: the cutoff less the
-pauses the machine made recently (:mod:`agent.pauses`; the first turn, with none measured yet,
-:func:`first_turn_keep_back`), never under ``PAUSE_FLOOR_SHARE`` of the last look. Time counts
-from the ``.go``'s modification time; :func:`file_deadlines` turns the time already gone into the
-two deadlines of the turn (stop thinking, last useful write).
-
-CodinGame protocol (:mod:`agent.codingame`). A turn is ``turn_ms`` (the first ``first_turn_ms``)
-from its first line; :func:`codingame_thinking_time` keeps back the margin (at least
-``MARGIN_FRACTION`` of the limit) and the recent pauses, never under ``PAUSE_FLOOR_SHARE`` of the
-limit.
+File protocol: :func:`cutoff_for` (the limit less :func:`default_margin`, never past the
+referee's :func:`last_tick`), :func:`file_thinking_time` (less the recent pauses, never under
+``PAUSE_FLOOR_SHARE``) and :func:`file_deadlines`, counted from the ``.go``'s mtime. CodinGame:
+:func:`codingame_thinking_time`, counted from the turn's first line. Why these margins:
+docs/protocol.md, "Timing at the tournament's 10 s", and docs/agent.md.
 
 >>> round(cutoff_for(10), 3), round(file_thinking_time(10, cutoff_for(10), kept_back=0.2), 3)
 (9.0, 8.8)

@@ -1,63 +1,10 @@
 """The CodinGame "Ultimate Tic-Tac-Toe" protocol over stdin/stdout: ``python -m agent --protocol codingame``.
 
-One process plays one game. Every turn the referee sends ``opponentRow opponentCol`` (``-1 -1``
-when we move first), a line with ``validActionCount``, then that many ``row col`` lines; we answer
-one ``row col`` line and flush. Nothing else is ever written to stdout: the per-move line (move,
-depth, score, nodes, nps, time) and every message go to stderr through :mod:`logging`.
-
-Coordinates are the 9x9 grid, 0-8 from the top-left: cell ``(row, col)`` is local board
-``(row // 3) * 3 + col // 3``, square ``(row % 3) * 3 + col % 3``; our move index is
-``board * 9 + square`` (:func:`cell_to_index`, :func:`index_to_cell`). The rules are the
-``codingame`` variant of :mod:`agent.rules` (all boards decided with no line: more boards won
-wins). The engine is the same one the file protocol drives, through ``engine.choose``; it is
-built, and the garbage collector settled, before the first line is read.
-
-Timing. The referee allows ``--turn-ms`` (100) per turn and ``--first-turn-ms`` (1000) on our
-first turn, counted from when it wrote the input. We cannot see its clock: the stopwatch starts
-when the turn's first line arrives (a reader thread stamps each line as it comes in) and the
-search stops ``--margin-ms`` (20; a tenth of the limit when that is more, so 100 on the first
-turn) before the limit, so reading the action list, the search's overshoot, writing the answer
-and the referee's own latency all fit in the margin on an idle machine (figures in
-``scripts/bench_codingame.py``). On a loaded machine the process is taken off the CPU for tens of
-milliseconds at a time, at any moment, the deadline included: each turn we measure how long we
-were off the CPU while thinking (wall time less the search thread's CPU time) and how late the
-answer was after the planned deadline, and the deadline also keeps back the largest of these
-over the last ``KEEP_BACK_WINDOW`` turns (never leaving under a quarter of the limit to think;
-:mod:`agent.pauses`, shared with the file protocol).
-The referee's clock also runs while our process waits for a CPU to read the turn; that delay
-is invisible to us (under a load of 9 on 2 cores it reached 70 ms once in 20 games), and only
-the keep-back, sized by the pauses seen while thinking, covers it. If the first line was already waiting when we became ready, the referee may
-have written it while we were starting up, so the first turn counts from the moment this module
-was imported instead.
-
-This module reads, writes and times; what the lines mean, and which move answers them, is
-decided by :class:`agent.codingame_turns.CodinGameDecider` (no I/O, no clock: each case a row
-of ``tests/test_codingame_turns.py``), and its options and ``--help`` are the agent's command
-line's (:mod:`agent.cli`, which runs it).
-
-Bad input. Every case is one message on stderr, never a traceback:
-
-* input ends (EOF) between turns: the game is over for the referee. Exit 0 if it is over by our
-  rules too, or if some reply of the opponent could end it (CodinGame never sends the final
-  move); otherwise exit 3 (``EXIT_INPUT_ENDED``: stopped early, e.g. a time-out or a crash of
-  either side, or no input at all, or we had lost track of the position);
-* a malformed line (not two integers, coordinates outside 0-8, a count that is not 1-81, a
-  repeated action, input ending inside a turn, action lines missing when the turn's time is up,
-  or more lines than announced): exit 4 (``EXIT_BAD_INPUT``) at once, without answering;
-* an opponent move that is illegal in our position (``-1 -1`` after the first turn included):
-  we trust the referee. We lose track of the position and, from then on, play the first action
-  of the referee's list every turn;
-* a valid-action list that differs from our legal moves: we trust the referee and play only
-  from its list: our engine's move if it is in the list, else the first listed action that is
-  legal for us (keeping our position, which may agree again next turn), else the first listed
-  action (and we lose track of the position).
-
-* stdin or stdout closed (before the game, or stdout while we answer: the referee stopped
-  reading): one line, exit 3, as the game cannot go on. Copies of bad input in messages are cut
-  to ``agent.cli_common.SHOWN_VALUE`` characters.
-
-Exit codes: 0 finished, 1 internal error, 2 bad command line, 3 input ended early (or stdin or
-stdout closed), 4 bad input, 130 interrupted.
+One process plays one game: it reads each turn (a reader thread stamps every line as it comes
+in), times it with :mod:`agent.clock` and :mod:`agent.pauses`, asks the engine and writes one
+``row col`` line; nothing else goes to stdout. What the lines mean and which move answers them is
+decided by :class:`agent.codingame_turns.CodinGameDecider` (no I/O); the options and ``--help``
+are :mod:`agent.cli`'s. The protocol, its timing and every kind of bad input: docs/agent.md.
 """
 
 from __future__ import annotations

@@ -1,31 +1,14 @@
 """What to do next in a CodinGame game, decided from the lines the referee sent: no I/O, no clock.
 
-:class:`~agent.codingame.CodinGameAgent` reads stdin, stamps each line as it arrives, writes the
-answer and measures the machine's pauses; every verdict on what it read is asked of
-:class:`CodinGameDecider` here, with the times as arguments, so each case is a row of
-``tests/test_codingame_turns.py``. The decider holds what the game needs between turns: our
-position (None once we lost track of it) and the number of turns answered.
-
-A turn, in the order it is judged:
-
-1. **Its clock** (:meth:`CodinGameDecider.clock`): it counts from its first line's arrival; the first
-   turn's from our launch when that line was already waiting as we became ready (the referee may
-   have written it while we started). The search stops at the budget of :mod:`agent.clock`; the
-   remaining lines must all arrive within the turn's whole limit.
-2. **Its lines** (:class:`TurnLines`): ``opponentRow opponentCol`` (``-1 -1``: none), a count of
-   1-81, that many distinct ``row col`` lines, nothing more. Anything else, input ending inside
-   the turn, or a line missing when the turn's time is up: :class:`BadInput` (exit 4).
-3. **The opponent's move** (:meth:`CodinGameDecider.follow_opponent`): played on our position;
-   illegal there (``-1 -1`` after the first turn included), we trust the referee and lose track.
-4. **Which move to answer** (:meth:`CodinGameDecider.plan`, then :meth:`~CodinGameDecider.pick`):
-   the engine's when the listed actions are our legal moves; when they differ, only a listed
-   action (the engine's if listed, else the first listed that is legal for us, else the first
-   listed); with no position, the first listed action.
-5. **Our move** (:meth:`CodinGameDecider.answered`) is played on our position.
-
-Between turns, **input ending** (:meth:`CodinGameDecider.input_ended`) is a finished game (exit 0)
-when it is over by our rules or when some reply of the opponent could end it (CodinGame never
-sends the final move); otherwise an early end (exit 3).
+:class:`~agent.codingame.CodinGameAgent` reads, stamps, writes and measures; every verdict on
+what it read is asked of :class:`CodinGameDecider`, with the times as arguments, so each case is a
+row of ``tests/test_codingame_turns.py``. A turn is judged in order: its clock
+(:meth:`~CodinGameDecider.clock`), its lines (:class:`TurnLines`; :class:`BadInput` is exit 4),
+the opponent's move (:meth:`~CodinGameDecider.follow_opponent`), which move to answer
+(:meth:`~CodinGameDecider.plan`, :meth:`~CodinGameDecider.pick`) and our move
+(:meth:`~CodinGameDecider.answered`); input ending between turns is
+:meth:`~CodinGameDecider.input_ended`. What each case means for a game: docs/agent.md,
+"CodinGame's stdin/stdout protocol".
 """
 
 from __future__ import annotations
@@ -251,7 +234,10 @@ class CodinGameDecider:
 
     def clock(self, arrived: float, *, ready_at: float, launched: float | None, kept_back: float) -> TurnClock:
         """The times of a turn whose first line arrived at ``arrived``; we became ready to read at
-        ``ready_at`` and were launched at ``launched`` (None: unknown), all on one clock."""
+        ``ready_at`` and were launched at ``launched`` (None: unknown), all on one clock. The first
+        turn counts from our launch when its line was already waiting as we became ready (the
+        referee may have written it while we started); the remaining lines must all arrive within
+        the turn's whole limit."""
         started, waited = arrived, None
         if self.turns == 0 and launched is not None and arrived - ready_at < WAITING_ALREADY_S:
             started = min(arrived, launched)  # it may have waited since we were launched
@@ -332,7 +318,9 @@ class CodinGameDecider:
     # -- the end of the input ----------------------------------------------------------------------
 
     def input_ended(self) -> Ending:
-        """What the input ending between turns means (see the module docstring)."""
+        """What the input ending between turns means: a finished game (exit 0) when it is over by
+        our rules or some reply of the opponent could end it (CodinGame never sends the final
+        move), otherwise an early end (exit 3)."""
         position = self.position
         if self.turns == 0:
             return Ending(EXIT_INPUT_ENDED, Note(logging.WARNING, f"input ended before the first turn; exiting "

@@ -2,37 +2,16 @@
 AlphaBeta's interface, the same search as WebAssembly (agent/core_wasm.py), and the choice
 between them and the pure-Python search.
 
-:class:`CompiledAlphaBeta` is :class:`agent.search.AlphaBeta` for Ultimate Tic-Tac-Toe with the
-tree search in C: it inherits ``search(state, limit, on_iteration)`` and ``iterate(state, limit)``,
-the iterative deepening, and overrides only the steps they take (``_start_search``,
-``_search_root``, ``_probe``); the C code mirrors ``_root``, ``_negamax``, ``_ordered``, the rules
-and the evaluation. At a fixed depth the two return the same move, score and node count
-(tests/test_core.py).
-
-The core is optional: ``pip install`` builds it where a C compiler works and carries on without
-it where none does; there it installs ``wasmtime`` instead (setup.py), which runs the same C
-search compiled to WebAssembly (agent/data/core.wasm, :class:`WasmAlphaBeta`): the same trees,
-about half the compiled core's speed, many times the pure-Python search's. :func:`make_searcher`
-picks the core: ``core="python"``, ``"compiled"`` or ``"wasm"`` (an error where it cannot run), or
-``"auto"`` (compiled when it is there, else wasm, else Python); ``None`` reads the ``UTTT_CORE``
-environment variable, default ``auto``. The engine says once per process, in the log at its first
-move, which core runs and why (its name says it in the agent's ready line).
-
-``threads`` (compiled core only) runs a shared-table parallel search ("Lazy SMP", agent/_core.c's
-search_team): while the main thread searches each depth, ``threads - 1`` helper threads search the
-same root, half at the same depth and half one deeper, filling the table the main search reads;
-the main thread's move is played. One thread is exactly the single-threaded search. ``"auto"`` is
-the cores left after one for the referee: :func:`auto_threads`.
-
-The compiled core supports the evaluations it mirrors (the classic ``Evaluator`` and the fitted
-``FittedEvaluator``); it checks itself against the Python evaluator on positions that reach every
-case of both (:data:`SELF_CHECK_GAMES`) when first built for one, and for any other evaluator, or one that disagrees, the engine runs
-the pure-Python search and says so.
+:class:`CompiledAlphaBeta` is :class:`agent.search.AlphaBeta` with only the steps its search
+takes (``_start_search``, ``_search_root``, ``_probe``) in C: at a fixed depth both return the
+same move, score and node count. :func:`make_searcher` picks the core: ``core="python"``,
+``"compiled"`` or ``"wasm"`` (an error where it cannot run), or ``"auto"`` (compiled, else wasm,
+else Python); ``None`` reads ``$UTTT_CORE``. ``threads`` above 1 is the compiled core's shared-table
+search. The cores, their speed and the threads: docs/engine.md.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import os
 import random
@@ -71,43 +50,6 @@ AUTO_THREADS = "auto"
 
 #: Bytes of one table entry in C (the Python table's dict entry costs about 200).
 TT_ENTRY_BYTES = _core.TT_ENTRY_BYTES if _core is not None else 16
-
-
-def load_core_build(path: str):
-    """An ``agent._core`` built at ``path`` (a .so/.pyd from another version of agent/_core.c, for
-    comparing two builds in one process: scripts/bench_core_ratio.py), ready for
-    ``CompiledAlphaBeta(..., core_module=...)``; ValueError if it is not one this module drives.
-    Loaded once per path; the file of ``agent._core`` itself gives that same library (the loader
-    shares it), so a copy of a build to compare must be a file of its own."""
-    path = os.path.realpath(path)
-    if path in _builds:
-        return _builds[path]
-    # The name's last part must be _core: the loader calls PyInit__core.
-    spec = importlib.util.spec_from_file_location(f"agent._core_builds.b{len(_builds)}._core", path)
-    if spec is None:
-        raise ValueError(f"{path}: not a loadable extension module")
-    try:
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    except ImportError as error:  # the loader's message names the file, mostly
-        raise ValueError(str(error) if path in str(error) else f"{path}: {error}") from None
-    if getattr(module, "CORE_VERSION", None) != CORE_VERSION:
-        raise ValueError(f"{path}: built from a version of agent/_core.c with another interface "
-                         f"(CORE_VERSION {getattr(module, 'CORE_VERSION', None)}, not {CORE_VERSION})")
-    searcher = getattr(module, "Searcher", None)
-    missing = [name for name in ("Searcher", "set_zobrist") if not hasattr(module, name)] + [
-        f"Searcher.{name}" for name in dir(getattr(_core, "Searcher", None) if searcher else None)
-        if not name.startswith("_") and not hasattr(searcher, name)]
-    if missing:
-        raise ValueError(f"{path}: not a build of agent/_core.c this module drives (it lacks "
-                         f"{', '.join(missing[:5])})")
-    module.set_zobrist(ZOBRIST_CELL[0], ZOBRIST_CELL[1], ZOBRIST_FORCED)
-    _builds[path] = module
-    return module
-
-
-#: Builds loaded by load_core_build, by real path: a module is loaded once per process.
-_builds: dict = {}
 
 
 class CoreUnavailable(ValueError):
@@ -309,9 +251,9 @@ class CompiledAlphaBeta(AlphaBeta):
     bounds the table (a flat array of 16-byte entries); ``tt_slots`` sets its size directly (a
     power of two). ``hash_mb=0`` means no table, as in AlphaBeta. The table's memory is touched
     when it is made (``prefault``) so that page faults do not slow the first searches. ``threads``
-    (1 to MAX_THREADS) searches run at once, sharing the table (see the module docstring); with
+    (1 to MAX_THREADS) searches run at once, sharing the table (Lazy SMP: docs/engine.md, "Threads"); with
     more than one, ``nodes`` counts every thread's and a node limit the main thread's.
-    ``core_module`` is another build of the core (:func:`load_core_build`), default this one's."""
+    ``core_module`` is another build of the core (the arena's, ref_sim/games/core_builds.py), default this one's."""
 
     def __init__(self, evaluator, hash_mb: float = 192.0, tt_slots: int | None = None,
                  prefault: bool = True, features: Features | None = None, threads: int = 1,
@@ -405,21 +347,16 @@ def announce(level: int, message: str) -> None:
 
 
 def make_searcher(evaluator, hash_mb: float = 192.0, core: str | None = None, prefault: bool = True,
-                  features: Features | None = None, threads: int | str = 1, core_build: str | None = None):
-    """The searcher for ``core`` (see the module docstring), which core it is and what to say about
-    it: ``(searcher, "compiled" | "wasm" | "python", (log level, message))``, the message for
+                  features: Features | None = None, threads: int | str = 1):
+    """The searcher for ``core`` (``auto``, ``compiled``, ``wasm``, ``python``; None:
+    ``$UTTT_CORE``), which core it is and what to say about it:
+    ``(searcher, "compiled" | "wasm" | "python", (log level, message))``, the message for
     :func:`announce`; ``features`` switches the search's refinements (agent.search.Features).
     CoreUnavailable when the core asked for cannot run, or when ``threads`` above 1 are asked of
     the WebAssembly or pure-Python search (they have one); ``threads="auto"`` is
     :func:`auto_threads` with the compiled core and 1 with the others. ``prefault=False`` for
     searches that no clock limits: the table's pages are then only made when used (fast to make,
-    for many short fixed-effort games). ``core_build``: the path of another build of the compiled
-    core to run (:func:`load_core_build`; an arena series of two builds), ValueError if it cannot."""
-    if core_build is not None:
-        searcher = CompiledAlphaBeta(evaluator, hash_mb=hash_mb, prefault=prefault, features=features,
-                                     threads=auto_threads() if threads == AUTO_THREADS else threads,
-                                     core_module=load_core_build(core_build))
-        return searcher, "compiled", (logging.INFO, f"search core: compiled, the build at {core_build}")
+    for many short fixed-effort games)."""
     choice = requested_core(core)
     why_not = []  # why each faster core did not run, for the message of the one that does
     if choice in ("auto", "compiled"):

@@ -1,74 +1,9 @@
 """The fitted evaluation: each board's chance to be won by each side, compounded along global lines.
 
-This module is the one definition of what the evaluation computes (the compiled core mirrors it);
-``scripts/train_eval.py`` only chooses the numbers in the data file it reads.
-
-Chances
-    Every local board gets two integer chances in ``0..Q`` (``Q`` = ``scale`` in the data file,
-    1000): ``m``, that the side to move ("me") wins it, and ``t``, that the other side ("them")
-    does. They are looked up, never computed, from three tables of the data file, each with one
-    entry per 3x3 pattern (3^9 = 19683) in *pattern order*:
-    ``index(a, b) = sum over spots s (0-8, row-major) of 3**s * (1 if a has s, 2 if b has s, else 0)``
-    for two disjoint 9-bit masks ``a`` and ``b``:
-
-    * ``chance[index(a, b)]``: the chance that the owner of ``a`` wins the board when nobody is
-      sent there now;
-    * ``mover[index(a, b)]`` and ``waiter[index(a, b)]``: for the board the side to move is sent
-      to (``forced``), with ``a`` the mover's marks, the chance that the mover (``mover``) or the
-      other side (``waiter``) wins it.
-
-    So for board ``i`` with my marks ``a`` and theirs ``b``:
-    ``(m, t) = (mover[index(a, b)], waiter[index(a, b)])`` if ``i == forced``, else
-    ``(chance[index(a, b)], chance[index(b, a)])``. Decided boards need no special case: the tables
-    hold ``Q`` for a side that has won the board and 0 for a side that cannot win it any more (the
-    other side won it, it is full, or every line holds a mark of the other side), so a dead global
-    line multiplies to 0. These values are part of the model, not of the fit (:func:`decided_chance`),
-    and the loader checks every one of them (a packaged file's once, when its digest was recorded:
-    ``PACKAGED_DIGESTS``): a table that is inverted, transposed or mixed up with another fails
-    there. Only the chances of the boards still open to a side come from the fit.
-
-Score (an int, from the mover's point of view; every division below is of non-negative integers,
-truncating, which is the same in Python and C)::
-
-    M = sum over the 8 global lines (i, j, k) of m_i * m_j * m_k      (each product in 0..Q^3)
-    T = sum over the 8 global lines (i, j, k) of t_i * t_j * t_k
-    score = line * M // Q^3 - line * T // Q^3
-          + board * (m_0 + ... + m_8) // Q - board * (t_0 + ... + t_8) // Q
-          + tempo + (free_move if forced == -1 else 0)
-
-``line`` and ``board`` are non-negative; ``tempo`` and ``free_move`` any sign. Products and sums
-need 64-bit integers (``line * M`` reaches ``line * 8 * Q^3``); each line product fits in 32 bits
-(the loader keeps ``Q`` at most ``MAX_SCALE``, 1290, so ``Q^3 < 2^31``).
-The score is in units of ``score_per_logit`` per logit of the fitted chance to win the game:
-sigmoid(score / score_per_logit) estimates the mover's expected result. Magnitudes stay below
-``8 * line + 9 * board + |tempo| + |free_move|``, far inside the search's proven-score range (the
-loader checks).
-
-Data file (JSON, ``agent/data/eval-v2.json``, the default; ``eval-v1.json`` before it)::
-
-    {"format": "uttt-eval", "version": 1, "scale": Q, "score_per_logit": int,
-     "weights": {"line": int, "board": int, "tempo": int, "free_move": int},
-     "chance": [19683 ints], "mover": [19683 ints], "waiter": [19683 ints],
-     "fit": {...how it was made: the float parameters, data, losses; informative only...}}
-
-v2 (the default): 25,000 self-play games (1,203,960 positions, ten times v1's) played by the
-compiled core at 6400 nodes a move with v1's tables; labels half the game's result, half the
-self-play search's score (held-out loss on the results: result alone 0.64877, half and half
-0.64826, score alone 0.64890); a free logit per board pattern (up to symmetry) shrunk to the
-features with the weight of 30 examples; the per-board sums dropped (v1's ablation below). The
-classic evaluation scores 0.67727 on the same held-out games. Against v1 at equal nodes, paired
-openings, SPRT [0, 15]: +130 +/- 47 Elo at 4000 nodes a move (184 games), +68 +/- 34 at 50,000
-(278 games), H1 both.
-
-v1: what the fit found (scripts/train_eval.py, 2400 self-play games, held-out cross-entropy): the
-classic evaluation at its best scale 0.6649, this model 0.6367. Refitted without one term:
-without the line products 0.6548 (they carry most of it), without the free-move bonus 0.6443,
-without the tempo 0.6388, without the per-board sums 0.6360 (no worse: a candidate to drop in a next version). A board's
-chance rises most with its owner's open twos and falls with the other side's; being sent to a
-board is worth about +0.8 logit to the mover's chance there, playing anywhere about +1.5 logits.
-
-Speed: the tables are re-indexed at load by ``a << 9 | b`` into (m, t) pairs, so a leaf costs nine
-list lookups (one replaced for the forced board), sixteen products and two sums.
+This module is the one definition of what the evaluation computes (the compiled core mirrors it
+in the same integer arithmetic); ``scripts/train_eval.py`` only chooses the numbers in the data
+file it reads. The formula and what each fit found: docs/engine.md ("The evaluation, fitted to
+games"); the data file: docs/formats.md.
 """
 
 from __future__ import annotations
@@ -90,7 +25,7 @@ PATTERNS = 3 ** 9
 #: Scores must stay well inside the search's forced-result range (PROVEN_SCORE is 999,000).
 MAX_SCORE = 100_000
 #: The largest scale: a line's product of three chances, Q^3, must fit in 31 bits (the compiled
-#: core's int32 tables and 64-bit sums; see the module docstring).
+#: core's int32 tables and 64-bit sums; docs/engine.md, "What it computes").
 MAX_SCALE = 1290
 #: The global grid's lines, as board triples.
 GLOBAL_LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
@@ -217,8 +152,8 @@ def _board_text(a: int, b: int) -> str:
 
 def pair_tables(data: dict) -> tuple[list, list]:
     """``(idle, sent)``: the (m, t) pairs of the data's tables by ``a << 9 | b``, ``a`` the mover's
-    marks, for a board nobody is sent to and for the board the mover is sent to (the module
-    docstring's lookups, done once). Entry ``i`` of pattern_keys() is pattern ``i``, so the data's
+    marks, for a board nobody is sent to and for the board the mover is sent to (the lookups of
+    docs/engine.md, "What it computes", done once). Entry ``i`` of pattern_keys() is pattern ``i``, so the data's
     tables are read in their own order and only stored per pattern, with no index arithmetic (at
     every start of the agent); a test holds the result to the plain loop over board_patterns."""
     chance, mover, waiter = data["chance"], data["mover"], data["waiter"]
@@ -241,7 +176,7 @@ def pair_tables(data: dict) -> tuple[list, list]:
 
 
 class FittedEvaluator(TacticalOrdering):
-    """``evaluate(position)`` (see the module docstring for the formula) and the shared
+    """``evaluate(position)`` (the formula: docs/engine.md, "What it computes") and the shared
     ``move_priority``. ``data`` is a loaded data file (default: the packaged one)."""
 
     name = "fitted"

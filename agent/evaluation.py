@@ -1,24 +1,8 @@
-"""The classic static evaluation of Ultimate Tic-Tac-Toe positions, and the tactical move ordering
-every evaluation shares (``TacticalOrdering``). The fitted evaluation, which compounds each board's
-chance along the global lines, is agent/eval_fitted.py; both are chosen by name in agent/engines.py.
-
-Two levels, both table-driven:
-
-* local: every (X mask, O mask) pattern of a 3x3 board gets a value from its open lines (one or
-  two marks of one player and none of the other), its centre and corners, or the won/drawn
-  state; each board's value is scaled by how much it matters now: the global lines through it
-  that either player can still use, more for lines where that player already won boards (a board
-  no line can use any more is worth little, the last board of a two-board line a lot);
-* global: the lines of the global grid, from the masks of won and drawn boards: a line with two
-  boards of one player and a third still winnable is a threat, one board a start.
-
-The global part and the nine board scales depend only on the masks of won and drawn boards, so
-they are memoized together: only a few hundred such masks occur in a game.
-
-Plus a bonus for the side to move when it may play anywhere. The weights are chosen by matches
-(``scripts/tune_eval.py``), not by guesses; ``Weights`` keeps them in one place. Scaling boards by
-their live lines beat fixed centre/corner/edge scales by 0.596 +/- 0.072 in 120 games at equal
-time (0.1 s per move) and 0.588 +/- 0.059 in 200 games at 8,000 nodes per move.
+"""The classic static evaluation of Ultimate Tic-Tac-Toe positions (:class:`Evaluator`, table-driven:
+local board patterns scaled by the global lines still open through them, and the global lines),
+and the tactical move ordering every evaluation shares (:class:`TacticalOrdering`). The fitted
+evaluation is agent/eval_fitted.py; both are chosen by name in agent/engines.py. How it scores and
+how its weights were chosen: docs/engine.md, "The fits".
 """
 
 from __future__ import annotations

@@ -1,34 +1,11 @@
 """The file protocol of the CS 4341 referee (docs/protocol.md), played by :class:`FileProtocolAgent`.
 
 One agent object plays one game in one referee directory and returns a :class:`GameSummary`.
-What is on disk decides everything; the watcher only wakes the loop up early. The decisions (is it
-my turn, is this line the opponent's move, has the game ended or been abandoned) are made by
-:class:`agent.file_turns.TurnDecider`, which does no I/O and whose module docstring lists every case;
-this module does the reading, the waiting, the thinking and the writing around it:
-
-* A look stats the four protocol files (``NAME.go`` before ``end_game``: the referee writes
-  ``end_game`` first and then touches both ``.go`` files, so a ``.go`` changed by the end never
-  shows without its ``end_game``) and reads what a decision can use, each file decoded as the
-  referee's Python decodes it: the locale's preferred encoding (``--encoding`` to override) and
-  universal newlines (:func:`agent.file_turns.referee_lines`). A file that changed while it was read
-  is looked at again. With watchdog, a quiet wake-up only compares the files' identities; they are
-  read when one changed, or every ``FULL_LOOK_INTERVAL``.
-* While the agent thinks, the search asks every 10 ms whether ``end_game`` appeared, the game was
-  replaced or the ``.go`` changed or vanished, and stops at once if so; the same look runs once
-  more just before writing (docs/protocol.md, "What a bot must survive", row "A move written
-  outside your turn").
-* Files are read by :class:`agent.referee_files.FileReader`: one streaming pass in bounded memory
-  whatever their size, each version once, and never opened unless they are regular files (a FIFO
-  would block). The referee's directory deleted ends the game (:mod:`agent.file_turns`, item 0).
-* A move is written by :class:`agent.referee_files.MoveWriter` (docs/protocol.md, "Writing a move
-  safely"): a whole line renamed onto ``move_file`` (in place where renames are refused), its
-  mtime raised above the referee's record, every retry ending at the referee's limit.
-* The thinking cutoff leaves room for the referee's 50 ms poll tick: only ticks before the limit
-  count (:func:`last_tick`), so at 0.1 s the move must land before the 50 ms tick. On a loaded
-  machine the OS may take the process off the CPU near that deadline: each turn measures its
-  time off the CPU while thinking and how late the move landed, and the next turns' cutoff keeps
-  back the largest of these over the last 20 turns (:mod:`agent.pauses`, shared with the
-  CodinGame protocol), never under a quarter of the time to the last tick; ~0 on a quiet machine.
+What is on disk decides everything: :class:`agent.file_turns.TurnDecider` makes every decision
+(no I/O), and this module does the looking, the waiting, the thinking and the writing around it,
+reading with :class:`agent.referee_files.FileReader`, writing with
+:class:`agent.referee_files.MoveWriter` and timing with :mod:`agent.clock` and :mod:`agent.pauses`.
+What it survives and how: docs/protocol.md, "What a bot must survive".
 """
 
 from __future__ import annotations
@@ -83,10 +60,10 @@ from .file_turns import (  # noqa: F401  (re-exported: the protocol's helpers ha
     Wait,
     first_word,
     judge_end_text,
-    printable,
     referee_last_line,
     referee_lines,
 )
+from .text import printable
 from .watcher import POLL_INTERVAL, DirectoryWatcher
 
 log = logging.getLogger(__name__)
@@ -346,9 +323,12 @@ class FileProtocolAgent:
                                                           self.go_path))
 
     def _look(self, read: bool = True) -> Look:
-        """What the directory shows now (see the module docstring). ``move_file`` and the opening are
-        read while my ``.go`` exists, ``end_game`` whenever it does; a file that changes while it
-        is read is looked at again."""
+        """What the directory shows now. ``NAME.go`` is looked at before ``end_game``: the referee
+        writes ``end_game`` first and then touches both ``.go`` files, so a ``.go`` changed by the end
+        never shows without its ``end_game``. Each file is decoded as the referee's Python decodes
+        it (the locale's encoding or ``--encoding``, universal newlines). ``move_file`` and the
+        opening are read while my ``.go`` exists, ``end_game`` whenever it does; a file that changes
+        while it is read is looked at again."""
         for _ in range(LOOK_ATTEMPTS):
             opening, move = stat_or_none(self.opening_path), stat_or_none(self.move_path)
             go, end = stat_or_none(self.go_path), stat_or_none(self.end_path)

@@ -3,54 +3,10 @@
 :class:`~agent.file_protocol.FileProtocolAgent` looks at the directory, hands what it saw to
 :meth:`TurnDecider.decide` as a :class:`Look`, and carries out the answer: :class:`Wait`,
 :class:`Play` (think, then write one move), :class:`Finish` (``end_game`` read) or :class:`Abort`
-(no ``end_game`` will come). The decider remembers what it needs between looks (the game joined,
-the last move written and the ``.go`` it answered) and never touches a file, a clock or a thread,
-so every case below is a row of ``tests/test_file_turns.py``. A number in brackets names a case of
-docs/protocol.md, "What a bot must survive", rows (1) "Your own .go is still there", (8) "Files
-left by an earlier game", (9) "Started after the game began", (10) "first_four_moves read too
-early", (11) "The game ends while you wait", (12) "Files vanish", (13) "The referee keeps running
-after the end", (14) "Two bots started with the same name" and (16) "An illegal or malformed
-opponent move"; "step N" is a step of the list below.
-
-In the order a look is judged:
-
-0. The referee's directory itself deleted: a joined game is aborted after ``grace``; before any
-   game, one can only come if the directory is made again: wait ``silence`` (``grace`` when the
-   silence is off), then abort.
-1. ``first_four_moves`` names the game. Missing (or ``move_file`` missing in a joined game) for
-   longer than ``grace``: the referee was stopped (12): abort. A game that had already ended when
-   the agent started is ignored (8). A ``first_four_moves`` replaced before any ``end_game`` is a
-   new game: the old one was abandoned (its referee killed), join the new one.
-2. Nothing changed in a joined game for ``silence`` seconds: the referee was killed: abort.
-3. A current ``end_game`` (at least as new as ``first_four_moves``) ends the game (11, 13), checked
-   before anything else is believed. An empty one is looked at again for a moment (being written).
-4. After a protocol error (a bad opening, a bad opponent move, a late start) only ``end_game``
-   matters.
-5. No ``NAME.go``, one older than ``first_four_moves`` (8), or one already older than the limit
-   when the agent started (a killed referee's): wait.
-6. **One move per** ``.go``: after a write, a turn starts only with a ``.go`` the referee created
-   after that write: one seen missing since, or one whose identity (inode, mtime) differs from the
-   one the write answered. Inode numbers are reused at once, but the mtime tells on every
-   filesystem with sub-second timestamps. A line that arrives while the answered ``.go`` still
-   stands (1) is the opponent writing out of turn: the referee reads it at its next tick and gives
-   us the game (``Out-of-order move!``); answering it would put a second line of ours in front of
-   the referee, judged in its own position (``Invalid move!``). Only where timestamps are whole
-   seconds can a re-created ``.go`` look unchanged: there an unanswered line that no ``end_game``
-   follows within ``OUT_OF_TURN_WAIT`` was a real turn.
-7. The first ``.go`` of a game: read the opening now (10) and check that the game is fresh (9):
-   ``move_file`` empty for p1; for p2 one opponent line and a ``.go`` at most about one turn newer
-   than the opening.
-8. ``move_file`` decoded as the referee decodes it; its last line before the first blank line is
-   the move (read in one bounded pass, :class:`~agent.referee_files.FileLines`). One that cannot
-   be read at all (a directory, a FIFO, no permission) is waited on, said once per version. Empty: p1's move 5. My own line: my ``.go`` lingers (1). A line in my name that I did
-   not write: another agent plays under my name. An opponent line not yet answered is checked on my
-   position (16): malformed, misnamed or illegal is a protocol error, after one more look in case
-   a non-atomic writer was still busy. Then, if it is my move: :class:`Play`.
-
-While it thinks and writes, the agent asks too, on a look of the files' identities:
-:meth:`TurnDecider.turn_is_over` (its search's ``should_stop``, and the last look before a
-write), and for a move left unwritten :meth:`TurnDecider.game_moved_on` and
-:meth:`TurnDecider.unwritten` (what to say).
+(no ``end_game`` will come). The decider never touches a file, a clock or a thread, so every case
+is a row of ``tests/test_file_turns.py``. The order it judges a look in ("step N" below):
+docs/protocol.md, "The order our agent judges a look in"; the cases it survives: docs/protocol.md,
+"What a bot must survive".
 """
 
 from __future__ import annotations
@@ -63,6 +19,7 @@ from functools import cached_property
 from .clock import COARSEST_TIMESTAMP, FIRST_TURN_SLACK, OUT_OF_TURN_WAIT, REFEREE_TICK
 from .referee_files import FileLines
 from .rules import O, X, IllegalMoveError, InvalidMoveError, Move, Position, parse_move_line
+from .text import printable
 
 MOVE_FILE = "move_file"
 OPENING_FILE = "first_four_moves"
@@ -127,12 +84,6 @@ def referee_last_line(text: str) -> tuple[int, str] | None:
     """
     lines = referee_lines(text)
     return (len(lines), lines[-1]) if lines else None
-
-
-def printable(text: str, limit: int = 200) -> str:
-    """``text`` made safe for one log or stdout line: unprintable characters as ``?``, cut at ``limit``."""
-    shown = "".join(char if char.isprintable() else "?" for char in text[:limit])
-    return shown + ("..." if len(text) > limit else "")
 
 
 def first_word(line: str) -> str:
@@ -286,7 +237,8 @@ class TurnDecider:
     # -- start-up ---------------------------------------------------------------------------------
 
     def start(self, look: Look) -> None:
-        """Remember what an earlier game left behind, so it is not mistaken for ours (8)."""
+        """Remember what an earlier game left behind, so it is not mistaken for ours ("Files left
+        by an earlier game")."""
         self._changed_at = look.now
         if look.opening is None:
             return
@@ -333,7 +285,8 @@ class TurnDecider:
     def unwritten(self, move: Move, last) -> None:
         """My ``move`` goes unwritten: my ``.go`` went away while I thought, in a game that has not
         moved on. ``last`` is ``move_file``'s line the referee would read (:func:`referee_last_line`):
-        a line in my name that I did not write is another agent playing under my name (14)."""
+        a line in my name that I did not write is another agent playing under my name ("Two bots
+        started with the same name")."""
         if last is not None and first_word(last[1]) == self.name:
             self._note(logging.ERROR, f"my .go vanished while I was thinking and {MOVE_FILE} now holds "
                                       f"{printable(last[1])!r}, a move in my name that I did not write: another agent "
@@ -345,7 +298,8 @@ class TurnDecider:
     # -- the decision -----------------------------------------------------------------------------
 
     def decide(self, look: Look) -> Wait | Play | Finish | Abort:
-        """What to do after ``look`` (see the module docstring, whose numbers are used below)."""
+        """What to do after ``look``: the steps of docs/protocol.md, "The order our agent judges a look
+        in", whose numbers are used below."""
         # 0. the directory
         if look.directory_gone:
             return self._directory_gone(look.now)
@@ -459,7 +413,8 @@ class TurnDecider:
         return Finish(end_text)
 
     def _explain_time_out(self, end_text: str, end: Seen) -> None:
-        """A time-out of mine that came before my own limit: the referee's limit is shorter (14)."""
+        """A time-out of mine that came before my own limit: the referee's limit is shorter ("Two
+        bots started with the same name, or a bot given another limit")."""
         game = self.game
         match = _END_WIN.match(end_text)
         if game is None or game.turn_go_mtime is None or not match or match.group(2) != self.name:
@@ -497,7 +452,7 @@ class TurnDecider:
             return Wait()
         number, line = last
         if line == game.written:
-            return Wait()  # my own move: my .go is lingering (1)
+            return Wait()  # my own move: my .go is lingering ("Your own .go is still there")
         if line != game.answered:
             self._account_opponent(number, line, look)
         if game.position.turn == game.side and game.position.winner is None:
@@ -541,7 +496,8 @@ class TurnDecider:
     # -- joining ----------------------------------------------------------------------------------
 
     def _join(self, look: Look, last) -> None:
-        """Read the opening now that my .go is current (10) and check the game is fresh (9)."""
+        """Read the opening now that my .go is current (step 7) and check the game is fresh
+        ("Started after the game began")."""
         opening = look.opening
         read = opening.read or FileLines()
         lines = read.first[:4]
@@ -625,7 +581,7 @@ class TurnDecider:
             raise _LookAgain(SETTLE_PAUSE)
 
     def _account_opponent(self, number: int, line: str, look: Look) -> None:
-        """Check the opponent's move and play it on my position (16)."""
+        """Check the opponent's move and play it on my position ("An illegal or malformed opponent move")."""
         try:
             move = self._check_opponent(number, line)
         except ProtocolError:
@@ -663,7 +619,8 @@ class TurnDecider:
         return move
 
     def _note_opponent_time(self, move_mtime: float) -> None:
-        """An opponent that takes longer than my limit to answer: the referee's limit is longer (14)."""
+        """An opponent that takes longer than my limit to answer: the referee's limit is longer
+        ("Two bots started with the same name, or a bot given another limit")."""
         game = self.game
         if game.written_wall is None:
             return

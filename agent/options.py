@@ -1,21 +1,12 @@
 """Checked option values, for every command line and every spec: argparse types that refuse in
-one line what would otherwise play instantly, loop forever or end in a traceback far from the
-command line, and the one parser of ``NAME:KEY=VALUE,...`` specs (engines, built-in bots).
-
-``float("nan")`` passes every ``<`` check by failing it, ``inf`` overflows ``int()`` and
-``time.sleep``, a negative limit plays at once, and a billion games builds its whole schedule
-before the first one.  Each type names its range in the error::
+one line what would otherwise play instantly, loop forever or end in a traceback (``nan`` passes
+every ``<`` check by failing it, ``inf`` overflows ``int()``, a billion games builds its whole
+schedule first), each naming its range in the error::
 
     parser.add_argument("--games", type=whole(1, MAX_GAMES))
-    parser.add_argument("--seconds", type=real(0, MAX_SECONDS, low_open=True))
 
-argparse reports ``PROG: error: argument --games: must be an integer from 1 to 100,000, got '0'``
-with exit code 2. The agent's own command line uses the same types (agent.cli, agent.codingame).
-
-A spec's options are declared (:class:`Option`: name, type, range, default) by what takes them,
-the engines (agent.engines.ENGINES) and the runners' built-in bots (ref_sim.series.specs.BUILTINS), and
-:func:`parse_spec` checks a spec against them, so that every bad spec is one line naming the
-engine and what it takes.  A module light to import: the runners' commands use it.
+and the one parser of ``NAME:KEY=VALUE,...`` specs (:func:`parse_spec`), checked against the
+:class:`Option` values the engines and the runners' built-in bots declare. Light to import.
 """
 
 from __future__ import annotations

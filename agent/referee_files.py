@@ -1,27 +1,13 @@
 """The referee's files as untrusted input: read them as the referee does, write the move safely.
 
-Anyone who can write in the referee's directory (the opponent first) can put anything at the
-protocol files' names: a directory, a FIFO, a file nobody may read, hundreds of megabytes, a
-symlink. Nothing there may crash the agent, block it, fill its memory, or make it write outside
-the directory:
-
-* :class:`FileReader` reads a file as the referee does -- decoded with its encoding, universal
-  newlines, the lines up to the first blank one (docs/protocol.md, "How the referee reads
-  `move_file`") -- in one streaming pass in
-  bounded memory (:class:`LineScanner`), and each version of a file once: it remembers the
-  identity it last parsed and answers from memory while that stands. A directory, FIFO, socket or
-  device is never opened (a FIFO would block); a file that cannot be opened is "unreadable"
-  (:attr:`FileLines.unreadable`). Each oddity is logged once, when that version is first read.
-* :func:`create_temp_file` creates the move's temp file with ``O_CREAT | O_EXCL | O_NOFOLLOW``
-  under an unpredictable name (:func:`temp_name`): a symlink or file planted there is never
-  followed or overwritten; another name is tried instead.
-* :class:`MoveWriter` writes a move: one complete line in a temp file renamed onto ``move_file``
-  (where the rename is refused, a sticky shared directory or another user's file, in place by
-  one write), checked to have raised the mtime; on whole-second timestamps a write that did not
-  gets the next whole second (two on FAT) at once, since waiting for the clock could land after
-  the referee's last look at a 1 s limit. Every retry ends at the referee's limit.
-
-:class:`LineScanner` and :class:`FileLines` do no I/O: :mod:`agent.file_turns` decides on them.
+Anyone who can write in the referee's directory can put anything at the protocol files' names (a
+directory, a FIFO, hundreds of megabytes, a symlink); nothing there may crash the agent, block
+it, fill its memory or make it write outside the directory. :class:`FileReader` reads each version
+of a file once, in one bounded streaming pass (:class:`LineScanner`, no I/O), never opening what
+is not a regular file; :class:`MoveWriter` writes a move as one line renamed onto ``move_file``
+from a temp file no planted link can redirect (:func:`create_temp_file`). How the referee reads,
+and each case: docs/protocol.md, "How the referee reads `move_file`", "Writing a move safely" and
+"What a bot must survive".
 """
 
 from __future__ import annotations
@@ -298,7 +284,11 @@ def _version(st) -> tuple:
 
 
 class FileReader:
-    """Reads protocol files as the referee does (see the module docstring), each version once.
+    """Reads protocol files as the referee does: decoded with its encoding, universal newlines, the
+    lines up to the first blank one (docs/protocol.md, "How the referee reads `move_file`"), in one
+    streaming pass in bounded memory, each version once. A directory, FIFO, socket or device is
+    never opened (a FIFO would block); a file that cannot be opened is "unreadable"; each oddity is
+    logged once, when that version is first read.
 
     ``read(path)`` returns :class:`FileLines`, or None when the file does not exist (or cannot be
     opened right now on Windows, where a file being replaced refuses to open). ``encoding``: the

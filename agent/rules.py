@@ -3,20 +3,9 @@
 No I/O here. A position is nine pairs of 9-bit masks (one per player per local board) plus a few
 global masks; moves are cell indices ``board * 9 + spot`` in the hot path and :class:`Move` values
 at the edges. ``push``/``pop`` make and unmake a move in O(1); ``key`` is a Zobrist hash kept up
-to date incrementally for the transposition table.
-
-Rules (docs/protocol.md, "The rules, as the referee codes them"):
-
-* a local board is won by three in a row; a full board with no line is drawn; both are closed;
-* the next move goes to the board numbered like the previous spot if it is open, otherwise to any
-  empty cell of any board that is not won (drawn boards are full, so: any open board);
-* when a move decides a board: three boards won by one player in a line win the game; three
-  *drawn* boards in a line end the game as a tie (a quirk of the referee); all nine boards decided
-  with no line is a tie.
-
-The ``codingame`` variant (CodinGame's "Ultimate Tic-Tac-Toe") differs in one point: when all
-boards are decided with no line, the player who won more boards wins (equal counts: a draw), and
-three drawn boards in a line mean nothing.
+to date incrementally. The rules, the referee's quirks (three drawn boards in a line tie the game)
+and the ``codingame`` variant's one difference: docs/protocol.md, "The rules, as the referee codes
+them", and "CodinGame's variant".
 """
 
 from __future__ import annotations

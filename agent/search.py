@@ -1,23 +1,10 @@
 """Iterative-deepening alpha-beta (negamax with principal variation search) over a small game interface.
 
-The search knows nothing about Ultimate Tic-Tac-Toe. A game state must offer:
-
-* ``turn``: the player to move (0 or 1); ``winner``: None while the game goes on, else the winning
-  player (0 or 1) or any other value for a draw; ``key``: a hash of the position;
-* ``legal_moves()``: the moves (small ints below ``move_space``); ``push(move)`` / ``pop()``.
-
-Optionally ``ply`` (moves made so far, to take back moves after a stop) and ``max_plies_left()``
-(an upper bound on the plies the game can still last, to stop once the whole tree is seen).
-
-An evaluator must offer ``evaluate(state) -> int`` (from the side to move's point of view, well
-inside ``±PROVEN_SCORE``) and ``move_priority(state, moves) -> list[int]`` (a static priority per
-move, higher first: immediate wins and blocks, say; all zeros is allowed).
-
-Forced results score ``WIN_SCORE - plies`` so the search prefers the quickest win and the slowest
-loss. The transposition table is a dict bounded by an entry count derived from a memory budget.
-
-The refinements beyond plain PVS (aspiration windows, late-move reductions, the history's
-aging, the end-of-game solver) are switched by :class:`Features`, so each one can be
+The search knows nothing about Ultimate Tic-Tac-Toe: a game state offers ``turn``, ``winner``,
+``key``, ``legal_moves()``, ``push(move)`` and ``pop()``, an evaluator ``evaluate(state)`` and
+``move_priority(state, moves)`` (the interface in full: docs/engine.md, "The other games of the
+family"). The refinements beyond plain PVS (aspiration windows, late-move reductions, the
+history's aging, the end-of-game solver) are switched by :class:`Features`, so each can be
 measured against the search without it (``alphabeta:lmr=0`` in the arena).
 """
 

@@ -1,22 +1,9 @@
 """The agent's machine channel: one JSON line per move, for the series runners.
 
-The human log line (``move 4 8  depth 7  score -15 ...``) is for people; a program that wants
-the figures reads this file instead, so it never has to scrape text that any other program
-could imitate.  The file is named by ``--search-log PATH`` or, when that is not given, by the
-environment variable :data:`SEARCH_LOG_ENV` (``UTTT_SEARCH_LOG``), which the runners set per
-agent and per game.  Each move appends one line, a JSON object::
-
-    {"format": 1, "protocol": "file", "turn": 3, "board": 4, "spot": 8, "depth": 7,
-     "score": -15, "nodes": 900, "nps": 45000, "seconds": 0.021, "proven": false, "threads": 1}
-
-``board``/``spot`` the move (0-8 each); CodinGame adds ``row``/``col``.  ``seconds``: from the
-``.go`` file's mtime to the write (file protocol), or from the turn's first input line to the
-answer (CodinGame).  ``depth``, ``score`` (from the mover's view), ``nodes``, ``nps`` and
-``proven`` are there when the engine searched (a move picked from the referee's list without a
-search has none).  ``threads``: the ``--threads`` the agent was started with.
-
-Writing it never makes the agent fail: a path that cannot be written is said once in the log and
-the game goes on without the file.
+The human log line is for people; a program that wants the figures reads this file instead, so it
+never has to scrape text that any other program could imitate. The file is ``--search-log PATH``,
+else ``$UTTT_SEARCH_LOG`` (:data:`SEARCH_LOG_ENV`, which the runners set per agent and game);
+writing it never makes the agent fail. Its lines: docs/telemetry.md.
 """
 
 from __future__ import annotations

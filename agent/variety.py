@@ -1,21 +1,10 @@
 """Different games from a deterministic engine, at no cost in strength: a seeded symmetry.
 
-CodinGame's protocol starts every game from the empty board, and our search (at a fixed depth, or
-on a quiet machine) plays the same game every time it meets the same opponent: a series then
-counts one game many times. Ultimate Tic-Tac-Toe looks the same under the eight symmetries of the
-square (rotations and reflections), applied to the global grid and to every local board at once:
-lines stay lines and a move still sends the opponent to the board numbered like its spot. With a
-seed (``--seed N``; the series runners give each game its own), the agent plays the whole game on
-a board turned by one of the eight: it sees the opponent's moves turned, and its own answers are
-turned back. Every position it searches is equivalent to the real one, so it plays exactly as
-well; but where moves tie (many do near the start) it breaks the tie on another cell, and the game
-goes another way. Its tables stay consistent, since it only ever sees the turned game.
-
-Against a deterministic opponent ties alone vary few games, so as X on the empty board the agent
-also draws its first move from :data:`FIRST_MOVES`, moves a deep search found about equally good
-(:class:`FirstMoveVariety`). :func:`varied` puts the two together. (Drawing O's answer among the
-moves near the best as well, searched side by side at run time, cost about 34 Elo at 100 ms in
-two 200-game series, nearly all as O: it is not done.)
+With ``--seed N`` the agent plays the whole game on a board turned by one of the square's eight
+symmetries (the global grid and every local board at once): every position it searches is
+equivalent to the real one, but where moves tie it breaks the tie on another cell. As X on the
+empty board it also draws its first move from :data:`FIRST_MOVES` (:class:`FirstMoveVariety`);
+:func:`varied` puts the two together. Why, and what it costs: docs/agent.md, "Varied games: ``--seed``".
 """
 
 from __future__ import annotations

@@ -1,34 +1,12 @@
 """Wake-ups for the protocol loop: watchdog events when available, plain sleeps otherwise.
 
-The watcher never decides anything. It only shortens the sleep between two looks at the disk:
-``wait()`` returns as soon as something changed in the directory (watchdog backend) or after
-``interval`` seconds (both backends), and the caller then reads the files again. With the
-polling backend alone the agent is still correct, just up to one ``interval`` slower to notice.
-
-Between turns this costs a stat of a few files every ``interval`` and nothing else: no busy loop
-(the referee already burns one core busy-polling: docs/protocol.md, "What a bot must survive",
-row "The referee keeps one core busy"). Only events that can change what the caller decides wake
-it: watchdog >= 4 also reports every open and every close without a write, and the caller's own
-reads of the files raise those, so waking on them would make each look at the disk trigger the
-next one at once (a full core burnt while the agent's ``.go`` lingers).
-With ``names``, events about other files (the agent's own temp file, unrelated files) are ignored too.
-
-Ignoring an event in Python still costs its delivery: watchdog's threads read and build every
-event, about 0.1-0.7 CPU-s/s for 20,000 unrelated writes a second (an opponent logging into the
-referee's directory). So on inotify (Linux) the kernel is asked only for the kinds that can change
-what the caller decides (``INOTIFY_EVENTS``), and per-write events (IN_MODIFY) or opens are never
-delivered. A protocol file changes by creation, deletion, a rename onto or away from it, or an
-open/write/close. A writer that keeps a protocol file open and writes without closing it, or
-changes only its mtime (``os.utime``), is not seen until the caller's next check of the files'
-identities, one ``interval`` (15 ms) later; the referee does neither. The other backends
-(FSEvents, kqueue, Windows, polling) report a write as "modified" and have no close event, and build
-every event before any filter, so they are asked for everything as before.
-
-What still arrives may be a flood: a process that opens and closes a file there 20,000 times a
-second, or creates and deletes files, sends closes, creations and deletions that no mask can tell
-from the protocol files' own (0.4 CPU-s/s). When ``NOISE_EVENTS`` ignored events come within
-``NOISE_WINDOW`` the watcher stops watching (in the observer's thread, at once, so a search under
-way is spared too), polls, says so once in the log, and tries events again ``NOISE_PAUSE`` later.
+The watcher never decides anything: ``wait()`` returns as soon as something that can change the
+caller's decision happened in the directory, or after ``interval`` seconds, and the caller reads
+the files again (polling alone is still correct, one ``interval`` slower). On inotify the kernel
+is asked only for those kinds of event (:data:`INOTIFY_EVENTS`), since even an ignored event costs
+its delivery; a flood no mask can filter switches to polling for a while (:data:`NOISE_EVENTS`).
+The cases and their costs: docs/protocol.md, "What a bot must survive", rows "A process writes
+into the referee directory" and "The referee keeps one core busy".
 """
 
 from __future__ import annotations

@@ -2,40 +2,13 @@
 
     python -m ref_sim.arena qubic alphabeta random --games 10 --seconds 0.2
     python -m ref_sim.arena nineboard alphabeta:depth=4 alphabeta:depth=2 --games 40 --seed 3
-    python -m ref_sim.arena ttt alphabeta alphabeta:depth=1 --games 18 --opening-plies 1
+    python -m ref_sim.arena uttt alphabeta alphabeta:lmr=0 --nodes 20000 --sprt 0 20 0.05 0.05
     python -m ref_sim.arena uttt alphabeta seed --depth 4 --games 1000 --cluster tcp://head:8786
 
-Engines: ``alphabeta`` (options ``depth``, ``nodes``, ``hash_mb``, and for uttt ``threads`` and
-``core_build``, the path of another build of the compiled core, to play two builds against each
-other: ``alphabeta:depth=4,hash_mb=16``, ``alphabeta:threads=2``, ``alphabeta:core_build=old/_core.so``),
-``random`` (``random:seed=N``), and for uttt also ``seed`` (``seed:depth=N``). ``--seconds``,
-``--depth`` or ``--nodes`` limit every move of both (an engine's own options win). Games come in
-pairs: each opening (``--opening-plies`` random plies, default per game) is played twice with the
-sides swapped, and fresh engines play every game so no table carries over. The summary is the
-match runner's (``ref_sim.series.stats``): Score, Elo +/- (pentanomial error bar), LOS, DrawRatio, Ptnml.
-Engine options also switch the search's refinements (``alphabeta:lmr=0,asp=0``, see
-``agent.search.Features``), so a new feature plays against the search without it in one process.
-
-``--sprt ELO0 ELO1 ALPHA BETA`` stops the series as soon as the pentanomial SPRT over the complete
-pairs accepts H0 (Elo <= ELO0) or H1 (Elo >= ELO1); ``--games`` is then a maximum (default 1000)::
-
-    python -m ref_sim.arena uttt alphabeta alphabeta:lmr=0 --nodes 20000 --sprt 0 20 0.05 0.05
-
-``--cluster ADDRESS`` (or ``UTTT_CLUSTER``) plays the games on the workers of a Dask scheduler
-(:mod:`ref_sim.series.cluster`, the ``cluster`` extra): the same schedule (openings, sides, engine seeds)
-drawn here, each game one task, results handled in game order, so a fixed-depth series gives the
-same games and summary as here, followed by each worker's games and the games retried after a
-worker was lost. Games search inside the worker and hold its GIL: start single-threaded workers
-(``dask worker ADDRESS --nworkers N --nthreads 1``).
-
-SIGTERM and SIGHUP (SIGBREAK on Windows) stop a series as Ctrl-C does (:mod:`ref_sim.stops`): the
-summary of the games finished so far, then one line on stderr; on a cluster the games not yet
-handled are cancelled and the connection closed.
-
-Exit codes: 0 done, 1 a game lost every cluster worker that tried it (the summary so far, then
-one line on stderr), 2 bad command line or a cluster that cannot be used, 130 interrupted (Ctrl-C),
-143 SIGTERM, 129 SIGHUP (128 + the signal: the summary of the games finished so far, then one
-line on stderr), 141 output closed (``| head``: one line on stderr).
+Engines and their options, paired openings, the SPRT, a cluster and stops:
+docs/bench.md ("In one process: the arena"). Exit codes: 0 done, 1 a game lost every cluster
+worker that tried it, 2 bad command line or cluster, 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP,
+141 output closed.
 """
 
 from __future__ import annotations

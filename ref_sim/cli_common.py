@@ -1,25 +1,11 @@
 """How every ``ref_sim`` command ends when the user stops it: one line, never a traceback.
 
-``@entry_point(module)`` wraps a command's ``main``:
-
-* PROG, in every line, is the name the user ran it by (:func:`prog`): ``uttt-match`` for the
-  console script, ``python -m ref_sim.match`` otherwise.
-* SIGTERM, SIGHUP (and SIGBREAK on Windows) stop it as Ctrl-C does (:mod:`ref_sim.stops`).
-* Ctrl-C (KeyboardInterrupt) or another stop signal that the command did not handle itself:
-  ``PROG: interrupted`` (``PROG: stopped by SIGTERM``) on stderr, exit code 130 (128 + SIGINT,
-  what a shell reports for Ctrl-C; 128 + N for signal N).
-* Its output closed early (``... | head -2``: BrokenPipeError): ``PROG: output closed
-  (broken pipe)`` on stderr, exit code 141 (128 + SIGPIPE, what ``head`` leaves a shell
-  program with).
-
-The handling is :func:`ref_sim.stops.guarded`'s, which the arena and the scripts use too.
-
-* Its ``--out`` held by another runner, or its records that cannot be written (a full disk)
-  before any game was played, or a ``series.json`` that cannot be read (:mod:`ref_sim.series.records`):
-  ``PROG: error: ...`` in one line, exit code 2 (the folder is in use, the settings are
-  unreadable) or 1 (the write failed).
-
-A command that must clean up (stop its games, kill its agents) catches these itself first.
+``@entry_point(module)`` wraps a command's ``main`` with :func:`ref_sim.stops.guarded`: Ctrl-C or a
+stop signal the command did not handle is ``PROG: interrupted`` (``stopped by SIGTERM``) and
+128 + the signal, a closed output ``PROG: output closed (broken pipe)`` and 141, an ``--out`` in
+use or records that cannot be read or written one ``PROG: error:`` line (exit 2, or 1 for a failed
+write); PROG is the name the user ran it by (:func:`prog`). A command that must clean up catches
+these itself first.
 """
 
 from __future__ import annotations

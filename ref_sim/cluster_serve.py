@@ -1,34 +1,10 @@
 """Start a bench cluster that is safe by default: ``uttt-cluster`` (``python -m ref_sim.cluster_serve``).
 
-    uttt-cluster certs DIR [--days N] [--force]
-    uttt-cluster scheduler [--host HOST | --interface IFACE] [--port N] [--tls DIR]
-                           [--dashboard [ADDRESS]] [--scheduler-file FILE] [--dry-run] [-- DASK...]
-    uttt-cluster worker [ADDRESS] [--host HOST | --interface IFACE] [--tls DIR] [--nworkers N]
-                        [--nthreads N] [--dashboard [ADDRESS]] [--dry-run] [-- DASK...]
-
-Dask's own ``dask scheduler`` and ``dask worker`` listen on every interface, and a Dask
-scheduler runs whatever code any client sends it on every worker (that is its job): whoever
-reaches its port runs programs as the workers' user.  These commands start the same Dask
-programs with other defaults:
-
-* **Loopback unless told.**  Scheduler and workers listen on 127.0.0.1 unless ``--host`` or
-  ``--interface`` names another address; listening anywhere else without TLS prints a one-line
-  warning.  A worker for a scheduler on another machine must say which of its addresses the
-  scheduler can reach (one line if not): a worker on loopback could not be reached.
-* **TLS with one folder.**  ``certs DIR`` makes a certificate folder
-  (:mod:`ref_sim.series.cluster_tls`); ``--tls DIR`` (or ``UTTT_CLUSTER_TLS``) gives it to the scheduler,
-  the workers and the runners (``--cluster tls://HEAD:8786 --tls DIR``): connections are
-  encrypted and only holders of the folder get in, Dask's mutual TLS.
-* **Dashboards on loopback.**  The scheduler's dashboard is off (its HTTP server, which Dask
-  runs anyway for health checks, listens on 127.0.0.1:8787), the workers' too;
-  ``--dashboard [ADDRESS]`` turns it on, on 127.0.0.1:8787 unless ADDRESS says otherwise.
-
-Options after ``--`` go to Dask unchanged (``-- --memory-limit 4GB``), but for those that
-choose where it listens or how it encrypts: those are this command's own.  ``--dry-run`` prints
-the Dask command instead of running it.  On POSIX the command becomes the Dask program
-(``exec``): its process id, its signals and its exit code are Dask's.
-
-Exit codes: 0 done, 2 bad command line (or a folder that cannot be made or read), else Dask's.
+Dask's own ``dask scheduler`` and ``dask worker`` listen on every interface, and whoever reaches a
+scheduler's port runs programs as the workers' user. ``uttt-cluster`` starts the same Dask
+programs on loopback unless told, with TLS from one certificate folder
+(:mod:`ref_sim.series.cluster_tls`) and the dashboards off; options that would open what those
+defaults keep closed are refused. Its commands and options: docs/cluster.md, "``uttt-cluster``".
 """
 
 from __future__ import annotations

@@ -2,23 +2,11 @@
 
     python -m ref_sim.play ttt                      # you are X and move first
     python -m ref_sim.play qubic --first engine --seconds 5
-    python -m ref_sim.play nineboard
     python -m ref_sim.play uttt --seconds 3
 
-Type a move as the prompt shows (``moves`` lists the legal ones, ``undo`` takes back your last
-move and the engine's reply, ``quit`` or end of input stops).  A bad or illegal entry is
-explained and asked again. After each engine move one line says what the search found: depth,
-score (from the engine's view; 'win in N' once proven), nodes, time.  The last move is drawn in
-parentheses, ``(O)``.
-
-Ultimate Tic-Tac-Toe takes a move in two forms: ``board spot`` (``b4 s0``: board 0-8, spot 0-8
-in it, the referee's) and ``row col`` on the 9x9 grid (``r4 c0``, both 0-8, numbered around the
-grid).  Two bare numbers (``4 0``) are read the one way that is legal here, and the answer
-says which; when both are legal and differ, one line asks for ``b``/``r``.
-
-Exit codes: 0 the game ended or was abandoned, 2 bad command line, 130 interrupted (Ctrl-C, at
-the prompt or while the engine thinks), 141 output closed (``| head``). Each of the last two
-prints one line on stderr, never a traceback.
+How moves are typed (``moves``, ``undo``, ``quit``; Ultimate Tic-Tac-Toe's two forms) and what
+each engine move's line says: docs/engine.md, "The other games of the family". Exit codes: 0 the
+game ended or was abandoned, 2 bad command line, 130 interrupted, 141 output closed.
 """
 
 from __future__ import annotations
@@ -62,7 +50,8 @@ def thinking_line(game, state_before, result: SearchResult) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog=PROG, description=__doc__.split("\n\n")[0],
+                           epilog="Moves, undo and the engine's lines: docs/engine.md, \"The other games of the family\".")
     parser.add_argument("game", choices=list(GAMES), help="ttt, nineboard, qubic or uttt")
     parser.add_argument("--first", choices=("human", "engine"), default="human",
                         help="who moves first and plays X (default: human)")

@@ -4,20 +4,9 @@
                       [--linger] [--busy-poll] [--encoding ENC] [--record FILE]
                       [--wait-for FILE ...] [-q]
 
-``--dir`` is created if it does not exist.  After the end, ``end_game`` and both ``.go``
-files stay for one time limit (at least a second), so that an agent still thinking can
-read the result, then the protocol files are deleted (``--linger``: until Ctrl-C, as the
-real referee waits for its operator).  Limits below 0.1 s are refused (the referee looks
-for a move every 50 ms); limits that are not whole seconds are for rehearsal only (the
-real referee takes whole seconds) and say so in one line.  ``move_file`` is decoded as the
-real referee's Python on this machine decodes it: the locale's encoding, strictly; a byte
-it cannot decode is the real referee's crash.  ``--encoding`` rehearses another machine's
-(``cp1252`` for Windows, ``latin-1``).  ``--wait-for`` starts the game only once each agent's
-``--ready-file`` says it is watching (the real referee has no such wait: start agents first).
-
-Exit codes: 0 a game was played, 1 it was aborted (where the real referee would crash:
-move_file vanished or could not be decoded), 2 bad arguments, 130 interrupted (Ctrl-C),
-141 output closed (broken pipe).
+Where it differs from the real referee on purpose (files kept one limit after the end, limits
+below 0.1 s refused, ``--wait-for``): docs/bench.md, "The simulated referee", and docs/protocol.md,
+"The simulator, where the real referee leaves room". Exit codes: its ``--help``.
 """
 
 from __future__ import annotations

@@ -1,33 +1,13 @@
 """How a series runner stops: every stop signal the way Ctrl-C stops it, nothing left behind.
 
-The runners (``ref_sim.match``, ``ref_sim.stdio``, ``ref_sim.arena``, ``scripts/train_eval.py``,
-``scripts/soak.py``, the tournament) are run unattended: overnight, under ``timeout``, in a CI job
-that is cancelled, in an ssh session that drops.  Those stop a program with SIGTERM or SIGHUP,
-not with Ctrl-C, and Python's default for them is to die on the spot: no ``finally``, so the
-agents (in sessions of their own, out of reach of the terminal's signals) and the temporary
-folders were left behind.  Here:
-
-* :func:`stop_signals` turns SIGINT, SIGTERM, SIGHUP (POSIX) and SIGBREAK (Windows: Ctrl-Break,
-  ``CTRL_BREAK_EVENT``) into :class:`Stopped`, a ``KeyboardInterrupt``, raised in the main
-  thread: every runner's Ctrl-C path (stop the games, kill the agents, remove the temporary
-  folder, print the summary so far) now serves them all.  The first signal stops; one that comes
-  while the runner is stopping is ignored, so the clean-up runs to its end (it is bounded: the
-  processes are killed, not waited for).  A signal this process was started with ignored
-  (``nohup``, a background job without job control) stays ignored.
-* :func:`guarded` runs a command's ``main`` so: a stop it did not handle itself is one line on
-  stderr (``PROG: stopped by SIGTERM``) and its exit code, a closed output (``| head``) one line
-  and 141; ``ref_sim.cli_common.entry_point``, the arena and every script under scripts/ use it.
-* :func:`exit_code`: 128 + the signal's number, what a shell reports for a program killed by
-  it (130 Ctrl-C, 129 SIGHUP, 143 SIGTERM, 149 SIGBREAK); :func:`said` says which in words.
-* :func:`start` starts an agent in a session of its own (POSIX), :func:`kill_tree` ends it
-  and what it started: its whole process group (a shell command's children too, and what it
-  left running after it exited), ``taskkill /T`` on Windows.
-* :data:`EXIT_RUNNER_GONE`: the exit code of the simulator's players (``ref_sim.bots.random_agent``,
-  ``ref_sim.bots.stdio_random``) that give up because the runner that started them is gone
-  (:mod:`agent.lifeline`), as our agent's ``EXIT_ABORTED``.
-* :func:`invoked_as` and :func:`command_line`: the name the user typed (``uttt-match``, or
-  ``python -m ref_sim.match``) for usage lines, and a command line a shell runs as printed (the
-  resume line).
+Runners run unattended (overnight, under ``timeout``, in a cancelled CI job, a dropped ssh
+session), and Python's default for SIGTERM and SIGHUP is to die on the spot: no ``finally``, so
+the agents and the temporary folders were left behind. :func:`stop_signals` turns them (and
+SIGBREAK on Windows) into :class:`Stopped`, a ``KeyboardInterrupt``, so every runner's Ctrl-C path
+serves them all; :func:`guarded` runs a command's ``main`` and makes a stop or a closed output one
+line and its exit code (:func:`exit_code`); :func:`start` and :func:`kill_tree` start an agent in a
+session of its own and end it with all it started. What a user sees: docs/bench.md, "Stops and
+resume".
 """
 
 from __future__ import annotations
@@ -94,9 +74,11 @@ def said(interrupt: BaseException) -> str:
 
 @contextlib.contextmanager
 def stop_signals():
-    """Within: each stop signal raises :class:`Stopped` in the main thread, once (see the
-    module docstring).  Elsewhere than in the main thread (a test calling a command from a
-    thread) nothing changes: only the main thread can install handlers."""
+    """Within: each stop signal raises :class:`Stopped` in the main thread, once: the first signal
+    stops, one that comes while the runner is stopping is ignored so that the clean-up runs to its
+    end (it is bounded: processes are killed, not waited for), and a signal this process was
+    started with ignored (``nohup``) stays ignored.  Elsewhere than in the main thread (a test
+    calling a command from a thread) nothing changes: only the main thread can install handlers."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -2,29 +2,10 @@
 """A waiting agent's CPU, and its search speed, while another process writes into the referee
 directory (unrelated writes must cost nothing).
 
-Writer patterns, each ``--rate`` operations per second (default 20,000) from a separate process
-(an opponent that logs a line per node into the referee directory):
-
-* ``flush``          one file kept open: a line written and flushed per operation;
-* ``open-close``     a line appended to one file, opened and closed per operation;
-* ``create-delete``  a new file created, written, closed and deleted per operation.
-
-For each backend (watchdog, then ``--polling``), a fresh agent in the "opponent's turn" state
-(staged as scripts/bench_idle_cpu.py does) is measured with no writer and with each pattern: the
-writer's first second apart (what noticing it costs), then ``--seconds`` more. Target: below
-0.02 CPU-s/s in every row; a ``--seconds`` past agent.watcher.NOISE_PAUSE (10 s) includes the
-watcher's retries of events.
-
-Then search speed: per backend and pattern, ``--trials`` fresh agents (the default engine) each
-think once on the same position for ``--time-limit`` seconds with the writer running or not
-(interleaved), and the nps their logs give is compared. The writer needs a core of its own on a
-2-core machine, so compare each backend's ratio with the writer against polling's with it.
-
     python scripts/bench_busy_dir.py [--seconds 5] [--rate 20000] [--trials 5] [--agent-root DIR]
     python scripts/bench_busy_dir.py --patterns open-close --no-search     # one pattern, CPU only
 
-``--agent-root`` runs the agent from another source tree (e.g. ``git archive main`` unpacked,
-with its compiled core copied in) to compare versions with the same script.
+How it measures and what it prints: docs/measurements.md, "How the scripts measure".
 """
 
 from __future__ import annotations
@@ -188,7 +169,8 @@ def report_search(work: Path, args) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     epilog=__doc__.strip().splitlines()[-1])
     parser.add_argument("--seconds", type=float, default=5.0, help="wall seconds per waiting measure (default 5)")
     parser.add_argument("--rate", type=float, default=20000, help="writer operations per second (default 20000)")
     parser.add_argument("--patterns", nargs="+", choices=PATTERNS, default=list(PATTERNS))

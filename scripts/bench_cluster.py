@@ -3,21 +3,7 @@
 Usage: python scripts/bench_cluster.py [--games 8] [--agents agent:depth=2 seed:depth=1]
                                        [--time-limit 2] [--seed 5] [--round-trips 50]
 
-Needs the cluster extra (pip install -e '.[cluster]').  Plays the same fixed-depth file-protocol
-games (the referee simulator, real agent processes) three ways on this machine:
-
-  local       ref_sim.series.scheduler.LocalRunner, one game at a time (what ref_sim.match does on a
-              2-core machine, whose --concurrency cap is 1)
-  cluster x1  a LocalCluster of 1 worker process: one game slot, so the same one game at a time;
-              the difference from `local` is the engine's overhead per game
-  cluster x2  2 worker processes, one slot each on 2 cores (the cores-1 rule applies per worker):
-              what a 2-worker cluster on one machine gives
-
-and prints, for each, the wall time, games per minute, the mean time inside a game (measured where
-it ran) and the wall time per game beyond it.  It also times --round-trips empty tasks on the
-2-worker cluster: the scheduler's own latency per task.  Start-up of a cluster is printed apart;
-it is paid once per series.  The games are checked to be the same everywhere (fixed depth).
-Figures depend on the machine's load: `uptime` is printed first.
+How it measures and what it prints: docs/measurements.md, "How the scripts measure".
 """
 
 from __future__ import annotations
@@ -94,7 +80,8 @@ def series_of(args) -> tuple[list, list[str], list]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     epilog=__doc__.strip().splitlines()[-1])
     add_series_options(parser)
     parser.add_argument("--round-trips", type=whole(1, 1_000_000), default=50)
     args = parser.parse_args(argv)

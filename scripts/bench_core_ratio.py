@@ -5,16 +5,7 @@ Usage:
                                      [--phase ...] [--limit N] [--evaluation fitted|classic]
   python scripts/bench_core_ratio.py --only new --rounds 1   # one build alone (the profile's load)
 
-``--old`` and ``--new`` are each a built core (a path to an agent/_core*.so or .pyd, or to a
-WebAssembly build of the same search: agent/data/core.wasm) or a git revision, whose C sources (agent/*.c, agent/*.h) and setup.py are built into a temporary folder with
-that revision's compile flags; ``--new`` defaults to the core this checkout imports (agent._core). Each position of
-scripts/bench_positions.txt is searched to ``--depth`` by each build from a fresh engine (empty
-table of the default size), ``--rounds`` times, the builds alternated and their order swapped each
-round. Both must return the same move, score, principal variation and node count (the run stops
-at the first difference): a faster build may not search another tree. Printed: per position the
-nodes and each build's best time (CPU time of the searching thread: on a shared machine
-the time other processes take the core is not counted, wall time would be); at the end the nodes/s of each (total nodes over total best
-times) and their ratio, with the per-position ratios' geometric mean, min and max.
+How it measures and what it prints: docs/measurements.md, "How the scripts measure".
 """
 
 from __future__ import annotations
@@ -32,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent import core, core_wasm  # noqa: E402
+from ref_sim.games.core_builds import load_core_build  # noqa: E402
 from agent.engines import DEFAULT_EVALUATION, EVALUATIONS, make_evaluator  # noqa: E402
 from agent.limits import SearchLimit  # noqa: E402
 from agent.options import whole  # noqa: E402
@@ -78,7 +70,7 @@ def load_build(spec: str | None, folder: Path, label: str):
     else:
         text = str(path)
     try:
-        return core.load_core_build(str(path)), text
+        return load_core_build(str(path)), text
     except ValueError as error:
         raise SystemExit(f"bench_core_ratio: {error}") from None
 
@@ -95,7 +87,8 @@ def timed_search(module, evaluator, pos, depth):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     epilog=__doc__.strip().splitlines()[-1])
     parser.add_argument("--old", default="main", help="a built core's path or a git revision (default: main)")
     parser.add_argument("--new", default=None, help="a built core's path or a git revision (default: agent._core)")
     parser.add_argument("--only", choices=("old", "new"), help="time one build alone (for a profile)")

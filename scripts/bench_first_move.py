@@ -4,26 +4,7 @@ Usage: python scripts/bench_first_move.py [--time-limit 10] [--games 4] [--moves
            [--opponent random|otter|agent] [--drop-caches] [--memory-limit MB] [--evict]
            [--pause-for S [--pause-at S]] [--ab VAR=VALUE]
 
-Plays ``--games`` games through the referee simulator (busy-polling, as the real one), a fresh
-agent process each game as in the tournament, and stops each after our ``--moves``-th move. Load:
-``--hogs`` CPU-spinning processes for the whole run, ``--io-hogs`` processes rewriting a file and
-waiting for the disk (fsync); ``--opponent otter`` (tests/bots/otter.py)
-busy-waits on the directory as real student bots do; ``--drop-caches`` empties the kernel's page
-cache (root) before the agents start and again once both are ready, before the referee's first
-``.go``; ``--memory-limit``
-runs our agent in a memory cgroup of that size (root, cgroup v1), so its file pages (code, data)
-are reclaimed as it runs; ``--evict`` reclaims them once before the game, as memory pressure
-during a long wait would. ``--pause-for S`` stops our agent
-(SIGSTOP) for S seconds at ``--pause-at`` seconds after each of its ``.go`` files: a pause of the
-machine's, the same in every turn. ``--ab VAR=VALUE`` sets VAR in our agent's environment in every
-other game (A: with, B: without), for a before/after in one run (``PYTHONPATH=`` another build).
-
-For each of our moves the latency is the filesystem's: ``move_file``'s mtime after our write less
-our ``.go``'s mtime (what the agent counts from; the referee's 50 ms ticks round it up). The
-agent traces its turns (``UTTT_TRACE_TURNS``, agent.pauses.TurnTrace): its target (the cutoff
-less the pauses it keeps back) and where the time went. Prints per game the first move's overshoot
-past its target beside the later moves' (median, max), the first turn's trace and a later one's,
-then a summary per group.
+How it measures and what it prints: docs/measurements.md, "How the scripts measure".
 """
 
 from __future__ import annotations
@@ -219,7 +200,8 @@ def describe(trace: dict) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     epilog=__doc__.strip().splitlines()[-1])
     parser.add_argument("--time-limit", type=real(0, MAX_SECONDS, low_open=True), default=10.0)
     parser.add_argument("--games", type=whole(1, 1000), default=4)
     parser.add_argument("--moves", type=whole(2, 200), default=4, help="our moves per game before it is stopped")

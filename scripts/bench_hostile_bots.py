@@ -1,22 +1,10 @@
 """What a hostile bot costs the file-protocol runner: one ``uttt-match`` game of the
 random player against a bot of ``tests/bots/hostile_files.py``, for each case asked.
 
-* ``sparse``: the bot puts a sparse ``move_file`` of ``--size-mb`` MB (no disk used) in place at its
-  first turn. Prints the runner's peak memory (its own ``ru_maxrss``, bots not included) and the
-  verdict.
-* ``fifo``: the bot puts a FIFO where ``move_file`` was. Prints the seconds from the FIFO to the
-  verdict (the game's end), or that none came within ``--give-up`` seconds.
-* ``daemons``: the bot starts a ``setsid`` child and a double-forked grandchild, then plays.
-  Prints how many processes of the runner's tree were still running once it had exited (found
-  by a variable of their environment), and ends them.
-* ``keeper``: no game; the milliseconds from Popen to a bot running (``date``), with and without
-  the keeper every bot runs under on Linux (ref_sim.series.keeper), the median of ``--repeat``.
-
     python scripts/bench_hostile_bots.py sparse fifo daemons keeper --size-mb 1024
     python scripts/bench_hostile_bots.py --root /tmp/before sparse --size-mb 100
 
-``--root`` runs another checkout's runner (its directory first on the path), to compare before
-and after. Every process the script starts is ended when a case ends.
+How it measures and what it prints: docs/measurements.md, "How the scripts measure".
 """
 
 from __future__ import annotations
@@ -138,7 +126,8 @@ def keeper_start(args) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     epilog=__doc__.strip().splitlines()[-1])
     parser.add_argument("cases", nargs="+", choices=["sparse", "fifo", "daemons", "keeper"])
     parser.add_argument("--size-mb", type=float, default=1024.0, help="the sparse move_file's size")
     parser.add_argument("--time-limit", type=float, default=1.0)

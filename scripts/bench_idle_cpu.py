@@ -1,22 +1,9 @@
 #!/usr/bin/env python3
 """CPU cost of a waiting agent: CPU seconds per wall second in each waiting state.
 
-A waiting agent must leave the cores to the opponent and to the referee (which busy-polls one).
-Three states are measured, each for ``--seconds`` of wall time, on a ``python -m agent`` process:
-
-* ``opponent's turn``   files staged by hand: my move written, my .go gone, the opponent's .go present;
-* ``own .go lingering`` files staged by hand right after my move: my .go still there (the real
-  referee deletes it ~50 ms later; a referee that died leaves it for good);
-* ``killed referee``    a real ``python -m ref_sim`` referee against ``ref_sim.bots.random_agent``,
-  killed with SIGKILL just after my first move: its files stay as they were.
-
-CPU time comes from /proc/PID/stat (utime + stime; Linux), else from psutil if installed.
-Target: below 0.02 CPU-s/s in every state.
-
     python scripts/bench_idle_cpu.py [--seconds 5] [--polling] [--agent-root DIR]
 
-To measure another version of the agent, name its source tree with --agent-root (PYTHONPATH does
-not do it: ``python -m`` puts the working directory, this tree, before PYTHONPATH).
+How it measures and what it prints: docs/measurements.md, "How the scripts measure".
 """
 
 from __future__ import annotations
@@ -138,7 +125,8 @@ def killed_referee_state(work: Path, args) -> dict[str, float]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     epilog=__doc__.strip().splitlines()[-1])
     parser.add_argument("--seconds", type=real(0, MAX_SECONDS, low_open=True), default=5.0, help="wall seconds measured per state (default 5)")
     parser.add_argument("--time-limit", type=real(0, MAX_SECONDS, low_open=True), default=10.0, help="the referee's and agent's limit (default 10)")
     parser.add_argument("--polling", action="store_true", help="run the agent with --polling")

@@ -1,23 +1,9 @@
 #!/usr/bin/env python3
 """Our agent's nodes/s beside a busy-waiting opponent, with and without ``--isolate``.
 
-Student bots spin while they wait (a third to all of a core each).  Three short series of our
-agent (full strength, to the time limit) through ``ref_sim.match``:
-
-* ``quiet``          against ``random`` (it sleeps while it waits): the reference;
-* ``spinner``        against a random player that keeps ``--spinners`` processes busy the whole
-                     game (a bot polling its .go in a tight loop, with a helper thread or two);
-* ``spinner --isolate``  the same, each bot on its own core (``ref_sim.series.isolation``).
-
-For each: our agent's mean nodes/s and depth over its moves (the search figures the series
-records from its log), and each bot's CPU seconds per game (games.jsonl's ``usage``).  The three
-take turns ``--rounds`` times, so that a change in the machine's other load falls on all three
-alike.  Figures depend on the machine and its load: run it on a quiet one, and compare the
-lines with each other.
-
     python scripts/bench_isolation.py [--games 2] [--rounds 1] [--time-limit 1] [--spinners 2]
 
-The spinner is this script too: ``bench_isolation.py --spinner NAME DIR SEED COUNT``.
+How it measures and what it prints: docs/measurements.md, "How the scripts measure".
 """
 
 from __future__ import annotations
@@ -91,7 +77,8 @@ def main(argv=None) -> int:
     if argv[:1] == ["--spinner"]:
         name, directory, seed, count = argv[1:5]
         return spinner(name, directory, seed, int(count))
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                     epilog=__doc__.strip().splitlines()[-1])
     parser.add_argument("--games", type=whole(1, MAX_GAMES), default=2, help="games per series")
     parser.add_argument("--rounds", type=whole(1, 1000), default=1,
                         help="times the three series take turns (default 1)")

@@ -1,35 +1,9 @@
-#!/usr/bin/env python3
 """Start-up cost of a player: CPU seconds and wall time from launch to its ready line.
-
-A series runner starts a player for every game and gives it a while to say it is ready; the test
-suite starts hundreds. Each run launches a fresh process on a fresh directory, reads its output
-until the ready line, then kills it (its whole process group) and takes the operating system's
-account of its CPU (user + system, ``wait4``): what it spent up to the ready line, and the
-millisecond or so until the kill. The players, in turn each round so that a drift of the machine's
-speed touches all alike:
-
-* ``agent``          ``python -m agent NAME --dir D``: the default engine at full strength (table
-  prefaulted, compiled core self-checked), ready at its `` ready in `` line;
-* ``agent --depth 2`` the same with a fixed depth (the tests' engine: no prefault);
-* ``random_agent``   ``python -m ref_sim.bots.random_agent NAME --dir D``, the floor: an
-  interpreter and a few modules, ready at its ``waiting in`` line.
-
-and, less noisy, the part of the agent's start that is the engine: ``build_engine`` (the default,
-and with ``--depth 2``) timed by a fresh process itself, its imports left out.
-
-Each player runs once first, uncounted (the files it reads come into the page cache). Python
-compiles every module it imports at every start where it may not write its bytecode cache
-(``PYTHONDONTWRITEBYTECODE``, set on some machines): ``--bytecode`` lets the players write and
-read ``__pycache__``, as an installed package does. Prints the median, min and max of each.
-Linux and other POSIX systems (``wait4``).
 
     python scripts/bench_startup.py [--runs 11] [--bytecode] [--agent-root DIR] [--baseline-root DIR]
 
-To measure another version of the agent, name its source tree with --agent-root (``python -m``
-puts the working directory first on the path); its compiled core must be built there (a copy of
-``agent/_core*.so`` does, when agent/_core.c is the same). ``--baseline-root`` measures a second
-tree in the same rounds, each player from one tree then the other: a before/after on a shared
-machine whose load changes from minute to minute.
+The players (the agent at full strength and at a fixed depth, the random player), the engine
+alone, and how each is timed: docs/measurements.md, "How the start-up is measured".
 """
 
 from __future__ import annotations
@@ -130,7 +104,8 @@ def summary(values: list[float]) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     epilog="How each player is timed: docs/measurements.md, \"How the start-up is measured\".")
     parser.add_argument("--runs", type=whole(1, 1000), default=11, help="launches of each player (default 11)")
     parser.add_argument("--agent-root", type=Path, default=ROOT, metavar="DIR",
                         help="run the players from this source tree (default: this one)")

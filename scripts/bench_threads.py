@@ -4,22 +4,7 @@ Usage:
   python scripts/bench_threads.py [--seconds 1] [--threads 1 2 4] [--phase ...] [--limit N]
   python scripts/bench_threads.py --quick    # 2 positions per phase, 0.5 s: about 20 s
 
-Each position of scripts/bench_positions.txt is searched for --seconds by a fresh engine (empty
-table, touched up front) with each thread count in turn, one after the other. Per thread count:
-the mean nodes/s (every thread's nodes) and its ratio to one thread's; and time to depth: on each
-position, the deepest depth every thread count completed, and how long each took to complete it
-(the main thread's iterations, the ones the agent plays from); the summary gives the median
-time and the geometric mean of one thread's time over this count's (above 1: reached sooner), over
-the positions where one thread took at least 10 ms to get there (not those solved at once). Also
-the main thread's nodes to depth D, one thread's over this count's: what the helpers' table entries
-saved it, which is the time-to-depth speed-up where every thread has a core of its own, whatever
-the load here (threads of one process get equal shares of the CPU).
-
-Threads only pay where cores are free: the machine's load average is printed before and after,
-and the CPU time this process got per second of wall time (2.0 = two cores all the time), and
-nodes per CPU second (what threads cost in speed: the shared table, the helpers' starts), and how
-late after its deadline each search returned (every thread stopped and joined). On a
-machine that runs other jobs, a second thread competes with them, and the figures say so.
+How it measures and what it prints: docs/measurements.md, "How the scripts measure".
 """
 
 from __future__ import annotations
@@ -66,7 +51,8 @@ def geometric_mean(values) -> float:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     epilog=__doc__.strip().splitlines()[-1])
     parser.add_argument("--seconds", type=real(0, MAX_SECONDS, low_open=True), default=None,
                         help="search time per position (default 1)")
     parser.add_argument("--threads", type=whole(1, core.MAX_THREADS), nargs="+", default=None,

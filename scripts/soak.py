@@ -5,35 +5,9 @@ to time, a bad move or a crash.
                            [--opponents random seed eager flood nbsp]
                            [--seed 1] [--out DIR] [--no-hog] [--quick]
 
-Our agent (``agent``, full strength) plays ``--games`` games in all, split evenly over every
-time limit and opponent (each share rounded up to whole pairs: 2 x 5 x 10 = 100 by default),
-through ``ref_sim.match``'s own game runner (paired openings, both agents as separate
-processes, the referee's files in a fresh directory). Conditions are made hard on purpose:
-
-* the referee busy-polls between its 50 ms ticks, as the real one does, so it burns a core;
-* a CPU hog (``python -c "while True: pass"``) runs for the whole soak (``--no-hog`` to skip),
-  so on a 2-core machine the agent thinks on a core it shares;
-* besides the random player and the seed-style bot, hostile opponents (``ref_sim.match``
-  built-ins): ``eager`` answers our move the instant it appears, before its own ``.go``
-  (it writes out of turn); ``flood`` writes 20,000 lines a second into a file of the game
-  directory, so our agent's watcher sees that many events; ``nbsp`` separates its tokens
-  with byte 0xA0, written as Latin-1, and is played with the referee and both agents under
-  a Latin-1 locale (built with ``localedef`` in a temporary directory where the system has
-  none; where that fails, ``--encoding latin-1`` is given to the referee and both agents
-  instead; the soak says which).
-
-After each game one progress line; at the end, per time limit and opponent and in total, our
-agent's time-outs, invalid moves, crashes and hangs (target: 0 each), its results, how many
-games the opponent lost by writing out of turn (``Out-of-order move!``: our win, and the
-referee's call), and the slowest move as a fraction of the limit (the referee's measure, from
-the ``.go`` to the tick that saw the move, and the agent's own). Exit code 0 when every target
-is met, 1 otherwise, 130 on Ctrl-C, 143 on SIGTERM, 129 on SIGHUP (128 + the signal: the game
-being played is aborted, its agents and the CPU hog killed, the games so far summarised). Games, logs and records
-stay in ``--out`` (default: a new temporary directory, printed), readable with
-``python -m ref_sim.show``.
-
-A full soak takes about 40 minutes (a 2 s game lasts ~40 s, a 0.5 s game ~10 s); ``--quick``
-plays one pair per opponent at 0.5 s (10 games) as a smoke test.
+A full soak takes about 40 minutes; --quick plays one pair per opponent at 0.5 s (10 games) as
+a smoke test. The conditions, what it prints and its exit codes: docs/measurements.md. Exit code
+0 when every target (no time-out, invalid move, crash or hang) is met, 1 otherwise.
 """
 
 from __future__ import annotations

@@ -7,49 +7,9 @@
     python scripts/train_eval.py match --opponent classic --seconds 0.1 --pairs 100
     python scripts/train_eval.py speed --match-nodes 20000         # nodes/s, classic vs fitted
 
-``generate`` plays seeded self-play games (referee-style random four-move openings, random
-deviations early on, both sides our engine at a fixed node budget, by default with v1's tables,
-``--engine-eval eval-v1``) and appends one JSON line per game to DIR/games.jsonl: the winner, the
-moves, and at every ply the engine searched its score for the side to move (the deep label).
-Run it again and it continues where it stopped (game ``i`` always comes from seed
-``seed * 1_000_003 + i``; DIR/settings.json keeps the settings, and other ones are refused),
-printing progress, the data size and the time taken. ``--cluster ADDRESS`` (or
-``UTTT_CLUSTER``) plays the games on the workers of a Dask cluster (ref_sim/series/cluster.py;
-``pip install -e '.[cluster]'``; on one machine: ``dask scheduler`` and ``dask worker ADDRESS
---nworkers 2 --nthreads 1``); they are written in game order all the same, so the file is the one
-a local run makes.
-
-``fit`` turns every position of the first ``--games`` games (after the opening) into a training
-example, holds out every game whose number is divisible by 5, and fits the model's parameters by
-Texel-style logistic regression: minimise the cross-entropy between a label and
-sigmoid(evaluation in logits). The label is ``LAMBDA * result + (1 - LAMBDA) *
-sigmoid(score / scale)`` (``--mix LAMBDA``): the game's result for the side to move (1 win, 1/2
-draw, 0 loss) mixed with the self-play search's score at that position, ``scale`` the one at
-which the score best predicts the training results. Given several ``--mix`` values it fits each
-and keeps the one whose model predicts the held-out *results* best. ``--per-pattern STRENGTH`` adds a
-free logit per board pattern (up to the board's symmetries) on top of the pattern features,
-shrunk towards them; ``--without TERM`` holds a global term at 0 (ablations). It prints the
-held-out loss (against the results) of: always 1/2; the classic evaluation with its best single
-scale; the self-play search's score; the fitted model at its starting parameters; the fitted
-model for each mix; and the integer tables actually shipped (the quantised model the agent
-runs). It needs numpy and scipy: ``pip install -e '.[tune]'``.
-
-``match`` plays the fitted evaluation (``--data``, default the packaged file) against classic,
-the seed bot or another data file of agent/data (``--opponent eval-v1``), in one process with
-paired openings, at fixed nodes or ``--seconds`` per move, optionally until an SPRT decides.
-
-The model (probabilities, lines, weights) is documented in agent/eval_fitted.py; this script only
-chooses its parameters and quantises them into the tables that module reads.
-
-Ctrl-C, SIGTERM and SIGHUP stop every step alike (ref_sim.stops): ``generate`` keeps the games
-written so far and says how many (the same command continues), ``fit`` writes nothing (the data
-file is replaced only once complete), ``match`` prints the summary of the games played so far; a
-cluster's games not yet handled are cancelled and the connection closed. A missing or unreadable
-file or a bad value is one line on stderr, never a traceback.
-
-Exit codes: 0 done, 1 the cluster cannot be used (or ``generate`` cannot write its games), 2 bad
-arguments or input (a missing games file, an unreadable data file), 130 Ctrl-C, 143 SIGTERM, 129
-SIGHUP (128 + the signal).
+What each step does and prints, how it stops and resumes: docs/engine.md ("Fitting it again").
+Exit codes: 0 done, 1 the cluster cannot be used (or generate cannot write its games), 2 bad
+arguments or input, 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP.
 """
 
 from __future__ import annotations

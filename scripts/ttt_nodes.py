@@ -2,23 +2,7 @@
 
     python scripts/ttt_nodes.py
 
-A *node* is a position the search visits: the root once per pass plus one per move made (a
-position reached by a move and then scored, searched or cut off counts once). For the one-pass
-searches (plain minimax, plain alpha-beta) that is ``1 + moves made``. The generic search
-(``agent.search.AlphaBeta``) deepens iteratively, 1, 2, ... plies, until the result is proven;
-its count is the sum over its passes (``SearchResult.nodes``, the moves it made, plus one root
-per pass), and the column "last pass" gives the final pass alone.
-
-Rows:
-
-* minimax: plain negamax over the full game tree, no pruning, cells in order a1..c3;
-* alpha-beta: plain fail-hard alpha-beta, same order, no table (the textbook algorithm);
-* + ordering: the generic search with ``hash_mb=0`` (no transposition table): wins, blocks, centre,
-  corners first, plus its PVS, killers and history;
-* + ordering + table: the same with a transposition table (``hash_mb=16``).
-
-All four must agree on the game's value. From the empty board plain minimax must visit
-549,946 nodes (549,945 moves) and reach 255,168 finished games: the script checks that figure.
+How it measures and what it prints: docs/measurements.md, "How the scripts measure".
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from ref_sim.arena import main, run_series
 from ref_sim.series.openings import random_opening
 from agent.engines import make_engine, parse_engine_spec
 from ref_sim.games import GAMES, get_game
+from ref_sim.games.core_builds import load_core_build
 from agent.limits import SearchLimit
 
 
@@ -76,7 +77,7 @@ def test_an_engine_may_run_another_build_of_the_core(capsys, tmp_path):
     build = tmp_path / Path(core._core.__file__).name
     shutil.copyfile(core._core.__file__, build)
     engine = make_engine(f"alphabeta:core_build={build},depth=3", get_game("uttt"))
-    assert type(engine.searcher._core) is core.load_core_build(build).Searcher is not core._core.Searcher
+    assert type(engine.searcher._core) is load_core_build(build).Searcher is not core._core.Searcher
     series = run_series(get_game("uttt"), f"alphabeta:core_build={build}", "alphabeta", 2, seed=3, depth=3)
     first, second = series.games  # one opening, sides swapped: the same game twice
     assert first.moves == second.moves and first.score_a + second.score_a == 1.0

@@ -155,6 +155,7 @@ def _compiler() -> str | None:
 @pytest.mark.skipif(sys.platform == "win32" or _compiler() is None, reason="needs a C compiler and Python's headers")
 def test_a_core_build_lacking_a_symbol_is_one_line(tmp_path):
     from agent import core
+    from ref_sim.games.core_builds import load_core_build
 
     source = tmp_path / "fake.c"
     source.write_text('#include <Python.h>\n'
@@ -167,5 +168,5 @@ def test_a_core_build_lacking_a_symbol_is_one_line(tmp_path):
     subprocess.run([_compiler(), "-shared", "-fPIC", f"-I{sysconfig.get_paths()['include']}", str(source),
                     "-o", str(library)], check=True, capture_output=True, timeout=120)
     with pytest.raises(ValueError, match="it lacks Searcher, set_zobrist") as refused:
-        core.load_core_build(str(library))
+        load_core_build(str(library))
     assert "\n" not in str(refused.value)

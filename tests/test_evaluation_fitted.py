@@ -43,7 +43,7 @@ def random_positions(count, seed=7):
 
 
 def reference_score(pos, data):
-    """The module docstring's formula, written out plainly from the raw tables."""
+    """The formula of docs/engine.md, "What it computes", written out plainly from the raw tables."""
     q = data["scale"]
     w = data["weights"]
     me, them = pos.masks[pos.turn], pos.masks[1 - pos.turn]

@@ -70,6 +70,43 @@ def test_the_product_does_not_import_the_simulator(graph):
     assert offenders == []
 
 
+#: The bench's top-level packages: the bot imports none of them, not even lazily.
+BENCH_PACKAGES = ("ref_sim", "scripts", "tests")
+
+
+def test_the_bot_imports_nothing_of_the_bench():
+    """The graph above knows only agent/ and ref_sim/; this reads every import statement of agent/
+    as written, so that ``scripts.NAME`` (a package of the bench too) or ``tests`` count."""
+    offenders = []
+    for path in sorted((ROOT / "agent").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                continue
+            offenders += [f"{path.relative_to(ROOT)}: {name}" for name in names
+                          if name.partition(".")[0] in BENCH_PACKAGES]
+    assert offenders == []
+
+
+#: What only the bench uses, by the name it is defined under: each lives on the bench's side.
+BENCH_ONLY_DEFINITIONS = {
+    "load_core_build": "ref_sim.games.core_builds",  # other builds of the compiled core (the arena, bench_core_ratio)
+}
+
+
+def test_bench_only_code_lives_on_the_bench():
+    modules = project_modules()
+    defined = {}
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in BENCH_ONLY_DEFINITIONS:
+                defined.setdefault(node.name, set()).add(name)
+    assert defined == {name: {home} for name, home in BENCH_ONLY_DEFINITIONS.items()}
+
+
 def test_no_two_modules_import_each_other(graph):
     pairs = sorted({tuple(sorted((a, b))) for a, targets in graph.items() for b in targets
                     if a != b and a in graph.get(b, ()) and not _is_package_of(a, b) and not _is_package_of(b, a)})
@@ -106,7 +143,7 @@ def test_the_protocols_hold_no_command_line(graph):
 #: What the bot plays with, and why each is in agent/ (the bot apart from the bench).
 BOT_MODULES = {
     "agent", "agent.__main__", "agent.cli",  # its command line (both protocols)
-    "agent.cli_common", "agent.options",  # what every command shares; checked values, bounds, specs
+    "agent.cli_common", "agent.options", "agent.text",  # what every command shares; checked values, bounds, specs; outside text made printable
     "agent.file_protocol", "agent.referee_files", "agent.file_turns", "agent.watcher", "agent.lifeline",  # the file protocol
     "agent.pauses",
     "agent.clock", "agent.exits",  # both protocols' time budget and exit codes
@@ -126,7 +163,9 @@ BENCH_MODULES = {"ref_sim.series.stats", "ref_sim.series.cluster", "ref_sim.aren
                  "ref_sim.series.openings", "ref_sim.series.loop", "ref_sim.series.report", "ref_sim.series.specs",
                  # the generic search's other games, for the arena, play and their tests
                  "ref_sim.games", "ref_sim.games.base", "ref_sim.games.registry", "ref_sim.games.tictactoe",
-                 "ref_sim.games.nineboard", "ref_sim.games.qubic"}
+                 "ref_sim.games.nineboard", "ref_sim.games.qubic",
+                 # other builds of the compiled core, for the arena's core_build=PATH and bench_core_ratio
+                 "ref_sim.games.core_builds"}
 
 
 def test_the_bot_holds_only_what_it_plays_with(graph):

@@ -140,13 +140,15 @@ def test_the_citations_are_all_seen():
             "The rules, as the referee codes them", "What the course's own bots do"} <= cited_headings
 
 
-def test_every_case_number_in_the_turn_decider_is_in_its_legend():
-    # agent/file_turns.py names cases by a number in brackets, "(12)", and says once which row each is.
-    turns = (ROOT / "agent" / "file_turns.py").read_text(encoding="utf-8")
-    legend = set(re.findall(r'\((\d+)\) "', LINE_BREAK.sub(" ", turns)))
-    used = {number for group in re.findall(r'(?<= )\((\d+(?:, \d+)*)\)(?! ")', turns)
-            for number in group.split(", ")}
-    assert len(legend) >= 9 and used == legend
+def test_every_case_the_turn_decider_names_is_a_row_of_the_survival_table():
+    # agent/file_turns.py names a case by the opening words of its row in docs/protocol.md, "What
+    # a bot must survive", quoted in brackets: ("Files vanish"); no bare case numbers.
+    turns = LINE_BREAK.sub(" ", (ROOT / "agent" / "file_turns.py").read_text(encoding="utf-8"))
+    named = {plain(name) for name in re.findall(r'(?<= )\("([^"]+)"\)', turns)}
+    cells = table_rows(protocol_sections(PROTOCOL_DOC.read_text(encoding="utf-8"))["What a bot must survive"][1])
+    assert len(named) >= 5
+    assert sorted(name for name in named if not any(cell.startswith(name) for cell in cells)) == []
+    assert re.findall(r'(?<= )\(\d+(?:, \d+)*\)', turns) == []
 
 
 def test_each_kind_of_broken_citation_is_reported():

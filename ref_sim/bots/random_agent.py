@@ -3,45 +3,10 @@
     python -m ref_sim.bots.random_agent NAME [--dir DIR] [--seed N] [--encoding ENC]
                                    [--eager] [--flood RATE] [--nbsp]
 
-It is the reference implementation of the protocol side of a player (docs/protocol.md) and
-the first opponent of every test; it uses only :mod:`ref_sim.rules`.  It decodes the files
-as the referee does on this machine (the locale's encoding, or ``--encoding``), keeping
-whatever the referee would read.  The loop, every ~10 ms:
-
-1. ``end_game`` exists and is not stale (as new as ``first_four_moves``, and not the one
-   that was there when I started): print it, exit 0.
-2. ``first_four_moves`` changed (a new game started): forget the old game.
-3. Wait for my ``.go`` (as new as ``first_four_moves``), then read the opening once.
-4. My turn is decided by the *content* of ``move_file`` (empty and I am p1 and have not
-   moved yet, or its last line is a new move of my opponent), read first, and *then* my
-   ``.go`` existing -- never by the ``.go`` alone: it lingers after I moved.
-5. Write ``NAME BOARD SPOT\\n`` to a temp file and ``os.replace`` it onto ``move_file``;
-   check that the mtime went up, else stamp it with the next whole second (coarse
-   timestamps), or rewrite after a pause where that is refused.
-
-Started by a series runner (``ref_sim.match``, which puts its process id in
-``UTTT_RUNNER_PID``), it looks about once a second whether that runner still runs; once it is
-gone (killed outright, by SIGKILL, so that it could not stop its players) no referee will
-come: it says so in one line and exits with code 3 (:data:`ref_sim.stops.EXIT_RUNNER_GONE`).
-Started by hand, without that variable, it waits as long as it takes.
-
-Exit codes: 0 end_game read, 1 the game was aborted (the referee's files vanished without
-end_game), 2 bad arguments, 3 the series runner that started it is gone, 130 Ctrl-C.
-
-Hostile variants, opponents for rehearsals and soaks (``ref_sim.match`` built-ins ``eager``,
-``flood``, ``nbsp``), each a plausible student's bot:
-
-``--eager``     decides "my turn" from ``move_file`` alone (a new opponent line) and answers
-                at once, before its ``.go`` appears: it writes out of turn (docs/protocol.md,
-                "One move per .go"), in the window between the opponent's write and the
-                referee's tick.
-``--flood R``   plays correctly, but writes R lines a second, flushing each, into
-                ``NAME-flood.log`` in the referee's directory (a name the referee's clean-up
-                keeps; the series runner deletes it after the game): every line is an event
-                for the other player's directory watcher.
-``--nbsp``      separates its move's tokens with byte 0xA0 and writes the line as Latin-1
-                bytes: a no-break space where the referee decodes Latin-1 or cp1252 (a
-                valid move), an undecodable byte under UTF-8 (the referee crashes).
+The reference implementation of the protocol side of a player and the first opponent of every
+test; it uses only :mod:`ref_sim.rules`. Its loop and exit codes: docs/protocol.md, "The
+simulator, where the real referee leaves room"; its hostile variants (``--eager``, ``--flood``,
+``--nbsp``: plausible students' bots) are the series runners' built-ins (docs/bench.md).
 """
 
 from __future__ import annotations
@@ -268,7 +233,8 @@ class RandomAgent:
             self.stuck = True
 
     def my_turn(self) -> bool:
-        """Read move_file first, then check my .go: see the module docstring."""
+        """Read move_file first, then check my .go: never the .go alone, which lingers after I moved
+        (docs/protocol.md, "What a bot must survive", row "Your own .go is still there")."""
         text = self.read("move_file")
         if text is None:
             return False
@@ -354,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--encoding", metavar="ENC",
                         help="the referee's encoding (default: this machine's, "
                              f"{locale_encoding()}, as the referee's own Python)")
-    hostile = parser.add_argument_group("hostile variants (see the module docstring)")
+    hostile = parser.add_argument_group("hostile variants (docs/bench.md: the built-ins eager, flood, nbsp)")
     hostile.add_argument("--eager", action="store_true",
                          help="answer the opponent's line at once, before my .go: out of turn")
     hostile.add_argument("--flood", type=float, default=0.0, metavar="RATE",

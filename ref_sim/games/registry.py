@@ -18,6 +18,7 @@ from agent.core import make_searcher
 from agent.engines import SearchEngine, make_engine, make_evaluator
 from agent.rules import DRAWN, OPEN, WON_X, IllegalMoveError, Move, Position
 from agent.search import AlphaBeta, Features
+from .core_builds import build_searcher
 from .nineboard import NineBoard, NineBoardEvaluator, render_grid
 from .qubic import Qubic, QubicEvaluator
 from .tictactoe import TicTacToe, TicTacToeEvaluator
@@ -82,8 +83,9 @@ def _uttt_searcher(evaluator, move_space: int, hash_mb: float, features: Feature
                    core_build: str | None = None, core: str | None = None):
     # The agent's own choice of core (compiled where built, $UTTT_CORE), or the core or build asked
     # for, without touching the whole table up front: series make many short-lived engines.
-    return make_searcher(evaluator, hash_mb, core=core, prefault=False, features=features, threads=threads,
-                         core_build=core_build)[0]
+    if core_build is not None:  # another build of the compiled core (two builds against each other)
+        return build_searcher(evaluator, hash_mb, core_build, prefault=False, features=features, threads=threads)
+    return make_searcher(evaluator, hash_mb, core=core, prefault=False, features=features, threads=threads)[0]
 
 
 def _uttt_render(state: Position) -> str:

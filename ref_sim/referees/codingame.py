@@ -1,19 +1,11 @@
 """CodinGame's referee for Ultimate Tic-Tac-Toe: two stdin/stdout programs, one game.
 
-Beside :mod:`ref_sim.referees.file_protocol` (the course's file protocol), this is the other referee of the
-bench: the rules of a CodinGame turn (:func:`turn_input`, :func:`parse_answer`), the judging
-of one game between two running programs (:func:`referee_game`, each program a
-:class:`Program`) and its record (the dict it returns, :func:`describe` in one line).  Starting
-the programs and the series around them (pairs, seeds, ``--out``, resume, the summary) are the
-series engine's: :mod:`ref_sim.series.codingame_games`, :mod:`ref_sim.stdio`.
-
-On its turn a program reads ``opponentRow opponentCol`` (``-1 -1`` on the very first move of
-the game), a line ``validActionCount`` and that many ``row col`` lines (sorted by row, then
-column), and answers one line ``row col`` (more words after the two numbers are allowed, as a
-message).  Rows and columns run 0-8 over the 9x9 grid from the top-left: cell ``(row, col)``
-is local board ``(row // 3) * 3 + col // 3``, square ``(row % 3) * 3 + col % 3``.  The rules
-are :class:`ref_sim.rules.Game` with ``variant="codingame"``.  Timing and verdicts:
-docs/protocol.md, section 11.
+Beside :mod:`ref_sim.referees.file_protocol` (the course's file protocol), this is the other
+referee of the bench: the rules of a CodinGame turn (:func:`turn_input`, :func:`parse_answer`), the
+judging of one game between two running programs (:func:`referee_game`, each a :class:`Program`)
+and its record. Starting the programs and the series around them are the series engine's
+(:mod:`ref_sim.series.codingame_games`). The protocol, its timing and its verdicts:
+docs/protocol.md, "CodinGame's variant".
 """
 
 from __future__ import annotations

@@ -1,73 +1,12 @@
-"""Series on several machines through Dask's distributed scheduler (the ``cluster`` extra).
+"""Series on several machines through Dask's distributed scheduler (the ``cluster`` extra): each
+game is one task, on workers admitted only while they run the client's code, over TLS when the
+cluster's certificates are given. Without a cluster address the runners play locally and nothing
+imports Dask. Setting a cluster up, and what a series on one does (the address, TLS, admission,
+lost workers, in-process games): docs/cluster.md.
 
-    pip install 'uttt-agent[cluster]'                 # on the client and on every worker
-    uttt-cluster certs ~/tls                          # once; copy the folder to every machine
-    uttt-cluster scheduler --tls ~/tls --host HOST    # the head: tls://HOST:8786
-    uttt-cluster worker tls://HOST:8786 --tls ~/tls --host ME    # each machine, same version
-    python -m ref_sim.match agent seed --games 1000 --cluster tls://HOST:8786 --tls ~/tls
-    python -m ref_sim.arena uttt alphabeta seed --depth 4 --games 1000 --cluster HOST --tls ~/tls
-
-Without a cluster address (``--cluster`` or the ``UTTT_CLUSTER`` environment variable) the
-runners play locally as before and nothing here imports Dask.  With one, each game is one task:
-
-* **Connecting.**  The address is read by :func:`scheduler_address`: ``head`` means
-  ``tcp://head:8786`` (:data:`DEFAULT_PORT`, the scheduler's own), and what is no address is
-  one line.  :func:`connect` then asks the scheduler who it is: a closed port, an address that
-  never answers, something else on that port or a worker's address is one line within
-  :data:`REACH_TIMEOUT` seconds (a closed port is retried that long: the scheduler may be
-  starting), not a traceback or Dask's 30 s.
-* **TLS.**  A scheduler's port runs any code a client sends (docs/cluster.md), so the runners
-  take the cluster's certificate folder (``--tls DIR`` or ``UTTT_CLUSTER_TLS``, made by
-  ``uttt-cluster certs``: :mod:`ref_sim.series.cluster_tls`) through :func:`add_cluster_options` and
-  :func:`cluster_target`; :func:`secured_address` reads address and folder together (a
-  ``tls://`` address without certificates, or certificates with ``tcp://``, is one line) and
-  :func:`connect` checks the TLS handshake itself, so that certificates either side refuses are
-  one line within :data:`REACH_TIMEOUT` too.  :mod:`ref_sim.cluster_serve` starts scheduler
-  and workers on loopback unless told.
-* **Admission.**  While a series runs, a worker plugin runs on every worker, there or joining.
-  It compares the worker's :func:`project_version` (the installed version and a digest of the
-  sources of ``agent/`` and ``ref_sim/``) with the client's.  A worker with the same code is
-  given ``cores - 1`` game slots, no more than its threads (the Dask resource
-  :data:`RESOURCE`; every referee busy-polls a core, as ``--concurrency`` knows); a worker
-  without the project, or with other code, gets none, is closed, and the client names it and
-  why, once (:func:`refusal`), whether it was there before the series or joined during it.
-  A client whose code no worker runs is refused before it registers the plugin (it would
-  close them all): one cluster serves one version.  Game tasks need one slot, so no game can
-  land on a worker that was not admitted, even in the moment before it is closed.  The last
-  client to leave unregisters the plugin, so that a worker that joins between two series is
-  not closed unseen: the next series names it.  The plugin class is built inside
-  :func:`admission_plugin` so that it travels by value: a worker without the project can
-  still load it and say what is missing.
-* **Streaming.**  :class:`ClusterRunner` has the local runners' small API
-  (:mod:`ref_sim.series.scheduler`:
-  ``submit``, ``wait``, ``capacity``, ``cancel``): the runners keep ``capacity()`` games in
-  flight and handle each result as it finishes, so the progress bar and the SPRT stop work as
-  before.  A result says which worker played the game.
-* **Faults.**  When a worker dies, the scheduler runs its games again elsewhere (Dask's
-  ``allowed-failures``, 3 by default).  Each game announces its start (an event with the
-  worker's address), and the scheduler counts the workers lost while playing it, so the client
-  counts the games that were started more than once (:meth:`ClusterRunner.attempts`); a
-  game's result is handled once, whatever happened.  When every worker is gone the games wait
-  for one to join, without limit (a series left overnight goes on when a worker comes back;
-  the client says when it started waiting and when a worker joined); Ctrl-C stops it.
-* **Files.**  A game runs in a temporary directory of the worker; its logs travel back with
-  its result (:func:`read_files`; ``play_game_on_worker`` in :mod:`ref_sim.series.file_games` and
-  :mod:`ref_sim.series.codingame_games`) and the client writes them under ``--out`` (:func:`save_files`), so
-  ``games.jsonl``, the logs and ``--resume`` are the same as in a local series.
-
-Games are deterministic functions of their schedule (:mod:`ref_sim.series.openings`), so a seeded
-series played here has the same openings, sides and seeds as the local one, and the same
-results when the agents are (fixed depth or nodes).  Every series runs on one loop,
-:func:`ref_sim.series.scheduler.stream`, here or there.
-
-This module is part of the bench (``ref_sim``); the agent itself, and the executable, never
-import it.
-
-A game of a series runs in a worker thread that mostly waits: its agents are processes.  A game
-searched inside the worker (self-play data, ``ref_sim.arena``) holds the GIL while it runs Python (the
-pure-Python search throughout; the compiled core lets it go only while it searches), so there a
-worker's threads take turns; start one single-threaded worker per spare core instead (``dask
-worker ADDRESS --nworkers N --nthreads 1``): each gets one slot.
+:func:`connect` reaches and checks the scheduler, :func:`admission_plugin` admits the workers,
+and :class:`ClusterRunner` has the local runners' API (:mod:`ref_sim.series.scheduler`), so a
+series runs on the same loop here or there.
 """
 
 from __future__ import annotations

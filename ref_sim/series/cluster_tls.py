@@ -2,22 +2,10 @@
 
     uttt-cluster certs ~/uttt-tls          # once: a CA, and a member certificate it signed
 
-The folder holds three files, and every machine of the cluster (scheduler, workers, clients)
-gets a copy of the whole folder:
-
-* ``ca.pem``: the cluster's own certificate authority (its certificate only);
-* ``member.pem`` and ``member-key.pem``: a certificate the CA signed, and its private key.
-
-Dask's TLS is mutual (:class:`distributed.security.Security`): the scheduler accepts only a
-peer whose certificate its CA signed, and the peer checks the scheduler's the same way; host
-names are not checked (Dask: a dedicated CA per cluster, machines by IP address).  So holding
-the folder is what membership means: client, scheduler and worker all use the one member
-certificate.  The CA's private key is thrown away once it has signed: nothing in the folder can
-make more members, and nothing can be revoked either; to shut someone out, make a new folder
-and restart the cluster with it.
-
-This module needs ``cryptography`` to make a folder (a dependency of ``distributed``'s TLS,
-imported only then); reading one needs only the standard library.
+The folder (``ca.pem``, ``member.pem``, ``member-key.pem``) is Dask's mutual TLS for every
+machine of the cluster; the CA's key is thrown away once it has signed. What holding it means, and
+why nothing can be revoked: docs/cluster.md, "On several machines: TLS". Making a folder needs
+``cryptography`` (imported only then); reading one, only the standard library.
 """
 
 from __future__ import annotations

@@ -1,43 +1,12 @@
 """Fair and contained bots: ``--isolate`` for ``ref_sim.match``, ``ref_sim.stdio`` and the
 tournament, and what each bot used in a game (CPU seconds, peak memory), isolated or not.
 
-Student bots busy-wait (a third to all of a core while they wait), and every bot of a series
-runs with the user's rights; a hostile one tries to undo whatever it is given.  With
-:class:`Isolation` each bot is started (:func:`start`):
-
-* in a cgroup of its own (:class:`BotCgroup`), where the machine lets this runner make one
-  (root, or a delegated cgroup; cgroup v2, or v1's cpuset, memory and pids hierarchies): its
-  cores (``cpuset.cpus``: ``sched_setaffinity`` cannot widen them), its memory (``memory.max``
-  or ``memory.limit_in_bytes``: shared memory and tmpfs pages are charged to it too) and its
-  process count (``pids.max``) are the kernel's to enforce, and the whole group is killed at the
-  end of its game (``cgroup.kill``, or every pid of ``cgroup.procs`` until none is left) and
-  removed;
-* on its own CPU core(s) (``os.sched_setaffinity`` too), taken from the cores this runner may use
-  but the first, which is left to the runner and its referees; with fewer than three cores the
-  bots still get one each but the runner shares them (:func:`status_line` says so);
-* under hard resource limits (soft and hard alike: a process may raise a soft limit up to the
-  hard one): ``RLIMIT_DATA`` (the heap and private writable mappings, not the virtual address
-  space: Java and JavaScript reserve gigabytes of it that they never touch, and ``RLIMIT_AS``
-  would kill them at start-up), and ``RLIMIT_NPROC``, which the kernel counts per user
-  (processes and threads of every program the user runs), so the cap is "N more than the user
-  runs now", and which does not bind root at all;
-* with bubblewrap (``bwrap``, Linux) where it is installed and works, in a minimal file system:
-  the system's programs and libraries and what its command names, read-only (:func:`readable_paths`),
-  its game directory writable, a private ``/tmp`` and ``/dev/shm`` capped in size, no host
-  sockets, no home; no network, its own process, IPC and host-name namespaces, no
-  capabilities, and it dies with the runner.
-
-Where one of these cannot be had (no cgroup access, no bwrap, macOS, Windows),
-:func:`status_line` says which guarantee is missing (docs/isolation.md has the table).
-
-The limits are set by a tiny Python shim (:data:`SHIM`) that enters the cgroup and execs the bot
-(or bwrap), not by ``preexec_fn``, which is unsafe in a runner full of threads.
-
-Usage (:func:`usage_of`): every process started here is reaped with ``os.wait4``, whose
-resource usage covers the bot and the children it waited for; a sampler reads ``/proc`` twice a
-second for the bot's whole session (a shell's children, bwrap's sandbox), so a bot killed at the
-end of a game (its children never reaped) is counted to within half a second.  ``peak_mb`` is
-the largest resident size of one process of the bot (``ru_maxrss``, ``VmHWM``).
+With :class:`Isolation` each bot is started (:func:`start`) in a cgroup of its own
+(:class:`BotCgroup`), on its own cores, under hard resource limits and, where it works, in a
+bubblewrap sandbox, all set by a tiny shim (:data:`SHIM`) that then execs the bot (not
+``preexec_fn``, unsafe in a runner full of threads); :func:`status_line` says which guarantee is
+missing here and :func:`usage_of` what a bot used. What each guarantee is and where it holds:
+docs/isolation.md.
 """
 
 from __future__ import annotations
@@ -816,7 +785,7 @@ def start(command: list[str], isolation: Isolation | None = None, *, writable=()
           env: dict | None = None, **options) -> MeteredPopen:
     """:func:`ref_sim.stops.start` (a session of its own: ``kill_tree`` ends it whole) under a
     keeper (:mod:`ref_sim.series.keeper`: what it detaches is ended with it too), metered
-    (:meth:`MeteredPopen.usage`), and with ``isolation`` contained as the module docstring says;
+    (:meth:`MeteredPopen.usage`), and with ``isolation`` contained as docs/isolation.md says;
     ``writable``: the directories (and files) it may write: its game directory, its logs.
     Raises OSError or ValueError when it cannot be started, as Popen does."""
     if isolation is None or not SUPPORTED:

@@ -1,28 +1,9 @@
 """Nothing a bot starts outlives its game: each bot runs under a keeper (Linux), a small Python
-process that is its parent and a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``).
-
-A bot's processes stay in the keeper's tree whatever they do: a ``setsid`` child leaves the
-bot's session and process group (out of reach of ``killpg``), a double-forked grandchild loses its
-parent, but an orphan is handed to the nearest subreaper above it, the keeper, not to init. So:
-
-* the bot is its main process, as in bwrap's sandbox (its pid 1): once it exits, the keeper ends
-  every process of its tree (found through ``/proc`` by parent links, again until none is left,
-  so a fork bomb is outrun) and exits with the bot's own status (a bot killed by a signal: the
-  keeper ends by the same signal);
-* asked to stop (SIGTERM, which :func:`ref_sim.stops.kill_tree` sends first), it ends the whole
-  tree at once, the bot too;
-* when the runner that started it dies, even by SIGKILL (``PR_SET_PDEATHSIG``, then the keeper
-  has another parent; the signal alone also comes when a runner's thread ends), the bot has
-  three seconds to see it and exit by itself (ours do: :mod:`agent.lifeline`), then its tree is
-  ended;
-* its standard input and output are the null device once the bot runs, so a pipe to the bot
-  (``uttt-stdio``) ends when the bot's end of it does; it writes nothing.
-
-Each game's bots have keepers of their own, so a runner playing games at once ends each game's
-processes and only those. What it cannot stop: a bot without ``--isolate``'s sandbox runs as you,
-and can kill its keeper (its parent) first; its orphans then go to init. In bwrap's sandbox the
-keeper is out of its sight (another pid namespace). Elsewhere than Linux (no subreaper) bots
-start as before, and their process group is ended.
+process that is its parent and a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``), so an orphan
+of the bot's tree (a ``setsid`` child, a double-forked grandchild) is handed to it, not to init.
+Once the bot exits, the keeper is asked to stop (SIGTERM) or its runner dies
+(``PR_SET_PDEATHSIG``), it ends every process of the tree, found through ``/proc``, again until
+none is left. What it holds against and what it cannot: docs/isolation.md.
 """
 
 from __future__ import annotations

@@ -1,23 +1,11 @@
 """Openings, and the schedule of a series: each game's opening, who moves first, and its seeds.
 
-Three ways of drawing an opening, for three uses (each keeps the random numbers it has always
-drawn, so that a seed still gives the games it gave):
-
-* ``referee_opening`` (:mod:`ref_sim.referees.file_protocol`'s): the real referee's ``first_four_moves`` (docs/protocol.md, "The
-  opening: first_four_moves"), four chained ``(board, spot)`` moves (each board is the previous
-  move's spot), no repeated cell, each a choice among the legal moves.  The simulated referee and every series draw this.
-* :func:`cell_opening`: the same kind of opening as cell numbers (``board * 9 + spot``), for
-  in-process self-play (ref_sim.selfplay, the evaluation's training games): a board, then a
-  free spot of it, another sequence of random numbers than the referee's.
-* :func:`random_opening`: any game of the family (ref_sim.games), ``plies`` random legal moves
-  that leave it open (ref_sim.arena).
-
-With pairs, both games of pair ``p`` share one opening and the other agent moves first in
-the second game.
-
-Everything about game ``k`` depends only on the series seed and ``k`` (each pair, or each
-game, has its own ``random.Random`` seeded from a string), so game ``k`` is the same game
-whether it is played in a fresh series, after a resume, or with more games scheduled.
+Three ways of drawing an opening, each keeping the random numbers it has always drawn (a seed
+still gives the games it gave): the real referee's ``first_four_moves`` (``referee_opening``, in
+:mod:`ref_sim.referees.file_protocol`: every series), :func:`cell_opening` for in-process
+self-play, and :func:`random_opening` for any game of the family (the arena). Both games of a pair
+share an opening, the other agent moving first; game ``k`` depends only on the series seed and
+``k``, so it is the same game in a fresh series, after a resume, or with more games scheduled.
 
 >>> a = schedule(7, 4)
 >>> a[0].opening == a[1].opening and a[0].first != a[1].first

@@ -3,24 +3,9 @@
 
     [#########.....................] 30/100  +12 -9 =9  Elo 34.9 +/- 98.2  LLR 0.41 (-2.94, 2.94)  time-outs 1/0  ~4m10s left
 
-Games played (of the series' total, or of its maximum under ``--sprt``), agent 1's wins, losses
-and draws, its Elo with the 95 % error bar (pentanomial over complete pairs when the games are
-paired, as the summary), the SPRT's log-likelihood ratio with its bounds when one runs, each
-agent's time-outs (agent 1's / agent 2's), and the time left at this run's pace (``at most``
-under the SPRT, which may stop sooner).
-
-Two modes, chosen by whether the stream is a terminal:
-
-* **terminal**: the line is redrawn in place (``\\r``, then clear to the end of the line);
-  a game worth a look (a time-out, a bad move, a crash, a hang) is printed above it as its own
-  line.  :meth:`Progress.close` ends the line.
-* **plain** (a file, a pipe, a CI log): every game is one line, and every
-  :data:`PLAIN_EVERY` games (and when the series stops early) the progress line is printed once
-  as a line of its own, prefixed ``Progress:``, so a log read later has the running figures
-  without a thousand redraws.
-
-A tournament keeps one :class:`Progress` per pairing, each with its ``label`` (the line starts
-with it), taking turns on a terminal's line (:class:`ref_sim.series.event.PairingProgress`).
+On a terminal the line is redrawn in place and a game worth a look (a time-out, a bad move, a
+crash, a hang) is printed above it; in a file or pipe every game is a line, and every
+:data:`PLAIN_EVERY` games the figures come once as a ``Progress:`` line (docs/bench.md).
 """
 
 from __future__ import annotations

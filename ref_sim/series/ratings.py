@@ -1,43 +1,9 @@
 """Ratings of many bots from the games of one event: pure functions, no I/O.
 
-The model is Ordo's: logistic Elo fitted by maximum likelihood over every game of the event,
-a draw counting as half a win and half a loss.  Bot ``i`` has a rating ``x_i``; it scores
-``p = 1 / (1 + 10 ** (-(x_i - x_j) / 400))`` against bot ``j`` on average, the expectation of
-:func:`ref_sim.series.stats.score_from_elo`.  Why this model and not BayesElo's (which adds a draw-elo
-parameter): our head-to-head figures (``ref_sim.match``, :mod:`ref_sim.series.stats`, cutechess-cli,
-fastchess) are this logistic Elo of the score, so two bots alone get exactly the difference
-``match`` prints for them (75 % -> +190.8); BayesElo's ratings are on a scale stretched by
-the draw rate and would disagree with every other number we print.
-
-Choices, each for a case the plain fit cannot handle:
-
-* **A prior of one virtual draw per pairing** (``PRIOR_DRAWS``, as BayesElo's prior of
-  virtual draws): each pair of bots that met is credited one more game, drawn.  A bot that
-  won (or lost) every game gets a finite rating instead of +inf: 10-0 reads as 10.5 of 11
-  (+529 over that opponent), one won game as 1.5 of 2 (+191).  Elsewhere it moves little
-  (a 300-100 score: 190.3 instead of 190.8) and vanishes as games add up.  The prior is
-  added to pairs that played only, so it never ties together bots that did not meet.
-* **The mean is anchored at 0** (each rating is then against the field's average), or one
-  named bot is fixed at a given value.  Only differences are measured; the anchor says which.
-* **Disconnected groups.**  Bots that never met, directly or through others (an event
-  stopped early), cannot be compared: each group is fitted alone, its own mean at 0, and
-  :attr:`Ratings.groups` lists them so the caller can say so.  A bot without a game has
-  no rating (nan).
-* **95 % error bars from the inverse Hessian** (the observed information at the optimum,
-  virtual draws included), with the mean anchored: the covariance of the centred ratings
-  is the pseudo-inverse of the information matrix, whose only null direction is "every
-  rating plus a constant".  Exact in the large-sample limit of the model, deterministic
-  and instant, where a bootstrap would be slow in pure Python and would give a bot that
-  won every game a zero-width bar (every resample alike).  Conservative for our games: a
-  draw counts as p (1 - p) of information though it varies less than a win or a loss, and
-  the two games of an opening pair usually cancel each other's luck (what the
-  pentanomial error bars of ``match`` measure).  tests/test_ratings.py checks the coverage
-  by simulation: 95 % bars hold the true ratings about 95 % of the time.
-
-With the mean anchored, a bot's ``error`` is that of its rating against the field's mean;
-the difference of two bots has a wider bar (about sqrt(2) times theirs when alike), the
-one the head-to-head lines of ``ref_sim.tournament`` show.  With an anchor, the anchor's
-error is 0 and each other bot's is that of its difference from the anchor (as Ordo's -A).
+Ordo's model, logistic Elo fitted by maximum likelihood (:func:`fit`), with one virtual draw per
+pairing, the mean or one bot anchored, groups that never met fitted apart, and 95 % error bars
+from the inverse Hessian. Why each, and why not BayesElo's: docs/bench.md ("How the ratings are
+fitted").
 
 >>> games = [("A", "B", 1.0)] * 300 + [("A", "B", 0.0)] * 100
 >>> r = fit(["A", "B"], pairwise(games))
@@ -54,7 +20,7 @@ from ref_sim.series import stats
 
 #: Elo points per unit of the natural logistic scale (400 / ln 10).
 ELO_PER_NAT = 400.0 / math.log(10.0)
-#: Virtual draws added to every pairing that played: the prior (see the module docstring).
+#: Virtual draws added to every pairing that played: the prior (docs/bench.md, "How the ratings are fitted").
 PRIOR_DRAWS = 1.0
 
 

@@ -1,24 +1,12 @@
 """Real bots as they are: a name fixed in the bot, commands that run in the referee's directory,
 and why a bot never moved.
 
-Bots that course teams write (any language) are run the way the real referee runs them
-(docs/protocol.md, "What the course's own bots do"): started in the referee's directory,
-reading ``move_file`` relative to it, and often waiting for one fixed ``NAME.go``.  This
-module holds what the runners (``ref_sim.match``, ``ref_sim.stdio``, ``ref_sim.tournament``)
-need for that:
-
-- :func:`split_fixed_name`: ``name=Otter:java -cp bots Otter`` (any spec) or
-  ``agent:depth=4,name=Walrus`` (a built-in's option): the name a side answers to instead of
-  ``<Label>1`` / ``<Label>2``; read by the one spec parser, :func:`ref_sim.series.specs.agent_spec`.
-- :func:`side_names`, :func:`bot_names`: the names of a series' two sides and of a
-  tournament's bots, a clash refused in one line before any game.
-- :func:`absolute_paths`: a command's relative paths made absolute against the folder the
-  runner was started in, since the bot runs in the game directory.
-- :func:`stall_notes`: what the runner saw when a side lost on time without moving, or when a
-  move line came from a name no side has: ``is its name hard-coded?``; and what stood at
-  ``move_file`` when no move could be read from it (a FIFO, a directory...).
-
-The user's documentation is ``docs/real-bots.md``.
+Bots that course teams write are run the way the real referee runs them (docs/protocol.md, "What
+the course's own bots do"). Here is what the runners need for that: a side's fixed name
+(:func:`split_fixed_name`), the sides' names checked before any game (:func:`side_names`,
+:func:`bot_names`), a command's relative paths made absolute (:func:`absolute_paths`), and what
+the runner saw when a side lost without moving (:func:`stall_notes`). The user's documentation
+is docs/real-bots.md.
 """
 
 from __future__ import annotations

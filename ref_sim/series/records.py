@@ -1,44 +1,10 @@
 """Where a series' records are read and written: nothing lost, nothing mixed.
 
-Every runner (``ref_sim.match``, ``ref_sim.stdio``, the tournament) and every view
-(``ref_sim.replay``, ``ref_sim.show``, ``ref_sim.plot``) reads and writes ``--out`` through here.
-
-**One runner per folder.**  :func:`lock_out` takes an OS lock that dies with its process
-(``fcntl.flock`` on POSIX, ``msvcrt.locking`` on Windows) on ``--out/runner.lock``, and writes
-into that file who holds it (process id, host, command, since when).  A second runner on the
-same folder, a ``--resume`` too, stops at once with one line naming the holder and exit code 2
-(:class:`OutInUse`); before, two ``ref_sim.match`` runs shared ``--out/game-NNNN`` and recorded
-each other's moves as ``Invalid move!``.  A lock file left by a process that is gone (killed,
-the machine rebooted) holds no lock and blocks nothing; the file is removed when its runner ends.
-
-**Writing.**  :func:`append_game` adds one whole line to ``games.jsonl`` or nothing: a write
-that fails half-way (disk full) is cut back to where it began, and a line left cut by a crash
-is closed first, so the next game does not run into it.  Numbers that are not finite (a bot's
-log can give an agent ``1e999`` seconds) are written as ``null``: every line stays readable.
-:func:`write_json` replaces ``series.json`` / ``tournament.json`` whole or not at all (a
-reader never sees half of one).  Any ``OSError`` writing the records (``ENOSPC``, a quota, a
-read-only disk) becomes :class:`WriteError`: the series path stops the games being played and
-ends as after Ctrl-C, with the summary so far, the reason in one line, the line that continues
-the series (``--resume``) and exit code 1; the games already recorded are intact.
-
-**Reading.**  :func:`loads` is ``json.loads`` for files other programs may have touched:
-``NaN``, ``Infinity``, numbers out of a float's range (``1e999``), integers of more than
-:data:`MAX_INT_DIGITS` digits, nesting deeper than :data:`MAX_DEPTH` and lines longer than
-:data:`MAX_LINE_BYTES` are refused, as is text that is not UTF-8; each is a
-:class:`RecordError` whose message is one line naming the file and the line.  What a reader
-does with a bad record:
-
-* ``--resume`` (match, stdio, tournament) skips a bad line of ``games.jsonl`` (not JSON, one
-  of the above, not an object, or a key the summary reads with the wrong type) with one warning
-  line on stderr naming the file and the lines: that game is played again, which is what the
-  user of a resume wants.  The lines are not thrown away: they are appended to
-  ``games.jsonl.dropped`` before ``games.jsonl`` is rewritten without them.  A bad
-  ``series.json`` / ``tournament.json`` is an error (one line, exit 2): the settings cannot be
-  guessed.
-* ``ref_sim.replay`` likewise skips bad lines with one warning line (the page shows the other
-  games); a file with no good line is an error.
-* ``ref_sim.show`` and ``ref_sim.plot`` show the file they are given exactly: any bad line or
-  record is an error, one line, exit 2.
+Every runner and every view reads and writes ``--out`` through here: one runner per folder
+(:func:`lock_out`), a game one whole line or nothing (:func:`append_game`), settings replaced
+whole (:func:`write_json`), write failures as :class:`WriteError`, and a strict JSON reader
+(:func:`loads`, :class:`RecordError`). What each command does with a bad record: docs/bench.md
+("What a series keeps"); the files: docs/formats.md.
 """
 
 from __future__ import annotations
@@ -141,7 +107,9 @@ def _line_of(text: str, position: int) -> int:
 
 
 def loads(text: str, where: str, line: int | None = None):
-    """``text`` parsed as JSON, refusing what the module docstring says; RecordError
+    """``text`` parsed as JSON, refusing ``NaN``, ``Infinity``, numbers out of a float's range
+    (``1e999``), integers of more than :data:`MAX_INT_DIGITS` digits, nesting deeper than
+    :data:`MAX_DEPTH` and lines longer than :data:`MAX_LINE_BYTES`; RecordError
     ``"WHERE line N: why"``: ``line``, the line of a file that ``text`` is (JSON lines), else
     the line of ``text`` where the problem is, where known."""
     def located(at: int | None, why: str) -> RecordError:
@@ -526,7 +494,11 @@ def _holder(path: Path) -> str:
 
 
 class OutLock:
-    """The lock of a runner on its ``--out`` (see the module docstring); a context manager."""
+    """The lock of a runner on its ``--out``; a context manager. An OS lock that dies with its
+    process (``fcntl.flock`` on POSIX, ``msvcrt.locking`` on Windows) on ``--out/runner.lock``,
+    which says who holds it (process id, host, command, since when): a second runner on the folder
+    stops at once (:class:`OutInUse`); a file left by a process that is gone blocks nothing. Before
+    it, two runs shared ``--out/game-NNNN`` and recorded each other's moves as ``Invalid move!``."""
 
     def __init__(self, out, command: str) -> None:
         self.path = Path(out) / LOCK_NAME

@@ -1,30 +1,8 @@
 """Match statistics as pure functions: Elo, error bars, LOS, pentanomial counts, SPRT.
 
-The formulas are the ones chess engine testers use, so the figures read like theirs:
-
-* Score ``mu = (W + D/2) / N``; logistic Elo ``-400 * log10(1/mu - 1)`` (cutechess-cli's
-  ``Elo::diff``).  All wins give ``+inf``, all losses ``-inf``.
-* 95 % error bar (cutechess-cli ``Elo::errorMargin``): with ``sigma`` the standard deviation of
-  the mean score, ``(elo(mu + 1.95996 sigma) - elo(mu - 1.95996 sigma)) / 2``.  ``sigma`` comes
-  from the trinomial per-game variance ``(w (1-mu)^2 + l mu^2 + d (1/2-mu)^2) / N`` (``w, l, d``
-  frequencies), or, for paired games, from the pentanomial variance of the pair scores
-  (0, 1/4, 1/2, 3/4, 1 per game) divided by the number of pairs, as fastchess does: the two
-  games of a pair share an opening, so they are not independent.
-* LOS (likelihood of superiority) ``0.5 * (1 + erf((W - L) / sqrt(2 (W + L))))``; 50 % when
-  W + L = 0.
-* SPRT: the generalized SPRT (GSPRT) of the expected score, as fishtest (``LLR_logistic``)
-  and fastchess (the "logistic" model) compute it.  The outcome frequencies (per game for
-  the trinomial, per pair for the pentanomial) are first *regularised*: an empty class
-  counts as 1e-3 of a sample.  For each hypothesis ``s`` (the expected score of logistic
-  ``elo0`` or ``elo1``) the maximum-likelihood distribution with mean ``s`` is
-  ``p_i = f_i / (1 + theta (a_i - s))`` (``f_i`` the regularised frequencies, ``a_i`` the
-  scores of the classes), ``theta`` the root of ``sum f_i (a_i - s) / (1 + theta (a_i - s))
-  = 0``; the LLR is ``N sum f_i ln(p1_i / p0_i)`` with ``N`` the regularised count.
-  Unlike the normal approximation ``N (s1 - s0) (2 mu - s0 - s1) / (2 var)``, it stays
-  small while the sample is small: one won pair, whose variance is ~0, no longer
-  "decides" (the approximation gave 7.46 for the README's ``--sprt 0 20``).
-  Bounds (Wald): ``lower = ln(beta / (1 - alpha))``, ``upper = ln((1 - beta) / alpha)``;
-  LLR >= upper accepts H1 (elo >= elo1), LLR <= lower accepts H0 (elo <= elo0).
+The formulas are the ones chess engine testers use (cutechess-cli's Elo and error bar, fastchess's
+pentanomial variance for paired games, fishtest's and fastchess's regularised generalized SPRT),
+so the figures read like theirs; each formula: docs/bench.md, "The formulas".
 """
 
 from __future__ import annotations

@@ -1,21 +1,10 @@
 """What the runners learn from the programs they run, read as the untrusted input it is.
 
-Our agent writes a JSON line per move into a file of its own (:mod:`agent.search_log`): the
-runners name it ``logs/game-NNNN-NAME.search.jsonl`` through the environment variable
-``UTTT_SEARCH_LOG`` (:func:`search_log_env`), for every program of a game, and read it back
-with one strict, bounded reader (:func:`read_search_log`): at most :data:`MAX_FILE_BYTES` of
-the file, lines over :data:`MAX_LINE_BYTES` skipped, JSON without NaN, infinities, ``1e999``
-or numbers of more than 20 digits, every field type- and range-checked (:data:`FIGURES`).  A
-line that fails is skipped and counted, never raised.  :func:`attach` then adds the figures to
-the program's moves, matched in order by cell, under the keys games.jsonl has always had
-(``depth``, ``score``, ``nodes``, ``nps``, ``agent_seconds``).  Any program may write the file
-(a bot of one's own on :mod:`agent.bot` does); what it claims there is checked like the rest.
-
-Nothing a program prints on stdout or stderr is parsed: it is only logged.  The helpers below
-keep even the logging bounded: a program writes its output straight into its log file (it never
-blocks, and the runner never holds it), which :func:`trim_log` cuts to :data:`LOG_CAP_BYTES`
-once the game is over; :func:`last_line` reads a bounded tail of a log for an error message;
-:func:`wrote_past_first_line` looks at its head only.
+Our agent's search log (:mod:`agent.search_log`), named per program and game through
+``UTTT_SEARCH_LOG`` (:func:`search_log_env`), is read back by one strict, bounded reader
+(:func:`read_search_log`: a bad line skipped and counted, never raised) and its figures added to
+the moves (:func:`attach`). Nothing a program prints is parsed, only logged, and the logs are
+kept bounded (:func:`trim_log`, :func:`last_line`). Limits and fields: docs/telemetry.md.
 """
 
 from __future__ import annotations
@@ -27,7 +16,7 @@ from pathlib import Path
 
 from agent.search_log import SEARCH_LOG_ENV
 from ref_sim.series import records
-from agent.file_turns import printable
+from agent.text import printable
 
 #: The search log of a program in a game, beside its text log in ``logs/``.
 SEARCH_LOG_SUFFIX = ".search.jsonl"

@@ -1,38 +1,8 @@
-"""Our engine's verdict on every move of a series, for the replay page (``--analyse``).
-
-Each position of a game, from the first one a player chose a move in (after the referee's
-opening) to the last, is searched by the engine the agent plays with
-(``agent.engines.make_engine("alphabeta")``), in parallel over the cores, or on the workers
-of a Dask cluster (``--cluster ADDRESS``, :mod:`ref_sim.series.cluster`: one position a task).  For each move:
-
-* the engine's best move there and its score (from the mover's view);
-* the score of the move played: the best move's when they are the same, else minus the
-  engine's score of the position it led to (or the game's result when it ended the game);
-* the loss: how much the move lowered the mover's expected result, clamped at 0.
-
-Expected result.  The fitted evaluation (agent/eval_fitted.py) is in units of
-``score_per_logit`` (500) per logit: ``sigmoid(score / 500)`` estimates the mover's expected
-result (1 a win, 1/2 a draw, 0 a loss); a forced result (``|score| > PROVEN_SCORE``) is 1 or
-0.  Losses are measured on that scale, as lichess measures them on its winning chances,
-because a centipawn-like drop means little when one side is already far ahead.
-
-Thresholds (:data:`THRESHOLDS`): a loss of at least 0.05 is an inaccuracy, 0.10 a mistake,
-0.15 a blunder -- lichess's (0.1 / 0.2 / 0.3 of its -1..1 winning chances).  They suit this
-engine because its scale is fitted to real results (the expected result of self-play games),
-as lichess's winning chances are, and because they stand well above its noise: at 0.3 s a
-position, the engine's view of neighbouring positions swings by about 40-50 score units near
-an even game (the odd/even depth swing), 0.02-0.03 of expected result, so an inaccuracy is
-twice that and a blunder five times.  From an even position 0.15 is about 300 score units;
-letting a forced win go is a loss of about 0.5 or more.  Checked on four games of our agent
-(0.3 s a move) against the random player, analysed at 0.3 s a position: none of our agent's
-68 moves lost 0.05 (the worst 0.03), while 21 of the random player's 66 were marked.
-
-Stops.  Ctrl-C, SIGTERM or SIGHUP (:mod:`ref_sim.stops`) end an analysis within a fraction
-of a second: the positions not started are cancelled, the searches under way killed, and every
-position searched so far goes into the cache (``replay-analysis.json`` in the run's folder),
-which the same command reads again: it searches only the others.
-
-What --analyse adds to a game of the page (``game["analysis"]``, see :func:`game_analysis`).
+"""Our engine's verdict on every move of a series, for the replay page (``uttt-replay --analyse``):
+each position searched by the agent's engine, on the cores here or a cluster's workers, each move
+judged by the expected result it lost, the results cached in the run's ``replay-analysis.json``.
+How a move is judged and why the thresholds are lichess's: docs/viewing.md; what a game gains:
+:func:`game_analysis`.
 """
 
 from __future__ import annotations

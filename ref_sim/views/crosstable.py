@@ -1,22 +1,10 @@
 """A tournament's pages: a crosstable beside the rating table, and a replay page per pairing.
 
-:func:`write_pages` writes them into the tournament's ``--out`` (``ref_sim.tournament`` calls it
-at the end of every run, a resumed or stopped one too)::
-
-    crosstable.html     the rating table (Elo +/- its 95 % error, games, score, draws,
-                        time-outs, crashes, invalid moves) beside the crosstable: the bots in
-                        the order of their ratings, each cell the row's score against the
-                        column (points of games, wins-losses-draws), linked to the replay
-                        page of that pairing; then the faults and the text report
-    replays/NN-A-vs-MM-B.html
-                        each pairing's games on one page of :mod:`ref_sim.views.replay` (A, bot NN,
-                        is agent 1 of all of them, so the page's "agent 1's results" filter
-                        is A's); only pairings that played
-
-One replay page per pairing, not one for the event: a pairing is a head-to-head series, the
-thing a student asks about ("how did we lose to Team 7?"), and its page stays small however
-many teams there are.  The crosstable page is static HTML (no script, no network): every name
-and spec goes in escaped, so a bot called ``<script>`` is text.
+:func:`write_pages` writes ``crosstable.html`` and ``replays/NN-A-vs-MM-B.html`` into the
+tournament's ``--out`` at the end of every run, a resumed or stopped one too. One replay page per
+pairing, not one for the event: a pairing is the head-to-head series a student asks about, and
+its page stays small however many teams there are. The crosstable is static HTML, every name and
+spec escaped. What the pages show: docs/tournament.md.
 """
 
 from __future__ import annotations
@@ -32,6 +20,7 @@ from urllib.parse import quote
 
 from ref_sim.series import ratings, stats
 from ref_sim.views import replay
+from ref_sim.views.replay_page import asset
 from ref_sim.series.report import tally
 
 PAGE = "crosstable.html"
@@ -168,57 +157,7 @@ def write_pages(out: Path, settings: dict, games: list[dict], anchor: str | None
 
 # -- the page ---------------------------------------------------------------------------
 
-STYLE = """
-* { box-sizing: border-box; }
-body { margin: 0; font: 14px/1.4 system-ui, "DejaVu Sans", Helvetica, Arial, sans-serif;
-       color: #1f2328; background: #f5f6f8; }
-header { padding: 10px 16px; background: #fff; border-bottom: 1px solid #d8dce2; }
-h1 { font-size: 18px; margin: 0 0 2px; }
-h2 { font-size: 15px; margin: 0 0 8px; }
-.meta, .note { color: #6b7280; font-size: 12px; }
-.note { margin: 8px 0 0; max-width: 70ch; }
-.warning { color: #8a1010; }
-main { display: flex; flex-wrap: wrap; gap: 12px; padding: 12px; align-items: flex-start; }
-section, details { background: #fff; border: 1px solid #d8dce2; border-radius: 6px;
-                   padding: 10px; max-width: 100%; }
-details { margin: 0 12px 12px; }
-.scroll { overflow-x: auto; }
-table { border-collapse: collapse; }
-th, td { padding: 3px 5px; border-bottom: 1px solid #eef0f3; white-space: nowrap; }
-thead th { color: #6b7280; font-size: 12px; font-weight: 600; text-align: right;
-           vertical-align: bottom; }
-#ratings td { text-align: right; font-variant-numeric: tabular-nums; }
-#ratings td.bot, #ratings th.bot, #crosstable th.bot { text-align: left; }
-td.bot, th.bot { font-weight: 600; }
-#bots td.spec { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12px;
-                white-space: normal; overflow-wrap: anywhere; }
-#bots td { vertical-align: top; }
-#bots th { text-align: left; }
-.name { display: inline-block; max-width: 15ch; overflow: hidden; text-overflow: ellipsis;
-        vertical-align: bottom; }
-td.fault { color: #b3261e; font-weight: 600; }
-td.zero { color: #b0b6bf; }
-#crosstable th.col { padding: 2px; text-align: center; }
-#crosstable th.col span { writing-mode: vertical-rl; transform: rotate(180deg);
-                          display: inline-block; max-height: 11em; overflow: hidden;
-                          text-overflow: ellipsis; white-space: nowrap; }
-#crosstable tbody th { text-align: left; }
-#crosstable td { padding: 0; border: 1px solid #e3e6ea; text-align: center; min-width: 42px;
-                 font-size: 13px; }
-#crosstable td a, #crosstable td span.unplayed { display: block; padding: 2px 3px;
-                                                 color: inherit; text-decoration: none; }
-#crosstable td a:hover, #crosstable td a:focus { outline: 2px solid #3b6fd8;
-                                                 outline-offset: -2px; }
-#crosstable td b { display: block; font-variant-numeric: tabular-nums; }
-#crosstable td small { color: #4b5563; font-size: 11px; }
-#crosstable td.self { background: #d8dce2; }
-#crosstable td.none { background: #f5f6f8; }
-#crosstable td.unplayed { color: #b0b6bf; }
-#crosstable td.total { border: none; padding: 3px 6px; text-align: right; font-weight: 600; }
-#crosstable tbody tr:hover th { background: #eef3ff; }
-ul { margin: 4px 0; padding-left: 20px; }
-pre { font-size: 12px; overflow-x: auto; }
-"""
+STYLE = "\n" + asset("crosstable.css")
 
 
 def _elo(value: float) -> str:

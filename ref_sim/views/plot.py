@@ -2,18 +2,8 @@
 
     python -m ref_sim.plot SERIES.jsonl [--out plot.png|plot.svg] [--agent NAME]
 
-SERIES is the match runner's ``<out>/games.jsonl`` (one game record per line), a single
-game record, or a directory of records (``<out>/logs/``, ``game-*.json``).  Needs
-matplotlib (``pip install -e '.[plot]' in the project``).
-
-Top panel: the score of agent A (1 a win, 1/2 a draw, 0 a loss; aborted games left out) as
-its running mean over the games, with the 95 % Wilson interval of that score as a band (a
-score's variance is at most ``p (1 - p)``, so with draws the band is on the safe side; unlike
-``mean ± 1.96·sd/√n`` it keeps a width when every game so far went the same way: 20-0 is
-not a certainty).  Bottom panel:
-each move's time (``seconds`` in the records) against its move number (the referee's four
-opening moves are 1-4, so the first timed move is 5), one colour per agent, with the time
-limit as a line when the records give it.
+Needs matplotlib (``pip install -e '.[plot]'``). What the panels show, and why the band is a
+Wilson interval: docs/viewing.md, "As text, pictures and plots".
 """
 
 from __future__ import annotations

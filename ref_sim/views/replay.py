@@ -1,61 +1,10 @@
-"""A replay page for a whole series: one self-contained HTML file, like an analysis board.
+"""A replay page for a whole series: one self-contained HTML file (``uttt-replay RUN``).
 
-    python -m ref_sim.replay RUN [-o OUT.html] [--analyse [--time S] [--depth D] [--nodes N]
-                                   [--games SELECTION] [--jobs N] [--cluster ADDRESS] [--fresh]]
-
-RUN is a series' ``--out`` folder (``ref_sim.match`` or ``ref_sim.stdio``) or its
-``games.jsonl``.  A line that is no game (not JSON, NaN or ``1e999`` in it, absurd nesting,
-keys of the wrong type: :mod:`ref_sim.series.records`) is left out of the page with one warning line
-naming the file and the line; a file with no game in it is an error (one line, exit 2).  The page (default ``RUN/replay.html``) needs no server and no network: its
-styles, script and data are inside it.  Beside it goes ``board.html``, the analysis board
-(:mod:`ref_sim.views.board_page`): each position of the replay links to it, to be searched by our
-engine in the browser or played on from.  It lists the games (filter by agent 1's result,
-time-outs, bad moves), shows the selected game's board move by move (buttons, slider, arrow
-keys), the score each agent logged for its moves as a graph under the board, and each move's
-time against the limit.  ``--analyse`` has our engine look at every position of the chosen
-games (:mod:`ref_sim.views.analysis`) and marks the inaccuracies, mistakes and blunders with the
-better move; the analysis options without ``--analyse`` are an error (one line), not ignored.
-Ctrl-C or SIGTERM during an analysis stops it at once (exit 130, 143): the positions already
-searched stay in the run's ``replay-analysis.json`` and the same command goes on from there.
-
-The data
---------
-:func:`read_run` turns ``games.jsonl`` (and, for files written before the runners recorded
-the search figures, the agents' logs in ``logs/``) into plain data, which the page embeds as
-JSON: ``{"format": 1, "source", "agents": [agent 1, agent 2], "win_score", "proven_score",
-"score_per_logit", "thresholds", "games": [game, ...]}``.  A game (``"format": 1``)::
-
-    game        the game's number in the series
-    rules       "wpi" (the CS 4341 referee) or "codingame"
-    agents      [agent 1's name, agent 2's name];  x, o: who played X (first) and O
-    result      "win", "tie", "aborted" or null;  winner, loser (names or null)
-    reason      the referee's words;  bad_line: the bad line read, or null;  notes: {name: text}
-    score       agent 1's points (1, 0.5, 0; null if aborted)
-    ending      what the filters go by: "line" (three boards in a row), "count" (more boards
-                won, CodinGame), "draw", "time-out", "bad-move" (invalid or out of order),
-                "crash" or "aborted"
-    time_limit  seconds per move (the file protocol), or null
-    logged_scale {name: "engine" or "own"}: whether the scores a player logged are on our
-                engine's scale (our agent with its own engine and evaluation, by the record's
-                command or spec: :func:`on_our_scale`) and share the page's graph, or on a scale
-                of its own (the seed engine's, another program's): shown as text only
-    moves       one object per move, the referee's opening included:
-                  player, mark ("X"/"O"), board, spot, opening (true for the referee's four),
-                  seconds (the referee's measure, null if none), limit (the seconds allowed),
-                  and where the mover logged its search (our agent does): depth, score (from
-                  the mover's view, as logged), nodes, nps, agent_seconds
-    states      len(moves) + 1 positions, before the first move to after the last, each
-                [local boards, boards to play, result]: local boards a 9-character string
-                ("." open, "X"/"O" won, "=" drawn), boards to play the digits of the boards
-                the next move may go to ("" once over), result "" (goes on), "X", "O" or "="
-    problem     null, or why the moves stop early (a move the rules do not allow)
-    analysis    null, or what --analyse found (see ref_sim.views.analysis.game_analysis)
-
-The move keys are those of ``games.jsonl`` (``ref_sim.match`` and ``ref_sim.stdio`` write
-``depth``, ``score``, ``nodes``, ``nps`` and ``agent_seconds`` into each move they can read
-from the agent's search log), so a runner that records more per move only has to use the same
-names; where a line lacks them, they are read from the search logs in ``logs/`` with the runners'
-own strict reader (:mod:`ref_sim.series.telemetry`), never from a program's text output.
+:func:`read_run` turns a series' ``games.jsonl`` (and, for files written before the runners
+recorded the search figures, the search logs in ``logs/``) into the plain data the page embeds;
+the page itself is :mod:`ref_sim.views.replay_page`'s, ``--analyse`` is
+:mod:`ref_sim.views.analysis`. What the page shows and the command's options: docs/viewing.md;
+the data: docs/formats.md.
 """
 
 from __future__ import annotations
@@ -129,7 +78,7 @@ def _one_game(path: Path) -> list[tuple[int, object]] | None:
 
 
 def read_run(run, warn=None) -> dict:
-    """The page's data for the series in ``run`` (see the module docstring).  A line that is not
+    """The page's data for the series in ``run`` (docs/formats.md, "The replay page's data").  A line that is not
     a game (not JSON, NaN or ``1e999`` in it, absurd nesting, keys of the wrong type...) is left
     out with one warning line (``warn``, default stderr) naming the file and the line: the page
     shows the other games.  ReplayError when no game is left."""
@@ -273,7 +222,7 @@ def _search_from_logs(line: dict, moves: list[dict], logs: Path) -> None:
 
 
 def game_data(line: dict, logs: Path | None = None) -> dict:
-    """One game of the page's data (see the module docstring) from its games.jsonl line;
+    """One game of the page's data (docs/formats.md) from its games.jsonl line;
     ``logs``: the run's ``logs/`` folder, read only for search figures the line lacks."""
     rules = line.get("rules") or WPI
     agents, x, o = _names(line)
@@ -335,7 +284,7 @@ def _text(value) -> str | None:
 
 
 def _state(game: Game) -> list[str]:
-    """[local boards, boards to play, result] of a position (see the module docstring)."""
+    """[local boards, boards to play, result] of a position (docs/formats.md, the key ``states``)."""
     local = "".join(RESULT_CHARS[result] for result in game.local_results())
     return [local, "".join(map(str, boards_to_play(game))), "" if game.result is None
             else RESULT_CHARS[game.result]]
