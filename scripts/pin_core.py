@@ -53,20 +53,26 @@ def game_positions():
     return positions[::-1]
 
 
+def run_case(name: str, module=None) -> dict:
+    """One pinned case's results with a core module (default: this checkout's): ``{name: [...]}``,
+    and for the game ``game-replaced`` too (the table entries its one engine replaced)."""
+    if name == "game":
+        evaluation, slots, depth = GAME
+        engine = core.CompiledAlphaBeta(make_evaluator(evaluation), tt_slots=slots, prefault=False,
+                                        core_module=module)
+        return {"game": [outcome(engine.search(pos, SearchLimit(depth=depth))) for pos in game_positions()],
+                "game-replaced": engine.tt_replaced}
+    evaluation, slots, depth = CASES[name]
+    evaluator = make_evaluator(evaluation)
+    return {name: [outcome(core.CompiledAlphaBeta(evaluator, tt_slots=slots, prefault=False, core_module=module)
+                           .search(pos, SearchLimit(depth=depth))) for _, pos in load_suite()]}
+
+
 def run_cases(module=None) -> dict:
-    """The pinned cases' results with a core module (default: this checkout's)."""
-    evaluators = {}
+    """Every pinned case's results with a core module (default: this checkout's)."""
     pins = {}
-    suite = [pos for _, pos in load_suite()]
-    for name, (evaluation, slots, depth) in CASES.items():
-        evaluator = evaluators.setdefault(evaluation, make_evaluator(evaluation))
-        pins[name] = [outcome(core.CompiledAlphaBeta(evaluator, tt_slots=slots, prefault=False, core_module=module)
-                              .search(pos, SearchLimit(depth=depth))) for pos in suite]
-    evaluation, slots, depth = GAME
-    engine = core.CompiledAlphaBeta(evaluators.setdefault(evaluation, make_evaluator(evaluation)), tt_slots=slots,
-                                    prefault=False, core_module=module)
-    pins["game"] = [outcome(engine.search(pos, SearchLimit(depth=depth))) for pos in game_positions()]
-    pins["game-replaced"] = engine.tt_replaced
+    for name in [*CASES, "game"]:
+        pins.update(run_case(name, module))
     return pins
 
 
