@@ -3,7 +3,7 @@ one line what would otherwise play instantly, loop forever or end in a traceback
 every ``<`` check by failing it, ``inf`` overflows ``int()``, a billion games builds its whole
 schedule first), each naming its range in the error::
 
-    parser.add_argument("--games", type=whole(1, MAX_GAMES))
+    parser.add_argument("--depth", type=whole(1, 64))
 
 and the one parser of ``NAME:KEY=VALUE,...`` specs (:func:`parse_spec`), checked against the
 :class:`Option` values the engines and the runners' built-in bots declare. Light to import.
@@ -17,10 +17,6 @@ from dataclasses import dataclass
 
 from .cli_common import shown
 
-#: More games than this in one run is a typo (a day of the quickest games is ~50,000).
-MAX_GAMES = 100_000
-#: Seconds per move above an hour is a typo too (the real referee's limits are seconds).
-MAX_SECONDS = 3600.0
 #: The longest time per move a time option takes: an hour. The course's referee gives 10 s,
 #: CodinGame 100 ms; a limit beyond an hour is a slip (milliseconds given as seconds), and the
 #: waits derived from it (the silence abort at three limits) would be past any use.

@@ -27,7 +27,8 @@ from agent.cli_common import OneLineParser, say_error, silence_output
 from agent.engines import make_engine, parse_engine_spec
 from ref_sim.games import GAMES, get_game
 from agent.limits import SearchLimit
-from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
+from agent.options import real, whole
+from ref_sim.cli_common import MAX_GAMES, MAX_SECONDS
 
 MODULE = "ref_sim.arena"
 #: --depth beyond this is no limit for any game of the family.

@@ -22,8 +22,8 @@ import time
 from agent.cli_common import NotRegularFile, OneLineParser, open_regular, reason
 from agent.lifeline import ready_pid
 from ref_sim import stops
-from agent.options import MAX_SECONDS, real
-from ref_sim.cli_common import entry_point, prog
+from agent.options import real
+from ref_sim.cli_common import MAX_SECONDS, entry_point, prog
 from ref_sim.referees.file_referee import EXIT_DELAY, RefereeSettings
 from ref_sim.referees.file_protocol import (Printer, check_time_limit, encoding_problem, locale_encoding,
                                             prepare_directory, run_game)

@@ -20,7 +20,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ref_sim.series import cluster, scheduler
-from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
+from agent.options import real, whole
+from ref_sim.cli_common import MAX_GAMES, MAX_SECONDS
 from ref_sim.series import openings, loop as series
 from ref_sim.series.file_games import FileGameSettings, play_game_on_worker
 from ref_sim.series.specs import agent_spec

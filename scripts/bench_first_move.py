@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent.clock import cutoff_for  # noqa: E402
-from agent.options import MAX_SECONDS, real, whole  # noqa: E402
+from agent.options import real, whole  # noqa: E402
+from ref_sim.cli_common import MAX_SECONDS  # noqa: E402
 from agent.pauses import TRACE_ENV  # noqa: E402
 from ref_sim.series.file_games import start_agent  # noqa: E402
 from ref_sim.series.launch import wait_until_started  # noqa: E402

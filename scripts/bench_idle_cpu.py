@@ -19,7 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent.options import MAX_SECONDS, real
+from agent.options import real
+from ref_sim.cli_common import MAX_SECONDS
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = 0.02

@@ -19,7 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agent.options import MAX_GAMES, MAX_SECONDS, real, whole  # noqa: E402
+from agent.options import real, whole  # noqa: E402
+from ref_sim.cli_common import MAX_GAMES, MAX_SECONDS  # noqa: E402
 from ref_sim.series import records  # noqa: E402
 
 

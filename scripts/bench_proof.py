@@ -26,7 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.engines import FEATURE_OPTIONS, AlphaBetaEngine
 from agent.limits import SearchLimit
-from agent.options import MAX_GAMES, MAX_SECONDS, parse_options, real, whole
+from agent.options import parse_options, real, whole
+from ref_sim.cli_common import MAX_GAMES, MAX_SECONDS
 from agent.rules import Position
 from agent.search import Features
 from ref_sim import stops

@@ -28,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agent import core as search_core
 from agent.engines import DEFAULT_EVALUATION, EVALUATIONS, AlphaBetaEngine
 from agent.limits import SearchLimit
-from agent.options import MAX_SECONDS, real, whole
+from agent.options import real, whole
+from ref_sim.cli_common import MAX_SECONDS
 from agent.rules import Move, Position
 from ref_sim.series.openings import cell_opening
 from ref_sim.selfplay import play_game

@@ -20,7 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
+from agent.options import real, whole
+from ref_sim.cli_common import MAX_GAMES, MAX_SECONDS
 from ref_sim.series import records
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -23,7 +23,8 @@ from scripts.bench_speed import PHASES, load_suite, load_text
 from agent import core
 from agent.engines import DEFAULT_EVALUATION, EVALUATIONS, AlphaBetaEngine
 from agent.limits import SearchLimit
-from agent.options import MAX_SECONDS, real, whole
+from agent.options import real, whole
+from ref_sim.cli_common import MAX_SECONDS
 
 
 #: Positions whose common depth one thread reached sooner say nothing of threads (solved at once).

@@ -22,7 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent.options import MAX_SECONDS, real, whole
+from agent.options import real, whole
+from ref_sim.cli_common import MAX_SECONDS
 from ref_sim.series.file_games import start_agent
 from ref_sim.series.launch import wait_until_started
 from ref_sim.series.specs import agent_spec

@@ -27,7 +27,8 @@ sys.path.insert(0, str(ROOT))
 
 from agent.engines import FEATURE_OPTIONS, AlphaBetaEngine  # noqa: E402
 from ref_sim.games import get_game  # noqa: E402
-from agent.options import MAX_GAMES, MAX_SECONDS, parse_options, real, whole  # noqa: E402
+from agent.options import parse_options, real, whole  # noqa: E402
+from ref_sim.cli_common import MAX_GAMES, MAX_SECONDS  # noqa: E402
 from agent.search import Features  # noqa: E402
 from ref_sim import arena, stops  # noqa: E402
 

@@ -27,7 +27,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ref_sim import stops
-from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
+from agent.options import real, whole
+from ref_sim.cli_common import MAX_GAMES, MAX_SECONDS
 from ref_sim.series import loop as series, realbots, records, report, scheduler
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.referees.file_protocol import check_time_limit

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent.cli_common import OneLineParser
-from agent.options import MAX_GAMES, MAX_SECONDS, real, whole
+from agent.options import real, whole
+from ref_sim.cli_common import MAX_GAMES, MAX_SECONDS
 from ref_sim import stops
 from ref_sim.referees.codingame import DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS
 from ref_sim.referees.file_protocol import locale_encoding

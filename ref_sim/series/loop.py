@@ -1,19 +1,9 @@
 """The series engine: what every runner of a series of games shares, whatever the protocol.
 
-The loop (:func:`play_games`) plays the games of a :class:`SeriesGames` (the file protocol's
-``ref_sim.series.file_games.FileGames``, CodinGame's ``ref_sim.series.codingame_games.StdioGames``) here or on a cluster,
-a few at once, and tells how a stop ended it; the same loop plays games searched in this
-process, one after the other in this thread (:class:`ref_sim.series.scheduler.InlineRunner`:
-ref_sim.arena, ref_sim.selfplay, scripts/train_eval.py), in schedule order where asked
-(``ordered``); a game's line is appended to ``games.jsonl``
-(:func:`append_game`, :mod:`ref_sim.series.records`).  A first game whose bot cannot start stops the
-series (:class:`AgentCannotStart`, :func:`first_to_exit`).  ``series.json`` (or a tournament's
-file) holds the settings that ``--resume`` continues with (:func:`series_settings`); a run
-ends with :func:`conclude`: the logs of the games that went wrong kept, the summary
-(:mod:`ref_sim.series.report`), and after a stop the command that continues it.
-
-Used by the series command (:mod:`ref_sim.series.command`: match, stdio, the tournament), and
-ref_sim.arena, ref_sim.selfplay, scripts/train_eval.py and scripts/soak.py (their loops).
+:func:`play_games` plays a :class:`SeriesGames` a few at once (here or on a cluster, or in this
+thread for the arena, self-play and training) and says how a stop ended it; :func:`append_game`
+writes a game's line; :func:`series_settings` reads and writes the settings ``--resume`` continues
+with; :func:`conclude` ends a run (the logs kept, the summary, the command that continues it).
 """
 
 from __future__ import annotations

@@ -17,12 +17,12 @@ from pathlib import Path
 
 from agent.cli_common import OneLineParser
 from ref_sim.series import cluster
-from agent.options import MAX_SECONDS, real, whole
+from agent.options import real, whole
 from agent.search import PROVEN_SCORE, WIN_SCORE
 from ref_sim.views import analysis
 from ref_sim.referees import codingame as codingame_referee
 from ref_sim.series import records, telemetry
-from ref_sim.cli_common import entry_point, prog
+from ref_sim.cli_common import MAX_SECONDS, entry_point, prog
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.views.render import boards_to_play
 from ref_sim.rules import DRAW, TIE, WPI, Game, IllegalMoveError
