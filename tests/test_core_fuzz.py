@@ -63,8 +63,8 @@ ROUNDS_ENV, SEED_ENV = "UTTT_FUZZ_ROUNDS", "UTTT_FUZZ_SEED"
 
 
 @pytest.mark.skipif(not core.compiled_available(), reason=core.unavailable_reason() or "built")
-def test_no_call_crashes_the_compiled_core():
-    rounds, seed = int(os.environ.get(ROUNDS_ENV, DEFAULT_ROUNDS)), int(os.environ.get(SEED_ENV, 0))
+def test_no_call_crashes_the_compiled_core(sample):
+    rounds, seed = int(os.environ.get(ROUNDS_ENV, sample(DEFAULT_ROUNDS))), int(os.environ.get(SEED_ENV, 0))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     done = subprocess.run([sys.executable, __file__, "--rounds", str(rounds), "--seed", str(seed)], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300 + 10 * rounds)
