@@ -5,6 +5,7 @@ scratch folder behind."""
 import os
 import queue
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -128,12 +129,36 @@ def _run_processes(token: str) -> dict[int, str]:
     return found
 
 
-def _leftover_folders(run_temp: str) -> list[str]:
-    """What the run's TMPDIR still holds."""
+@pytest.fixture(autouse=True)
+def own_temp_folder(request, monkeypatch):
+    """Each test's TMPDIR is a folder of the run's named after the test (its processes inherit
+    it), so that what a test leaves there is reported with the test's name; removed when empty."""
+    run_temp = os.environ.get("TMPDIR")
+    if not run_temp or RUN_ENV not in os.environ:
+        yield
+        return
+    folder = os.path.join(run_temp, re.sub(r"[^\w.=-]+", "_", request.node.nodeid)[-150:])
+    os.makedirs(folder, exist_ok=True)
+    monkeypatch.setenv("TMPDIR", folder)
+    monkeypatch.setattr(tempfile, "tempdir", None)      # tempfile reads TMPDIR again
+    yield
     try:
-        return sorted(os.listdir(run_temp))
+        os.rmdir(folder)
     except OSError:
-        return []
+        pass                        # not empty: the session's end reports it
+
+
+def _leftover_folders(run_temp: str) -> list[str]:
+    """What the run's TMPDIR still holds (inside a test's own folder: that folder/what)."""
+    found = []
+    try:
+        for name in sorted(os.listdir(run_temp)):
+            path = os.path.join(run_temp, name)
+            inside = sorted(os.listdir(path)) if os.path.isdir(path) and name.startswith("tests_") else None
+            found += [f"{name}/{entry}" for entry in inside] if inside else [name]
+    except OSError:
+        pass
+    return found
 
 
 @pytest.hookimpl(trylast=True)      # after pytest-xdist has stopped its workers
@@ -152,7 +177,7 @@ def pytest_sessionfinish(session, exitstatus):
         except OSError:
             pass
     folders = _leftover_folders(run_temp)
-    for name in folders:
+    for name in os.listdir(run_temp) if os.path.isdir(run_temp) else ():
         path = os.path.join(run_temp, name)
         shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) else os.unlink(path)
     config._uttt_leftovers = (processes, folders)
