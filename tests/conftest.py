@@ -2,10 +2,10 @@
 process), the lanes (markers), and the session's promise that no test leaves a process or a
 scratch folder behind."""
 
+import hashlib
 import os
 import queue
 import random
-import re
 import shutil
 import signal
 import subprocess
@@ -129,16 +129,24 @@ def _run_processes(token: str) -> dict[int, str]:
     return found
 
 
+#: In the run's TMPDIR: which test each test folder belongs to, a ``folder<TAB>test`` line each.
+TEST_FOLDERS = "test-folders.txt"
+
+
 @pytest.fixture(autouse=True)
 def own_temp_folder(request, monkeypatch):
-    """Each test's TMPDIR is a folder of the run's named after the test (its processes inherit
-    it), so that what a test leaves there is reported with the test's name; removed when empty."""
+    """Each test's TMPDIR is a folder of the run's of its own (its processes inherit it), so that
+    what a test leaves there is reported with the test's name; removed when empty. The name is
+    short: programs put their sockets there (a Unix socket's path has at most 107 bytes)."""
     run_temp = os.environ.get("TMPDIR")
     if not run_temp or RUN_ENV not in os.environ:
         yield
         return
-    folder = os.path.join(run_temp, re.sub(r"[^\w.=-]+", "_", request.node.nodeid)[-150:])
+    name = "t-" + hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:10]
+    folder = os.path.join(run_temp, name)
     os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(run_temp, TEST_FOLDERS), "a", encoding="utf-8") as index:
+        index.write(f"{name}\t{request.node.nodeid}\n")
     monkeypatch.setenv("TMPDIR", folder)
     monkeypatch.setattr(tempfile, "tempdir", None)      # tempfile reads TMPDIR again
     yield
@@ -149,13 +157,22 @@ def own_temp_folder(request, monkeypatch):
 
 
 def _leftover_folders(run_temp: str) -> list[str]:
-    """What the run's TMPDIR still holds (inside a test's own folder: that folder/what)."""
+    """What the run's TMPDIR still holds, what is in a test's folder as ``TEST: what``."""
+    try:
+        with open(os.path.join(run_temp, TEST_FOLDERS), encoding="utf-8") as index:
+            tests = dict(line.rstrip("\n").split("\t", 1) for line in index if "\t" in line)
+    except OSError:
+        tests = {}
     found = []
     try:
         for name in sorted(os.listdir(run_temp)):
             path = os.path.join(run_temp, name)
-            inside = sorted(os.listdir(path)) if os.path.isdir(path) and name.startswith("tests_") else None
-            found += [f"{name}/{entry}" for entry in inside] if inside else [name]
+            if name == TEST_FOLDERS:
+                continue
+            if name in tests and os.path.isdir(path):
+                found += [f"{tests[name]}: {entry}" for entry in sorted(os.listdir(path))]
+            else:
+                found.append(name)
     except OSError:
         pass
     return found
