@@ -151,7 +151,9 @@ class RandomAgent:
                 time.sleep(POLL)
                 continue
             opening = self.opening_key()
-            if opening is None and self.mtime("move_file") is None:
+            # Once in a game, first_four_moves alone says it goes on: a move_file without it may be
+            # our own move, renamed into place just after the stopped referee cleaned up.
+            if opening is None and (seen_files or self.mtime("move_file") is None):
                 if seen_files:      # a new game re-creates them at once; an abort does not
                     missing_since = missing_since or time.monotonic()
                     if time.monotonic() - missing_since > ABORT_GRACE:
