@@ -23,6 +23,10 @@ import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from scripts.processes import carrying, kill  # noqa: E402
+
 BOT = ROOT / "tests" / "bots" / "hostile_files.py"
 #: Runs the runner in this process and prints its own peak memory (KB) on stderr at its end.
 MEASURED = ("import resource, sys\n"
@@ -32,30 +36,6 @@ MEASURED = ("import resource, sys\n"
             "sys.exit(code)\n")
 #: The variable every process of a case carries, so that what outlives the runner is found.
 PROBE_ENV = "UTTT_BENCH_PROBE"
-
-
-def carrying(token: str) -> list[int]:
-    """Process ids whose environment has ``PROBE_ENV=token`` (Linux: /proc)."""
-    marker = f"{PROBE_ENV}={token}".encode()
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/environ", "rb") as handle:
-                if marker in handle.read().split(b"\0"):
-                    found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
-def kill_all(pids) -> None:
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
 
 
 def run_case(case: str, args, work: Path) -> dict:
@@ -87,8 +67,8 @@ def run_case(case: str, args, work: Path) -> dict:
             os.killpg(runner.pid, signal.SIGKILL)
             _, err = runner.communicate()
             hung = True
-    left = carrying(token)
-    kill_all(left)
+    left = carrying(PROBE_ENV, token)
+    kill(left)
     figures = {"case": case, "exit": runner.returncode, "seconds": round(time.time() - begun, 2),
                "hung": hung, "left_running": len(left)}
     peak = re.search(r"peak_kb (\d+)", err)

@@ -23,7 +23,7 @@ import pytest
 from ref_sim import match, stdio
 from ref_sim.referees.file_protocol import MOVE_READ_LIMIT
 from ref_sim.referees.file_referee import INVALID_MOVE, TIME_OUT
-from processes import carrying, kill, marked
+from scripts.processes import carrying, kill, marked
 
 pytestmark = [pytest.mark.e2e,
               pytest.mark.skipif(os.name != "posix", reason="the hostile bots need POSIX (fork, FIFOs)")]

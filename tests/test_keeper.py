@@ -16,7 +16,7 @@ import uuid
 import pytest
 
 from ref_sim.series import keeper
-from processes import kill, marked
+from scripts.processes import kill, marked
 
 pytestmark = [pytest.mark.e2e,
               pytest.mark.skipif(not keeper.AVAILABLE, reason="keepers are Linux's (subreapers)")]

@@ -1,4 +1,4 @@
-"""Finding the processes a test started through /proc (Linux), and ending them by id: by an
+"""Finding the processes a test or a bench started through /proc (Linux), and ending them by id: by an
 argument of their command line (a mark a hostile bot's daemons carry, seen from outside a
 sandbox's pid namespace too) or an entry of their environment (a token a runner passes on)."""
 
