@@ -129,24 +129,22 @@ def _run_processes(token: str) -> dict[int, str]:
     return found
 
 
-#: In the run's TMPDIR: which test each test folder belongs to, a ``folder<TAB>test`` line each.
-TEST_FOLDERS = "test-folders.txt"
+def _test_folder(nodeid: str) -> str:
+    """The name of a test's own folder in the run's TMPDIR: short, as programs put their sockets
+    there (a Unix socket's path has at most 107 bytes)."""
+    return "t-" + hashlib.sha1(nodeid.encode()).hexdigest()[:10]
 
 
 @pytest.fixture(autouse=True)
 def own_temp_folder(request, monkeypatch):
     """Each test's TMPDIR is a folder of the run's of its own (its processes inherit it), so that
-    what a test leaves there is reported with the test's name; removed when empty. The name is
-    short: programs put their sockets there (a Unix socket's path has at most 107 bytes)."""
+    what a test leaves there is reported with the test's name; removed when empty."""
     run_temp = os.environ.get("TMPDIR")
     if not run_temp or RUN_ENV not in os.environ:
         yield
         return
-    name = "t-" + hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:10]
-    folder = os.path.join(run_temp, name)
+    folder = os.path.join(run_temp, _test_folder(request.node.nodeid))
     os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(run_temp, TEST_FOLDERS), "a", encoding="utf-8") as index:
-        index.write(f"{name}\t{request.node.nodeid}\n")
     monkeypatch.setenv("TMPDIR", folder)
     monkeypatch.setattr(tempfile, "tempdir", None)      # tempfile reads TMPDIR again
     yield
@@ -156,19 +154,22 @@ def own_temp_folder(request, monkeypatch):
         pass                        # not empty: the session's end reports it
 
 
+def pytest_runtest_logreport(report):
+    """The tests that ran (on the controller, those of every worker): whose folder is whose."""
+    TESTS_RUN.add(report.nodeid)
+
+
+#: The node ids of the tests this process has seen reports of.
+TESTS_RUN: set[str] = set()
+
+
 def _leftover_folders(run_temp: str) -> list[str]:
     """What the run's TMPDIR still holds, what is in a test's folder as ``TEST: what``."""
-    try:
-        with open(os.path.join(run_temp, TEST_FOLDERS), encoding="utf-8") as index:
-            tests = dict(line.rstrip("\n").split("\t", 1) for line in index if "\t" in line)
-    except OSError:
-        tests = {}
+    tests = {_test_folder(nodeid): nodeid for nodeid in TESTS_RUN}
     found = []
     try:
         for name in sorted(os.listdir(run_temp)):
             path = os.path.join(run_temp, name)
-            if name == TEST_FOLDERS:
-                continue
             if name in tests and os.path.isdir(path):
                 found += [f"{tests[name]}: {entry}" for entry in sorted(os.listdir(path))]
             else:
@@ -194,9 +195,6 @@ def pytest_sessionfinish(session, exitstatus):
         except OSError:
             pass
     folders = _leftover_folders(run_temp)
-    for name in os.listdir(run_temp) if os.path.isdir(run_temp) else ():
-        path = os.path.join(run_temp, name)
-        shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) else os.unlink(path)
     config._uttt_leftovers = (processes, folders)
     if processes or folders:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
