@@ -27,8 +27,8 @@ from agent.cli_common import OneLineParser, say_error, silence_output
 from agent.engines import make_engine, parse_engine_spec
 from ref_sim.games import GAMES, get_game
 from agent.limits import SearchLimit
-from agent.options import real, whole
-from ref_sim.cli_common import MAX_GAMES, MAX_SECONDS
+from agent.options import MAX_TIME_LIMIT, real, whole
+from ref_sim.series.command import MAX_GAMES
 
 MODULE = "ref_sim.arena"
 #: --depth beyond this is no limit for any game of the family.
@@ -194,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"games to play, rounded up to pairs (default 10; with --sprt a maximum, "
                              f"default {SPRT_MAX_GAMES})")
     effort = parser.add_mutually_exclusive_group()
-    effort.add_argument("--time-limit", "--seconds", dest="seconds", type=real(0, MAX_SECONDS, low_open=True),
+    effort.add_argument("--time-limit", "--seconds", dest="seconds", type=real(0, MAX_TIME_LIMIT, low_open=True),
                         help="seconds per move, more than 0 (default: the game's, e.g. qubic 5)")
     effort.add_argument("--depth", type=whole(1, MAX_DEPTH), help="fixed search depth per move")
     effort.add_argument("--nodes", type=whole(1), help="fixed node budget per move")

@@ -16,11 +16,6 @@ from ref_sim.series import records
 from ref_sim import stops
 from agent.cli_common import say_error
 
-#: More games than this in one run is a typo (a day of the quickest games is ~50,000).
-MAX_GAMES = 100_000
-#: Seconds per move above an hour is a typo too (the real referee's limits are seconds).
-MAX_SECONDS = 3600.0
-
 
 def prog(module: str) -> str:
     """The command's name in usage and error lines: ``uttt-match`` when run as that console

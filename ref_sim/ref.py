@@ -22,8 +22,8 @@ import time
 from agent.cli_common import NotRegularFile, OneLineParser, open_regular, reason
 from agent.lifeline import ready_pid
 from ref_sim import stops
-from agent.options import real
-from ref_sim.cli_common import MAX_SECONDS, entry_point, prog
+from agent.options import MAX_TIME_LIMIT, real
+from ref_sim.cli_common import entry_point, prog
 from ref_sim.referees.file_referee import EXIT_DELAY, RefereeSettings
 from ref_sim.referees.file_protocol import (Printer, check_time_limit, encoding_problem, locale_encoding,
                                             prepare_directory, run_game)
@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dir", default=".",
                         help="game directory, created if missing (default: current)")
     # Below 0.1 s check_time_limit says why; here nan, inf and hours are refused.
-    parser.add_argument("--time-limit", type=real(-math.inf, MAX_SECONDS), default=10.0,
+    parser.add_argument("--time-limit", type=real(-math.inf, MAX_TIME_LIMIT), default=10.0,
                         metavar="SECONDS",
                         help="seconds per move, at least 0.1 (default 10; the real referee "
                              "takes whole seconds)")

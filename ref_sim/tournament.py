@@ -12,7 +12,7 @@ from pathlib import Path
 
 from agent.options import whole
 from ref_sim import cli_common
-from ref_sim.cli_common import MAX_GAMES
+from ref_sim.series.command import MAX_GAMES
 from ref_sim.referees.file_protocol import check_encoding, check_time_limit
 from ref_sim.series import bot_list, command, event, file_games, isolation, launch
 from ref_sim.series.specs import agent_spec, stdio_spec

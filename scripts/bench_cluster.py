@@ -20,8 +20,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ref_sim.series import cluster, scheduler
-from agent.options import real, whole
-from ref_sim.cli_common import MAX_GAMES, MAX_SECONDS
+from agent.options import MAX_TIME_LIMIT, real, whole
+from ref_sim.series.command import MAX_GAMES
 from ref_sim.series import openings, loop as series
 from ref_sim.series.file_games import FileGameSettings, play_game_on_worker
 from ref_sim.series.specs import agent_spec
@@ -70,7 +70,7 @@ def add_series_options(parser: argparse.ArgumentParser) -> None:
     """The series both cluster benches play (this one and bench_cluster_tls.py)."""
     parser.add_argument("--games", type=whole(1, MAX_GAMES), default=8)
     parser.add_argument("--agents", nargs=2, default=["agent:depth=2", "seed:depth=1"])
-    parser.add_argument("--time-limit", type=real(0, MAX_SECONDS, low_open=True), default=2.0)
+    parser.add_argument("--time-limit", type=real(0, MAX_TIME_LIMIT, low_open=True), default=2.0)
     parser.add_argument("--seed", type=int, default=5)
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.options import real, whole
-from ref_sim.cli_common import MAX_GAMES
+from ref_sim.series.command import MAX_GAMES
 from ref_sim.referees import codingame as codingame_referee
 from ref_sim import stdio
 from ref_sim.series import specs

@@ -27,8 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent.clock import cutoff_for  # noqa: E402
-from agent.options import real, whole  # noqa: E402
-from ref_sim.cli_common import MAX_SECONDS  # noqa: E402
+from agent.options import MAX_TIME_LIMIT, real, whole  # noqa: E402
 from agent.pauses import TRACE_ENV  # noqa: E402
 from ref_sim.series.file_games import start_agent  # noqa: E402
 from ref_sim.series.launch import wait_until_started  # noqa: E402
@@ -203,7 +202,7 @@ def describe(trace: dict) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      epilog=__doc__.strip().splitlines()[-1])
-    parser.add_argument("--time-limit", type=real(0, MAX_SECONDS, low_open=True), default=10.0)
+    parser.add_argument("--time-limit", type=real(0, MAX_TIME_LIMIT, low_open=True), default=10.0)
     parser.add_argument("--games", type=whole(1, 1000), default=4)
     parser.add_argument("--moves", type=whole(2, 200), default=4, help="our moves per game before it is stopped")
     parser.add_argument("--hogs", type=whole(0, 64), default=0, help="CPU-spinning processes during the run")
@@ -216,9 +215,9 @@ def main(argv=None) -> int:
     parser.add_argument("--evict", action="store_true",
                         help="reclaim our agent's file pages (code, data) before each game, as memory pressure "
                              "during its wait would (root, cgroup v1)")
-    parser.add_argument("--pause-at", type=real(0, MAX_SECONDS), default=8.8, metavar="S",
+    parser.add_argument("--pause-at", type=real(0, MAX_TIME_LIMIT), default=8.8, metavar="S",
                         help="with --pause-for: when, in seconds after each of our .go files (default 8.8)")
-    parser.add_argument("--pause-for", type=real(0, MAX_SECONDS), default=0.0, metavar="S",
+    parser.add_argument("--pause-for", type=real(0, MAX_TIME_LIMIT), default=0.0, metavar="S",
                         help="stop our agent (SIGSTOP) for S seconds in each of its turns: a machine's pause")
     parser.add_argument("--ab", default=None, metavar="VAR=VALUE",
                         help="set VAR=VALUE in our agent's environment in games 1, 3, 5...")

@@ -19,8 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent.options import real
-from ref_sim.cli_common import MAX_SECONDS
+from agent.options import MAX_TIME_LIMIT, real
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = 0.02
@@ -128,8 +127,8 @@ def killed_referee_state(work: Path, args) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      epilog=__doc__.strip().splitlines()[-1])
-    parser.add_argument("--seconds", type=real(0, MAX_SECONDS, low_open=True), default=5.0, help="wall seconds measured per state (default 5)")
-    parser.add_argument("--time-limit", type=real(0, MAX_SECONDS, low_open=True), default=10.0, help="the referee's and agent's limit (default 10)")
+    parser.add_argument("--seconds", type=real(0, MAX_TIME_LIMIT, low_open=True), default=5.0, help="wall seconds measured per state (default 5)")
+    parser.add_argument("--time-limit", type=real(0, MAX_TIME_LIMIT, low_open=True), default=10.0, help="the referee's and agent's limit (default 10)")
     parser.add_argument("--polling", action="store_true", help="run the agent with --polling")
     parser.add_argument("--agent-root", type=Path, default=ROOT, metavar="DIR",
                         help="run the agent from this source tree (default: this one)")

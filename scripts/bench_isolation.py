@@ -19,8 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agent.options import real, whole  # noqa: E402
-from ref_sim.cli_common import MAX_GAMES, MAX_SECONDS  # noqa: E402
+from agent.options import MAX_TIME_LIMIT, real, whole  # noqa: E402
+from ref_sim.series.command import MAX_GAMES  # noqa: E402
 from ref_sim.series import records  # noqa: E402
 
 
@@ -83,7 +83,7 @@ def main(argv=None) -> int:
     parser.add_argument("--games", type=whole(1, MAX_GAMES), default=2, help="games per series")
     parser.add_argument("--rounds", type=whole(1, 1000), default=1,
                         help="times the three series take turns (default 1)")
-    parser.add_argument("--time-limit", type=real(0.1, MAX_SECONDS), default=1.0, metavar="S")
+    parser.add_argument("--time-limit", type=real(0.1, MAX_TIME_LIMIT), default=1.0, metavar="S")
     parser.add_argument("--spinners", type=whole(1, 64), default=2,
                         help="busy processes of the spinning bot (default 2: a 2-core laptop)")
     parser.add_argument("--seed", type=int, default=1, help="series seed of the first round "

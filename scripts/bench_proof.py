@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.engines import FEATURE_OPTIONS, AlphaBetaEngine
 from agent.limits import SearchLimit
-from agent.options import parse_options, real, whole
-from ref_sim.cli_common import MAX_GAMES, MAX_SECONDS
+from agent.options import MAX_TIME_LIMIT, parse_options, real, whole
+from ref_sim.series.command import MAX_GAMES
 from agent.rules import Position
 from agent.search import Features
 from ref_sim import stops
@@ -71,7 +71,7 @@ def main(argv=None) -> int:
     parser.add_argument("specs", nargs="+", metavar="SPEC")
     parser.add_argument("--games", type=whole(1, MAX_GAMES), default=40)
     effort = parser.add_mutually_exclusive_group()
-    effort.add_argument("--seconds", type=real(0, MAX_SECONDS, low_open=True), default=0.1,
+    effort.add_argument("--seconds", type=real(0, MAX_TIME_LIMIT, low_open=True), default=0.1,
                         help="seconds per move (default 0.1)")
     effort.add_argument("--nodes", type=whole(1), help="nodes per move instead")
     parser.add_argument("--seed", type=int, default=17)

@@ -28,8 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agent import core as search_core
 from agent.engines import DEFAULT_EVALUATION, EVALUATIONS, AlphaBetaEngine
 from agent.limits import SearchLimit
-from agent.options import real, whole
-from ref_sim.cli_common import MAX_SECONDS
+from agent.options import MAX_TIME_LIMIT, real, whole
 from agent.rules import Move, Position
 from ref_sim.series.openings import cell_opening
 from ref_sim.selfplay import play_game
@@ -76,7 +75,7 @@ def load_text() -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=real(0, MAX_SECONDS, low_open=True), nargs="+", default=None, help="budgets per position (default: 1 9)")
+    parser.add_argument("--seconds", type=real(0, MAX_TIME_LIMIT, low_open=True), nargs="+", default=None, help="budgets per position (default: 1 9)")
     parser.add_argument("--phase", nargs="+", choices=list(PHASES), default=list(PHASES))
     parser.add_argument("--limit", type=whole(1), help="only the first N positions of each phase")
     parser.add_argument("--cores", nargs="+", choices=SHORT, default=["python", "compiled"])

@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent.options import real, whole
-from ref_sim.cli_common import MAX_GAMES, MAX_SECONDS
+from agent.options import MAX_TIME_LIMIT, real, whole
+from ref_sim.series.command import MAX_GAMES
 from ref_sim.series import records
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,7 +63,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--opponents", nargs="+", default=["random", "seed"])
     parser.add_argument("--games", type=whole(1, MAX_GAMES), default=100)
-    parser.add_argument("--time-limit", type=real(0, MAX_SECONDS, low_open=True), default=0.5)
+    parser.add_argument("--time-limit", type=real(0, MAX_TIME_LIMIT, low_open=True), default=0.5)
     parser.add_argument("--seed", type=int, default=4341)
     parser.add_argument("--out", help="keep games and records here (default: a temporary directory)")
     args = parser.parse_args(argv)

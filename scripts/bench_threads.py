@@ -23,8 +23,7 @@ from scripts.bench_speed import PHASES, load_suite, load_text
 from agent import core
 from agent.engines import DEFAULT_EVALUATION, EVALUATIONS, AlphaBetaEngine
 from agent.limits import SearchLimit
-from agent.options import real, whole
-from ref_sim.cli_common import MAX_SECONDS
+from agent.options import MAX_TIME_LIMIT, real, whole
 
 
 #: Positions whose common depth one thread reached sooner say nothing of threads (solved at once).
@@ -54,7 +53,7 @@ def geometric_mean(values) -> float:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      epilog=__doc__.strip().splitlines()[-1])
-    parser.add_argument("--seconds", type=real(0, MAX_SECONDS, low_open=True), default=None,
+    parser.add_argument("--seconds", type=real(0, MAX_TIME_LIMIT, low_open=True), default=None,
                         help="search time per position (default 1)")
     parser.add_argument("--threads", type=whole(1, core.MAX_THREADS), nargs="+", default=None,
                         help=f"thread counts (default: 1, 2 and this machine's {core.usable_cores()} cores)")

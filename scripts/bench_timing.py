@@ -22,8 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent.options import real, whole
-from ref_sim.cli_common import MAX_SECONDS
+from agent.options import MAX_TIME_LIMIT, real, whole
 from ref_sim.series.file_games import start_agent
 from ref_sim.series.launch import wait_until_started
 from ref_sim.series.specs import agent_spec
@@ -50,7 +49,7 @@ def peak_rss_mb(pid: int) -> float | None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--time-limit", type=real(0, MAX_SECONDS, low_open=True), default=10.0)
+    parser.add_argument("--time-limit", type=real(0, MAX_TIME_LIMIT, low_open=True), default=10.0)
     parser.add_argument("--hogs", type=whole(0, 256), default=1, help="CPU-spinning processes during the game")
     parser.add_argument("--opponent", default="random")
     parser.add_argument("--seed", type=int, default=7)

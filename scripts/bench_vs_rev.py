@@ -27,8 +27,8 @@ sys.path.insert(0, str(ROOT))
 
 from agent.engines import FEATURE_OPTIONS, AlphaBetaEngine  # noqa: E402
 from ref_sim.games import get_game  # noqa: E402
-from agent.options import parse_options, real, whole  # noqa: E402
-from ref_sim.cli_common import MAX_GAMES, MAX_SECONDS  # noqa: E402
+from agent.options import MAX_TIME_LIMIT, parse_options, real, whole  # noqa: E402
+from ref_sim.series.command import MAX_GAMES  # noqa: E402
 from agent.search import Features  # noqa: E402
 from ref_sim import arena, stops  # noqa: E402
 
@@ -58,7 +58,7 @@ def main(argv=None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rev", default="main", help="the git revision to play against (default main)")
     parser.add_argument("--games", type=whole(2, MAX_GAMES), default=100)
-    parser.add_argument("--seconds", type=real(0, MAX_SECONDS, low_open=True), default=0.1)
+    parser.add_argument("--seconds", type=real(0, MAX_TIME_LIMIT, low_open=True), default=0.1)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--spec", default="", help="this checkout's features, e.g. lmr=0,asp=0")
     args = parser.parse_args(argv)

@@ -27,8 +27,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ref_sim import stops
-from agent.options import real, whole
-from ref_sim.cli_common import MAX_GAMES, MAX_SECONDS
+from agent.options import MAX_TIME_LIMIT, real, whole
+from ref_sim.series.command import MAX_GAMES
 from ref_sim.series import loop as series, realbots, records, report, scheduler
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.referees.file_protocol import check_time_limit
@@ -228,7 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", type=whole(1, MAX_GAMES), default=None,
                         help=f"games in all, split over limits and opponents (default {DEFAULT_GAMES})")
-    parser.add_argument("--limits", type=real(0, MAX_SECONDS, low_open=True), nargs="+", default=None,
+    parser.add_argument("--limits", type=real(0, MAX_TIME_LIMIT, low_open=True), nargs="+", default=None,
                         metavar="S",
                         help=f"time limits in seconds (default {' '.join(f'{x:g}' for x in DEFAULT_LIMITS)})")
     parser.add_argument("--opponents", nargs="+", default=list(DEFAULT_OPPONENTS), metavar="AGENT",

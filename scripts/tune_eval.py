@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agent.engines import AlphaBetaEngine
 from agent.evaluation import DEFAULT_WEIGHTS
 from agent.options import real, whole
-from ref_sim.cli_common import MAX_GAMES
+from ref_sim.series.command import MAX_GAMES
 from ref_sim.selfplay import play_pairs
 
 

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent.cli_common import OneLineParser
-from agent.options import real, whole
-from ref_sim.cli_common import MAX_GAMES, MAX_SECONDS
+from agent.options import MAX_TIME_LIMIT, real, whole
 from ref_sim import stops
 from ref_sim.referees.codingame import DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS
 from ref_sim.referees.file_protocol import locale_encoding
@@ -28,6 +27,8 @@ from ref_sim.series.loop import (append_game, capped_concurrency, conclude, play
 from ref_sim.series.specs import keep_recorded_names
 from ref_sim.series.progress import Progress
 
+#: More games than this in one run is a typo (a day of the quickest games is ~50,000).
+MAX_GAMES = 100_000
 #: --turn-ms and the others above an hour are a typo.
 MAX_TURN_MS = 3_600_000.0
 
@@ -85,7 +86,7 @@ def add_time_limit(parser, stdio_default: bool = False) -> None:
     also = (f"; with --protocol stdio the turn's time, default {DEFAULT_TURN_MS / 1000:g}"
             if stdio_default else "")
     # Below 0.1 s check_time_limit says why; here nan, inf and hours are refused.
-    parser.add_argument("--time-limit", type=real(-math.inf, MAX_SECONDS), default=None,
+    parser.add_argument("--time-limit", type=real(-math.inf, MAX_TIME_LIMIT), default=None,
                         metavar="S", help=f"seconds per move (default 10{also})")
 
 

@@ -8,7 +8,7 @@ import random
 import threading
 from pathlib import Path
 
-from ref_sim.cli_common import MAX_GAMES
+from ref_sim.series.command import MAX_GAMES
 from ref_sim.referees import codingame
 from ref_sim.referees.codingame import DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS
 from ref_sim.referees.file_protocol import check_time_limit

@@ -17,12 +17,12 @@ from pathlib import Path
 
 from agent.cli_common import OneLineParser
 from ref_sim.series import cluster
-from agent.options import real, whole
+from agent.options import MAX_TIME_LIMIT, real, whole
 from agent.search import PROVEN_SCORE, WIN_SCORE
 from ref_sim.views import analysis
 from ref_sim.referees import codingame as codingame_referee
 from ref_sim.series import records, telemetry
-from ref_sim.cli_common import MAX_SECONDS, entry_point, prog
+from ref_sim.cli_common import entry_point, prog
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.views.render import boards_to_play
 from ref_sim.rules import DRAW, TIE, WPI, Game, IllegalMoveError
@@ -336,7 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--analyse", "--analyze", action="store_true",
                        help="have our engine evaluate every position and mark mistakes")
     # The low end is analysis.Settings' to check (its message says what to give).
-    group.add_argument("--time-limit", "--time", dest="time", type=real(-math.inf, MAX_SECONDS), metavar="S",
+    group.add_argument("--time-limit", "--time", dest="time", type=real(-math.inf, MAX_TIME_LIMIT), metavar="S",
                        help="seconds per position (default 0.5; none with --depth or --nodes)")
     group.add_argument("--depth", type=int, metavar="D", help="search each position to depth D")
     group.add_argument("--nodes", type=int, metavar="N", help="at most N nodes per position")
