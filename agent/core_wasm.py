@@ -61,6 +61,10 @@ def _caller(store, func):
         from wasmtime import _ffi as ffi
 
         unchecked, trap_type, raw_type = ffi.wasmtime_func_call_unchecked, ffi.wasm_trap_t, ffi.wasmtime_val_raw_t
+        # What a callback raised outside our own try (a signal's handler run in wasmtime-py's
+        # trampoline: Ctrl-C) becomes a trap there, the exception kept aside; its checked call
+        # raises that exception again, and so must ours.
+        from wasmtime._func import maybe_raise_last_exn
         context, handle = store._context(), ctypes.byref(func._func)
         kind = func.type(store)
         params, results = [str(t) for t in kind.params], [str(t) for t in kind.results]
@@ -76,9 +80,11 @@ def _caller(store, func):
             setattr(raw[i], field, value)
         trap = ctypes.POINTER(trap_type)()
         error = unchecked(context, handle, raw, len(raw), ctypes.byref(trap))
-        if error or trap:  # nothing in the module traps; say so plainly if it ever does
-            raise RuntimeError("the WebAssembly core stopped with a trap or an error: "
-                               f"{wasmtime.Trap._from_ptr(trap) if trap else wasmtime.WasmtimeError._from_ptr(error)}")
+        if error or trap:
+            failure = wasmtime.Trap._from_ptr(trap) if trap else wasmtime.WasmtimeError._from_ptr(error)
+            maybe_raise_last_exn()
+            # Nothing in the module itself traps; say so plainly if it ever does.
+            raise RuntimeError(f"the WebAssembly core stopped with a trap or an error: {failure}")
         return getattr(raw[0], result) if result else None
 
     return call

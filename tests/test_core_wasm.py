@@ -27,7 +27,7 @@ from agent.engines import AlphaBetaEngine, make_evaluator
 from agent.evaluation import Evaluator, can_win_table
 from agent.limits import SearchLimit
 from agent.rules import CODINGAME, Position, perft
-from agent.search import PLAIN, AlphaBeta, Features
+from agent.search import INFINITY, PLAIN, AlphaBeta, Features
 
 ROOT = Path(__file__).resolve().parent.parent
 from scripts import build_wasm  # noqa: E402
@@ -284,6 +284,23 @@ def test_ctrl_c_interrupts_a_wasm_search():
         process.stdout.close()
         process.stderr.close()
     assert "KeyboardInterrupt" in err
+
+
+@wasm
+def test_what_a_signal_raises_in_wasmtimes_own_code_reaches_the_search_caller(monkeypatch):
+    """A signal's handler may run in wasmtime-py's code around the poll callback, outside the poll's
+    own try; wasmtime-py then turns the exception into a trap and keeps it aside. The search's caller
+    gets the exception itself (the Ctrl-C test above failed once in a full run with "the
+    WebAssembly core stopped with a trap")."""
+    def poll_interrupted(self):
+        raise KeyboardInterrupt  # as if the handler ran before the poll's try
+
+    monkeypatch.setattr(core_wasm.Searcher, "_poll", poll_interrupted)
+    searcher = core.WasmAlphaBeta(make_evaluator("fitted"), tt_slots=1 << 16)._core
+    core.load_position(searcher, Position())
+    searcher.new_search(None, None, None)
+    with pytest.raises(KeyboardInterrupt):
+        searcher.root(list(range(81)), 40, -INFINITY, INFINITY, 0)
 
 
 @wasm
