@@ -264,11 +264,14 @@ def test_local_runner_plays_the_series(local_results):
 
 # -- a real cluster on this machine -------------------------------------------------------
 
-def start_cluster(tmp_path, monkeypatch, workers=2):
+def start_cluster(tmp_path, monkeypatch, workers=2, processes=True):
+    """A scheduler in this process and ``workers`` single-threaded workers, each in a process of
+    its own (``processes``) or in threads of this process (no process start: 1.3 CPU-s each)."""
     distributed = pytest.importorskip("distributed")
     # The workers' temporary game directories live under tmp_path (a killed worker's too).
     monkeypatch.setenv("TMPDIR", str(tmp_path))
-    return distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+    return distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
+                                    protocol="tcp://",    # not inproc://: other processes join
                                     dashboard_address=None, silence_logs=40, local_directory=str(tmp_path))
 
 
@@ -753,6 +756,7 @@ def check_refusals(lines, runner):
 @pytest.mark.cluster
 def test_workers_joining_during_a_series_are_refused_once(tmp_path, monkeypatch):
     bare, other = other_checkouts(tmp_path)
+    # The admitted worker in a process of its own: the client's version is patched below.
     with start_cluster(tmp_path, monkeypatch, workers=1) as lc:
         said = []
         with cluster.connect(lc.scheduler_address, say=said.append) as runner:
@@ -786,7 +790,9 @@ def test_workers_joining_during_a_series_are_refused_once(tmp_path, monkeypatch)
 def test_workers_there_before_a_series_are_named_once_even_between_series(tmp_path,
                                                                            monkeypatch):
     bare, other = other_checkouts(tmp_path)
-    with start_cluster(tmp_path, monkeypatch, workers=1) as lc:
+    # The admitted worker runs this checkout's code in threads of this process: the workers that
+    # admission refuses are the processes started below.
+    with start_cluster(tmp_path, monkeypatch, workers=1, processes=False) as lc:
         log = open(tmp_path / "workers.log", "w")
         workers = [start_worker(lc.scheduler_address, path, log) for path in (bare, other)]
         try:

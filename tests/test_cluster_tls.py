@@ -478,18 +478,18 @@ def test_a_worker_with_another_clusters_certificates_is_one_line(tls_cluster, fo
 
 @pytest.mark.cluster
 def test_a_tls_client_at_a_plain_scheduler_is_one_line(folders, tmp_path, capsys):
-    pytest.importorskip("distributed")
+    distributed = pytest.importorskip("distributed")
     ours, _ = folders
-    file = tmp_path / "scheduler.json"
-    scheduler = serve(tmp_path, "scheduler.log", "scheduler", "--port", "0", "--scheduler-file",
-                      str(file))
-    try:
-        address = wait_until(lambda: scheduler_address(file), "the scheduler's address")
+    # A plain Dask scheduler in this process: what the client meets is the same as at one our
+    # command starts without --tls (tcp://, as the loopback test above shows), and no process
+    # start (~2 CPU-s) is paid for it.
+    with distributed.LocalCluster(n_workers=0, processes=False, protocol="tcp://", host="127.0.0.1",
+                                  dashboard_address=None, silence_logs=40) as plain:
+        address = plain.scheduler_address
+        assert address.startswith("tcp://127.0.0.1:")
         with pytest.raises(SystemExit):
             match.main(["random", "random", "--cluster", address.replace("tcp://", "tls://"),
                         "--tls", str(ours.folder)])
-    finally:
-        stop([scheduler])
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert error.startswith(f"python -m ref_sim.match: error: cannot reach the scheduler at "
                             f"{address.replace('tcp://', 'tls://')}: no TLS there (")
