@@ -29,7 +29,8 @@ RUN_ENV = "UTTT_TEST_RUN"
 #: Dask settings for every process of the run (see pytest_configure).
 DASK_QUIET = {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
               "DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL": "1s",
-              "DASK_DISTRIBUTED__ADMIN__SYSTEM_MONITOR__INTERVAL": "5s"}
+              "DASK_DISTRIBUTED__ADMIN__SYSTEM_MONITOR__INTERVAL": "5s",
+              "DASK_DISTRIBUTED__WORKER__MULTIPROCESSING_METHOD": "forkserver"}
 #: How long processes still ending (killed at a test's end, not yet reaped) are given.
 LEFTOVER_GRACE = 5.0
 
@@ -49,7 +50,10 @@ def pytest_configure(config):
     # Dask's own watchers (each server's event-loop tick 50 times a second, a worker's profiler
     # sampling its threads every 10 ms, the system monitor twice a second) cost an idle two-worker
     # cluster 0.15 CPU-s a second (4.6 s of 30 s idle, measured): the clusters of the tests need
-    # none of them.
+    # none of them. A LocalCluster's workers are forked from a server that has imported Dask once,
+    # rather than each a fresh Python importing it (spawn, ~1.3 CPU-s a worker): still a process of
+    # their own, as the tests need. test_cluster.py and test_cluster_tls.py: 137 -> 121 CPU-s,
+    # counted over every process of the run, the orphaned fork server's children too.
     for name, value in DASK_QUIET.items():
         os.environ.setdefault(name, value)
     os.environ[RUN_ENV] = uuid.uuid4().hex
