@@ -18,7 +18,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import codingame, core, engines, variety
+from . import core, engines, variety
 from .clock import DEFAULT_FIRST_TURN_MS, DEFAULT_MARGIN_MS, DEFAULT_TURN_MS, REFEREE_TICK, SHORT_LIMIT_SHARE, cutoff_for
 from .cli_common import OneLineParser, UsageError, open_regular, reason, say_error, shown, silence_output
 from .engines import DEFAULT_ENGINE, build_engine
@@ -356,6 +356,7 @@ def main(argv: list[str] | None = None, *, parser=None, make_engine=None) -> int
 def _play_codingame(args, make_engine=None) -> int:
     """One game of the CodinGame protocol for parsed arguments (their values are checked as they
     are parsed: agent.options.bounded)."""
+    from . import codingame  # here, not at the top: the file protocol (every referee game) never needs it
     try:
         if not args.margin_ms < min(args.turn_ms, args.first_turn_ms):
             raise UsageError(f"--margin-ms must be below the turn time, got {args.margin_ms:g}")

@@ -19,7 +19,6 @@ import threading
 import time
 
 from agent.lifeline import Lifeline
-from ref_sim.stops import EXIT_RUNNER_GONE
 from ref_sim.referees.file_protocol import (check_encoding, encoding_problem, last_line, locale_encoding, one_line,
                                             prepare_directory, referee_lines)
 from ref_sim.rules import Game
@@ -141,6 +140,7 @@ class RandomAgent:
             if self.lifeline.lost():
                 self.say(f"the series runner that started me (pid {self.lifeline.pid}) is gone: "
                          "no referee will come; stopping")
+                from ref_sim.stops import EXIT_RUNNER_GONE  # only now: its imports (subprocess, shlex) cost ~10 ms of every start
                 return EXIT_RUNNER_GONE
             if self.game_over():
                 text = self.read("end_game")
