@@ -22,11 +22,13 @@ import sys
 import threading
 from pathlib import Path
 
+from agent import exits
+
 #: A player started by a runner (agent.lifeline's RUNNER_ENV) exits with this once that runner
-#: is gone: 3, as our agent's EXIT_ABORTED (no end_game will come).
-EXIT_RUNNER_GONE = 3
+#: is gone: our agent's EXIT_ABORTED (no end_game will come), which the random bots exit with too.
+EXIT_RUNNER_GONE = exits.EXIT_ABORTED
 #: Ctrl-C's exit code, 128 + SIGINT.
-EXIT_INTERRUPTED = 128 + signal.SIGINT
+EXIT_INTERRUPTED = exits.EXIT_INTERRUPTED
 #: The output was closed (``| head``): 128 + SIGPIPE, what such a program's shell reports.
 EXIT_BROKEN_PIPE = 141
 

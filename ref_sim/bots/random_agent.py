@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 
+from agent.exits import EXIT_ABORTED
 from agent.lifeline import Lifeline
 from ref_sim.referees.file_protocol import (check_encoding, encoding_problem, last_line, locale_encoding, one_line,
                                             prepare_directory, referee_lines)
@@ -140,8 +141,7 @@ class RandomAgent:
             if self.lifeline.lost():
                 self.say(f"the series runner that started me (pid {self.lifeline.pid}) is gone: "
                          "no referee will come; stopping")
-                from ref_sim.stops import EXIT_RUNNER_GONE  # only now: its imports (subprocess, shlex) cost ~10 ms of every start
-                return EXIT_RUNNER_GONE
+                return EXIT_ABORTED
             if self.game_over():
                 text = self.read("end_game")
                 if text is not None and text.strip():

@@ -9,7 +9,7 @@ Started by a series runner (``ref_sim.stdio``, which puts its process id in
 it waits for its input: a runner killed outright (SIGKILL) closes the input with its death,
 unless another process holds the pipe open, and then only this look ends the wait.  Once the
 runner is gone it says so in one line on stderr and exits with code 3
-(:data:`ref_sim.stops.EXIT_RUNNER_GONE`).
+(:data:`agent.exits.EXIT_ABORTED`, as our agent's).
 
 Exit codes: 0 the input ended, 3 the series runner that started it is gone, 4 unreadable
 input, 2 bad arguments.
@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 
+from agent.exits import EXIT_ABORTED
 from agent.lifeline import Lifeline
 
 
@@ -33,9 +34,7 @@ def watch_runner(lifeline: Lifeline) -> None:
         time.sleep(lifeline.interval / 4)
     print(f"stdio_random: the series runner that started me (pid {lifeline.pid}) is gone; "
           "stopping", file=sys.stderr, flush=True)
-    from ref_sim.stops import EXIT_RUNNER_GONE  # only now: its imports took half of my import time
-
-    os._exit(EXIT_RUNNER_GONE)
+    os._exit(EXIT_ABORTED)
 
 
 def play(stdin, stdout, rng: random.Random) -> int:
