@@ -7,6 +7,7 @@ Fast limits (0.3-0.5 s per move) and the random agent; agents that crash or hang
 import json
 import re
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -253,3 +254,21 @@ def test_without_out_the_logs_of_games_that_went_wrong_are_kept(tmp_path, capsys
     assert match.main([*QUICK, "random", missing, "--games", "2", "--time-limit", "1", "--seed", "4"]) == 1
     log = Path(re.search(r"its output: (\S+);", capsys.readouterr().err).group(1))
     assert log.exists() and "no_such_bot.py" in log.read_text()
+
+
+def test_an_agent_that_exits_as_soon_as_end_game_appears_has_not_crashed(tmp_path, capsys, monkeypatch):
+    """The referee writes end_game, then both .go files, then reports the end. A loaded machine
+    can pause the runner between the two: an agent that exits on end_game in that pause left
+    after the end, and is no crash (a CI run once counted it as one)."""
+    from ref_sim.referees import file_protocol
+    write = file_protocol.write_file
+
+    def slow_after_end_game(directory, name, text, encoding):
+        write(directory, name, text, encoding)
+        if name == "end_game":
+            time.sleep(0.3)         # the runner descheduled: the random agents exit meanwhile
+    monkeypatch.setattr(file_protocol, "write_file", slow_after_end_game)
+    assert match.main([*QUICK, "random", "random", "--games", "2", "--time-limit", "0.3",
+                       "--seed", "4", "--out", str(tmp_path), "-q"]) == 0
+    assert "crash" not in capsys.readouterr().out
+    assert [game["notes"] for game in read_lines(tmp_path)] == [{}, {}]

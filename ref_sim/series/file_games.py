@@ -145,13 +145,19 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
             raise
     exited_early = {}
     finished = threading.Event()
+    game = {}                       # the referee's record, from its "start" event on
+
+    def decided() -> bool:
+        # The referee sets the end's text before it writes end_game, and reports the end only
+        # after both .go files: an agent may exit on end_game before that report, not before this.
+        return game.get("record") is not None and game["record"].end_text is not None
 
     def watch():                    # notes which agents exit before the game ends
         while not finished.wait(0.02):
             for name, process in processes.items():
                 if process is None:
                     exited_early.setdefault(name, "could not start")
-                elif name not in exited_early and process.poll() is not None:
+                elif name not in exited_early and process.poll() is not None and not decided():
                     exited_early[name] = f"exited with code {process.returncode}"
 
     watcher = threading.Thread(target=watch, daemon=True)
@@ -159,6 +165,8 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
     printer = Printer(boards=True) if settings.show else None
 
     def on_event(event):
+        if event.kind == "start":
+            game["record"] = event.record
         if event.kind in ("end", "abort"):
             finished.set()
         # The end and an abort are reported once, by the series' "Game N:" line.
