@@ -879,3 +879,39 @@ def test_a_worker_that_joins_after_every_other_died_gets_the_waiting_games(tmp_p
                           "limit (Ctrl-C stops the series)")
     assert joined.startswith(f"cluster: worker {worker} joined: 1 game slot(s); the games go on "
                              "after ") and joined.endswith(" without a worker")
+
+
+def wait_for_path(path):
+    """A game stand-in that lasts until ``path`` exists."""
+    while not os.path.exists(path):
+        time.sleep(0.02)
+    return "played"
+
+
+@pytest.mark.cluster
+def test_a_worker_joining_as_the_scheduler_says_none_is_there_is_not_followed_by_none_left(
+        tmp_path, monkeypatch):
+    """The runner asks the scheduler for workers, and hears of joins from another thread: a join
+    heard between the scheduler's answer (none) and the news must not be followed by "no admitted
+    worker is left" (a loaded CI run said it twice). The join is made to land in that window."""
+    go = tmp_path / "go"
+    with start_cluster(tmp_path, monkeypatch, workers=1, processes=False) as lc:
+        said = []
+        with cluster.connect(lc.scheduler_address, say=said.append) as runner:
+            ticket = runner.submit("game-1", wait_for_path, str(go))
+            looks = []
+
+            def none_and_one_joins_meanwhile():
+                looks.append(1)
+                if len(looks) == 2:         # the second look: a worker joins as it answers none
+                    runner._admission((time.time(), {"worker": "tcp://127.0.0.1:9", "slots": 1}))
+                return {} if len(looks) <= 2 else {"tcp://127.0.0.1:9": 1}
+            monkeypatch.setattr(runner, "slots", none_and_one_joins_meanwhile)
+            waiter = threading.Thread(target=runner.wait, args=({ticket}, 0.05), daemon=True)
+            waiter.start()
+            wait_until(lambda: len(looks) >= 3, "the third look")
+            go.touch()
+            waiter.join(60)
+            assert not waiter.is_alive()
+    assert ["no admitted worker is left" in line for line in said] == [True, False]
+    assert said[1].startswith("cluster: worker tcp://127.0.0.1:9 joined: 1 game slot(s); ")

@@ -387,6 +387,7 @@ class ClusterRunner:
         self.refused: dict[str, str] = {}           # worker -> the line that named it
         self._connected = False                     # joiners are news only after connect
         self._alone_since: float | None = None      # when the series was told no worker is left
+        self._joins = 0                             # workers joined during the series
         self.version = project_version()
         found = self._check_versions()
         client.subscribe_topic(ADMISSION_TOPIC, self._admission)
@@ -452,6 +453,7 @@ class ClusterRunner:
             alone_since = self._alone_since if joined else None
             if joined:
                 self._alone_since = None
+                self._joins += 1
         if "slots" not in message:
             self._refuse(worker, message.get("found"), message.get("missing", ""))
         elif joined and self._connected:
@@ -510,9 +512,12 @@ class ClusterRunner:
                 done, pending = wait(list(by_future), timeout=patience,
                                      return_when="FIRST_COMPLETED")
             except StillRunning:
+                with self._lock:
+                    joins = self._joins
                 if not self.slots():
                     with self._lock:
-                        tell = self._alone_since is None
+                        # A worker may join while the scheduler answers: then one is there.
+                        tell = self._alone_since is None and self._joins == joins
                         if tell:
                             self._alone_since = time.time()
                     if tell:
