@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 from ref_sim import cli_common
-from ref_sim.referees.file_protocol import check_encoding, check_time_limit, locale_encoding
+from ref_sim.referees.file_protocol import check_time_limit
+from ref_sim.referees.file_text import check_encoding, locale_encoding
 from ref_sim.series import command, isolation, launch, stats
 from ref_sim.series.file_games import EXIT_WAIT, FORMAT, STARTUP_WAIT, FileGames, FileGameSettings
 from ref_sim.series.report import describe, report_lines, summarize

@@ -25,8 +25,8 @@ from ref_sim import stops
 from agent.options import MAX_TIME_LIMIT, real
 from ref_sim.cli_common import entry_point, prog
 from ref_sim.referees.file_referee import EXIT_DELAY, RefereeSettings
-from ref_sim.referees.file_protocol import (Printer, check_time_limit, encoding_problem, locale_encoding,
-                                            prepare_directory, run_game)
+from ref_sim.referees.file_protocol import Printer, check_time_limit, run_game
+from ref_sim.referees.file_text import encoding_problem, locale_encoding, prepare_directory
 
 #: The module of the command line (``python -m ref_sim``; the console script is uttt-ref).
 MODULE = "ref_sim"

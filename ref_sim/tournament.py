@@ -13,7 +13,8 @@ from pathlib import Path
 from agent.options import whole
 from ref_sim import cli_common
 from ref_sim.series.command import MAX_GAMES
-from ref_sim.referees.file_protocol import check_encoding, check_time_limit
+from ref_sim.referees.file_protocol import check_time_limit
+from ref_sim.referees.file_text import check_encoding
 from ref_sim.series import bot_list, command, event, file_games, isolation, launch
 from ref_sim.series.specs import agent_spec, stdio_spec
 from ref_sim.series.event import (OWN_OPENINGS, SHARED_OPENINGS, PairingProgress, check_settings,

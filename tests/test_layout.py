@@ -204,7 +204,10 @@ def test_ref_sim_shows_its_parts(graph):
     that imports no command; each protocol's one game in it."""
     referees = {name for name in graph if name.startswith("ref_sim.referees.")}
     series = {name for name in graph if name.startswith("ref_sim.series.")}
-    assert referees == {"ref_sim.referees.file_protocol", "ref_sim.referees.file_referee", "ref_sim.referees.codingame"}
+    assert referees == {"ref_sim.referees.file_protocol", "ref_sim.referees.file_referee", "ref_sim.referees.codingame",
+                        "ref_sim.referees.file_text"}
+    # The referee's text and checks, which the random agent takes at each start: nothing of ours.
+    assert graph["ref_sim.referees.file_text"] == set()
     # The file referee's decisions know no files, clocks or threads: only the rules (sans I/O).
     assert graph["ref_sim.referees.file_referee"] <= {"ref_sim.rules"}
     assert {"ref_sim.series.loop", "ref_sim.series.file_games", "ref_sim.series.codingame_games",

@@ -141,7 +141,7 @@ def test_opening_naming_a_third_player_is_refused(tmp_path, capsys):
 
 
 def test_end_game_garbage_is_printed_as_one_clean_line(tmp_path):
-    from ref_sim.referees.file_protocol import one_line
+    from ref_sim.referees.file_text import one_line
     assert one_line("END: Match TIED!") == "END: Match TIED!"
     shown = one_line("END: A WINS!\x1b[2J\nrm -rf ~\r" + "x" * 500)
     assert "\n" not in shown and "\x1b" not in shown and "\r" not in shown

@@ -16,7 +16,8 @@ import pytest
 
 from ref_sim.ref import main as referee_main
 from ref_sim.referees.file_referee import INVALID_MOVE, UNDECODABLE, judge, parse_move_line
-from ref_sim.referees.file_protocol import RefereeCrash, check_encoding, read_move_line
+from ref_sim.referees.file_protocol import RefereeCrash, read_move_line
+from ref_sim.referees.file_text import check_encoding
 from ref_sim.rules import Game
 
 # Walrus (p1) 4 0, Otter 0 4, Walrus 4 8, Otter 8 4: Walrus plays next, in board 4.

@@ -20,8 +20,9 @@ import time
 
 from agent.exits import EXIT_ABORTED
 from agent.lifeline import Lifeline
-from ref_sim.referees.file_protocol import (check_encoding, encoding_problem, last_line, locale_encoding, one_line,
-                                            prepare_directory, referee_lines)
+# The referee's text and checks, not the referee: this agent starts for every game of a series.
+from ref_sim.referees.file_text import (check_encoding, encoding_problem, last_line, locale_encoding, one_line,
+                                        prepare_directory, referee_lines)
 from ref_sim.rules import Game
 
 POLL = 0.01             # seconds between looks at the files: quick, but no busy loop

@@ -19,7 +19,7 @@ from agent.cli_common import OneLineParser
 from agent.options import MAX_TIME_LIMIT, real, whole
 from ref_sim import stops
 from ref_sim.referees.codingame import DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS
-from ref_sim.referees.file_protocol import locale_encoding
+from ref_sim.referees.file_text import locale_encoding
 from ref_sim.series import cluster, isolation, launch, records
 from ref_sim.series import realbots
 from ref_sim.series.loop import (append_game, capped_concurrency, conclude, play_games, prepare_out,

@@ -17,7 +17,7 @@ import shlex
 from collections import Counter
 
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
-from ref_sim.referees.file_protocol import one_line
+from ref_sim.referees.file_text import one_line
 
 #: What a fixed name may be: a word the referee reads back as one token and a file name on
 #: every system (``NAME.go``).  The real referee takes anything without whitespace.

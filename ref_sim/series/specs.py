@@ -24,7 +24,7 @@ from typing import NamedTuple
 from agent.options import MAX_DEPTH, MAX_NODES, Option, parse_spec
 from ref_sim.series import realbots
 from ref_sim.bots.random_agent import FLOOD_FILE
-from ref_sim.referees.file_protocol import locale_encoding
+from ref_sim.referees.file_text import locale_encoding
 
 RANDOM = "{python} -m ref_sim.bots.random_agent {name} --dir {dir} --seed {seed}"
 
