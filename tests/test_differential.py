@@ -77,7 +77,7 @@ LAST_SPOT = 0
 
 
 @pytest.mark.parametrize("variant", [WPI, CODINGAME])
-@pytest.mark.parametrize("line", LINES)
+@pytest.mark.parametrize("line", LINES, ids=["-".join(map(str, line)) for line in LINES])
 def test_both_rules_end_on_each_line_of_drawn_boards_alike(line, variant):
     """Random games make three drawn boards in a line in a few games of a thousand, and on some
     lines hardly ever: fast rules that missed the quirk on the diagonal 0-4-8 agreed with the
