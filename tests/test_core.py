@@ -12,6 +12,7 @@ fallback tests run everywhere.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import random
@@ -39,14 +40,28 @@ from scripts.bench_speed import load_suite  # noqa: E402
 compiled = pytest.mark.skipif(not core.compiled_available(), reason=core.unavailable_reason() or "built")
 
 #: Large enough that neither table drops anything in these searches: the Python one is never
-#: trimmed and no C entry is replaced, which is when node counts must agree.
+#: trimmed and no C entry is replaced, which is when node counts must agree (every comparison
+#: asserts it). The largest search here stores 11,711 entries, 4% of the C table's slots: at
+#: 1 << 15 slots two tests replace entries. 4 MiB of C table, not 64: a fresh table's memory is
+#: zeroed as a search first touches it, and with 64 MiB that was ~9 ms of every search at depth
+#: 3 to 5, more than the Python search it is compared with (test_same_results_on_positions_of_
+#: random_games: 2.7 -> 0.5 CPU-s of C search for its 300 positions).
 PY_HASH_MB = 256.0
-C_SLOTS = 1 << 22  # a few percent full at most
+C_SLOTS = 1 << 18
 
 
+@functools.cache
+def classic() -> Evaluator:
+    """The classic evaluation, built once a process (its tables take 40 ms; the one state it
+    keeps is a memo of pure values, so searches that share it find what fresh ones would)."""
+    return Evaluator()
+
+
+@functools.cache
 def evaluators():
-    """Every evaluation the compiled core computes; one that cannot be loaded is a visible skip."""
-    found = [pytest.param(Evaluator(), id="classic")]
+    """Every evaluation the compiled core computes; one that cannot be loaded is a visible skip.
+    Loaded once a process: several tests are parametrized with them."""
+    found = [pytest.param(classic(), id="classic")]
     try:
         from agent.eval_fitted import FittedEvaluator
 
@@ -101,7 +116,7 @@ def test_move_generation_matches_perft(variant):
             pos.push(rng.choice(list(pos.legal_moves())))
         if pos.winner is not None:
             continue
-        searcher = core.CompiledAlphaBeta(Evaluator(), tt_slots=1024)._core
+        searcher = core.CompiledAlphaBeta(classic(), tt_slots=1024)._core
         core.load_position(searcher, pos)
         assert searcher.legal_moves() == list(pos.legal_moves())
         depth = 3 if plies < 20 else 4
@@ -111,7 +126,7 @@ def test_move_generation_matches_perft(variant):
 @compiled
 def test_make_unmake_follows_the_python_position_to_the_end_of_games():
     rng = random.Random(5)
-    searcher = core.CompiledAlphaBeta(Evaluator(), tt_slots=1024)._core
+    searcher = core.CompiledAlphaBeta(classic(), tt_slots=1024)._core
     for variant in ("wpi", CODINGAME) * 10:
         pos = Position(variant)
         core.load_position(searcher, pos)
@@ -185,6 +200,7 @@ def test_same_results_under_node_limits(evaluator, sample):
         nodes = 300 + 397 * i
         a, b = py.search(pos, SearchLimit(nodes=nodes)), c.search(pos, SearchLimit(nodes=nodes))
         assert_same(a, b, (nodes, pos))
+        assert_nothing_dropped(py, c)
 
 
 @compiled
@@ -220,7 +236,7 @@ FEATURE_SETS = [pytest.param(PLAIN, id="plain"), pytest.param(replace(PLAIN, asp
 def test_each_feature_gives_the_same_results_in_both_cores(features, sample):
     """Fixed depths, node limits (the stop inside an aspiration re-search too), and a whole game
     with the tables, history and counter moves kept between moves."""
-    evaluator = evaluators()[-1].values[0] or Evaluator()
+    evaluator = evaluators()[-1].values[0] or classic()
     for i, pos in enumerate(random_positions(sample(30), seed=17)):
         py, c = pair(evaluator, features)
         limit = SearchLimit(depth=3 + i % 3) if i % 3 else SearchLimit(nodes=400 + 613 * i)
@@ -234,13 +250,14 @@ def test_each_feature_gives_the_same_results_in_both_cores(features, sample):
     while pos.winner is None:
         a, b = pys[pos.turn].search(pos, SearchLimit(depth=4)), cs[pos.turn].search(pos, SearchLimit(depth=4))
         assert_same(a, b, pos)
+        assert_nothing_dropped(pys[pos.turn], cs[pos.turn])
         pos.push(a.move)
 
 
 @compiled
 def test_iterations_report_the_same_results_at_every_depth():
     pos = load_suite()[15][1]
-    py, c = pair(Evaluator())
+    py, c = pair(classic())
     assert [outcome(r) for r in py.iterate(pos, SearchLimit(depth=7))] == \
         [outcome(r) for r in c.iterate(pos, SearchLimit(depth=7))]
 
@@ -248,9 +265,10 @@ def test_iterations_report_the_same_results_at_every_depth():
 @compiled
 def test_same_results_without_a_table(sample):
     """hash_mb=0: plain alpha-beta with the same ordering, in both cores."""
+    evaluator = classic()
     for i, pos in enumerate(random_positions(sample(30), seed=8)):
-        py = AlphaBeta(Evaluator(), move_space=81, hash_mb=0)
-        c = core.CompiledAlphaBeta(Evaluator(), hash_mb=0)
+        py = AlphaBeta(evaluator, move_space=81, hash_mb=0)
+        c = core.CompiledAlphaBeta(evaluator, hash_mb=0)
         assert c.tt_slots == 0
         depth = 3 + i % 2
         assert_same(py.search(pos, SearchLimit(depth=depth)), c.search(pos, SearchLimit(depth=depth)), pos)
@@ -259,17 +277,17 @@ def test_same_results_without_a_table(sample):
 def test_without_a_table_the_solver_is_off_in_both_cores():
     """A table-less search would solve every transposition of the last plies again: the solver
     (on by default) is switched off there, and only there."""
-    assert AlphaBeta(Evaluator(), move_space=81, hash_mb=0).features.solve == 0
-    assert AlphaBeta(Evaluator(), move_space=81, hash_mb=1).features.solve == Features().solve > 0
+    assert AlphaBeta(classic(), move_space=81, hash_mb=0).features.solve == 0
+    assert AlphaBeta(classic(), move_space=81, hash_mb=1).features.solve == Features().solve > 0
     if core.compiled_available():
-        assert core.CompiledAlphaBeta(Evaluator(), hash_mb=0).features.solve == 0
-        assert core.CompiledAlphaBeta(Evaluator(), hash_mb=1).features.solve == Features().solve
+        assert core.CompiledAlphaBeta(classic(), hash_mb=0).features.solve == 0
+        assert core.CompiledAlphaBeta(classic(), hash_mb=1).features.solve == Features().solve
 
 
 @compiled
 def test_a_tiny_table_replaces_entries_and_still_plays_legal_moves():
     pos = load_suite()[20][1]
-    c = core.CompiledAlphaBeta(Evaluator(), tt_slots=64)
+    c = core.CompiledAlphaBeta(classic(), tt_slots=64)
     result = c.search(pos, SearchLimit(depth=6))
     assert c.tt_replaced > 0 and c.tt_count <= 64
     assert result.move in pos.legal_moves() and result.depth == 6
@@ -279,7 +297,7 @@ def test_a_tiny_table_replaces_entries_and_still_plays_legal_moves():
 def test_the_search_leaves_the_position_as_it_found_it():
     pos = load_suite()[3][1]
     before = (pos.key, pos.ply, pos.moves_played())
-    c = core.CompiledAlphaBeta(Evaluator(), tt_slots=1 << 16)
+    c = core.CompiledAlphaBeta(classic(), tt_slots=1 << 16)
     c.search(pos, SearchLimit(nodes=3000))  # stopped mid-depth
     c.search(pos, SearchLimit(depth=4))
     assert (pos.key, pos.ply, pos.moves_played()) == before
@@ -288,7 +306,7 @@ def test_the_search_leaves_the_position_as_it_found_it():
 @compiled
 def test_a_deadline_stops_the_compiled_search():
     pos = load_suite()[15][1]
-    result = core.CompiledAlphaBeta(Evaluator()).search(pos, SearchLimit.seconds(0.05))
+    result = core.CompiledAlphaBeta(classic()).search(pos, SearchLimit.seconds(0.05))
     assert result.move in pos.legal_moves() and 1 <= result.depth < 20 and not result.proven
 
 
@@ -301,7 +319,7 @@ def test_should_stop_stops_the_compiled_search():
         asked.append(1)
         return len(asked) >= 2
 
-    result = core.CompiledAlphaBeta(Evaluator()).search(pos, SearchLimit(should_stop=should_stop))
+    result = core.CompiledAlphaBeta(classic()).search(pos, SearchLimit(should_stop=should_stop))
     assert len(asked) == 2  # asked every STOP_POLL_SECONDS, and stopped at the first True
     assert result.move in pos.legal_moves() and not result.proven
 
@@ -314,18 +332,18 @@ def test_an_exception_in_should_stop_reaches_the_caller():
     pos = load_suite()[15][1]
     before = pos.key
     with pytest.raises(RuntimeError, match="watcher gone"):
-        core.CompiledAlphaBeta(Evaluator()).search(pos, SearchLimit(should_stop=broken))
+        core.CompiledAlphaBeta(classic()).search(pos, SearchLimit(should_stop=broken))
     assert pos.key == before
 
 
 @compiled
 def test_an_exception_in_the_evaluation_memo_reaches_the_caller():
-    c = core.CompiledAlphaBeta(Evaluator(), tt_slots=1024)
+    c = core.CompiledAlphaBeta(classic(), tt_slots=1024)
 
     def broken(won_x, won_o, drawn):
         raise ArithmeticError("memo failed")
 
-    c._core.set_classic(core._int32_bytes(Evaluator()._local), broken, 200)
+    c._core.set_classic(core._int32_bytes(classic()._local), broken, 200)
     with pytest.raises(ArithmeticError, match="memo failed"):
         c.search(Position(), SearchLimit(depth=3))
 

@@ -11,6 +11,7 @@ wasmtime comes with the test extra; where it is missing these tests are skipped 
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import random
@@ -37,8 +38,19 @@ from test_core import random_positions  # noqa: E402
 wasm = pytest.mark.skipif(not core.wasm_available(), reason=core.wasm_unavailable_reason() or "runs")
 
 
-def wasm_searcher(evaluator=None, slots: int = 1 << 20, features: Features | None = None) -> core.WasmAlphaBeta:
-    return core.WasmAlphaBeta(evaluator or make_evaluator("fitted"), tt_slots=slots, prefault=False, features=features)
+@functools.cache
+def evaluation(name: str):
+    """make_evaluator(name), built once a process (the tables take 40 ms; the evaluators keep no
+    state but memos of pure values, so searches that share one find what fresh ones would)."""
+    return make_evaluator(name)
+
+
+#: Entries no search here replaces (test_core.py's C_SLOTS, which says why not more).
+SLOTS = 1 << 18
+
+
+def wasm_searcher(evaluator=None, slots: int = SLOTS, features: Features | None = None) -> core.WasmAlphaBeta:
+    return core.WasmAlphaBeta(evaluator or evaluation("fitted"), tt_slots=slots, prefault=False, features=features)
 
 
 def outcome(result):
@@ -101,9 +113,9 @@ def test_the_modules_own_can_win_table_is_pythons():
 
 
 @wasm
-@pytest.mark.parametrize("evaluation", ["fitted", "classic"])
-def test_evaluations_and_move_priorities_match_python(evaluation):
-    evaluator = make_evaluator(evaluation)
+@pytest.mark.parametrize("name", ["fitted", "classic"])
+def test_evaluations_and_move_priorities_match_python(name):
+    evaluator = evaluation(name)
     searcher = wasm_searcher(evaluator, slots=1024)._core
     for pos in random_positions(150, seed=4) + [p for _, p in load_suite()]:
         core.load_position(searcher, pos)
@@ -115,20 +127,22 @@ def test_evaluations_and_move_priorities_match_python(evaluation):
 # -- whole searches -------------------------------------------------------------------------------------
 
 @wasm
-@pytest.mark.parametrize("evaluation", ["fitted", "classic"])
-def test_same_results_as_the_python_search(evaluation):
+@pytest.mark.parametrize("name", ["fitted", "classic"])
+def test_same_results_as_the_python_search(name):
     """Fixed depths and node limits (the stop at the same node, the proven-better root move)."""
-    evaluator = make_evaluator(evaluation)
+    evaluator = evaluation(name)
     for i, pos in enumerate(random_positions(24, seed=2027)):
         limit = SearchLimit(depth=3 + i % 3) if i % 2 else SearchLimit(nodes=500 + 397 * i)
         python = AlphaBeta(evaluator, move_space=81, hash_mb=256).search(pos, limit)
-        assert outcome(wasm_searcher(evaluator).search(pos, limit)) == outcome(python), (limit, pos)
+        webassembly = wasm_searcher(evaluator)
+        assert outcome(webassembly.search(pos, limit)) == outcome(python), (limit, pos)
+        assert webassembly.tt_replaced == 0
 
 
 @wasm
 @pytest.mark.parametrize("features", [PLAIN, Features(asp=25, lmr=2, age=1, solve=14)], ids=["plain", "all"])
 def test_same_moves_over_a_game_with_the_table_kept_between_moves(features):
-    evaluator = make_evaluator("fitted")
+    evaluator = evaluation("fitted")
     pos = Position()
     rng = random.Random(12)
     for _ in range(4):
@@ -138,6 +152,7 @@ def test_same_moves_over_a_game_with_the_table_kept_between_moves(features):
     while pos.winner is None:
         a = python[pos.turn].search(pos, SearchLimit(depth=4))
         assert outcome(webassembly[pos.turn].search(pos, SearchLimit(depth=4))) == outcome(a), pos
+        assert webassembly[pos.turn].tt_replaced == 0
         pos.push(a.move)
 
 
@@ -214,7 +229,7 @@ def test_inconsistent_positions_are_refused_in_position_checks_words():
 
 def test_more_threads_are_refused_with_the_reason():
     with pytest.raises(core.CoreUnavailable, match="2 threads need the compiled core"):
-        core.WasmAlphaBeta(make_evaluator("fitted"), threads=2)
+        core.WasmAlphaBeta(evaluation("fitted"), threads=2)
 
 
 # -- choosing it ------------------------------------------------------------------------------------------
@@ -242,11 +257,11 @@ def test_without_wasmtime_the_python_fallback_says_how_to_get_it(monkeypatch):
     monkeypatch.setattr(core_wasm, "unavailable_reason", lambda: f"wasmtime is not installed ({core_wasm.INSTALL_HINT})")
     monkeypatch.setattr(core_wasm, "available", lambda: False)
     monkeypatch.setattr(core_wasm, "_loaded", None)
-    searcher, used, (level, message) = core.make_searcher(make_evaluator("fitted"), hash_mb=1, core="auto")
+    searcher, used, (level, message) = core.make_searcher(evaluation("fitted"), hash_mb=1, core="auto")
     assert used == "python" and type(searcher) is AlphaBeta
     assert "the compiled core is not built" in message and "python -m pip install wasmtime" in message
     with pytest.raises(core.CoreUnavailable, match="--core wasm: the WebAssembly core cannot run: wasmtime is not"):
-        core.make_searcher(make_evaluator("fitted"), hash_mb=1, core="wasm")
+        core.make_searcher(evaluation("fitted"), hash_mb=1, core="wasm")
 
 
 @pytest.mark.e2e
@@ -296,7 +311,7 @@ def test_what_a_signal_raises_in_wasmtimes_own_code_reaches_the_search_caller(mo
         raise KeyboardInterrupt  # as if the handler ran before the poll's try
 
     monkeypatch.setattr(core_wasm.Searcher, "_poll", poll_interrupted)
-    searcher = core.WasmAlphaBeta(make_evaluator("fitted"), tt_slots=1 << 16)._core
+    searcher = core.WasmAlphaBeta(evaluation("fitted"), tt_slots=1 << 16)._core
     core.load_position(searcher, Position())
     searcher.new_search(None, None, None)
     with pytest.raises(KeyboardInterrupt):
