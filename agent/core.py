@@ -171,6 +171,18 @@ def _configure_fitted(searcher, evaluator) -> None:
     searcher.set_fitted(*_arguments(evaluator, _fitted_arguments))
 
 
+#: The last move-ordering table given to a searcher, and its bytes: every evaluator shares the one
+#: table of the process (agent.evaluation.can_win_table), 2^18 entries that take 3 ms to convert.
+_last_table: tuple[object, bytes] = (None, b"")
+
+
+def _as_bytes(table) -> bytes:
+    global _last_table
+    if _last_table[0] is not table:
+        _last_table = (table, bytes(table))
+    return _last_table[1]
+
+
 #: The C tables of each evaluator, converted once (an engine per game reuses its evaluator's).
 _arguments_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -267,7 +279,7 @@ class CompiledAlphaBeta(AlphaBeta):
         self.evaluation = kind
         slots = tt_slots or (table_slots(hash_mb) if hash_mb > 0 else 0)
         self.features = features_for_table(features or Features(), slots > 0)
-        self._core = module.Searcher(bytes(evaluator._can_win_next), slots, prefault, threads)
+        self._core = module.Searcher(_as_bytes(evaluator._can_win_next), slots, prefault, threads)
         self._core.set_features(self.features.values())
         _CONFIGURE[kind](self._core, evaluator)
         key = _check_key(evaluator, kind, module)
