@@ -246,7 +246,7 @@ class Position:
         """An upper bound on the plies the game can still last: the empty cells of open boards."""
         if self.winner is not None:
             return 0
-        return sum(9 - bin(self.occupied[b]).count("1") for b in range(9) if self.status[b] == OPEN)
+        return sum(9 - self.occupied[b].bit_count() for b in range(9) if self.status[b] == OPEN)
 
     def is_over(self) -> bool:
         return self.winner is not None
