@@ -628,10 +628,15 @@ static int Searcher_init(Searcher *s, PyObject *args, PyObject *kwargs) {
         PyErr_NoMemory();
     }
     /* Touch every page now, before any clock runs: the first searches would otherwise pay a page
-     * fault per new 4 KiB of table (a third of the first second's speed). */
+     * fault per new 4 KiB of table (a third of the first second's speed). A zero written every
+     * 4 KiB is enough: the memory is zeroed already (calloc, or the kernel's fresh pages), and a
+     * memset of it all would write the whole table a second time (the agent's 128 MiB: 25 -> 20 ms). */
     if (tt != NULL && prefault) {
         Py_BEGIN_ALLOW_THREADS
-        memset(tt, 0, slots * sizeof(TTSlot));
+        volatile char *bytes = (volatile char *)tt;
+        size_t size = slots * sizeof(TTSlot);
+        for (size_t at = 0; at < size; at += 4096)
+            bytes[at] = 0;
         Py_END_ALLOW_THREADS
     }
     let_go(s);
