@@ -33,7 +33,7 @@ from agent.search import INFINITY, PLAIN, AlphaBeta, Features
 ROOT = Path(__file__).resolve().parent.parent
 from scripts import build_wasm  # noqa: E402
 from scripts.bench_speed import load_suite  # noqa: E402
-from test_core import random_positions  # noqa: E402
+from test_core import C_SLOTS, random_positions  # noqa: E402
 
 wasm = pytest.mark.skipif(not core.wasm_available(), reason=core.wasm_unavailable_reason() or "runs")
 
@@ -45,11 +45,8 @@ def evaluation(name: str):
     return make_evaluator(name)
 
 
-#: Entries no search here replaces (test_core.py's C_SLOTS, which says why not more).
-SLOTS = 1 << 18
-
-
-def wasm_searcher(evaluator=None, slots: int = SLOTS, features: Features | None = None) -> core.WasmAlphaBeta:
+# The C comparisons' table size (test_core.C_SLOTS says why): the same searches, the same entries.
+def wasm_searcher(evaluator=None, slots: int = C_SLOTS, features: Features | None = None) -> core.WasmAlphaBeta:
     return core.WasmAlphaBeta(evaluator or evaluation("fitted"), tt_slots=slots, prefault=False, features=features)
 
 
