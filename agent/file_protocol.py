@@ -257,15 +257,18 @@ class FileProtocolAgent:
     def run(self) -> GameSummary:
         """Play the game to its end (or abort) and return the summary. Never raises for game events."""
         self.watcher.start()
-        # The first line the agent prints only once it is watching: a runner that starts the
-        # referee when an agent speaks (as ref_sim.match does) then cannot start it too early.
-        log.info("%s ready in %s: engine %s, limit %g s, thinking until %.3f s after each .go (margin %.2f s), "
-                 "reading the files as %s", self.name, self._shown_directory,
-                 getattr(self.engine, "name", type(self.engine).__name__), self.time_limit, self.cutoff, self.margin,
-                 self.encoding)
         try:
-            self._announce_ready()
+            # What an earlier game left is noted before the agent says it is ready: files that a referee
+            # started on that word writes are then never mistaken for leftovers (a game ended before the
+            # first look would be waited out for ever).
             self.decider.start(self._look(read=False))
+            # The first line the agent prints only once it is watching: a runner that starts the
+            # referee when an agent speaks (as ref_sim.match does) then cannot start it too early.
+            log.info("%s ready in %s: engine %s, limit %g s, thinking until %.3f s after each .go (margin %.2f s), "
+                     "reading the files as %s", self.name, self._shown_directory,
+                     getattr(self.engine, "name", type(self.engine).__name__), self.time_limit, self.cutoff, self.margin,
+                     self.encoding)
+            self._announce_ready()
             self._log_notes()
             full = True
             while True:

@@ -106,12 +106,18 @@ class Runner:
     def __init__(self, directory: Path, engine=None, **options) -> None:
         options.setdefault("time_limit", 1.0)
         options.setdefault("grace", 0.5)
+        # Beside the game's folder: the agent writes it once it watches and has noted what the folder
+        # held, and removes it when it ends.
+        ready = Path(directory).parent / f"{Path(directory).name}.{ME}.ready"
+        options.setdefault("ready_file", ready)
         self.engine = engine or RecordingEngine()
         self.agent = FileProtocolAgent(ME, directory, self.engine, **options)
         self.summary = None
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
-        time.sleep(0.1)  # let the watcher start, as a real agent starts before the referee
+        # As a real agent starts before the referee: a sleep instead was too short on a loaded
+        # machine, and the agent then took the test's new game for one ended before it started.
+        assert wait_for(lambda: ready.exists() or not self.thread.is_alive(), timeout=30), "the agent never got ready"
 
     def _run(self) -> None:
         self.summary = self.agent.run()
