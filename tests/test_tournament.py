@@ -350,8 +350,10 @@ def test_without_out_only_the_logs_of_games_that_went_wrong_stay(tmp_path, capsy
     bot = tmp_path / "bot.py"
     bot.write_text(FIRST_BOT)
     # Two bots that ignore their seed replay each opening pair; the third answers "hello".
+    # Turns with room (the bots answer at once): at the default 100 ms the suite beside two CPU hogs
+    # timed a game of the two good bots out, and its logs were rightly kept too.
     assert tournament.main([f"{PY} {bot}", f"{PY} {bot}", f"{PY} {bot} hello", "--rounds", "2",
-                            "--protocol", "stdio", "--seed", "1"]) == 0
+                            "--protocol", "stdio", "--seed", "1"] + STDIO_TIMING) == 0
     out = capsys.readouterr().out
     kept = Path(re.search(r"Logs of the games that went wrong: (\S+) \(kept;", out).group(1))
     assert list(temp.iterdir()) == [kept] and kept.name.startswith("uttt-logs-")
