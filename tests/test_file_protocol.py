@@ -636,6 +636,30 @@ def test_end_game_checked_before_moving(referee):
     assert summary.result_line() == f"{ME} won: {WIN_TEXT}"
 
 
+def test_the_ready_file_is_written_after_the_first_look(referee, tmp_path, monkeypatch):
+    """A referee started on the ready file may end its game at once: the agent has already noted
+    what the folder held, so that game is not taken for an earlier one (docs/agent.md, --ready-file)."""
+    order = []
+    agent = FileProtocolAgent(ME, referee.dir, RecordingEngine(), time_limit=1.0, grace=0.5,
+                              ready_file=tmp_path.parent / f"{tmp_path.name}.first-look.ready")
+
+    def recorded(name, function):
+        def call(*args):
+            order.append(name)
+            return function(*args)
+        return call
+
+    monkeypatch.setattr(agent.decider, "start", recorded("start", agent.decider.start))
+    monkeypatch.setattr(agent.ready_file, "announce", recorded("announce", agent.ready_file.announce))
+    thread = threading.Thread(target=lambda: order.append(agent.run()), daemon=True)
+    thread.start()
+    assert wait_for(lambda: "announce" in order, timeout=30)
+    referee.start()
+    referee.end()
+    thread.join(10)
+    assert order[:2] == ["start", "announce"] and order[-1].status == "finished"
+
+
 def test_exits_after_end_game_while_the_referee_lingers(referee):
     """end_game read -> return, although the referee keeps re-creating files (docs/protocol.md,
     "What a bot must survive", row "The referee keeps running after the end")."""
