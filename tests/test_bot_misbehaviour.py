@@ -1,10 +1,17 @@
 """Nothing a student's choose() does can lose the game (agent/bot.py, agent/bot_worker.py).
 
-One short series per misbehaviour and protocol (one protocol where the other adds nothing, see
-ONE_RUNNER), through the real series runners: the bot misbehaves on its first turns and on every
-third one after, plays a random legal move otherwise, and every game still ends on the board (no
-time-out, crash or invalid move on either side). The bot's log shows that the misbehaviour did
-happen, so no case passes by doing nothing.
+Through the real series runners, and every game still ends on the board (no time-out, crash or
+invalid move on either side):
+
+- under CodinGame's protocol (``ref_sim.stdio``), one short series per misbehaviour: the bot
+  misbehaves on its first turns and on every third one after, and plays a random legal move
+  otherwise;
+- under the file protocol (``ref_sim.match``), one series in which the bot misbehaves on every
+  turn, in each way in turn. What choose() does is met in its worker process whatever the protocol
+  (agent/bot_worker.py); what the file protocol adds is that the agent's side of the files
+  outlives it, every kind of it, one after another.
+
+The bot's log shows that each misbehaviour did happen, so nothing passes by doing nothing.
 """
 
 from __future__ import annotations
@@ -38,6 +45,27 @@ def choose(position, seconds):
     # Its first turns (CodinGame's longer first one too) and every third one after.
     if position.ply < 6 or position.ply // 2 % 3 == 0:
         misbehave(position, seconds)
+    return random.choice(position.moves())
+
+
+if __name__ == "__main__":
+    run(choose)
+'''
+
+#: The file protocol's bot: on every turn the next misbehaviour of the list (MISBEHAVIOURS' bodies as
+#: functions), by the bot's own turn count, which a restarted worker process does not reset.
+EVERY_TURN_BOT = '''\
+import os, random, re, signal, sys, time
+
+from agent.bot import run
+
+{functions}
+
+IN_TURN = [{names}]
+
+
+def choose(position, seconds):
+    IN_TURN[position.ply // 2 % len(IN_TURN)](position, seconds)
     return random.choice(position.moves())
 
 
@@ -85,39 +113,45 @@ def series(tmp_path: Path, runner: str, *argv: str) -> tuple[list[dict], str]:
     return games, logs
 
 
-#: Misbehaviours whose proof one runner gives: choose() runs in a worker process whatever the protocol
-#: (agent/bot_worker.py), so what holding the GIL adds (a worker killed with no Python-level check) is
-#: the same under both runners; the stdio cases show it, and never_returns-match shows the match runner
-#: outliving a choose() that never answers. Under match each such turn held a core for its whole 1 s
-#: (~14 CPU-s a case) and proved nothing more.
-ONE_RUNNER = {"gil_power": "stdio", "gil_regex": "stdio"}
+#: Left out of the file protocol's series: a C call holding the GIL is met as never_returns is (the
+#: worker is killed at the cutoff, with no Python-level check), and each such turn would hold a core
+#: for its whole second. The stdio cases show them.
+HOLD_A_CORE = {"gil_power", "gil_regex"}
 
 
-@pytest.mark.parametrize(("case", "runner"), [(case, runner) for case in sorted(MISBEHAVIOURS)
-                                              for runner in ("match", "stdio")
-                                              if ONE_RUNNER.get(case, runner) == runner])
-def test_no_misbehaviour_of_choose_loses_the_game(tmp_path, case, runner):
-    body, shows = MISBEHAVIOURS[case]
-    (tmp_path / "my_bot.py").write_text(BOT.format(body=body), encoding="utf-8")
-    python = sys.executable
-    if runner == "match":
-        # Two seconds a move, of which the bot keeps one back: at 0.5 s and then at 1 s, each with
-        # the default 0.2 s margin, the parallel suite on a loaded machine decided a game now and
-        # then by Time out!, not by choose(). Only a choose() that stalls waits out its second.
-        games, logs = series(tmp_path, "match", f"{python} my_bot.py {{name}} --dir {{dir}} --time-limit "
-                             "{time_limit} --margin 1 --seed {seed}", "random", "--games", "2", "--time-limit", "2",
-                             "--seed", "3")
-    else:
-        # 300 ms turns rather than 100, and the referee's grace for a process the machine did not
-        # run in time (the bot still plans for 300 ms): the margins, not choose(), would decide a
-        # loaded machine's games (a GIL-holding choose() lost one on time beside the parallel suite).
-        games, logs = series(tmp_path, "stdio", f"{python} my_bot.py --protocol codingame --seed {{seed}} "
-                             "--turn-ms {turn_ms}", "random", "--games", "2", "--seed", "3", "--turn-ms", "300",
-                             "--grace-ms", "300")
+def assert_every_game_ends_on_the_board(games: list[dict], runner: str) -> None:
     assert len(games) == 2
     for game in games:
         assert game["result"] in ("win", "tie") and game["reason"] in BOARD_ENDS[runner], (
             {key: game.get(key) for key in ("game", "winner", "loser", "reason", "notes", "bad_line")},
             game["moves"][-3:])
         assert not game["notes"], game["notes"]  # no crash, no kill, no late exit
+
+
+@pytest.mark.parametrize("case", sorted(MISBEHAVIOURS))
+def test_no_misbehaviour_of_choose_loses_a_codingame_game(tmp_path, case):
+    body, shows = MISBEHAVIOURS[case]
+    (tmp_path / "my_bot.py").write_text(BOT.format(body=body), encoding="utf-8")
+    # 300 ms turns rather than 100, and the referee's grace for a process the machine did not
+    # run in time (the bot still plans for 300 ms): the margins, not choose(), would decide a
+    # loaded machine's games (a GIL-holding choose() lost one on time beside the parallel suite).
+    games, logs = series(tmp_path, "stdio", f"{sys.executable} my_bot.py --protocol codingame --seed {{seed}} "
+                         "--turn-ms {turn_ms}", "random", "--games", "2", "--seed", "3", "--turn-ms", "300",
+                         "--grace-ms", "300")
+    assert_every_game_ends_on_the_board(games, "stdio")
     assert shows in logs
+
+
+def test_no_misbehaviour_of_choose_one_after_another_loses_a_file_protocol_game(tmp_path):
+    cases = [case for case in sorted(MISBEHAVIOURS) if case not in HOLD_A_CORE]
+    functions = "\n\n".join(f"def {case}(position, seconds):\n{MISBEHAVIOURS[case][0]}\n" for case in cases)
+    (tmp_path / "my_bot.py").write_text(EVERY_TURN_BOT.format(functions=functions, names=", ".join(cases)),
+                                        encoding="utf-8")
+    # Two seconds a move, of which the bot keeps one back: at 0.5 s and then at 1 s, each with
+    # the default 0.2 s margin, the parallel suite on a loaded machine decided a game now and
+    # then by Time out!, not by choose(). Only a choose() that stalls waits out its second.
+    games, logs = series(tmp_path, "match", f"{sys.executable} my_bot.py {{name}} --dir {{dir}} --time-limit "
+                         "{time_limit} --margin 1 --seed {seed}", "random", "--games", "2", "--time-limit", "2",
+                         "--seed", "3")
+    assert_every_game_ends_on_the_board(games, "match")
+    assert [case for case in cases if MISBEHAVIOURS[case][1] not in logs] == []
