@@ -323,8 +323,9 @@ def start_cluster(tmp_path, *tls):
 def wait_for_a_worker(address, security=None):
     distributed = pytest.importorskip("distributed")
     with distributed.Client(address, security=security, timeout=60) as client:
-        wait_until(lambda: client.scheduler_info()["workers"], "a worker to join")
-        return next(iter(client.scheduler_info()["workers"]))
+        # The listing that showed it: asking again raced a worker's registration (a run at -n 4 met an
+        # empty second listing, and next() raised StopIteration out of the fixture).
+        return next(iter(wait_until(lambda: client.scheduler_info()["workers"], "a worker to join")))
 
 
 def listening(pid: int) -> set[tuple[str, int]]:
