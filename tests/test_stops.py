@@ -203,6 +203,30 @@ def test_a_stopped_match_ends_its_agents_and_resumes_as_printed(signum, tmp_path
     assert os.listdir(run.temp) == []
 
 
+def test_a_stop_before_the_first_game_of_a_resumed_series_says_how_to_continue(tmp_path, monkeypatch, capsys):
+    # The window between "resuming:" and the first game (the series being set up): a user who
+    # stops there gets the line that continues the series, as between games. Met by
+    # test_a_stopped_match_ends_its_agents_and_resumes_as_printed on a loaded machine, where the
+    # resumed run's stop came before its first game and ended as "stopped by SIGTERM" alone.
+    from ref_sim import match
+
+    out = tmp_path / "series"
+    assert match.main(["random", "random", "--games", "2", "--time-limit", "0.2", "--seed", "1",
+                       "--out", str(out), "-q"]) == 0
+    capsys.readouterr()
+
+    def stopped_while_setting_up(self, *args):
+        raise stops.Stopped(signal.SIGTERM)
+
+    monkeypatch.setattr(match.Match, "series", stopped_while_setting_up)
+    assert match.main(["--resume", "--out", str(out), "--games", "4"]) == 128 + signal.SIGTERM
+    said = capsys.readouterr()
+    assert "resuming: 2 of 4 games already played, 2 to go" in said.out
+    line = said.err.strip().splitlines()[-1]
+    assert re.match(r"Stopped by SIGTERM after 2 games; continue the series with: .*--resume", line), said.err
+    assert len((out / "games.jsonl").read_text().splitlines()) == 2
+
+
 def test_a_match_runner_killed_outright_leaves_no_agent_waiting(tmp_path):
     # SIGKILL: the runner cannot clean up; its random agents see it gone and end by themselves.
     out = tmp_path / "series"

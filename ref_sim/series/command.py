@@ -306,19 +306,12 @@ class SeriesCommand:
         done = [g for g in done if g["game"] <= len(slots)]
         done_numbers = {g["game"] for g in done}
         todo = [slot for slot in slots if slot.number not in done_numbers]
-        say(self.header(runner, out, bool(args.out)))
-        if done:
-            say(f"resuming: {len(done)} of {len(slots)} games already played, {len(todo)} to go")
         isolate = isolation.from_args(args)
-        if isolate is not None:
-            say(isolation.status_line(isolate, runner.capacity()))
-            if getattr(args, "isolated_as_recorded", False):
-                say(f"isolated as the {self.what} began: --resume keeps the isolation it recorded")
         stop = threading.Event()
-        series = self.series(out, isolate, stop, done)
         games = list(done)
         proven: set[str] = set()        # bots that finished a game in this run: they can start
-        progress = None if args.quiet else self.progress(done)
+        series: list = []               # made below, where a stop is already ended as one
+        progress = None
 
         def submit(slot: Slot):
             if progress is not None:
@@ -341,9 +334,25 @@ class SeriesCommand:
                 progress.game(slot.pairing, f"Game {slot.number}/{len(slots)}: {self.describe(game)}"
                                             + (f" -- {used}" if used else ""), game)
 
-        # How the games end early: Ctrl-C or a stop signal (ref_sim.stops), the output closed
-        # (| head), or a bot that cannot start in its first game of this run (its command is wrong).
-        stopped = play_games(runner, todo, submit, finished, stop, wanted=self.wanted)
+        try:
+            say(self.header(runner, out, bool(args.out)))
+            if done:
+                say(f"resuming: {len(done)} of {len(slots)} games already played, {len(todo)} to go")
+            if isolate is not None:
+                say(isolation.status_line(isolate, runner.capacity()))
+                if getattr(args, "isolated_as_recorded", False):
+                    say(f"isolated as the {self.what} began: --resume keeps the isolation it recorded")
+            series = self.series(out, isolate, stop, done)
+            progress = None if args.quiet else self.progress(done)
+        except KeyboardInterrupt as interrupt:
+            # Stopped before its first game (a user who saw "resuming:" and pressed Ctrl-C):
+            # the settings are written, so it ends as a stop between games does, with the command
+            # that continues it.
+            stopped = {"interrupt": interrupt}
+        else:
+            # How the games end early: Ctrl-C or a stop signal (ref_sim.stops), the output closed
+            # (| head), or a bot that cannot start in its first game of this run (its command is wrong).
+            stopped = play_games(runner, todo, submit, finished, stop, wanted=self.wanted)
         pages: list[str] = []
 
         def report(games: list[dict]) -> list[str]:
