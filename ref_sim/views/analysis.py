@@ -255,6 +255,7 @@ def _search_in_processes(todo: list, settings: Settings, jobs: int, keep) -> Non
         # Not `with pool`: its exit waits for every queued position (minutes), Ctrl-C or not.
         # The searches under way are not waited for either (Python 3.14 has kill_workers()).
         workers = list((getattr(pool, "_processes", None) or {}).values())
+        manager = getattr(pool, "_executor_manager_thread", None)
         pool.shutdown(wait=False, cancel_futures=True)
         for future, task in futures.items():
             if future not in kept and future.done() and not future.cancelled() \
@@ -263,6 +264,11 @@ def _search_in_processes(todo: list, settings: Settings, jobs: int, keep) -> Non
         for process in workers:
             with contextlib.suppress(OSError, AttributeError):
                 process.kill()
+        # The pool's thread ends once it sees its processes gone. Left running, it may close its
+        # wake-up pipe while Python's exit writes to it: "OSError: [Errno 9] Bad file descriptor"
+        # and a traceback after a clean stop (Python 3.11; seen once in CI under load).
+        if manager is not None:
+            manager.join(timeout=5)
 
 
 def _search_on_cluster(todo: list, settings: Settings, runner, keep) -> None:
