@@ -122,9 +122,12 @@ HOLD_A_CORE = {"gil_power", "gil_regex"}
 def assert_every_game_ends_on_the_board(games: list[dict], runner: str) -> None:
     assert len(games) == 2
     for game in games:
+        # A message of its own: pytest cuts a long repr before the reason and the moves' times.
+        last = [(move["player"], move.get("seconds"), move.get("agent_seconds")) for move in game["moves"][-3:]]
         assert game["result"] in ("win", "tie") and game["reason"] in BOARD_ENDS[runner], (
-            {key: game.get(key) for key in ("game", "winner", "loser", "reason", "notes", "bad_line")},
-            game["moves"][-3:])
+            f"game {game['game']}: {game['reason']!r}, winner {game.get('winner')}, loser {game.get('loser')}, "
+            f"notes {game.get('notes')}, bad line {game.get('bad_line')!r}; last moves (player, seconds, "
+            f"agent's seconds) {last}")
         assert not game["notes"], game["notes"]  # no crash, no kill, no late exit
 
 
@@ -132,12 +135,14 @@ def assert_every_game_ends_on_the_board(games: list[dict], runner: str) -> None:
 def test_no_misbehaviour_of_choose_loses_a_codingame_game(tmp_path, case):
     body, shows = MISBEHAVIOURS[case]
     (tmp_path / "my_bot.py").write_text(BOT.format(body=body), encoding="utf-8")
-    # 300 ms turns rather than 100, and the referee's grace for a process the machine did not
-    # run in time (the bot still plans for 300 ms): the margins, not choose(), would decide a
-    # loaded machine's games (a GIL-holding choose() lost one on time beside the parallel suite).
+    # 300 ms turns rather than 100, the referee's grace for a process the machine did not run in
+    # time, and the bot keeps half the turn back (--margin-ms 150): the margins, not choose(), would
+    # decide a loaded machine's games. A GIL-holding choose() lost one on time beside the parallel
+    # suite with 300 ms of grace and the default 30 ms margin: its worker is killed at the cutoff
+    # and the fallback move must still reach the referee. Only a choose() that stalls waits its 150 ms.
     games, logs = series(tmp_path, "stdio", f"{sys.executable} my_bot.py --protocol codingame --seed {{seed}} "
-                         "--turn-ms {turn_ms}", "random", "--games", "2", "--seed", "3", "--turn-ms", "300",
-                         "--grace-ms", "300")
+                         "--turn-ms {turn_ms} --margin-ms 150", "random", "--games", "2", "--seed", "3",
+                         "--turn-ms", "300", "--grace-ms", "300")
     assert_every_game_ends_on_the_board(games, "stdio")
     assert shows in logs
 
