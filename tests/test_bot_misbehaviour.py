@@ -31,20 +31,18 @@ pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parent.parent
 
+#: A bot on our API that defines misbehaviours (``{misbehaviours}``: MISBEHAVIOURS' bodies as
+#: functions named after their case), calls one when ``{pick}`` says, and plays a random legal move.
 BOT = '''\
 import os, random, re, signal, sys, time
 
 from agent.bot import run
 
 
-def misbehave(position, seconds):
-{body}
-
+{misbehaviours}
 
 def choose(position, seconds):
-    # Its first turns (CodinGame's longer first one too) and every third one after.
-    if position.ply < 6 or position.ply // 2 % 3 == 0:
-        misbehave(position, seconds)
+{pick}
     return random.choice(position.moves())
 
 
@@ -52,28 +50,20 @@ if __name__ == "__main__":
     run(choose)
 '''
 
-#: The file protocol's bot: on every turn the next misbehaviour of the list (MISBEHAVIOURS' bodies as
-#: functions), by the bot's own turn count, which a restarted worker process does not reset.
-EVERY_TURN_BOT = '''\
-import os, random, re, signal, sys, time
-
-from agent.bot import run
-
-{functions}
-
-IN_TURN = [{names}]
+#: CodinGame's series: its first turns (CodinGame's longer first one too) and every third one after.
+NOW_AND_THEN = "    if position.ply < 6 or position.ply // 2 % 3 == 0:\n        {case}(position, seconds)"
+#: The file protocol's series: on every turn the next one of the list, by the bot's own turn count,
+#: which a restarted worker process does not reset.
+EACH_IN_TURN = "    [{cases}][position.ply // 2 % {count}](position, seconds)"
 
 
-def choose(position, seconds):
-    IN_TURN[position.ply // 2 % len(IN_TURN)](position, seconds)
-    return random.choice(position.moves())
+def bot(cases: list[str], pick: str) -> str:
+    """The source of :data:`BOT` with ``cases``' misbehaviours."""
+    functions = "\n\n".join(f"def {case}(position, seconds):\n{MISBEHAVIOURS[case][0]}\n" for case in cases)
+    return BOT.format(misbehaviours=functions, pick=pick)
 
 
-if __name__ == "__main__":
-    run(choose)
-'''
-
-#: name: (the body of misbehave(), a text the bot's log shows when it misbehaved)
+#: name: (the body of its function, a text the bot's log shows when it misbehaved)
 MISBEHAVIOURS = {
     "sys_exit": ("    sys.exit(3)", "called sys.exit(3)"),
     "keyboard_interrupt": ("    raise KeyboardInterrupt", "raised KeyboardInterrupt"),
@@ -133,8 +123,7 @@ def assert_every_game_ends_on_the_board(games: list[dict], runner: str) -> None:
 
 @pytest.mark.parametrize("case", sorted(MISBEHAVIOURS))
 def test_no_misbehaviour_of_choose_loses_a_codingame_game(tmp_path, case):
-    body, shows = MISBEHAVIOURS[case]
-    (tmp_path / "my_bot.py").write_text(BOT.format(body=body), encoding="utf-8")
+    (tmp_path / "my_bot.py").write_text(bot([case], NOW_AND_THEN.format(case=case)), encoding="utf-8")
     # 300 ms turns rather than 100, the referee's grace for a process the machine did not run in
     # time, and the bot keeps half the turn back (--margin-ms 150): the margins, not choose(), would
     # decide a loaded machine's games. A GIL-holding choose() lost one on time beside the parallel
@@ -144,14 +133,13 @@ def test_no_misbehaviour_of_choose_loses_a_codingame_game(tmp_path, case):
                          "--turn-ms {turn_ms} --margin-ms 150", "random", "--games", "2", "--seed", "3",
                          "--turn-ms", "300", "--grace-ms", "300")
     assert_every_game_ends_on_the_board(games, "stdio")
-    assert shows in logs
+    assert MISBEHAVIOURS[case][1] in logs
 
 
 def test_no_misbehaviour_of_choose_one_after_another_loses_a_file_protocol_game(tmp_path):
     cases = [case for case in sorted(MISBEHAVIOURS) if case not in HOLD_A_CORE]
-    functions = "\n\n".join(f"def {case}(position, seconds):\n{MISBEHAVIOURS[case][0]}\n" for case in cases)
-    (tmp_path / "my_bot.py").write_text(EVERY_TURN_BOT.format(functions=functions, names=", ".join(cases)),
-                                        encoding="utf-8")
+    pick = EACH_IN_TURN.format(cases=", ".join(cases), count=len(cases))
+    (tmp_path / "my_bot.py").write_text(bot(cases, pick), encoding="utf-8")
     # Two seconds a move, of which the bot keeps one back: at 0.5 s and then at 1 s, each with
     # the default 0.2 s margin, the parallel suite on a loaded machine decided a game now and
     # then by Time out!, not by choose(). Only a choose() that stalls waits out its second.
