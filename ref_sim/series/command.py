@@ -310,8 +310,7 @@ class SeriesCommand:
         stop = threading.Event()
         games = list(done)
         proven: set[str] = set()        # bots that finished a game in this run: they can start
-        series: list = []               # made below, where a stop is already ended as one
-        progress = None
+        progress = None                 # made below with the series, where a stop ends as one
 
         def submit(slot: Slot):
             if progress is not None:
