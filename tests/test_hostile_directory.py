@@ -185,6 +185,22 @@ def test_a_regular_file_is_written_in_place_as_the_real_referees_open(game):
     assert (game / "Walrus.go").read_bytes() == b""
 
 
+def test_a_new_go_keeps_the_mtime_it_was_created_with(game, monkeypatch):
+    """The real referee's open("w") creates a .go in one step: an agent that saw it appear must
+    not see it change (an agent takes a changed .go for a new turn). Checked by looking at the
+    new file the moment it is open, which, on kernels with fine-grained timestamps on demand,
+    makes any later change of it visible in its mtime."""
+    seen = []
+    fstat = os.fstat
+
+    def look_then_fstat(handle):
+        seen.append(os.stat(game / "Walrus.go").st_mtime_ns)
+        return fstat(handle)
+    monkeypatch.setattr(file_protocol.os, "fstat", look_then_fstat)
+    write_file(game, "Walrus.go", "", "utf-8")
+    assert seen and (game / "Walrus.go").stat().st_mtime_ns == seen[0]
+
+
 @needs_symlinks
 @pytest.mark.parametrize("name", ["end_game", "Walrus.go", "first_four_moves", "move_file"])
 def test_a_symbolic_link_planted_where_the_referee_writes_is_replaced_not_followed(game, outside, name):
