@@ -38,14 +38,29 @@ def read_games(out: Path) -> list[dict]:
     return [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
 
 
-def assert_legal(games: list[dict], count: int) -> None:
-    """``count`` games, each played to its end on the board: no time-out, no bad move, no
-    crash (the mimics' habits are all within the rules)."""
+def assert_legal(out: Path, count: int) -> list[dict]:
+    """The series in ``out`` had ``count`` games, each played to its end on the board: no
+    time-out, no bad move, no crash (the mimics' habits are all within the rules). A game that
+    ended otherwise is shown with its last moves and the tail of each agent's log."""
+    games = read_games(out)
     assert len(games) == count
     for game in games:
-        assert game["result"] == "tie" or game["reason"] == WIN_REASON, game["reason"]
-        assert not any(note.startswith("crashed") for note in game["notes"].values())
+        on_the_board = game["result"] == "tie" or game["reason"] == WIN_REASON
+        assert on_the_board, game_story(out, game)
+        assert not any(note.startswith("crashed") for note in game["notes"].values()), game["notes"]
         assert game["hints"] == {}
+    return games
+
+
+def game_story(out: Path, game: dict) -> str:
+    moves = [(move["player"], move["board"], move["spot"], move["seconds"]) for move in game["moves"]]
+    story = [f"game {game['game']}: {game['reason']} (loser {game.get('loser')}), "
+             f"{len(moves)} moves, the last: {moves[-4:]}"]
+    for agent in game["agents"]:
+        log = out / "logs" / f"game-{game['game']:04d}-{agent['name']}.log"
+        tail = log.read_text(errors="replace").splitlines()[-12:] if log.exists() else ["(no log)"]
+        story += [f"-- {log.name}:", *tail]
+    return "\n".join(story)
 
 
 # -- the spec: name=NAME: --------------------------------------------------------------------
@@ -230,7 +245,7 @@ def test_each_habit_of_real_bots_plays_a_series_against_random(tmp_path, habit):
     out = tmp_path / "out"
     assert match.main([*QUICK, f"{STUDENT} {habit}", "random", "--games", "2", "--time-limit", LIMIT,
                        "--seed", "5", "--out", str(out), "-q"]) == 0
-    assert_legal(read_games(out), 2)
+    assert_legal(out, 2)
 
 
 @pytest.mark.e2e
@@ -240,8 +255,7 @@ def test_the_hard_coded_bot_plays_with_its_name_given_relative_to_where_the_runn
     out = tmp_path / "out"
     assert match.main([*QUICK, f"name=Otter:{sys.executable} bots/otter.py", "random", "--games", "2",
                        "--time-limit", LIMIT, "--seed", "7", "--out", str(out)]) == 0
-    games = read_games(out)
-    assert_legal(games, 2)
+    games = assert_legal(out, 2)
     assert {game["agents"][0]["name"] for game in games} == {"Otter"}
     assert "Score of Otter vs Random2:" in capsys.readouterr().out
     assert json.loads((out / "series.json").read_text())["names"] == ["Otter", "Random2"]
@@ -253,7 +267,7 @@ def test_a_spinning_bot_without_newlines_plays_our_agent(tmp_path):
     assert match.main([*QUICK, f"{STUDENT} --spin --no-newline --eager-opening", "agent:depth=2",
                        "--games", "2", "--time-limit", LIMIT, "--seed", "2", "--out", str(out),
                        "-q"]) == 0
-    assert_legal(read_games(out), 2)
+    assert_legal(out, 2)
 
 
 @pytest.mark.e2e
@@ -287,8 +301,7 @@ def test_a_tournament_with_the_mimics_completes(tmp_path, capsys):
     out = tmp_path / "out"
     assert tournament.main([*QUICK, f"name=Otter:{OTTER}", f"{STUDENT} --spin --no-newline",
                             "--time-limit", LIMIT, "--seed", "3", "--out", str(out), "-q"]) == 0
-    games = read_games(out)
-    assert_legal(games, 2)
+    games = assert_legal(out, 2)
     assert {name for game in games for name in game["names"]} == {"Otter", "Studentbot2"}
     table = capsys.readouterr().out
     assert "Otter vs Studentbot2:" in table and f"name=Otter:{OTTER}" in table
@@ -308,6 +321,6 @@ def test_a_relative_out_still_reaches_the_built_ins(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert match.main([*QUICK, "random", f"{STUDENT}", "--games", "1", "--time-limit", LIMIT,
                        "--seed", "4", "--out", "out", "-q"]) == 0
-    assert_legal(read_games(tmp_path / "out"), 1)
+    assert_legal(tmp_path / "out", 1)
     assert "--dir " + str(tmp_path / "out" / "game-0001") in (
         tmp_path / "out" / "logs" / "game-0001-Random1.log").read_text()

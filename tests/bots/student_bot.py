@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         written = f"{args.write_as or args.name} {cell[0]} {cell[1]}" + (
             "" if args.no_newline else "\n")
         write_move(written)
-        print(f"move {cell[0]} {cell[1]}", flush=True)
+        print(f"move {cell[0]} {cell[1]} answering {content!r}", flush=True)   # for a failure's story
 
 
 if __name__ == "__main__":
