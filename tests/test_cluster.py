@@ -228,14 +228,30 @@ def echo_after(value, seconds, log):
     return value
 
 
+def echo_once_ended(value, other: threading.Event, ended: threading.Event, log):
+    """A game that ends only once ``other`` is set (one that takes longer, whatever the load),
+    then sets ``ended``."""
+    log.append(("start", value))
+    assert other.wait(30), f"game {value} waited 30 s for another game to end"
+    log.append(("end", value))
+    ended.set()
+    return value
+
+
 def test_in_order_yields_in_the_order_of_the_calls():
     log = []
-    delays = [0.3, 0.0, 0.1, 0.0, 0.2, 0.0]         # later games often finish first
-    calls = ((f"game-{i}", echo_after, (i, delay, log), {}) for i, delay in enumerate(delays))
+    ended = [threading.Event() for _ in range(6)]
+    # Game 0 ends only after game 2, and game 4 after game 5: later games finish first.
+    waits_for = {0: 2, 4: 5}
+    at_once = threading.Event()
+    at_once.set()
+    calls = ((f"game-{i}", echo_once_ended, (i, ended[waits_for[i]] if i in waits_for else at_once, ended[i], log), {})
+             for i in range(6))
     with scheduler.LocalRunner(2) as runner:
         got = [value for _, value in scheduler.in_order(runner, calls)]
     assert got == list(range(6))
-    assert [event for event in log if event[0] == "end"][0] == ("end", 1)   # not in order...
+    ends = [value for kind, value in log if kind == "end"]
+    assert ends.index(2) < ends.index(0) and ends.index(5) < ends.index(4)      # not in order...
     running = peak = 0
     for kind, _ in log:
         running += 1 if kind == "start" else -1
