@@ -27,6 +27,8 @@ import pytest
 from ref_sim.referees.file_referee import WIN_REASON
 from ref_sim.referees.codingame import COUNT_WIN, LINE_WIN
 
+from game_story import story
+
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -112,12 +114,7 @@ HOLD_A_CORE = {"gil_power", "gil_regex"}
 def assert_every_game_ends_on_the_board(games: list[dict], runner: str) -> None:
     assert len(games) == 2
     for game in games:
-        # A message of its own: pytest cuts a long repr before the reason and the moves' times.
-        last = [(move["player"], move.get("seconds"), move.get("agent_seconds")) for move in game["moves"][-3:]]
-        assert game["result"] in ("win", "tie") and game["reason"] in BOARD_ENDS[runner], (
-            f"game {game['game']}: {game['reason']!r}, winner {game.get('winner')}, loser {game.get('loser')}, "
-            f"notes {game.get('notes')}, bad line {game.get('bad_line')!r}; last moves (player, seconds, "
-            f"agent's seconds) {last}")
+        assert game["result"] in ("win", "tie") and game["reason"] in BOARD_ENDS[runner], story(game)
         assert not game["notes"], game["notes"]  # no crash, no kill, no late exit
 
 

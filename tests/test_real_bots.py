@@ -22,6 +22,8 @@ from ref_sim.referees.file_referee import (INVALID_MOVE, OUT_OF_ORDER, TIME_OUT,
 from ref_sim.referees.file_protocol import run_game
 from ref_sim.series import specs
 
+from game_story import story
+
 BOTS = Path(__file__).resolve().parent / "bots"
 STUDENT = f"{sys.executable} {BOTS / 'student_bot.py'} {{name}}"
 OTTER = f"{sys.executable} {BOTS / 'otter.py'}"
@@ -46,21 +48,10 @@ def assert_legal(out: Path, count: int) -> list[dict]:
     assert len(games) == count
     for game in games:
         on_the_board = game["result"] == "tie" or game["reason"] == WIN_REASON
-        assert on_the_board, game_story(out, game)
+        assert on_the_board, story(game, out / "logs")
         assert not any(note.startswith("crashed") for note in game["notes"].values()), game["notes"]
         assert game["hints"] == {}
     return games
-
-
-def game_story(out: Path, game: dict) -> str:
-    moves = [(move["player"], move["board"], move["spot"], move["seconds"]) for move in game["moves"]]
-    story = [f"game {game['game']}: {game['reason']} (loser {game.get('loser')}), "
-             f"{len(moves)} moves, the last: {moves[-4:]}"]
-    for agent in game["agents"]:
-        log = out / "logs" / f"game-{game['game']:04d}-{agent['name']}.log"
-        tail = log.read_text(errors="replace").splitlines()[-12:] if log.exists() else ["(no log)"]
-        story += [f"-- {log.name}:", *tail]
-    return "\n".join(story)
 
 
 # -- the spec: name=NAME: --------------------------------------------------------------------
