@@ -66,20 +66,32 @@ def is_change(event, names=None) -> bool:
     return _name(event.src_path) in names or _name(getattr(event, "dest_path", "")) in names
 
 
+def _filters_in_the_kernel(observer) -> bool:
+    """Is ``observer`` watchdog's inotify observer, which turns ``event_filter`` into its mask?"""
+    try:
+        from watchdog.observers.inotify import InotifyObserver
+    except Exception:  # not Linux, or no watchdog
+        return False
+    return isinstance(observer, InotifyObserver)
+
+
 class DirectoryWatcher:
     """Sleeps until ``directory`` changes or ``interval`` passes; see the module docstring.
 
     ``use_watchdog=False`` (the ``--polling`` switch) never starts an observer. If the observer
     cannot start, or dies later, the watcher logs a warning and keeps going by polling. ``names``
-    (file names in ``directory``) limits the wake-ups to changes of those files.
+    (file names in ``directory``) limits the wake-ups to changes of those files. ``make_observer``
+    makes the observer (default: watchdog's for this platform); only its ``schedule``, ``unschedule``,
+    ``start``, ``stop``, ``join`` and ``is_alive`` are used.
     """
 
     def __init__(self, directory, *, use_watchdog: bool = True, interval: float = POLL_INTERVAL,
-                 names=None) -> None:
+                 names=None, make_observer=None) -> None:
         self.directory = str(directory)
         self.interval = interval
         self.names = None if names is None else frozenset(names)
         self._use_watchdog = use_watchdog
+        self._make_observer = make_observer
         self._event = threading.Event()
         self._observer = None
         self._watch = None  # the observer's ObservedWatch while events are on
@@ -114,9 +126,11 @@ class DirectoryWatcher:
         return self.backend
 
     def _start_observer(self):
-        from watchdog.observers import Observer
+        make_observer = self._make_observer
+        if make_observer is None:
+            from watchdog.observers import Observer as make_observer
 
-        observer = Observer()
+        observer = make_observer()
         observer.daemon = True
         self._schedule(observer)
         observer.start()
@@ -135,7 +149,7 @@ class DirectoryWatcher:
         # Only inotify takes the filter into its kernel mask (the module docstring says why), and
         # only watchdog >= 4 takes one at all (FSEvents >= 4.0.2): elsewhere, no filter is asked for.
         narrowed = {}
-        if type(observer).__name__ == "InotifyObserver":
+        if _filters_in_the_kernel(observer):
             narrowed["event_filter"] = [getattr(watchdog.events, name) for name in INOTIFY_EVENTS]
         try:
             self._watch = observer.schedule(_Forward(), self.directory, recursive=False, **narrowed)
