@@ -92,6 +92,15 @@ def real(low: float, high: float, *, low_open: bool = False):
     return bounded(float, low, high, above=low_open)
 
 
+#: The search's effort on every command line that runs our engine (the agent, uttt-arena,
+#: uttt-play, uttt-replay --analyse): one check each, so that no command plays at depth 1 for a
+#: time limit of 0 or thinks for ever for one of inf. (The referees' --time-limit is the
+#: referee's, not the engine's: its own checks.)
+search_depth = whole(1, MAX_DEPTH)
+search_nodes = whole(1, MAX_NODES)
+seconds_per_move = real(0, MAX_TIME_LIMIT, low_open=True)
+
+
 # -- specs: NAME:KEY=VALUE,... ----------------------------------------------------------------------
 
 class SpecError(ValueError):

@@ -27,12 +27,10 @@ from agent.cli_common import OneLineParser, say_error, silence_output
 from agent.engines import make_engine, parse_engine_spec
 from ref_sim.games import GAMES, get_game
 from agent.limits import SearchLimit
-from agent.options import MAX_TIME_LIMIT, real, whole
+from agent.options import search_depth, search_nodes, seconds_per_move, whole
 from ref_sim.series.command import MAX_GAMES
 
 MODULE = "ref_sim.arena"
-#: --depth beyond this is no limit for any game of the family.
-MAX_DEPTH = 100
 SPRT_MAX_GAMES = stats.SPRT_MAX_GAMES
 EXIT_CLUSTER_LOST = 1   # a game lost every cluster worker that tried it
 
@@ -194,10 +192,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"games to play, rounded up to pairs (default 10; with --sprt a maximum, "
                              f"default {SPRT_MAX_GAMES})")
     effort = parser.add_mutually_exclusive_group()
-    effort.add_argument("--time-limit", "--seconds", dest="seconds", type=real(0, MAX_TIME_LIMIT, low_open=True),
+    effort.add_argument("--time-limit", "--seconds", dest="seconds", type=seconds_per_move,
                         help="seconds per move, more than 0 (default: the game's, e.g. qubic 5)")
-    effort.add_argument("--depth", type=whole(1, MAX_DEPTH), help="fixed search depth per move")
-    effort.add_argument("--nodes", type=whole(1), help="fixed node budget per move")
+    effort.add_argument("--depth", type=search_depth, help="fixed search depth per move")
+    effort.add_argument("--nodes", type=search_nodes, help="fixed node budget per move")
     parser.add_argument("--seed", type=int, default=0, help="series seed: openings and random engines")
     parser.add_argument("--opening-plies", type=whole(0), default=None,
                         help="random plies before each pair's games (default: ttt 1, nineboard 2, qubic 2, uttt 4)")

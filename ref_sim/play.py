@@ -16,6 +16,7 @@ import re
 import sys
 
 from agent.cli_common import OneLineParser, say_error, silence_output
+from agent.options import search_depth, seconds_per_move
 from ref_sim.games import GAMES, get_game, result_text, search_engine
 from agent.limits import SearchLimit, SearchResult
 from agent.rules import DRAWN, OPEN, WON_O, WON_X, IllegalMoveError, InvalidMoveError
@@ -55,9 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("game", choices=list(GAMES), help="ttt, nineboard, qubic or uttt")
     parser.add_argument("--first", choices=("human", "engine"), default="human",
                         help="who moves first and plays X (default: human)")
-    parser.add_argument("--time-limit", "--seconds", dest="seconds", type=float, default=None, metavar="SECONDS",
+    parser.add_argument("--time-limit", "--seconds", dest="seconds", type=seconds_per_move, default=None, metavar="SECONDS",
                         help="engine's thinking time per move (default: per game: ttt 1, nineboard 2, qubic 5, uttt 2)")
-    parser.add_argument("--depth", type=int, default=None, help="a fixed search depth instead (weaker, instant)")
+    parser.add_argument("--depth", type=search_depth, default=None, help="a fixed search depth instead (weaker, instant)")
     return parser
 
 

@@ -217,8 +217,8 @@ def test_the_command_fails_in_one_line_without_a_traceback(tmp_path):
 @pytest.mark.parametrize("argv, message", [
     (["--analyse", "--games", "1-2,x"], "--games '1-2,x': give all"),
     (["--analyse", "--games", "9"], "no game 9 in this series"),
-    (["--analyse", "--time", "0"], "--time 0: give a positive"),
-    (["--analyse", "--depth", "0"], "--depth 0: give a depth"),
+    (["--analyse", "--time", "0"], "argument --time-limit/--time: must be a number above 0 and at most 3,600, got '0'"),
+    (["--analyse", "--depth", "0"], "argument --depth: must be an integer from 1 to 81, got '0'"),
     (["--depth", "6"], "--depth needs --analyse (without it no position is searched)"),
     (["--games", "all"], "--games needs --analyse"),
     (["--fresh"], "--fresh needs --analyse"),

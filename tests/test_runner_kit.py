@@ -162,7 +162,7 @@ def test_checked_numbers():
     (["--seconds", "0"], "argument --time-limit/--seconds: must be a number above 0 and at most 3,600, got '0'"),
     (["--seconds", "nan"], "argument --time-limit/--seconds: must be a number above 0 and at most 3,600, got 'nan'"),
     (["--games", "0"], "argument --games: must be an integer from 1 to 100,000, got '0'"),
-    (["--depth", "0"], "argument --depth: must be an integer from 1 to 100, got '0'"),
+    (["--depth", "0"], "argument --depth: must be an integer from 1 to 81, got '0'"),
     (["--opening-plies", "20"], "--opening-plies 20: no opening of 20 plies leaves the game open in ttt"),
 ])
 def test_the_arena_refuses_limits_that_would_play_instantly(argv, message, capsys):

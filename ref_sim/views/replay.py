@@ -17,7 +17,7 @@ from pathlib import Path
 
 from agent.cli_common import OneLineParser
 from ref_sim.series import cluster
-from agent.options import MAX_TIME_LIMIT, real, whole
+from agent.options import search_depth, search_nodes, seconds_per_move, whole
 from agent.search import PROVEN_SCORE, WIN_SCORE
 from ref_sim.views import analysis
 from ref_sim.referees import codingame as codingame_referee
@@ -335,11 +335,10 @@ def build_parser() -> argparse.ArgumentParser:
     group = parser.add_argument_group("analysis")
     group.add_argument("--analyse", "--analyze", action="store_true",
                        help="have our engine evaluate every position and mark mistakes")
-    # The low end is analysis.Settings' to check (its message says what to give).
-    group.add_argument("--time-limit", "--time", dest="time", type=real(-math.inf, MAX_TIME_LIMIT), metavar="S",
+    group.add_argument("--time-limit", "--time", dest="time", type=seconds_per_move, metavar="S",
                        help="seconds per position (default 0.5; none with --depth or --nodes)")
-    group.add_argument("--depth", type=int, metavar="D", help="search each position to depth D")
-    group.add_argument("--nodes", type=int, metavar="N", help="at most N nodes per position")
+    group.add_argument("--depth", type=search_depth, metavar="D", help="search each position to depth D")
+    group.add_argument("--nodes", type=search_nodes, metavar="N", help="at most N nodes per position")
     group.add_argument("--select", "--games", dest="games", metavar="WHICH",
                        help="the games to analyse: numbers and ranges (1,4,7-9), or all, wins, "
                             "losses, draws (agent 1's); default all")
