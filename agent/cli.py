@@ -24,7 +24,7 @@ from .cli_common import OneLineParser, UsageError, open_regular, reason, say_err
 from .engines import DEFAULT_ENGINE, build_engine
 from .exits import EXIT_INPUT_ENDED
 from .lifeline import READY_ENV
-from .options import MAX_DEPTH, MAX_NODES, MAX_SILENCE, MAX_TIME_LIMIT, bounded
+from .options import MAX_DEPTH, MAX_NODES, MAX_SILENCE, MAX_TIME_LIMIT, bounded, search_depth, search_nodes
 from .file_protocol import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -175,9 +175,9 @@ def build_parser(prog: str = PROG, description: str | None = None, engine_option
 def _add_engine_options(parser) -> None:
     parser.add_argument("--engine", default=None, metavar="E",
                         help=f"move chooser, one of {', '.join(sorted(engines.ENGINES))} (default: {DEFAULT_ENGINE})")
-    parser.add_argument("--depth", type=bounded(int, 1, MAX_DEPTH), default=None, metavar="N",
+    parser.add_argument("--depth", type=search_depth, default=None, metavar="N",
                         help="search at most N plies (deterministic)")
-    parser.add_argument("--nodes", type=bounded(int, 1, MAX_NODES), default=None, metavar="N",
+    parser.add_argument("--nodes", type=search_nodes, default=None, metavar="N",
                         help="search at most N nodes (deterministic)")
     parser.add_argument("--core", choices=core.CORES, default=None,
                         help=f"search core of the alphabeta engine: compiled (C), wasm (the same C as WebAssembly, "
