@@ -7,6 +7,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -337,6 +338,47 @@ def test_the_command_analyses_the_chosen_games_on_two_processes(series, capsys):
     assert (folder / analysis.CACHE_NAME).is_file()
 
 
+def test_a_page_analysed_in_part_knows_its_selection_and_a_page_never_analysed_does_not(series):
+    folder, _ = series
+    chosen = 2
+    out = folder / "part.html"
+    assert replay.main([str(folder), "--analyse", "--depth", "1", "--jobs", "1", "--select", str(chosen),
+                        "-o", str(out)]) == 0
+    data = embedded(out.read_text())
+    assert data["analysis_selection"] == str(chosen)
+    assert [g["game"] for g in data["games"] if g["analysis"]] == [chosen]
+    assert replay.main([str(folder), "-o", str(out)]) == 0
+    assert "analysis_selection" not in embedded(out.read_text())
+
+
+def analysis_notes(data: dict, games: list[dict]) -> list[str]:
+    """replay.js's analysisNote for each of ``games``, run in node with ``data`` as the page's DATA."""
+    script = (Path(replay.__file__).parent / "assets" / "replay.js").read_text(encoding="utf-8")
+    function = re.search(r"^function analysisNote\(g\) \{\n.*?^\}\n", script, re.MULTILINE | re.DOTALL).group(0)
+    program = (f"const DATA = {json.dumps(data)};\n{function}\n"
+               f"console.log(JSON.stringify({json.dumps(games)}.map(analysisNote)));")
+    result = subprocess.run([NODE, "-e", program], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+NODE = shutil.which("node")
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(NODE is None, reason="node is not installed: the browser tests show the note where Chromium is")
+def test_a_game_left_out_by_select_says_so_not_that_the_page_has_no_analysis():
+    thresholds = dict(analysis.THRESHOLDS)
+    analysed = {"game": 1, "analysis": {"settings": {"depth": 6, "seconds": None, "nodes": None}}}
+    left_out = {"game": 2, "analysis": None}
+    selected, never = analysis_notes({"thresholds": thresholds, "analysis_selection": "losses"},
+                                     [analysed, left_out]), analysis_notes({"thresholds": thresholds}, [left_out])
+    assert selected[0].startswith("Engine analysis:") and "depth 6 per position." in selected[0]
+    assert selected[1].startswith("Game 2 was not selected for analysis (--select losses): ")
+    assert "--select all" in selected[1] and "--select 2 " in selected[1]
+    assert never == ["No engine analysis in this page: python -m ref_sim.replay RUN --analyse."]
+
+
 # -- in a real browser -------------------------------------------------------------------
 
 CHROMIUM = find_chromium()
@@ -399,6 +441,8 @@ def test_the_page_in_a_browser_steps_with_the_keys_and_draws_its_graphs(tmp_path
 
     browser.key("ArrowDown")                       # the next game of the list
     assert js("document.body.dataset.game") == "2"
+    assert js("document.getElementById('analysis-note').textContent").startswith(
+        "Game 2 was not selected for analysis (--select 1): ")
     assert js("document.querySelector('#games tr.current').dataset.index") == "1"
 
     # The list filtered by agent 1's results and by time-outs.

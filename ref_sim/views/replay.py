@@ -365,6 +365,7 @@ def _analyse(args, data: dict, folder: Path) -> None:
         print(text, file=sys.stderr, flush=True)
     settings = analysis.Settings.from_args(args.time, args.depth, args.nodes)
     chosen = analysis.select_games(data["games"], args.games or "all")
+    data["analysis_selection"] = args.games or "all"   # the page tells a game left out from one never analysed
     cache = folder / analysis.CACHE_NAME
     address = cluster.cluster_target(args)
     runner = cluster.connect(address, say=say) if address else None

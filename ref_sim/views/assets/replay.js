@@ -154,19 +154,27 @@ function buildMoves(g) {
     row.addEventListener("click", () => setPly(i + 1));
     body.appendChild(row);
   });
-  const a = g.analysis;
-  const note = document.getElementById("analysis-note");
-  if (a) {
-    const s = a.settings;
-    note.textContent = "Engine analysis: " + (s.seconds ? s.seconds + " s" : "") +
+  document.getElementById("analysis-note").textContent = analysisNote(g);
+  document.getElementById("problem").textContent = g.problem || "";
+}
+
+// The line above a game's moves: its analysis's settings, or why it has none (no --analyse, or
+// --select left this game out). tests/test_replay.py runs this function in node.
+function analysisNote(g) {
+  if (g.analysis) {
+    const s = g.analysis.settings;
+    return "Engine analysis: " + (s.seconds ? s.seconds + " s" : "") +
       (s.depth ? " depth " + s.depth : "") + (s.nodes ? " " + s.nodes + " nodes" : "") +
       " per position. ?! inaccuracy, ? mistake, ?? blunder (expected result lost \u2265 " +
       DATA.thresholds.inaccuracy + ", " + DATA.thresholds.mistake + ", " +
       DATA.thresholds.blunder + ").";
-  } else {
-    note.textContent = "No engine analysis in this page: python -m ref_sim.replay RUN --analyse.";
   }
-  document.getElementById("problem").textContent = g.problem || "";
+  if (DATA.analysis_selection) {
+    return "Game " + g.game + " was not selected for analysis (--select " + DATA.analysis_selection +
+      "): python -m ref_sim.replay RUN --analyse --select all analyses every game, --select " + g.game +
+      " this one alone (positions already searched come from the run's cache).";
+  }
+  return "No engine analysis in this page: python -m ref_sim.replay RUN --analyse.";
 }
 
 function setPly(k) {
