@@ -2,10 +2,12 @@
 and the dependencies that follow from it; everything else about the package is in pyproject.toml.
 
 The core is optional: where it cannot be compiled (no C compiler, e.g. many Windows laptops)
-installation still succeeds with a warning. There the package depends on ``wasmtime`` too, which
-runs the same search compiled to WebAssembly (agent/data/core.wasm, shipped): half the compiled
-core's speed, many times the pure-Python search's. Where a compiler works it does not, and those
-users do not download the 30 MB runtime they would never use (agent/core.py says which core runs).
+installation still succeeds (with the warning below, which pip shows only with -v). There the
+package depends on ``wasmtime`` too, which runs the same search compiled to WebAssembly
+(agent/data/core.wasm, shipped): slower than the compiled core, many times faster than the
+pure-Python search (the measured ratios: docs/measurements.md, "The cores' speed"). Where a
+compiler works it does not, and those users do not download the 30 MB runtime they would never
+use (agent/core.py says which core runs; the agent's ready line names it).
 """
 
 import contextlib
@@ -17,8 +19,9 @@ from pathlib import Path
 from setuptools import Distribution, Extension, setup
 from setuptools.command.build_ext import build_ext
 
-#: Always needed (pyproject.toml declares the dependencies dynamic: this list is them).
-REQUIRES = ["watchdog>=3"]
+#: Always needed (pyproject.toml declares the dependencies dynamic: this list is them). watchdog 4 is the
+#: first whose schedule() takes the event filter the watcher narrows inotify's mask with.
+REQUIRES = ["watchdog>=4"]
 #: Where no C compiler works: the WebAssembly core's runtime (also the ``wasm`` extra).
 WASM_RUNTIME = "wasmtime>=50"
 

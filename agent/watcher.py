@@ -80,18 +80,15 @@ class DirectoryWatcher:
 
     ``use_watchdog=False`` (the ``--polling`` switch) never starts an observer. If the observer
     cannot start, or dies later, the watcher logs a warning and keeps going by polling. ``names``
-    (file names in ``directory``) limits the wake-ups to changes of those files. ``make_observer``
-    makes the observer (default: watchdog's for this platform); only its ``schedule``, ``unschedule``,
-    ``start``, ``stop``, ``join`` and ``is_alive`` are used.
+    (file names in ``directory``) limits the wake-ups to changes of those files.
     """
 
     def __init__(self, directory, *, use_watchdog: bool = True, interval: float = POLL_INTERVAL,
-                 names=None, make_observer=None) -> None:
+                 names=None) -> None:
         self.directory = str(directory)
         self.interval = interval
         self.names = None if names is None else frozenset(names)
         self._use_watchdog = use_watchdog
-        self._make_observer = make_observer
         self._event = threading.Event()
         self._observer = None
         self._watch = None  # the observer's ObservedWatch while events are on
@@ -126,11 +123,9 @@ class DirectoryWatcher:
         return self.backend
 
     def _start_observer(self):
-        make_observer = self._make_observer
-        if make_observer is None:
-            from watchdog.observers import Observer as make_observer
+        from watchdog.observers import Observer
 
-        observer = make_observer()
+        observer = Observer()
         observer.daemon = True
         self._schedule(observer)
         observer.start()
@@ -146,15 +141,12 @@ class DirectoryWatcher:
                 on_event(change)
 
         self._noise_since = time.monotonic()
-        # Only inotify takes the filter into its kernel mask (the module docstring says why), and
-        # only watchdog >= 4 takes one at all (FSEvents >= 4.0.2): elsewhere, no filter is asked for.
+        # Only inotify takes the filter into its kernel mask (the module docstring says why);
+        # elsewhere no filter is asked for (FSEvents takes one only from watchdog 4.0.2).
         narrowed = {}
         if _filters_in_the_kernel(observer):
             narrowed["event_filter"] = [getattr(watchdog.events, name) for name in INOTIFY_EVENTS]
-        try:
-            self._watch = observer.schedule(_Forward(), self.directory, recursive=False, **narrowed)
-        except TypeError:  # watchdog 3: every event, as before
-            self._watch = observer.schedule(_Forward(), self.directory, recursive=False)
+        self._watch = observer.schedule(_Forward(), self.directory, recursive=False, **narrowed)
 
     def _on_event(self, change) -> None:
         """Called in the observer's thread for every event watchdog delivers."""

@@ -104,31 +104,6 @@ def test_writes_that_do_not_close_the_file_are_not_even_delivered(watcher, tmp_p
     assert counts[0] == counts[1]
 
 
-@inotify
-def test_watchdog_without_event_filter_watches_every_event(tmp_path):
-    """watchdog 3's schedule() takes no event_filter: the watcher still watches (every event, as
-    before), rather than falling back to polling. The observer is watchdog's own, its schedule()
-    narrowed to the signature watchdog 3 had (the only call of it the watcher makes)."""
-    from watchdog.observers.inotify import InotifyObserver
-
-    class ObserverWithoutFilters(InotifyObserver):
-        def schedule(self, event_handler, path, *, recursive=False, **more):
-            if more:
-                raise TypeError(f"schedule() got an unexpected keyword argument {next(iter(more))!r}")
-            return super().schedule(event_handler, path, recursive=recursive)
-
-    old = DirectoryWatcher(tmp_path, names=NAMES, make_observer=ObserverWithoutFilters)
-    assert old.start() == "watchdog"
-    try:
-        flush_lines(tmp_path, count=50)
-        settle(old)
-        assert old.ignored >= 4  # created, opened, written (the kernel merges repeats), closed
-        (tmp_path / "end_game").write_text("END")
-        assert old.wait(timeout=5.0)
-    finally:
-        old.stop()
-
-
 @pytest.mark.e2e
 def test_a_flood_of_unrelated_events_pauses_the_watch_until_the_next_try(watcher, tmp_path, monkeypatch, caplog):
     """Creations and deletions (or closes) of other files cannot be masked out: past NOISE_EVENTS in
