@@ -83,9 +83,19 @@ _KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFB
           stat.S_IFDIR: "a folder", stat.S_IFSOCK: "a socket"}
 
 
+#: Where the kernel shows itself as files: regular by their type, but none is a file to read or
+#: write (their size says 0, ``/proc/version`` refuses an append, ``/sys``'s are settings).
+KERNEL_FOLDERS = ("/proc", "/sys")
+
+
 class NotRegularFile(ValueError):
     """A path given to a command that is not a regular file, or is bigger than the command reads:
     the message says which, without the path (the caller names it)."""
+
+
+class CannotWrite(OSError):
+    """An output that cannot be written, in one line naming it (an OSError: every command that
+    writes a file already says its OSErrors in one line)."""
 
 
 def open_regular(path, flags: int = os.O_RDONLY, limit: int | None = None, mode: int = 0o666) -> int:
@@ -105,6 +115,10 @@ def open_regular(path, flags: int = os.O_RDONLY, limit: int | None = None, mode:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise NotRegularFile(f"not a regular file ({_KINDS.get(stat.S_IFMT(info.st_mode), 'not a file')})")
+        real = os.path.realpath(path)
+        kernel = next((folder for folder in KERNEL_FOLDERS if real == folder or real.startswith(folder + "/")), None)
+        if kernel:
+            raise NotRegularFile(f"not a regular file (one of the kernel's, in {kernel})")
         if limit is not None and info.st_size > limit:
             raise NotRegularFile(f"{info.st_size:,} bytes, more than the {limit:,} read here")
         os.set_blocking(fd, True)
@@ -112,6 +126,47 @@ def open_regular(path, flags: int = os.O_RDONLY, limit: int | None = None, mode:
         os.close(fd)
         raise
     return fd
+
+
+def write_output(path, data: str | bytes) -> None:
+    """Write ``data`` (text as UTF-8) to ``path``, the one way every command writes a file it was
+    told to: a regular file, created if missing and emptied only once it is known to be one, so
+    that a FIFO there does not block for ever and a symbolic link is not written through (its
+    target is someone else's file); :class:`CannotWrite` naming ``path`` otherwise."""
+    try:
+        fd = open_regular(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as error:
+        if error.errno == errno.ELOOP:          # O_NOFOLLOW met a symbolic link
+            error = NotRegularFile("a symbolic link: not followed, its target is another file")
+        raise CannotWrite(f"cannot write {path}: {reason(error)}") from None
+    except ValueError as error:                 # NotRegularFile, or a NUL in the path
+        raise CannotWrite(f"cannot write {path}: {reason(error)}") from None
+    try:
+        with os.fdopen(fd, "wb") as out:
+            os.ftruncate(out.fileno(), 0)
+            out.write(data.encode("utf-8") if isinstance(data, str) else data)
+    except OSError as error:
+        raise CannotWrite(f"cannot write {path}: {reason(error)}") from None
+
+
+def check_output(path) -> None:
+    """Up front, for an output :func:`write_output` writes later (the referee's record after the
+    game): CannotWrite if it would refuse what is at ``path`` now, or its folder is missing.
+    Nothing is created or emptied."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            raise CannotWrite(f"cannot write {path}: no such folder") from None
+        return
+    except (OSError, ValueError) as error:
+        raise CannotWrite(f"cannot write {path}: {reason(error)}") from None
+    real = os.path.realpath(path)
+    if stat.S_ISLNK(info.st_mode):
+        raise CannotWrite(f"cannot write {path}: a symbolic link: not followed, its target is another file")
+    if not stat.S_ISREG(info.st_mode) or any(real.startswith(folder + "/") for folder in KERNEL_FOLDERS):
+        kind = _KINDS.get(stat.S_IFMT(info.st_mode), "one of the kernel's")
+        raise CannotWrite(f"cannot write {path}: not a regular file ({kind})")
 
 
 def read_regular(path, limit: int) -> bytes:

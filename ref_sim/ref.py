@@ -19,7 +19,7 @@ import re
 import sys
 import time
 
-from agent.cli_common import NotRegularFile, OneLineParser, open_regular, reason
+from agent.cli_common import OneLineParser, check_output, write_output
 from agent.lifeline import ready_pid
 from ref_sim import stops
 from agent.options import MAX_TIME_LIMIT, real
@@ -102,10 +102,9 @@ def save_record(record, path: str) -> bool:
     """Write ``record`` as JSON to ``path``, a regular file (a FIFO put there during the game
     would block for ever); one line and False if it cannot be written."""
     try:
-        with os.fdopen(open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "w", encoding="utf-8") as out:
-            out.write(json.dumps(record.to_dict(), indent=2) + "\n")
-    except (OSError, NotRegularFile) as error:
-        print(f"{prog(MODULE)}: cannot save the record to {path}: {reason(error)}", file=sys.stderr)
+        write_output(path, json.dumps(record.to_dict(), indent=2) + "\n")
+    except OSError as error:
+        print(f"{prog(MODULE)}: {error}", file=sys.stderr)
         return False
     return True
 
@@ -126,9 +125,11 @@ def main(argv: list[str] | None = None) -> int:
     encoding, problem = encoding_problem(args.encoding, (args.name1, args.name2))
     if problem:
         parser.error(problem)
-    if args.record and os.path.exists(args.record) and not os.path.isfile(args.record):
-        parser.error(f"--record {args.record}: not a regular file (the record is saved there "
-                     "after the game)")
+    try:                # the record is saved after the game: a bad path is said before it
+        if args.record:
+            check_output(args.record)
+    except OSError as error:
+        parser.error(f"--record: {error}")
     created = not os.path.exists(args.dir)
     problem = prepare_directory(args.dir)
     if problem:

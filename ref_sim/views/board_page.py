@@ -23,7 +23,7 @@ from agent.eval_fitted import DEFAULT_DATA, load_data
 from agent.rules import WPI, ZOBRIST_CELL, ZOBRIST_FORCED
 from agent.search import ASPIRATION_GROWTH, MAX_PLY, PROVEN_SCORE, WIN_SCORE, Features
 from agent.rules import IllegalMoveError, InvalidMoveError, Move, Position
-from agent.cli_common import OneLineParser
+from agent.cli_common import OneLineParser, write_output
 from ref_sim.cli_common import entry_point, prog
 from ref_sim.views.replay_page import SHARED_SCRIPT, asset, filled
 
@@ -83,7 +83,7 @@ def page() -> str:
 def write_page(out) -> Path:
     """Write the analysis board to ``out``; its path."""
     out = Path(out)
-    out.write_text(page(), encoding="utf-8")
+    write_output(out, page())
     return out
 
 

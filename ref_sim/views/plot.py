@@ -183,7 +183,7 @@ def plot(records: list[dict], out, agent: str | None = None) -> str:
     else:
         bottom.text(0.5, 0.5, "no move times in these records", ha="center",
                     transform=bottom.transAxes, color="#6b7280")
-    figure.savefig(out)
+    render.save_figure(figure, out)
     return headline
 
 

@@ -15,13 +15,14 @@ optional ``plot`` extra).  Both draw exactly the same thing.
 from __future__ import annotations
 
 import argparse
+import io
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from agent.cli_common import OneLineParser
+from agent.cli_common import OneLineParser, write_output
 from ref_sim.cli_common import entry_point, prog
 from ref_sim.rules import DRAW, O, SYMBOLS, TIE, X, Game, IllegalMoveError
 
@@ -339,7 +340,15 @@ def write_png(shapes: list, path, scale: float = 2.0) -> None:
                       color=shape.fill, ha={"start": "left", "end": "right"}.get(
                           shape.anchor, "center"),
                       va="baseline", fontweight="bold" if shape.bold else "normal", zorder=z)
-    figure.savefig(path, dpi=dpi * scale)
+    save_figure(figure, path, dpi=dpi * scale)
+
+
+def save_figure(figure, path, **options) -> None:
+    """A matplotlib ``figure`` in the format of ``path``'s suffix, written as every output is
+    (agent.cli_common.write_output: never into a FIFO nor through a symbolic link)."""
+    image = io.BytesIO()
+    figure.savefig(image, format=Path(path).suffix.lower().lstrip("."), **options)
+    write_output(path, image.getvalue())
 
 
 def save(shapes: list, path) -> None:
@@ -348,7 +357,7 @@ def save(shapes: list, path) -> None:
     if path.suffix.lower() == ".png":
         write_png(shapes, path)
     else:
-        path.write_text(to_svg(shapes), encoding="utf-8")
+        write_output(path, to_svg(shapes))
 
 
 # -- move lists --------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import math
 import sys
 from pathlib import Path
 
-from agent.cli_common import OneLineParser
+from agent.cli_common import OneLineParser, write_output
 from ref_sim.series import cluster
 from agent.options import search_depth, search_nodes, seconds_per_move, whole
 from agent.search import PROVEN_SCORE, WIN_SCORE
@@ -313,7 +313,7 @@ def write_page(data: dict, out) -> Path:
     from ref_sim.views.replay_page import page
     out = Path(out)
     board = out.with_name("board.html" if out.name != "board.html" else "analysis-board.html")
-    out.write_text(page(embedded_json({**data, "board_page": board.name})), encoding="utf-8")
+    write_output(out, page(embedded_json({**data, "board_page": board.name})))
     board_page.write_page(board)
     return out
 
