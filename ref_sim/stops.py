@@ -125,8 +125,9 @@ def guarded(prog: str, main, *args, **kwargs) -> int:
     is ``PROG: interrupted`` (``PROG: stopped by SIGTERM``) on stderr and 128 + the signal, its
     output closed early (``| head``) is ``PROG: output closed (broken pipe)`` and 141: one line,
     never a traceback.  Standard output is pointed at the null device first, so that Python's
-    own flush at exit does not fail a second time."""
-    from agent.cli_common import say_error, silence_output   # not needed to start an agent
+    own flush at exit does not fail a second time.  A file or folder it could not use and did not
+    say itself (one it may not read, a path under a file) is ``PROG: error: PATH: why`` and 2."""
+    from agent.cli_common import reason, say_error, silence_output   # not needed to start an agent
 
     try:
         with stop_signals():
@@ -138,6 +139,10 @@ def guarded(prog: str, main, *args, **kwargs) -> int:
         silence_output(sys.stdout)
         say_error(prog, "output closed (broken pipe)")
         return EXIT_BROKEN_PIPE
+    except OSError as error:
+        where = f"{error.filename}: " if error.filename is not None else ""
+        say_error(prog, f"error: {where}{reason(error)}")
+        return exits.EXIT_USAGE
 
 
 #: How long a process that ends its own tree when asked (``ends_tree``: a keeper) is given for it.

@@ -8,6 +8,7 @@ import importlib.util
 import os
 
 from agent import core
+from agent.cli_common import open_regular, reason
 from agent.rules import ZOBRIST_CELL, ZOBRIST_FORCED
 
 #: Builds loaded by load_core_build, by real path: a module is loaded once per process.
@@ -22,6 +23,10 @@ def load_core_build(path: str):
     path = os.path.realpath(path)
     if path in _builds:
         return _builds[path]
+    try:        # the loader would wait for ever on a FIFO and read a device to its end
+        os.close(open_regular(path))
+    except (OSError, ValueError) as error:
+        raise ValueError(f"{path}: cannot load it: {reason(error)}") from None
     # The name's last part must be _core: the loader calls PyInit__core.
     spec = importlib.util.spec_from_file_location(f"agent._core_builds.b{len(_builds)}._core", path)
     if spec is None:
@@ -31,6 +36,8 @@ def load_core_build(path: str):
         spec.loader.exec_module(module)
     except ImportError as error:  # the loader's message names the file, mostly
         raise ValueError(str(error) if path in str(error) else f"{path}: {error}") from None
+    except SystemError as error:  # PyInit__core broke the rules: returned no module, or failed silently
+        raise ValueError(f"{path}: not a loadable extension module ({error})") from None
     if getattr(module, "CORE_VERSION", None) != core.CORE_VERSION:
         raise ValueError(f"{path}: built from a version of agent/_core.c with another interface "
                          f"(CORE_VERSION {getattr(module, 'CORE_VERSION', None)}, not {core.CORE_VERSION})")
