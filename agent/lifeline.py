@@ -104,10 +104,11 @@ class ReadyFile:
 def ready_pid(path) -> int | None:
     """The live process a ready file names, or None (missing, unreadable, half-written, or its
     process gone)."""
-    try:
-        with open(path, "rb") as handle:
+    from .cli_common import open_regular     # only here: a bot's start imports nothing more
+    try:        # a FIFO or a device put there would block the open or the read for ever
+        with os.fdopen(open_regular(path), "rb") as handle:
             text = handle.read(32).decode("ascii", "replace")
-    except OSError:
+    except (OSError, ValueError):
         return None
     if not text.endswith("\n") or not text.strip().isdigit() or int(text) <= 0:
         return None

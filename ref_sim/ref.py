@@ -125,11 +125,13 @@ def main(argv: list[str] | None = None) -> int:
     encoding, problem = encoding_problem(args.encoding, (args.name1, args.name2))
     if problem:
         parser.error(problem)
-    try:                # the record is saved after the game: a bad path is said before it
-        if args.record:
-            check_output(args.record)
-    except OSError as error:
-        parser.error(f"--record: {error}")
+    # Files written later (the record after the game, the ready files by the agents): said now.
+    for option, paths in (("--record", [args.record] if args.record else []), ("--wait-for", args.wait_for or [])):
+        for path in paths:
+            try:
+                check_output(path)
+            except OSError as error:
+                parser.error(f"{option}: {error}")
     created = not os.path.exists(args.dir)
     problem = prepare_directory(args.dir)
     if problem:
