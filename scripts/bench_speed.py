@@ -5,6 +5,8 @@ Usage:
                                 [--cores python compiled wasm] [--evaluation classic|fitted]
   python scripts/bench_speed.py --quick      # 2 positions per phase, 1 s: about 15 s
   python scripts/bench_speed.py --generate   # rebuild scripts/bench_positions.txt from new games
+  python scripts/bench_speed.py --cores python compiled wasm --seconds 1 --rounds 5 --record docs/figures/speed.json
+  python scripts/bench_speed.py --table docs/figures/speed.json   # the Markdown table made from a record
 
 Each position is searched by each core (the pure-Python search, the compiled one and the same C as
 WebAssembly, agent/core.py; default python and compiled) from a fresh engine (empty table) for each
@@ -12,12 +14,21 @@ time budget, one after the other on the same position. The summary gives per bud
 mean nodes/s and the ratio of each pair of cores, and the median completed depth per phase. The
 machine's load average is printed before and after: figures taken on a busy machine are lower and
 noisier.
+
+--rounds N runs the whole suite N times; --record FILE writes the ratios of the cores' mean nodes/s,
+one per round, with their min and median, and the machine and its load, as JSON. That file
+(docs/figures/speed.json) is the one source of the cores' speed ratios: docs/measurements.md's
+table is --table's output for it, and tests/test_speed_figures.py keeps the two equal and every
+other page from restating a ratio.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import os
+import platform
 import random
 import statistics
 import sys
@@ -73,6 +84,66 @@ def load_text() -> str:
         return "load average unknown"
 
 
+#: The ratios a record keeps, faster core first: (numerator, denominator).
+RATIOS = (("compiled", "python"), ("wasm", "compiled"), ("wasm", "python"))
+#: How the docs' table names each core.
+CORE_NAMES = {"python": "pure Python", "compiled": "compiled", "wasm": "WebAssembly (wasmtime)"}
+
+
+def machine_text() -> str:
+    """The CPU's model and count, the system and Python: where a record was measured."""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            model = next(line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{os.cpu_count()} x {model}, {platform.system()}, Python {platform.python_version()}"
+
+
+def spread(values: list[float], digits: int = 3) -> dict:
+    return {"min": round(min(values), digits), "median": round(statistics.median(values), digits),
+            "max": round(max(values), digits)}
+
+
+def make_record(rounds: list[dict], command: str, seconds: float, positions: int, loads: list[float]) -> dict:
+    """The JSON record of a run: ``rounds`` holds each round's mean nodes/s per core."""
+    cores = [name for name in SHORT if name in rounds[0]]
+    record = {
+        "command": command,
+        "date": datetime.date.today().isoformat(),
+        "machine": machine_text(),
+        "load_average_1min": spread(loads, 2),
+        "positions": positions,
+        "seconds_per_position": seconds,
+        "rounds": len(rounds),
+        "mean_nodes_per_second": {name: [round(r[name]) for r in rounds] for name in cores},
+        "ratios": {},
+    }
+    for top, bottom in RATIOS:
+        if top in cores and bottom in cores:
+            per_round = [round(r[top] / r[bottom], 3) for r in rounds]
+            record["ratios"][f"{top}/{bottom}"] = {"per_round": per_round, **spread(per_round)}
+    return record
+
+
+def speed_table(record: dict) -> str:
+    """The Markdown table docs/measurements.md shows for a record (the test compares the two)."""
+    def figure(x: float) -> str:
+        return f"{x:.2f}" if x < 10 else f"{x:.1f}"
+    lines = ["| speed ratio (mean nodes/s) | min | median | rounds |", "| --- | ---: | ---: | ---: |"]
+    for key, ratio in record["ratios"].items():
+        top, bottom = key.split("/")
+        lines.append(f"| {CORE_NAMES[top]} / {CORE_NAMES[bottom]} | {figure(ratio['min'])} | "
+                     f"{figure(ratio['median'])} | {len(ratio['per_round'])} |")
+    load = record["load_average_1min"]
+    lines += ["", f"Measured {record['date']} on {record['machine']}, load average (1 min) "
+              f"{load['min']:.2f} to {load['max']:.2f} (at each round's start and at the end), "
+              f"{record['positions']} positions at {record['seconds_per_position']:g} s each per round, by "
+              f"`{record['command']}`."]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=real(0, MAX_TIME_LIMIT, low_open=True), nargs="+", default=None, help="budgets per position (default: 1 9)")
@@ -82,9 +153,15 @@ def main(argv=None) -> int:
     parser.add_argument("--evaluation", choices=EVALUATIONS, default=DEFAULT_EVALUATION)
     parser.add_argument("--quick", action="store_true", help="a short run: --limit 2 --seconds 1")
     parser.add_argument("--generate", action="store_true")
+    parser.add_argument("--rounds", type=whole(1, 100), default=1, help="times the whole suite is run (default 1)")
+    parser.add_argument("--record", type=Path, metavar="FILE", help="write the ratios per round, the machine and its load as JSON")
+    parser.add_argument("--table", type=Path, metavar="FILE", help="print the Markdown table of a --record file, and measure nothing")
     args = parser.parse_args(argv)
     if args.generate:
         generate()
+        return 0
+    if args.table:
+        print(speed_table(json.loads(args.table.read_text(encoding="utf-8"))), end="")
         return 0
     if args.quick:
         args.limit = args.limit or 2
@@ -110,21 +187,31 @@ def main(argv=None) -> int:
             header += f" {f'{SHORT[name]} d@{seconds:g}s':>10} {'knodes/s':>8}"
     print(header)
     table = {(s, name): [] for s in args.seconds for name in cores}
-    for i, (phase, pos) in enumerate(suite, 1):
-        cells = []
-        for seconds in args.seconds:
-            results = []
-            for name in cores:
-                engine = AlphaBetaEngine(core=name, evaluation=args.evaluation)
-                result = engine.choose(pos, SearchLimit.seconds(seconds))
-                table[seconds, name].append((phase, result))
-                results.append(result)
-                mark = "*" if result.proven else ""
-                cells.append(f"{str(result.depth) + mark:>10} {result.nodes_per_second / 1000:>8.0f}")
-        print(f"{i:>3} {phase:8} {pos.ply:>3} " + " ".join(cells), flush=True)
+    rounds = []      # per round, each core's mean nodes/s at the first budget
+    loads = []
+    for round_number in range(1, args.rounds + 1):
+        loads.append(os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan"))
+        if args.rounds > 1:
+            print(f"round {round_number} of {args.rounds}, {load_text()}")
+        for i, (phase, pos) in enumerate(suite, 1):
+            cells = []
+            for seconds in args.seconds:
+                for name in cores:
+                    engine = AlphaBetaEngine(core=name, evaluation=args.evaluation)
+                    result = engine.choose(pos, SearchLimit.seconds(seconds))
+                    table[seconds, name].append((phase, result))
+                    mark = "*" if result.proven else ""
+                    cells.append(f"{str(result.depth) + mark:>10} {result.nodes_per_second / 1000:>8.0f}")
+            print(f"{i:>3} {phase:8} {pos.ply:>3} " + " ".join(cells), flush=True)
+        this_round = {name: table[args.seconds[0], name][-len(suite):] for name in cores}
+        rounds.append({name: statistics.mean(r.nodes_per_second for _, r in rows) for name, rows in this_round.items()})
+        if args.rounds > 1:
+            print("  this round: " + ", ".join(f"{b} / {a} {rounds[-1][b] / rounds[-1][a]:.3f}x"
+                                               for a, b in ((a, b) for i, a in enumerate(cores) for b in cores[i + 1:])))
+    loads.append(os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan"))
     print("\n(* = result proven: the search stopped early)")
     for seconds in args.seconds:
-        print(f"\n{seconds:g} s per position, {len(suite)} positions:")
+        print(f"\n{seconds:g} s per position, {len(suite)} positions, {args.rounds} round(s) pooled:")
         means = {}
         for name in cores:
             rows = table[seconds, name]
@@ -143,6 +230,13 @@ def main(argv=None) -> int:
             text = ", ".join(f"{name} {statistics.median(d):g} (min {min(d)}, max {max(d)})" for name, d in depths.items())
             print(f"  {phase:8} median completed depth: {text}, n={len(depths[cores[0]])}")
     print(f"\n{load_text()}")
+    if args.record:
+        command = "python scripts/bench_speed.py " + " ".join(sys.argv[1:] if argv is None else argv)
+        record = make_record(rounds, command, args.seconds[0], len(suite), loads)
+        args.record.parent.mkdir(parents=True, exist_ok=True)
+        args.record.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        print(f"\nwrote {args.record}; its table (docs/measurements.md shows it):\n")
+        print(speed_table(record), end="")
     return 0
 
 
