@@ -4,7 +4,7 @@
 calls of agent/core_wasm.c, built by scripts/build_wasm.py with a pinned ``ziglang``. This module
 drives it as agent._core's ``Searcher`` is driven, method for method, so that
 :class:`agent.core.CompiledAlphaBeta` runs it unchanged (``core_module=``): the same trees, node
-for node (tests/test_core_wasm.py), about half the compiled core's speed.
+for node (tests/test_core_wasm.py), slower than the compiled core (docs/measurements.md, "The cores' speed").
 
 What it does not do: threads (one search per instance, ``MAX_THREADS`` is 1). The classic
 evaluation works (its memo is a call back into Python, a few hundred per game).
