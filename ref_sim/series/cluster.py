@@ -23,7 +23,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from ref_sim.series import cluster_tls
+from ref_sim.series import cluster_tls, telemetry
 from ref_sim.series.scheduler import Ticket
 from agent.cli_common import only_with
 
@@ -787,9 +787,31 @@ def _speaks_tls(host: str, port: int) -> bool:
 
 # -- a game's files, sent back from a worker ---------------------------------------------
 
+#: What a worker sends back of a game's files (its bots can write there): at most this many
+#: files, of the first :data:`MAX_LISTED` names, and this many bytes in all.
+MAX_SENT_FILES = 64
+MAX_SENT_BYTES = 64 << 20
+MAX_LISTED = 1024
+
+
 def read_files(directory: Path) -> dict[str, bytes]:
-    """The files of ``directory`` (a game's logs on a worker), to send back with its result."""
-    return {path.name: path.read_bytes() for path in sorted(directory.iterdir()) if path.is_file()}
+    """The files of ``directory`` (a game's logs on a worker), to send back with its result,
+    bounded whatever a bot put there: each read as a log is kept
+    (:func:`ref_sim.series.telemetry.read_bounded`: a big or sparse one by its first and last
+    halves, with a line saying so), no symlink, FIFO or device read, and within
+    :data:`MAX_SENT_FILES` and :data:`MAX_SENT_BYTES` (the rest is not sent)."""
+    with os.scandir(directory) as entries:
+        names = sorted(entry.name for _, entry in zip(range(MAX_LISTED), entries))
+    files, left = {}, MAX_SENT_BYTES
+    for name in names:
+        if len(files) >= MAX_SENT_FILES or left <= 0:
+            break
+        try:
+            files[name] = telemetry.read_bounded(directory / name, min(telemetry.LOG_CAP_BYTES, left))
+        except OSError:                     # not a regular file, or gone
+            continue
+        left -= len(files[name])
+    return files
 
 
 def save_files(directory: Path, files: dict[str, bytes]) -> None:
