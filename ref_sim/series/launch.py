@@ -102,11 +102,19 @@ def ready_env(path: Path, env: dict) -> dict:
     return {**env, READY_ENV: str(path)}
 
 
+#: Of a ready file (a process id and a newline) only this much is read: the bot writes it, at
+#: whatever size (a sparse gigabyte was read whole, every poll), or puts a FIFO there.
+READY_BYTES = 32
+
+
 def said_ready(path: Path | None) -> bool:
     """True once the bot wrote its ready file (its process id and a newline)."""
+    if path is None:
+        return False
     try:
-        return path is not None and path.read_bytes()[:32].endswith(b"\n")
-    except OSError:
+        with telemetry.open_regular(path) as handle:
+            return handle.read(READY_BYTES).endswith(b"\n")
+    except OSError:                         # not yet there, or not a regular file
         return False
 
 
