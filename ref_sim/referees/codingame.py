@@ -40,6 +40,13 @@ COUNT_WIN = "more local boards won when all boards were decided"
 MAX_PENDING_LINES = 1000
 #: A program's stdout line (an answer) is cut here; the rest of it is discarded.
 MAX_ANSWER_BYTES = 4096
+#: A program's stdout is read this much at a time: one system call for many short lines, and
+#: a long line's newline looked for in the new bytes only (a read of one byte at a time kept a
+#: core busy for as long as a program printed a line without a newline).
+READ_BYTES = 1 << 16
+#: Once one line has run this long without a newline, its program's stdout is read no more (it
+#: waits on its full pipe): its turn times out, and the runner spends nothing more on it.
+MAX_LINE_BYTES = 1 << 20
 
 
 def to_cell(board: int, spot: int) -> tuple[int, int]:
@@ -76,6 +83,7 @@ class Program:
         self.turns = 0
         self.lines: queue.Queue = queue.Queue(MAX_PENDING_LINES)
         self.closing = threading.Event()        # the game is over: no one reads its lines
+        self.endless: str | None = None         # why its stdout is no longer read (EndlessLine)
         self.process = process
         if self.process is not None:
             threading.Thread(target=self._read, daemon=True).start()
@@ -87,6 +95,9 @@ class Program:
         try:
             for line in bounded_lines(stream):
                 self._put((time.perf_counter(), line.decode("utf-8", errors="replace")))
+        except EndlessLine as error:        # no end of output either: its turn times out
+            self.endless = str(error)
+            return
         except (OSError, ValueError):
             pass
         self._put((time.perf_counter(), None))
@@ -169,19 +180,37 @@ class Program:
 
 # -- one game -----------------------------------------------------------------------------
 
-def bounded_lines(stream, limit: int = MAX_ANSWER_BYTES):
+class EndlessLine(Exception):
+    """A program's stdout line ran past :data:`MAX_LINE_BYTES` without a newline."""
+
+
+def bounded_lines(stream, limit: int = MAX_ANSWER_BYTES, most: int = MAX_LINE_BYTES):
     """The lines of a binary ``stream`` (a program's stdout) as they come, each cut at ``limit``
-    bytes: the rest of a longer line is read and dropped, so no line fills the memory."""
+    bytes: the rest of a longer line is read and dropped, so no line fills the memory.  Read
+    :data:`READ_BYTES` at a time, each byte looked at once; :class:`EndlessLine` once a line has
+    run ``most`` bytes without a newline (it is not read further)."""
+    read = getattr(stream, "read1", stream.read)    # what is there, up to the size: no waiting for more
+    line, length = b"", 0           # the line so far (at most ``limit`` bytes) and its whole length
     while True:
-        line = stream.readline(limit)
-        if not line:
+        chunk = read(READ_BYTES)
+        if not chunk:
+            if line:
+                yield line          # a last line without its newline
             return
-        if len(line) >= limit and not line.endswith(b"\n"):
-            while True:                     # drop the rest of the line
-                rest = stream.readline(limit)
-                if not rest or rest.endswith(b"\n"):
-                    break
-        yield line
+        start = 0
+        while start < len(chunk):
+            end = chunk.find(b"\n", start)
+            stop = len(chunk) if end < 0 else end + 1
+            if length < limit:
+                line += chunk[start:min(stop, start + limit - length)]
+            length += stop - start
+            if end < 0:
+                break
+            yield line
+            line, length = b"", 0
+            start = stop
+        if length >= most:
+            raise EndlessLine(f"a line of over {most:,} bytes without a newline")
 
 
 def turn_input(game: Game) -> str:
@@ -247,7 +276,11 @@ def referee_game(programs: dict, names: list[str], turn_ms: float, first_turn_ms
         program.turns += 1
         if answer is None or answer[1] is not None and (answer[0] - sent) * 1000.0 > limit:
             reason, bad_line = TIME_OUT, None
-            late = answer or program.answer(LATE_WAIT, stop)    # how late, for the record only
+            late = answer
+            if late is None and program.endless is None:   # endless: it will never answer
+                late = program.answer(LATE_WAIT, stop)      # how late, for the record only
+            if program.endless is not None:
+                notes[name] = f"printed {program.endless} (its stdout was read no further)"
             if late is not None and late[1] is not None:
                 late_ms = round((late[0] - sent) * 1000.0, 2)
         elif answer[1] is None:
