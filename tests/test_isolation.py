@@ -263,3 +263,137 @@ def test_isolated_tournament_records_usage(tmp_path, capsys):
                             "--out", str(out), "--isolate", "-q"]) == 0
     games = read_lines(out)
     assert len(games) == 2 and all(set(g["usage"]) == {"Random1", "Random2"} for g in games)
+
+
+# -- what a sandboxed bot sees: its own submission and its own game -------------------------------
+
+#: A spy: reports, in its log, every file of ``PATHS`` it could read and what it could list of
+#: each folder of ``LISTED``; then sleeps (it loses on time) so that the series goes on.
+SPY = """\
+    import json, os, sys, time
+    for path in {paths!r}:
+        try:
+            with open(path, "rb") as handle:
+                print("READ", path, handle.read(40), flush=True)
+        except OSError as error:
+            print("BLOCKED", path, error.strerror, flush=True)
+    for folder in {listed!r}:
+        try:
+            print("LISTED", folder, json.dumps(sorted(os.listdir(folder))), flush=True)
+        except OSError as error:
+            print("BLOCKED", folder, error.strerror, flush=True)
+    time.sleep(60)
+    """
+
+
+def spy_said(log) -> tuple[list[str], dict]:
+    """(the paths it read, ``{folder: names}`` it listed) of a spy's log."""
+    lines = log.read_text().splitlines()
+    read = [line.split()[1] for line in lines if line.startswith("READ ")]
+    listed = {line.split()[1]: json.loads(line.split(" ", 2)[2]) for line in lines
+              if line.startswith("LISTED ")}
+    assert any(line.startswith("BLOCKED ") for line in lines), lines     # it ran
+    return read, listed
+
+
+@pytest.mark.e2e
+@needs_bwrap
+def test_a_spy_run_from_the_class_folder_reads_no_one_elses_files(tmp_path, monkeypatch, capsys):
+    # The documented workflow: the instructor runs the tournament in the class folder, each
+    # team's code in a folder of its own there, --out inside it. The spy (team 1) tries another
+    # team's folder, the runner's folder and --out: games.jsonl exists by its second game.
+    from ref_sim import tournament
+
+    course = tmp_path / "class"
+    (course / "team2").mkdir(parents=True)
+    (course / "team2" / "secret.py").write_text("KEY = 'team2-secret'\n")
+    (course / "notes.txt").write_text("grades\n")
+    (course / "team1").mkdir()
+    out = course / "out"
+    paths = [str(course / "team2" / "secret.py"), str(course / "notes.txt"),
+             str(out / "games.jsonl"), str(out / "tournament.json"),
+             str(out / "logs" / "game-0001-Random2.log")]
+    script(course / "team1", "spy.py", SPY.format(paths=paths, listed=[str(course), str(out),
+                                                                       str(out / "logs")]))
+    bots = course / "bots"
+    bots.mkdir()
+    (bots / "team1.bot").write_text("name=Spy:python3 team1/spy.py {name} {dir}\n")
+    monkeypatch.chdir(course)
+    assert tournament.main([*QUICK, "random", "--bots", "bots", "--time-limit", "0.2", "--seed",
+                            "7", "--out", "out", "--isolate", "-q"]) == 0
+    assert (out / "games.jsonl").exists() and (course / "team2" / "secret.py").exists()
+    for number in (1, 2):
+        read, listed = spy_said(out / "logs" / f"game-{number:04d}-Spy.log")
+        assert read == []
+        seen = {name for names in listed.values() for name in names}
+        assert not seen & {"team2", "notes.txt", "bots", "games.jsonl", "tournament.json"}, listed
+        # Of logs/ only its own files of this game (its ready file), never another bot's log.
+        assert all(name.startswith(f"game-{number:04d}-Spy.") for name in listed[str(out / "logs")])
+    capsys.readouterr()
+
+
+@pytest.mark.e2e
+@needs_bwrap
+def test_a_bot_line_ending_in_a_double_slash_sees_no_host_root(tmp_path, capsys):
+    # os.path.abspath('//') stays '//': it passed the check for '/' and bwrap bound the host's
+    # whole root. A path merely named on a bot's line is never shown now.
+    secret = tmp_path / "secret.txt"
+    secret.write_text("host secret\n")
+    (tmp_path / "team").mkdir()
+    spy = script(tmp_path / "team", "spy.py",
+                 SPY.format(paths=[str(secret), f"/proc/{os.getpid()}/cmdline", "/etc/hostname"],
+                            listed=["/run", str(tmp_path)]))
+    out = tmp_path / "out"
+    assert match.main([*QUICK, "random", f"name=Spy:python3 {spy} {{name}} {{dir}} //",
+                       "--games", "1", "--time-limit", "0.2", "--seed", "8", "--out", str(out),
+                       "--isolate", "-q"]) == 0
+    read, listed = spy_said(out / "logs" / "game-0001-Spy.log")
+    assert read == [] and listed.get("/run") in (None, [])
+    assert "secret.txt" not in listed.get(str(tmp_path), [])
+    capsys.readouterr()
+
+
+@pytest.mark.e2e
+@needs_bwrap
+def test_a_bot_whose_program_is_the_root_is_refused_in_one_line_naming_it(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert match.main([*QUICK, "random", "name=Spy:python3 //", "--games", "1", "--time-limit",
+                       "0.2", "--out", str(out), "--isolate", "-q"]) != 0
+    said = [line for line in capsys.readouterr().err.splitlines() if "Spy" in line]
+    assert len(said) == 1 and "Spy could not start" in said[0], said
+    assert "--isolate will not show python3's program /: it is the whole file system" in said[0]
+
+
+@pytest.mark.e2e
+@needs_bwrap
+def test_what_the_instructor_shares_every_bot_reads(tmp_path):
+    shared = tmp_path / "course-lib"
+    shared.mkdir()
+    (shared / "weights.txt").write_text("weights\n")
+    (tmp_path / "beside.txt").write_text("not shared\n")
+    (tmp_path / "team").mkdir()
+    spy = script(tmp_path / "team", "spy.py", SPY.replace("time.sleep(60)", "").format(
+        paths=[str(shared / "weights.txt"), str(tmp_path / "beside.txt")], listed=[]))
+    log = tmp_path / "spy.log"
+    process = run_to_end([sys.executable, str(spy)], isolation.Isolation(share=(str(shared),)),
+                         log)
+    read, _ = spy_said(log)
+    assert process.returncode == 0 and read == [str(shared / "weights.txt")]
+
+
+def test_a_share_is_refused_where_it_would_open_the_host_and_kept_on_resume(tmp_path, capsys,
+                                                                           monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for path in ("//", "/./proc", ".", os.path.expanduser("~")):
+        with pytest.raises(SystemExit) as stop:
+            match.main([*QUICK, "random", "random", "--isolate", "--isolate-share", path])
+        assert stop.value.code == 2
+        assert f"--isolate-share {path}: " in capsys.readouterr().err
+    (tmp_path / "lib").mkdir()
+    isolate = isolation.Isolation(share=(str(tmp_path / "lib"),))
+    recorded = isolation.recorded_setting(isolate)
+    assert recorded["share"] == [str(tmp_path / "lib")]
+    args = match.build_parser().parse_args(["random", "random"])
+    assert isolation.resume_setting(args, json.loads(json.dumps(recorded)))
+    assert isolation.from_args(args) == isolate
+    assert isolation.command_options(isolate)[-2:] == ["--isolate-share", str(tmp_path / "lib")]

@@ -551,7 +551,7 @@ def test_a_fork_bomb_in_a_series_loses_and_leaves_nothing(tmp_path, capsys):
     assert "process cap 20 (cgroup pids.max)" in capsys.readouterr().out
 
 
-def test_what_a_command_names_is_shown_but_never_a_shared_folder(tmp_path):
+def test_a_class_path_is_shown_but_not_what_a_command_merely_names(tmp_path):
     script = bot(tmp_path, "pass\n")
     classes = tmp_path / "classes"
     classes.mkdir()
@@ -560,12 +560,13 @@ def test_what_a_command_names_is_shown_but_never_a_shared_folder(tmp_path):
     loose.close()
     try:
         shown = isolation.readable_paths(
-            ["java", "-cp", f"{classes}{os.pathsep}/usr/share/java", str(script), loose.name,
+            ["java", "-cp", f"{classes}{os.pathsep}/usr/share/java", "Main", str(script), loose.name,
              "/tmp", os.path.expanduser("~")], {"PATH": os.environ.get("PATH", "")})
     finally:
         os.unlink(loose.name)
-    assert str(script.parent) in shown and str(classes) in shown
-    assert loose.name in shown                  # the file alone, not /tmp
+    assert str(classes) in shown                # its program: the class path
+    # Merely named, after its main class: a script, a file of /tmp, /tmp, home.
+    assert str(script.parent) not in shown and loose.name not in shown
     for shared in isolation.SHARED_DIRS:
         assert shared not in shown
     assert not any(path.startswith("/usr/") for path in shown)     # the system's, bound anyway
@@ -581,3 +582,79 @@ def test_a_program_run_through_a_link_is_shown_where_the_command_names_it(tmp_pa
     assert str(links) in shown
     real = os.path.realpath(sys.executable)
     assert any(real.startswith(path + os.sep) for path in shown) or real.startswith("/usr/")
+
+
+@pytest.mark.e2e
+@needs_bwrap
+def test_a_home_folder_named_on_the_command_line_is_not_shown(tmp_path, monkeypatch):
+    # A `~/.ssh` argument alone exposed the key: a folder named on a bot's command line is
+    # not its program's, so it is not shown, wherever it is.
+    home = tmp_path / "home" / "teacher"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("PRIVATE KEY\n")
+    monkeypatch.setenv("HOME", str(home))
+    script = bot(tmp_path, f"""\
+        import os
+        for path in ({str(home / ".ssh" / "id_rsa")!r}, {str(home)!r}):
+            try:
+                print("READ", path, open(path).read() if os.path.isfile(path) else os.listdir(path), flush=True)
+            except OSError as error:
+                print("BLOCKED", path, error.strerror, flush=True)
+        """)
+    log = tmp_path / "bot.log"
+    with open(log, "w") as handle:
+        process = isolation.start([sys.executable, str(script), str(home / ".ssh"),
+                                   str(home / ".ssh" / "id_rsa")], isolation.Isolation(),
+                                  stdout=handle, stderr=subprocess.STDOUT, cwd=str(tmp_path))
+    try:
+        process.wait(60)
+    finally:
+        stops.kill_tree(process)
+    said = log.read_text()
+    assert process.returncode == 0, said
+    assert "READ" not in said and said.count("BLOCKED") == 2, said
+
+
+def test_a_bot_cannot_widen_its_view_to_the_host(tmp_path, monkeypatch):
+    # Its program's folder is what it sees, normalised first ('//', '/./', links): never '/',
+    # a home, /proc, /run, the runner's folder, --out or another bot's program; in doubt, it is
+    # refused in one line rather than shown.
+    monkeypatch.chdir(tmp_path)
+    team1, team2 = tmp_path / "team1", tmp_path / "team2"
+    for team in (team1, team2):
+        team.mkdir()
+        (team / "bot.py").write_text("pass\n")
+    (tmp_path / "root-link").symlink_to("/")
+    out = tmp_path / "out"
+    out.mkdir()
+    event = isolation.for_event(isolation.Isolation(), [[sys.executable, str(team1 / "bot.py")],
+                                                        [sys.executable, str(team2 / "bot.py")]],
+                                out)
+    env = {"PATH": os.environ.get("PATH", "")}
+    shown = isolation.readable_paths([sys.executable, str(team1 / "bot.py"), "//", "/./",
+                                      str(team2), "/run", "/proc"], env, event)
+    assert str(team1) in shown
+    for hidden in ("/", "//", "/run", "/proc", str(team2), str(tmp_path), str(out),
+                   os.path.expanduser("~")):
+        assert hidden not in shown
+    for program in ("//", "/./", "/proc/self", str(tmp_path / "root-link"), "/run",
+                    os.path.expanduser("~"), str(team2), str(out)):
+        with pytest.raises(ValueError) as refused:
+            isolation.readable_paths(["java", "-cp", program, "Main"], env, event)
+        assert "\n" not in str(refused.value) and "--isolate" in str(refused.value)
+    # A link in its own folder that leads into another team's folder.
+    (team2 / "notes.py").write_text("pass\n")
+    (team1 / "evil.py").symlink_to(team2 / "notes.py")
+    with pytest.raises(ValueError, match="a link into another bot's folder"):
+        isolation.readable_paths([sys.executable, str(team1 / "evil.py")], env, event)
+    # A script in the runner's folder: that file alone, never the folder.
+    (tmp_path / "loose.py").write_text("pass\n")
+    shown = isolation.readable_paths([sys.executable, str(tmp_path / "loose.py")], env, event)
+    assert str(tmp_path / "loose.py") in shown and str(tmp_path) not in shown
+    # A module found through the runner's folder on PYTHONPATH: its top package only.
+    modules = {**env, "PYTHONPATH": str(tmp_path)}
+    module = [sys.executable, "-m", "team1.bot"]
+    event = isolation.for_event(isolation.Isolation(), [module, [sys.executable,
+                                                                 str(team2 / "bot.py")]], out)
+    shown = isolation.readable_paths(module, modules, event)
+    assert str(team1) in shown and str(tmp_path) not in shown and str(team2) not in shown

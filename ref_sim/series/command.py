@@ -306,7 +306,11 @@ class SeriesCommand:
         done = [g for g in done if g["game"] <= len(slots)]
         done_numbers = {g["game"] for g in done}
         todo = [slot for slot in slots if slot.number not in done_numbers]
-        isolate = isolation.from_args(args)
+        try:    # what no bot may see: --out, each bot's program to every other bot
+            isolate = isolation.for_event(isolation.from_args(args),
+                                          [spec.template for spec in self.specs], out)
+        except ValueError as error:
+            self.parser.error(str(error))
         stop = threading.Event()
         games = list(done)
         proven: set[str] = set()        # bots that finished a game in this run: they can start

@@ -18,13 +18,14 @@ import functools
 import glob
 import os
 import secrets
+import shlex
 import signal
 import shutil
 import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from agent.lifeline import RUNNER_ENV
 from agent.options import whole
@@ -84,11 +85,18 @@ except OSError as error:
 @dataclass(frozen=True)
 class Isolation:
     """How each bot is contained (picklable: it travels with a game to a cluster worker).
-    ``memory_mb`` and ``processes`` 0: no cap; ``sandbox``: use bwrap where it works."""
+    ``memory_mb`` and ``processes`` 0: no cap; ``sandbox``: use bwrap where it works;
+    ``share``: the folders every sandboxed bot may read besides its own (``--isolate-share``,
+    real paths); ``out`` and ``programs`` (each bot's program, real paths): what no other
+    bot may see (:func:`for_event`)."""
     cores: int = DEFAULT_CORES
     memory_mb: int = DEFAULT_MEMORY_MB
     processes: int = DEFAULT_PROCESSES
     sandbox: bool = True
+    share: tuple[str, ...] = ()
+    # The event's places, not settings: two isolations of the same settings are equal.
+    out: str = field(default="", compare=False)
+    programs: tuple[tuple[str, ...], ...] = field(default=(), compare=False)
 
 
 # -- the options ------------------------------------------------------------------------------
@@ -98,8 +106,8 @@ def add_options(parser) -> None:
     group = parser.add_argument_group("isolation (ref_sim.series.isolation, docs/isolation.md)")
     group.add_argument("--isolate", action="store_true",
                        help="run each bot on its own core(s), with a memory and a process cap, "
-                            "and where bwrap works without network and read-only but for its "
-                            "game directory (recorded: --resume keeps it)")
+                            "and where bwrap works without network, seeing only the system, its "
+                            "own program's folder and its game (recorded: --resume keeps it)")
     group.add_argument("--isolate-cores", type=whole(1, 1024), default=None,
                        metavar="N", help=f"cores per bot (default {DEFAULT_CORES})")
     group.add_argument("--isolate-memory", type=whole(0, 1 << 30), default=None,
@@ -109,16 +117,37 @@ def add_options(parser) -> None:
                        metavar="N", help="processes and threads per bot beyond what the user "
                                          f"runs, RLIMIT_NPROC (default {DEFAULT_PROCESSES}; 0: "
                                          "none; root is exempt)")
+    group.add_argument("--isolate-share", action="append", default=None, metavar="PATH",
+                       help="a folder (or file) every sandboxed bot may also read, read-only: "
+                            "what bots need beyond their own folder (repeatable)")
 
 
 #: The settings of ``--isolate``, which mean nothing without it.
 SETTINGS = {"--isolate-cores": "isolate_cores", "--isolate-memory": "isolate_memory",
-            "--isolate-processes": "isolate_processes"}
+            "--isolate-processes": "isolate_processes", "--isolate-share": "isolate_share"}
 
 
 def check_options(parser, args) -> None:
     """A setting of ``--isolate`` given without it is a usage error (it would be ignored)."""
     only_with(parser, args, "--isolate", bool(getattr(args, "isolate", False)), SETTINGS)
+    for path in getattr(args, "isolate_share", None) or ():
+        problem = share_problem(path, getattr(args, "out", None))
+        if problem:
+            parser.error(f"--isolate-share {path}: {problem}")
+
+
+def share_problem(path: str, out=None) -> str | None:
+    """Why ``path`` cannot be shared with every bot (None: it can): it must exist and be no
+    place :func:`why_hidden` hides (the root, a home, /proc, the runner's folder, --out)."""
+    if not os.path.exists(path):
+        return "no such file or folder"
+    real = os.path.realpath(path)
+    try:
+        cwd = os.path.realpath(os.getcwd())
+    except OSError:
+        cwd = None
+    why = why_hidden(real, Isolation(out=os.path.realpath(out) if out else ""), cwd)
+    return why or (f"{real} is a folder shared by all" if real in SHARED_DIRS else None)
 
 
 def from_args(args) -> Isolation | None:
@@ -127,8 +156,9 @@ def from_args(args) -> Isolation | None:
         return None
     def given(value, default):
         return default if value is None else value
+    shares = tuple(os.path.realpath(path) for path in getattr(args, "isolate_share", None) or ())
     return Isolation(given(args.isolate_cores, DEFAULT_CORES), given(args.isolate_memory, DEFAULT_MEMORY_MB),
-                     given(args.isolate_processes, DEFAULT_PROCESSES))
+                     given(args.isolate_processes, DEFAULT_PROCESSES), share=shares)
 
 
 # -- the sandbox ------------------------------------------------------------------------------
@@ -147,12 +177,19 @@ SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "
 SYSTEM_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
               "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/localtime",
               "/etc/timezone", "/etc/ssl/certs")
-#: Folders never shown whole to a bot, even when its command names a file in one (then the file
-#: alone is): they hold other programs' sockets or the user's files.
+#: Folders never shown whole to a bot: where a bot's program lies in one, that file alone is
+#: shown.  They hold other programs' sockets or the user's files.
 SHARED_DIRS = ("/", "/tmp", "/var/tmp", "/run", "/var/run", "/var", "/dev/shm", "/home", "/root",
                "/etc", os.path.expanduser("~"))
-#: The project (agent/ and ref_sim/): a built-in bot runs from it.
+#: Never shown to a bot, nor anything in them: the kernel's and the host's live state, its
+#: boot files and settings (the few files of /etc an interpreter reads: :data:`SYSTEM_ETC`).
+NEVER_SHOWN = ("/proc", "/sys", "/dev", "/run", "/var/run", "/boot", "/etc", "/lost+found")
+#: The project (agent/ and ref_sim/): a built-in bot runs from its packages, system-like and
+#: read-only; never the project's folder itself, which may hold --out or a class's files.
 PROJECT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PACKAGES = tuple(os.path.join(PROJECT, name) for name in ("agent", "ref_sim"))
+#: Java's options whose value is the class path: the bot's program.
+CLASS_PATH_OPTIONS = ("-cp", "-classpath", "--class-path")
 #: The size of its private /tmp and /dev/shm when there is no memory cap (each).
 DEFAULT_TMPFS_MB = 256
 
@@ -212,48 +249,204 @@ def _under(path: str, folders) -> bool:
     return any(path == folder or path.startswith(folder.rstrip("/") + "/") for folder in folders)
 
 
-def readable_paths(command: list[str], env: dict) -> list[str]:
-    """What a sandboxed bot must read besides the system: the Python that runs the runner and
-    the project (a built-in is ``{python} -m ...``), the runner's ``sys.path`` and the bot's
-    ``PYTHONPATH``, its program's installation, and what its command's absolute paths name (a
-    script's folder, a class path's entries; :func:`ref_sim.series.realbots.absolute_paths`
-    made them absolute).  A file in one of :data:`SHARED_DIRS` is shown alone, never the folder."""
+def _clean(path: str) -> str:
+    """``path`` absolute and normalised as the kernel reads it: ``//``, ``/./`` and ``..``
+    undone (``os.path.abspath('//')`` stays ``//``, which is ``/``)."""
+    return os.path.normpath("/" + os.path.abspath(path).lstrip("/"))
+
+
+def _homes() -> list[str]:
+    """Every home on this host: /root, the user's (``HOME``) and each folder of /home."""
+    homes = {"/root", os.path.realpath(os.path.expanduser("~"))}
+    with contextlib.suppress(OSError):
+        homes.update(os.path.join("/home", name) for name in os.listdir("/home"))
+    return sorted(homes)
+
+
+def program_paths(command: list[str], env: dict) -> list[str]:
+    """The paths (as its command gives them) of a bot's own program: the program itself, or
+    after an interpreter (:data:`ref_sim.series.specs.INTERPRETERS`) its script (the first
+    word that is not an option), its class path's entries and jar, or the module of ``-m``
+    where the bot's ``PYTHONPATH`` finds it (its top package).  Not the other paths it names:
+    a path merely named on a command line is an argument, not the bot's."""
+    from ref_sim.series.specs import INTERPRETERS, VALUE_OPTIONS
+    if not command:
+        return []
+    first = command[0]
+    if not INTERPRETERS.fullmatch(os.path.basename(first)):
+        found = first if os.sep in first else shutil.which(first, path=env.get("PATH"))
+        return [found] if found else []
+    paths: list[str] = []
+    words = iter(command[1:])
+    for word in words:
+        if word in CLASS_PATH_OPTIONS or word.startswith("--class-path="):
+            value = word.partition("=")[2] if "=" in word else next(words, "")
+            paths += [part for part in value.split(os.pathsep) if part]
+        elif word == "-jar":
+            paths.append(next(words, ""))
+            break
+        elif word == "-m":
+            top = next(words, "").split(".")[0]
+            for entry in env.get("PYTHONPATH", "").split(os.pathsep):
+                found = [os.path.join(entry, name) for name in (top, top + ".py")
+                         if top and os.path.isabs(entry) and os.path.exists(os.path.join(entry, name))]
+                if found:
+                    paths.append(found[0])
+                    break
+            break
+        elif word == "-c":
+            break
+        elif word in VALUE_OPTIONS:
+            next(words, None)
+        elif not word.startswith("-"):
+            paths.append(word)
+            break
+    return [path for path in paths if os.path.isabs(path) and os.path.exists(path)]
+
+
+def _event_env() -> dict:
+    """What :func:`program_paths` needs of a bot's environment, as the runner gives it
+    (:func:`ref_sim.series.launch.child_env`)."""
+    from ref_sim.series import realbots
+    from ref_sim.series.specs import PROJECT_ROOT
+    return {"PATH": os.environ.get("PATH", ""),
+            "PYTHONPATH": os.pathsep.join(filter(None, [PROJECT_ROOT, realbots.runner_directory(),
+                                                        os.environ.get("PYTHONPATH")]))}
+
+
+def _system_like() -> list[str]:
+    """What every bot may read besides the system: the runner's Python (its installation and
+    its ``sys.path``, but for the runner's folder and the project's) and the project's packages."""
+    found = [sys.prefix, sys.base_prefix, sys.exec_prefix, *PACKAGES]
+    found += [entry for entry in sys.path if entry and os.path.isabs(entry) and os.path.isdir(entry)]
+    return [path for path in found if os.path.exists(path) and _clean(path) != PROJECT]
+
+
+def for_event(isolate: Isolation | None, commands, out) -> Isolation | None:
+    """``isolate`` told the event's places no bot may see: ``out`` and each bot's program
+    (``commands``: each bot's command line, a list of words or a template), so that no bot sees
+    another's.  ValueError, one line, when a ``--isolate-share`` folder holds a bot's program."""
+    if isolate is None:
+        return None
+    env, shown = _event_env(), [os.path.realpath(path) for path in _system_like()]
+    programs = []
+    for command in commands:
+        words = shlex.split(command) if isinstance(command, str) else list(command)
+        real = tuple(sorted({os.path.realpath(path) for path in program_paths(words, env)}))
+        real = tuple(path for path in real if not _under(path, [*SYSTEM_DIRS, *shown]))
+        if real:
+            programs.append(real)
+    for share in isolate.share:
+        held = [path for bot in programs for path in bot if _under(path, [share])]
+        if held:
+            raise ValueError(f"--isolate-share {share}: it holds a bot's program ({held[0]}): "
+                             "every bot would see it; share a folder of its own")
+    return replace(isolate, out=os.path.realpath(out) if out else "", programs=tuple(programs))
+
+
+def why_hidden(real: str, isolate: Isolation, cwd: str | None, homes=None) -> str | None:
+    """Why the real path ``real`` may not be shown to any bot, or None: the root, a place of
+    :data:`NEVER_SHOWN`, a home or a folder holding one, a folder holding the runner's folder
+    (``cwd``) or ``--out``, or anything in ``--out``."""
+    if real == "/":
+        return "it is the whole file system (/)"
+    if _under(real, NEVER_SHOWN):
+        return f"{real} is the host's own (/proc, /sys, /dev, /run, /etc, /boot are never shown)"
+    for home in _homes() if homes is None else homes:
+        if _under(home, [real]):
+            return f"{real} is or holds a home ({home})"
+    if cwd and _under(cwd, [real]):
+        return f"{real} is or holds the runner's working directory ({cwd})"
+    if isolate.out and (_under(isolate.out, [real]) or _under(real, [isolate.out])):
+        return f"{real} is, holds or is in --out ({isolate.out})"
+    return None
+
+
+def readable_paths(command: list[str], env: dict, isolate: Isolation | None = None) -> list[str]:
+    """What a sandboxed bot reads besides the system and its game: the runner's Python and the
+    project's packages (a built-in is ``{python} -m ...``), the folders of its ``sys.path`` and
+    of the bot's ``PYTHONPATH``, the installation of an interpreter found on the PATH, and
+    ``--isolate-share``: each skipped where :func:`why_hidden` or another bot's program says
+    no.  And its own program (:func:`program_paths`): its folder, or the program's file
+    alone where that folder is shared (the runner's folder, a home, :data:`SHARED_DIRS`, another
+    bot's).  Every path normalised and its links resolved before any check.  ValueError, one
+    line, when its program cannot be shown (``/``, a home, /proc, /run, --out, another bot's)."""
+    isolate = isolate or Isolation()
+    try:
+        cwd: str | None = os.path.realpath(os.getcwd())
+    except OSError:
+        cwd = None
+    homes = _homes()
+    own = {os.path.realpath(path) for path in program_paths(command, env)}
+    others = [path for bot in isolate.programs if set(bot) != own for path in bot]
     found: list[str] = []
 
-    def add(path: str) -> None:
-        path = os.path.abspath(path)
-        if not os.path.exists(path) or _under(path, SYSTEM_DIRS):
-            return
-        if not os.path.isdir(path):
-            folder = os.path.dirname(path)
-            path = path if folder in SHARED_DIRS else folder
-        if path in SHARED_DIRS:
-            return
-        found.append(path)
+    def trusted(path: str) -> None:          # the runner's and the instructor's: skipped if not
+        path = _clean(path)
         real = os.path.realpath(path)
-        if real != path and not _under(real, SYSTEM_DIRS) and real not in SHARED_DIRS:
-            found.append(real)
+        if (path == PROJECT or real == os.path.realpath(PROJECT) or not os.path.exists(real)
+                or _under(real, SYSTEM_DIRS) or why_hidden(real, isolate, cwd, homes)
+                or any(_under(other, [real]) for other in others)):
+            return
+        found.extend({path, real})
 
-    program = shutil.which(command[0], path=env.get("PATH")) if command else None
-    if program:
-        add(program)  # the path the command runs, a link to the interpreter included
-        real = os.path.realpath(program)
+    for path in [*_system_like(), *env.get("PYTHONPATH", "").split(os.pathsep)]:
+        if path and os.path.isabs(path) and os.path.isdir(path):
+            trusted(path)
+    for path in isolate.share:          # a file or a folder
+        trusted(path)
+    first = command[0] if command else ""
+    interpreter = shutil.which(first, path=env.get("PATH")) if first else None
+    real = os.path.realpath(interpreter) if interpreter else ""
+    # The interpreter of its script: its installation (~/.nvm/.../bin/node: the folder above
+    # bin), unless the bot's line names one in a hidden folder of a home.
+    if interpreter and real not in own:
         folder = os.path.dirname(real)
-        add(os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder)
-    for prefix in (sys.prefix, sys.base_prefix, sys.exec_prefix, PROJECT):
-        add(prefix)
-    for entry in [*sys.path, *env.get("PYTHONPATH", "").split(os.pathsep)]:
-        if entry and os.path.isabs(entry) and os.path.isdir(entry):
-            add(entry)
-    for word in command[1:]:
-        for part in word.split(os.pathsep):
-            if os.path.isabs(part):
-                add(part)
+        # the path the command runs (a link included), then what it leads to
+        for path in (os.path.dirname(interpreter),
+                     os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder):
+            if not (os.sep in first and _hidden_folder_of_home(os.path.realpath(path), homes)):
+                trusted(path)
+    shown = [os.path.realpath(path) for path in found]
+    for path in program_paths(command, env):
+        path = _clean(path)
+        real = os.path.realpath(path)
+        if _under(real, [*SYSTEM_DIRS, *shown]):
+            continue
+        why = why_hidden(real, isolate, cwd, homes)
+        if why is None and _hidden_folder_of_home(real, homes):
+            why = f"{real} is in a hidden folder of a home"
+        if why is None:
+            other = next((o for o in others if _under(o, [real]) or _under(real, [o])), None)
+            why = other and f"{real} is or holds another bot's program ({other})"
+        if why is None and real in SHARED_DIRS:
+            why = f"{real} is a folder shared by all ({', '.join(SHARED_DIRS)})"
+        if why is None and real != path and any(_under(o, [os.path.dirname(real)])
+                                                for o in others):
+            why = f"{path} is a link into another bot's folder ({os.path.dirname(real)})"
+        if why:
+            raise ValueError(f"--isolate will not show {os.path.basename(command[0])}'s "
+                             f"program {path}: {why}")
+        folder = real if os.path.isdir(real) else os.path.dirname(real)
+        if folder != real and (folder in SHARED_DIRS or why_hidden(folder, isolate, cwd, homes)
+                               or any(_under(o, [folder]) for o in others)):
+            found.extend({path, real})          # the file alone: its folder is not its own
+        else:
+            found.extend({path if folder == real else os.path.dirname(path), folder})
     unique = []
     for path in sorted(set(found), key=len):        # a folder inside another adds nothing
         if not _under(path, unique):
             unique.append(path)
     return unique
+
+
+def _hidden_folder_of_home(real: str, homes) -> bool:
+    """True for a path in a hidden folder of a home (``~/.ssh/...``, ``~/.config/...``)."""
+    for home in homes:
+        if _under(real, [home]) and real != home:
+            if any(part.startswith(".") for part in os.path.relpath(real, home).split(os.sep)):
+                return True
+    return False
 
 
 # -- cgroups ----------------------------------------------------------------------------------
@@ -546,9 +739,12 @@ def status_line(isolation: Isolation | None, concurrency: int = 1) -> str | None
     cgroup = (f"cgroup v{place.version} per bot" if place else
               f"{no_cgroup}: cores, shared memory, processes and the end NOT held by the kernel")
     path, why = bwrap() if isolation.sandbox else (None, "sandbox off")
-    sandbox = (f"sandbox bwrap: no network, a minimal file system (system and its own files "
-               f"read-only, its game directory writable), private /tmp and /dev/shm of "
-               f"{tmpfs_mb(isolation)} MB, no host sockets, no home"
+    shared = f", {', '.join(isolation.share)} (--isolate-share)" if isolation.share else ""
+    sandbox = (f"sandbox bwrap: no network; each bot sees read-only the system, our Python and "
+               f"packages{shared} and its own program's folder (its program alone where that "
+               f"folder holds another bot's or is the runner's), writable its game's files, "
+               f"nothing else: not the runner's folder, --out, a home, another bot's files; "
+               f"private /tmp and /dev/shm of {tmpfs_mb(isolation)} MB, no host sockets"
                if path else f"no sandbox ({why}): isolation is partial, bots can write, reach "
                             "the network and host sockets as you")
     return f"isolation: {cgroup}; {cores}; {memory}; {processes}; {ending}; {sandbox}"
@@ -807,8 +1003,8 @@ def start(command: list[str], isolation: Isolation | None = None, *, writable=()
         if path is not None:
             env["TMPDIR"] = env["HOME"] = "/tmp"    # its own, in memory: no one's files
             env.pop(RUNNER_ENV, None)   # its own pid namespace cannot see the runner: it dies
-            wrapped = [path, *sandbox_args(writable, readable_paths(command, env),  # with it
-                                           tmpfs_mb(isolation) << 20), *wrapped]
+            wrapped = [path, *sandbox_args(writable, readable_paths(command, env, isolation),
+                                           tmpfs_mb(isolation) << 20), *wrapped]  # with it
         place = cgroups()[0]
         if place is not None:
             group = BotCgroup(place, cores, isolation.memory_mb << 20, isolation.processes)
@@ -840,7 +1036,9 @@ def recorded_setting(isolate: Isolation | None) -> dict | None:
     """What the settings file keeps of ``isolate`` (None: not isolated)."""
     if isolate is None:
         return None
-    return {"cores": isolate.cores, "memory_mb": isolate.memory_mb, "processes": isolate.processes}
+    shares = {"share": list(isolate.share)} if isolate.share else {}    # older files have none
+    return {"cores": isolate.cores, "memory_mb": isolate.memory_mb, "processes": isolate.processes,
+            **shares}
 
 
 def resume_setting(args, setting) -> bool:
@@ -849,14 +1047,19 @@ def resume_setting(args, setting) -> bool:
     (the caller says so).  ValueError, one line, if the file's value is not one."""
     if setting is None:
         return False
-    if (not isinstance(setting, dict) or set(setting) != {"cores", "memory_mb", "processes"}
-            or not all(type(value) is int and value >= 0 for value in setting.values()) or setting["cores"] < 1):
+    numbers = {"cores", "memory_mb", "processes"}
+    shares = setting.get("share", []) if isinstance(setting, dict) else None
+    if (not isinstance(setting, dict) or not numbers <= set(setting) <= numbers | {"share"}
+            or not all(type(setting[key]) is int and setting[key] >= 0 for key in numbers)
+            or setting["cores"] < 1 or not isinstance(shares, list)
+            or not all(isinstance(path, str) and path for path in shares)):
         raise ValueError("cannot resume: the recorded 'isolate' must be null or its cores, "
-                         "memory_mb and processes (whole numbers)")
+                         "memory_mb and processes (whole numbers) and its shared folders")
     added = not args.isolate
     args.isolate = True
     args.isolate_cores, args.isolate_memory, args.isolate_processes = (
         setting["cores"], setting["memory_mb"], setting["processes"])
+    args.isolate_share = list(shares) or None
     return added
 
 
@@ -864,5 +1067,6 @@ def command_options(isolate: Isolation | None) -> list[str]:
     """``--isolate`` and its settings as a command line gives them (the resume command)."""
     if isolate is None:
         return []
+    shares = [word for path in isolate.share for word in ("--isolate-share", path)]
     return ["--isolate", "--isolate-cores", str(isolate.cores), "--isolate-memory", str(isolate.memory_mb),
-            "--isolate-processes", str(isolate.processes)]
+            "--isolate-processes", str(isolate.processes), *shares]
