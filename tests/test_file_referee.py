@@ -55,11 +55,11 @@ def test_each_turn_removes_the_other_go_notes_m_then_creates_its_own_go():
     run = Virtual(legal(0.01))
     run.play(RefereeSettings(time_limit=1.0), seed=1)
     turn = [action for _, action in run.log[5:9]]
-    assert turn[:3] == [Remove("Otter.go"), Stat(), Write("Walrus.go")]
+    assert turn[:3] == [Remove("Otter.go"), Stat("Walrus"), Write("Walrus.go")]
     assert turn[3].event.kind == "turn" and turn[3].event.player == "Walrus"
     later = [action for _, action in run.log]
     second = later.index(Write("Otter.go"))
-    assert later[second - 2:second] == [Remove("Walrus.go"), Stat()]
+    assert later[second - 2:second] == [Remove("Walrus.go"), Stat("Otter")]
 
 
 def test_the_coin_flip_and_opening_are_seeded_and_either_side_may_start():

@@ -51,6 +51,7 @@ from ref_sim.referees.file_referee import (
     Unreadable,
     Wait,
     Write,
+    parse_move_line,
 )
 
 # The real referee's clean-up patterns, applied with re.match (anchored at the start only),
@@ -188,8 +189,12 @@ def write_file(directory: Path, name: str, text: str, encoding: str) -> None:
     and written in place, the same file, and a missing one created.  Anything else a bot put
     there (a symbolic link, a FIFO, a hard link, a directory) is replaced by a new file, written
     under a fresh name and renamed onto it: nothing outside the directory is ever written."""
-    data = text.replace("\n", os.linesep).encode(encoding)
-    path = directory / name
+    write_data(directory / name, text.replace("\n", os.linesep).encode(encoding))
+
+
+def write_data(path: Path, data: bytes) -> None:
+    """:func:`write_file`'s writing, of bytes: a regular file at ``path`` truncated and written in
+    place, a missing one created, anything else replaced."""
     if NO_FOLLOW or not os.path.islink(path):
         created = False
         try:
@@ -310,7 +315,8 @@ def run_game(directory, name1: str, name2: str, settings: RefereeSettings | None
              opening: list[tuple[int, int]] | None = None,
              on_event: Callable[[Event], None] | None = None,
              stop: threading.Event | None = None,
-             agents_gone: Callable[[], bool] | None = None) -> GameRecord:
+             agents_gone: Callable[[], bool] | None = None,
+             views: dict[str, Path] | None = None) -> GameRecord:
     """Referee one game in ``directory`` between ``name1`` and ``name2``; return its record.
 
     settings: the referee's timing and encoding (:class:`RefereeSettings`; its encoding None
@@ -319,13 +325,18 @@ def run_game(directory, name1: str, name2: str, settings: RefereeSettings | None
     step.  stop: set it to abort a running game (treated like Ctrl-C).  agents_gone: when the
     caller launched the agents, a test that they have all exited: the clean-up after the end
     then comes as soon as it is true.  The real referee keeps its files until its operator
-    closes it.
+    closes it.  views: each player's own directory by name (``--isolate``): the referee's files
+    are kept in each (:class:`_ViewsShell`), and ``directory`` is not used.
     """
     settings = settings or RefereeSettings()
     settings = replace(settings, encoding=check_encoding(settings.encoding or locale_encoding()))
     referee = FileReferee(name1, name2, settings, seed=seed, first=first, opening=opening,
                           started=time.time())
-    shell = _Shell(Path(directory), settings, on_event, stop, agents_gone)
+    if views is None:
+        shell = _Shell(Path(directory), settings, on_event, stop, agents_gone)
+    else:
+        shell = _ViewsShell({name: Path(view) for name, view in views.items()}, settings, on_event, stop,
+                            agents_gone)
     action = referee.start(time.perf_counter())
     while not isinstance(action, Done):
         try:
@@ -347,20 +358,25 @@ class _Shell:
         self.on_event, self.stop, self.agents_gone = on_event, stop, agents_gone
 
     def perform(self, action):
-        if isinstance(action, Stat):
-            try:                    # the link itself, if one is there: nothing is followed
-                return os.lstat(self.directory / MOVE_FILE).st_mtime
-            except FileNotFoundError:
-                return None
         if isinstance(action, Wait):
             return self.wait(action.until, action.agents)
+        if isinstance(action, Notify):
+            if self.on_event is not None:
+                self.on_event(action.event)
+            return None
+        return self.in_directory(self.directory, action)
+
+    def in_directory(self, directory: Path, action):
+        """``action`` on the files of ``directory``: its answer."""
+        if isinstance(action, Stat):
+            return mtime_of(directory / MOVE_FILE)
         if isinstance(action, Write):
-            write_file(self.directory, action.name, action.text, self.settings.encoding)
+            write_file(directory, action.name, action.text, self.settings.encoding)
         elif isinstance(action, Remove):
-            remove_entry(self.directory / action.name)
+            remove_entry(directory / action.name)
         elif isinstance(action, ReadMove):
             try:
-                return read_move_line(self.directory / MOVE_FILE, self.settings.encoding)
+                return read_move_line(directory / MOVE_FILE, self.settings.encoding)
             except FileNotFoundError:
                 return Crash()
             except RefereeCrash as crash:
@@ -370,12 +386,9 @@ class _Shell:
             except OSError as error:    # the real referee's open() fails: it would crash
                 return Unreadable(f"a file it may not read ({error.strerror or error})")
         elif isinstance(action, PeekMove):
-            return line_at_time_out(self.directory / MOVE_FILE, self.settings.encoding)
-        elif isinstance(action, Notify):
-            if self.on_event is not None:
-                self.on_event(action.event)
+            return line_at_time_out(directory / MOVE_FILE, self.settings.encoding)
         elif isinstance(action, Clean):
-            clean(self.directory)
+            clean(directory)
         else:
             raise TypeError(f"not a referee action: {action!r}")
         return None
@@ -396,6 +409,104 @@ class _Shell:
         if self.stop is not None and self.stop.is_set():
             raise KeyboardInterrupt
         return None
+
+
+def mtime_of(path: Path) -> float | None:
+    """The modification time of what stands at ``path`` (a link itself: nothing is followed)."""
+    try:
+        return os.lstat(path).st_mtime
+    except FileNotFoundError:
+        return None
+
+
+#: How often, between the referee's looks, the mover's ``move_file`` is copied into the other
+#: views when it changed: an opponent that answers a line the moment it appears (out of turn) is
+#: then seen doing so before the referee's next look, as in the shared directory.
+MIRROR_INTERVAL = 0.005
+
+
+class _ViewsShell(_Shell):
+    """The referee's files kept in each player's own directory, its view (``--isolate``): what
+    the referee writes goes into every view, and what the mover writes to its ``move_file`` is
+    copied into the others' (within :data:`MIRROR_INTERVAL`, and again when the referee reads
+    it), as the opponent would find it in the shared directory. A move is read from the mover's
+    view only, so what a player does to the files of its own view (deletes a ``.go``, forges a
+    line at the other's turn) reaches nobody else.
+
+    One thing a player writes out of turn still counts, so that games without tampering keep the
+    real referee's verdicts: a move line in its own name (it loses, ``Out-of-order move!``), seen
+    at the mover's next look as it would be in the shared directory. Anything else written out of
+    turn is seen once and left to its writer."""
+
+    def __init__(self, views: dict[str, Path], settings: RefereeSettings, on_event, stop, agents_gone) -> None:
+        super().__init__(None, settings, on_event, stop, agents_gone)
+        self.views = views
+        self.written: dict[str, float | None] = {}   # each view's move_file as the referee last left it
+        self.mover: str | None = None
+        self.source: str | None = None               # whose move_file the next read is of
+
+    def in_directory(self, directory, action):
+        if isinstance(action, (Write, Remove, Clean)):
+            for view in self.views.values():
+                super().in_directory(view, action)
+            if getattr(action, "name", MOVE_FILE) == MOVE_FILE:
+                self.note_all()
+            return None
+        if isinstance(action, Stat):
+            return self.stat(action.player)
+        source = self.source if isinstance(action, ReadMove) and self.source else action.player
+        answer = super().in_directory(self.views[source], action)
+        if isinstance(action, ReadMove) and isinstance(answer, str):
+            self.hand_on(source)
+        return answer
+
+    def note_all(self) -> None:
+        self.written = {name: mtime_of(view / MOVE_FILE) for name, view in self.views.items()}
+
+    def stat(self, mover: str) -> float | None:
+        """The mover's ``move_file``'s mtime, or a later one of a line another player wrote in
+        its own name since the referee last wrote its view (then the next read is of that)."""
+        self.mover = self.source = mover
+        newest = mtime_of(self.views[mover] / MOVE_FILE)
+        if newest is None:
+            return None                 # the mover removed it: the real referee crashes
+        for name, view in self.views.items():
+            seen = mtime_of(view / MOVE_FILE)
+            if name == mover or seen is None or seen == self.written.get(name):
+                continue
+            self.written[name] = seen   # looked at once, whatever it says
+            if seen > newest and self.own_line(view, name):
+                newest, self.source = seen, name
+        return newest
+
+    def own_line(self, view: Path, name: str) -> bool:
+        try:
+            parsed = parse_move_line(read_move_line(view / MOVE_FILE, self.settings.encoding))
+        except (OSError, NotAMoveFile, RefereeCrash):
+            return False
+        return parsed is not None and parsed[0] == name
+
+    def hand_on(self, source: str) -> None:
+        """The bytes of ``source``'s ``move_file`` (at most what the referee reads), into every
+        other view's."""
+        try:
+            data, _ = read_start(self.views[source] / MOVE_FILE, MOVE_READ_LIMIT)
+        except (OSError, NotAMoveFile):
+            return                      # gone or replaced meanwhile: the referee's read decides
+        for name, view in self.views.items():
+            if name != source:
+                write_data(view / MOVE_FILE, data)
+        self.note_all()
+
+    def wait(self, until: float, agents: bool) -> bool | None:
+        while True:
+            if super().wait(min(until, time.perf_counter() + MIRROR_INTERVAL), agents):
+                return True
+            if self.mover is not None and mtime_of(self.views[self.mover] / MOVE_FILE) not in (
+                    None, self.written.get(self.mover)):
+                self.hand_on(self.mover)
+            if time.perf_counter() >= until:
+                return None
 
 
 #: How much of ``move_file`` is looked at after a time-out: enough for any move line, and a

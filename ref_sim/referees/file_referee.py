@@ -170,20 +170,26 @@ class Remove:
 
 @dataclass(frozen=True)
 class Stat:
-    """Look at ``move_file``. Answer: its modification time, or None when it is missing."""
+    """Look at ``move_file``. Answer: its modification time, or None when it is missing.
+    ``player``: the mover, whose move it would be (where each player has its own view of the
+    directory, the mover's is looked at)."""
+    player: str | None = None
 
 
 @dataclass(frozen=True)
 class ReadMove:
     """Read ``move_file`` as the real referee does. Answer: the line it keeps (a str), a
     :class:`Crash` where the real referee would crash, or :class:`Unreadable` where no line can
-    be read from what stands there."""
+    be read from what stands there. ``player``: the mover, as :class:`Stat`'s."""
+    player: str | None = None
 
 
 @dataclass(frozen=True)
 class PeekMove:
     """At a time-out, the line ``move_file`` starts with, for the record only (the real referee
-    does not read it then). Answer: that line, or None when it cannot be read."""
+    does not read it then). Answer: that line, or None when it cannot be read. ``player``: the
+    mover, as :class:`Stat`'s."""
+    player: str | None = None
 
 
 @dataclass(frozen=True)
@@ -427,7 +433,7 @@ class FileReferee:
         settings, game, record = self.settings, self.game, self.record
         mover, opponent = self.players[game.turn], self.players[1 - game.turn]
         yield Remove(f"{opponent}.go")
-        noted = yield Stat()                    # M: a later mtime is a move
+        noted = yield Stat(mover)               # M: a later mtime is a move
         if noted is None:
             raise _Crashed(Crash())
         yield Write(f"{mover}.go")
@@ -447,7 +453,7 @@ class FileReferee:
             if self.now < due:
                 yield Wait(due + TICK_SLACK)
                 continue
-            seen = yield Stat()
+            seen = yield Stat(mover)
             if seen is None:
                 raise _Crashed(Crash())
             if seen > noted:
@@ -458,10 +464,10 @@ class FileReferee:
             if self.now < deadline:
                 yield Wait(deadline)
             # What move_file says then tells why (ref_sim.series.realbots.stall_notes).
-            record.timeout_line = yield PeekMove()
+            record.timeout_line = yield PeekMove(mover)
             return (opponent, mover), TIME_OUT
         seconds = self.now - start
-        line = yield ReadMove()
+        line = yield ReadMove(mover)
         if isinstance(line, Crash):
             raise _Crashed(line)
         if isinstance(line, Unreadable):

@@ -126,11 +126,17 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
     """
     agent_seeds = agent_seeds or {}
     directory.mkdir(parents=True, exist_ok=True)
+    # Contained bots each play in a view of their own (the referee keeps its files in both), so
+    # that neither can touch the other's turn: ref_sim.referees.file_protocol._ViewsShell.
+    views = {name: directory / name for name in names} if settings.isolate is not None else None
+    home = views or dict.fromkeys(names, directory)
+    for view in home.values():
+        view.mkdir(exist_ok=True)
     processes, log_paths = {}, {}
     ready = {name: launch.ready_path(logs, number, name) for name in names}
     for name in names:
         log_paths[name] = logs / f"game-{number:04d}-{name}.log"
-        processes[name] = start_agent(specs[name], name, directory, settings.time_limit,
+        processes[name] = start_agent(specs[name], name, home[name], settings.time_limit,
                                       log_paths[name], agent_seeds.get(name, 0), settings.encoding,
                                       settings.env, settings.isolate,
                                       telemetry.search_log_path(logs, number, name), ready[name])
@@ -178,7 +184,7 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
     try:
         record = run_game(directory, names[0], names[1], settings.referee(), seed=seed,
                           first=first, opening=opening, on_event=on_event, stop=stop,
-                          agents_gone=all_exited)
+                          agents_gone=all_exited, views=views)
     except BaseException:       # no agent outlives a game that went wrong here
         for process in processes.values():
             stops.kill_tree(process)
@@ -207,14 +213,15 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
         telemetry.trim_log(telemetry.search_log_path(logs, number, name))
     for name in names:                          # every agent has exited: nothing rewrites them
         for scratch in specs[name].scratch:
-            (directory / scratch.format(name=name)).unlink(missing_ok=True)
+            (home[name] / scratch.format(name=name)).unlink(missing_ok=True)
         ready[name].unlink(missing_ok=True)
     record.late_start = late                    # for the hints: who was not up when it began
     record.save(logs / f"game-{number:04d}.json")
-    try:
-        directory.rmdir()                   # the referee cleaned it: no empty folder left
-    except OSError:
-        pass                                # something else is in it: keep it
+    for folder in [*(views or {}).values(), directory]:
+        try:
+            folder.rmdir()                  # the referee cleaned it: no empty folder left
+        except OSError:
+            pass                            # something else is in it: keep it
     return record, notes
 
 
