@@ -1,7 +1,10 @@
 """What every command line of the project shares, the agent's (:mod:`agent.cli`) and the bench's
 (ref_sim's commands, the scripts): a usage error said in one line (:class:`UsageError`,
 :class:`OneLineParser`, :func:`say_error`), bad values quoted short and printable
-(:func:`shown`, :func:`reason`), and a closed stdout made quiet (:func:`silence_output`).
+(:func:`shown`, :func:`reason`), a closed stdout made quiet (:func:`silence_output`), and the
+files a command is given opened only once known to be regular ones: to read
+(:func:`open_regular`, :func:`read_regular`) and to write (:func:`write_output`, the one way an
+output is written; :func:`check_output` says up front what it would refuse).
 
 A module of its own, light to import, so that no two commands import each other. The checked
 numbers, their bounds and the engine specs are in :mod:`agent.options`.
