@@ -12,6 +12,8 @@ import json
 import logging
 import os
 
+from .cli_common import open_regular
+
 log = logging.getLogger(__name__)
 
 #: The environment variable a runner names the file with (``--search-log`` wins over it).
@@ -53,7 +55,8 @@ class SearchLog:
             return
         try:
             data = (json.dumps(record, allow_nan=False, separators=(",", ":")) + "\n").encode()
-            handle = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            # Not into a FIFO or a device: the open or the write would stall the game for ever.
+            handle = open_regular(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, mode=0o644)
             try:
                 os.write(handle, data)
             finally:

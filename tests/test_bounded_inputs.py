@@ -115,6 +115,16 @@ def test_the_agents_log_file_must_be_a_regular_file(tmp_path):
 
 
 @needs_fifo
+def test_the_agents_search_log_never_waits_on_a_fifo(tmp_path, caplog):
+    from agent.search_log import SearchLog
+    fifo = tmp_path / "search.jsonl"
+    os.mkfifo(fifo)
+    log = SearchLog(str(fifo), "file")
+    log.move(4, 4, 0.1)                                   # blocked for ever before (pytest's timeout)
+    assert log.path is None and "not a regular file (a FIFO" in caplog.text   # said once, played on
+
+
+@needs_fifo
 def test_the_referees_record_must_be_a_regular_file(tmp_path, capsys):
     fifo = tmp_path / "record.json"
     os.mkfifo(fifo)
