@@ -402,9 +402,10 @@ def readable_paths(command: list[str], env: dict, isolate: Isolation | None = No
     # bin), unless the bot's line names one in a hidden folder of a home.
     if interpreter and real not in own:
         folder = os.path.dirname(real)
-        # the path the command runs (a link included), then what it leads to
-        for path in (os.path.dirname(interpreter),
-                     os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder):
+        # the path the command runs and each link on the way (a link to a venv's python, a
+        # link to pyenv's), then what it leads to
+        for path in ([os.path.dirname(hop) for hop in _link_chain(interpreter)]
+                     + [os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder]):
             if not (os.sep in first and _hidden_folder_of_home(os.path.realpath(path), homes)):
                 trusted(path)
     shown = [os.path.realpath(path) for path in found]
@@ -438,6 +439,14 @@ def readable_paths(command: list[str], env: dict, isolate: Isolation | None = No
         if not _under(path, unique):
             unique.append(path)
     return unique
+
+
+def _link_chain(path: str, hops: int = 40) -> list[str]:
+    """``path`` and each link it leads through, in order (as exec follows them)."""
+    chain = [os.path.abspath(path)]
+    while os.path.islink(chain[-1]) and len(chain) < hops:
+        chain.append(os.path.join(os.path.dirname(chain[-1]), os.readlink(chain[-1])))
+    return [os.path.normpath(hop) for hop in chain]
 
 
 def _hidden_folder_of_home(real: str, homes) -> bool:
