@@ -7,7 +7,6 @@ Debian's package (apt-get install chromium) runs as root with --no-sandbox, as h
 from __future__ import annotations
 
 import base64
-import fcntl
 import json
 import os
 import queue
@@ -33,6 +32,8 @@ class Browser:
     reads commands from fd 3 and writes to fd 4, each message JSON and a NUL)."""
 
     def __init__(self, binary, profile):
+        import fcntl  # POSIX only, as the fd passing is: here so that Windows can import the module (and skip)
+
         theirs_read, ours_write = os.pipe()
         ours_read, theirs_write = os.pipe()
         # Out of the way of 3 and 4, then a tiny trampoline puts them there for the browser.

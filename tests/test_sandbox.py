@@ -10,7 +10,6 @@ is gone after it (checked after each test, also when it failed).
 import json
 import mmap
 import os
-import resource
 import socket
 import subprocess
 import sys
@@ -19,6 +18,11 @@ import textwrap
 import time
 
 import pytest
+
+try:
+    import resource
+except ImportError:  # Windows: no rlimits (the one test that reads them skips)
+    resource = None
 
 from ref_sim import stops
 from ref_sim.series import isolation
@@ -243,6 +247,7 @@ def test_raising_a_limit_gains_nothing(tmp_path):
 
 
 @pytest.mark.e2e
+@pytest.mark.skipif(resource is None, reason="POSIX resource limits (no resource module here)")
 def test_shim_sets_hard_process_cap_for_a_user(tmp_path):
     # RLIMIT_NPROC as a normal user: the shim's arithmetic, run in a child that is given the
     # same hard limit whoever runs the test (the kernel exempts root from enforcing it only).

@@ -36,7 +36,10 @@ PATIENCE = 120.0
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not sys.platform.startswith("linux"),
                                                   reason="POSIX signals and /proc")]
 
-SIGNALS = [signal.SIGTERM, signal.SIGHUP, signal.SIGINT]
+#: Windows has no SIGHUP: the tests skip there (pytestmark), but the module must still import
+#: (test_tournament.py takes these from it).
+SIGHUP = getattr(signal, "SIGHUP", None)
+SIGNALS = [signal.SIGTERM, SIGHUP, signal.SIGINT]
 SIGNAL_IDS = ["SIGTERM", "SIGHUP", "SIGINT"]
 
 #: The random file-protocol player behind a shell that first starts a child of its own (a
@@ -309,7 +312,7 @@ def test_train_eval_generate_stops_keeps_its_games_and_continues_as_printed(tmp_
 
 
 @pytest.mark.parametrize("step, signum, shows", [
-    ("match", signal.SIGHUP, "Score of fitted@200 vs classic@200: "),
+    ("match", SIGHUP, "Score of fitted@200 vs classic@200: "),
     ("speed", signal.SIGINT, None),
 ], ids=["match-SIGHUP", "speed-SIGINT"])
 def test_train_eval_steps_stop_in_one_line(step, signum, shows, tmp_path):
