@@ -18,6 +18,7 @@ import os
 import stat
 import sys
 
+from . import platform_io
 from .exits import EXIT_USAGE
 from .text import printable
 
@@ -104,10 +105,11 @@ class CannotWrite(OSError):
 def open_regular(path, flags: int = os.O_RDONLY, limit: int | None = None, mode: int = 0o666) -> int:
     """A descriptor of ``path`` once it is known to be a regular file of at most ``limit`` bytes,
     opened without blocking (a FIFO or a device given by mistake, or planted, would otherwise
-    block the open or the read for ever; the descriptor is blocking again when returned).
+    block the open or the read for ever; the descriptor is blocking again when returned) and in
+    binary mode (agent.platform_io: the flags each system has).
     NotRegularFile if it is something else or bigger; OSError if it cannot be opened."""
     try:
-        fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0), mode)
+        fd = os.open(path, flags | platform_io.NO_BLOCK | platform_io.NO_TTY | platform_io.BINARY, mode)
     except OSError as error:
         if error.errno == errno.ENXIO:          # a FIFO nobody reads, opened to write
             raise NotRegularFile("not a regular file (a FIFO or a device)") from None
@@ -124,7 +126,7 @@ def open_regular(path, flags: int = os.O_RDONLY, limit: int | None = None, mode:
             raise NotRegularFile(f"not a regular file (one of the kernel's, in {kernel})")
         if limit is not None and info.st_size > limit:
             raise NotRegularFile(f"{info.st_size:,} bytes, more than the {limit:,} read here")
-        os.set_blocking(fd, True)
+        platform_io.make_blocking(fd)
     except BaseException:
         os.close(fd)
         raise
@@ -137,9 +139,11 @@ def write_output(path, data: str | bytes) -> None:
     that a FIFO there does not block for ever and a symbolic link is not written through (its
     target is someone else's file); :class:`CannotWrite` naming ``path`` otherwise."""
     try:
-        fd = open_regular(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0))
+        if platform_io.unfollowed_link(path):   # no O_NOFOLLOW (Windows): looked for first
+            raise OSError(errno.ELOOP, "a symbolic link")
+        fd = open_regular(path, os.O_WRONLY | os.O_CREAT | platform_io.NO_FOLLOW)
     except OSError as error:
-        if error.errno == errno.ELOOP:          # O_NOFOLLOW met a symbolic link
+        if platform_io.refused_link(error):     # O_NOFOLLOW met a symbolic link
             error = NotRegularFile("a symbolic link: not followed, its target is another file")
         raise CannotWrite(f"cannot write {path}: {reason(error)}") from None
     except ValueError as error:                 # NotRegularFile, or a NUL in the path

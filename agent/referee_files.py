@@ -24,6 +24,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import platform_io
+
 log = logging.getLogger(__name__)
 
 #: Bytes read at a time: the memory a read needs is a few times this, whatever the file's size.
@@ -60,8 +62,14 @@ REPLACE_ATTEMPTS = 20
 REPLACE_RETRY_SLEEP = 0.01
 #: Windows refuses a rename while another process has the target open: retrying helps. On POSIX
 #: a refused rename stays refused (sticky directory, move_file owned by another user): write in
-#: place at once.
-RENAME_REFUSAL_IS_TRANSIENT = os.name == "nt"
+#: place at once. Which refusals pass: agent.platform_io.transient, the reads' rule too.
+
+#: How long a read-side look (a stat, an open) refused by a file being replaced or deleted this
+#: instant (platform_io.transient: Windows' sharing violations, delete-pending files) is tried
+#: again before that file counts as not there, as a file gone counts on POSIX: a replacement is
+#: there again by then, a deletion is gone.
+TRANSIENT_WAIT = 0.05
+TRANSIENT_RETRY_SLEEP = 0.002
 
 #: Timestamp steps a coarse filesystem may have (whole seconds; FAT's two), tried in turn when a
 #: write did not raise move_file's mtime.
@@ -86,8 +94,8 @@ def create_temp_file(directory, data: bytes) -> Path:
     return its path. ``O_EXCL`` (with ``O_NOFOLLOW`` where defined) never opens anything that
     already exists at the name, a symlink included. TempNamesTaken after ``TEMP_NAME_ATTEMPTS``
     taken names; any other OSError as it comes. Nothing is left behind on an error."""
-    flags = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-             | getattr(os, "O_CLOEXEC", 0))
+    flags = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | platform_io.NO_FOLLOW | platform_io.BINARY
+             | platform_io.NO_INHERIT)
     for _ in range(TEMP_NAME_ATTEMPTS):
         path = Path(directory) / temp_name()
         try:
@@ -95,7 +103,7 @@ def create_temp_file(directory, data: bytes) -> Path:
         except FileExistsError:
             continue
         except OSError as error:
-            if error.errno in (errno.ELOOP, errno.EMLINK):  # O_NOFOLLOW met a symlink (BSDs: EMLINK)
+            if platform_io.refused_link(error):  # O_NOFOLLOW met a symlink
                 continue
             raise
         try:
@@ -304,12 +312,12 @@ class FileReader:
     def read(self, path) -> FileLines | None:
         key = os.fspath(path)
         try:
-            st = os.stat(key)  # follows a symlink, as the referee's open() does
-        except (FileNotFoundError, NotADirectoryError):
-            return None
+            st = stat_or_none(key)  # follows a symlink, as the referee's open() does
         except OSError as error:  # a symlink loop, a name too long, a directory we may not search
             return self._unreadable(key, ("stat", error.errno, _stat_version(key, os.lstat)),
                                     error.strerror or str(error))
+        if st is None:
+            return None
         version = _version(st)
         known = self._known.get(key)
         if known is not None and known[0] == version:
@@ -333,15 +341,12 @@ class FileReader:
     def _read(self, key: str, started: float) -> FileLines | None:
         try:
             # O_NONBLOCK: if a FIFO took the file's place since the stat, opening it must not block.
-            fd = os.open(key, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-                         | getattr(os, "O_CLOEXEC", 0))
+            fd = _patient(_open, key, os.O_RDONLY | platform_io.NO_BLOCK | platform_io.BINARY | platform_io.NO_INHERIT)
         except (FileNotFoundError, NotADirectoryError):
             return None
-        except PermissionError as error:
-            if os.name == "nt":  # being replaced this instant ("Writing a move safely"): look again
-                return None
-            return self._unreadable(key, _stat_version(key), error.strerror or str(error))
         except OSError as error:
+            if platform_io.transient(error):  # still being replaced or deleted: look again next time
+                return None
             return self._unreadable(key, _stat_version(key), error.strerror or str(error))
         try:
             st = os.fstat(fd)
@@ -517,7 +522,7 @@ class MoveWriter:
                     refused = error
                 attempt += 1
                 # Windows: someone (the referee) has move_file open this instant; retry while time allows.
-                if (not RENAME_REFUSAL_IS_TRANSIENT or attempt >= REPLACE_ATTEMPTS
+                if (not platform_io.transient(refused) or attempt >= REPLACE_ATTEMPTS
                         or time.perf_counter() + REPLACE_RETRY_SLEEP > hard_deadline):
                     break
                 time.sleep(REPLACE_RETRY_SLEEP)
@@ -532,7 +537,7 @@ class MoveWriter:
         """Overwrite move_file without truncating it first: the line and a blank line in one write
         (the referee stops reading at the blank line, so older text behind it never counts), then
         cut the file after the line. Never creates move_file (the referee's: docs/protocol.md, "The files")."""
-        fd = os.open(self.move_path, os.O_WRONLY | getattr(os, "O_BINARY", 0))
+        fd = os.open(self.move_path, os.O_WRONLY | platform_io.BINARY)
         try:
             written = os.write(fd, data + b"\n")
             if written != len(data) + 1:
@@ -556,11 +561,45 @@ class MoveWriter:
 
 
 def stat_or_none(path: Path):
-    """``os.stat(path)``, or None where nothing is there (the file, or the directory, is gone)."""
+    """``os.stat(path)``, or None where nothing is there (the file, or the directory, is gone),
+    a file Windows refuses while it is replaced or deleted included (:func:`_patient`)."""
     try:
-        return os.stat(path)
+        return _patient(_stat, path)
     except (FileNotFoundError, NotADirectoryError):
         return None
+    except OSError as error:
+        if platform_io.transient(error):  # refused for TRANSIENT_WAIT: being deleted, so gone
+            return None
+        raise
+
+
+def _stat(path):
+    """The stat of every look at the referee's files; a seam for tests (Windows' refusals)."""
+    return os.stat(path)
+
+
+def _open(path, flags: int) -> int:
+    """The open of every read of the referee's files; a seam for tests (Windows' refusals)."""
+    return os.open(path, flags)
+
+
+def _patient(call, *args):
+    """``call(*args)``, a transient refusal (:func:`agent.platform_io.transient`: a file being
+    replaced or deleted on Windows) tried again for up to :data:`TRANSIENT_WAIT`, then raised;
+    the one rule of every read-side look. A transient refusal ends as what comes next: the file
+    replaced, or gone (FileNotFoundError)."""
+    deadline = None
+    while True:
+        try:
+            return call(*args)
+        except OSError as error:
+            if not platform_io.transient(error):
+                raise
+            now = time.perf_counter()
+            deadline = now + TRANSIENT_WAIT if deadline is None else deadline
+            if now >= deadline:
+                raise
+            time.sleep(TRANSIENT_RETRY_SLEEP)
 
 
 def whole_seconds(st) -> bool:

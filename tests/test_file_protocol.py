@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from agent import file_protocol, referee_files
+from agent import file_protocol, platform_io, referee_files
 from agent.clock import REFEREE_TICK, cutoff_for, first_turn_keep_back
 from agent.limits import STOP_POLL_SECONDS, SearchResult
 from agent.pauses import KEEP_BACK_WINDOW, TRACE_ENV
@@ -338,7 +338,7 @@ def test_rename_retried_when_windows_refuses(referee, refusals, monkeypatch):
     """On Windows a PermissionError from the rename is retried quickly (2 refusals); past
     REPLACE_ATTEMPTS (25) the line goes into move_file in place; never crashing the agent
     (docs/protocol.md, "What a bot must survive", row "Windows: the referee has move_file open")."""
-    monkeypatch.setattr(referee_files, "RENAME_REFUSAL_IS_TRANSIENT", True)
+    monkeypatch.setattr(platform_io, "WINDOWS", True)
     failures = [PermissionError("in use")] * refusals
 
     class Flaky(MoveWriter):
@@ -408,7 +408,7 @@ def test_in_place_write_never_shows_a_wrong_line(tmp_path, monkeypatch):
 @pytest.mark.parametrize("transient", [True, False], ids=["windows", "posix"])
 def test_write_retries_stop_at_the_referee_limit(referee, monkeypatch, transient):
     """Item 4: every retry (rename or in place) ends by the referee's limit, counted from the .go."""
-    monkeypatch.setattr(referee_files, "RENAME_REFUSAL_IS_TRANSIENT", transient)
+    monkeypatch.setattr(platform_io, "WINDOWS", transient)
     attempts = []
 
     class Refused(MoveWriter):

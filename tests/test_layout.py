@@ -144,6 +144,7 @@ def test_the_protocols_hold_no_command_line(graph):
 BOT_MODULES = {
     "agent", "agent.__main__", "agent.cli",  # its command line (both protocols)
     "agent.cli_common", "agent.options", "agent.text",  # what every command shares; checked values, bounds, specs; outside text made printable
+    "agent.platform_io",  # how files are opened and refused where POSIX and Windows differ
     "agent.file_protocol", "agent.referee_files", "agent.file_turns", "agent.watcher", "agent.lifeline",  # the file protocol
     "agent.pauses",
     "agent.clock", "agent.exits",  # both protocols' time budget and exit codes
