@@ -13,6 +13,7 @@ like any other bad value.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import logging
 import os
 import sys
@@ -150,7 +151,7 @@ def build_parser(prog: str = PROG, description: str | None = None, engine_option
     if engine_options:
         _add_engine_options(parser)
     else:
-        parser.set_defaults(engine=None, depth=None, nodes=None, core=None, evaluation=None, threads=1)
+        parser.set_defaults(engine=None, depth=None, nodes=None, core=None, evaluation=None, threads=1, version=False)
     parser.add_argument("--silence", type=bounded(float, 0, MAX_SILENCE, unit="seconds"), default=None,
                         metavar="SECONDS",
                         help="report the game aborted (exit 3) after this long without any change in the referee's "
@@ -169,6 +170,10 @@ def build_parser(prog: str = PROG, description: str | None = None, engine_option
                         help=f"append one JSON line per move (cell, depth, score, nodes, nps, seconds) here, for "
                              f"programs (default: ${SEARCH_LOG_ENV}, set by the series runners; none without it)")
     _add_codingame_options(parser)
+    if engine_options:  # a bot of one's own has its own version, and no core of ours
+        parser.add_argument("--version", action="store_true",
+                            help="print the version and the search core the agent runs here, and why (the ready "
+                                 "line says it too), then exit")
     return parser
 
 
@@ -294,6 +299,29 @@ def _print_result(line: str) -> None:
         say_error(PROG, f"stdout is closed; the result: {line}")
 
 
+def version_line() -> str:
+    """``--version``: the package's version and the search core the agent runs here, and why."""
+    try:
+        version = importlib.metadata.version("uttt-agent")
+    except importlib.metadata.PackageNotFoundError:  # run from a source folder never installed
+        version = "(not installed)"
+    return f"{PROG} {version}; {core.core_in_use()}"
+
+
+def _print_version() -> int:
+    try:
+        line = version_line()
+    except ValueError as error:  # a bad $UTTT_CORE
+        say_error(PROG, f"error: {error}")
+        return EXIT_USAGE
+    try:
+        print(line, flush=True)
+    except (OSError, ValueError):  # stdout closed: the line on stderr, as the result line goes
+        silence_output(sys.stdout)
+        say_error(PROG, line)
+    return 0
+
+
 def main(argv: list[str] | None = None, *, parser=None, make_engine=None) -> int:
     """Run the agent's command line. ``parser`` and ``make_engine(args)`` (an engine with
     ``choose(position, limit)``) stand in for ours: agent.bot runs a bot of one's own so."""
@@ -303,6 +331,8 @@ def main(argv: list[str] | None = None, *, parser=None, make_engine=None) -> int
         say_error(PROG, capped)
     if args.core is not None:  # every engine this process makes reads it (agent/core.py)
         os.environ[core.CORE_ENV] = args.core
+    if args.version:
+        return _print_version()
     try:
         settle_protocol_options(args)
     except UsageError as error:

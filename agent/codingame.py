@@ -34,7 +34,7 @@ from .codingame_turns import (  # noqa: F401  (the coordinates and BadInput: re-
     index_to_cell,
     parse_pair,
 )
-from .engines import choose_legal
+from .engines import choose_legal, core_status
 from .cli_common import reason
 from .exits import (  # noqa: F401  (the protocol's exit codes: re-exported, as always)
     EXIT_BAD_INPUT,
@@ -192,9 +192,10 @@ class CodinGameAgent:
         sys.setswitchinterval(0.001)
         self.reader.start()
         self.ready_at = time.perf_counter()
-        log.info("ready: CodinGame protocol, engine %s, %g ms per turn (first %g ms), margin %g ms",
+        core = core_status(self.engine)
+        log.info("ready: CodinGame protocol, engine %s, %g ms per turn (first %g ms), margin %g ms%s",
                  getattr(self.engine, "name", type(self.engine).__name__), self.turn_ms,
-                 self.first_turn_ms, self.margin_ms)
+                 self.first_turn_ms, self.margin_ms, f"; {core}" if core else "")
         while True:
             try:
                 turn = self.read_turn()

@@ -12,6 +12,7 @@ search. The cores, their speed and the threads: docs/engine.md.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import random
@@ -36,11 +37,12 @@ try:
     from . import _core
 except ImportError as error:  # not built: no compiler when it was installed
     _core = None
-    IMPORT_ERROR = str(error)
+    # "cannot import name '_core'" both where no build exists and where one failed to load: tell them apart.
+    IMPORT_ERROR = str(error) if importlib.util.find_spec(f"{__package__}._core") else f"No module named '{__package__}._core'"
 else:
     IMPORT_ERROR = ""
     if getattr(_core, "CORE_VERSION", None) != CORE_VERSION:  # built from another version of _core.c
-        _core, IMPORT_ERROR = None, "agent._core was built from another version of agent/_core.c; reinstall"
+        _core, IMPORT_ERROR = None, "agent._core was built from another version of agent/_core.c"
     else:
         _core.set_zobrist(ZOBRIST_CELL[0], ZOBRIST_CELL[1], ZOBRIST_FORCED)
 
@@ -60,21 +62,33 @@ class UnsupportedEvaluation(Exception):
     """The compiled core does not compute this evaluator's evaluation."""
 
 
+#: Why the compiled core is missing when the package holds no build of it: setup.py skips the
+#: build where no C compiler works, and pip shows its warning only with -v.
+NOT_BUILT = "the compiled core is not built: no C compiler worked when the package was installed, see docs/wasm.md"
+
+
 def compiled_available() -> bool:
-    return _core is not None
+    return not unavailable_reason()
 
 
 def unavailable_reason() -> str:
-    """Why the compiled core is missing ('' when it is there), with what to do about it."""
-    if _core is not None:
-        return ""
-    return (f"the compiled core is not built ({IMPORT_ERROR}); install with a C compiler present "
-            "(python -m pip install -e .) to build it")
+    """Why the compiled core cannot run ('' when it can), with what to do about it. Everything
+    here asks this (and core_wasm.unavailable_reason for the WebAssembly core): tests fake a
+    machine without a core through it."""
+    return "" if _core is not None else reason_for(IMPORT_ERROR)
+
+
+def reason_for(import_error: str) -> str:
+    """What :func:`unavailable_reason` says for the error that importing agent._core gave."""
+    if import_error.startswith("No module named"):  # setup.py built none: no compiler worked
+        return NOT_BUILT
+    return (f"the compiled core cannot be loaded ({import_error}); reinstall the package to rebuild it "
+            "(python -m pip install -e .)")
 
 
 def wasm_available() -> bool:
     """Could the WebAssembly core run here? (Cheap: wasmtime is only looked for, not imported.)"""
-    return core_wasm.available()
+    return not wasm_unavailable_reason()
 
 
 def wasm_unavailable_reason() -> str:
@@ -94,7 +108,7 @@ def requested_core(core: str | None = None) -> str:
 
 def default_core_text() -> str:
     """For --help: what ``auto`` means on this installation."""
-    if _core is not None:
+    if compiled_available():
         return "compiled (C) here"
     if wasm_available():
         return f"wasm here: {unavailable_reason()}"
@@ -270,9 +284,9 @@ class CompiledAlphaBeta(AlphaBeta):
     def __init__(self, evaluator, hash_mb: float = 192.0, tt_slots: int | None = None,
                  prefault: bool = True, features: Features | None = None, threads: int = 1,
                  core_module=None) -> None:
-        module = core_module or _core
-        if module is None:
+        if core_module is None and unavailable_reason():
             raise CoreUnavailable(unavailable_reason())
+        module = core_module or _core
         kind = _evaluation_kind(evaluator)
         # Not AlphaBeta.__init__: the table, history and killers it makes live in the C searcher.
         self.evaluator = evaluator
@@ -338,6 +352,8 @@ class WasmAlphaBeta(CompiledAlphaBeta):
                  prefault: bool = True, features: Features | None = None, threads: int = 1) -> None:
         if threads != 1:
             raise CoreUnavailable(f"{threads} threads need the compiled core; the WebAssembly core searches on one")
+        if wasm_unavailable_reason():  # asked first: a module loaded before cannot hide why it could not be now
+            raise CoreUnavailable(wasm_unavailable_reason())
         try:
             module = core_wasm.load()
         except core_wasm.WasmUnavailable as error:
@@ -347,6 +363,41 @@ class WasmAlphaBeta(CompiledAlphaBeta):
 
 
 # -- the choice of core ------------------------------------------------------------------------
+
+def core_status(used: str, why: str = "") -> str:
+    """The words the agent's ready line and ``--version`` give for the core in use and why:
+    ``core: compiled``, ``core: wasm (<why the compiled core is not in use>)``..."""
+    return f"core: {used} ({why})" if why else f"core: {used}"
+
+
+def _chosen(choice: str) -> str:
+    return f"chosen with --core or {CORE_ENV}" if choice != "auto" else ""
+
+
+def core_in_use(core: str | None = None) -> str:
+    """:func:`core_status` for the core the agent would run (``core`` as make_searcher takes it)
+    without making a searcher: for ``--version``. The WebAssembly module is loaded (half a second
+    once) so that a module that cannot run is found here, not at the first game."""
+    choice = requested_core(core)
+    why_not = []
+    if choice in ("auto", "compiled"):
+        if compiled_available():
+            return core_status("compiled", _chosen(choice))
+        why_not.append(unavailable_reason())
+    if choice in ("auto", "wasm"):
+        reason = wasm_unavailable_reason()
+        if not reason:
+            try:
+                core_wasm.load()
+            except core_wasm.WasmUnavailable as error:
+                reason = f"the WebAssembly core cannot run: {error}"
+        if not reason:
+            return core_status("wasm", "; ".join(why_not) or _chosen(choice))
+        why_not.append(reason)
+    if choice in ("compiled", "wasm"):  # asked for, and it cannot run: the agent would refuse to start
+        return core_status(f"none, --core {choice} cannot run", "; ".join(why_not))
+    return core_status("python", "; ".join(why_not) or _chosen(choice))
+
 
 _announced: set[str] = set()
 
@@ -371,6 +422,7 @@ def make_searcher(evaluator, hash_mb: float = 192.0, core: str | None = None, pr
     for many short fixed-effort games)."""
     choice = requested_core(core)
     why_not = []  # why each faster core did not run, for the message of the one that does
+    broken = False
     if choice in ("auto", "compiled"):
         try:
             searcher = CompiledAlphaBeta(evaluator, hash_mb=hash_mb, prefault=prefault, features=features,
@@ -380,10 +432,11 @@ def make_searcher(evaluator, hash_mb: float = 192.0, core: str | None = None, pr
                 raise CoreUnavailable(f"--core compiled: {error}") from None
             if isinstance(error, UnsupportedEvaluation):  # no build of the C search computes it
                 return _python_searcher(evaluator, hash_mb, features, threads,
-                                        (logging.WARNING, f"search core: pure Python ({error})"))
+                                        (logging.WARNING, f"search core: pure Python ({error})"), str(error))
             why_not.append(str(error))
         else:
             on = f", {searcher.threads} threads" if searcher.threads > 1 else ""
+            searcher.core_status = core_status("compiled", _chosen(choice))
             return searcher, "compiled", (logging.INFO, f"search core: compiled (C, agent._core), "
                                                         f"{searcher.evaluation} evaluation, table {searcher.tt_slots:,} entries{on}")
     if choice in ("auto", "wasm") and (threads in (1, AUTO_THREADS) or choice == "wasm"):
@@ -394,8 +447,12 @@ def make_searcher(evaluator, hash_mb: float = 192.0, core: str | None = None, pr
             if choice == "wasm":
                 raise CoreUnavailable(f"--core wasm: {error}") from None
             why_not.append(str(error))
+            # Installed and yet it did not load (a wasmtime whose library fails): a warning, not
+            # the note of a machine without it.
+            broken = not wasm_unavailable_reason()
         else:
             because = f" ({'; '.join(why_not)})" if why_not else ""
+            searcher.core_status = core_status("wasm", "; ".join(why_not) or _chosen(choice))
             return searcher, "wasm", (logging.INFO, f"search core: wasm (the C search as WebAssembly, "
                                                     f"{core_wasm.WASM_PATH.name} in wasmtime), {searcher.evaluation} "
                                                     f"evaluation, table {searcher.tt_slots:,} entries{because}")
@@ -403,12 +460,14 @@ def make_searcher(evaluator, hash_mb: float = 192.0, core: str | None = None, pr
         note = (logging.INFO, "search core: pure Python (--core python)" if core is not None
                 else f"search core: pure Python ({CORE_ENV}=python)")
     else:
-        note = (logging.INFO, f"search core: pure Python ({'; '.join(why_not)})")
-    return _python_searcher(evaluator, hash_mb, features, threads, note)
+        note = (logging.WARNING if broken else logging.INFO, f"search core: pure Python ({'; '.join(why_not)})")
+    return _python_searcher(evaluator, hash_mb, features, threads, note, "; ".join(why_not) or _chosen(choice))
 
 
-def _python_searcher(evaluator, hash_mb, features, threads, note):
+def _python_searcher(evaluator, hash_mb, features, threads, note, why):
     if threads != AUTO_THREADS and threads > 1:
         raise CoreUnavailable(f"{threads} threads need the compiled core; the search here is "
                               f"{note[1].removeprefix('search core: ')}, on one thread")
-    return AlphaBeta(evaluator, move_space=81, hash_mb=hash_mb, features=features), "python", note
+    searcher = AlphaBeta(evaluator, move_space=81, hash_mb=hash_mb, features=features)
+    searcher.core_status = core_status("python", why)
+    return searcher, "python", note

@@ -127,6 +127,7 @@ class AlphaBetaEngine(SearchEngine):
                                                              features=features, threads=threads)
         threaded = getattr(searcher, "threads", 1)
         self.name = f"alphabeta ({self.core} core{f', {threaded} threads' if threaded > 1 else ''})"
+        self.core_status = searcher.core_status  # the ready line's "core: wasm (why)"
         super().__init__(searcher, depth, nodes)
 
     def choose(self, position, limit: SearchLimit) -> SearchResult:
@@ -134,6 +135,14 @@ class AlphaBetaEngine(SearchEngine):
         # first line must be its ready line (a match runner starts the referee when it speaks).
         announce(*self._core_note)
         return super().choose(position, limit)
+
+
+def core_status(engine) -> str:
+    """The ready line's words for the engine's search core and why it runs (agent.core.core_status),
+    through the wrappers that vary a game (agent.variety); '' for an engine without one."""
+    while not hasattr(engine, "core_status") and hasattr(engine, "engine"):
+        engine = engine.engine
+    return getattr(engine, "core_status", "")
 
 
 class SeedEngine:

@@ -31,7 +31,7 @@ from .clock import (
     first_turn_keep_back,
     implausible_go_age,
 )
-from .engines import choose_legal
+from .engines import choose_legal, core_status
 from .exits import (  # noqa: F401  (GameSummary.exit_code picks one; re-exported, as always)
     EXIT_ABORTED,
     EXIT_FINISHED,
@@ -264,10 +264,11 @@ class FileProtocolAgent:
             self.decider.start(self._look(read=False))
             # The first line the agent prints only once it is watching: a runner that starts the
             # referee when an agent speaks (as ref_sim.match does) then cannot start it too early.
+            core = core_status(self.engine)
             log.info("%s ready in %s: engine %s, limit %g s, thinking until %.3f s after each .go (margin %.2f s), "
-                     "reading the files as %s", self.name, self._shown_directory,
+                     "reading the files as %s%s", self.name, self._shown_directory,
                      getattr(self.engine, "name", type(self.engine).__name__), self.time_limit, self.cutoff, self.margin,
-                     self.encoding)
+                     self.encoding, f"; {core}" if core else "")
             self._announce_ready()
             self._log_notes()
             full = True

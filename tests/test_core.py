@@ -378,11 +378,9 @@ def test_a_bad_core_name_is_a_clear_error(monkeypatch):
 def test_without_the_core_auto_falls_back_and_compiled_is_an_error(monkeypatch, caplog):
     """Without the compiled core and without wasmtime (tests/test_core_wasm.py: with it, auto runs
     the WebAssembly core)."""
-    monkeypatch.setattr(core, "_core", None)
-    monkeypatch.setattr(core, "IMPORT_ERROR", "No module named 'agent._core'")
+    monkeypatch.setattr(core, "unavailable_reason", lambda: core.NOT_BUILT)
     monkeypatch.setattr(core, "_announced", set())
     monkeypatch.setattr(core_wasm, "unavailable_reason", lambda: "wasmtime is not installed (python -m pip install wasmtime)")
-    monkeypatch.setattr(core_wasm, "_loaded", None)
     monkeypatch.delenv(core.CORE_ENV, raising=False)
     with caplog.at_level(logging.INFO, logger="agent.core"):
         engine = AlphaBetaEngine(depth=2)
@@ -391,9 +389,9 @@ def test_without_the_core_auto_falls_back_and_compiled_is_an_error(monkeypatch, 
             each.choose(Position(), SearchLimit())
     assert each.core == "python" and type(each.searcher) is AlphaBeta
     said = [r.getMessage() for r in caplog.records if r.name == "agent.core"]
-    assert said == ["search core: pure Python (the compiled core is not built (No module named 'agent._core'); "
-                    "install with a C compiler present (python -m pip install -e .) to build it; the WebAssembly "
-                    "core cannot run: wasmtime is not installed (python -m pip install wasmtime))"]  # once
+    assert said == ["search core: pure Python (the compiled core is not built: no C compiler worked when the "
+                    "package was installed, see docs/wasm.md; the WebAssembly core cannot run: wasmtime is not "
+                    "installed (python -m pip install wasmtime))"]  # once
     with pytest.raises(core.CoreUnavailable, match="--core compiled: the compiled core is not built"):
         AlphaBetaEngine(core="compiled")
 
@@ -472,6 +470,11 @@ def test_installation_without_a_compiler_plays_with_the_webassembly_core(tmp_pat
     played = subprocess.run([str(python), "-m", "agent", "--protocol", "codingame"], stdin=subprocess.DEVNULL,
                             capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert "engine alphabeta (wasm core)" in played.stderr, played.stderr
+    # pip showed its warning only because of -v: the agent says it where the user looks.
+    assert f"; core: wasm ({core.NOT_BUILT})" in played.stderr, played.stderr
+    version = subprocess.run([str(python), "-m", "agent", "--version"], capture_output=True, text=True, env=env,
+                             cwd=tmp_path, timeout=120)
+    assert version.stdout.endswith(f"; core: wasm ({core.NOT_BUILT})\n"), (version.stdout, version.stderr)
 
 
 # -- the command line ------------------------------------------------------------------------------
@@ -488,7 +491,7 @@ def test_help_says_which_core_auto_runs_here():
 def test_asking_for_the_missing_core_on_the_command_line_is_a_usage_error(monkeypatch, tmp_path, capsys):
     from agent import cli
 
-    monkeypatch.setattr(core, "_core", None)
+    monkeypatch.setattr(core, "unavailable_reason", lambda: core.NOT_BUILT)
     monkeypatch.setenv(core.CORE_ENV, "auto")  # restored afterwards: --core sets it for the process
     assert cli.main(["Probe", "--dir", str(tmp_path), "--core", "compiled"]) == 2
     err = capsys.readouterr().err.strip()
@@ -520,6 +523,7 @@ def test_the_agent_process_says_which_core_it_runs_in_its_first_line(choice, tmp
     # line names the core. The log says more at the first move.
     assert len(lines) == 2 and " watching " in lines[0], lines
     assert f"engine alphabeta ({choice} core)" in lines[1], lines
+    assert lines[1].rstrip().endswith(f"; core: {choice} (chosen with --core or UTTT_CORE)"), lines
 
 
 # Two threads where the machine has a core free for each, else capped to the free ones (one line).
