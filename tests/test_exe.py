@@ -25,15 +25,15 @@ BUILD_MODES = {"1": "onedir", "onedir": "onedir", "onefile": "onefile"}
 NATIVE_OBSERVERS = {"linux": ("InotifyObserver",), "darwin": ("FSEventsObserver", "KqueueObserver"),
                     "win32": ("WindowsApiObserver",)}
 
-pytestmark = pytest.mark.skipif(
-    not os.environ.get("UTTT_AGENT_EXE") and BUILD_MODE in ("", "0"),
-    reason="opt-in: UTTT_BUILD_EXE=1 (or =onefile) builds the executable with scripts/build-exe and tests it; "
-           "UTTT_AGENT_EXE=path/to/uttt-agent tests an existing build",
-)
+OPT_IN = ("opt-in: UTTT_BUILD_EXE=1 (or =onefile) builds the executable with scripts/build-exe and tests it; "
+          "UTTT_AGENT_EXE=path/to/uttt-agent tests an existing build")
 
 
 @pytest.fixture(scope="session")
 def exe(tmp_path_factory) -> Path:
+    """The executable: every test that takes it is opt-in (the checks before a build run always)."""
+    if not os.environ.get("UTTT_AGENT_EXE") and BUILD_MODE in ("", "0"):
+        pytest.skip(OPT_IN)
     given = os.environ.get("UTTT_AGENT_EXE")
     if given:
         path = Path(given).resolve()
@@ -92,3 +92,66 @@ def test_the_end_to_end_games_pass_against_the_executable(exe):
     print(done.stdout)
     assert done.returncode == 0, done.stdout[-6000:]
     assert " passed" in done.stdout and " failed" not in done.stdout
+
+
+# -- the checks before a build: they run always, and build nothing ---------------------------------
+
+def _build_exe():
+    """scripts/build-exe as a module (its file name has no .py)."""
+    import importlib.machinery
+    import importlib.util
+
+    loader = importlib.machinery.SourceFileLoader("build_exe", str(ROOT / "scripts" / "build-exe"))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("build_exe", loader))
+    loader.exec_module(module)
+    return module
+
+
+@pytest.mark.e2e
+def test_a_python_without_the_project_is_refused_before_anything_is_installed(tmp_path):
+    """A bare virtual environment (no watchdog, not even pip): one line that says what to do, and
+    nothing installed or built, where it once installed PyInstaller and its three dependencies first."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    before = sorted(p.name for p in venv.rglob("*"))
+    done = subprocess.run([str(python), str(ROOT / "scripts" / "build-exe"), "--no-measure",
+                           "--dist", str(tmp_path / "dist"), "--work", str(tmp_path / "work")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and done.stdout == "", (done.stdout, done.stderr)
+    assert done.stderr == (f"build-exe: watchdog is not installed for {python}: run build-exe with the Python the "
+                           f"project is installed in (its virtual environment's python), or install the project "
+                           f"into this one: {python} -m pip install -e {ROOT}\n")
+    assert sorted(p.name for p in venv.rglob("*")) == before
+    assert not (tmp_path / "dist").exists() and not (tmp_path / "work").exists()
+
+
+@pytest.mark.parametrize("compiled, wasm, said", [
+    ("", "", "carrying the compiled core"),
+    ("no compiler", "", "carrying the wasm core"),
+    ("no compiler", "no wasmtime", None),
+])
+def test_check_says_which_core_the_executable_would_carry(compiled, wasm, said, monkeypatch, capsys):
+    """--check with this (the project's) Python, each machine faked through agent.core's seams."""
+    from agent import core, core_wasm
+
+    build_exe = _build_exe()
+    monkeypatch.setattr(sys, "path", list(sys.path))  # check_python puts the project first on it
+    if compiled:
+        monkeypatch.setattr(core, "unavailable_reason", lambda: compiled)
+    if wasm:
+        monkeypatch.setattr(core_wasm, "unavailable_reason", lambda: wasm)
+    if not compiled and not core.compiled_available() or not wasm and compiled and not core.wasm_available():
+        pytest.skip("this machine cannot run the core to fake")
+    installs = []
+    monkeypatch.setattr(build_exe, "ensure_pyinstaller", lambda: installs.append("PyInstaller"))
+    if said is None:
+        with pytest.raises(SystemExit) as stopped:
+            build_exe.main(["--check"])
+        assert stopped.value.code == ("build-exe: no compiler; and the WebAssembly core cannot run: no wasmtime: the "
+                                      "executable would run the pure-Python search")
+    else:
+        assert build_exe.main(["--check"]) == 0
+        out = capsys.readouterr().out.splitlines()  # after the note of a missing compiled core, if any
+        assert out[-1].startswith(f"build-exe: {sys.executable} can build the executable, {said}"), out
+    assert installs == []
