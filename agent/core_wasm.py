@@ -120,7 +120,15 @@ def load():
         reason = unavailable_reason()
         if reason:
             raise WasmUnavailable(reason)
-        _loaded = WasmCore(WASM_PATH)
+        try:
+            _loaded = WasmCore(WASM_PATH)
+        except WasmUnavailable:
+            raise
+        except Exception as error:
+            # wasmtime installed but its library does not load (a DLL Windows cannot load:
+            # FileNotFoundError or OSError from ctypes, ImportError...): the next core plays.
+            said = (str(error).strip().splitlines() or ["no message"])[0]
+            raise WasmUnavailable(f"wasmtime is installed but does not load ({type(error).__name__}: {said})") from None
     return _loaded
 
 
