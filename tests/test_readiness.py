@@ -104,7 +104,7 @@ def timed_out(loser):
 
 def test_a_late_built_in_is_told_to_wait_longer_never_to_give_its_name():
     hint = realbots.stall_notes(timed_out("Agent1"), {}, SPECS, {"Agent1": 2.0})["Agent1"]
-    assert "had not started (said nothing) after 2 s" in hint and "--startup-wait S" in hint
+    assert "it was running but had printed nothing after 2 s" in hint and "--startup-wait S" in hint
     assert "name=" not in hint
     assert realbots.stall_notes(timed_out("Agent1"), {}, SPECS)["Agent1"] == \
         "Agent1 never wrote move_file after its .go"

@@ -137,7 +137,7 @@ def absolute_paths(command: str, where: str | None = None) -> str:
     >>> temp.cleanup()
     """
     where = os.path.abspath(where or os.getcwd())
-    tokens = shlex.split(command)
+    tokens = command_words.split(command)   # by this system's rules, joined back by them below
     resolved = []
     for index, token in enumerate(tokens):
         after_module_flag = index > 0 and tokens[index - 1] == "-m"
@@ -150,7 +150,7 @@ def absolute_paths(command: str, where: str | None = None) -> str:
             resolved.append(token)
         else:
             resolved.append(_absolute(token, where))
-    return command if resolved == tokens else shlex.join(resolved)
+    return command if resolved == tokens else command_words.join(resolved)
 
 
 def _absolute(value: str, where: str) -> str:
@@ -180,10 +180,12 @@ def stall_notes(record, notes: dict, specs: dict, late: dict | None = None) -> d
 
     A time-out whose ``move_file`` held a line from a name no side has, or an out-of-order
     move in such a name, says the name is probably hard-coded and how to give it; a side that
-    lost on time at its first ``.go`` and never wrote says so: it had not started yet (the
-    wait that ran out, and the option that lengthens it), or, still running, it waited for
-    another ``.go`` (the hard-coded hint; never for a built-in, whose name the runner gives).
-    Ordinary time-outs (a side that had moved before) get nothing.  A side that lost because
+    lost on time at its first ``.go`` and never wrote says so, and what the runner saw of it:
+    its command never ran (``crashed (could not start)``), it ran and exited (how), it was
+    running but had printed nothing when the game began (the wait that ran out, and the option
+    that lengthens it), or, still running, it waited for another ``.go`` (the hard-coded hint,
+    ``name=NAME:`` only where no name was given; never for a built-in, whose name the runner
+    gives).  Ordinary time-outs (a side that had moved before) get nothing.  A side that lost because
     ``move_file`` was no file a move can be read from (``record.unreadable``) is told what was
     there.
     """
@@ -215,14 +217,27 @@ def stall_notes(record, notes: dict, specs: dict, late: dict | None = None) -> d
         return {}
     text = f"{side} never wrote move_file after its .go"
     spec = specs.get(side)
-    if side in (late or {}):
-        text += (f"; it had not started (said nothing) after {late[side]:g} s, when the game began: "
-                 "a slow start on a loaded machine? --startup-wait S waits longer")
-        if getattr(spec, "builtin", False):
-            return {side: text}
-    elif getattr(spec, "builtin", False):
+    note = str(notes.get(side, ""))
+    # What the runner saw tells three cases apart: a command that never ran, a program that
+    # ran and exited, and one that ran and printed nothing (late: not up when the game began).
+    if note == "crashed (could not start)":
+        return {side: f"{side} never started: its command could not be launched (its log "
+                      "says why)"}
+    if note.startswith("crashed"):
+        if side in (late or {}):
+            text += f"; it ran, printed nothing, and {note.removeprefix('crashed ')[1:-1]} " \
+                    "before its first move (its log says why)"
         return {side: text}
-    if not str(notes.get(side, "")).startswith("crashed"):
+    if side in (late or {}):
+        text += (f"; it was running but had printed nothing after {late[side]:g} s, when the "
+                 "game began: a slow start on a loaded machine? --startup-wait S waits longer")
+    if getattr(spec, "builtin", False):
+        return {side: text}
+    fixed = getattr(spec, "fixed_name", None)
+    if fixed:       # its name was given: suggesting name=NAME again would be no help
+        text += (f" (it kept running: it was given name={fixed}; a bot that waits for another "
+                 f"NAME.go, written in its code, never sees {side}.go)")
+    else:
         text += (f" (it kept running: a bot that waits for its own fixed NAME.go never sees "
                  f"{side}.go; is its name hard-coded? give it with name=NAME:"
                  f"{_command(specs.get(side))})")
@@ -256,6 +271,11 @@ def _likely_writer(writer: str, names: list[str], specs: dict, default: str) -> 
 
 
 def _hard_coded(writer: str, mover: str, spec) -> str:
+    fixed = getattr(spec, "fixed_name", None)
+    if fixed:       # given a name, it writes under another: the given one is not its code's
+        return (f"move_file had lines from {writer!r} while {mover} was to move: it was given "
+                f"name={fixed} but writes as {writer!r}; give it with name={writer}:"
+                f"{_command(spec)}")
     return (f"move_file had lines from {writer!r} while {mover} was to move: is its name "
             f"hard-coded? give it with name={writer}:{_command(spec)}")
 
