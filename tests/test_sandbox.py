@@ -656,10 +656,18 @@ def test_a_bot_cannot_widen_its_view_to_the_host(tmp_path, monkeypatch):
     (tmp_path / "loose.py").write_text("pass\n")
     shown = isolation.readable_paths([sys.executable, str(tmp_path / "loose.py")], env, event)
     assert str(tmp_path / "loose.py") in shown and str(tmp_path) not in shown
-    # A module found through the runner's folder on PYTHONPATH: its top package only.
+    # A module found through the runner's folder on PYTHONPATH: its own folder only.
     modules = {**env, "PYTHONPATH": str(tmp_path)}
     module = [sys.executable, "-m", "team1.bot"]
     event = isolation.for_event(isolation.Isolation(), [module, [sys.executable,
                                                                  str(team2 / "bot.py")]], out)
     shown = isolation.readable_paths(module, modules, event)
     assert str(team1) in shown and str(tmp_path) not in shown and str(team2) not in shown
+    # Two modules of one package (python3 -m teams.kea): each its own file, not the package.
+    (tmp_path / "teams").mkdir()
+    kea, otter = ([sys.executable, "-m", f"teams.{name}"] for name in ("kea", "otter"))
+    for name in ("kea", "otter"):
+        (tmp_path / "teams" / f"{name}.py").write_text("pass\n")
+    shown = isolation.readable_paths(kea, modules, isolation.for_event(isolation.Isolation(),
+                                                                       [kea, otter], out))
+    assert str(tmp_path / "teams" / "kea.py") in shown and str(tmp_path / "teams") not in shown

@@ -18,7 +18,6 @@ import functools
 import glob
 import os
 import secrets
-import shlex
 import signal
 import shutil
 import subprocess
@@ -30,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from agent.lifeline import RUNNER_ENV
 from agent.options import whole
 from agent.cli_common import only_with
+from ref_sim import command_words
 from ref_sim.series import keeper
 
 #: Defaults of the options: one core, 2 GiB of data (a JVM's default heap on a 8 GiB laptop
@@ -128,8 +128,11 @@ SETTINGS = {"--isolate-cores": "isolate_cores", "--isolate-memory": "isolate_mem
 
 
 def check_options(parser, args) -> None:
-    """A setting of ``--isolate`` given without it is a usage error (it would be ignored)."""
+    """A setting of ``--isolate`` given without it is a usage error (it would be ignored), and
+    so is ``--isolate`` where it cannot work (:data:`NEEDS_LINUX`)."""
     only_with(parser, args, "--isolate", bool(getattr(args, "isolate", False)), SETTINGS)
+    if getattr(args, "isolate", False) and not SUPPORTED:
+        parser.error(NEEDS_LINUX)
     for path in getattr(args, "isolate_share", None) or ():
         problem = share_problem(path, getattr(args, "out", None))
         if problem:
@@ -267,7 +270,7 @@ def program_paths(command: list[str], env: dict) -> list[str]:
     """The paths (as its command gives them) of a bot's own program: the program itself, or
     after an interpreter (:data:`ref_sim.series.specs.INTERPRETERS`) its script (the first
     word that is not an option), its class path's entries and jar, or the module of ``-m``
-    where the bot's ``PYTHONPATH`` finds it (its top package).  Not the other paths it names:
+    where the bot's ``PYTHONPATH`` finds it (its file, or its package's folder).  Not the other paths it names:
     a path merely named on a command line is an argument, not the bot's."""
     from ref_sim.series.specs import INTERPRETERS, VALUE_OPTIONS
     if not command:
@@ -286,13 +289,8 @@ def program_paths(command: list[str], env: dict) -> list[str]:
             paths.append(next(words, ""))
             break
         elif word == "-m":
-            top = next(words, "").split(".")[0]
-            for entry in env.get("PYTHONPATH", "").split(os.pathsep):
-                found = [os.path.join(entry, name) for name in (top, top + ".py")
-                         if top and os.path.isabs(entry) and os.path.exists(os.path.join(entry, name))]
-                if found:
-                    paths.append(found[0])
-                    break
+            module = _module_path(next(words, ""), env.get("PYTHONPATH", ""))
+            paths += [module] if module else []
             break
         elif word == "-c":
             break
@@ -302,6 +300,27 @@ def program_paths(command: list[str], env: dict) -> list[str]:
             paths.append(word)
             break
     return [path for path in paths if os.path.isabs(path) and os.path.exists(path)]
+
+
+def _module_path(module: str, pythonpath: str) -> str | None:
+    """Where the first folder of ``pythonpath`` that holds ``module``'s top package finds it:
+    its file, or its package's folder (``bots.kea``: ``bots/kea.py``, not all of ``bots/``)."""
+    parts = [part for part in module.split(".") if part]
+    for entry in pythonpath.split(os.pathsep):
+        if not parts or not os.path.isabs(entry):
+            continue
+        path = entry
+        for number, part in enumerate(parts, 1):
+            if os.path.isfile(os.path.join(path, part + ".py")) and number == len(parts):
+                return os.path.join(path, part + ".py")
+            if not os.path.isdir(os.path.join(path, part)):
+                break
+            path = os.path.join(path, part)
+        else:
+            return path
+        if path != entry and os.path.exists(os.path.join(path, "__init__.py")):
+            return None     # Python stops at the first regular package of that name too
+    return None
 
 
 def _event_env() -> dict:
@@ -331,7 +350,7 @@ def for_event(isolate: Isolation | None, commands, out) -> Isolation | None:
     env, shown = _event_env(), [os.path.realpath(path) for path in _system_like()]
     programs = []
     for command in commands:
-        words = shlex.split(command) if isinstance(command, str) else list(command)
+        words = command_words.split(command) if isinstance(command, str) else list(command)
         real = tuple(sorted({os.path.realpath(path) for path in program_paths(words, env)}))
         real = tuple(path for path in real if not _under(path, [*SYSTEM_DIRS, *shown]))
         if real:
@@ -704,7 +723,7 @@ def status_line(isolation: Isolation | None, concurrency: int = 1) -> str | None
     if isolation is None:
         return None
     if not SUPPORTED:
-        return "isolation: not available on this system (POSIX only): bots run as without --isolate"
+        return f"isolation: none: {NEEDS_LINUX}"
     place, no_cgroup = cgroups()
     pool = core_pool()
     wanted = 2 * concurrency * isolation.cores
@@ -872,6 +891,10 @@ SAMPLER = Sampler()
 CAN_SAMPLE = sys.platform.startswith("linux") and os.path.isdir("/proc")
 #: The shim needs POSIX's resource limits (affinity is Linux's: elsewhere the bots share cores).
 SUPPORTED = os.name == "posix"
+#: What ``--isolate`` says where it cannot work, in one line: cgroups, bwrap, rlimits and process
+#: sessions are Linux's (a Mac gets the rlimits and sessions; Windows none of them).
+NEEDS_LINUX = ("--isolate needs Linux (cgroups, bwrap, resource limits): on Windows leave it out, "
+               "or run the series under WSL")
 
 
 class MeteredPopen(subprocess.Popen):
@@ -1064,6 +1087,8 @@ def resume_setting(args, setting) -> bool:
             or not all(isinstance(path, str) and path for path in shares)):
         raise ValueError("cannot resume: the recorded 'isolate' must be null or its cores, "
                          "memory_mb and processes (whole numbers) and its shared folders")
+    if not SUPPORTED:
+        raise ValueError(f"cannot resume here: the series was isolated, and {NEEDS_LINUX}")
     added = not args.isolate
     args.isolate = True
     args.isolate_cores, args.isolate_memory, args.isolate_processes = (
