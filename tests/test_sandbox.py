@@ -652,6 +652,12 @@ def test_a_bot_cannot_widen_its_view_to_the_host(tmp_path, monkeypatch):
     (team1 / "evil.py").symlink_to(team2 / "notes.py")
     with pytest.raises(ValueError, match="a link into another bot's folder"):
         isolation.readable_paths([sys.executable, str(team1 / "evil.py")], env, event)
+    # An interpreter its line names in another team's folder (a venv there): not shown.
+    (team2 / "venv" / "bin").mkdir(parents=True)
+    (team2 / "venv" / "bin" / "python").symlink_to(sys.executable)
+    shown = isolation.readable_paths([str(team2 / "venv" / "bin" / "python"),
+                                      str(team1 / "bot.py")], env, event)
+    assert str(team1) in shown and not any(path.startswith(str(team2)) for path in shown)
     # A script in the runner's folder: that file alone, never the folder.
     (tmp_path / "loose.py").write_text("pass\n")
     shown = isolation.readable_paths([sys.executable, str(tmp_path / "loose.py")], env, event)

@@ -418,15 +418,18 @@ def readable_paths(command: list[str], env: dict, isolate: Isolation | None = No
     interpreter = shutil.which(first, path=env.get("PATH")) if first else None
     real = os.path.realpath(interpreter) if interpreter else ""
     # The interpreter of its script: its installation (~/.nvm/.../bin/node: the folder above
-    # bin), unless the bot's line names one in a hidden folder of a home.
+    # bin), unless the bot's line names one in a hidden folder of a home or another bot's.
     if interpreter and real not in own:
         folder = os.path.dirname(real)
         # the path the command runs and each link on the way (a link to a venv's python, a
         # link to pyenv's), then what it leads to
         for path in ([os.path.dirname(hop) for hop in _link_chain(interpreter)]
                      + [os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder]):
-            if not (os.sep in first and _hidden_folder_of_home(os.path.realpath(path), homes)):
-                trusted(path)
+            real = os.path.realpath(path)
+            if os.sep in first and (_hidden_folder_of_home(real, homes) or any(
+                    _under(real, [o if os.path.isdir(o) else os.path.dirname(o)]) for o in others)):
+                continue            # named by its line: not in ~/.x, nor another bot's folder
+            trusted(path)
     shown = [os.path.realpath(path) for path in found]
     for path in program_paths(command, env):
         path = _clean(path)
