@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shlex
 import shutil
 import signal
 import subprocess
@@ -23,6 +22,7 @@ import threading
 from pathlib import Path
 
 from agent import exits
+from ref_sim import command_words
 
 #: A player started by a runner (agent.lifeline's RUNNER_ENV) exits with this once that runner
 #: is gone: our agent's EXIT_ABORTED (no end_game will come), which the random bots exit with too.
@@ -228,4 +228,4 @@ def command_line(module: str, *args: str) -> str:
     else:
         words = [_runnable(sys.argv[0]) if sys.argv and os.path.isfile(sys.argv[0]) else prog]
     words += list(args)
-    return subprocess.list2cmdline(words) if os.name == "nt" else shlex.join(words)
+    return command_words.join(words)

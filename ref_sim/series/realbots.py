@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections import Counter
 
+from ref_sim import command_words
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.referees.file_text import one_line
 

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import shutil
 import string
 import sys
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 from typing import NamedTuple
 
 from agent.options import MAX_DEPTH, MAX_NODES, Option, parse_spec
+from ref_sim import command_words
 from ref_sim.series import realbots
 from ref_sim.bots.random_agent import FLOOD_FILE
 from ref_sim.referees.file_text import locale_encoding
@@ -117,7 +117,7 @@ class AgentSpec:
         values = {"name": name, "dir": str(directory), "time_limit": f"{time_limit:g}",
                   "python": sys.executable, "seed": str(seed),
                   "encoding": encoding or locale_encoding()}
-        command = [fill_template(token, values) for token in shlex.split(self.template)]
+        command = [fill_template(token, values) for token in command_words.split(self.template)]
         return command + (["--encoding", encoding] if encoding and self.builtin else [])
 
 
@@ -144,7 +144,7 @@ def check_bare_word(text: str, builtins: dict) -> None:
     """ValueError if ``text`` is one bare word that is neither a built-in of ``builtins``
     nor a command on the PATH: a mistyped built-in (``Random``, ``agnet``) would otherwise
     run as a command that cannot start, and every game be scored as a forfeit."""
-    tokens = shlex.split(text)
+    tokens = command_words.split(text)
     if len(tokens) != 1 or "{" in text or os.sep in text or (os.altsep or os.sep) in text:
         return
     if shutil.which(tokens[0]) is not None:
@@ -174,7 +174,7 @@ def agent_spec(text: str, builtins: dict | None = None, fields: tuple[str, ...] 
         base = text.partition(":")[0]
         return AgentSpec(base.capitalize(), template, whole_text, builtin=True,
                          scratch=SCRATCH_FILES.get(base, ()), fixed_name=fixed_name)
-    tokens = shlex.split(text)
+    tokens = command_words.split(text)
     if not tokens:
         raise ValueError("empty agent command")
     check_template(text, fields)
@@ -183,7 +183,7 @@ def agent_spec(text: str, builtins: dict | None = None, fields: tuple[str, ...] 
 
 
 #: Programs that run a bot given after them: a command of one is named after the bot, not them.
-INTERPRETERS = re.compile(r"(\{python\}|python|pypy|node|nodejs|java|ruby|perl|php|bash|sh|deno|bun|lua|mono|dotnet)"
+INTERPRETERS = re.compile(r"(\{python\}|python|pythonw|py|pyw|pypy|node|nodejs|java|ruby|perl|php|bash|sh|deno|bun|lua|mono|dotnet)"
                           r"[0-9.]*(\.exe)?")
 #: Their options whose value is the next word (a classpath), not the bot.
 VALUE_OPTIONS = {"-cp", "-classpath", "--class-path", "-p", "--module-path", "-r", "--require", "-W", "-X"}
@@ -199,23 +199,24 @@ def command_label(tokens: list[str]) -> str:
     ['Walrus', 'Otter', 'Otter', 'Heron', 'Mybot', 'Stdiorandom', 'Python']
     """
     program = tokens[0]
-    if INTERPRETERS.fullmatch(Path(program).name):
+    if INTERPRETERS.fullmatch(PureWindowsPath(program).name):
         rest = iter(tokens[1:])
         for token in rest:
             if token in ("-m", "-jar"):
                 module = next(rest, "")
                 parts = [part for part in module.split(".") if part not in ("__main__", "jar")]
-                program = Path(module).stem if token == "-jar" else (parts or [module])[-1]
+                program = PureWindowsPath(module).stem if token == "-jar" else (parts or [module])[-1]
                 break
             if token == "-c":                   # a program in the argument: the interpreter's name
-                program = re.sub(r"[0-9.]+$", "", Path(program).name)
+                program = re.sub(r"[0-9.]+$", "", PureWindowsPath(program).stem)
                 break
             if token in VALUE_OPTIONS:
                 next(rest, None)
             elif not token.startswith("-") and "{" not in token:
                 program = token
                 break
-    return re.sub(r"[^A-Za-z0-9]", "", Path(program).stem).capitalize() or "Player"
+    # PureWindowsPath: / and \ both separate, so C:\bots\otter.exe is Otter on every system.
+    return re.sub(r"[^A-Za-z0-9]", "", PureWindowsPath(program).stem).capitalize() or "Player"
 
 
 # -- CodinGame's protocol (ref_sim.stdio) ---------------------------------------------------
@@ -240,7 +241,7 @@ class StdioSpec:
     def command(self, seed: int, turn_ms: float, first_turn_ms: float) -> list[str]:
         values = {"python": sys.executable, "seed": str(seed), "turn_ms": f"{turn_ms:g}",
                   "first_turn_ms": f"{first_turn_ms:g}"}
-        return [fill_template(token, values) for token in shlex.split(self.template)]
+        return [fill_template(token, values) for token in command_words.split(self.template)]
 
 
 def stdio_spec(text: str) -> StdioSpec:
@@ -255,7 +256,7 @@ def stdio_spec(text: str) -> StdioSpec:
     template = builtin_command(command, STDIO_BUILTINS)
     if template is not None:
         return StdioSpec(command.partition(":")[0].capitalize(), template, text, fixed_name, builtin=True)
-    if not shlex.split(command):
+    if not command_words.split(command):
         raise ValueError("empty agent command")
     parsed = agent_spec(text, STDIO_BUILTINS, STDIO_FIELDS)          # a typo: ValueError
     return StdioSpec(parsed.label, parsed.template, text, fixed_name)
