@@ -49,6 +49,7 @@ class Page(HTMLParser):
     def __init__(self, text):
         super().__init__()
         self.tables, self.links, self.section = {}, [], None
+        self.by_section = {}            # each section's links: the crosstable's own cells
         self._cell = None
         self.feed(text)
 
@@ -64,6 +65,7 @@ class Page(HTMLParser):
             self.tables[self.section][-1].append(self._cell)
         elif tag == "a":
             self.links.append(attrs["href"])
+            self.by_section.setdefault(self.section, []).append(attrs["href"])
 
     def handle_endtag(self, tag):
         if tag in ("td", "th"):
@@ -192,9 +194,9 @@ def test_every_bot_and_every_cell_each_from_the_row_side():
     assert cells["Alpha1", NASTY]["data-pairing"] == cells[NASTY, "Alpha1"]["data-pairing"] == "0-2"
     assert [row[4]["text"] for row in body_rows(table)] == ["3.5/4", "1.5/4", "1/4"]
     # Each played cell links to its pairing's page, from both sides.
-    assert sorted(page.links) == sorted(2 * list(links.values()))
-    assert "<li>Beta2: 1 wins, 2 losses, 1 draws (crashes 1); exited with code 1 x1</li>" in text
-    assert "1 wins, 3 losses, 0 draws (time-outs 1)</li>" in text
+    assert sorted(page.by_section["crosstable"]) == sorted(2 * list(links.values()))
+    assert "<li>Beta2: 1 wins, 2 losses, 1 draws (crashes 1); exited with code 1 x1<ul" in text
+    assert "1 wins, 3 losses, 0 draws (time-outs 1)<ul" in text
     assert [row[2]["text"] for row in body_rows(page.tables["bots"])] == \
         ["spec of Alpha1", "spec of Beta2", f"spec of {NASTY}"]
     assert "1.5/2" in text and "The text report" in text
@@ -273,7 +275,7 @@ def embedded(text):
 
 
 def links_of(out):
-    return Page((out / "crosstable.html").read_text(encoding="utf-8")).links
+    return Page((out / "crosstable.html").read_text(encoding="utf-8")).by_section["crosstable"]
 
 
 @pytest.mark.e2e
@@ -374,4 +376,4 @@ def test_the_crosstable_is_kept_current_as_each_pairing_ends(tmp_path, monkeypat
     during, final = written[:-1], written[-1]
     assert sorted(only[0] for only, _ in during) == [(0, 1), (0, 2), (1, 2)]
     assert [games for _, games in during] == [2, 4, 6] and final == (None, 6)
-    assert len(list((tmp_path / "t" / "replays").glob("*.html"))) == 3
+    assert len(list((tmp_path / "t" / "replays").glob("*-vs-*.html"))) == 3

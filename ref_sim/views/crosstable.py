@@ -19,12 +19,13 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ref_sim.series import ratings, stats
-from ref_sim.views import replay
+from ref_sim.views import board_page, replay, team_page
 from ref_sim.views.replay_page import asset
 from ref_sim.series.report import tally
 
 PAGE = "crosstable.html"
 REPLAYS = "replays"
+BOARD = "board.html"
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,8 @@ def write_replays(out: Path, settings: dict, games: list[dict], only=None) -> di
     data = replay.read_run(out)      # the run's games as the page reads them, logs included
     folder = out / REPLAYS
     folder.mkdir(exist_ok=True)
+    # Each position links to the analysis board beside the pages, as a series' replay does.
+    board_page.write_page(folder / BOARD)
     links = {}
     names = [bot["name"] for bot in settings["bots"]]
     for pairing in map(tuple, settings["pairings"]):
@@ -115,6 +118,7 @@ def write_replays(out: Path, settings: dict, games: list[dict], only=None) -> di
         if not own:
             continue
         page = {**data, "agents": [names[pairing[0]], names[pairing[1]]], "games": own,
+                "tournament": None, "board_page": BOARD,
                 "source": f"{data['source']} ({len(own)} of the tournament's games)"}
         _write(folder / name, replay_page_text(page))
         links[pairing] = f"{REPLAYS}/{name}"
@@ -144,8 +148,15 @@ def write_pages(out: Path, settings: dict, games: list[dict], anchor: str | None
         links, problem = {}, f"replay pages not written: {error}"
     else:
         problem = None
+    # Each team's page, beside the crosstable: during a run only the teams that just played.
+    names = [bot["name"] for bot in settings["bots"]]
+    teams = None if only is None else {names[i] for pairing in only for i in pairing}
     try:
-        _write(out / PAGE, page(settings, games, links, anchor, report))
+        team_files = team_page.write_pages(out, settings, games, links, teams, write=_write)
+    except OSError as error:
+        team_files, problem = {}, problem or f"team pages not written: {error.strerror or error}"
+    try:
+        _write(out / PAGE, page(settings, games, links, anchor, report, team_files))
     except OSError as error:
         return [f"Crosstable not written: {out / PAGE}: {error.strerror or error}"]
     where = f"Crosstable: {out / PAGE}"
@@ -170,6 +181,14 @@ def _name(name: str) -> str:
     return f'<span class=name title="{escape(name)}">{escape(name)}</span>'
 
 
+def _team_link(name: str, page: str | None) -> str:
+    """A bot's name linked to its team page, where it has one."""
+    if not page:
+        return _name(name)
+    return (f'<a class=team href="{escape(quote(page))}" title="{escape(name)}: its games, '
+            f'faults, time and memory">{_name(name)}</a>')
+
+
 def _count_cell(count: int) -> str:
     return f'<td class="{"fault" if count else "zero"}">{count}</td>'
 
@@ -187,7 +206,7 @@ def _points(value: float) -> str:
     return f"{value:g}"
 
 
-def rating_table(rows: list[Row], fit: ratings.Ratings) -> str:
+def rating_table(rows: list[Row], fit: ratings.Ratings, teams: dict | None = None) -> str:
     head = ("<tr><th>Rank</th><th class=bot>Bot</th><th>Elo</th><th>&plusmn;</th>"
             "<th>Games</th><th>Score</th><th>Draws</th><th>Time-outs</th><th>Crashes</th>"
             "<th title='invalid and out-of-order moves'>Invalid</th></tr>")
@@ -198,7 +217,8 @@ def rating_table(rows: list[Row], fit: ratings.Ratings) -> str:
                  "-" if math.isnan(row.error) else stats.format_elo(row.error, sign=False))
         body.append(
             f'<tr data-bot="{escape(row.name)}"><td>{row.rank or "-"}</td>'
-            f'<td class=bot>{_name(row.name)}</td><td>{_elo(row.elo)}</td><td>{error}</td>'
+            f'<td class=bot>{_team_link(row.name, (teams or {}).get(row.name))}</td>'
+            f'<td>{_elo(row.elo)}</td><td>{error}</td>'
             f"<td>{games}</td>"
             f"<td>{f'{100 * row.record.score:.1f}%' if games else '-'}</td>"
             f"<td>{f'{100 * row.record.draws / games:.1f}%' if games else '-'}</td>"
@@ -279,9 +299,29 @@ def _settings_line(settings: dict, played: int) -> str:
             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
 
 
+def fault_games(games: list[dict], name: str, links: dict) -> str:
+    """The games that went wrong for ``name``, each with its cause and links to its replay and
+    its log (``<ul>``; empty if none)."""
+    items = []
+    for game in games:
+        if name not in (game.get("names") or []) or not team_page.is_fault(game, name):
+            continue
+        number = int(game["game"])
+        lines = replay.verdict(game)
+        cause = lines[0] if lines else str(game.get("reason") or "")
+        href = team_page.replay_href(game, links)
+        log = team_page.log_name(game, name)
+        items.append(f'<li data-game="{number}">game {number}: {escape(cause)}'
+                     + (f' <a href="{escape(href)}">replay</a>' if href else "")
+                     + f' <a href="{escape(quote(log))}">log</a></li>')
+    return f'<ul class="games">{"".join(items)}</ul>' if items else ""
+
+
 def page(settings: dict, games: list[dict], links: dict, anchor: str | None = None,
-         report: list[str] | None = None) -> str:
-    """The crosstable page's HTML (see the module docstring)."""
+         report: list[str] | None = None, teams: dict | None = None) -> str:
+    """The crosstable page's HTML (see the module docstring); ``teams``: each bot's team page
+    (:mod:`ref_sim.views.team_page`) by name, linked from its row and its faults."""
+    teams = teams or {}
     rows, fit, pairs = table_rows(settings, games, anchor)
     kind = "Gauntlet" if settings.get("kind") == "gauntlet" else "Round-robin"
     title = f"{kind} of {len(settings['bots'])} bots"
@@ -297,11 +337,15 @@ def page(settings: dict, games: list[dict], links: dict, anchor: str | None = No
     for row in rows:
         side = tally([g for g in games if row.name in g["names"]], [row.name])[row.name]
         if side.reasons:
-            faults.append(f"<li>{escape(side.line())}</li>")
+            own = teams.get(row.name)
+            faults.append(f"<li>{escape(side.line())}"
+                          + (f' (<a href="{escape(quote(own))}">its page</a>)' if own else "")
+                          + f"{fault_games(games, row.name, links)}</li>")
     fault_section = (f'<section id="faults"><h2>Faults</h2><ul>{"".join(faults)}</ul>'
                      '<p class="note">Each bot\'s games lost to time-outs, invalid or '
-                     "out-of-order moves, and its crashes and hangs; the games' logs are in "
-                     "logs/ (game-NNNN-BOT.log).</p></section>" if faults else "")
+                     "out-of-order moves, and its crashes and hangs, each game with why, its "
+                     "replay and the bot's log in it (logs/game-NNNN-BOT.log).</p></section>"
+                     if faults else "")
     text = ""
     if report:
         text = (f'<details id="report"><summary>The text report (as the tournament printed '
@@ -319,7 +363,7 @@ def page(settings: dict, games: list[dict], links: dict, anchor: str | None = No
 <div class="meta" id="settings">{_settings_line(settings, len(games))}</div></header>
 <main>
 <section id="ratings"><h2>Ratings</h2>
-{rating_table(rows, fit)}
+{rating_table(rows, fit, teams)}
 <p class="note">Elo: maximum likelihood over all games (draws half a win), {escape(where)};
 &plusmn;: its 95&nbsp;% error bar. Score and draws: shares of the bot's games. Time-outs,
 invalid moves: games lost that way; crashes: games in which the bot's program crashed.</p>

@@ -112,11 +112,27 @@ def read_run(run, warn=None) -> dict:
     if problems:
         (warn or (lambda text: print(text, file=sys.stderr, flush=True)))(
             records.problems_line(path, problems, "left out of the page"))
+    # A tournament's games are many pairings': the page is titled by the event, not by the
+    # first game's two bots (crosstable.write_replays drops the key for a pairing's page).
+    paired = [line for _, line in lines.values() if isinstance(line.get("pairing"), list)]
+    tournament = _tournament(path.parent, games) if paired else None
     return {"format": FORMAT, "source": str(path), "agents": games[0]["agents"],
+            "tournament": tournament,
             "win_score": WIN_SCORE, "proven_score": PROVEN_SCORE,
             "score_per_logit": analysis.score_per_logit(),
             "thresholds": dict(analysis.THRESHOLDS),
             "unreadable_lines": len(problems), "games": games}
+
+
+def _tournament(folder: Path, games: list[dict]) -> dict:
+    """``{"bots": N, "kind": "round-robin" | "gauntlet" | None}``: the event's bots as its
+    tournament.json lists them (those that never played too), else those in its games."""
+    try:
+        settings = records.read_json(folder / "tournament.json", "tournament settings")
+        bots, kind = len(settings["bots"]), settings.get("kind")
+    except (records.RecordError, KeyError, TypeError, AttributeError):
+        bots, kind = len({name for game in games for name in game["agents"]}), None
+    return {"bots": bots, "kind": _text(kind)}
 
 
 def _names(line: dict) -> tuple[list[str], str, str]:
@@ -265,10 +281,105 @@ def game_data(line: dict, logs: Path | None = None) -> dict:
             "loser": _text(line.get("loser")), "reason": _text(line.get("reason")),
             "bad_line": line.get("bad_line"),
             "notes": {str(k): str(v) for k, v in notes.items()} if isinstance(notes, dict) else {},
+            "hints": _texts(line.get("hints")), "verdict": verdict(line),
             "score": _number(line.get("score")), "ending": _ending(line),
             "time_limit": _number(line.get("time_limit")), "logged_scale": _scales(line),
             "moves": moves, "states": states,
             "problem": problem, "analysis": None}
+
+
+def _texts(value) -> dict[str, str]:
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+
+def bad_line_text(line) -> str:
+    """A bad line as a person reads it: quoted, and an empty one said so (no blank quotes).
+
+    >>> bad_line_text(""), bad_line_text("Otter 9 9")
+    ('an empty line', '"Otter 9 9"')
+    """
+    if not str(line).strip():
+        return "an empty line" if line == "" else f"a line of only blanks ({json.dumps(line)})"
+    return json.dumps(str(line), ensure_ascii=False)
+
+
+def seconds_text(value: float) -> str:
+    """``0.93 s``, ``1 s``, ``45.2 ms``: a time as the pages write it."""
+    if abs(value) < 0.1:
+        return f"{value * 1000:.1f} ms"
+    return f"{value:.2f}".rstrip("0").rstrip(".") + " s"
+
+
+def move_seconds(move: dict) -> float | None:
+    """A move's time in a line: the file protocol's ``seconds`` or CodinGame's ``ms``."""
+    if _number(move.get("seconds")) is not None:
+        return move["seconds"]
+    return move["ms"] / 1000 if _number(move.get("ms")) is not None else None
+
+
+def turn_limit(line: dict, first: bool) -> float | None:
+    """A move's limit in seconds: the file protocol's ``time_limit``, or CodinGame's turn (its
+    longer first turn where ``first``, a program's first move)."""
+    turn_ms = _number(line.get("turn_ms"))
+    if turn_ms is not None:
+        first_ms = _number(line.get("first_turn_ms"))
+        return (first_ms if first and first_ms is not None else turn_ms) / 1000
+    return _number(line.get("time_limit"))
+
+
+def move_times(line: dict, name: str) -> list[tuple[float, float | None]]:
+    """``name``'s timed moves in a game line: (seconds, the limit of that move)."""
+    own = [m for m in line.get("moves") or [] if isinstance(m, dict) and str(m.get("player")) == name]
+    return [(seconds, turn_limit(line, index == 0)) for index, seconds in
+            enumerate(map(move_seconds, own)) if seconds is not None]
+
+
+def time_out_text(line: dict) -> str | None:
+    """Who ran out of time, on which move, and how late, from a game line (None if no one did):
+    the limit of that move, what the loser's answer took where the referee waited for a late
+    one (CodinGame's ``late_ms``), and its slowest move before it against its limit."""
+    if line.get("result") != "win" or line.get("reason") != TIME_OUT or not line.get("loser"):
+        return None
+    loser = str(line["loser"])
+    moves = [m for m in line.get("moves") or [] if isinstance(m, dict)]
+    own = [m for m in moves if str(m.get("player")) == loser]
+    limit = turn_limit(line, not own)
+    within = f"the {seconds_text(limit)} limit" if limit else "the limit"
+    text = (f"{loser} ran out of time on move {len(line.get('opening') or []) + len(moves) + 1} "
+            f"(its move {len(own) + 1}): ")
+    late_ms = _number(line.get("late_ms"))
+    if late_ms is not None:
+        over = late_ms / 1000 - limit if limit else 0
+        text += f"its answer came after {seconds_text(late_ms / 1000)}" + (
+            f", {seconds_text(over)} over {within}" if over > 0 else f" ({within})")
+    elif _number(line.get("turn_ms")) is not None:
+        text += f"no answer within {within}, nor in the {codingame_referee.LATE_WAIT:g} s after"
+    else:
+        text += f"no move seen within {within}"
+    times = move_times(line, loser)
+    if times:
+        seconds, of = max(times)
+        text += f"; its slowest move before: {seconds_text(seconds)}" + (
+            f" of {seconds_text(of)}" if of else "")
+    return text
+
+
+def verdict(line: dict) -> list[str]:
+    """Why the game ended as it did, in lines a person reads (the pages show them): who ran out
+    of time and how late, the bad line read (an empty one said so), each bot's note (a crash,
+    a kill), and the runner's hints on why a bot never moved (``hints``, ref_sim.series.realbots)."""
+    lines = []
+    timed_out = time_out_text(line)
+    if timed_out:
+        lines.append(timed_out)
+    elif line.get("result") == "win" and line.get("bad_line") is not None:
+        lines.append(f"{line.get('loser')} lost to {line.get('reason')}: the line read was "
+                     f"{bad_line_text(line['bad_line'])}")
+    for name, note in _texts(line.get("notes")).items():
+        lines.append(f"{name}: {note}")
+    for name, hint in _texts(line.get("hints")).items():
+        lines.append(f"Hint: {hint}" if hint.startswith(name) else f"Hint ({name}): {hint}")
+    return lines
 
 
 def _number(value) -> float | int | None:

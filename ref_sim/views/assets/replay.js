@@ -1,7 +1,8 @@
 const DATA = JSON.parse(document.getElementById("replay-data").textContent);
 const C = JSON.parse(document.getElementById("replay-colours").textContent);
 const GLYPH = {inaccuracy: "?!", mistake: "?", blunder: "??"};
-const agent1 = DATA.agents[0];
+// A tournament's whole page mixes pairings: no agent 1 to filter or colour the games by.
+const agent1 = DATA.tournament ? null : DATA.agents[0];
 let current = -1, ply = 0, shown = [];
 
 function keepVisible(row) {           // scroll the row's own list only, never the page
@@ -36,7 +37,7 @@ function seconds(value) {
 function outcome(g) {
   if (g.result === "tie") return {text: "draw", cls: "draw"};
   if (g.result !== "win") return {text: g.result || "no result", cls: "draw"};
-  return {text: g.winner + " won", cls: g.winner === agent1 ? "win" : "loss"};
+  return {text: g.winner + " won", cls: agent1 === null ? "" : g.winner === agent1 ? "win" : "loss"};
 }
 function blunders(g) {
   if (!g.analysis) return 0;
@@ -53,11 +54,13 @@ const FILTERS = [
   ["aborted", "aborted", g => g.ending === "aborted"],
   ["blunders", "with a blunder by " + agent1, g => blunders(g) > 0],
 ];
+const BY_AGENT1 = ["wins", "losses", "blunders"];
 function buildFilter() {
   const select = document.getElementById("filter");
   for (const [key, label, test] of FILTERS) {
     const count = DATA.games.filter(test).length;
     if (key !== "all" && count === 0) continue;
+    if (agent1 === null && BY_AGENT1.includes(key)) continue;
     select.appendChild(el("option", {value: key}, label + " (" + count + ")"));
   }
   select.addEventListener("change", () => { buildList(); });
@@ -92,7 +95,7 @@ function buildList() {
       res.appendChild(el("span", {class: "judgement blunder"},
                          b + " blunder" + (b > 1 ? "s" : "") + " by " + agent1));
     }
-    row.title = g.reason || "";
+    row.title = [g.reason || ""].concat(g.verdict || []).filter(Boolean).join("\n");
     row.appendChild(res);
     row.appendChild(el("td", {}, g.moves.length));
     row.addEventListener("click", () => selectGame(i));
@@ -156,6 +159,15 @@ function buildMoves(g) {
   });
   document.getElementById("analysis-note").textContent = analysisNote(g);
   document.getElementById("problem").textContent = g.problem || "";
+  showVerdict(g);
+}
+// Why the game ended as it did (ref_sim.views.replay.verdict: who ran out of time and how
+// late, the bad line read, crashes, the runner's hints), always in view beside the moves.
+function showVerdict(g) {
+  const box = document.getElementById("verdict");
+  clear(box);
+  for (const text of g.verdict || []) box.appendChild(el("div", {}, text));
+  box.hidden = !(g.verdict || []).length;
 }
 
 // The line above a game's moves: its analysis's settings, or why it has none (no --analyse, or
@@ -255,8 +267,6 @@ function describe(g, k) {
     if (e !== null && !g.states[k][2]) line("Engine: " + scoreText(a.scores[k]) + " (X's view), X's expected result " +
                          Math.round(e * 100) + " %" + (a.depths[k] ? ", depth " + a.depths[k] : ""));
   }
-  if (k === g.moves.length && g.bad_line) line("The bad line read: " + JSON.stringify(g.bad_line));
-  for (const [name, note] of Object.entries(g.notes || {})) line(name + ": " + note);
 }
 
 // -- the board -------------------------------------------------------------------------
@@ -531,14 +541,23 @@ document.addEventListener("keydown", event => {
                    ArrowUp: () => nextGame(-1), ArrowDown: () => nextGame(1)};
   if (actions[event.key]) { event.preventDefault(); actions[event.key](); }
 });
-function start() {
-  const title = DATA.agents[0] + " vs " + DATA.agents[1];
-  document.title = title + " \u00b7 replay";
-  const w = DATA.games.filter(g => g.score === 1).length, l = DATA.games.filter(g => g.score === 0).length;
+function pageTitle() {       // tests/test_replay.py runs this in node
+  const n = DATA.games.length, games = n + " game" + (n === 1 ? "" : "s");
   const dr = DATA.games.filter(g => g.result === "tie").length;
-  document.getElementById("title").textContent = title + ": " + DATA.games.length + " game" +
-    (DATA.games.length === 1 ? "" : "s") + ", " + DATA.agents[0] + " " + w + " won, " + l +
-    " lost, " + dr + " drawn";
+  if (DATA.tournament) {
+    const t = DATA.tournament, kind = t.kind === "gauntlet" ? "Gauntlet" : "Tournament";
+    return [kind + " of " + t.bots + " bots", kind + " of " + t.bots + " bots: " + games + ", " +
+            dr + " drawn"];
+  }
+  const title = DATA.agents[0] + " vs " + DATA.agents[1];
+  const w = DATA.games.filter(g => g.score === 1).length, l = DATA.games.filter(g => g.score === 0).length;
+  return [title, title + ": " + games + ", " + DATA.agents[0] + " " + w + " won, " + l +
+          " lost, " + dr + " drawn"];
+}
+function start() {
+  const [title, heading] = pageTitle();
+  document.title = title + " \u00b7 replay";
+  document.getElementById("title").textContent = heading;
   document.getElementById("source").textContent = DATA.source +
     (DATA.unreadable_lines ? " (" + DATA.unreadable_lines + " unreadable lines left out)" : "");
   document.getElementById("board").setAttribute("viewBox", "0 0 " + SIDE + " " + SIDE);
