@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TextIO
 from collections.abc import Callable
 
+from agent import platform_io
 from ref_sim.referees.file_text import check_encoding, last_line, locale_encoding, referee_lines
 from ref_sim.referees.file_referee import (
     CRASHED,
@@ -91,9 +92,7 @@ def clean(directory) -> list[str]:
 
 #: Opened with these, a symbolic link at the last step is refused (ELOOP) and a FIFO does not
 #: wait for a writer.  Windows has neither flag (nor FIFOs); a link is looked for first there.
-NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
-NO_BLOCK = getattr(os, "O_NONBLOCK", 0)
-BINARY = getattr(os, "O_BINARY", 0)
+NO_FOLLOW, NO_BLOCK, BINARY = platform_io.NO_FOLLOW, platform_io.NO_BLOCK, platform_io.BINARY
 #: The most of ``move_file`` the referee reads.  A bot's move line is a dozen bytes and a game
 #: has at most 81 moves, so a file this big is no bot's honest move; reading no further, a huge
 #: or sparse file costs nothing.
@@ -135,7 +134,7 @@ def open_regular(path) -> int:
     try:
         handle = os.open(path, os.O_RDONLY | NO_FOLLOW | NO_BLOCK | BINARY)
     except OSError as error:
-        if error.errno in (errno.ELOOP, errno.EMLINK):      # O_NOFOLLOW met a link (BSDs: EMLINK)
+        if platform_io.refused_link(error):                 # O_NOFOLLOW met a link
             raise NotAMoveFile("a symbolic link") from None
         if error.errno == errno.ENXIO:                       # a socket
             raise NotAMoveFile("a socket") from None

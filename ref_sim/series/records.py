@@ -20,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 
+from agent import platform_io
 from agent.cli_common import NotRegularFile, open_regular
 
 #: A games.jsonl line is a few KB (a long game with search figures: ~30 KB); far beyond is not ours.
@@ -480,7 +481,7 @@ def _lock(fd: int) -> bool:
 def _holder(path: Path) -> str:
     """Who holds the lock ``path``, in words, from what it wrote into it."""
     try:
-        with os.fdopen(open_regular(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)), "rb") as handle:
+        with os.fdopen(open_regular(path, os.O_RDONLY | platform_io.NO_FOLLOW), "rb") as handle:
             holder = loads(_decode(handle.read(64 * 1024), str(path)), str(path))
         since = float(holder["since"])
         age = max(0, time.time() - since)
@@ -510,7 +511,7 @@ class OutLock:
         for _ in range(10):     # the holder may remove the file between our open and our lock
             try:
                 # Not through a symlink (its target would be truncated) nor into a FIFO.
-                fd = open_regular(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0))
+                fd = open_regular(self.path, os.O_RDWR | os.O_CREAT | platform_io.NO_FOLLOW)
             except NotRegularFile as error:
                 raise WriteError(f"cannot lock {self.path}: {error}: remove it, or choose another --out") from None
             except OSError as error:

@@ -14,6 +14,7 @@ import re
 import stat
 from pathlib import Path
 
+from agent import platform_io
 from agent.search_log import SEARCH_LOG_ENV
 from ref_sim.series import records
 from agent.text import printable
@@ -43,9 +44,9 @@ def open_regular(path: Path):
     """``path`` opened for binary reading if it is a regular file; OSError for anything else.  A
     program can put a FIFO where its log should be (opening it would wait for a writer forever),
     a symlink or a device: none of them is read."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) \
-        | getattr(os, "O_BINARY", 0)
-    handle = os.open(path, flags)
+    if platform_io.unfollowed_link(path):   # no O_NOFOLLOW (Windows): looked for first
+        raise OSError(f"{path} is a symbolic link")
+    handle = os.open(path, os.O_RDONLY | platform_io.NO_BLOCK | platform_io.NO_FOLLOW | platform_io.BINARY)
     try:
         if not stat.S_ISREG(os.fstat(handle).st_mode):
             raise OSError(f"{path} is not a regular file")
