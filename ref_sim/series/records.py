@@ -401,7 +401,7 @@ def append_game(path, game: dict) -> None:
     path = Path(path)
     data = (dumps_line(game) + "\n").encode("utf-8")
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0),
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | platform_io.BINARY,
                      0o666)
     except OSError as error:
         raise WriteError(write_failed(path, error)) from None
