@@ -315,10 +315,12 @@ def _print_version() -> int:
         say_error(PROG, f"error: {error}")
         return EXIT_USAGE
     try:
+        if sys.stdout is None:  # closed before we started: print() would say nothing
+            raise OSError("stdout is closed")
         print(line, flush=True)
     except (OSError, ValueError):  # stdout closed: the line on stderr, as the result line goes
         silence_output(sys.stdout)
-        say_error(PROG, line)
+        say_error(PROG, f"stdout is closed; {line}")
     return 0
 
 

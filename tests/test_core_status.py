@@ -115,3 +115,10 @@ def test_version_when_the_core_asked_for_cannot_run(monkeypatch, capsys):
     monkeypatch.delenv(core.CORE_ENV, raising=False)
     assert cli.main(["--version", "--core", "compiled"]) == 0
     assert capsys.readouterr().out.endswith(f"; core: none, --core compiled cannot run ({NOT_BUILT})\n")
+
+
+def test_version_with_stdout_closed_goes_to_stderr(monkeypatch, capsys):
+    monkeypatch.setattr("sys.stdout", None)  # what Python gives a command started with >&-
+    assert cli.main(["--version"]) == 0
+    err = capsys.readouterr().err
+    assert err == f"uttt-agent: stdout is closed; {cli.version_line()}\n"
