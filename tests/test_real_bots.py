@@ -306,6 +306,17 @@ def test_a_module_of_the_runners_folder_stays_importable(tmp_path, monkeypatch):
     assert path[:2] == [PROJECT_ROOT, str(tmp_path)]
 
 
+def test_a_teams_package_named_like_one_of_ours_is_the_teams(tmp_path, monkeypatch):
+    """docs/tournament.md's `python3 -m bots.kea`: ref_sim's own subpackages (bots, series, views)
+    are not top-level names on a bot's path, which once held ref_sim/ itself."""
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "kea.py").write_text("print('the team kea')\n")
+    monkeypatch.chdir(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "bots.kea"], env=child_env(), cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "the team kea\n"), done.stderr
+
+
 @pytest.mark.e2e
 def test_a_relative_out_still_reaches_the_built_ins(tmp_path, monkeypatch):
     # The built-ins get --dir {dir}; run in the game directory, {dir} must be absolute.

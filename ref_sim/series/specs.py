@@ -98,7 +98,11 @@ BUILTINS = {
 #: Files a built-in writes into the game directory that survive the referee's clean-up: the
 #: runner deletes them after the game, whether the agent exited or was killed.
 SCRATCH_FILES = {"flood": (FLOOD_FILE,)}
-PROJECT_ROOT = str(Path(__file__).resolve().parent.parent)
+#: The folder that holds the agent and ref_sim packages, first on a bot's PYTHONPATH so that the
+#: built-ins run from this checkout (ref_sim/series/specs.py: three levels up). It was ref_sim/
+#: itself once, which made ref_sim's own subpackages (bots, series, views) top-level names that
+#: hid a team's own: `python3 -m bots.kea` found ref_sim/bots.
+PROJECT_ROOT = str(Path(__file__).resolve().parent.parent.parent)
 
 
 @dataclass
