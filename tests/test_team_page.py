@@ -204,6 +204,33 @@ def test_a_team_page_holds_its_games_faults_logs_usage_and_move_times(event):
     assert "No faults" in random2 and random2.count('<tr data-game="') == 4
 
 
+def test_uttt_replay_team_writes_one_teams_page_of_a_tournament_played_before(event, tmp_path, capsys):
+    old = shutil.copytree(event, tmp_path / "class")
+    for page in old.glob("team-*.html"):        # as a tournament played before team pages
+        page.unlink()
+    assert replay.main([str(old), "--team", "Otter"]) == 0
+    assert capsys.readouterr().out.strip() == str(old / "team-Otter.html")
+    assert [p.name for p in old.glob("team-*.html")] == ["team-Otter.html"]
+    mine = (old / "team-Otter.html").read_text(encoding="utf-8")
+    assert mine == (event / "team-Otter.html").read_text(encoding="utf-8")
+    with pytest.raises(SystemExit) as stop:
+        replay.main([str(old), "--team", "Walrus"])
+    assert stop.value.code == 2
+    assert "--team 'Walrus': no such bot in" in capsys.readouterr().err
+
+
+def test_a_bot_that_could_not_start_has_why_as_its_fault(tmp_path):
+    why = "exited with code 1 before the game began: ModuleNotFoundError: No module named 'x'"
+    line = {"game": 7, "names": ["Walrus", "Otter"], "p1": "Walrus", "p2": "Otter", "result": "win",
+            "winner": "Otter", "loser": "Walrus", "reason": "could not start", "notes": {},
+            "cannot_start": {"Walrus": why}, "opening": [], "moves": []}
+    assert replay.verdict(line) == [f"Walrus could not start: {why}"]
+    assert team_page.is_fault(line, "Walrus") and not team_page.is_fault(line, "Otter")
+    settings = {"kind": "round-robin", "bots": [{"name": "Walrus"}, {"name": "Otter"}]}
+    text = team_page.page(tmp_path, settings, [line], "Walrus", {})
+    assert "Walrus could not start: exited with code 1" in text and "No module named &#x27;x&#x27;" in text
+
+
 def test_a_team_file_name_is_safe_and_unique():
     settings = {"bots": [{"name": "Otter"}, {"name": "Team 7"}, {"name": "Team/7"}, {"name": "../x"}]}
     assert [team_page.team_file(settings, bot["name"]) for bot in settings["bots"]] == \

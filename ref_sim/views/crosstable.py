@@ -155,6 +155,8 @@ def write_pages(out: Path, settings: dict, games: list[dict], anchor: str | None
         team_files = team_page.write_pages(out, settings, games, links, teams, write=_write)
     except OSError as error:
         team_files, problem = {}, problem or f"team pages not written: {error.strerror or error}"
+    except (ValueError, TypeError, KeyError, AttributeError) as error:   # a line not the runner's
+        team_files, problem = {}, problem or f"team pages not written: {type(error).__name__}: {error}"
     try:
         _write(out / PAGE, page(settings, games, links, anchor, report, team_files))
     except OSError as error:

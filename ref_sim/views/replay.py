@@ -368,7 +368,8 @@ def verdict(line: dict) -> list[str]:
     """Why the game ended as it did, in lines a person reads (the pages show them): who ran out
     of time and how late, the bad line read (an empty one said so), each bot's note (a crash,
     a kill), and the runner's hints on why a bot never moved (``hints``, ref_sim.series.realbots)."""
-    lines = []
+    # A game scored because a bot could not start was never played: that is its whole story.
+    lines = [f"{name} could not start: {why}" for name, why in _texts(line.get("cannot_start")).items()]
     timed_out = time_out_text(line)
     if timed_out:
         lines.append(timed_out)
@@ -443,6 +444,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("run", metavar="RUN", help=records.GAMES_ARGUMENT)
     parser.add_argument("-o", "--out", metavar="OUT.html",
                         help="the page to write (default: replay.html next to games.jsonl)")
+    parser.add_argument("--team", metavar="NAME",
+                        help="a tournament's folder only: write bot NAME's page instead "
+                             "(team-NAME.html beside the crosstable: its games, faults, time and "
+                             "memory), as the tournament writes it")
     group = parser.add_argument_group("analysis")
     group.add_argument("--analyse", "--analyze", action="store_true",
                        help="have our engine evaluate every position and mark mistakes")
@@ -501,6 +506,19 @@ def main(argv: list[str] | None = None) -> int:
         if given:
             parser.exit(2, f"{prog(MODULE)}: error: {given[0]} needs --analyse (without it "
                            "no position is searched)\n")
+    if args.team is not None:
+        from ref_sim.views import team_page
+        if args.out or args.analyse:
+            parser.exit(2, f"{prog(MODULE)}: error: --team writes the team's page beside the "
+                           "crosstable: no --out, no --analyse\n")
+        try:
+            print(team_page.write_one(args.run, args.team))
+        except (ValueError, OSError) as error:
+            parser.exit(2, f"{prog(MODULE)}: error: {error}\n")
+        except (KeyError, TypeError, AttributeError) as error:     # a tournament.json not ours
+            parser.exit(2, f"{prog(MODULE)}: error: {args.run}: its tournament.json is no "
+                           f"tournament's settings ({type(error).__name__}: {error})\n")
+        return 0
     try:
         data = read_run(args.run)
         source = Path(data["source"])

@@ -69,11 +69,11 @@ def log_tail(path: Path) -> str | None:
 
 def is_fault(game: dict, name: str) -> bool:
     """Whether ``game`` went wrong for ``name``: lost on time, to a bad move or a crash, or its
-    program crashed or had to be killed, or the runner had a hint about it."""
+    program crashed or had to be killed, it could not start (a forfeit, ``cannot_start``), or
+    the runner had a hint about it."""
     lost = game.get("result") == "win" and game.get("winner") != name \
         and game.get("reason") in FAULTS           # as the crosstable's tally counts it
-    return lost or bool((game.get("notes") or {}).get(name)) \
-        or bool((game.get("hints") or {}).get(name))
+    return lost or any(name in (game.get(key) or {}) for key in ("notes", "hints", "cannot_start"))
 
 
 def _seconds(value: float | None) -> str:
@@ -81,7 +81,8 @@ def _seconds(value: float | None) -> str:
 
 
 def _usage(game: dict, name: str) -> tuple[float | None, float | None]:
-    usage = (game.get("usage") or {}).get(name)
+    usage = game.get("usage")
+    usage = usage.get(name) if isinstance(usage, dict) else None
     if not isinstance(usage, dict):
         return None, None
     return replay._number(usage.get("cpu_seconds")), replay._number(usage.get("peak_mb"))
@@ -214,6 +215,33 @@ CPU and memory are its program's (and its children's) in each game.</p></section
 </body>
 </html>
 """
+
+
+def write_one(out, name: str) -> Path:
+    """``uttt-replay TOURNAMENT --team NAME``: write bot ``name``'s page into the tournament's
+    folder ``out`` from its tournament.json and games.jsonl, linking the replay pages there;
+    its path.  ValueError (one line) when ``out`` is no tournament or no bot is so named."""
+    from ref_sim.series import records
+    from ref_sim.views import crosstable
+    out = Path(out)
+    if out.name in ("games.jsonl", "tournament.json"):
+        out = out.parent
+    try:
+        settings = records.read_json(out / "tournament.json", "tournament settings")
+        values, _ = records.read_lines(out / "games.jsonl")
+    except records.RecordError as error:
+        raise ValueError(f"--team needs a tournament's folder: {error}") from None
+    names = [bot["name"] for bot in settings["bots"]]
+    if name not in names:
+        raise ValueError(f"--team {name!r}: no such bot in {out / 'tournament.json'} "
+                         f"(its bots: {', '.join(names)})")
+    games = [line for _, line in values if isinstance(line, dict) and isinstance(line.get("game"), int)]
+    links = {}
+    for pairing in map(tuple, settings["pairings"]):
+        link = f"{crosstable.REPLAYS}/{crosstable.replay_file(settings, pairing)}"
+        if (out / link).is_file():
+            links[pairing] = link
+    return out / write_pages(out, settings, games, links, [name])[name]
 
 
 def write_pages(out: Path, settings: dict, games: list[dict], links: dict, names=None,
