@@ -18,8 +18,17 @@ from __future__ import annotations
 import ctypes
 import functools
 import importlib.util
+import signal
 import struct
+import threading
 from pathlib import Path
+
+try:
+    # signal's own getsignal and signal turn each handler into an enum member where they can,
+    # which costs microseconds a signal for a callable; a search swaps them at every root call.
+    import _signal as raw_signal
+except ImportError:  # pragma: no cover - not CPython
+    raw_signal = signal
 
 from .rules import CODINGAME, DRAWN, WPI, ZOBRIST_CELL, ZOBRIST_FORCED, Position, _check_int, _check_ints
 
@@ -88,6 +97,71 @@ def _caller(store, func):
         return getattr(raw[0], result) if result else None
 
     return call
+
+
+class _DeferredSignals:
+    """The main thread's Python signal handlers, while the module runs and may call back into
+    Python (a search, the classic memo): each only notes its signal; the poll runs the noted
+    handlers inside its own try (what they raise ends the search and reaches its caller, as the
+    compiled core's poll does), and :meth:`restore` runs what is left once the module returned.
+
+    Why: CPython runs a handler at the next bytecode of the main thread, and inside a call from
+    the module that is wasmtime-py's trampoline, whose first bytecode is outside its try.
+    KeyboardInterrupt raised there is "Exception ignored on calling ctypes callback function" and
+    the search goes on to its limit. A handler that only notes its signal is harmless wherever it
+    runs."""
+
+    def __init__(self) -> None:
+        self.previous: dict = {}
+        self.pending: list = []
+        if threading.current_thread() is not threading.main_thread():
+            return  # handlers run in the main thread only, never in this thread's callbacks
+        try:
+            for signum in _catchable_signals():
+                if callable(raw_signal.getsignal(signum)):
+                    self.previous[signum] = raw_signal.signal(signum, self._note)
+        except BaseException:  # noqa: B036 - a handler that ran meanwhile raised: none of ours stays
+            self.restore()
+            raise
+
+    def _note(self, signum, frame) -> None:
+        self.pending.append((signum, frame))
+
+    def deliver(self) -> None:
+        """Run the noted signals' own handlers here; what they raise is the caller's."""
+        while self.pending:
+            signum, frame = self.pending.pop(0)
+            handler = self.previous.get(signum) or raw_signal.getsignal(signum)
+            if callable(handler):
+                handler(signum, frame)
+
+    def restore(self) -> None:
+        """Put the handlers back (those still ours), then run the signals noted since the last
+        poll, as Python would have run them had the module not been running."""
+        try:
+            self._put_back(list(self.previous.items()))
+        finally:
+            self.previous = {}
+            self.deliver()
+
+    def _put_back(self, handlers: list) -> None:
+        # One that raises meanwhile (a restored handler running) must not leave ours in place.
+        while handlers:
+            signum, handler = handlers[-1]
+            try:
+                if raw_signal.getsignal(signum) == self._note:
+                    raw_signal.signal(signum, handler)
+                handlers.pop()
+            except BaseException:  # noqa: B036 - raised again once the rest is back
+                self._put_back(handlers)
+                raise
+
+
+@functools.cache
+def _catchable_signals() -> tuple:
+    """The signals a Python handler can be set for (not SIGKILL, SIGSTOP)."""
+    uncatchable = {getattr(signal, name, None) for name in ("SIGKILL", "SIGSTOP")}
+    return tuple(s for s in signal.valid_signals() if s not in uncatchable)
 
 
 class WasmUnavailable(ImportError):
@@ -200,7 +274,7 @@ class Searcher:
         self._memory = exports["memory"]
         self._calls = {name: _caller(self._store, exports[name]) for name in core.module_exports}
         self._buffers = {}
-        self._should_stop = self._memo_fn = self._error = self._busy = None
+        self._should_stop = self._memo_fn = self._error = self._busy = self._signals = None
         self._slots = tt_slots
         self._write(ZOBRIST, core.zobrist)
         self._write(CAN_WIN, can_win)
@@ -222,12 +296,15 @@ class Searcher:
                                "back (should_stop, the evaluation memo, a signal handler) may not use its searcher")
 
     def _run(self, name: str, export: str, *args):
-        """An export that calls back into Python, the searcher held meanwhile."""
-        self._busy = name
+        """An export that calls back into Python, the searcher held meanwhile and signals noted
+        for the poll (:class:`_DeferredSignals`)."""
+        signals = _DeferredSignals()
         try:
+            self._busy, self._signals = name, signals
             return self.call(export, *args)
         finally:
-            self._busy = None
+            self._busy = self._signals = None
+            signals.restore()
 
     def _address(self, kind: int) -> int:
         address = self._buffers.get(kind)
@@ -249,9 +326,11 @@ class Searcher:
     # -- what the module calls back ----------------------------------------------------------------
 
     def _poll(self) -> int:
-        # Python runs a pending signal's handler here (Ctrl-C: KeyboardInterrupt), as it does in
-        # the compiled core's poll; whatever is raised reaches the caller of the search.
+        # The signals' handlers run here (Ctrl-C: KeyboardInterrupt), as in the compiled core's
+        # poll; whatever is raised reaches the caller of the search.
         try:
+            if self._signals is not None:
+                self._signals.deliver()
             return 1 if self._should_stop is not None and self._should_stop() else 0
         except BaseException as error:  # noqa: B036 - kept and raised again by root()
             self._error = error
