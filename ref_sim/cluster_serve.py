@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 
-from agent.cli_common import OneLineParser, say_error
+from agent.cli_common import OneLineParser, check_output, say_error
 from agent.options import whole
 from ref_sim.series import cluster, cluster_tls
 from ref_sim import cli_common
@@ -179,6 +179,10 @@ def scheduler_command(args, extra: list[str]) -> tuple[list[str], dict, list[str
         said.append(exposure_warning("the scheduler", host, f"port {args.port}"))
     command += _dashboard(args.dashboard, f"{LOOPBACK}:{DASHBOARD_PORT}", said)
     if args.scheduler_file:
+        try:    # Dask writes it with open("w"): a FIFO there would hang it, a symlink be written through
+            check_output(args.scheduler_file)
+        except OSError as error:
+            raise ServeError(f"--scheduler-file: {error}") from None
         command += ["--scheduler-file", args.scheduler_file]
     scheme = "tls" if files else "tcp"
     shown = f"[{host}]" if ":" in host else host

@@ -22,7 +22,7 @@ from tests.test_runner_kit import console_scripts
 
 ROOT = Path(__file__).resolve().parent.parent
 #: A case that has not answered by then is blocked (on a FIFO, a search of no end): a failure.
-CASE_TIMEOUT = 30
+CASE_TIMEOUT = 60
 #: The console scripts' modules as ``python -m`` runs them.
 MODULES = {script: "agent" if module == "agent.__main__" else module for script, module in console_scripts().items()}
 
@@ -56,6 +56,14 @@ EFFORT = [
     ("uttt-match", "time inf", ["random", "random", "--out", "{out}", "--time-limit", "inf"]),
     ("uttt-stdio", "time 0", ["random", "random", "--out", "{out}", "--time-limit", "0"]),
     ("uttt-tournament", "time nan", ["random", "random", "--out", "{out}", "--time-limit", "nan"]),
+    ("uttt-agent", "nodes 0", ["A", "--dir", "{dir}", "--nodes", "0"]),
+    ("uttt-arena", "nodes 0", ["ttt", "alphabeta", "random", "--nodes", "0"]),
+    ("uttt-replay", "nodes 0", ["{games}", "--analyse", "--nodes", "0"]),
+    ("uttt-agent", "turn nan ms", ["--protocol", "codingame", "--turn-ms", "nan"]),
+    ("uttt-stdio", "turn inf ms", ["random", "random", "--out", "{out}", "--turn-ms", "inf"]),
+    ("uttt-tournament", "first turn 0 ms", ["random", "random", "--out", "{out}", "--protocol", "stdio",
+                                            "--first-turn-ms", "0"]),
+    ("uttt-match", "startup wait nan", ["random", "random", "--out", "{out}", "--startup-wait", "nan"]),
 ]
 
 UNREADABLE = [
@@ -79,6 +87,12 @@ UNREADABLE = [
                                                   "--cluster", "tls://127.0.0.1:9"]),
     ("uttt-cluster", "certs into an unreadable folder", ["certs", LOCKED + "/certs"]),
     ("uttt-cluster", "a scheduler's unreadable --tls", ["scheduler", "--tls", LOCKED]),
+    ("uttt-stdio", "--tls an unreadable folder", ["random", "random", "--out", "{out}", "--tls", LOCKED,
+                                                  "--cluster", "tls://127.0.0.1:9"]),
+    ("uttt-tournament", "--tls an unreadable folder", ["random", "random", "--out", "{out}", "--tls", LOCKED,
+                                                       "--cluster", "tls://127.0.0.1:9"]),
+    ("uttt-replay", "--tls an unreadable folder", ["{games}", "--analyse", "--tls", LOCKED,
+                                                   "--cluster", "tls://127.0.0.1:9"]),
 ]
 
 UNDER_A_FILE = [
@@ -100,6 +114,9 @@ SPECIAL_INPUTS = [
     ("uttt-replay", "/sys", ["/sys/kernel"]),
     ("uttt-tournament", "--bots a FIFO", ["--bots", "{fifo}", "--out", "{out}"]),
     ("uttt-tournament", "--bots /proc", ["--bots", "/proc/version", "--out", "{out}"]),
+    ("uttt-match", "resume a FIFO series.json", ["--resume", "--out", "{fifo_run}"]),
+    ("uttt-stdio", "resume a FIFO series.json", ["--resume", "--out", "{fifo_run}"]),
+    ("uttt-cluster", "--tls holding a FIFO", ["scheduler", "--tls", "{fifo_run}"]),
     ("uttt-ref", "--wait-for a FIFO", ["A", "B", "--dir", "{dir}", "--wait-for", "{fifo}"]),
     ("uttt-arena", "a core build that is a FIFO", ["uttt", "alphabeta:core_build={fifo}", "random", "--depth", "1"]),
     ("uttt-arena", "a core build in /proc", ["uttt", "alphabeta:core_build=/proc/version", "random", "--depth", "1"]),
@@ -130,6 +147,10 @@ OUTPUTS = [
     ("uttt-match", "--out a file", ["random", "random", "--out", "{file}"]),
     ("uttt-tournament", "--out in /proc", ["random", "random", "--out", "/proc/run"]),
     ("uttt-cluster", "certs into /proc", ["certs", "/proc/certs"]),
+    ("uttt-cluster", "certs into a FIFO", ["certs", "{fifo}"]),
+    ("uttt-cluster", "--scheduler-file a FIFO", ["scheduler", "--port", "0", "--scheduler-file", "{fifo}"]),
+    ("uttt-cluster", "--scheduler-file a symlink", ["scheduler", "--port", "0", "--scheduler-file", "{link}"]),
+    ("uttt-match", "--out a FIFO", ["random", "random", "--out", "{fifo}"]),
 ]
 
 LIBRARIES = [
@@ -198,13 +219,16 @@ def scratch(tmp_path, fake_cores):
         os.mkfifo(tmp_path / fifo)
     lines = [file_protocol_line(number, *random_game(number)) for number in (1, 2)]
     (tmp_path / "games.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    (tmp_path / "fifo_run").mkdir()
+    for name in ("series.json", "ca.pem"):
+        os.mkfifo(tmp_path / "fifo_run" / name)
     locked = tmp_path / "locked"
     locked.mkdir()
     (locked / "series.json").write_text("{}\n")
     locked.chmod(0)
     names = {"dir": tmp_path / "dir", "file": tmp_path / "file", "link": tmp_path / "link",
              "fifo": tmp_path / "fifo", "games": tmp_path / "games.jsonl", "out": tmp_path / "out",
-             "locked": locked, **fake_cores}
+             "fifo_run": tmp_path / "fifo_run", "locked": locked, **fake_cores}
     yield {name: str(path) for name, path in names.items()}
     locked.chmod(0o700)
     assert (tmp_path / "precious").read_text() == "keep me\n"         # never written through a link
