@@ -44,7 +44,10 @@ games.jsonl (as ref_sim.match writes them, plus "pairing" and "pairing_game"), l
 crosstable.html with a replay page per pairing in replays/.  Without --out: a temporary
 directory, deleted at the end but for the logs of games that went wrong.
 
-exit codes: 0 the tournament ran, 1 a bot could not start, 2 bad arguments, 130 Ctrl-C,
+a bot that cannot start (its program exits before its first move) loses each game it
+could not start; the event goes on and the summary says why.
+
+exit codes: 0 the tournament ran, 2 bad arguments, 130 Ctrl-C,
 143 SIGTERM, 129 SIGHUP (the games so far are rated; the last line gives the command that
 continues the tournament), 141 the output was closed (| head).
 
@@ -94,6 +97,7 @@ class Tournament(command.SeriesCommand):
     """Every pairing's series at once, round after round (see the module docstring)."""
 
     module, prefix, what, settings_name = MODULE, "uttt-tournament-", "tournament", "tournament.json"
+    forfeits = True         # a class's event goes on past a bot that cannot start
 
     def build_parser(self):
         return build_parser()

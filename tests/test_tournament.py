@@ -368,14 +368,22 @@ def test_without_out_only_the_logs_of_games_that_went_wrong_stay(tmp_path, capsy
     assert "), and count again in the figures above; give each program its per-game seed" in out
 
 
-def test_a_bot_that_cannot_start_stops_the_tournament_in_one_line(tmp_path, capsys):
+def test_a_stdio_bot_that_cannot_start_loses_its_games_and_the_tournament_goes_on(tmp_path, capsys):
     missing = f"{PY} {tmp_path / 'no_such_bot.py'}"
-    assert tournament.main(["random", missing, "--protocol", "stdio", "--out", str(tmp_path)]) == 1
-    (line,) = capsys.readouterr().err.strip().splitlines()
-    assert re.fullmatch(r"error: Nosuchbot2 could not start \(exited with code 2 before the game "
-                        r"began: .*\); its output: \S+game-0001-Nosuchbot2\.log; the tournament "
-                        r"stopped \(a command that cannot start would lose every game\)", line), line
-    assert not (tmp_path / "games.jsonl").exists()
+    assert tournament.main(["random", missing, "random", "--protocol", "stdio", "--out",
+                            str(tmp_path)] + STDIO_TIMING) == 0
+    out = capsys.readouterr().out
+    games = read_games(tmp_path)
+    assert len(games) == 6
+    forfeits = [g for g in games if "Nosuchbot2" in g["names"]]
+    assert [(g["winner"], g["loser"], g["reason"]) for g in forfeits] == [
+        ("Random1", "Nosuchbot2", "could not start"), ("Random1", "Nosuchbot2", "could not start"),
+        ("Random3", "Nosuchbot2", "could not start"), ("Random3", "Nosuchbot2", "could not start")]
+    assert all("No such file or directory" in g["cannot_start"]["Nosuchbot2"] for g in forfeits)
+    assert all(g["result"] in ("win", "tie") and not g.get("cannot_start")     # the others played
+               for g in games if "Nosuchbot2" not in g["names"])
+    assert re.search(r"^Nosuchbot2: could not start \(.*No such file or directory\); its 4 games "
+                     r"scored as losses \(its output: game-\d{4}-Nosuchbot2\.log\)$", out, re.M), out
 
 
 @pytest.mark.cluster

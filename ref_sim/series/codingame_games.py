@@ -12,11 +12,13 @@ import shlex
 import subprocess
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from ref_sim.referees.codingame import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS,
                                        EXIT_WAIT, Program, describe, referee_game)
+from ref_sim.rules import CODINGAME
 from ref_sim.series.report import summarize
 from ref_sim.series import cluster, isolation, realbots, scheduler, telemetry
 from ref_sim.series import launch
@@ -197,6 +199,23 @@ class StdioGames(SeriesGames):
 
     def game_line(self, record, commands, *, k: int, number: int) -> dict:
         return game_line(record, commands, number, self.seed, self.specs, self.names, self.logs, k)
+
+    def forfeit_line(self, error: launch.AgentCannotStart, *, k: int, number: int) -> dict:
+        settings, first = self.settings, self.names[(k - 1) % 2]
+        names = [first] + [name for name in self.names if name != first]
+        commands = commands_of(dict(zip(self.names, self.specs)),
+                               dict(zip(self.names, agent_seeds(self.seed, k))),
+                               settings.turn_ms, settings.first_turn_ms)
+        gone = {name: why for name, why in error.gone.items() if name in self.names}
+        result, winner, loser = launch.forfeit_result(self.names, gone)
+        record = {"rules": CODINGAME, "turn_ms": settings.turn_ms,
+                  "first_turn_ms": settings.first_turn_ms, "grace_ms": settings.grace_ms,
+                  "names": names, "p1": names[0], "p2": names[1], "moves": [],
+                  "result": result, "winner": winner, "loser": loser,
+                  "reason": launch.CANNOT_START, "bad_line": None, "late_ms": None,
+                  "boards": dict.fromkeys(names, 0), "notes": {},
+                  "slowest_ms": dict.fromkeys(names, 0.0), "started": time.time(), "duration": 0.0}
+        return {**self.game_line(record, commands, k=k, number=number), "cannot_start": gone}
 
 
 # -- a series in-process (scripts/bench_codingame.py) -------------------------------------

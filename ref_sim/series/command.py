@@ -25,6 +25,7 @@ from ref_sim.series import realbots
 from ref_sim.series.loop import (append_game, capped_concurrency, conclude, play_games, prepare_out,
                                  run_in, series_settings, went_wrong)
 from ref_sim.series.specs import keep_recorded_names
+from ref_sim.series.launch import AgentCannotStart
 from ref_sim.series.progress import Progress
 
 #: More games than this in one run is a typo (a day of the quickest games is ~50,000).
@@ -208,6 +209,9 @@ class SeriesCommand:
     decided = None                  # an SPRT's decision, once made
     wanted = None                   # () -> False once no more games are wanted
     figures = None                  # (games) -> the progress line's figures, shown after a stop
+    #: A bot that cannot start: False stops the run (a rehearsal of two bots says why at once);
+    #: True scores each game it could not start as its loss, and the run goes on (an event).
+    forfeits = False
 
     def build_parser(self) -> argparse.ArgumentParser:
         raise NotImplementedError
@@ -324,13 +328,20 @@ class SeriesCommand:
                               number=slot.number)
 
         def finished(slot: Slot, ticket) -> None:
-            game = series[slot.pairing].line(runner, ticket, slot.k, slot.number)
+            own = series[slot.pairing]
+            try:
+                game = own.line(runner, ticket, slot.k, slot.number)
+            except AgentCannotStart as error:
+                if not self.forfeits or stop.is_set():  # stopped: --resume plays it again
+                    raise
+                game = own.forfeit_line(error, k=slot.k, number=slot.number)
             if game is None:
                 return
             self.annotate(slot, game)
             append_game(games_path, game)
             games.append(game)
-            proven.update(game["names"])
+            if not game.get("cannot_start"):    # a forfeit proves neither side can start
+                proven.update(game["names"])
             self.after_game(out, games, game)
             if progress is not None:
                 used = isolation.usage_line(game) if isolate is not None else None

@@ -14,6 +14,7 @@ from ref_sim.referees.codingame import DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, 
 from ref_sim.referees.file_protocol import check_time_limit
 from ref_sim.series import codingame_games, file_games, isolation, ratings, realbots, report, stats
 from ref_sim.series.command import MAX_TURN_MS, Slot
+from ref_sim.series.launch import CANNOT_START
 from ref_sim.series.loop import SeriesGames, SettingsFile, merge_settings, read_settings, went_wrong
 from ref_sim.series.progress import Progress
 from ref_sim.series.report import HANGS, distinct_line, pair_counts, summarize, tally
@@ -104,7 +105,8 @@ def pairing_seed(settings: dict, pairing: tuple[int, int]) -> int:
 
 
 def describe(settings: dict, game: dict) -> str:
-    return (codingame.describe if settings["protocol"] == "stdio" else report.describe)(game)
+    stdio = settings["protocol"] == "stdio" and not game.get("cannot_start")   # a forfeit: alike
+    return (codingame.describe if stdio else report.describe)(game)
 
 
 # -- the tables ---------------------------------------------------------------------------
@@ -124,7 +126,7 @@ def report_lines(settings: dict, games: list[dict], anchor: str | None = None) -
     totals = ratings.standings(names, pairs)
     sides = {name: tally([g for g in games if name in g["names"]], [name])[name]
              for name in names}
-    lines = table_lines(fit, totals, sides, specs)
+    lines = table_lines(fit, totals, sides, specs) + cannot_start_lines(names, games)
     joined = [group for group in fit.groups if totals[group[0]].games]
     if len(joined) > 1:
         lines.append(f"The bots fall into {len(joined)} groups that never met, even through "
@@ -142,7 +144,9 @@ def report_lines(settings: dict, games: list[dict], anchor: str | None = None) -
     lines += ["  " + line for line in realbots.hint_lines(games)]      # why a bot never moved
     if games:
         hint = codingame_games.REPEAT_HINT if settings.get("protocol") == "stdio" else ""
-        lines += ["", distinct_line(games, hint)]
+        played = [g for g in games if not g.get("cannot_start")]    # a forfeit has no moves
+        if played:
+            lines += ["", distinct_line(played, hint)]
     return lines
 
 
@@ -160,13 +164,36 @@ def table_lines(fit: ratings.Ratings, totals: dict, sides: dict, specs: dict) ->
         lines.append(f"{rank:>4} {name:<{width}} {stats.format_elo(fit.elo[name]):>7} "
                      f"{error:>6} {record.games:>6} {score:>7} {draws:>7} "
                      f"{side.reasons['time-outs']:>9} {side.reasons['crashes']:>7} "
-                     f"{side.reasons['invalid moves'] + side.reasons['out-of-order']:>7}  {specs[name]}")
+                     f"{side.reasons['invalid moves'] + side.reasons['out-of-order']:>7}  {specs[name]}"
+                     + (f"  [could not start: {side.reasons[CANNOT_START]} games]"
+                        if side.reasons[CANNOT_START] else ""))
     where, against = ((f"{fit.anchor} at 0", fit.anchor) if fit.anchor
                       else ("the mean at 0", "the mean"))
     lines.append(f"Elo: maximum likelihood over all games, {where}; +/-: 95 %, each bot "
                  f"against {against} (ref_sim/series/ratings.py).")
     lines.append("Time-outs, Invalid: games lost by a late move, or an invalid or out-of-order one; "
                  "Crashes: games in which its program exited before the end.")
+    return lines
+
+
+def cannot_start_lines(names: list[str], games: list[dict]) -> list[str]:
+    """A line for each bot that could not start in some games: why (its log's line), how those
+    games were scored, and the log that says so.  The event went on without it."""
+    lines = []
+    for name in names:
+        forfeits = [g for g in games if name in (g.get("cannot_start") or {})]
+        if not forfeits:
+            continue
+        last = forfeits[-1]
+        lost = sum(g["result"] == "win" for g in forfeits)
+        played = sum(name in g["names"] for g in games)
+        which = f"its {lost} game{'s' * (lost != 1)}" if lost == played else \
+            f"{lost} of its {played} games"
+        text = f"{name}: could not start ({last['cannot_start'][name]}); {which} scored as losses"
+        if len(forfeits) > lost:
+            text += (f", {len(forfeits) - lost} against bots that could not start either not "
+                     "rated")
+        lines.append(text + f" (its output: game-{last['game']:04d}-{name}.log)")
     return lines
 
 

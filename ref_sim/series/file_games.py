@@ -10,6 +10,7 @@ import shlex
 import subprocess
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -148,6 +149,13 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
         except AgentCannotStart:
             for other in processes.values():
                 stops.kill_tree(other)
+            for name in names:          # a tournament goes on: no trace of the game but its logs
+                ready[name].unlink(missing_ok=True)
+            for folder in [*(views or {}).values(), directory]:
+                try:
+                    folder.rmdir()
+                except OSError:
+                    pass                # a bot wrote something there: kept
             raise
     exited_early = {}
     finished = threading.Event()
@@ -311,3 +319,14 @@ class FileGames(SeriesGames):
     def game_line(self, record, notes, *, k: int, number: int) -> dict:
         return game_line(record, notes, self.scheduled(k, number), self.seed, self.specs,
                          self.names, self.logs, self.settings.encoding)
+
+    def forfeit_line(self, error: AgentCannotStart, *, k: int, number: int) -> dict:
+        scheduled = self.scheduled(k, number)
+        p1 = self.names[scheduled.first]
+        gone = {name: why for name, why in error.gone.items() if name in self.names}
+        result, winner, loser = launch.forfeit_result(self.names, gone)
+        record = GameRecord(tuple(self.names), self.settings.time_limit, seed=scheduled.seed,
+                            p1=p1, p2=next(name for name in self.names if name != p1),
+                            result=result, winner=winner, loser=loser,
+                            reason=launch.CANNOT_START, started=time.time())
+        return {**self.game_line(record, {}, k=k, number=number), "cannot_start": gone}

@@ -50,11 +50,33 @@ def child_env() -> dict:
 
 class AgentCannotStart(Exception):
     """An agent exited (or could not be launched) before its first game began: its command
-    is wrong, and every game of the series would be a forfeit."""
+    is wrong, and every game of the series would be a forfeit.  ``said``: the line of its log
+    that says why ("" if none); ``gone``: every side of the game that had not started then,
+    ``{name: said or why}`` (two bots that cannot start may meet in a tournament)."""
 
-    def __init__(self, name: str, why: str, log: Path) -> None:
+    def __init__(self, name: str, why: str, log: Path, said: str = "",
+                 gone: dict | None = None) -> None:
         super().__init__(f"{name} could not start ({why}); its output: {log}")
-        self.name, self.why, self.log = name, why, log
+        self.name, self.why, self.log, self.said = name, why, log, said
+        self.gone = gone or {name: said or why}
+
+    def __reduce__(self):       # from a cluster worker: rebuilt with all its parts
+        return type(self), (self.name, self.why, self.log, self.said, self.gone)
+
+
+#: The reason of a game that never began because a side could not start: a tournament scores
+#: it as that side's loss and goes on (a head-to-head series stops instead).
+CANNOT_START = "could not start"
+
+
+def forfeit_result(names, gone) -> tuple[str, str | None, str | None]:
+    """``(result, winner, loser)`` of a game between ``names`` that could not begin, ``gone``
+    the sides that could not start: won by the side that could; if neither could, aborted
+    (no score: a loss for both is no result Elo can rate)."""
+    standing = [name for name in names if name not in gone]
+    if len(standing) == 1:
+        return "win", standing[0], next(name for name in names if name in gone)
+    return "aborted", None, None
 
 
 def last_output_line(log: Path) -> str:
@@ -148,11 +170,19 @@ def wait_until_started(processes: dict, logs: dict, timeout: float, stop=None, *
 def refuse_early_exit(processes: dict, logs: dict) -> None:
     """In a series' first game: :class:`AgentCannotStart` when a bot could not be launched or
     exits within :data:`START_SETTLE` (its command is wrong), with the line that says why."""
-    gone = first_to_exit(processes, START_SETTLE)
-    if gone is None:
+    first = first_to_exit(processes, START_SETTLE)
+    if first is None:
         return
-    process = processes[gone]
-    why = ("the command could not be launched" if process is None
-           else f"exited with code {process.returncode} before the game began")
-    said = last_output_line(logs[gone])
-    raise AgentCannotStart(gone, why + (f": {said}" if said else ""), logs[gone])
+    # The others get a settle too: two bots that cannot start may meet in a tournament, and
+    # the one still importing would be scored the winner.
+    others = {name: process for name, process in processes.items() if name != first}
+    first_to_exit(others, START_SETTLE)
+    whys, saids = {}, {}
+    for name, process in processes.items():
+        if process is None or process.poll() is not None:
+            whys[name] = ("the command could not be launched" if process is None
+                          else f"exited with code {process.returncode} before the game began")
+            saids[name] = last_output_line(logs[name])
+    said = saids[first]
+    raise AgentCannotStart(first, whys[first] + (f": {said}" if said else ""), logs[first], said,
+                           {name: saids[name] or whys[name] for name in whys})

@@ -41,6 +41,12 @@ class SeriesGames:
         """The line of a game from what its game function returned (without the logs)."""
         raise NotImplementedError
 
+    def forfeit_line(self, error: AgentCannotStart, *, k: int, number: int) -> dict:
+        """The line of a game that never began because a side could not start (``error``): that
+        side loses it, reason :data:`ref_sim.series.launch.CANNOT_START`, and ``"cannot_start"``
+        holds ``{name: why}`` of each side that could not (a tournament goes on)."""
+        raise NotImplementedError
+
     def line(self, runner, ticket, k: int, number: int | None = None) -> dict | None:
         """The games.jsonl line of a finished game, its logs saved first when a worker sent
         them; None for a game the stop cut short: not a game, ``--resume`` plays it again."""
@@ -228,7 +234,8 @@ def prepare_out(path: str, option: str = "--out") -> str | None:
 
 def went_wrong(game: dict) -> bool:
     """A game whose logs say why: a time-out, a bad move, a crash, a hang, an abort."""
-    return bool(game["notes"]) or game["reason"] in SHORT or game["result"] == "aborted"
+    return (bool(game["notes"]) or game["reason"] in SHORT or game["result"] == "aborted"
+            or bool(game.get("cannot_start")))
 
 
 def keep_logs(files) -> Path | None:

@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ref_sim.series import realbots, stats
+from ref_sim.series.launch import CANNOT_START
 from ref_sim.series.progress import Summary
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 
@@ -45,6 +46,12 @@ def tally(games: list[dict], names: list[str]) -> dict[str, Side]:
     sides = {name: Side(name) for name in names}
     for game in games:
         for name, side in sides.items():
+            gone = game.get("cannot_start") or {}
+            if name in gone:            # a forfeit: never started, so no other fault counts
+                side.reasons[CANNOT_START] += 1
+                side.details[str(gone[name])] += 1
+                side.losses += game["result"] == "win"
+                continue
             if game["result"] == "tie":
                 side.draws += 1
             elif game["result"] == "win":
@@ -153,6 +160,11 @@ def report_lines(games: list[dict], names: list[str], paired: bool, sprt_args=No
 def describe(game: dict) -> str:
     """One line about a finished game of the file protocol (a CodinGame game:
     :func:`ref_sim.referees.codingame.describe`)."""
+    if game.get("cannot_start"):       # a forfeit: no game was played
+        gone = "; ".join(f"{name} could not start ({why})" for name, why in game["cannot_start"].items())
+        return (f"{game['p1']} (X) vs {game['p2']} (O): "
+                + (f"{game['winner']} wins: " if game["winner"] else "not rated: ")
+                + f"{gone} [not played]")
     if game["result"] == "tie":
         text = "draw"
     elif game["result"] == "win":
