@@ -60,9 +60,9 @@ TEMP_NAME_ATTEMPTS = 8
 #: "Writing a move safely").
 REPLACE_ATTEMPTS = 20
 REPLACE_RETRY_SLEEP = 0.01
-#: Windows refuses a rename while another process has the target open: retrying helps. On POSIX
-#: a refused rename stays refused (sticky directory, move_file owned by another user): write in
-#: place at once. Which refusals pass: agent.platform_io.transient, the reads' rule too.
+# Windows refuses a rename while another process has the target open: retrying helps. On POSIX
+# a refused rename stays refused (sticky directory, move_file owned by another user): write in
+# place at once. Which refusals are retried: agent.platform_io.transient, the reads' rule too.
 
 #: How long a read-side look (a stat, an open) refused by a file being replaced or deleted this
 #: instant (platform_io.transient: Windows' sharing violations, delete-pending files) is tried
