@@ -153,7 +153,8 @@ def test_the_agent_plays_through_windows_refusals(tmp_path, monkeypatch, winerro
     """The game goes on while every look at the .go and move_file is refused for a while at my
     turn (the referee replacing or deleting them under Windows): the move is written, the game
     finished, nothing crashed. 60 refusals outlast TRANSIENT_WAIT: the files count as gone for a
-    look, then are seen again."""
+    look, then are seen again (docs/protocol.md, "What a bot must survive", row "Windows: a .go or
+    move_file is being replaced or deleted")."""
     monkeypatch.setattr(platform_io, "WINDOWS", True)
     stats = Refusing(referee_files._stat, lambda: windows_error(winerror), times)
     opens = Refusing(referee_files._open, lambda: windows_error(winerror), times)
