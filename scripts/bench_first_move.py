@@ -34,6 +34,7 @@ from ref_sim.series.launch import wait_until_started  # noqa: E402
 from ref_sim.referees.file_referee import INTERRUPTED, RefereeSettings  # noqa: E402
 from ref_sim.referees.file_protocol import run_game  # noqa: E402
 from ref_sim.series.specs import AgentSpec, agent_spec  # noqa: E402
+from ref_sim import command_words  # noqa: E402
 from ref_sim.stops import kill_tree  # noqa: E402
 
 OURS = "Agent1"
@@ -59,7 +60,7 @@ def write_and_sync(path: str) -> None:
 
 def opponent_spec(name: str):
     if name == "otter":
-        return agent_spec(f"name=Otter:{shlex.quote(sys.executable)} {shlex.quote(str(ROOT / 'tests/bots/otter.py'))}")
+        return agent_spec("name=Otter:" + command_words.join([sys.executable, str(ROOT / "tests/bots/otter.py")]))
     return agent_spec(name)
 
 

@@ -8,7 +8,6 @@ and recorded as a ``games.jsonl`` line (the keys: docs/formats.md).
 from __future__ import annotations
 
 import random
-import shlex
 import subprocess
 import tempfile
 import threading
@@ -16,6 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ref_sim import command_words
 from ref_sim.referees.codingame import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS,
                                        EXIT_WAIT, Program, describe, referee_game)
 from ref_sim.rules import CODINGAME
@@ -63,7 +63,7 @@ def start_program(name: str, command: list[str], log: Path, isolate: isolation.I
         env = launch.ready_env(ready.absolute(), env)
         writable.append(ready.absolute())
     with open(log, "w", encoding="utf-8") as handle:
-        handle.write(f"$ {shlex.join(command)}\n")
+        handle.write(f"$ {command_words.join(command)}\n")
         handle.flush()
         try:
             process = isolation.start(command, isolate, writable=writable, stdin=subprocess.PIPE,

@@ -6,7 +6,6 @@ and the soak play them.  CodinGame's counterpart is :mod:`ref_sim.series.codinga
 
 from __future__ import annotations
 
-import shlex
 import subprocess
 import tempfile
 import threading
@@ -14,6 +13,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ref_sim import command_words
 from ref_sim import stops
 from ref_sim.referees.file_protocol import Printer, run_game
 from ref_sim.referees.file_referee import START_DELAY, TICK, GameRecord, RefereeSettings
@@ -97,7 +97,7 @@ def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, 
     handle = open(log, "w", encoding="utf-8")
     try:
         command = spec.command(name, directory, time_limit, seed, encoding)
-        handle.write(f"$ {shlex.join(command)}\n")
+        handle.write(f"$ {command_words.join(command)}\n")
         handle.flush()
         # A session of its own (stops.start): Ctrl-C in the terminal stops the runner, which
         # stops the agents; and a process group that stops.kill_tree ends whole.

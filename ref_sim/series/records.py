@@ -14,7 +14,6 @@ import errno
 import json
 import math
 import os
-import shlex
 import socket
 import sys
 import time
@@ -22,6 +21,7 @@ from pathlib import Path
 
 from agent import platform_io
 from agent.cli_common import NotRegularFile, open_regular
+from ref_sim import command_words
 
 #: A games.jsonl line is a few KB (a long game with search figures: ~30 KB); far beyond is not ours.
 MAX_LINE_BYTES = 16 * 2 ** 20
@@ -581,7 +581,7 @@ def lock_out(out: str | os.PathLike | None, prog: str, argv: list[str] | None = 
     a context manager that does nothing when ``out`` is None (a temporary folder)."""
     if not out:
         return contextlib.nullcontext()
-    command = " ".join([prog, shlex.join(sys.argv[1:] if argv is None else argv)])
+    command = " ".join([prog, command_words.join(sys.argv[1:] if argv is None else argv)])
     return OutLock(out, command)
 
 
