@@ -249,9 +249,12 @@ def test_every_bad_input_is_one_line(scratch, command, case, argv):
     if missing:
         pytest.skip("no C compiler with Python's headers to build a core that breaks the rules")
     given = [part.format(**scratch) for part in argv]
+    # In the scratch folder: whatever a command writes by default lands there, not in the project.
+    path = os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))
     try:
         done = subprocess.run(prefix + [sys.executable, "-m", MODULES[command], *given], capture_output=True,
-                              text=True, cwd=ROOT, timeout=CASE_TIMEOUT, stdin=subprocess.DEVNULL)
+                              text=True, cwd=Path(scratch["dir"]).parent, timeout=CASE_TIMEOUT,
+                              stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": path})
     except subprocess.TimeoutExpired:         # subprocess.run killed it
         pytest.fail(f"{command} {' '.join(given)}: no answer in {CASE_TIMEOUT} s (blocked)")
     lines = [line for line in done.stderr.splitlines() if line.strip()]
