@@ -15,7 +15,7 @@ from ref_sim import cli_common
 from ref_sim.series.command import MAX_GAMES
 from ref_sim.referees.file_protocol import check_time_limit
 from ref_sim.referees.file_text import check_encoding
-from ref_sim.series import bot_list, command, event, file_games, isolation, launch
+from ref_sim.series import bot_list, cluster, command, event, file_games, isolation, launch, preflight
 from ref_sim.series.specs import agent_spec, stdio_spec
 from ref_sim.series.event import (OWN_OPENINGS, SHARED_OPENINGS, PairingProgress, check_settings,
                                   event_settings, pairing_seed, pairings, report_lines, schedule)
@@ -45,9 +45,9 @@ crosstable.html with a replay page per pairing in replays/.  Without --out: a te
 directory, deleted at the end but for the logs of games that went wrong.
 
 a bot that cannot start (its program exits before its first move) loses each game it
-could not start; the event goes on and the summary says why.
+could not start; the event goes on and the summary says why.  --check tries each bot first.
 
-exit codes: 0 the tournament ran, 2 bad arguments, 130 Ctrl-C,
+exit codes: 0 the tournament ran (--check: every bot passed; 1 one did not), 2 bad arguments, 130 Ctrl-C,
 143 SIGTERM, 129 SIGHUP (the games so far are rated; the last line gives the command that
 continues the tournament), 141 the output was closed (| head).
 
@@ -79,6 +79,11 @@ def build_parser():
     parser.add_argument("--protocol", choices=("file", "stdio"),
                         help="file: the referee's files (default); stdio: CodinGame's "
                              "stdin/stdout")
+    parser.add_argument("--check", action="store_true",
+                        help="play nothing: try each bot once against the built-in random bot "
+                             "at the event's time limit (and --isolate), one line a bot: it "
+                             "starts, answers to its name, moves in time, exits; exit 1 if one "
+                             "does not")
     parser.add_argument("--anchor", metavar="BOT",
                         help="rate this bot (its name, e.g. Random3, or its spec) at 0 "
                              "instead of the mean")
@@ -105,6 +110,9 @@ class Tournament(command.SeriesCommand):
     def check(self, parser, args) -> None:
         if args.resume and not args.out:
             parser.error("--resume needs --out (the directory of the tournament to continue)")
+        if args.check and cluster.cluster_target(args):
+            parser.error("--check plays each bot here, not on --cluster: run it on a worker's "
+                         "machine, whose interpreters the event will use")
 
     def settle(self, args) -> None:
         if args.encoding is not None:
@@ -120,6 +128,16 @@ class Tournament(command.SeriesCommand):
             warning = check_time_limit(settings["time_limit"])[1]
             if warning:
                 self.warnings.append(warning)
+
+    def only_check(self) -> int | None:
+        if not self.args.check:
+            return None
+        for warning in self.warnings:
+            print(warning, file=sys.stderr)
+        try:
+            return preflight.run(self.settings, self.specs, self.args)
+        except ValueError as error:         # a --isolate-share that holds a bot's program
+            self.parser.error(str(error))
 
     def record(self) -> dict:
         return self.settings

@@ -223,6 +223,11 @@ class SeriesCommand:
         """This run's settings (the recorded ones when resuming) and bots; ValueError, one line."""
         raise NotImplementedError
 
+    def only_check(self) -> int | None:
+        """A run that only checks its bots and plays nothing into --out (the tournament's
+        ``--check``): its exit code; None: play the games."""
+        return None
+
     def ready(self, parser, args) -> None:
         """Once --out is made: what needs the settings (usage errors, notes on the games)."""
 
@@ -279,6 +284,9 @@ class SeriesCommand:
             self.settle(args)
         except ValueError as error:
             parser.error(str(error))
+        checked = self.only_check()         # before --out is made: a check writes nothing there
+        if checked is not None:
+            return checked
         if args.out:        # created once the settings are known: a refused --resume makes nothing
             problem = prepare_out(args.out)
             if problem:

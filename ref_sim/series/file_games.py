@@ -113,14 +113,15 @@ def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, 
 
 def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
               settings: FileGameSettings, *, seed: int | None = None, first=None, opening=None,
-              agent_seeds=None, must_start: bool = False, stop=None):
+              agent_seeds=None, must_start: bool = False, stop=None, observe=None):
     """One game: start both agents, referee, then collect them.  Returns (record, notes).
 
     specs maps each name to its AgentSpec; names is the order given to the referee.
     notes maps a name to "crashed (...)" (exited before the end) or "did not exit (killed)".
     settings: how it is played (:class:`FileGameSettings`); seed, first, opening: the
     referee's (:func:`ref_sim.referees.file_protocol.run_game`); agent_seeds: each agent's.
-    stop: a threading.Event that aborts the game (Ctrl-C).  must_start: raise
+    stop: a threading.Event that aborts the game (Ctrl-C); observe: called with each of the
+    referee's events (``uttt-tournament --check`` stops a game once a bot moved).  must_start: raise
     :class:`AgentCannotStart` instead of playing when an agent has already exited (or could
     not be launched) once the others are up (the first game of a series).  What each agent
     used is ``record.usage``, isolated or not.
@@ -179,6 +180,8 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
     printer = Printer(boards=True) if settings.show else None
 
     def on_event(event):
+        if observe is not None:
+            observe(event)
         if event.kind == "start":
             game["record"] = event.record
         if event.kind in ("end", "abort"):
