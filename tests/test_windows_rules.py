@@ -4,6 +4,8 @@ from a Windows path, and ``--isolate`` refused in one line where it cannot work.
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from ref_sim import command_words, match
@@ -51,6 +53,19 @@ def test_posix_split(text, words):
 ])
 def test_join_is_what_split_reads_back(windows, words):
     assert command_words.split(command_words.join(words, windows=windows), windows=windows) == words
+
+
+@pytest.mark.parametrize("windows", [True, False], ids=["windows", "posix"])
+def test_join_and_split_agree_on_awkward_words(windows):
+    """Seeded random words of spaces, tabs, quotes and backslashes come back whole. A program's
+    name (the first word) holds no quote and ends in no backslash: no path does."""
+    chooser = random.Random(20261206)
+    alphabet = [" ", "\t", '"', "\\", "'", "a", "{", "}", "$", "é"]
+    for _ in range(2000):
+        words = ["".join(chooser.choice(alphabet) for _ in range(chooser.randrange(0, 7)))
+                 for _ in range(chooser.randrange(1, 5))]
+        words[0] = words[0].replace('"', "q").rstrip("\\") or "bot.exe"
+        assert command_words.split(command_words.join(words, windows=windows), windows=windows) == words
 
 
 def test_the_default_is_this_systems_rules(monkeypatch):
