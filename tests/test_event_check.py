@@ -74,7 +74,7 @@ def test_check_says_for_each_bot_what_it_does_and_why_it_fails(tmp_path, capsys)
                      r"began\n +ModuleNotFoundError: No module named 'uttt_no_such_module'  "
                      r"\(game-0002-Numpybot2\.log\)$", text, re.M), text
     assert re.search(r"^FAIL Otter3 +starts; never moved: no move within 500 ms, nor within 2\.5 s "
-                     r"in a second game; does it answer to the name it is given\?\n +Otter3 never "
+                     r"in a second game; does it answer to the name it is given\?\n +hint: Otter3 never "
                      r"wrote move_file after its \.go.*is its name hard-coded\?", text, re.M), text
     assert re.search(r"^FAIL Crashbot4 +starts; crashed at its move 1: exited with code 1\n"
                      r" +RuntimeError: boom at the first move  \(game-0004-Crashbot4\.log\)$",

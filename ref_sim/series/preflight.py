@@ -50,6 +50,7 @@ class Verdict:
     passed: list[str]
     failed: str | None = None
     said: list[str] = field(default_factory=list)
+    hint: str = ""                  # the runner's guess at why it never moved
     again: bool = False             # never moved within the limit: the second look decides
 
     def line(self, width: int) -> str:
@@ -121,7 +122,7 @@ def judge(name: str, number: int, game: dict, limit: float, logs: Path, file: bo
         said = telemetry.error_line(log_of(logs, number, name))
         verdict.said = [said] if said else []
     elif lost and game["reason"] == TIME_OUT and not mine and file:
-        verdict.again, verdict.said = True, [hint] if hint else []
+        verdict.again, verdict.hint = True, hint
     elif lost and game["reason"] == TIME_OUT:
         verdict.passed += named if mine else []
         verdict.failed = (f"moves too slowly: lost on time at its move {len(mine) + 1} (no move "
@@ -152,7 +153,7 @@ def second_verdict(verdict: Verdict, record, notes: dict, limit: float, again: f
         verdict.passed.append("answers to its name")
         verdict.failed = (f"moves too slowly: no move within {shown(limit)}; given {shown(again)} "
                           f"its first took {shown(moved[0])}")
-        verdict.said = []
+        verdict.hint = ""           # it answers: the guess at a wrong name was wrong
     elif str(notes.get(name, "")).startswith("crashed"):
         verdict.failed = f"crashed before its first move: {notes[name][len('crashed ('):-1]}"
     else:
@@ -222,6 +223,8 @@ def run(settings: dict, specs: list, args, say=print) -> int:
             say(verdict.line(width))
             for said in verdict.said:
                 say(f"{'':4} {'':<{width}}  {said}  ({log_of(logs, verdict.number, name).name})")
+            if verdict.hint:
+                say(f"{'':4} {'':<{width}}  hint: {verdict.hint}")
         if not failed:
             say(f"All {len(names)} bots passed: they start, move in time and exit.")
             return 0
