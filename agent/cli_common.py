@@ -113,8 +113,8 @@ def open_regular(path, flags: int = os.O_RDONLY, limit: int | None = None, mode:
     except OSError as error:
         if error.errno == errno.ENXIO:          # a FIFO nobody reads, opened to write
             raise NotRegularFile("not a regular file (a FIFO or a device)") from None
-        if error.errno == errno.EISDIR:
-            raise NotRegularFile("not a regular file (a folder)") from None
+        if error.errno == errno.EISDIR or (error.errno == errno.EACCES and os.path.isdir(path)):
+            raise NotRegularFile("not a regular file (a folder)") from None  # (Windows: EACCES)
         raise
     try:
         info = os.fstat(fd)

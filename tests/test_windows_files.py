@@ -76,6 +76,22 @@ def test_write_output_refuses_a_link_without_o_nofollow(tmp_path, monkeypatch):
     assert target.read_text() == "theirs"
 
 
+def test_a_folder_windows_refuses_to_open_is_called_a_folder(tmp_path, monkeypatch):
+    """Windows opens no folder: EACCES, not EISDIR. The one line still says what is there."""
+    real_open = os.open
+
+    def windows_open(path, flags, *args):
+        if os.path.isdir(path):
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", windows_open)
+    with pytest.raises(cli_common.CannotWrite, match=r": not a regular file \(a folder\)$"):
+        cli_common.write_output(tmp_path, "x")
+    with pytest.raises(cli_common.NotRegularFile, match=r"^not a regular file \(a folder\)$"):
+        cli_common.read_regular(tmp_path, 10)
+
+
 class Refusing:
     """A seam (referee_files._stat or _open) that refuses ``times`` calls on names ending with one of
     ``names`` with ``error()``, once armed, then answers as the system does."""
