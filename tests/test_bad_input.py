@@ -1,5 +1,6 @@
 """Every bad input is one line on stderr and a non-zero exit, on every path, for all 13 commands:
-one table of (command, case), each run as a user would (``python -m MODULE ...``), each family on
+one table of (command, case), each run as a user would (``python -m MODULE ...``, or its
+``main(argv)`` in this process where nothing can block or outlive the test), each family on
 every command that takes it: the engine's effort (--depth, time limits), paths that cannot be read
 (a folder it may not read, a path under a file), special files given to read (a FIFO, a device,
 /proc), outputs that are a FIFO, a symbolic link or the kernel's, and core builds that do not load.
