@@ -70,9 +70,9 @@ def _caller(store, func):
         from wasmtime import _ffi as ffi
 
         unchecked, trap_type, raw_type = ffi.wasmtime_func_call_unchecked, ffi.wasm_trap_t, ffi.wasmtime_val_raw_t
-        # What a callback raised outside our own try (a signal's handler run in wasmtime-py's
-        # trampoline: Ctrl-C) becomes a trap there, the exception kept aside; its checked call
-        # raises that exception again, and so must ours.
+        # What a callback raised outside our own try (in wasmtime-py's trampoline around it; no
+        # signal's handler raises there: _DeferredSignals) becomes a trap there, the exception
+        # kept aside; its checked call raises that exception again, and so must ours.
         from wasmtime._func import maybe_raise_last_exn
         context, handle = store._context(), ctypes.byref(func._func)
         kind = func.type(store)

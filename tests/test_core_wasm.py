@@ -18,6 +18,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -303,6 +304,64 @@ def test_ctrl_c_interrupts_a_wasm_search():
         process.stderr.close()
     assert err.rstrip().endswith("KeyboardInterrupt") and "Exception ignored" not in err, err
     assert process.returncode == -signal.SIGINT  # Python's exit on an uncaught KeyboardInterrupt
+
+
+def signal_during_a_search(signum, polls_to_stop: int):
+    """A search that gets ``signum`` from another thread 50 ms after its first poll, while the
+    module runs (sent from the poll itself, the handler would run there, in the poll's own try);
+    it stops itself at poll ``polls_to_stop`` (10 ms each). Returns the result and the SIGUSR1
+    handler each poll saw."""
+    seen = []
+    timer = threading.Timer(0.05, os.kill, (os.getpid(), signum))
+
+    def should_stop():
+        seen.append(signal.getsignal(signal.SIGUSR1))
+        if len(seen) == 1:
+            timer.start()
+        return len(seen) >= polls_to_stop
+
+    try:
+        return wasm_searcher().search(load_suite()[15][1], SearchLimit(should_stop=should_stop)), seen
+    finally:
+        timer.cancel()
+        timer.join()
+
+
+in_the_main_thread = pytest.mark.skipif(
+    sys.platform == "win32" or threading.current_thread() is not threading.main_thread(),
+    reason="POSIX signals sent to this process, handled in its main thread")
+
+
+@wasm
+@in_the_main_thread
+def test_a_signals_handler_runs_in_the_poll_and_goes_back_after_the_search():
+    """While the module runs, a handler only notes its signal (_DeferredSignals); the next poll
+    runs it. One that does not raise lets the search go on, as in the compiled core."""
+    handled = []
+
+    def handler(signum, frame):
+        handled.append(signum)
+
+    previous = signal.signal(signal.SIGUSR1, handler)
+    try:
+        result, seen = signal_during_a_search(signal.SIGUSR1, polls_to_stop=100)
+        assert handled == [signal.SIGUSR1] and len(seen) == 100 and result.move is not None
+        assert seen[0] is not handler  # noting, during the search
+        assert signal.getsignal(signal.SIGUSR1) is handler  # put back
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+
+
+@wasm
+@in_the_main_thread
+def test_ctrl_c_in_a_search_reaches_its_caller_and_the_handler_goes_back():
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            signal_during_a_search(signal.SIGINT, polls_to_stop=1000)
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @wasm
