@@ -9,8 +9,10 @@ hard-coded in the bot, a crash at the first move, a bot tuned for a longer limit
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import signal
 import sys
 from pathlib import Path
 
@@ -18,6 +20,8 @@ import pytest
 
 from ref_sim import tournament
 from ref_sim.views import crosstable
+# The runner processes of tests/test_stops.py; no_leftovers is its autouse clean-up, here too.
+from test_stops import SHELL_RANDOM, Run, assert_stopped, no_leftovers, started_by, wait_until  # noqa: F401
 
 BOTS = Path(__file__).resolve().parent / "bots"
 PY = sys.executable
@@ -99,6 +103,20 @@ def test_check_passes_good_bots_and_writes_nothing_in_out(tmp_path, capsys):
     assert text.splitlines()[-1] == "All 2 bots passed: they start, move in time and exit."
     assert text.count("\nok   ") == 2
     assert not out.exists()                 # a check plays nothing into the event's folder
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals and /proc")
+def test_a_stopped_check_ends_its_bots_and_leaves_no_folder(tmp_path):
+    # Bot 1 is a shell with a child of its own: the check must end its whole process group.
+    run = Run([PY, "-m", "ref_sim.tournament", SHELL_RANDOM, "random", "--check",
+               "--time-limit", LIMIT], tmp_path / "tmp")
+    run.wait_for(r"^Checking 2 bots: ")
+    wait_until(lambda: len(started_by(run.pid)) >= 3, "the first game's processes")
+    code, _, err = run.stop(signal.SIGTERM)
+    assert assert_stopped(run, signal.SIGTERM, code, err, None) == \
+        "Stopped by SIGTERM: the check stopped"
+    assert os.listdir(run.temp) == []               # no uttt-check-* folder, no logs kept
 
 
 def test_check_is_not_for_a_cluster(capsys):

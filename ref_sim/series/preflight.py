@@ -214,7 +214,8 @@ def run(settings: dict, specs: list, args, say=print) -> int:
             return stops.EXIT_BROKEN_PIPE
         if stopped:
             interrupt = stopped["interrupt"]
-            print(f"{stops.said(interrupt).capitalize()}: the check stopped", file=sys.stderr)
+            said = stops.said(interrupt)
+            print(f"{said[0].upper()}{said[1:]}: the check stopped", file=sys.stderr)
             return stops.exit_code(interrupt)
         width = max(len(name) for name in names)
         failed = [verdicts[name] for name in names if verdicts[name].failed is not None]
