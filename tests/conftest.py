@@ -35,12 +35,43 @@ DASK_QUIET = {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
 LEFTOVER_GRACE = 5.0
 
 
+#: Signals a caller may have ignored (a script's background job: SIGINT and SIGQUIT; nohup:
+#: SIGHUP) that the tests send to the processes they start (SIGQUIT: a terminal's Ctrl-\).
+CALLER_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
+#: Those the caller ignored, for the workers: the controller sets it.
+IGNORED_ENV = "UTTT_TEST_IGNORED_SIGNALS"
+
+
+def _dropped(signum, frame):
+    """SIG_IGN's stand-in in the suite's own processes (see _children_start_at_the_default)."""
+
+
+def _children_start_at_the_default(config) -> None:
+    """A signal ignored when a process starts stays ignored in all it starts, and Python installs
+    no KeyboardInterrupt handler where SIGINT is ignored (the product's intent under nohup:
+    tests/test_runner_kit.py): under ``nohup pytest &`` every agent and runner the tests start
+    ignored the Ctrl-C and stop signals the tests send them. A handler, unlike SIG_IGN, goes back
+    to the default at exec: the suite's own processes still drop what their caller ignored (a
+    hangup does not end a nohup run), and what they start begins as from a terminal (xdist's
+    workers, and the tests' processes, which tests/test_suite_signals.py checks)."""
+    if hasattr(config, "workerinput"):
+        names = [name for name in os.environ.get(IGNORED_ENV, "").split(",") if name]
+    else:
+        names = [name for name in CALLER_SIGNALS
+                 if hasattr(signal, name) and signal.getsignal(getattr(signal, name)) is signal.SIG_IGN]
+        os.environ[IGNORED_ENV] = ",".join(names)
+    for name in names:
+        signal.signal(getattr(signal, name), _dropped)
+
+
 @pytest.hookimpl(trylast=True)      # after pytest's own temporary folders are set up
 def pytest_configure(config):
-    """On the controller (or a run without workers): a token for this run and a temporary folder
+    """Signals as from a terminal for what the tests start (before xdist starts its workers).
+    On the controller (or a run without workers): a token for this run and a temporary folder
     of its own (TMPDIR), so that what tests leave behind is found and nothing of another run is
     blamed. Workers inherit both through their environment. pytest's own folders (tmp_path)
     stay where they always are: their base is fixed before TMPDIR changes."""
+    _children_start_at_the_default(config)
     if hasattr(config, "workerinput") or RUN_ENV in os.environ:
         return
     factory = getattr(config, "_tmp_path_factory", None)
