@@ -457,7 +457,8 @@ def test_a_resumed_series_keeps_its_isolation_and_refuses_a_new_one(tmp_path, ca
     assert match.main(["random", "random", "--games", "2", "--out", str(isolated), "--isolate",
                        "--isolate-memory", "300", "-q"]) == 0
     assert json.loads((isolated / "series.json").read_text())["isolate"] == {
-        "cores": 1, "memory_mb": 300, "processes": isolation.DEFAULT_PROCESSES}
+        "cores": 1, "memory_mb": 300, "processes": isolation.DEFAULT_PROCESSES,
+        "disk_mb": isolation.DEFAULT_DISK_MB}
     capsys.readouterr()
     assert match.main(["--resume", "--out", str(isolated), "--games", "4"]) == 0     # no --isolate
     assert "isolated as the series began" in capsys.readouterr().out
@@ -490,7 +491,8 @@ def test_the_resume_command_is_the_last_line_and_repeats_the_isolation(tmp_path,
     lines = both.getvalue().splitlines()
     assert code != 0 and lines[-2] == "Crosstable: x.html"
     assert lines[-1].endswith(f"--resume --out {tmp_path} --isolate --isolate-cores 1 --isolate-memory "
-                              f"{isolation.DEFAULT_MEMORY_MB} --isolate-processes {isolation.DEFAULT_PROCESSES}")
+                              f"{isolation.DEFAULT_MEMORY_MB} --isolate-processes {isolation.DEFAULT_PROCESSES} "
+                              f"--isolate-disk {isolation.DEFAULT_DISK_MB}")
 
 
 def test_bots_are_named_from_their_command_and_a_resumed_series_keeps_its_names(tmp_path, monkeypatch):

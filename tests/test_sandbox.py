@@ -255,7 +255,7 @@ def test_shim_sets_hard_process_cap_for_a_user(tmp_path):
         pytest.skip("root: the shim leaves RLIMIT_NPROC alone (the kernel exempts root)")
     probe = "import resource; print(*resource.getrlimit(resource.RLIMIT_NPROC))"
     done = subprocess.run([sys.executable, "-I", "-S", "-c", isolation.SHIM, "-", "-", "-", "50",
-                           sys.executable, "-c", probe], capture_output=True, text=True,
+                           "-", sys.executable, "-c", probe], capture_output=True, text=True,
                           timeout=60)
     soft, hard = map(int, done.stdout.split())
     assert soft == hard and soft != resource.RLIM_INFINITY
@@ -449,7 +449,7 @@ def test_v2_group_is_entered_killed_whole_and_removed(tmp_path):
         time.sleep(120)
         """)
     shim = [sys.executable, "-I", "-S", "-c", isolation.SHIM, ",".join(group.procs_files()),
-            "-", "-", "-", sys.executable, str(script)]
+            "-", "-", "-", "-", sys.executable, str(script)]
     process = subprocess.Popen(shim, stdin=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 30

@@ -145,7 +145,9 @@ class Program:
             code = self.process.wait(wait)
         except subprocess.TimeoutExpired:
             return "closed its output"
-        return f"exited with code {code}"
+        # A series' bot past its disk cap says so (ref_sim.series.isolation.MeteredPopen).
+        said = self.process.disk_note() if hasattr(self.process, "disk_note") else ""
+        return f"exited with code {code}" + (f": {said}" if said else "")
 
     def finish(self, wait: float) -> str | None:
         """Close its stdin and wait for it to exit; kill it after ``wait`` s ("did not exit (killed)")."""

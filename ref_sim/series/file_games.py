@@ -173,7 +173,9 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
                 if process is None:
                     exited_early.setdefault(name, "could not start")
                 elif name not in exited_early and process.poll() is not None and not decided():
-                    exited_early[name] = f"exited with code {process.returncode}"
+                    said = process.disk_note() if hasattr(process, "disk_note") else ""
+                    exited_early[name] = (f"exited with code {process.returncode}"
+                                          + (f": {said}" if said else ""))
 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()

@@ -20,6 +20,7 @@ import os
 import secrets
 import signal
 import shutil
+import stat
 import subprocess
 import sys
 import threading
@@ -30,6 +31,7 @@ from agent.lifeline import RUNNER_ENV
 from agent.options import whole
 from agent.cli_common import only_with
 from ref_sim import command_words
+from ref_sim.referees.file_referee import END_GAME, FIRST_FOUR_MOVES, MOVE_FILE
 from ref_sim.series import keeper
 
 #: Defaults of the options: one core, 2 GiB of data (a JVM's default heap on a 8 GiB laptop
@@ -38,16 +40,21 @@ from ref_sim.series import keeper
 DEFAULT_CORES = 1
 DEFAULT_MEMORY_MB = 2048
 DEFAULT_PROCESSES = 256
+#: What each bot may write in all (its game view, its logs), in MB: a bot's log of a few MB is
+#: already a chatty one; a disk full of one bot's output stops the series.
+DEFAULT_DISK_MB = 100
 #: Seconds between two looks at the bots' processes in /proc.
 SAMPLE_INTERVAL = 0.5
 
-#: Run as ``python -I -S -c SHIM CGROUPS CPUS DATA_BYTES PROCESSES COMMAND...``: enters its
-#: cgroup (each ``cgroup.procs`` of the comma-separated CGROUPS), pins itself, sets the limits
-#: (hard ones: the soft and the hard limit alike), then becomes the command (whose children
-#: inherit all of it).  ``-`` leaves one out.  Not entering its cgroup is a failure to start.
+#: Run as ``python -I -S -c SHIM CGROUPS CPUS DATA_BYTES PROCESSES FILE_BYTES COMMAND...``:
+#: enters its cgroup (each ``cgroup.procs`` of the comma-separated CGROUPS), pins itself, sets
+#: the limits (hard ones: the soft and the hard limit alike), then becomes the command (whose
+#: children inherit all of it).  ``-`` leaves one out.  PROCESSES ``N``: N more than the user
+#: runs now; ``=N``: exactly N (inside the bot's own user namespace, which the kernel counts
+#: apart).  Not entering its cgroup is a failure to start.
 SHIM = r"""
 import os, resource, sys
-groups, cpus, data, processes = sys.argv[1:5]
+groups, cpus, data, processes, file_bytes = sys.argv[1:6]
 for procs in groups.split(",") if groups != "-" else []:
     try:
         with open(procs, "w") as f:
@@ -60,7 +67,14 @@ if cpus != "-" and hasattr(os, "sched_setaffinity"):
 resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 if data != "-":
     resource.setrlimit(resource.RLIMIT_DATA, (int(data), int(data)))
-if processes != "-" and os.getuid() != 0:
+if file_bytes != "-":
+    resource.setrlimit(resource.RLIMIT_FSIZE, (int(file_bytes), int(file_bytes)))
+if processes.startswith("="):
+    cap = int(processes[1:])
+    hard = resource.getrlimit(resource.RLIMIT_NPROC)[1]
+    cap = cap if hard < 0 else min(cap, hard)
+    resource.setrlimit(resource.RLIMIT_NPROC, (cap, cap))
+elif processes != "-" and os.getuid() != 0:
     uid, running = os.getuid(), 0
     for pid in os.listdir("/proc"):
         try:
@@ -75,7 +89,7 @@ if processes != "-" and os.getuid() != 0:
     cap = cap if hard < 0 else min(cap, hard)
     resource.setrlimit(resource.RLIMIT_NPROC, (cap, cap))
 try:
-    os.execvp(sys.argv[5], sys.argv[5:])
+    os.execvp(sys.argv[6], sys.argv[6:])
 except OSError as error:
     sys.stderr.write("could not start: %s\n" % error)
     sys.exit(127)
@@ -85,7 +99,7 @@ except OSError as error:
 @dataclass(frozen=True)
 class Isolation:
     """How each bot is contained (picklable: it travels with a game to a cluster worker).
-    ``memory_mb`` and ``processes`` 0: no cap; ``sandbox``: use bwrap where it works;
+    ``memory_mb``, ``processes`` and ``disk_mb`` 0: no cap; ``sandbox``: use bwrap where it works;
     ``share``: the folders every sandboxed bot may read besides its own (``--isolate-share``,
     real paths); ``out`` and ``programs`` (each bot's program, real paths): what no other
     bot may see (:func:`for_event`)."""
@@ -94,6 +108,7 @@ class Isolation:
     processes: int = DEFAULT_PROCESSES
     sandbox: bool = True
     share: tuple[str, ...] = ()
+    disk_mb: int = DEFAULT_DISK_MB
     # The event's places, not settings: two isolations of the same settings are equal.
     out: str = field(default="", compare=False)
     programs: tuple[tuple[str, ...], ...] = field(default=(), compare=False)
@@ -117,6 +132,10 @@ def add_options(parser) -> None:
                        metavar="N", help="processes and threads per bot beyond what the user "
                                          f"runs, RLIMIT_NPROC (default {DEFAULT_PROCESSES}; 0: "
                                          "none; root is exempt)")
+    group.add_argument("--isolate-disk", type=whole(0, 1 << 30), default=None, metavar="MB",
+                       help="what each bot may write in all (its game's files, its logs): each "
+                            "file capped by RLIMIT_FSIZE, a bot past it ended and loses (default "
+                            f"{DEFAULT_DISK_MB}; 0: none)")
     group.add_argument("--isolate-share", action="append", default=None, metavar="PATH",
                        help="a folder (or file) every sandboxed bot may also read, read-only: "
                             "what bots need beyond their own folder (repeatable)")
@@ -124,7 +143,8 @@ def add_options(parser) -> None:
 
 #: The settings of ``--isolate``, which mean nothing without it.
 SETTINGS = {"--isolate-cores": "isolate_cores", "--isolate-memory": "isolate_memory",
-            "--isolate-processes": "isolate_processes", "--isolate-share": "isolate_share"}
+            "--isolate-processes": "isolate_processes", "--isolate-share": "isolate_share",
+            "--isolate-disk": "isolate_disk"}
 
 
 def check_options(parser, args) -> None:
@@ -161,7 +181,8 @@ def from_args(args) -> Isolation | None:
         return default if value is None else value
     shares = tuple(os.path.realpath(path) for path in getattr(args, "isolate_share", None) or ())
     return Isolation(given(args.isolate_cores, DEFAULT_CORES), given(args.isolate_memory, DEFAULT_MEMORY_MB),
-                     given(args.isolate_processes, DEFAULT_PROCESSES), share=shares)
+                     given(args.isolate_processes, DEFAULT_PROCESSES), share=shares,
+                     disk_mb=given(getattr(args, "isolate_disk", None), DEFAULT_DISK_MB))
 
 
 # -- the sandbox ------------------------------------------------------------------------------
@@ -245,7 +266,9 @@ def sandbox_args(writable, readable, tmpfs_bytes: int) -> list[str]:
         args += ["--ro-bind", str(path), str(path)]
     for path in writable:
         args += ["--bind", str(path), str(path)]
-    return args + ["--"]
+    # bwrap's own root is a tmpfs of no size the bot owns: read-only once built, so that no
+    # /var/tmp, /home or file of its own appears there (the mounts on it stay as they are).
+    return args + ["--remount-ro", "/", "--"]
 
 
 def _under(path: str, folders) -> bool:
@@ -757,9 +780,20 @@ def status_line(isolation: Isolation | None, concurrency: int = 1) -> str | None
         processes = f"process cap {isolation.processes} (cgroup pids.max)"
     elif os.getuid() == 0:
         processes = "process cap NOT enforced (running as root, which RLIMIT_NPROC exempts)"
+    elif own_process_count(isolation):
+        processes = (f"process cap {isolation.processes} per bot, its own (RLIMIT_NPROC in its "
+                     f"user namespace, which the kernel counts apart)")
     else:
-        processes = (f"process cap {isolation.processes} more than the user runs (RLIMIT_NPROC, "
-                     f"hard)")
+        processes = (f"process cap {isolation.processes} more than the user runs, SHARED by the "
+                     f"bots running at once and all your programs (RLIMIT_NPROC counts per user: "
+                     f"one bot's processes can leave another none; a count of its own: a "
+                     f"delegated cgroup, systemd-run --user --scope -p Delegate=yes, or root)")
+    if not isolation.disk_mb:
+        disk = "no disk cap"
+    else:
+        disk = (f"disk cap {isolation.disk_mb} MB per bot: each file it writes (RLIMIT_FSIZE) "
+                f"and all its game's files and logs together (a bot past it is ended and "
+                f"loses)")
     if place:
         ending = "its whole cgroup killed at the end of its game"
     elif keeper.AVAILABLE:
@@ -775,10 +809,12 @@ def status_line(isolation: Isolation | None, concurrency: int = 1) -> str | None
                f"packages{shared} and its own program's folder (its program alone where that "
                f"folder holds another bot's or is the runner's), writable its game's files, "
                f"nothing else: not the runner's folder, --out, a home, another bot's files; "
-               f"private /tmp and /dev/shm of {tmpfs_mb(isolation)} MB, no host sockets"
-               if path else f"no sandbox ({why}): isolation is partial, bots can write, reach "
-                            "the network and host sockets as you")
-    return f"isolation: {cgroup}; {cores}; {memory}; {processes}; {ending}; {sandbox}"
+               f"private /tmp and /dev/shm of {tmpfs_mb(isolation)} MB each, nothing else "
+               f"writable, no host sockets"
+               if path else f"no sandbox ({why}): isolation is partial, bots can write (each "
+                            "file capped, not all of them), reach the network and host sockets "
+                            "as you")
+    return f"isolation: {cgroup}; {cores}; {memory}; {processes}; {disk}; {ending}; {sandbox}"
 
 
 def tmpfs_mb(isolation: Isolation) -> int:
@@ -907,6 +943,12 @@ class MeteredPopen(subprocess.Popen):
 
     cores: list[int] = []
     cgroup: BotCgroup | None = None
+    #: Its disk cap (bytes, 0: none), what it writes (:func:`written_paths`), and whether it
+    #: went past the cap (:class:`DiskGuard`).
+    disk_cap = 0
+    disk_paths: tuple[str, ...] = ()
+    disk_log: str | None = None
+    disk_over = False
 
     def __init__(self, *args, **kwargs) -> None:
         self.rusage = None
@@ -955,6 +997,16 @@ class MeteredPopen(subprocess.Popen):
                 self._reaped(None)
                 return self.pid, 0
 
+    def disk_note(self) -> str:
+        """``"wrote past its N MB disk cap"`` when it did (killed for it, killed by SIGXFSZ, or
+        its files at the cap now), else ``""``: said with its exit in the game's notes."""
+        if not self.disk_cap:
+            return ""
+        if not self.disk_over and (self.returncode == -signal.SIGXFSZ
+                                   or written(self.disk_paths)[0] >= self.disk_cap):
+            self.disk_over = True
+        return f"wrote past its {self.disk_cap >> 20} MB disk cap" if self.disk_over else ""
+
     def usage(self) -> dict | None:
         """``{"cpu_seconds", "peak_mb"}`` once reaped (None before, or where unknown)."""
         if self.returncode is None:
@@ -998,6 +1050,175 @@ def usage_line(game: dict) -> str | None:
     return "usage: " + "; ".join(parts) if parts else None
 
 
+# -- disk -------------------------------------------------------------------------------------
+
+#: Seconds between two looks at what each bot has written.
+DISK_INTERVAL = 0.1
+#: Files and folders a bot may make in its game's folder: more is as good as past its cap (and
+#: keeps each look cheap).
+MAX_ENTRIES = 10_000
+#: Below this many bytes free on the disk of a bot's files, a bot that has written this much or
+#: more is taken to have filled it.
+DISK_FLOOR = 1 << 20
+#: What is kept of each log of a bot past its cap or that filled the disk: its first bytes.
+KEPT_OF_LOG = 1 << 20
+#: The referee's files in a bot's game folder, kept when the rest of what it left is removed:
+#: the referee stops the game when one of them is missing (as the real one does).
+REFEREE_FILES = (MOVE_FILE, FIRST_FOUR_MOVES, END_GAME)
+#: Bytes beyond which a file of the referee's is the bot's doing (its lines are a few bytes).
+REFEREE_FILE_BYTES = 64 << 10
+
+
+def log_of(options: dict) -> str | None:
+    """The file a bot's stdout or stderr goes to (its log), from Popen's ``options``."""
+    for key in ("stderr", "stdout"):
+        name = getattr(options.get(key), "name", None)
+        if isinstance(name, str) and os.path.isfile(name):
+            return os.path.abspath(name)
+    return None
+
+
+def written_paths(writable, options: dict) -> tuple[str, ...]:
+    """What a bot writes: its writable folders and files, and its log."""
+    log = log_of(options)
+    paths = [os.path.abspath(str(path)) for path in writable] + ([log] if log else [])
+    return tuple(dict.fromkeys(paths))
+
+
+def written(paths) -> tuple[int, int]:
+    """``(bytes, entries)`` of the files under ``paths`` (sizes as the files say; no link
+    followed), counting stopped past :data:`MAX_ENTRIES` entries."""
+    total = entries = 0
+    for path in paths:
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(info.st_mode):
+            total += info.st_size if stat.S_ISREG(info.st_mode) else 0
+            continue
+        for root, folders, files in os.walk(path):
+            for name in files + folders:
+                entries += 1
+                if entries > MAX_ENTRIES:
+                    return total, entries
+                with contextlib.suppress(OSError):
+                    info = os.lstat(os.path.join(root, name))
+                    total += info.st_size if stat.S_ISREG(info.st_mode) else 0
+    return total, entries
+
+
+class DiskGuard:
+    """One thread that looks every :data:`DISK_INTERVAL` seconds at what each watched bot has
+    written (:func:`written_paths`); a bot at its cap, past :data:`MAX_ENTRIES` files, or that
+    filled the disk is ended at once (it loses: a crash), and once it is gone what it left in
+    its game's folder is removed and its logs are cut to :data:`KEPT_OF_LOG`, so that the
+    series (and ``--resume``) goes on.  Each file is capped by the kernel too (RLIMIT_FSIZE):
+    what the thread bounds is their sum."""
+
+    def __init__(self) -> None:
+        self.watched: dict[MeteredPopen, str | None] = {}
+        self.lock = threading.Lock()
+        self.thread: threading.Thread | None = None
+
+    def watch(self, process: MeteredPopen, paths, cap_mb: int) -> None:
+        process.disk_cap, process.disk_paths = cap_mb << 20, tuple(paths)
+        with self.lock:
+            self.watched[process] = None
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, name="disk-guard", daemon=True)
+                self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            with self.lock:
+                if not self.watched:
+                    self.thread = None
+                    return
+                watched = dict(self.watched)
+            for process, why in watched.items():
+                try:
+                    self.look(process, why)
+                except OSError:
+                    pass
+            time.sleep(DISK_INTERVAL)
+
+    def look(self, process: MeteredPopen, why: str | None) -> None:
+        gone = process.poll() is not None
+        if why is None:
+            why = self.over(process)
+            if why is not None:
+                with self.lock:
+                    self.watched[process] = why
+                end_now(process)
+                gone = process.poll() is not None
+        if gone:
+            with self.lock:
+                self.watched.pop(process, None)
+            if why is not None:
+                clear(process, why)
+
+    @staticmethod
+    def over(process: MeteredPopen) -> str | None:
+        """Why ``process`` must end now (None: it may go on)."""
+        total, entries = written(process.disk_paths)
+        if entries > MAX_ENTRIES:
+            process.disk_over = True
+            return f"made more than {MAX_ENTRIES} files"
+        if total >= process.disk_cap:
+            process.disk_over = True
+            return f"wrote past its {process.disk_cap >> 20} MB disk cap"
+        if total >= DISK_FLOOR:
+            for path in process.disk_paths:
+                with contextlib.suppress(OSError):
+                    free = os.statvfs(path)
+                    if free.f_bavail * free.f_frsize < DISK_FLOOR:
+                        process.disk_over = True
+                        return f"filled the disk ({total >> 20} MB written)"
+        return None
+
+
+def end_now(process: MeteredPopen) -> None:
+    """Stop ``process`` and everything it started without waiting: its keeper ends its tree,
+    its cgroup is killed; the game's runner reaps it and sees it exited."""
+    if process.cgroup is not None:
+        process.cgroup.kill_all()
+    if getattr(process, "ends_tree", False):
+        with contextlib.suppress(OSError):
+            process.send_signal(signal.SIGTERM)
+    else:
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+def clear(process: MeteredPopen, why: str) -> None:
+    """What a bot ended by :class:`DiskGuard` left: its game folder's files removed but the
+    referee's (:data:`REFEREE_FILES`, ``.go``; emptied if the bot filled one), each log cut to
+    its first :data:`KEPT_OF_LOG` bytes and a line saying why."""
+    for path in process.disk_paths:
+        if os.path.isdir(path) and not os.path.islink(path):
+            for entry in os.scandir(path):
+                with contextlib.suppress(OSError):
+                    if entry.is_dir(follow_symlinks=False):
+                        shutil.rmtree(entry.path)
+                    elif entry.name not in REFEREE_FILES and not entry.name.endswith(".go"):
+                        os.unlink(entry.path)
+                    elif entry.stat(follow_symlinks=False).st_size > REFEREE_FILE_BYTES:
+                        os.truncate(entry.path, 0)
+            continue
+        with contextlib.suppress(OSError), open(path, "rb+") as handle:
+            if os.fstat(handle.fileno()).st_size > KEPT_OF_LOG:
+                kept = handle.read(KEPT_OF_LOG)     # whole lines: a search log stays JSON lines
+                handle.truncate(kept.rfind(b"\n") + 1 if b"\n" in kept else KEPT_OF_LOG)
+    if process.disk_log:
+        with contextlib.suppress(OSError), open(process.disk_log, "a", encoding="utf-8") as log:
+            log.write(f"\n[runner] ended: it {why}; what it left in its game folder was "
+                      "removed\n")
+
+
+DISK_GUARD = DiskGuard()
+
+
 # -- starting a bot ---------------------------------------------------------------------------
 
 def check_program(command: list[str], cwd=None, env: dict | None = None) -> None:
@@ -1010,6 +1231,23 @@ def check_program(command: list[str], cwd=None, env: dict | None = None) -> None
         found = shutil.which(program, path=(env or os.environ).get("PATH")) is not None
     if not found:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+
+
+def per_namespace_processes() -> bool:
+    """True where the kernel counts RLIMIT_NPROC per user namespace (Linux 5.14 and later):
+    a sandboxed bot's cap then counts its own processes, not the user's, nor its opponent's."""
+    try:
+        major, minor = (int(part) for part in os.uname().release.split(".")[:2])
+    except (AttributeError, ValueError):
+        return False
+    return sys.platform.startswith("linux") and (major, minor) >= (5, 14)
+
+
+def own_process_count(isolation: Isolation) -> bool:
+    """True when each bot's process cap counts its processes alone without a cgroup: a normal
+    user's sandboxed bot, its RLIMIT_NPROC set inside its own user namespace."""
+    return (bool(isolation.processes) and isolation.sandbox and bwrap()[0] is not None
+            and os.getuid() != 0 and per_namespace_processes())
 
 
 def start(command: list[str], isolation: Isolation | None = None, *, writable=(),
@@ -1035,19 +1273,27 @@ def start(command: list[str], isolation: Isolation | None = None, *, writable=()
     try:
         wrapped = list(command)
         path = bwrap()[0] if isolation.sandbox else None
+        place = cgroups()[0]
+        # Without a cgroup, RLIMIT_NPROC set outside the sandbox counts all the user's
+        # processes: one bot's fork bomb takes its opponent's headroom. Set inside the bot's
+        # user namespace it counts the bot's alone (the kernel counts each namespace apart).
+        own_count = place is None and own_process_count(isolation)
+        if own_count:
+            wrapped = [sys.executable, "-I", "-S", "-c", SHIM, "-", "-", "-",
+                       f"={isolation.processes}", "-", *wrapped]
         if path is not None:
             env["TMPDIR"] = env["HOME"] = "/tmp"    # its own, in memory: no one's files
             env.pop(RUNNER_ENV, None)   # its own pid namespace cannot see the runner: it dies
             wrapped = [path, *sandbox_args(writable, readable_paths(command, env, isolation),
                                            tmpfs_mb(isolation) << 20), *wrapped]  # with it
-        place = cgroups()[0]
         if place is not None:
             group = BotCgroup(place, cores, isolation.memory_mb << 20, isolation.processes)
         shim = [sys.executable, "-I", "-S", "-c", SHIM,
                 ",".join(group.procs_files()) if group else "-",
                 ",".join(map(str, cores)) or "-",
                 str(isolation.memory_mb << 20) if isolation.memory_mb else "-",
-                str(isolation.processes) if isolation.processes else "-"]
+                str(isolation.processes) if isolation.processes and not own_count else "-",
+                str(isolation.disk_mb << 20) if isolation.disk_mb else "-"]
         process = MeteredPopen(keeper.wrapped(shim + wrapped), start_new_session=True, env=env,
                                **options)
     except BaseException:
@@ -1057,6 +1303,9 @@ def start(command: list[str], isolation: Isolation | None = None, *, writable=()
         raise
     process.own_group, process.ends_tree = True, keeper.AVAILABLE
     process.cores, process.cgroup = cores, group
+    if isolation.disk_mb:
+        process.disk_log = log_of(options)
+        DISK_GUARD.watch(process, written_paths(writable, options), isolation.disk_mb)
     if process.returncode is not None:      # reaped already: give back now
         process.release()
     return process
@@ -1073,7 +1322,7 @@ def recorded_setting(isolate: Isolation | None) -> dict | None:
         return None
     shares = {"share": list(isolate.share)} if isolate.share else {}    # older files have none
     return {"cores": isolate.cores, "memory_mb": isolate.memory_mb, "processes": isolate.processes,
-            **shares}
+            "disk_mb": isolate.disk_mb, **shares}
 
 
 def resume_setting(args, setting) -> bool:
@@ -1084,12 +1333,17 @@ def resume_setting(args, setting) -> bool:
         return False
     numbers = {"cores", "memory_mb", "processes"}
     shares = setting.get("share", []) if isinstance(setting, dict) else None
-    if (not isinstance(setting, dict) or not numbers <= set(setting) <= numbers | {"share"}
+    # A series begun before --isolate-disk has no disk_mb: resumed with the default cap.
+    disk = setting.get("disk_mb", DEFAULT_DISK_MB) if isinstance(setting, dict) else None
+    if (not isinstance(setting, dict)
+            or not numbers <= set(setting) <= numbers | {"share", "disk_mb"}
             or not all(type(setting[key]) is int and setting[key] >= 0 for key in numbers)
+            or type(disk) is not int or disk < 0
             or setting["cores"] < 1 or not isinstance(shares, list)
             or not all(isinstance(path, str) and path for path in shares)):
         raise ValueError("cannot resume: the recorded 'isolate' must be null or its cores, "
-                         "memory_mb and processes (whole numbers) and its shared folders")
+                         "memory_mb, processes and disk_mb (whole numbers) and its shared "
+                         "folders")
     if not SUPPORTED:
         raise ValueError(f"cannot resume here: the series was isolated, and {NEEDS_LINUX}")
     added = not args.isolate
@@ -1097,6 +1351,7 @@ def resume_setting(args, setting) -> bool:
     args.isolate_cores, args.isolate_memory, args.isolate_processes = (
         setting["cores"], setting["memory_mb"], setting["processes"])
     args.isolate_share = list(shares) or None
+    args.isolate_disk = disk
     return added
 
 
@@ -1106,4 +1361,5 @@ def command_options(isolate: Isolation | None) -> list[str]:
         return []
     shares = [word for path in isolate.share for word in ("--isolate-share", path)]
     return ["--isolate", "--isolate-cores", str(isolate.cores), "--isolate-memory", str(isolate.memory_mb),
-            "--isolate-processes", str(isolate.processes), *shares]
+            "--isolate-processes", str(isolate.processes), "--isolate-disk", str(isolate.disk_mb),
+            *shares]
