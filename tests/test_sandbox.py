@@ -328,6 +328,14 @@ def test_minimal_file_system(tmp_path):
                 print("wrote", folder, flush=True)
             except OSError as error:
                 print("refused", folder, error.strerror, flush=True)
+        for folder in ("/", "/var/tmp", "/home"):  # on bwrap's own root, a tmpfs of no size
+            try:
+                os.makedirs(folder, exist_ok=True)
+                with open(os.path.join(folder, "written"), "w") as handle:
+                    handle.write("x")
+                print("wrote", folder, flush=True)
+            except OSError as error:
+                print("refused", folder, error.strerror, flush=True)
         print("TMPDIR", os.environ["TMPDIR"], "HOME", os.environ["HOME"], flush=True)
         """)
     try:
@@ -353,6 +361,8 @@ def test_minimal_file_system(tmp_path):
     assert set(held) <= shown, said             # only what the bot's command needs of home
     assert f"wrote {game}\n" in said and "wrote /tmp\n" in said and "wrote /dev/shm\n" in said
     assert "refused /dev Read-only file system" in said
+    for folder in ("/", "/var/tmp", "/home"):
+        assert f"refused {folder} Read-only file system" in said
     assert f"refused {script_folder} Read-only file system" in said
     # Its folder's parents are only the private /tmp's: what it writes there stays there.
     assert not os.path.exists("/tmp/written") and not (tmp_path / "written").exists()
