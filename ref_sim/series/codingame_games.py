@@ -20,7 +20,7 @@ from ref_sim.referees.codingame import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS,
                                        EXIT_WAIT, Program, describe, referee_game)
 from ref_sim.rules import CODINGAME
 from ref_sim.series.report import summarize
-from ref_sim.series import cluster, isolation, realbots, scheduler, telemetry
+from ref_sim.series import cluster, isolation, realbots, scheduler, telemetry, turn_share
 from ref_sim.series import launch
 from ref_sim.series.launch import child_env, refuse_early_exit, wait_until_started
 from ref_sim.series.loop import SeriesGames, append_game, play_games, went_wrong
@@ -102,6 +102,9 @@ def play_game(commands: dict[str, list[str]], first: str, logs: Path,
         wait_until_started(processes, logs_of, settings.startup_wait, stop, ready=ready, patient=patient)
         if must_start:
             refuse_early_exit(processes, logs_of)
+        meter = turn_share.TurnMeter(processes)     # was a time-out the machine's?
+        for program in programs.values():
+            turn_share.watch(meter, program)
         record = referee_game(programs, names, settings.turn_ms, settings.first_turn_ms,
                               settings.grace_ms, show, settings.exit_wait, stop)
     finally:
@@ -112,6 +115,7 @@ def play_game(commands: dict[str, list[str]], first: str, logs: Path,
         for path in ready.values():
             path.unlink(missing_ok=True)
     usage = isolation.usage_of({name: program.process for name, program in programs.items()})
+    record = {**record, **meter.keys(record["reason"], record["loser"])}
     return {**record, "usage": usage} if usage else record
 
 

@@ -12,7 +12,7 @@ from ref_sim.series.command import MAX_GAMES
 from ref_sim.referees import codingame
 from ref_sim.referees.codingame import DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS
 from ref_sim.referees.file_protocol import check_time_limit
-from ref_sim.series import codingame_games, file_games, isolation, ratings, realbots, report, stats
+from ref_sim.series import codingame_games, file_games, isolation, ratings, realbots, report, stats, turn_share
 from ref_sim.series.command import MAX_TURN_MS, Slot
 from ref_sim.series.launch import CANNOT_START
 from ref_sim.series.loop import SeriesGames, SettingsFile, merge_settings, read_settings, went_wrong
@@ -142,6 +142,8 @@ def report_lines(settings: dict, games: list[dict], anchor: str | None = None) -
     if faulty:
         lines += ["", f"Faults ({HANGS}):"] + ["  " + line for line in faulty]
     lines += ["  " + line for line in realbots.hint_lines(games)]      # why a bot never moved
+    load = turn_share.load_lines(games)         # which time-outs the machine's load caused
+    lines += [""] + load if load else []
     if games:
         hint = codingame_games.REPEAT_HINT if settings.get("protocol") == "stdio" else ""
         played = [g for g in games if not g.get("cannot_start")]    # a forfeit has no moves

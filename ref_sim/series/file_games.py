@@ -17,7 +17,7 @@ from ref_sim import command_words
 from ref_sim import stops
 from ref_sim.referees.file_protocol import Printer, run_game
 from ref_sim.referees.file_referee import START_DELAY, TICK, GameRecord, RefereeSettings
-from ref_sim.series import cluster, isolation, openings, realbots, telemetry
+from ref_sim.series import cluster, isolation, openings, realbots, telemetry, turn_share
 from ref_sim.series import launch
 from ref_sim.series.launch import AgentCannotStart, child_env, refuse_early_exit, wait_until_started
 from ref_sim.series.loop import SeriesGames
@@ -180,10 +180,12 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
     printer = Printer(boards=True) if settings.show else None
+    meter = turn_share.TurnMeter(processes)     # was a time-out the machine's?
 
     def on_event(event):
         if observe is not None:
             observe(event)
+        meter.file_event(event)
         if event.kind == "start":
             game["record"] = event.record
         if event.kind in ("end", "abort"):
@@ -229,6 +231,8 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
             (home[name] / scratch.format(name=name)).unlink(missing_ok=True)
         ready[name].unlink(missing_ok=True)
     record.late_start = late                    # for the hints: who was not up when it began
+    # games.jsonl's timeout_share and machine_timeout
+    record.turn_share = meter.keys(record.reason, record.loser)
     record.save(logs / f"game-{number:04d}.json")
     for folder in [*(views or {}).values(), directory]:
         try:
@@ -285,6 +289,7 @@ def game_line(record: GameRecord, notes: dict, scheduled: openings.Scheduled, se
                                       getattr(record, "late_start", None)),
         "started": record.started, "duration": round(record.duration, 3),
         **({"usage": record.usage} if getattr(record, "usage", None) else {}),
+        **(getattr(record, "turn_share", None) or {}),
         **telemetry.skipped_key(skipped),
     }
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ref_sim.series import realbots, stats
+from ref_sim.series import realbots, stats, turn_share
 from ref_sim.series.launch import CANNOT_START
 from ref_sim.series.progress import Summary
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
@@ -152,6 +152,7 @@ def report_lines(games: list[dict], names: list[str], paired: bool, sprt_args=No
     if any(sides[name].reasons["hangs"] for name in names):
         lines.append(f"({HANGS})")
     lines += realbots.hint_lines(games)         # why a bot never moved, for -q too
+    lines += turn_share.load_lines(games)       # which time-outs the machine's load caused
     if games:
         lines.append(distinct_line(games, repeat_hint))
     return lines

@@ -18,7 +18,7 @@ from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
-from ref_sim.series import ratings, stats
+from ref_sim.series import ratings, stats, turn_share
 from ref_sim.views import board_page, replay, team_page
 from ref_sim.views.replay_page import asset
 from ref_sim.series.report import tally
@@ -40,6 +40,7 @@ class Row:
     timeouts: int
     crashes: int
     bad_moves: int              # invalid and out-of-order moves
+    load_timeouts: int = 0      # of its time-outs, those marked the machine's (turn_share)
 
 
 def table_rows(settings: dict, games: list[dict], anchor: str | None = None):
@@ -58,8 +59,29 @@ def table_rows(settings: dict, games: list[dict], anchor: str | None = None):
         rows.append(Row(rank if not math.isnan(fit.elo[name]) else None, name, specs[name],
                         fit.elo[name], math.nan if name == fit.anchor else fit.error[name],
                         totals[name], side.reasons["time-outs"], side.reasons["crashes"],
-                        side.reasons["invalid moves"] + side.reasons["out-of-order"]))
+                        side.reasons["invalid moves"] + side.reasons["out-of-order"],
+                        sum(bot == name for _, bot, _ in turn_share.machine_games(games))))
     return rows, fit, pairs
+
+
+def load_section(games: list[dict], links: dict) -> str:
+    """Which results the machine's load may have decided, each game linked to its replay."""
+    lines = turn_share.load_lines(games)
+    if not lines:
+        return ""
+    items = []
+    for game, name, measured in turn_share.machine_games(games):
+        href = team_page.replay_href(game, links)
+        items.append(f'<li data-game="{int(game["game"])}">game {int(game["game"])}: '
+                     f"{escape(turn_share.describe(name, measured))}"
+                     + (f' <a href="{escape(href)}">replay</a>' if href else "") + "</li>")
+    rest = "".join(f"<p>{escape(line.strip())}</p>" for line in lines[1:]
+                   if not line.strip().startswith("game "))
+    return (f'<section id="load"><h2>Load</h2><p>{escape(lines[0].removeprefix("Load: "))}</p><ul>{"".join(items)}</ul>'
+            f'{rest}<p class="note">A time-out is the machine\'s when the bot, over the turn it '
+            "lost, had less than half a core and waited, ready to run, on a run queue for more "
+            "than half of it (Linux's /proc/PID/schedstat; docs/tournament.md). A bot that sleeps "
+            "or blocks waits for no core: its time-outs stay its own.</p></section>")
 
 
 def record_of(pairs: dict, row: str, column: str) -> ratings.Record | None:
@@ -191,7 +213,10 @@ def _team_link(name: str, page: str | None) -> str:
             f'faults, time and memory">{_name(name)}</a>')
 
 
-def _count_cell(count: int) -> str:
+def _count_cell(count: int, load: int = 0) -> str:
+    if load:        # some of them the machine's: said in the cell, explained in its title
+        return (f'<td class="fault" title="{load} of them when the machine kept the bot waiting '
+                f'for a core (see Load)">{count} <small>({load} load)</small></td>')
     return f'<td class="{"fault" if count else "zero"}">{count}</td>'
 
 
@@ -224,7 +249,7 @@ def rating_table(rows: list[Row], fit: ratings.Ratings, teams: dict | None = Non
             f"<td>{games}</td>"
             f"<td>{f'{100 * row.record.score:.1f}%' if games else '-'}</td>"
             f"<td>{f'{100 * row.record.draws / games:.1f}%' if games else '-'}</td>"
-            f"{_count_cell(row.timeouts)}{_count_cell(row.crashes)}"
+            f"{_count_cell(row.timeouts, row.load_timeouts)}{_count_cell(row.crashes)}"
             f"{_count_cell(row.bad_moves)}</tr>")
     return (f"<table><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>")
 
@@ -311,6 +336,8 @@ def fault_games(games: list[dict], name: str, links: dict) -> str:
         number = int(game["game"])
         lines = replay.verdict(game)
         cause = lines[0] if lines else str(game.get("reason") or "")
+        if turn_share.marked(game, name):
+            cause += " [load: the machine's time-out more than the bot's]"
         href = team_page.replay_href(game, links)
         log = team_page.log_name(game, name)
         items.append(f'<li data-game="{number}">game {number}: {escape(cause)}'
@@ -379,6 +406,7 @@ it scored less. Click a cell for the replay page of those games (one page per pa
 replays/). Bots in the order of their ratings; &ndash;: not played yet.</p>
 </section>
 {fault_section}
+{load_section(games, links)}
 <section id="bots"><h2>Bots</h2>{bot_table(settings)}
 <p class="note">Each bot's spec as the tournament was given it, in the order given: bot N is
 agent 1 of its pairings with the bots after it.</p></section>

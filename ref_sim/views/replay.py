@@ -21,7 +21,7 @@ from agent.options import search_depth, search_nodes, seconds_per_move, whole
 from agent.search import PROVEN_SCORE, WIN_SCORE
 from ref_sim.views import analysis
 from ref_sim.referees import codingame as codingame_referee
-from ref_sim.series import records, telemetry
+from ref_sim.series import records, telemetry, turn_share
 from ref_sim.cli_common import entry_point, prog
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.views.render import boards_to_play
@@ -373,6 +373,9 @@ def verdict(line: dict) -> list[str]:
     timed_out = time_out_text(line)
     if timed_out:
         lines.append(timed_out)
+        load = turn_share.verdict_line(line)     # the machine's fault, or the bot's own
+        if load:
+            lines.append(load)
     elif line.get("result") == "win" and line.get("bad_line") is not None:
         lines.append(f"{line.get('loser')} lost to {line.get('reason')}: the line read was "
                      f"{bad_line_text(line['bad_line'])}")

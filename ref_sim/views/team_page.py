@@ -21,6 +21,7 @@ from urllib.parse import quote
 
 from ref_sim.referees import codingame as codingame_referee
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
+from ref_sim.series import turn_share
 from ref_sim.views import replay
 from ref_sim.views.replay_page import STYLE, coloured
 
@@ -96,6 +97,8 @@ def _result(game: dict, name: str) -> tuple[str, str]:
         return str(game.get("result") or "no result"), "draw"
     won = game.get("winner") == name
     reason = str(game.get("reason") or "")
+    if not won and turn_share.marked(game, name):     # the Faults below say why
+        reason += " (load: the machine's more than the bot's)"
     return ("won" if won else "lost") + (f": {reason}" if reason else ""), "win" if won else "loss"
 
 
