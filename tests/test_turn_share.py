@@ -1,4 +1,5 @@
-"""The machine's time-outs told apart from the bot's (ref_sim/series/turn_share.py).
+"""The machine's time-outs told apart from the bot's (ref_sim/series/turn_share.py), and whether a
+ranking separates its bots (ref_sim/series/ratings.py's gaps).
 
 A turn's figures from scheduler counters (fake ones: tables); a fake /proc read as Linux lays it
 out; the meter following the file referee's real events (its state machine on a virtual clock,
@@ -19,7 +20,7 @@ import pytest
 import virtual_games
 from ref_sim import match, tournament
 from ref_sim.referees.file_referee import TIME_OUT, Notify
-from ref_sim.series import file_games, report, turn_share
+from ref_sim.series import file_games, ratings, report, turn_share
 from ref_sim.views import replay, team_page
 
 GIGA = 1_000_000_000
@@ -319,6 +320,55 @@ def test_a_series_summary_says_it_too_and_that_an_unmeasured_one_is_unmarked():
     assert replay.verdict(games[1])[1].startswith("Load: Otter's turn was not measured")
     assert not any(line.startswith("Load:") for line in
                    report.report_lines([{**base, "game": 4}], ["Otter", "Kea"], paired=False))
+
+
+# -- does the ranking separate the bots? ----------------------------------------------------
+
+def fitted(elo, error):
+    return ratings.Ratings(elo, error, [list(elo)])
+
+
+def test_neighbours_whose_bars_overlap_get_an_estimate_of_the_rounds_that_would_separate_them():
+    fit = fitted({"A": 60.0, "B": 20.0, "C": -80.0}, {"A": 30.0, "B": 30.0, "C": 30.0})
+    overlapping, separated = ratings.gaps(fit, 2.0)
+    assert (overlapping.upper, overlapping.lower, overlapping.separated) == ("A", "B", False)
+    assert overlapping.rounds == pytest.approx(2.0 * (60 / 40) ** 2)     # 4.5 in all
+    assert (separated.upper, separated.lower, separated.separated) == ("B", "C", True)
+    assert separated.rounds is None
+    lines = ratings.separation_lines(fit, 2.0)
+    assert lines[0] == ("The ranking separates 1 of 2 pairs of neighbours (their 95 % error bars "
+                        "do not overlap):")
+    assert lines[1] == ("  A and B: bars overlap (40 Elo apart, bars 60 together): about 3 more "
+                        "rounds might separate them")
+    assert lines[2] == "  B above C: separated (100 Elo apart, bars 60 together)"
+    assert "An estimate after 2 rounds" in lines[3]
+
+
+def test_a_ranking_that_separates_everyone_says_so_and_estimates_nothing():
+    fit = fitted({"A": 300.0, "B": 0.0}, {"A": 50.0, "B": 50.0})
+    assert ratings.separation_lines(fit, 1.0) == [
+        "The ranking separates 1 of 1 pairs of neighbours (their 95 % error bars do not overlap).",
+        "  A above B: separated (300 Elo apart, bars 100 together)"]
+
+
+def test_the_anchor_has_no_bar_and_groups_that_never_met_are_not_neighbours():
+    fit = ratings.Ratings({"A": 0.0, "B": -30.0, "C": 5.0, "D": 0.0},
+                          {"A": float("nan"), "B": 40.0, "C": 10.0, "D": 10.0},
+                          [["A", "B"], ["C", "D"]], anchor="A")
+    assert [(g.upper, g.lower, g.bars) for g in ratings.gaps(fit, 1.0)] == [
+        ("C", "D", 20.0), ("A", "B", 40.0)]
+
+
+def test_the_crosstable_and_the_text_say_whether_one_round_separates_the_bots(event):
+    out, games = event
+    page = (out / "crosstable.html").read_text()
+    part = page[page.index('id="separation"'):]
+    part = part[:part.index("</div>")]
+    assert "The ranking separates 0 of 2 pairs of neighbours" in part
+    assert part.count("bars overlap (") == 2
+    assert "An estimate after 1 round: bars shrink as 1/sqrt(games)" in part
+    text = tournament.report_lines(json.loads((out / "tournament.json").read_text()), games)
+    assert any(line.startswith("The ranking separates 0 of 2 pairs of neighbours") for line in text)
 
 
 # -- real games (e2e) ---------------------------------------------------------------------------

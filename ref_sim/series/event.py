@@ -132,6 +132,10 @@ def report_lines(settings: dict, games: list[dict], anchor: str | None = None) -
         lines.append(f"The bots fall into {len(joined)} groups that never met, even through "
                      "others: Elo compares within a group only ("
                      + "; ".join(", ".join(group) for group in joined) + ").")
+    per_round = 2 * len(settings["pairings"])       # each pairing plays twice a round
+    apart = ratings.separation_lines(fit, sum(t.games for t in pairs.values()) / per_round
+                                     if per_round else 0.0)
+    lines += [""] + apart if apart else []
     lines += ["", "Head to head (the first bot's score; Elo difference with its 95 % error "
                   "bar over the opening pairs):"]
     width = max(len(f"{names[i]} vs {names[j]}") for i, j in settings["pairings"])

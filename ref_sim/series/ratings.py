@@ -237,3 +237,83 @@ def _inverse(matrix):
 
 def _matmul_vector(matrix, vector):
     return [sum(a * b for a, b in zip(row, vector)) for row in matrix]
+
+
+# -- does the ranking separate the bots? -------------------------------------------------------
+
+#: More rounds than this are said as "more than": the estimate means little that far out.
+MOST_ROUNDS = 1000
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Two bots next to each other in the ranking: ``upper`` above ``lower`` by ``gap`` Elo,
+    with 95 % bars ``bars`` (the sum of theirs: the anchor's is 0).  ``rounds``: about how many
+    rounds in all would make the gap exceed the bars (None when it already does, or when the
+    gap is 0: no number of rounds)."""
+    upper: str
+    lower: str
+    gap: float
+    bars: float
+    rounds: float | None
+
+    @property
+    def separated(self) -> bool:
+        return self.gap > self.bars
+
+
+def gaps(fit: Ratings, rounds: float) -> list[Gap]:
+    """Each pair of neighbours in the ranking (within a group that met) and whether their
+    error bars overlap, after ``rounds`` rounds (played, a fraction when part of one).
+
+    The estimate: a bar shrinks as 1/sqrt(games), and every round adds the same games, so after
+    R rounds the bars are ``bars * sqrt(rounds / R)``; the gap, assumed to stay as it is,
+    exceeds them once ``R > rounds * (bars / gap) ** 2``.
+
+    >>> r = Ratings({"A": 50.0, "B": 0.0, "C": -50.0}, {"A": 40.0, "B": 40.0, "C": 40.0},
+    ...             [["A", "B", "C"]])
+    >>> [(g.upper, g.lower, g.separated, round(g.rounds)) for g in gaps(r, 2)]
+    [('A', 'B', False, 5), ('B', 'C', False, 5)]
+    """
+    group_of = {name: i for i, group in enumerate(fit.groups) for name in group}
+    rated = [name for name in fit.ranked() if not math.isnan(fit.elo[name])]
+    # Neighbours within a group: groups that never met, even through others, do not compare.
+    neighbours = [(upper, lower) for i, upper in enumerate(rated)
+                  for lower in [next((n for n in rated[i + 1:] if group_of[n] == group_of[upper]),
+                                     None)] if lower is not None]
+    result = []
+    for upper, lower in neighbours:
+        bars = sum(0.0 if math.isnan(fit.error[n]) else fit.error[n] for n in (upper, lower))
+        gap = fit.elo[upper] - fit.elo[lower]
+        needed = None
+        if gap <= bars and gap > 0 and rounds > 0:
+            needed = rounds * (bars / gap) ** 2
+        result.append(Gap(upper, lower, gap, bars, needed))
+    return result
+
+
+def separation_lines(fit: Ratings, rounds: float) -> list[str]:
+    """What :func:`gaps` finds, a line for each pair of neighbours and one to sum up."""
+    found = gaps(fit, rounds)
+    if not found:
+        return []
+    apart = sum(g.separated for g in found)
+    lines = [f"The ranking separates {apart} of {len(found)} pairs of neighbours (their 95 % "
+             "error bars do not overlap)" + (":" if apart < len(found) else ".")]
+    for g in found:
+        if g.separated:
+            lines.append(f"  {g.upper} above {g.lower}: separated ({g.gap:.0f} Elo apart, "
+                         f"bars {g.bars:.0f} together)")
+            continue
+        if g.rounds is None:
+            more = "no number of rounds would separate them (the same rating)"
+        elif g.rounds - rounds > MOST_ROUNDS:
+            more = f"more than {MOST_ROUNDS} more rounds would be needed"
+        else:
+            more = f"about {max(1, math.ceil(g.rounds - rounds))} more rounds might separate them"
+        lines.append(f"  {g.upper} and {g.lower}: bars overlap ({g.gap:.0f} Elo apart, bars "
+                     f"{g.bars:.0f} together): {more}")
+    if apart < len(found):
+        lines.append(f"  An estimate after {round(rounds, 2):g} round{'s' * (rounds != 1)}: bars shrink as "
+                     "1/sqrt(games), the gaps assumed to stay as they are.")
+    return lines

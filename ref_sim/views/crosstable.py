@@ -64,6 +64,24 @@ def table_rows(settings: dict, games: list[dict], anchor: str | None = None):
     return rows, fit, pairs
 
 
+def rounds_played(settings: dict, games: list[dict]) -> float:
+    """The rated games in rounds (each pairing plays two games a round): what the error bars
+    stand on."""
+    per_round = 2 * len(settings["pairings"])
+    return sum(g["score"] is not None for g in games) / per_round if per_round else 0.0
+
+
+def separation(settings: dict, fit: ratings.Ratings, games: list[dict]) -> str:
+    """Whether the ranking separates the bots: each pair of neighbours, and the rounds that
+    might separate those whose bars overlap (:func:`ref_sim.series.ratings.separation_lines`)."""
+    lines = ratings.separation_lines(fit, rounds_played(settings, games))
+    if not lines:
+        return ""
+    items = "".join(f"<li>{escape(line.strip())}</li>" for line in lines[1:])
+    warn = " warning" if any("overlap" in line for line in lines[1:]) else ""
+    return f'<div class="note{warn}" id="separation"><p>{escape(lines[0])}</p><ul>{items}</ul></div>'
+
+
 def load_section(games: list[dict], links: dict) -> str:
     """Which results the machine's load may have decided, each game linked to its replay."""
     lines = turn_share.load_lines(games)
@@ -397,6 +415,7 @@ def page(settings: dict, games: list[dict], links: dict, anchor: str | None = No
 &plusmn;: its 95&nbsp;% error bar. Score and draws: shares of the bot's games. Time-outs,
 invalid moves: games lost that way; crashes: games in which the bot's program crashed.</p>
 {split}
+{separation(settings, fit, games)}
 </section>
 <section id="crosstable"><h2>Crosstable</h2>
 {cross_table(settings, rows, pairs, links)}
