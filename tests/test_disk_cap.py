@@ -142,3 +142,17 @@ def test_what_a_bot_wrote_is_counted_in_all_its_files(tmp_path):
     os.symlink("/usr", tmp_path / "view" / "link")      # a link is not followed
     total, entries = isolation.written([str(tmp_path / "view"), str(tmp_path / "log")])
     assert (total, entries) == (157, 4)
+
+
+def test_a_bot_that_fills_the_disk_is_told_apart_from_one_past_its_cap(tmp_path, monkeypatch):
+    log = tmp_path / "bot.log"
+    log.write_bytes(b"x" * (2 << 20))
+
+    class Bot:              # what DiskGuard reads of a MeteredPopen
+        disk_paths, disk_cap, disk_why = (str(log),), 100 << 20, ""
+    monkeypatch.setattr(isolation, "free_bytes", lambda path: 1 << 30)
+    assert isolation.DiskGuard.over(Bot()) is None          # 2 MB of 100, room left
+    monkeypatch.setattr(isolation, "free_bytes", lambda path: 0)
+    bot = Bot()
+    assert isolation.DiskGuard.over(bot) == "filled the disk (2 MB written)"
+    assert "NOT enough" in isolation.status_line(isolation.Isolation(out=str(tmp_path)))

@@ -794,6 +794,12 @@ def status_line(isolation: Isolation | None, concurrency: int = 1) -> str | None
         disk = (f"disk cap {isolation.disk_mb} MB per bot: each file it writes (RLIMIT_FSIZE) "
                 f"and all its game's files and logs together (a bot past it is ended and "
                 f"loses)")
+        room, wanted = free_bytes(isolation.out) >> 20 if isolation.out else 1 << 40, (
+            2 * concurrency * isolation.disk_mb)
+        if room < wanted:
+            disk += (f"; --out has {room} MB free, NOT enough for {wanted} MB (the caps of the "
+                     f"bots at once): a full disk may stop the series (a bot that filled it "
+                     f"loses; --resume goes on once there is room)")
     if place:
         ending = "its whole cgroup killed at the end of its game"
     elif keeper.AVAILABLE:
@@ -948,7 +954,7 @@ class MeteredPopen(subprocess.Popen):
     disk_cap = 0
     disk_paths: tuple[str, ...] = ()
     disk_log: str | None = None
-    disk_over = False
+    disk_why = ""
 
     def __init__(self, *args, **kwargs) -> None:
         self.rusage = None
@@ -999,13 +1005,12 @@ class MeteredPopen(subprocess.Popen):
 
     def disk_note(self) -> str:
         """``"wrote past its N MB disk cap"`` when it did (killed for it, killed by SIGXFSZ, or
-        its files at the cap now), else ``""``: said with its exit in the game's notes."""
-        if not self.disk_cap:
-            return ""
-        if not self.disk_over and (self.returncode == -signal.SIGXFSZ
-                                   or written(self.disk_paths)[0] >= self.disk_cap):
-            self.disk_over = True
-        return f"wrote past its {self.disk_cap >> 20} MB disk cap" if self.disk_over else ""
+        its files at the cap now), or why else :class:`DiskGuard` ended it (it filled the disk,
+        made too many files), else ``""``: said with its exit in the game's notes."""
+        if self.disk_cap and not self.disk_why and (
+                self.returncode == -signal.SIGXFSZ or written(self.disk_paths)[0] >= self.disk_cap):
+            self.disk_why = f"wrote past its {self.disk_cap >> 20} MB disk cap"
+        return self.disk_why
 
     def usage(self) -> dict | None:
         """``{"cpu_seconds", "peak_mb"}`` once reaped (None before, or where unknown)."""
@@ -1163,19 +1168,22 @@ class DiskGuard:
         """Why ``process`` must end now (None: it may go on)."""
         total, entries = written(process.disk_paths)
         if entries > MAX_ENTRIES:
-            process.disk_over = True
-            return f"made more than {MAX_ENTRIES} files"
-        if total >= process.disk_cap:
-            process.disk_over = True
-            return f"wrote past its {process.disk_cap >> 20} MB disk cap"
-        if total >= DISK_FLOOR:
-            for path in process.disk_paths:
-                with contextlib.suppress(OSError):
-                    free = os.statvfs(path)
-                    if free.f_bavail * free.f_frsize < DISK_FLOOR:
-                        process.disk_over = True
-                        return f"filled the disk ({total >> 20} MB written)"
-        return None
+            process.disk_why = f"made more than {MAX_ENTRIES} files"
+        elif total >= process.disk_cap:
+            process.disk_why = f"wrote past its {process.disk_cap >> 20} MB disk cap"
+        elif total >= DISK_FLOOR and any(free_bytes(path) < DISK_FLOOR
+                                         for path in process.disk_paths):
+            process.disk_why = f"filled the disk ({total >> 20} MB written)"
+        return process.disk_why or None
+
+
+def free_bytes(path: str) -> int:
+    """Bytes free for a normal user on the disk of ``path`` (unknown: as good as unlimited)."""
+    try:
+        found = os.statvfs(path)
+    except (OSError, AttributeError):
+        return 1 << 62
+    return found.f_bavail * found.f_frsize
 
 
 def end_now(process: MeteredPopen) -> None:
