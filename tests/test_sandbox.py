@@ -212,6 +212,28 @@ def test_status_line_without_cgroups_says_what_is_not_held(monkeypatch, keepers)
         assert "NOT held (sched_setaffinity only" in line
 
 
+@pytest.mark.parametrize("per_namespace", [True, False], ids=["own-count", "shared-count"])
+def test_status_line_of_a_user_without_cgroup_says_whose_processes_are_counted(monkeypatch,
+                                                                               per_namespace):
+    # A normal user, bwrap, no cgroup: RLIMIT_NPROC set in the bot's user namespace counts its
+    # own processes (Linux 5.14+); elsewhere the count is the user's, shared, and said so.
+    monkeypatch.setattr(os, "getuid", lambda: 1000)
+    monkeypatch.setattr(isolation, "cgroups", lambda: (None, "no cgroup (test)"))
+    monkeypatch.setattr(isolation, "bwrap", lambda: ("/usr/bin/bwrap", ""))
+    monkeypatch.setattr(isolation, "per_namespace_processes", lambda: per_namespace)
+    line = isolation.status_line(isolation.Isolation(memory_mb=100, processes=20, disk_mb=7))
+    if per_namespace:
+        assert "no cgroup (test): cores and shared memory NOT held by the kernel" in line
+        assert "process cap 20 per bot, its own (RLIMIT_NPROC in its user namespace" in line
+    else:
+        assert "no cgroup (test): cores, shared memory and processes NOT held" in line
+        assert "process cap 20 more than the user runs, SHARED by the bots" in line
+        assert "systemd-run --user --scope -p Delegate=yes" in line
+    assert "its sandbox's pid namespace" in line and "kills its keeper" not in line
+    assert "disk cap 7 MB per bot" in line
+    assert "private /tmp and /dev/shm of 100 MB each, nothing else writable" in line
+
+
 @pytest.mark.e2e
 @needs_cgroup
 def test_a_cgroup_that_cannot_be_entered_is_a_failure_to_start(tmp_path, monkeypatch):

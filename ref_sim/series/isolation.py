@@ -800,16 +800,23 @@ def status_line(isolation: Isolation | None, concurrency: int = 1) -> str | None
             disk += (f"; --out has {room} MB free, NOT enough for {wanted} MB (the caps of the "
                      f"bots at once): a full disk may stop the series (a bot that filled it "
                      f"loses; --resume goes on once there is room)")
+    path, why = bwrap() if isolation.sandbox else (None, "sandbox off")
     if place:
         ending = "its whole cgroup killed at the end of its game"
+    elif path and keeper.AVAILABLE:
+        # The bot is its pid namespace's first process: all of the namespace dies with it, and
+        # it cannot see (nor kill) its keeper outside.
+        ending = ("its whole process tree ended at the end of its game (its sandbox's pid "
+                  "namespace, and its keeper)")
     elif keeper.AVAILABLE:
         ending = ("its whole process tree ended at the end of its game by its keeper, a child "
                   "subreaper (setsid children too; NOT if the bot kills its keeper first)")
     else:
         ending = "only its process group killed at the end (a setsid child is NOT reached by it)"
+    unheld = ["cores", "shared memory"] + ([] if own_process_count(isolation) else ["processes"])
+    unheld += [] if path else ["the end"]
     cgroup = (f"cgroup v{place.version} per bot" if place else
-              f"{no_cgroup}: cores, shared memory, processes and the end NOT held by the kernel")
-    path, why = bwrap() if isolation.sandbox else (None, "sandbox off")
+              f"{no_cgroup}: {', '.join(unheld[:-1])} and {unheld[-1]} NOT held by the kernel")
     shared = f", {', '.join(isolation.share)} (--isolate-share)" if isolation.share else ""
     sandbox = (f"sandbox bwrap: no network; each bot sees read-only the system, our Python and "
                f"packages{shared} and its own program's folder (its program alone where that "
