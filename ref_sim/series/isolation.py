@@ -129,9 +129,10 @@ def add_options(parser) -> None:
                        metavar="MB", help="data memory cap per bot, RLIMIT_DATA (default "
                                           f"{DEFAULT_MEMORY_MB}; 0: none)")
     group.add_argument("--isolate-processes", type=whole(0, 1 << 22), default=None,
-                       metavar="N", help="processes and threads per bot beyond what the user "
-                                         f"runs, RLIMIT_NPROC (default {DEFAULT_PROCESSES}; 0: "
-                                         "none; root is exempt)")
+                       metavar="N", help="processes and threads per bot: its cgroup's pids.max, "
+                                         "or RLIMIT_NPROC (in its sandbox's user namespace: its "
+                                         "own; else shared with what the user runs) (default "
+                                         f"{DEFAULT_PROCESSES}; 0: none; root is exempt)")
     group.add_argument("--isolate-disk", type=whole(0, 1 << 30), default=None, metavar="MB",
                        help="what each bot may write in all (its game's files, its logs): each "
                             "file capped by RLIMIT_FSIZE, a bot past it ended and loses (default "
@@ -1307,7 +1308,10 @@ def start(command: list[str], isolation: Isolation | None = None, *, writable=()
                 ",".join(group.procs_files()) if group else "-",
                 ",".join(map(str, cores)) or "-",
                 str(isolation.memory_mb << 20) if isolation.memory_mb else "-",
-                str(isolation.processes) if isolation.processes and not own_count else "-",
+                # pids.max counts the bot's own; RLIMIT_NPROC beside it would count the
+                # user's, and a fork bomb in one group would leave the other bots no headroom
+                str(isolation.processes) if isolation.processes and place is None
+                and not own_count else "-",
                 str(isolation.disk_mb << 20) if isolation.disk_mb else "-"]
         process = MeteredPopen(keeper.wrapped(shim + wrapped), start_new_session=True, env=env,
                                **options)
