@@ -36,12 +36,13 @@ def quiet_interrupt_hook(previous):
 
 
 def entry_point(module: str):
-    """Decorate the ``main(argv=None) -> int`` of ``module`` (see the module docstring)."""
+    """Decorate the ``main(argv=None) -> int`` of ``module`` (see the module docstring); keyword
+    arguments (a command's collaborators) pass through."""
     def wrap(main):
         @functools.wraps(main)
-        def run(argv: list[str] | None = None) -> int:
+        def run(argv: list[str] | None = None, **collaborators) -> int:
             try:
-                return stops.guarded(prog(module), main, argv)
+                return stops.guarded(prog(module), main, argv, **collaborators)
             except (records.OutInUse, records.CannotResume, records.WriteError) as error:
                 say_error(prog(module), f"error: {error}")
                 return error.exit_code

@@ -16,7 +16,7 @@ import pytest
 
 from ref_sim.series import bot_list
 from ref_sim import tournament
-from ref_sim.views import crosstable
+from ref_sim.views import crosstable, replay
 from ref_sim.referees.file_referee import TIME_OUT
 # The browser driver and its skip of tests/test_replay.py, not a copy of them.
 from test_replay import browser, needs_chromium  # noqa: F401  (browser: the replay tests' Chromium fixture)
@@ -259,11 +259,11 @@ def test_the_docstring_examples_hold():
 
 def test_replay_file_names_are_unique_and_safe():
     settings = settings_of(["Team 7", "Team/7", "../x", ""] + [f"B{n}" for n in range(8)])
-    names = {crosstable.replay_file(settings, pair) for pair in settings["pairings"]}
+    names = {replay.replay_file(settings, pair) for pair in settings["pairings"]}
     assert len(names) == len(settings["pairings"])
     assert all(re.fullmatch(r"[\w.-]+\.html", name) and not name.startswith(".") for name in names)
-    assert crosstable.replay_file(settings, [0, 1]) == "01-Team_7-vs-02-Team_7.html"
-    assert crosstable.replay_file(settings, [2, 3]) == "03-x-vs-04-bot.html"
+    assert replay.replay_file(settings, [0, 1]) == "01-Team_7-vs-02-Team_7.html"
+    assert replay.replay_file(settings, [2, 3]) == "03-x-vs-04-bot.html"
 
 
 # -- a real tournament --------------------------------------------------------------------

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import virtual_games
+from ref_sim import replay as replay_command
 from ref_sim import tournament
 from ref_sim.referees.file_referee import INVALID_MOVE, TIME_OUT, GameRecord, MoveRecord
 from ref_sim.series import file_games, realbots
@@ -208,13 +209,13 @@ def test_uttt_replay_team_writes_one_teams_page_of_a_tournament_played_before(ev
     old = shutil.copytree(event, tmp_path / "class")
     for page in old.glob("team-*.html"):        # as a tournament played before team pages
         page.unlink()
-    assert replay.main([str(old), "--team", "Otter"]) == 0
+    assert replay_command.main([str(old), "--team", "Otter"]) == 0
     assert capsys.readouterr().out.strip() == str(old / "team-Otter.html")
     assert [p.name for p in old.glob("team-*.html")] == ["team-Otter.html"]
     mine = (old / "team-Otter.html").read_text(encoding="utf-8")
     assert mine == (event / "team-Otter.html").read_text(encoding="utf-8")
     with pytest.raises(SystemExit) as stop:
-        replay.main([str(old), "--team", "Walrus"])
+        replay_command.main([str(old), "--team", "Walrus"])
     assert stop.value.code == 2
     assert "--team 'Walrus': no such bot in" in capsys.readouterr().err
 

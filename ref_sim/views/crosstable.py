@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import time
 from dataclasses import dataclass
 from html import escape
@@ -24,7 +23,6 @@ from ref_sim.views.replay_page import asset
 from ref_sim.series.report import tally
 
 PAGE = "crosstable.html"
-REPLAYS = "replays"
 BOARD = "board.html"
 
 
@@ -111,17 +109,6 @@ def record_of(pairs: dict, row: str, column: str) -> ratings.Record | None:
     return None
 
 
-def replay_file(settings: dict, pairing) -> str:
-    """The replay page's file name of ``pairing`` ([i, j]), unique by the bot numbers and
-    readable by the names: ``02-Seed2-vs-04-Team_7.html``."""
-    width = max(2, len(str(len(settings["bots"]))))
-    parts = []
-    for index in pairing:
-        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", settings["bots"][index]["name"]).strip("._")
-        parts.append(f"{index + 1:0{width}d}-{slug[:32] or 'bot'}")
-    return "-vs-".join(parts) + ".html"
-
-
 def _write(path: Path, text: str) -> None:
     """Write through a temporary file: a page open in a browser is never half written."""
     part = path.with_name(path.name + ".part")
@@ -142,17 +129,17 @@ def write_replays(out: Path, settings: dict, games: list[dict], only=None) -> di
     if not pairing_of:
         return {}
     data = replay.read_run(out)      # the run's games as the page reads them, logs included
-    folder = out / REPLAYS
+    folder = out / replay.REPLAYS
     folder.mkdir(exist_ok=True)
     # Each position links to the analysis board beside the pages, as a series' replay does.
     board_page.write_page(folder / BOARD)
     links = {}
     names = [bot["name"] for bot in settings["bots"]]
     for pairing in map(tuple, settings["pairings"]):
-        name = replay_file(settings, pairing)
+        name = replay.replay_file(settings, pairing)
         if only is not None and pairing not in only:
             if (folder / name).is_file():
-                links[pairing] = f"{REPLAYS}/{name}"
+                links[pairing] = f"{replay.REPLAYS}/{name}"
             continue
         own = [g for g in data["games"] if pairing_of.get(g["game"]) == pairing]
         if not own:
@@ -161,7 +148,7 @@ def write_replays(out: Path, settings: dict, games: list[dict], only=None) -> di
                 "tournament": None, "board_page": BOARD,
                 "source": f"{data['source']} ({len(own)} of the tournament's games)"}
         _write(folder / name, replay_page_text(page))
-        links[pairing] = f"{REPLAYS}/{name}"
+        links[pairing] = f"{replay.REPLAYS}/{name}"
     return links
 
 
@@ -204,7 +191,7 @@ def write_pages(out: Path, settings: dict, games: list[dict], anchor: str | None
     where = f"Crosstable: {out / PAGE}"
     if problem:
         return [where, problem]
-    return [where + (f"  replays: {out / REPLAYS} ({len(links)} page{'s' * (len(links) != 1)}, "
+    return [where + (f"  replays: {out / replay.REPLAYS} ({len(links)} page{'s' * (len(links) != 1)}, "
                      "one per pairing)" if links else "")]
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -49,6 +50,22 @@ class ReplayError(ValueError):
 
 
 # -- reading a run -----------------------------------------------------------------------
+
+#: A tournament's replay pages, one per pairing, in this folder of its --out (the crosstable and
+#: the team pages link them).
+REPLAYS = "replays"
+
+
+def replay_file(settings: dict, pairing) -> str:
+    """The replay page's file name of ``pairing`` ([i, j]), unique by the bot numbers and
+    readable by the names: ``02-Seed2-vs-04-Team_7.html``."""
+    width = max(2, len(str(len(settings["bots"]))))
+    parts = []
+    for index in pairing:
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", settings["bots"][index]["name"]).strip("._")
+        parts.append(f"{index + 1:0{width}d}-{slug[:32] or 'bot'}")
+    return "-vs-".join(parts) + ".html"
+
 
 def games_file(run) -> Path:
     """The file ``run`` names as every view takes it (:func:`ref_sim.series.records.games_source`):
@@ -497,8 +514,10 @@ def _analyse(args, data: dict, folder: Path) -> None:
 
 
 @entry_point(MODULE)
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m ref_sim.replay``; returns the exit code."""
+def main(argv: list[str] | None = None, *, write_team_page=None) -> int:
+    """Entry point of ``python -m ref_sim.replay``; returns the exit code. ``write_team_page(run,
+    name)`` writes ``--team``'s page (:func:`ref_sim.views.team_page.write_one`, which the command
+    passes: the team page draws on this module, so this one does not import it)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.analyse:
@@ -510,12 +529,13 @@ def main(argv: list[str] | None = None) -> int:
             parser.exit(2, f"{prog(MODULE)}: error: {given[0]} needs --analyse (without it "
                            "no position is searched)\n")
     if args.team is not None:
-        from ref_sim.views import team_page
+        if write_team_page is None:
+            parser.exit(2, f"{prog(MODULE)}: error: --team is the command's (python -m ref_sim.replay)\n")
         if args.out or args.analyse:
             parser.exit(2, f"{prog(MODULE)}: error: --team writes the team's page beside the "
                            "crosstable: no --out, no --analyse\n")
         try:
-            print(team_page.write_one(args.run, args.team))
+            print(write_team_page(args.run, args.team))
         except (ValueError, OSError) as error:
             parser.exit(2, f"{prog(MODULE)}: error: {error}\n")
         except (KeyError, TypeError, AttributeError) as error:     # a tournament.json not ours

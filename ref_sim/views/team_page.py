@@ -225,7 +225,6 @@ def write_one(out, name: str) -> Path:
     folder ``out`` from its tournament.json and games.jsonl, linking the replay pages there;
     its path.  ValueError (one line) when ``out`` is no tournament or no bot is so named."""
     from ref_sim.series import records
-    from ref_sim.views import crosstable
     out = Path(out)
     if out.name in ("games.jsonl", "tournament.json"):
         out = out.parent
@@ -241,7 +240,7 @@ def write_one(out, name: str) -> Path:
     games = [line for _, line in values if isinstance(line, dict) and isinstance(line.get("game"), int)]
     links = {}
     for pairing in map(tuple, settings["pairings"]):
-        link = f"{crosstable.REPLAYS}/{crosstable.replay_file(settings, pairing)}"
+        link = f"{replay.REPLAYS}/{replay.replay_file(settings, pairing)}"
         if (out / link).is_file():
             links[pairing] = link
     return out / write_pages(out, settings, games, links, [name])[name]
