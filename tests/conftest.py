@@ -94,6 +94,19 @@ def pytest_configure(config):
     config._uttt_run_temp = run_temp
 
 
+@pytest.fixture(autouse=True)
+def _core_choice_restored():
+    """``uttt-agent --core`` sets ``$UTTT_CORE`` for its whole process, as every engine it makes
+    reads it; a test that calls ``agent.cli.main`` in-process would pass its choice on to the tests
+    after it in that worker (test_threads saw a pure-Python arena). Put back after each test."""
+    before = os.environ.get("UTTT_CORE")
+    yield
+    if before is None:
+        os.environ.pop("UTTT_CORE", None)
+    else:
+        os.environ["UTTT_CORE"] = before
+
+
 #: The share of a large random sample the everyday lane (``pytest -m quick``) takes.
 EVERYDAY_SHARE = 5
 
