@@ -23,7 +23,7 @@ from setuptools.command.build_ext import build_ext
 #: first whose schedule() takes the event filter the watcher narrows inotify's mask with.
 REQUIRES = ["watchdog>=4"]
 #: Where no C compiler works: the WebAssembly core's runtime (also the ``wasm`` extra).
-WASM_RUNTIME = "wasmtime>=50"
+WASM_RUNTIME = "wasmtime>=50.0.1"
 
 
 class OptionalBuildExt(build_ext):
