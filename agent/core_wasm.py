@@ -234,7 +234,7 @@ class WasmCore:
         version = self.Searcher(bytes(1 << 18), 0).call("uttt_version")
         if version != WASM_VERSION:
             raise WasmUnavailable(f"{path} was built from another version of agent/core_wasm.c "
-                                  f"(version {version}, not {WASM_VERSION}); rebuild it: python scripts/build_wasm.py")
+                                  f"(version {version}, not {WASM_VERSION}); rebuild it: python -m scripts.build_wasm")
 
     def set_zobrist(self, cell_x, cell_o, forced) -> None:
         """agent.rules' keys, for the searchers made from now on."""

@@ -218,12 +218,9 @@ def _runnable(path: str) -> str:
 def command_line(module: str, *args: str) -> str:
     """The command that runs ``module`` with ``args`` here, as one line a shell runs as printed:
     the console script the user ran (``uttt-match``), or this interpreter with ``-m``
-    (``python`` when the PATH finds this very interpreter under that name, else its path).
-    A ``module`` ending in ``.py`` is a script's path (``scripts/train_eval.py``), run as given."""
+    (``python`` when the PATH finds this very interpreter under that name, else its path)."""
     prog = invoked_as(module)
-    if module.endswith(".py"):
-        words = [_runnable(sys.executable), module]
-    elif prog.startswith("python -m "):
+    if prog.startswith("python -m "):
         words = [_runnable(sys.executable), "-m", module]
     else:
         words = [_runnable(sys.argv[0]) if sys.argv and os.path.isfile(sys.argv[0]) else prog]

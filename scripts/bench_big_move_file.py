@@ -7,8 +7,8 @@ move 5 comes after ``--size-mb`` MB of filler lines, then the agent's ``.go`` ap
 the time from the ``.go``'s mtime to the agent's write (move_file's new mtime) and the agent's peak
 memory (ru_maxrss), for each size given.
 
-    python scripts/bench_big_move_file.py --size-mb 0 400 --depth 2
-    python scripts/bench_big_move_file.py --root /tmp/before --size-mb 400 --depth 2
+    python -m scripts.bench_big_move_file --size-mb 0 400 --depth 2
+    python -m scripts.bench_big_move_file --root /tmp/before --size-mb 400 --depth 2
 
 ``--root`` runs another checkout's agent (``python -m agent`` with that directory first on the
 path), to compare before and after. With ``--depth`` the agent answers as soon as it has read the

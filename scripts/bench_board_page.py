@@ -1,7 +1,7 @@
 """The analysis board's engine in headless Chromium: how soon its first line shows, and its speed.
 
 Usage:
-  python scripts/bench_board_page.py [--runs 5] [--seconds 3]
+  python -m scripts.bench_board_page [--runs 5] [--seconds 3]
 
 Writes the page (ref_sim/views/board_page.py) to a temporary folder and opens it --runs times
 from disk in headless Chromium (scripts/headless_chromium.py), each time on the empty board with
@@ -20,13 +20,12 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from agent.options import real, whole
+from scripts.bench_speed import load_text
+from scripts.headless_chromium import NO_CHROMIUM, Browser, find_chromium
+from ref_sim.views import board_page
 
-from agent.options import real, whole  # noqa: E402
-from scripts.bench_speed import load_text  # noqa: E402
-from scripts.headless_chromium import NO_CHROMIUM, Browser, find_chromium  # noqa: E402
-from ref_sim.views import board_page  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def wait_for(browser: Browser, expression: str, seconds: float = 60):

@@ -1,6 +1,6 @@
 """What running a bot's choose() in a child process costs per move (agent/bot.py, agent/bot_worker.py).
 
-    python scripts/bench_bot_worker.py [--moves 300] [--kills 20] [--seed 1] [--series]
+    python -m scripts.bench_bot_worker [--moves 300] [--kills 20] [--seed 1] [--series]
 
 Times ``ChooseEngine.choose`` around a choose() that answers at once (the first legal move), over
 the positions of random games, three ways: called directly in this thread (no protection at
@@ -26,8 +26,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent import bot_worker
 from agent.bot import ChooseEngine, move_index

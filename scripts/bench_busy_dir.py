@@ -2,10 +2,10 @@
 """A waiting agent's CPU, and its search speed, while another process writes into the referee
 directory (unrelated writes must cost nothing).
 
-    python scripts/bench_busy_dir.py [--seconds 5] [--rate 20000] [--trials 5] [--agent-root DIR]
-    python scripts/bench_busy_dir.py --patterns open-close --no-search     # one pattern, CPU only
+    python -m scripts.bench_busy_dir [--seconds 5] [--rate 20000] [--trials 5] [--agent-root DIR]
+    python -m scripts.bench_busy_dir --patterns open-close --no-search     # one pattern, CPU only
 
-How it measures and what it prints: docs/measurements.md, "How the scripts measure".
+How it measures and what it prints: docs/measurements.md, "scripts.bench_busy_dir".
 """
 
 from __future__ import annotations
@@ -20,8 +20,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
 
 from scripts.bench_idle_cpu import OPENING, ROOT, TARGET, measure, start_agent, wait_for_my_move
 
@@ -64,8 +62,9 @@ class Writer:
     def __init__(self, pattern: str | None, directory: Path, rate: float) -> None:
         self.pattern, self.rate, self.process = pattern, None, None
         if pattern is not None:
-            self.process = subprocess.Popen([sys.executable, __file__, "--write", pattern, str(directory),
-                                             "--rate", str(rate)], stdout=subprocess.PIPE, text=True)
+            self.process = subprocess.Popen([sys.executable, "-m", "scripts.bench_busy_dir", "--write", pattern,
+                                             str(directory), "--rate", str(rate)],
+                                            cwd=ROOT, stdout=subprocess.PIPE, text=True)
 
     def __enter__(self) -> Writer:
         return self

@@ -1,9 +1,9 @@
 """Games per minute locally and on a local Dask cluster: the engine's overhead per game.
 
-Usage: python scripts/bench_cluster.py [--games 8] [--agents agent:depth=2 seed:depth=1]
+Usage: python -m scripts.bench_cluster [--games 8] [--agents agent:depth=2 seed:depth=1]
                                        [--time-limit 2] [--seed 5] [--round-trips 50]
 
-How it measures and what it prints: docs/measurements.md, "How the scripts measure".
+How it measures and what it prints: docs/measurements.md, "scripts.bench_cluster".
 """
 
 from __future__ import annotations
@@ -15,9 +15,6 @@ import sys
 import tempfile
 import threading
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ref_sim.series import cluster, scheduler
 from agent.options import MAX_TIME_LIMIT, real, whole

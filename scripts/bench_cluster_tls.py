@@ -1,6 +1,6 @@
 """What TLS costs a series: the same games on a plain and on a TLS cluster on this machine.
 
-Usage: python scripts/bench_cluster_tls.py [--games 8] [--agents agent:depth=2 seed:depth=1]
+Usage: python -m scripts.bench_cluster_tls [--games 8] [--agents agent:depth=2 seed:depth=1]
                                            [--time-limit 2] [--seed 5] [--rounds 2]
                                            [--round-trips 50]
 
@@ -26,12 +26,11 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from agent.options import whole
+from scripts.bench_cluster import add_series_options, play, report, series_of  # the same series as there
+from ref_sim.series import cluster, cluster_tls
 
-from agent.options import whole  # noqa: E402
-from scripts.bench_cluster import add_series_options, play, report, series_of  # noqa: E402  (this folder: the same series)
-from ref_sim.series import cluster, cluster_tls  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 #: Seconds to wait for a scheduler's address: a hang guard on a busy machine.
 START_WAIT = 120
@@ -39,9 +38,9 @@ START_WAIT = 120
 
 def start(scratch: Path, tls: list[str]) -> tuple[str, list[subprocess.Popen]]:
     """A scheduler and one single-threaded worker through uttt-cluster: (address, processes)."""
-    # scripts/ too: the games' function is bench_cluster's, which the scheduler unpickles by name.
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "scripts")]),
-               TMPDIR=str(scratch))
+    # The project's folder: the games' function is scripts.bench_cluster's, which the scheduler
+    # unpickles by name.
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(scratch))
     env.pop(cluster.ENV, None)
     env.pop(cluster_tls.ENV, None)
     file = scratch / "scheduler.json"

@@ -1,6 +1,6 @@
 """Our agent at CodinGame's time control through the stdin/stdout referee (ref_sim.stdio).
 
-    python scripts/bench_codingame.py [--turn-ms 100] [--first-turn-ms 1000] [--margin-ms M]
+    python -m scripts.bench_codingame [--turn-ms 100] [--first-turn-ms 1000] [--margin-ms M]
                                       [--games 1] [--seed 1] [--out DIR] [--hog]
 
 Plays ``--games`` full games against the random stdio player and as many against our own agent
@@ -24,8 +24,6 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.options import real, whole
 from ref_sim.series.command import MAX_GAMES

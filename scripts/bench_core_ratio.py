@@ -1,11 +1,11 @@
 """Speed of two builds of the compiled core in one run: fixed-depth searches, alternated, same results.
 
 Usage:
-  python scripts/bench_core_ratio.py [--old main] [--new PATH] [--depth 10] [--rounds 3]
+  python -m scripts.bench_core_ratio [--old main] [--new PATH] [--depth 10] [--rounds 3]
                                      [--phase ...] [--limit N] [--evaluation fitted|classic]
-  python scripts/bench_core_ratio.py --only new --rounds 1   # one build alone (the profile's load)
+  python -m scripts.bench_core_ratio --only new --rounds 1   # one build alone (the profile's load)
 
-How it measures and what it prints: docs/measurements.md, "How the scripts measure".
+How it measures and what it prints: docs/measurements.md, "scripts.bench_core_ratio".
 """
 
 from __future__ import annotations
@@ -19,15 +19,14 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from agent import core, core_wasm
+from ref_sim.games.core_builds import load_core_build
+from agent.engines import DEFAULT_EVALUATION, EVALUATIONS, make_evaluator
+from agent.limits import SearchLimit
+from agent.options import whole
+from scripts.bench_speed import PHASES, load_suite, load_text
 
-from agent import core, core_wasm  # noqa: E402
-from ref_sim.games.core_builds import load_core_build  # noqa: E402
-from agent.engines import DEFAULT_EVALUATION, EVALUATIONS, make_evaluator  # noqa: E402
-from agent.limits import SearchLimit  # noqa: E402
-from agent.options import whole  # noqa: E402
-from scripts.bench_speed import PHASES, load_suite, load_text  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def build_revision(rev: str, folder: Path) -> Path:

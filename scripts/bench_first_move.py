@@ -1,10 +1,10 @@
 """Is the first move of a game later than the others? Each game's first move beside its later ones.
 
-Usage: python scripts/bench_first_move.py [--time-limit 10] [--games 4] [--moves 4] [--hogs N] [--io-hogs N]
+Usage: python -m scripts.bench_first_move [--time-limit 10] [--games 4] [--moves 4] [--hogs N] [--io-hogs N]
            [--opponent random|otter|agent] [--drop-caches] [--memory-limit MB] [--evict]
            [--pause-for S [--pause-at S]] [--ab VAR=VALUE]
 
-How it measures and what it prints: docs/measurements.md, "How the scripts measure".
+How it measures and what it prints: docs/measurements.md, "scripts.bench_first_move".
 """
 
 from __future__ import annotations
@@ -23,19 +23,18 @@ import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from agent.clock import cutoff_for
+from agent.options import MAX_TIME_LIMIT, real, whole
+from agent.pauses import TRACE_ENV
+from ref_sim.series.file_games import start_agent
+from ref_sim.series.launch import wait_until_started
+from ref_sim.referees.file_referee import INTERRUPTED, RefereeSettings
+from ref_sim.referees.file_protocol import run_game
+from ref_sim.series.specs import AgentSpec, agent_spec
+from ref_sim import command_words
+from ref_sim.stops import kill_tree
 
-from agent.clock import cutoff_for  # noqa: E402
-from agent.options import MAX_TIME_LIMIT, real, whole  # noqa: E402
-from agent.pauses import TRACE_ENV  # noqa: E402
-from ref_sim.series.file_games import start_agent  # noqa: E402
-from ref_sim.series.launch import wait_until_started  # noqa: E402
-from ref_sim.referees.file_referee import INTERRUPTED, RefereeSettings  # noqa: E402
-from ref_sim.referees.file_protocol import run_game  # noqa: E402
-from ref_sim.series.specs import AgentSpec, agent_spec  # noqa: E402
-from ref_sim import command_words  # noqa: E402
-from ref_sim.stops import kill_tree  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 OURS = "Agent1"
 AGENT = "{python} -m agent {name} --dir {dir} --time-limit {time_limit}"

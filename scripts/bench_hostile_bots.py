@@ -1,10 +1,10 @@
 """What a hostile bot costs the file-protocol runner: one ``uttt-match`` game of the
 random player against a bot of ``tests/bots/hostile_files.py``, for each case asked.
 
-    python scripts/bench_hostile_bots.py sparse fifo daemons keeper --size-mb 1024
-    python scripts/bench_hostile_bots.py --root /tmp/before sparse --size-mb 100
+    python -m scripts.bench_hostile_bots sparse fifo daemons keeper --size-mb 1024
+    python -m scripts.bench_hostile_bots --root /tmp/before sparse --size-mb 100
 
-How it measures and what it prints: docs/measurements.md, "How the scripts measure".
+How it measures and what it prints: docs/measurements.md, "scripts.bench_hostile_bots".
 """
 
 from __future__ import annotations
@@ -22,10 +22,9 @@ import time
 import uuid
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from scripts.processes import carrying, kill
 
-from scripts.processes import carrying, kill  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 BOT = ROOT / "tests" / "bots" / "hostile_files.py"
 #: Runs the runner in this process and prints its own peak memory (KB) on stderr at its end.
@@ -91,7 +90,6 @@ def run_case(case: str, args, work: Path) -> dict:
 
 def keeper_start(args) -> dict:
     """Milliseconds from Popen to the bot running, plain and under a keeper (medians)."""
-    sys.path.insert(0, str(ROOT))
     from ref_sim.series import keeper
     figures = {"case": "keeper"}
     for label, wrap in (("plain_ms", list), ("keeper_ms", keeper.wrapped)):

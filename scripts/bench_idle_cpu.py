@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """CPU cost of a waiting agent: CPU seconds per wall second in each waiting state.
 
-    python scripts/bench_idle_cpu.py [--seconds 5] [--polling] [--agent-root DIR]
+    python -m scripts.bench_idle_cpu [--seconds 5] [--polling] [--agent-root DIR]
 
-How it measures and what it prints: docs/measurements.md, "How the scripts measure".
+How it measures and what it prints: docs/measurements.md, "scripts.bench_idle_cpu".
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.options import MAX_TIME_LIMIT, real
 

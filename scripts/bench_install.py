@@ -1,7 +1,7 @@
 """What a fresh install costs with a C compiler and without one: its size, and the core it runs.
 
 Usage:
-  python scripts/bench_install.py
+  python -m scripts.bench_install
 
 Copies the package's sources to a temporary folder and installs them (pip install ., from PyPI)
 into two fresh virtual environments: one as this machine is, one as a machine with no C compiler

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Our agent's nodes/s beside a busy-waiting opponent, with and without ``--isolate``.
 
-    python scripts/bench_isolation.py [--games 2] [--rounds 1] [--time-limit 1] [--spinners 2]
+    python -m scripts.bench_isolation [--games 2] [--rounds 1] [--time-limit 1] [--spinners 2]
 
-How it measures and what it prints: docs/measurements.md, "How the scripts measure".
+How it measures and what it prints: docs/measurements.md, "scripts.bench_isolation".
 """
 
 from __future__ import annotations
@@ -16,12 +16,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from agent.options import MAX_TIME_LIMIT, real, whole
+from ref_sim.series.command import MAX_GAMES
+from ref_sim.series import records
 
-from agent.options import MAX_TIME_LIMIT, real, whole  # noqa: E402
-from ref_sim.series.command import MAX_GAMES  # noqa: E402
-from ref_sim.series import records  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def spin_forever(parent: int) -> None:

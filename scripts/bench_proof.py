@@ -1,8 +1,8 @@
 """How early the search proves a game's result: plies before the end at which it first reports one.
 
 Usage:
-  python scripts/bench_proof.py [--games 40] [--seconds 0.1 | --nodes N] [--seed S] SPEC [SPEC ...]
-  python scripts/bench_proof.py --games 40 --seconds 0.1 solve=0 solve=14
+  python -m scripts.bench_proof [--games 40] [--seconds 0.1 | --nodes N] [--seed S] SPEC [SPEC ...]
+  python -m scripts.bench_proof --games 40 --seconds 0.1 solve=0 solve=14
 
 Each SPEC is a set of search features (agent.search.Features, as the arena's engine options:
 ``solve=14,lmr=1``; ``default`` for the defaults). Every SPEC plays out the same referee-style
@@ -20,9 +20,6 @@ import argparse
 import random
 import statistics
 import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.engines import FEATURE_OPTIONS, AlphaBetaEngine
 from agent.limits import SearchLimit

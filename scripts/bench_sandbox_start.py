@@ -3,7 +3,7 @@
 through ``ref_sim.series.isolation`` to having reaped it (and, isolated, removed its cgroup),
 without isolation, isolated without the sandbox, and isolated with it.
 
-    python scripts/bench_sandbox_start.py [--starts 20]
+    python -m scripts.bench_sandbox_start [--starts 20]
 
 Prints the median and the quartiles of each; the three take turns, so that the machine's other
 load falls on all three alike.  Figures depend on the machine and its load: compare the lines
@@ -17,9 +17,6 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.options import whole
 from ref_sim import stops

@@ -1,12 +1,12 @@
 """Search speed of the cores on a fixed suite of positions from real games: nodes/s, completed depth, ratios.
 
 Usage:
-  python scripts/bench_speed.py [--seconds 1 9] [--phase opening middle endgame] [--limit N]
+  python -m scripts.bench_speed [--seconds 1 9] [--phase opening middle endgame] [--limit N]
                                 [--cores python compiled wasm] [--evaluation classic|fitted]
-  python scripts/bench_speed.py --quick      # 2 positions per phase, 1 s: about 15 s
-  python scripts/bench_speed.py --generate   # rebuild scripts/bench_positions.txt from new games
-  python scripts/bench_speed.py --cores python compiled wasm --seconds 1 --rounds 5 --record docs/figures/speed.json
-  python scripts/bench_speed.py --table docs/figures/speed.json   # the Markdown table made from a record
+  python -m scripts.bench_speed --quick      # 2 positions per phase, 1 s: about 15 s
+  python -m scripts.bench_speed --generate   # rebuild scripts/bench_positions.txt from new games
+  python -m scripts.bench_speed --cores python compiled wasm --seconds 1 --rounds 5 --record docs/figures/speed.json
+  python -m scripts.bench_speed --table docs/figures/speed.json   # the Markdown table made from a record
 
 Each position is searched by each core (the pure-Python search, the compiled one and the same C as
 WebAssembly, agent/core.py; default python and compiled) from a fresh engine (empty table) for each
@@ -33,8 +33,6 @@ import random
 import statistics
 import sys
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent import core as search_core
 from agent.engines import DEFAULT_EVALUATION, EVALUATIONS, AlphaBetaEngine
@@ -231,7 +229,7 @@ def main(argv=None) -> int:
             print(f"  {phase:8} median completed depth: {text}, n={len(depths[cores[0]])}")
     print(f"\n{load_text()}")
     if args.record:
-        command = "python scripts/bench_speed.py " + " ".join(sys.argv[1:] if argv is None else argv)
+        command = "python -m scripts.bench_speed " + " ".join(sys.argv[1:] if argv is None else argv)
         record = make_record(rounds, command, args.seconds[0], len(suite), loads)
         args.record.parent.mkdir(parents=True, exist_ok=True)
         args.record.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")

@@ -1,9 +1,9 @@
 """Start-up cost of a player: CPU seconds and wall time from launch to its ready line.
 
-    python scripts/bench_startup.py [--runs 11] [--bytecode] [--agent-root DIR] [--baseline-root DIR]
+    python -m scripts.bench_startup [--runs 11] [--bytecode] [--agent-root DIR] [--baseline-root DIR]
 
 The players (the agent at full strength and at a fixed depth, the random player), the engine
-alone, and how each is timed: docs/measurements.md, "How the start-up is measured".
+alone, and how each is timed: docs/measurements.md, "scripts.bench_startup".
 """
 
 from __future__ import annotations
@@ -20,10 +20,9 @@ import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from agent.options import whole
 
-from agent.options import whole  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 #: (label, arguments after the interpreter, the line that says it is ready)
 PLAYERS = (
@@ -105,7 +104,7 @@ def summary(values: list[float]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     epilog="How each player is timed: docs/measurements.md, \"How the start-up is measured\".")
+                                     epilog="How each player is timed: docs/measurements.md, \"scripts.bench_startup\".")
     parser.add_argument("--runs", type=whole(1, 1000), default=11, help="launches of each player (default 11)")
     parser.add_argument("--agent-root", type=Path, default=ROOT, metavar="DIR",
                         help="run the players from this source tree (default: this one)")

@@ -1,10 +1,10 @@
 """Threads of the compiled core: nodes/s and time to depth at 1, 2 and every core, on the benchmark positions.
 
 Usage:
-  python scripts/bench_threads.py [--seconds 1] [--threads 1 2 4] [--phase ...] [--limit N]
-  python scripts/bench_threads.py --quick    # 2 positions per phase, 0.5 s: about 20 s
+  python -m scripts.bench_threads [--seconds 1] [--threads 1 2 4] [--phase ...] [--limit N]
+  python -m scripts.bench_threads --quick    # 2 positions per phase, 0.5 s: about 20 s
 
-How it measures and what it prints: docs/measurements.md, "How the scripts measure".
+How it measures and what it prints: docs/measurements.md, "scripts.bench_threads".
 """
 
 from __future__ import annotations
@@ -14,9 +14,6 @@ import math
 import statistics
 import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
 
 from scripts.bench_speed import PHASES, load_suite, load_text
 

@@ -1,6 +1,6 @@
 """Move times at the tournament limit under load: does the move land at about 9 s, never past 9.5 s?
 
-Usage: python scripts/bench_timing.py [--time-limit 10] [--hogs 1] [--opponent random|agent] [--seed N]
+Usage: python -m scripts.bench_timing [--time-limit 10] [--hogs 1] [--opponent random|agent] [--seed N]
 
 Plays one full game through the referee simulator with the real referee's busy-polling (one core
 burnt during every turn) and ``--hogs`` extra processes spinning on the CPU the whole game (an
@@ -19,8 +19,6 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.options import MAX_TIME_LIMIT, real, whole
 from ref_sim.series.file_games import start_agent

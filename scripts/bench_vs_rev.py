@@ -1,7 +1,7 @@
 """This checkout's engine against another git revision's, in one process: a paired series at a fixed time.
 
 Usage:
-  python scripts/bench_vs_rev.py [--rev main] [--games 100] [--seconds 0.1] [--seed 1] [--spec lmr=0,...]
+  python -m scripts.bench_vs_rev [--rev main] [--games 100] [--seconds 0.1] [--seed 1] [--spec lmr=0,...]
 
 The revision's ``agent`` package is exported (git archive) to a temporary folder, its C core built
 there, and imported under another name, so both engines play in one process, move after move on
@@ -22,15 +22,14 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from agent.engines import FEATURE_OPTIONS, AlphaBetaEngine
+from ref_sim.games import get_game
+from agent.options import MAX_TIME_LIMIT, parse_options, real, whole
+from ref_sim.series.command import MAX_GAMES
+from agent.search import Features
+from ref_sim import arena, stops
 
-from agent.engines import FEATURE_OPTIONS, AlphaBetaEngine  # noqa: E402
-from ref_sim.games import get_game  # noqa: E402
-from agent.options import MAX_TIME_LIMIT, parse_options, real, whole  # noqa: E402
-from ref_sim.series.command import MAX_GAMES  # noqa: E402
-from agent.search import Features  # noqa: E402
-from ref_sim import arena, stops  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 #: The other revision's package is imported under this name (its imports inside are relative).
 REF_PACKAGE = "agent_ref"

@@ -1,7 +1,7 @@
 """What the WebAssembly core costs before its first move: size, and start-up in fresh processes.
 
 Usage:
-  python scripts/bench_wasm_start.py [--runs 7]
+  python -m scripts.bench_wasm_start [--runs 7]
 
 Each run is a new Python process that times, in order: importing wasmtime; reading and compiling
 agent/data/core.wasm (agent.core_wasm.load); making the engine's searcher (an instance with its
@@ -22,11 +22,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from agent import core, core_wasm
+from agent.options import whole
 
-from agent import core, core_wasm  # noqa: E402
-from agent.options import whole  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 #: One run, in a fresh process: the steps' times in ms, as a JSON object on stdout.
 PROBE = r"""

@@ -1,8 +1,8 @@
 """Build the WebAssembly core, agent/data/core.wasm, from agent/core_search.c and agent/core_wasm.c.
 
 Usage:
-  python scripts/build_wasm.py            # rebuild agent/data/core.wasm
-  python scripts/build_wasm.py --check    # exit 1 if the shipped file is not what the sources build to
+  python -m scripts.build_wasm            # rebuild agent/data/core.wasm
+  python -m scripts.build_wasm --check    # exit 1 if the shipped file is not what the sources build to
 
 The compiler is Zig's clang (``zig cc``) from the ``ziglang`` package at a pinned version
 (ZIGLANG_VERSION): pip installs it on any platform, and one version of it builds the same bytes
@@ -76,7 +76,7 @@ def main(argv=None) -> int:
                 build(fresh)
                 same = OUT.is_file() and fresh.read_bytes() == OUT.read_bytes()
             print(f"{OUT.relative_to(ROOT)}: {'the same as' if same else 'NOT what'} the sources build to "
-                  f"(ziglang {ZIGLANG_VERSION})" + ("" if same else ": run python scripts/build_wasm.py"))
+                  f"(ziglang {ZIGLANG_VERSION})" + ("" if same else ": run python -m scripts.build_wasm"))
             return 0 if same else 1
         build(OUT)
     except RuntimeError as error:

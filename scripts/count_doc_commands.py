@@ -2,7 +2,7 @@
 """Count the commands that README.md and docs/ show: how many the test suite runs
 (tests/test_doc_commands.py) and how many it does not, with the reason each page gives.
 
-    python scripts/count_doc_commands.py
+    python -m scripts.count_doc_commands
 
 A block of commands is a fenced block tagged ``sh``; one that cannot run in the suite is preceded
 by ``<!-- not run: REASON -->``. A command is a line of such a block that is not blank, not a

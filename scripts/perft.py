@@ -1,6 +1,6 @@
 """Count leaf positions N plies from the empty board with the agent's fast rules.
 
-Usage: python scripts/perft.py N [--divide] [--variant wpi|codingame]
+Usage: python -m scripts.perft N [--divide] [--variant wpi|codingame]
 The last line ends with the count. Expected (docs/protocol.md, "The rules, as the referee codes
 them"): 81, 720, 6336, 55080, 473256, 4020960, 33782544, 281067408 for N = 1..8, for both rule
 variants (they differ only in how a game with all boards decided ends, which cannot happen within 8
@@ -12,9 +12,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.options import whole
 from agent.rules import VARIANTS, WPI, Move, Position, perft

@@ -1,7 +1,7 @@
 """Pin a core build's fixed-depth results for tests/test_core_pins.py.
 
 Usage:
-  python scripts/pin_core.py [--core main] [--out tests/core_pins.json]
+  python -m scripts.pin_core [--core main] [--out tests/core_pins.json]
 
 ``--core`` is a built core (path to an agent/_core*.so or .pyd) or a git revision, built as
 scripts/bench_core_ratio.py builds one. The pins are searches deeper than the pure-Python search
@@ -19,14 +19,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from agent import core
+from agent.engines import make_evaluator
+from agent.limits import SearchLimit
+from scripts.bench_core_ratio import load_build
+from scripts.bench_speed import load_suite
 
-from agent import core  # noqa: E402
-from agent.engines import make_evaluator  # noqa: E402
-from agent.limits import SearchLimit  # noqa: E402
-from scripts.bench_core_ratio import load_build  # noqa: E402
-from scripts.bench_speed import load_suite  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 #: name: (evaluation, table slots, depth). A table of 2^10 slots replaces entries at these depths.
 CASES = {

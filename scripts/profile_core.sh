@@ -1,6 +1,6 @@
 #!/bin/sh
 # Where the compiled core spends its time: a per-function perf profile of fixed-depth searches over
-# scripts/bench_positions.txt (scripts/bench_core_ratio.py --only new), Linux with perf installed.
+# scripts/bench_positions.txt (python -m scripts.bench_core_ratio --only new), Linux with perf installed.
 #
 #   scripts/profile_core.sh [DEPTH] [REV]     # default: depth 14, this checkout's core
 #
@@ -32,8 +32,8 @@ for kind in noinline shipped; do
     (cd "$tmp/$kind" && CFLAGS="$flags" "$python" setup.py -q build_ext --inplace >/dev/null)
     so=$(ls "$tmp/$kind"/agent/_core*.so)
     echo "== $kind build ($flags), depth $depth"
-    perf record -q -F 2000 -o "$tmp/$kind.data" "$python" "$root/scripts/bench_core_ratio.py" --only new \
-        --new "$so" --depth "$depth" --rounds 1 | tail -3
+    (cd "$root" && perf record -q -F 2000 -o "$tmp/$kind.data" "$python" -m scripts.bench_core_ratio --only new \
+        --new "$so" --depth "$depth" --rounds 1) | tail -3
     perf report -q -i "$tmp/$kind.data" --no-children --dsos "$(basename "$so")" --sort symbol --stdio \
         --percentage relative 2>/dev/null | grep '%' | head -20
 done

@@ -1,7 +1,7 @@
 """Soak test: many games through the simulated referee on a busy machine; no game may be lost
 to time, a bad move or a crash.
 
-    python scripts/soak.py [--games 100] [--limits 2 0.5]
+    python -m scripts.soak [--games 100] [--limits 2 0.5]
                            [--opponents random seed eager flood nbsp]
                            [--seed 1] [--out DIR] [--no-hog] [--quick]
 
@@ -23,8 +23,6 @@ import time
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ref_sim import stops
 from agent.options import MAX_TIME_LIMIT, real, whole
@@ -223,7 +221,7 @@ def play_share(limit: float, opponent: str, games: int, seed: int, out: Path, ru
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python scripts/soak.py", description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog="python -m scripts.soak", description=__doc__.split("\n\n")[0],
                                      epilog=__doc__.split("\n\n", 1)[1],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", type=whole(1, MAX_GAMES), default=None,

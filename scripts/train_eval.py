@@ -1,11 +1,11 @@
 """Fit the "fitted" evaluation (agent/eval_fitted.py) to self-play games, from nothing to a data file.
 
-    python scripts/train_eval.py all --dir runs/train --out agent/data/eval-v2.json  # generate, fit, write
-    python scripts/train_eval.py generate --dir runs/train --games 25000  # self-play games only (resumable)
-    python scripts/train_eval.py fit --dir runs/train --mix 1 0.5 0 --out runs/train/eval.json
-    python scripts/train_eval.py match --data runs/train/eval.json --opponent eval-v1 --sprt 0 15 --pairs 2000
-    python scripts/train_eval.py match --opponent classic --seconds 0.1 --pairs 100
-    python scripts/train_eval.py speed --match-nodes 20000         # nodes/s, classic vs fitted
+    python -m scripts.train_eval all --dir runs/train --out agent/data/eval-v2.json  # generate, fit, write
+    python -m scripts.train_eval generate --dir runs/train --games 25000  # self-play games only (resumable)
+    python -m scripts.train_eval fit --dir runs/train --mix 1 0.5 0 --out runs/train/eval.json
+    python -m scripts.train_eval match --data runs/train/eval.json --opponent eval-v1 --sprt 0 15 --pairs 2000
+    python -m scripts.train_eval match --opponent classic --seconds 0.1 --pairs 100
+    python -m scripts.train_eval speed --match-nodes 20000         # nodes/s, classic vs fitted
 
 What each step does and prints, how it stops and resumes: docs/engine.md ("Fitting it again").
 Exit codes: 0 done, 1 the cluster cannot be used (or generate cannot write its games), 2 bad
@@ -18,8 +18,6 @@ import argparse
 import sys
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ref_sim.series import cluster
 from ref_sim import stops
@@ -113,8 +111,7 @@ def steps(args, argv: list[str]) -> None:
     started = time.time()
     if args.step in ("all", "generate"):
         generate(args.dir, args.games, args.nodes, args.seed, args.deviation, args.engine_eval, cluster.cluster_target(args),
-                 again=stops.command_line(sys.argv[0] if sys.argv and sys.argv[0].endswith(".py") else __file__,
-                                          *argv))
+                 again=stops.command_line("scripts.train_eval", *argv))
     if args.step in ("all", "fit"):
         fit_command(args.dir, args.out or args.dir / "eval.json", args)
     if args.step == "speed":

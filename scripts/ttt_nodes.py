@@ -1,17 +1,14 @@
 """Node counts of four searches that solve classic tic-tac-toe, from the empty board and a few positions.
 
-    python scripts/ttt_nodes.py
+    python -m scripts.ttt_nodes
 
-How it measures and what it prints: docs/measurements.md, "How the scripts measure".
+How it measures and what it prints: docs/measurements.md, "scripts.perft and scripts.ttt_nodes".
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ref_sim.games.tictactoe import TicTacToe, TicTacToeEvaluator
 from agent.limits import SearchLimit

@@ -1,7 +1,7 @@
 """Choose the classic evaluation's hand-set weights by matches: each candidate change against the
 current weights. (The default, fitted evaluation is fitted to games by ``scripts/train_eval.py``.)
 
-Usage: python scripts/tune_eval.py [--pairs N] [--nodes N] [--param NAME ...] [--factor F]
+Usage: python -m scripts.tune_eval [--pairs N] [--nodes N] [--param NAME ...] [--factor F]
 
 For each parameter, plays ``--pairs`` openings twice (sides swapped) between the default weights
 scaled by ``factor`` and by ``1/factor`` in that parameter, and the defaults, at a fixed node
@@ -16,9 +16,6 @@ import math
 import sys
 import time
 from dataclasses import fields, replace
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.engines import AlphaBetaEngine
 from agent.evaluation import DEFAULT_WEIGHTS

@@ -157,9 +157,8 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.e2e
 def test_the_cost_bench_prints_its_figures():
-    script = Path(__file__).resolve().parent.parent / "scripts" / "bench_bot_worker.py"
-    done = subprocess.run([sys.executable, str(script), "--moves", "5", "--kills", "1"],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-m", "scripts.bench_bot_worker", "--moves", "5", "--kills", "1"],
+                          cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "worker process (now)" in done.stdout and "next turn's new worker" in done.stdout
 

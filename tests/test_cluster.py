@@ -504,11 +504,10 @@ def test_a_stdio_series_on_a_cluster_is_the_local_one(shared_cluster, tmp_path, 
 
 @pytest.mark.cluster
 def test_selfplay_data_on_a_cluster_is_the_local_file(shared_cluster, tmp_path):
-    script = Path(__file__).resolve().parent.parent / "scripts" / "train_eval.py"
-
     def generate(directory, games, *more):
-        run = subprocess.run([sys.executable, str(script), "generate", "--dir", str(directory),
+        run = subprocess.run([sys.executable, "-m", "scripts.train_eval", "generate", "--dir", str(directory),
                               "--games", str(games), "--nodes", "60", "--seed", "3", *more],
+                             cwd=Path(__file__).resolve().parent.parent,
                              check=True, capture_output=True, text=True, timeout=300)
         assert ("on 2 cluster worker(s), 2 games at once" in run.stdout) == bool(more)
         return (directory / "games.jsonl").read_text()

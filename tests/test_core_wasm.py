@@ -64,7 +64,7 @@ def test_the_shipped_module_is_what_its_sources_build_to(tmp_path):
     fresh = tmp_path / "core.wasm"
     build_wasm.build(fresh)
     assert fresh.read_bytes() == build_wasm.OUT.read_bytes(), \
-        "agent/data/core.wasm is not what agent/core_search.c and agent/core_wasm.c build to: python scripts/build_wasm.py"
+        "agent/data/core.wasm is not what agent/core_search.c and agent/core_wasm.c build to: python -m scripts.build_wasm"
 
 
 @wasm

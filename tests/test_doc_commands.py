@@ -8,7 +8,7 @@ by ``<!-- not run: REASON -->``, and the reason is checked to be there. Output a
 tagged ``text``; an untagged block that looks like commands is an error, so that nothing slips
 through untested.
 
-``python scripts/count_doc_commands.py`` prints how many commands run and how many do not."""
+``python -m scripts.count_doc_commands`` prints how many commands run and how many do not."""
 
 from __future__ import annotations
 

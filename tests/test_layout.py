@@ -6,6 +6,7 @@ Imports inside functions count too: a lazy import is still a dependency."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -89,6 +90,17 @@ def test_the_bot_imports_nothing_of_the_bench():
             offenders += [f"{path.relative_to(ROOT)}: {name}" for name in names
                           if name.partition(".")[0] in BENCH_PACKAGES]
     assert offenders == []
+
+
+def test_no_script_puts_the_project_on_the_path():
+    """The scripts run from the project's folder as ``python -m scripts.NAME``, which puts that
+    folder on the path; ``scripts/build-exe``, run by its path, is the one that must (not a module).
+    Another folder (bench_vs_rev's other revision) may be put there."""
+    pattern = re.compile(r"sys\.path\.(?:insert|append)\([^\n]*(?:ROOT|__file__)")
+    offenders = [f"{path.relative_to(ROOT)}: {line.strip()}" for path in sorted((ROOT / "scripts").rglob("*.py"))
+                 for line in path.read_text(encoding="utf-8").splitlines() if pattern.search(line)]
+    assert offenders == []
+    assert pattern.search("sys.path.insert(0, str(Path(__file__).resolve().parent.parent))")
 
 
 #: What only the bench uses, by the name it is defined under: each lives on the bench's side.

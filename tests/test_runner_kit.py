@@ -172,9 +172,9 @@ def test_the_arena_refuses_limits_that_would_play_instantly(argv, message, capsy
     assert capsys.readouterr().err.strip().splitlines()[-1] == f"python -m ref_sim.arena: error: {message}"
 
 
-def train_eval(*argv, cwd=ROOT):
-    return subprocess.run([sys.executable, str(ROOT / "scripts" / "train_eval.py"), *map(str, argv)],
-                          capture_output=True, text=True, cwd=cwd, timeout=120, stdin=subprocess.DEVNULL)
+def train_eval(*argv):
+    return subprocess.run([sys.executable, "-m", "scripts.train_eval", *map(str, argv)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120, stdin=subprocess.DEVNULL)
 
 
 @pytest.mark.e2e

@@ -67,7 +67,7 @@ def test_the_measurements_table_is_the_recorded_run():
     table = TABLE.search(HOME.read_text(encoding="utf-8"))
     assert table, f"{HOME.name} has lost its speed table's markers"
     assert table.group(1) == bench_speed.speed_table(record), \
-        "docs/measurements.md's table is not the record's: python scripts/bench_speed.py --table docs/figures/speed.json"
+        "docs/measurements.md's table is not the record's: python -m scripts.bench_speed --table docs/figures/speed.json"
 
 
 def test_the_record_is_whole_and_its_summaries_are_its_rounds():
@@ -83,7 +83,9 @@ def test_the_record_is_whole_and_its_summaries_are_its_rounds():
         assert all(abs(r - a / b) < 0.002 * r for r, a, b in zip(ratio["per_round"], means[top], means[bottom])), key
         assert (ratio["min"], ratio["max"]) == (min(ratio["per_round"]), max(ratio["per_round"]))
         assert abs(ratio["median"] - statistics.median(ratio["per_round"])) < 0.001
-    assert record["command"].startswith("python scripts/bench_speed.py ") and "--record" in record["command"]
+    # The script's command as it was run: by path until the scripts became python -m's.
+    assert record["command"].startswith(("python -m scripts.bench_speed ", "python scripts/bench_speed.py "))
+    assert "--record" in record["command"]
 
 
 def test_no_other_page_states_a_ratio_of_the_cores():
@@ -114,7 +116,7 @@ def test_the_check_finds_the_ratios_these_pages_used_to_state():
         "measured the split core at 0.998 times main's nodes/s (18,914,817 nodes, the same in both).",
         "| the compiled core against the one before its speed work | 13.6 M against 5.0 M (2.53-2.74 times) |",
         "| 2 threads against 1, idle machine | 8.1 M against 4.0 M nodes/s; each depth 1.18 times sooner |",
-        "`python scripts/bench_speed.py --cores python compiled wasm --seconds 1` prints 0.5x lines.",
+        "`python -m scripts.bench_speed --cores python compiled wasm --seconds 1` prints 0.5x lines.",
         "a wider bar (about sqrt(2) times theirs when alike)",
         "the 9x9 grid of the compiled core and the pure-Python search",
         "| the compiled core split from its glue, fixed depth 13 | 0.998 times, same trees | [wasm.md](wasm.md) |",
@@ -126,10 +128,10 @@ def test_the_check_finds_the_ratios_these_pages_used_to_state():
 def test_the_table_is_made_from_a_record_as_the_script_writes_it():
     rounds = [{"python": 100.0, "compiled": 4000.0, "wasm": 2000.0},
               {"python": 100.0, "compiled": 3000.0, "wasm": 1800.0}]
-    record = bench_speed.make_record(rounds, "python scripts/bench_speed.py --record x.json", 1.0, 35, [1.0, 2.0])
+    record = bench_speed.make_record(rounds, "python -m scripts.bench_speed --record x.json", 1.0, 35, [1.0, 2.0])
     assert record["ratios"]["compiled/python"] == {"per_round": [40.0, 30.0], "min": 30.0, "median": 35.0, "max": 40.0}
     assert record["ratios"]["wasm/compiled"]["per_round"] == [0.5, 0.6]
     table = bench_speed.speed_table(json.loads(json.dumps(record)))
     assert "| compiled / pure Python | 30.0 | 35.0 | 2 |" in table
     assert "| WebAssembly (wasmtime) / compiled | 0.50 | 0.55 | 2 |" in table
-    assert "load average (1 min) 1.00 to 2.00" in table and "`python scripts/bench_speed.py --record x.json`" in table
+    assert "load average (1 min) 1.00 to 2.00" in table and "`python -m scripts.bench_speed --record x.json`" in table

@@ -290,7 +290,7 @@ def test_a_stopped_arena_summarises_its_games(signum, tmp_path):
     assert "Score of alphabeta#1 vs random#2: " in stdout and f"] {played}\n" in stdout
 
 
-TRAIN_EVAL = [PY, str(ROOT / "scripts" / "train_eval.py")]
+TRAIN_EVAL = [PY, "-m", "scripts.train_eval"]     # Run's folder is the project's
 
 
 def test_train_eval_generate_stops_keeps_its_games_and_continues_as_printed(tmp_path):

@@ -18,7 +18,7 @@ def read_games(path: Path, games: int) -> list[dict]:
         handle = path.open(encoding="utf-8")
     except OSError as error:
         raise InputError(f"fit: cannot read the games in {path} ({error.strerror or error}); "
-                         f"make them with: python scripts/train_eval.py generate --dir {path.parent}") from None
+                         f"make them with: python -m scripts.train_eval generate --dir {path.parent}") from None
     kept = []
     with handle:
         for number, line in enumerate(handle, 1):
