@@ -5,7 +5,6 @@ line claims is what is asserted.  docs/isolation.md, "Platform and privilege".""
 
 import json
 import os
-import pwd
 import secrets
 import shutil
 import subprocess
@@ -15,6 +14,11 @@ import textwrap
 import time
 
 import pytest
+
+try:
+    import pwd
+except ImportError:  # Windows: the tests skip there (_why_not), but the module must import
+    pwd = None
 
 from ref_sim.series import isolation
 
