@@ -173,6 +173,7 @@ BENCH_MODULES = {"ref_sim.series.stats", "ref_sim.series.cluster", "ref_sim.aren
                  "ref_sim.views.analysis",
                  # the two referees side by side, and the series engine under every runner
                  "ref_sim.referees.file_protocol", "ref_sim.referees.file_referee", "ref_sim.referees.codingame",
+                 "ref_sim.referees.codingame_referee",
                  "ref_sim.series.openings", "ref_sim.series.loop", "ref_sim.series.report", "ref_sim.series.specs",
                  # the generic search's other games, for the arena, play and their tests
                  "ref_sim.games", "ref_sim.games.base", "ref_sim.games.registry", "ref_sim.games.tictactoe",
@@ -218,11 +219,12 @@ def test_ref_sim_shows_its_parts(graph):
     referees = {name for name in graph if name.startswith("ref_sim.referees.")}
     series = {name for name in graph if name.startswith("ref_sim.series.")}
     assert referees == {"ref_sim.referees.file_protocol", "ref_sim.referees.file_referee", "ref_sim.referees.codingame",
-                        "ref_sim.referees.file_text"}
+                        "ref_sim.referees.codingame_referee", "ref_sim.referees.file_text"}
     # The referee's text and checks, which the random agent takes at each start: nothing of ours.
     assert graph["ref_sim.referees.file_text"] == set()
-    # The file referee's decisions know no files, clocks or threads: only the rules (sans I/O).
+    # Both referees' decisions know no files, pipes, clocks or threads: only the rules (sans I/O).
     assert graph["ref_sim.referees.file_referee"] <= {"ref_sim.rules"}
+    assert graph["ref_sim.referees.codingame_referee"] <= {"ref_sim.rules", "ref_sim.referees.file_referee"}
     assert {"ref_sim.series.loop", "ref_sim.series.file_games", "ref_sim.series.codingame_games",
             "ref_sim.series.records", "ref_sim.series.report", "ref_sim.series.specs"} <= series
     assert sorted(f"{name} -> {target}" for name in referees for target in graph[name]

@@ -1,9 +1,11 @@
-"""CodinGame's referee for Ultimate Tic-Tac-Toe: two stdin/stdout programs, one game.
+"""CodinGame's referee for Ultimate Tic-Tac-Toe with two running stdin/stdout programs, one game.
 
 Beside :mod:`ref_sim.referees.file_protocol` (the course's file protocol), this is the other
-referee of the bench: the rules of a CodinGame turn (:func:`turn_input`, :func:`parse_answer`), the
-judging of one game between two running programs (:func:`referee_game`, each a :class:`Program`)
-and its record. Starting the programs and the series around them are the series engine's
+referee of the bench. :class:`~ref_sim.referees.codingame_referee.CodinGameReferee` decides
+everything (each turn's input and limit, the verdicts, the record); :func:`referee_game` is the
+thin shell around it that does what it asks with each :class:`Program`: its stdin, its stdout's
+lines as they come (:func:`bounded_lines`), its exit, the clock and the stop. Starting the
+programs and the series around them are the series engine's
 (:mod:`ref_sim.series.codingame_games`). The protocol, its timing and its verdicts:
 docs/protocol.md, "CodinGame's variant".
 """
@@ -11,31 +13,45 @@ docs/protocol.md, "CodinGame's variant".
 from __future__ import annotations
 
 import queue
-import re
 import subprocess
 import threading
 import time
 from pathlib import Path
 
 from ref_sim import stops
-from ref_sim.referees.file_referee import INVALID_MOVE, TIME_OUT
-from ref_sim.rules import CODINGAME, TIE, Game, IllegalMoveError, line_winner
+from ref_sim.referees.codingame_referee import (
+    COUNT_WIN,
+    CRASHED,
+    DEFAULT_FIRST_TURN_MS,
+    DEFAULT_GRACE_MS,
+    DEFAULT_TURN_MS,
+    EXIT_WAIT,
+    INVALID_MOVE,
+    LINE_WIN,
+    TIME_OUT,
+    AskExit,
+    Await,
+    CodinGameReferee,
+    Done,
+    Endless,
+    Ended,
+    Line,
+    Send,
+    Show,
+    TimedOut,
+    from_cell,
+    parse_answer,
+    to_cell,
+    turn_input,
+)
 
-DEFAULT_TURN_MS = 100.0
-DEFAULT_FIRST_TURN_MS = 1000.0
-#: Added to every turn's limit: the referee's own latency (pipe write, a thread handing over
-#: the line) is well under 1 ms; 5 ms keeps a verdict about the program, not about us.
-DEFAULT_GRACE_MS = 5.0
-#: After the end, how long a program may take to exit once its stdin is closed.
-EXIT_WAIT = 2.0
-#: After a time-out, how long to wait for the late answer, only to record how late it was.
-LATE_WAIT = 1.0
+#: The rules and verdicts are the machine's; the series and the tests read them here too.
+__all__ = ["COUNT_WIN", "CRASHED", "DEFAULT_FIRST_TURN_MS", "DEFAULT_GRACE_MS", "DEFAULT_TURN_MS", "EXIT_WAIT",
+           "INVALID_MOVE", "LINE_WIN", "TIME_OUT", "from_cell", "parse_answer", "to_cell", "turn_input",
+           "Program", "EndlessLine", "bounded_lines", "referee_game", "describe"]
+
 #: While waiting for an answer, how often to look whether the series is stopping.
 STOP_CHECK = 0.05
-#: The verdicts of CodinGame's referee besides ref_sim.referees.file_protocol's Time out! and Invalid move!
-CRASHED = "Crashed!"
-LINE_WIN = "three local boards in a line"
-COUNT_WIN = "more local boards won when all boards were decided"
 #: Lines of a program's stdout the referee holds unread at most (more: the program waits).
 MAX_PENDING_LINES = 1000
 #: A program's stdout line (an answer) is cut here; the rest of it is discarded.
@@ -49,26 +65,6 @@ READ_BYTES = 1 << 16
 MAX_LINE_BYTES = 1 << 20
 
 
-def to_cell(board: int, spot: int) -> tuple[int, int]:
-    """``(row, col)`` of a ``(board, spot)``.
-
-    >>> to_cell(4, 5)
-    (4, 5)
-    >>> to_cell(2, 3)
-    (1, 6)
-    """
-    return (board // 3) * 3 + spot // 3, (board % 3) * 3 + spot % 3
-
-
-def from_cell(row: int, col: int) -> tuple[int, int]:
-    """``(board, spot)`` of a ``(row, col)`` (inverse of :func:`to_cell`).
-
-    >>> from_cell(1, 6)
-    (2, 3)
-    """
-    return (row // 3) * 3 + col // 3, (row % 3) * 3 + col % 3
-
-
 class Program:
     """One running program, as the referee talks to it: its stdin, a thread stamping its stdout
     lines (each cut at :data:`MAX_ANSWER_BYTES`, at most :data:`MAX_PENDING_LINES` unread), its
@@ -80,7 +76,6 @@ class Program:
         self.name = name
         self.command = command
         self.log, self.search_log = log, search_log
-        self.turns = 0
         self.lines: queue.Queue = queue.Queue(MAX_PENDING_LINES)
         self.closing = threading.Event()        # the game is over: no one reads its lines
         self.endless: str | None = None         # why its stdout is no longer read (EndlessLine)
@@ -112,13 +107,12 @@ class Program:
             except queue.Full:
                 pass
 
-    def send(self, text: str) -> float:
-        """Write a turn's input; returns when it was written (perf_counter). Raises OSError."""
+    def send(self, text: str) -> None:
+        """Write a turn's input. Raises OSError."""
         if self.process is None:
             raise BrokenPipeError("not started")
         self.process.stdin.write(text.encode())
         self.process.stdin.flush()
-        return time.perf_counter()
 
     def answer(self, timeout: float, stop: threading.Event | None = None):
         """``(arrival, line)``, ``(arrival, None)`` at the end of its output, or None on time-out
@@ -215,119 +209,44 @@ def bounded_lines(stream, limit: int = MAX_ANSWER_BYTES, most: int = MAX_LINE_BY
             raise EndlessLine(f"a line of over {most:,} bytes without a newline")
 
 
-def turn_input(game: Game) -> str:
-    """The input of the next turn: last move, count, the valid actions sorted by row and col.
-
-    >>> turn_input(Game(CODINGAME)).splitlines()[:3]
-    ['-1 -1', '81', '0 0']
-    """
-    last = "{} {}".format(*to_cell(*game.moves[-1])) if game.moves else "-1 -1"
-    actions = sorted(to_cell(board, spot) for board, spot in game.legal_moves())
-    return "".join([f"{last}\n{len(actions)}\n"] + [f"{row} {col}\n" for row, col in actions])
-
-
-def parse_answer(line: str) -> tuple[int, int] | None:
-    """``(board, spot)`` from ``row col [message]``, or None if it is not that.
-
-    >>> parse_answer("1 6\\n"), parse_answer("4 4 hello"), parse_answer("9 0"), parse_answer("a b")
-    ((2, 3), (4, 4), None, None)
-    """
-    parts = line.split()
-    if len(parts) < 2 or not all(re.fullmatch(r"-?\d+", p) for p in parts[:2]):
-        return None
-    row, col = int(parts[0]), int(parts[1])
-    if not (0 <= row <= 8 and 0 <= col <= 8):
-        return None
-    return from_cell(row, col)
-
-
-def boards_won(game: Game) -> tuple[int, int]:
-    results = game.local_results()
-    return results.count(0), results.count(1)
-
-
 def referee_game(programs: dict, names: list[str], turn_ms: float, first_turn_ms: float,
                  grace_ms: float, show=None, exit_wait: float = EXIT_WAIT, stop=None) -> dict:
     """Referee one game between two started programs (``{name: Program}``); ``names[0]``
-    moves first.  Returns the game's record (the keys of a games.jsonl line that concern the
-    game itself).  ``show``: a callable given each position's text after each move.  ``stop``:
-    a threading.Event that ends the game at once (result "aborted").  The programs are left
+    moves first.  Returns the game's record (:meth:`CodinGameReferee.record`).  ``show``: a
+    callable given each position's text after each move.  ``stop``: a threading.Event that
+    ends the game at once (result "aborted" before its verdict).  The programs are left
     running: whoever started them ends them."""
-    started_at, clock = time.time(), time.perf_counter()
-    stopping = stop.is_set if stop is not None else (lambda: False)
-    game = Game(CODINGAME)
-    moves: list[dict] = []
-    result = winner = loser = reason = bad_line = late_ms = None
-    notes: dict[str, str] = {}
-    while game.result is None:
-        if stopping():
-            result, reason = "aborted", "stopped"
-            break
-        name = names[len(game.moves) % 2]
-        other = names[1 - len(game.moves) % 2]
-        program = programs[name]
-        limit = (first_turn_ms if program.turns == 0 else turn_ms) + grace_ms
+    stopped = stop.is_set if stop is not None else (lambda: False)
+    referee = CodinGameReferee(names, turn_ms, first_turn_ms, grace_ms, exit_wait=exit_wait,
+                               started=time.time())
+    action = referee.start(time.perf_counter())
+    while not isinstance(action, Done):
+        answer = None if stopped() else _perform(programs, action, show, stop)
+        now = time.perf_counter()
+        action = referee.interrupt(now) if stopped() else referee.send(now, answer)
+    return action.record
+
+
+def _perform(programs: dict, action, show, stop):
+    """Do what ``action`` asks of the programs (their ``send`` and ``answer``, which a series
+    may hook: :func:`ref_sim.series.turn_share.watch`); what came back."""
+    if isinstance(action, Show):
+        return None if show is None else show(action.text)
+    program = programs[action.player]
+    if isinstance(action, Send):
         try:
-            sent = program.send(turn_input(game))
-            answer = program.answer(limit / 1000.0, stop)
+            program.send(action.text)
         except OSError:
-            answer = (time.perf_counter(), None)
-            sent = answer[0]
-        if stopping():
-            continue                    # no verdict on a turn the stop cut short
-        program.turns += 1
-        if answer is None or answer[1] is not None and (answer[0] - sent) * 1000.0 > limit:
-            reason, bad_line = TIME_OUT, None
-            late = answer
-            if late is None and program.endless is None:   # endless: it will never answer
-                late = program.answer(LATE_WAIT, stop)      # how late, for the record only
-            if program.endless is not None:
-                notes[name] = f"printed {program.endless} (its stdout was read no further)"
-            if late is not None and late[1] is not None:
-                late_ms = round((late[0] - sent) * 1000.0, 2)
-        elif answer[1] is None:
-            reason = CRASHED
-            notes[name] = f"crashed ({program.exit_note(0.5)})"
-        else:
-            line = answer[1].rstrip("\r\n")
-            move = parse_answer(line)
-            try:
-                if move is None:
-                    raise IllegalMoveError(f"not 'row col' with both 0-8: {line!r}")
-                game.play(*move)
-            except IllegalMoveError:
-                reason, bad_line = INVALID_MOVE, line
-            else:
-                row, col = to_cell(*move)
-                moves.append({"player": name, "row": row, "col": col, "board": move[0], "spot": move[1],
-                              "ms": round(max(0.0, answer[0] - sent) * 1000.0, 2)})
-                if show is not None:
-                    show(f"Move {len(moves)}: {name} {row} {col} ({moves[-1]['ms']:.1f} ms)\n{game.render()}\n")
-                continue
-        result, winner, loser = "win", other, name
-        break
-    if result is None:
-        if game.result == TIE:
-            result, reason = "tie", "tie"
-        else:
-            result = "win"
-            winner, loser = names[game.result], names[1 - game.result]
-            won = line_winner([r if r in (0, 1) else None for r in game.local_results()])
-            reason = LINE_WIN if won is not None else COUNT_WIN
-    for name, program in programs.items():
-        note = None if stopping() else program.finish(exit_wait)
-        if note and name not in notes:
-            notes[name] = note
-    x, o = boards_won(game)
-    slowest = {name: max((m["ms"] for m in moves if m["player"] == name), default=0.0) for name in names}
-    return {
-        "rules": CODINGAME, "turn_ms": turn_ms, "first_turn_ms": first_turn_ms, "grace_ms": grace_ms,
-        "names": names, "p1": names[0], "p2": names[1], "moves": moves,
-        "result": result, "winner": winner, "loser": loser, "reason": reason, "bad_line": bad_line,
-        "late_ms": late_ms,
-        "boards": {names[0]: x, names[1]: o}, "notes": notes, "slowest_ms": slowest,
-        "started": started_at, "duration": round(time.perf_counter() - clock, 3),
-    }
+            return Ended()
+        return None
+    if isinstance(action, Await):
+        got = program.answer(max(0.0, action.until - time.perf_counter()), stop)
+        if got is None:
+            return TimedOut() if program.endless is None else Endless(program.endless)
+        return Ended() if got[1] is None else Line(*got)
+    if isinstance(action, AskExit):
+        return program.exit_note(action.wait)
+    return program.finish(action.wait)
 
 
 def describe(game: dict) -> str:
