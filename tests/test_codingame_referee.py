@@ -62,14 +62,15 @@ class Virtual:
     (with its newline), :data:`EXIT` or :data:`ENDLESS`, each ``delay`` seconds after that input.
     A program without a script plays its first valid action after 10 ms. ``exits``: what
     :class:`AskExit` learns of each; ``kept``: the programs that do not exit when closed.
-    ``interrupt_at``: a stop then, waking an :class:`Await` as the shell's does, or (an action)
-    right after that action. ``woke_late``: each :class:`Await` returns that much after its
+    ``interrupt_at``: a stop then, waking an :class:`Await` as the shell's does;
+    ``interrupt_after``: a stop right after that action. ``woke_late``: each :class:`Await` returns that much after its
     ``until`` (a loaded runner), with what came by then."""
 
-    def __init__(self, scripts=None, *, exits=None, kept=(), interrupt_at=None, woke_late=0.0):
+    def __init__(self, scripts=None, *, exits=None, kept=(), interrupt_at=None, interrupt_after=None,
+                 woke_late=0.0):
         self.scripts = scripts or {}
-        self.exits, self.kept, self.interrupt_at = exits or {}, set(kept), interrupt_at
-        self.woke_late = woke_late
+        self.exits, self.kept = exits or {}, set(kept)
+        self.interrupt_at, self.interrupt_after, self.woke_late = interrupt_at, interrupt_after, woke_late
         self.pending: dict[str, list] = {}      # each program's output not yet read: (at, what)
         self.gone: set[str] = set()
         self.inputs: dict[str, int] = {}
@@ -83,9 +84,8 @@ class Virtual:
         while not isinstance(action, Done):
             self.log.append((round(self.now, 6), action))
             answer = self.perform(action)
-            if self.interrupt_at is not None and (self.interrupt_at == action if not isinstance(
-                    self.interrupt_at, float) else self.now >= self.interrupt_at):
-                self.interrupt_at = None
+            if action == self.interrupt_after or self.interrupt_at is not None and self.now >= self.interrupt_at:
+                self.interrupt_at = self.interrupt_after = None
                 action = referee.interrupt(self.now)
             else:
                 action = referee.send(self.now, answer)
@@ -99,8 +99,9 @@ class Virtual:
             turn = self.inputs[action.player] = self.inputs.get(action.player, -1) + 1
             actions = action.text.splitlines()[2:]
             script = self.scripts.get(action.player, lambda turn, actions: [(0.01, actions[0] + "\n")])
-            self.pending.setdefault(action.player, []).extend(
-                (self.now + delay, what) for delay, what in script(turn, actions))
+            queue = self.pending.setdefault(action.player, [])
+            queue.extend((self.now + delay, what) for delay, what in script(turn, actions))
+            queue.sort(key=lambda item: item[0])
             return None
         if isinstance(action, Await):
             return self.wait(action.player, action.until)
@@ -113,7 +114,7 @@ class Virtual:
     def wait(self, player, until):
         """What the shell's wait for ``player``'s next line gives, and when."""
         until += self.woke_late
-        if isinstance(self.interrupt_at, float):
+        if self.interrupt_at is not None:
             until = min(until, max(self.now, self.interrupt_at))
         queue = self.pending.get(player, [])
         if queue and queue[0][0] <= until and queue[0][1] is not ENDLESS:
@@ -130,10 +131,10 @@ class Virtual:
         return [(at, action) for at, action in self.log if isinstance(action, kind)]
 
 
-def then(turn: int, what, default_delay: float = 0.01):
+def then(turn: int, what):
     """A script: the first valid action 10 ms after each input, but ``what`` at input ``turn``."""
     def script(at, actions):
-        return what if at == turn else [(default_delay, actions[0] + "\n")]
+        return what if at == turn else [(0.01, actions[0] + "\n")]
     return script
 
 
@@ -165,7 +166,6 @@ def test_each_input_is_sent_then_awaited_until_its_limit_the_first_turn_of_each_
     (1.005001, False),              # past it
 ])
 def test_the_first_turn_is_longer(delay, in_time):
-    # Was tests/test_stdio_series.py::test_first_turn_is_longer, with a program that slept 0.5 s.
     run = Virtual({"A": then(0, [(delay, "4 4\n")])})
     record = run.play()
     if in_time:
@@ -198,7 +198,6 @@ def test_the_first_turn_is_longer(delay, in_time):
 ], ids=["move", "message", "crlf", "no-newline", "garbage", "wrong-board", "taken", "row-9", "blank",
         "grace", "just-late", "late", "late-wait", "too-late", "silent", "exit", "endless"])
 def test_what_a_program_prints_in_its_turn_is_judged(prints, reason, bad_line, late_ms, note):
-    # Was tests/test_stdio_series.py::test_verdicts' garbage and illegal rows (real programs).
     # B moves first at the centre; A then answers as planned, 100 ms a turn.
     run = Virtual({"A": then(0, prints), "B": opens_at_centre}, exits={"A": "exited with code 3"})
     record = run.play(first_turn_ms=100.0, names=("B", "A"))
@@ -253,8 +252,8 @@ def test_a_program_gone_before_its_input_crashes_at_the_send():
 
 
 def test_a_second_line_answers_the_next_turn_when_it_was_printed():
-    # Was tests/test_stdio_series.py::test_verdicts' two-lines row: A prints its first valid
-    # action twice; the second is read as its answer to the next turn, at once, and is invalid.
+    # A prints its move twice: the second line is read as its answer to the next turn, at once,
+    # and is invalid there.
     run = Virtual({"A": then(0, [(0.01, "0 0\n"), (0.011, "0 0\n")]), "B": lambda at, actions: [(0.01, "0 1\n")]})
     record = run.play()
     assert [(m["player"], m["row"], m["col"], m["ms"]) for m in record["moves"]] == [("A", 0, 0, 10.0), ("B", 0, 1, 10.0)]
@@ -338,7 +337,7 @@ def test_a_stop_after_the_last_move_keeps_the_result_and_closes_no_more(last):
     probe = Virtual()
     probe.play()
     stop_after = probe.actions(Show)[-1][1] if last == "show" else Finish("A", 2.0)
-    run = Virtual(interrupt_at=stop_after)
+    run = Virtual(interrupt_after=stop_after)
     record = run.play()
     assert (record["result"], record["winner"], record["reason"]) == \
         (probe.record["result"], probe.record["winner"], probe.record["reason"])
