@@ -8,21 +8,19 @@ and recorded as a ``games.jsonl`` line (the keys: docs/formats.md).
 from __future__ import annotations
 
 import random
-import subprocess
 import tempfile
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ref_sim import command_words
 from ref_sim.referees.codingame import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS,
                                        EXIT_WAIT, Program, describe, referee_game)
 from ref_sim.rules import CODINGAME
 from ref_sim.series.report import summarize
 from ref_sim.series import cluster, isolation, realbots, scheduler, telemetry, turn_share
 from ref_sim.series import launch
-from ref_sim.series.launch import child_env, refuse_early_exit, wait_until_started
+from ref_sim.series.bot_process import BotProcess, GameBots
 from ref_sim.series.loop import SeriesGames, append_game, play_games, went_wrong
 from ref_sim.series.specs import StdioSpec
 
@@ -49,29 +47,17 @@ class StdioGameSettings:
 def start_program(name: str, command: list[str], log: Path, isolate: isolation.Isolation | None = None,
                   search_log: Path | None = None, ready: Path | None = None) -> Program:
     """Start one program for the referee: stdin and stdout piped to it, stderr into ``log``
-    (after its command line), the project's environment (:func:`ref_sim.series.launch.child_env`),
-    ``search_log``, the file it may write its moves' figures to (``UTTT_SEARCH_LOG``), and
-    ``ready``, the one it writes once it is up (``UTTT_READY_FILE``); contained by ``isolate``.
+    (:meth:`ref_sim.series.bot_process.BotProcess.start`: ``isolate``, ``search_log``, ``ready``).
     A program that cannot be launched is a Program without a process."""
-    search_log = None if search_log is None else search_log.absolute()
-    env = {**child_env(), **(telemetry.search_log_env(search_log) if search_log else {})}
-    writable = []
-    if search_log is not None and isolate is not None:
-        search_log.touch()      # a sandbox lets it write this one file of logs/, not the folder
-        writable.append(search_log)
-    if ready is not None:
-        env = launch.ready_env(ready.absolute(), env)
-        writable.append(ready.absolute())
-    with open(log, "w", encoding="utf-8") as handle:
-        handle.write(f"$ {command_words.join(command)}\n")
-        handle.flush()
-        try:
-            process = isolation.start(command, isolate, writable=writable, stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, stderr=handle, env=env, bufsize=0)
-        except (OSError, ValueError) as error:
-            handle.write(f"could not start: {error}\n")
-            process = None
-    return Program(name, command, log, process, search_log)
+    return program_of(BotProcess.start(name, command, log, isolate=isolate, search_log=search_log,
+                                       ready=ready, piped=True))
+
+
+def program_of(bot: BotProcess) -> Program:
+    """The referee's view of a piped bot, which ends it (it closes the pipes it reads)."""
+    program = Program(bot.name, bot.command, bot.log, bot.process, bot.search_log)
+    bot.ends_with(program.kill)
+    return program
 
 
 def play_game(commands: dict[str, list[str]], first: str, logs: Path,
@@ -90,31 +76,19 @@ def play_game(commands: dict[str, list[str]], first: str, logs: Path,
     happens, no program outlives the game, and every log is bounded."""
     names = [first] + [name for name in commands if name != first]
     logs.mkdir(parents=True, exist_ok=True)
-    programs: dict[str, Program] = {}
-    ready = {name: launch.ready_path(logs, number, name) for name in names}
-    try:
-        for name in names:
-            programs[name] = start_program(name, commands[name], logs / f"game-{number:04d}-{name}.log",
-                                           settings.isolate, telemetry.search_log_path(logs, number, name),
-                                           ready[name])
-        processes = {name: program.process for name, program in programs.items()}
-        logs_of = {name: program.log for name, program in programs.items()}
-        wait_until_started(processes, logs_of, settings.startup_wait, stop, ready=ready, patient=patient)
+    with GameBots(logs, number) as bots:        # stopped, or an error: all ended
+        programs = {name: program_of(bots.start(name, commands[name], isolate=settings.isolate,
+                                                piped=True))
+                    for name in names}
+        bots.wait_until_started(settings.startup_wait, stop, patient=patient)
         if must_start:
-            refuse_early_exit(processes, logs_of)
-        meter = turn_share.TurnMeter(processes)     # was a time-out the machine's?
+            bots.refuse_early_exit()
+        meter = bots.meter                      # was a time-out the machine's?
         for program in programs.values():
             turn_share.watch(meter, program)
         record = referee_game(programs, names, settings.turn_ms, settings.first_turn_ms,
                               settings.grace_ms, show, settings.exit_wait, stop)
-    finally:
-        for program in programs.values():       # stopped, or an error: end them all
-            program.kill()
-            for path in filter(None, (program.log, program.search_log)):   # bounded, whatever it wrote
-                telemetry.trim_log(path)
-        for path in ready.values():
-            path.unlink(missing_ok=True)
-    usage = isolation.usage_of({name: program.process for name, program in programs.items()})
+        usage = bots.end()
     record = {**record, **meter.keys(record["reason"], record["loser"])}
     return {**record, "usage": usage} if usage else record
 

@@ -6,20 +6,18 @@ and the soak play them.  CodinGame's counterpart is :mod:`ref_sim.series.codinga
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ref_sim import command_words
-from ref_sim import stops
 from ref_sim.referees.file_protocol import Printer, run_game
 from ref_sim.referees.file_referee import START_DELAY, TICK, GameRecord, RefereeSettings
-from ref_sim.series import cluster, isolation, openings, realbots, telemetry, turn_share
+from ref_sim.series import cluster, isolation, openings, realbots, telemetry
 from ref_sim.series import launch
-from ref_sim.series.launch import AgentCannotStart, child_env, refuse_early_exit, wait_until_started
+from ref_sim.series.bot_process import BotProcess, GameBots
+from ref_sim.series.launch import AgentCannotStart
 from ref_sim.series.loop import SeriesGames
 from ref_sim.series.specs import AgentSpec
 
@@ -76,39 +74,13 @@ def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, 
                 seed: int = 0, encoding: str | None = None, env: dict | None = None,
                 isolate: isolation.Isolation | None = None, search_log: Path | None = None,
                 ready: Path | None = None):
-    """Launch one agent, its output into ``log``; ``env``: variables added to its
-    environment (a locale to run it under); ``isolate``: contained (ref_sim.series.isolation), it
-    may write ``directory`` only, ``search_log``, the file its moves' figures go to
-    (``UTTT_SEARCH_LOG``, ref_sim.series.telemetry), and ``ready``, the file it writes once it is
-    up (``UTTT_READY_FILE``); None if it could not be launched. It runs in ``directory``: every
-    path it is given is absolute."""
-    env = {**child_env(), **(env or {})}
-    writable = [Path(directory).absolute()]
-    if search_log is not None:
-        search_log = search_log.absolute()
-        env = telemetry.search_log_env(search_log, env)
-        if isolate is not None:     # a sandbox lets it write this one file of logs/, not the folder
-            search_log.touch()
-            writable.append(search_log)
-    if ready is not None:
-        env = launch.ready_env(ready.absolute(), env)
-        writable.append(ready.absolute())
-    directory = Path(directory).absolute()      # its working directory, as the real referee's
-    handle = open(log, "w", encoding="utf-8")
-    try:
-        command = spec.command(name, directory, time_limit, seed, encoding)
-        handle.write(f"$ {command_words.join(command)}\n")
-        handle.flush()
-        # A session of its own (stops.start): Ctrl-C in the terminal stops the runner, which
-        # stops the agents; and a process group that stops.kill_tree ends whole.
-        process = isolation.start(command, isolate, writable=writable, stdout=handle,
-                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                                  cwd=directory)
-    except (OSError, ValueError) as error:
-        handle.write(f"could not start: {error}\n")
-        process = None
-    handle.close()
-    return process
+    """Launch one agent in ``directory`` (:meth:`ref_sim.series.bot_process.BotProcess.start`:
+    ``env``, ``isolate``, ``search_log``, ``ready``), its output into ``log``; its process, or
+    None if it could not be launched."""
+    directory = Path(directory).absolute()
+    return BotProcess.start(name, spec.command(name, directory, time_limit, seed, encoding), log,
+                            isolate=isolate, directory=directory, env=env, search_log=search_log,
+                            ready=ready).process
 
 
 def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
@@ -131,114 +103,63 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
     # Contained bots each play in a view of their own (the referee keeps its files in both), so
     # that neither can touch the other's turn: ref_sim.referees.file_protocol._ViewsShell.
     views = {name: directory / name for name in names} if settings.isolate is not None else None
-    home = views or dict.fromkeys(names, directory)
+    home = {name: (views or {}).get(name, directory).absolute() for name in names}
     for view in home.values():
         view.mkdir(exist_ok=True)
-    processes, log_paths = {}, {}
-    ready = {name: launch.ready_path(logs, number, name) for name in names}
-    for name in names:
-        log_paths[name] = logs / f"game-{number:04d}-{name}.log"
-        processes[name] = start_agent(specs[name], name, home[name], settings.time_limit,
-                                      log_paths[name], agent_seeds.get(name, 0), settings.encoding,
-                                      settings.env, settings.isolate,
-                                      telemetry.search_log_path(logs, number, name), ready[name])
-    late = wait_until_started(processes, log_paths, settings.startup_wait, ready=ready,
-                              patient={name for name in names if specs[name].builtin})
-    if must_start:
-        try:
-            refuse_early_exit(processes, log_paths)
-        except AgentCannotStart:
-            for other in processes.values():
-                stops.kill_tree(other)
-            for name in names:          # a tournament goes on: no trace of the game but its logs
-                ready[name].unlink(missing_ok=True)
-            for folder in [*(views or {}).values(), directory]:
-                try:
-                    folder.rmdir()
-                except OSError:
-                    pass                # a bot wrote something there: kept
-            raise
-    exited_early = {}
-    finished = threading.Event()
-    game = {}                       # the referee's record, from its "start" event on
-
-    def decided() -> bool:
-        # The referee sets the end's text before it writes end_game, and reports the end only
-        # after both .go files: an agent may exit on end_game before that report, not before this.
-        return game.get("record") is not None and game["record"].end_text is not None
-
-    def watch():                    # notes which agents exit before the game ends
-        while not finished.wait(0.02):
-            for name, process in processes.items():
-                if process is None:
-                    exited_early.setdefault(name, "could not start")
-                elif name not in exited_early and process.poll() is not None and not decided():
-                    said = process.disk_note() if hasattr(process, "disk_note") else ""
-                    exited_early[name] = (f"exited with code {process.returncode}"
-                                          + (f": {said}" if said else ""))
-
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
+    game = {}                       # the referee's record, from its "start" event on, and its end
     printer = Printer(boards=True) if settings.show else None
-    meter = turn_share.TurnMeter(processes)     # was a time-out the machine's?
-
-    def on_event(event):
-        if observe is not None:
-            observe(event)
-        meter.file_event(event)
-        if event.kind == "start":
-            game["record"] = event.record
-        if event.kind in ("end", "abort"):
-            finished.set()
-        # The end and an abort are reported once, by the series' "Game N:" line.
-        if printer is not None and event.kind not in ("end", "abort"):
-            printer(event)
-
-    def all_exited() -> bool:
-        return all(p is None or p.poll() is not None for p in processes.values())
     try:
-        record = run_game(directory, names[0], names[1], settings.referee(), seed=seed,
-                          first=first, opening=opening, on_event=on_event, stop=stop,
-                          agents_gone=all_exited, views=views)
-    except BaseException:       # no agent outlives a game that went wrong here
-        for process in processes.values():
-            stops.kill_tree(process)
-        raise
+        with GameBots(logs, number) as bots:
+            for name in names:
+                bots.start(name, specs[name].command(name, home[name], settings.time_limit,
+                                                     agent_seeds.get(name, 0), settings.encoding),
+                           isolate=settings.isolate, directory=home[name], env=settings.env,
+                           scratch=[home[name] / s.format(name=name) for s in specs[name].scratch])
+            late = bots.wait_until_started(settings.startup_wait,
+                                           patient={name for name in names if specs[name].builtin})
+            if must_start:      # a tournament goes on: no trace of the game but its logs
+                bots.refuse_early_exit()
+
+            def decided() -> bool:
+                # The referee sets the end's text before it writes end_game, and reports the end
+                # only after both .go files: an agent may exit on end_game before that report, not
+                # before this; after an abort, its exit is no crash either.
+                record = game.get("record")
+                return "over" in game or record is not None and record.end_text is not None
+
+            def on_event(event):
+                if observe is not None:
+                    observe(event)
+                bots.meter.file_event(event)
+                if event.kind == "start":
+                    game["record"] = event.record
+                if event.kind in ("end", "abort"):
+                    game["over"] = True
+                # The end and an abort are reported once, by the series' "Game N:" line.
+                elif printer is not None:
+                    printer(event)
+
+            with bots.exits_noted(decided) as exited_early:
+                record = run_game(directory, names[0], names[1], settings.referee(), seed=seed,
+                                  first=first, opening=opening, on_event=on_event, stop=stop,
+                                  agents_gone=bots.all_exited, views=views)
+            if stop is not None and stop.is_set():
+                bots.kill()
+            notes = {name: f"crashed ({why})" for name, why in exited_early.items()}
+            for name in bots.kill_lingering(0.05, skip=notes):  # run_game waited for them to exit
+                if record.result != "aborted":      # no end_game to read: not the agent's fault
+                    notes[name] = "did not exit (killed)"
+            record.usage = bots.end()               # reaped: CPU seconds, peak memory
+        record.late_start = late                    # for the hints: who was not up when it began
+        # games.jsonl's timeout_share and machine_timeout
+        record.turn_share = bots.meter.keys(record.reason, record.loser)
+        record.save(logs / f"game-{number:04d}.json")
     finally:
-        finished.set()
-        watcher.join()
-        if stop is not None and stop.is_set():
-            for process in processes.values():
-                stops.kill_tree(process)
-    notes = {name: f"crashed ({why})" for name, why in exited_early.items()}
-    for name, process in processes.items():     # run_game waited for them to exit
-        if process is None or name in notes:
-            continue
-        try:
-            process.wait(0.05)
-        except subprocess.TimeoutExpired:
-            stops.kill_tree(process)
-            if record.result != "aborted":      # no end_game to read: not the agent's fault
-                notes[name] = "did not exit (killed)"
-    for process in processes.values():          # what an agent left running goes with it
-        stops.kill_tree(process)
-    record.usage = isolation.usage_of(processes)    # reaped: CPU seconds, peak memory
-    for name in names:                          # bounded, whatever an agent wrote
-        telemetry.trim_log(log_paths[name])
-        telemetry.trim_log(telemetry.search_log_path(logs, number, name))
-    for name in names:                          # every agent has exited: nothing rewrites them
-        for scratch in specs[name].scratch:
-            (home[name] / scratch.format(name=name)).unlink(missing_ok=True)
-        ready[name].unlink(missing_ok=True)
-    record.late_start = late                    # for the hints: who was not up when it began
-    # games.jsonl's timeout_share and machine_timeout
-    record.turn_share = meter.keys(record.reason, record.loser)
-    record.save(logs / f"game-{number:04d}.json")
-    for folder in [*(views or {}).values(), directory]:
-        try:
-            folder.rmdir()                  # the referee cleaned it: no empty folder left
-        except OSError:
-            pass                            # something else is in it: keep it
+        for folder in [*(views or {}).values(), directory]:
+            try:
+                folder.rmdir()                  # the referee cleaned it: no empty folder left
+            except OSError:
+                pass                            # something else is in it: keep it
     return record, notes
 
 
