@@ -19,9 +19,8 @@ import pytest
 
 import virtual_games
 from ref_sim import replay as replay_command
-from ref_sim import tournament
 from ref_sim.referees.file_referee import INVALID_MOVE, TIME_OUT, GameRecord, MoveRecord
-from ref_sim.series import file_games, realbots
+from ref_sim.series import realbots
 from ref_sim.series.specs import agent_spec
 from ref_sim.views import replay, team_page
 from test_replay import browser, embedded, needs_chromium  # noqa: F401  (browser: the replay tests' fixture)
@@ -62,11 +61,7 @@ def faulty_game(number, specs, names, directory, logs, settings, *, seed=None, f
 @pytest.fixture(scope="module")
 def event(tmp_path_factory):
     """The tournament's --out folder, its whole replay written by uttt-replay too."""
-    out = tmp_path_factory.mktemp("event") / "class"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(file_games, "play_game", faulty_game)
-        assert tournament.main(["name=Otter:python3 otter.py", "random", "random", "--seed", "3",
-                                "--time-limit", "1", "--out", str(out), "-q"]) == 0
+    out = virtual_games.tournament(faulty_game, tmp_path_factory.mktemp("event") / "class")
     assert replay.main([str(out)]) == 0
     return out
 

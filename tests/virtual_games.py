@@ -169,3 +169,21 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, sett
                       opening=opening)
     record.save(logs / f"game-{number:04d}.json")
     return record, {}
+
+
+#: The class of the view tests' tournaments: a bot given its name, and two built-ins.
+CLASS = ("name=Otter:python3 otter.py", "random", "random")
+
+
+def tournament(play, out: Path, bots=CLASS, *options: str) -> Path:
+    """A tournament's ``--out`` folder, each game played by ``play`` (a stand-in for
+    ``ref_sim.series.file_games.play_game``, as :func:`play_game` is): no process, no real time."""
+    import pytest
+
+    from ref_sim import tournament as command
+    from ref_sim.series import file_games
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(file_games, "play_game", play)
+        assert command.main([*bots, "--seed", "3", "--time-limit", "1", "--out", str(out), "-q", *options]) == 0
+    return out

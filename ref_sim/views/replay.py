@@ -21,7 +21,7 @@ from ref_sim.series import cluster
 from agent.options import search_depth, search_nodes, seconds_per_move, whole
 from agent.search import PROVEN_SCORE, WIN_SCORE
 from ref_sim.views import analysis
-from ref_sim.referees import codingame as codingame_referee
+from ref_sim.referees import codingame_referee
 from ref_sim.series import records, telemetry, turn_share
 from ref_sim.cli_common import entry_point, prog
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT

@@ -19,7 +19,7 @@ from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
-from ref_sim.referees import codingame as codingame_referee
+from ref_sim.referees import codingame_referee
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.series import turn_share
 from ref_sim.views import replay
