@@ -32,6 +32,7 @@ prints one line per step with its time. The harness works around Wine 8.0, never
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -71,6 +72,7 @@ class Lane:
         self.logs.mkdir()
         self.steps: list[tuple[str, str, float, str]] = []   # name, ok/FAILED/skipped, seconds, note
         self.blocked = ""                                     # the failed step the others needed
+        self.current = ""                                     # the step running
         self.prefix = scratch / "prefix"
         self.python = scratch / "py311" / "python.exe"        # WinPython, then the venv's
         self.venv_python = scratch / "venv" / "Scripts" / "python.exe"
@@ -143,11 +145,26 @@ class Lane:
         if self.download.is_alive():
             self.download.join(timeout=30)
         self.kill_wine()
+        self.remove_server_folder()
 
     def kill_wine(self) -> None:
         if self.prefix.exists() and os.path.exists(WINESERVER):
-            subprocess.run([WINESERVER, "-k"], env=self.env, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60, check=False)
+            for how in ("-k", "-w"):    # end every process of the prefix, then wait for the server to go
+                subprocess.run([WINESERVER, how], env=self.env, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60, check=False)
+
+    def remove_server_folder(self) -> None:
+        """The wineserver's socket folder, which outlives it: /tmp/wine-XXXXXX/server-DEV-INODE
+        (Debian's Wine 8), named after the prefix's device and inode."""
+        if not self.prefix.exists():
+            return
+        status = self.prefix.stat()
+        name = f"server-{status.st_dev:x}-{status.st_ino:x}"
+        for folder in [*Path("/tmp").glob(f"wine-*/{name}"), Path(f"/tmp/.wine-{os.getuid()}") / name]:
+            if folder.is_dir():
+                shutil.rmtree(folder, ignore_errors=True)
+                with contextlib.suppress(OSError):
+                    folder.parent.rmdir()       # its wine-XXXXXX parent, when nothing else is in it
 
     def step(self, name: str, function, *, needed: bool = True) -> bool:
         """Run one step, record its time and outcome; a failed step that later ones need stops the lane."""
@@ -155,12 +172,14 @@ class Lane:
             self.steps.append((name, "skipped", 0.0, f"{self.blocked} failed"))
             return False
         started = time.monotonic()
+        self.current = name
         print(f"== {name}", flush=True)
         try:
             note, status = function() or "", "ok"
         except StepFailed as failed:
             note, status = str(failed), "FAILED"
         seconds = time.monotonic() - started
+        self.current = ""
         self.steps.append((name, status, seconds, note))
         print(f"   {status} in {seconds:.1f} s{': ' + note if note else ''}", flush=True)
         if status == "FAILED":
@@ -358,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 lane.steps.append(("exe-games", "skipped", 0.0, "no executable"))
     except SystemExit:
-        lane.steps.append(("stopped", "FAILED", 0.0, "by a signal (timeout?): the steps after it did not run"))
+        lane.steps.append((lane.current or "stopped", "FAILED", 0.0, "stopped by a signal (timeout?); the steps after it did not run"))
         raise
     finally:
         lane.end()
