@@ -20,7 +20,8 @@ import threading
 from dataclasses import dataclass, field
 
 from ref_sim import stops
-from ref_sim.series import cluster, scheduler, stats
+from ref_sim.series.run import cluster, cluster_address, scheduler
+from ref_sim.series.stats import match_stats
 from ref_sim.series.loop import play_games
 from ref_sim.series.openings import random_opening
 from agent.cli_common import OneLineParser, say_error, silence_output
@@ -31,7 +32,7 @@ from agent.options import search_depth, search_nodes, seconds_per_move, whole
 from ref_sim.series.command import MAX_GAMES
 
 MODULE = "ref_sim.arena"
-SPRT_MAX_GAMES = stats.SPRT_MAX_GAMES
+SPRT_MAX_GAMES = match_stats.SPRT_MAX_GAMES
 EXIT_CLUSTER_LOST = 1   # a game lost every cluster worker that tried it
 
 
@@ -72,18 +73,18 @@ class Series:
         pairs: dict[int, list[float]] = {}
         for g in self.games:
             pairs.setdefault(g.pair, []).append(g.score_a)
-        return stats.pentanomial(p for p in pairs.values() if len(p) == 2)
+        return match_stats.pentanomial(p for p in pairs.values() if len(p) == 2)
 
-    def sprt_result(self) -> stats.SprtResult | None:
+    def sprt_result(self) -> match_stats.SprtResult | None:
         """The SPRT over the complete pairs, when the series runs one."""
-        return None if self.sprt is None else stats.sprt(*self.sprt, ptnml=self.ptnml())
+        return None if self.sprt is None else match_stats.sprt(*self.sprt, ptnml=self.ptnml())
 
     def report_lines(self) -> list[str]:
         """The match runner's summary (and the SPRT's line), then (a series on a cluster) each
         worker's games and how many games were retried; an in-process game has no referee, so
         no time-outs."""
         played_on = [{"worker": g.worker, "attempts": g.attempts} for g in self.games]
-        lines = stats.summary_lines(self.names, self.wins, self.losses, self.draws, self.ptnml())
+        lines = match_stats.summary_lines(self.names, self.wins, self.losses, self.draws, self.ptnml())
         result = self.sprt_result()
         if result is not None:
             lines.append(result.report_line(*self.sprt[:2]))
@@ -142,7 +143,7 @@ def run_series(game, spec_a: str, spec_b: str, games: int, seed: int = 0, openin
                seconds: float | None = None, depth: int | None = None, nodes: int | None = None,
                on_game=None, runner=None, sprt=None) -> Series:
     """Play ``games`` games (rounded up to pairs) between two engine specs, here one after the
-    other, or through ``runner`` (an :class:`ref_sim.series.cluster.ClusterRunner`) several at once;
+    other, or through ``runner`` (an :class:`ref_sim.series.run.cluster.ClusterRunner`) several at once;
     either way ``on_game`` sees the games in schedule order. ``sprt`` (elo0, elo1, alpha, beta):
     stop once the SPRT decides."""
     parse_engine_spec(spec_a), parse_engine_spec(spec_b)  # fail before playing
@@ -199,9 +200,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="series seed: openings and random engines")
     parser.add_argument("--opening-plies", type=whole(0), default=None,
                         help="random plies before each pair's games (default: ttt 1, nineboard 2, qubic 2, uttt 4)")
-    stats.add_sprt_option(parser, "0 20 0.05 0.05")
+    match_stats.add_sprt_option(parser, "0 20 0.05 0.05")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every game's moves")
-    cluster.add_cluster_options(parser, note="start workers with --nthreads 1: a game holds "
+    cluster_address.add_cluster_options(parser, note="start workers with --nthreads 1: a game holds "
                                              "its worker's GIL")
     return parser
 
@@ -217,7 +218,7 @@ def _main(argv, stdout) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     game = get_game(args.game)
-    stats.check_sprt_option(parser, args.sprt)
+    match_stats.check_sprt_option(parser, args.sprt)
     if args.games is None:
         args.games = SPRT_MAX_GAMES if args.sprt else 10
     for spec in (args.engine_a, args.engine_b):
@@ -231,12 +232,12 @@ def _main(argv, stdout) -> int:
     except ValueError as error:
         parser.error(f"--opening-plies {plies}: {error} in {args.game}")
 
-    address = cluster.cluster_target(args)
+    address = cluster_address.cluster_target(args)
     if not address:
         return _play(args, game, out, runner=None)
     try:
         runner = cluster.connect(address, say=lambda message: say_error(prog, message))
-    except cluster.ClusterError as error:
+    except cluster_address.ClusterError as error:
         parser.error(str(error))
     except KeyboardInterrupt as interrupt:
         say_error(prog, f"{stops.said(interrupt)} while connecting to the cluster")
@@ -281,7 +282,7 @@ def _play(args, game, out, runner) -> int:
         except KeyboardInterrupt as interrupt:      # Ctrl-C, SIGTERM, SIGHUP (ref_sim.stops)
             say_error(prog, f"{stops.said(interrupt)} after {report_so_far()}")
             return stops.exit_code(interrupt)
-        except cluster.ClusterError as error:       # every worker that tried a game died
+        except cluster_address.ClusterError as error:       # every worker that tried a game died
             say_error(prog, f"stopped after {report_so_far()}: {error}")
             return EXIT_CLUSTER_LOST
         for line in series.report_lines():

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 
-from ref_sim.series import records
+from ref_sim.series.output import records
 from ref_sim import stops
 from agent.cli_common import say_error
 

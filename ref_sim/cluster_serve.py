@@ -3,7 +3,7 @@
 Dask's own ``dask scheduler`` and ``dask worker`` listen on every interface, and whoever reaches a
 scheduler's port runs programs as the workers' user. ``uttt-cluster`` starts the same Dask
 programs on loopback unless told, with TLS from one certificate folder
-(:mod:`ref_sim.series.cluster_tls`) and the dashboards off; options that would open what those
+(:mod:`ref_sim.series.run.cluster_tls`) and the dashboards off; options that would open what those
 defaults keep closed are refused. Its commands and options: docs/cluster.md, "``uttt-cluster``".
 """
 
@@ -21,7 +21,7 @@ import time
 
 from agent.cli_common import OneLineParser, check_output, say_error
 from agent.options import whole
-from ref_sim.series import cluster, cluster_tls
+from ref_sim.series.run import cluster_address, cluster_reach, cluster_tls
 from ref_sim import cli_common
 
 MODULE = "ref_sim.cluster_serve"
@@ -61,15 +61,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     scheduler = commands.add_parser("scheduler", help="start a Dask scheduler")
     add_listening(scheduler, "the scheduler", f"{LOOPBACK}:{DASHBOARD_PORT}")
-    scheduler.add_argument("--port", type=whole(0, 65535), default=cluster.DEFAULT_PORT,
-                           help=f"its port (default {cluster.DEFAULT_PORT}; 0: any free one, "
+    scheduler.add_argument("--port", type=whole(0, 65535), default=cluster_address.DEFAULT_PORT,
+                           help=f"its port (default {cluster_address.DEFAULT_PORT}; 0: any free one, "
                                 "see --scheduler-file)")
     scheduler.add_argument("--scheduler-file", metavar="FILE",
                            help="write its address (JSON) there once it listens")
 
     worker = commands.add_parser("worker", help="start a Dask worker (with its nanny)")
     worker.add_argument("address", metavar="ADDRESS", nargs="?",
-                        help=f"the scheduler's address, e.g. tls://head:8786 (default: ${cluster.ENV})")
+                        help=f"the scheduler's address, e.g. tls://head:8786 (default: ${cluster_address.ENV})")
     add_listening(worker, "the worker (and its nanny)", f"{LOOPBACK}:0")
     worker.add_argument("--nworkers", type=whole(1, 1024), default=1, metavar="N",
                         help="worker processes (default 1; a game holds its worker's GIL in "
@@ -195,13 +195,13 @@ def scheduler_command(args, extra: list[str]) -> tuple[list[str], dict, list[str
 
 def worker_command(args, extra: list[str]) -> tuple[list[str], dict, list[str]]:
     """``(argv, environment additions, lines to say first)`` of the Dask worker."""
-    given = cluster.cluster_address(args.address)
+    given = cluster_address.cluster_address(args.address)
     if not given:
         raise ServeError(f"no scheduler address: give ADDRESS (e.g. tls://head:8786) or "
-                         f"${cluster.ENV}")
+                         f"${cluster_address.ENV}")
     try:
-        address, files = cluster.secured_address(given, args.tls)
-    except cluster.ClusterError as error:
+        address, files = cluster_address.secured_address(given, args.tls)
+    except cluster_address.ClusterError as error:
         raise ServeError(str(error)) from None
     scheduler_host = address.partition("://")[2].rsplit(":", 1)[0]
     if args.host is None and args.interface is None and \
@@ -233,12 +233,12 @@ def certificates_refused(address: str, files) -> str | None:
     host, port = address.partition("://")[2].rsplit(":", 1)
     host = host.strip("[]")
     try:
-        socket.create_connection((host, int(port)), timeout=cluster.REACH_TIMEOUT).close()
+        socket.create_connection((host, int(port)), timeout=cluster_reach.REACH_TIMEOUT).close()
     except OSError:
         return None
     # A client's view of the same files: the handshake is the one the worker will make.
-    return cluster.tls_refusal(host, int(port), files.security(), files.folder,
-                               time.monotonic() + cluster.REACH_TIMEOUT)
+    return cluster_reach.tls_refusal(host, int(port), files.security(), files.folder,
+                               time.monotonic() + cluster_reach.REACH_TIMEOUT)
 
 
 def _tls_files(tls: str | None):
@@ -279,8 +279,8 @@ def make_certs(args, prog: str) -> int:
           "run series from) over a channel you trust (scp), and to nowhere else: whoever holds "
           "it can run programs on the workers.\n"
           f"Then: uttt-cluster scheduler --tls {files.folder} --host HOST; uttt-cluster worker "
-          f"tls://HOST:{cluster.DEFAULT_PORT} --tls {files.folder} --host THIS-MACHINE; "
-          f"--cluster tls://HOST:{cluster.DEFAULT_PORT} --tls {files.folder} on the runners.")
+          f"tls://HOST:{cluster_address.DEFAULT_PORT} --tls {files.folder} --host THIS-MACHINE; "
+          f"--cluster tls://HOST:{cluster_address.DEFAULT_PORT} --tls {files.folder} on the runners.")
     return 0
 
 
@@ -301,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import distributed  # noqa: F401  (the cluster extra: said here, not by a traceback)
     except ImportError:
-        parser.error(f"the {args.command} needs Dask's distributed: {cluster.INSTALL_HINT}")
+        parser.error(f"the {args.command} needs Dask's distributed: {cluster_address.INSTALL_HINT}")
     try:
         build = scheduler_command if args.command == "scheduler" else worker_command
         command, environment, said = build(args, extra)
@@ -310,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     for line in said:
         say_error(prog, line)
     if args.command == "worker" and not args.dry_run:        # read and checked just above
-        address, files = cluster.secured_address(cluster.cluster_address(args.address), args.tls)
+        address, files = cluster_address.secured_address(cluster_address.cluster_address(args.address), args.tls)
         refused = files and certificates_refused(address, files)
         if refused:
             parser.error(f"{address}: {refused}")

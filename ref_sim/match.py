@@ -12,14 +12,15 @@ from pathlib import Path
 from ref_sim import cli_common
 from ref_sim.referees.file_protocol import check_time_limit
 from ref_sim.referees.file_text import check_encoding, locale_encoding
-from ref_sim.series import command, isolation, launch, stats
+from ref_sim.series import command, isolation, launch
+from ref_sim.series.stats import match_stats
 from ref_sim.series.file_games import EXIT_WAIT, FORMAT, STARTUP_WAIT, FileGames, FileGameSettings
-from ref_sim.series.report import describe, report_lines, summarize
+from ref_sim.series.output.report import describe, report_lines, summarize
 from ref_sim.series.specs import agent_spec
 
 __all__ = ["main", "build_parser", "describe", "locale_encoding", "SPRT_MAX_GAMES"]
 
-SPRT_MAX_GAMES = stats.SPRT_MAX_GAMES
+SPRT_MAX_GAMES = match_stats.SPRT_MAX_GAMES
 MODULE = "ref_sim.match"
 
 EPILOG = """\
@@ -64,7 +65,7 @@ def build_parser():
                          help="each opening twice, sides swapped (the default)")
     pairing.add_argument("--unpaired", dest="paired", action="store_false",
                          help="one game per opening, a coin flip for who moves first")
-    stats.add_sprt_option(parser, "0 10 0.05 0.05")
+    match_stats.add_sprt_option(parser, "0 10 0.05 0.05")
     command.add_encoding(parser)
     command.add_run_options(parser)
     command.add_bot_options(parser, STARTUP_WAIT, EXIT_WAIT, ", or one time limit and a second")
@@ -86,7 +87,7 @@ class Match(command.HeadToHead):
 
     def check(self, parser, args) -> None:
         super().check(parser, args)
-        stats.check_sprt_option(parser, args.sprt)
+        match_stats.check_sprt_option(parser, args.sprt)
 
     def given(self, args) -> dict:
         return {"time_limit": args.time_limit, "paired": args.paired, "encoding": args.encoding,

@@ -11,7 +11,7 @@ import threading
 from dataclasses import dataclass
 
 from ref_sim import arena
-from ref_sim.series import scheduler
+from ref_sim.series.run import scheduler
 from ref_sim.series.loop import play_games
 from ref_sim.series.openings import cell_opening
 from agent.core import make_searcher

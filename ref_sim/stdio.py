@@ -18,7 +18,7 @@ from ref_sim.series import command, isolation, launch
 from ref_sim.series.codingame_games import (FORMAT, REPEAT_HINT, STARTUP_WAIT, StdioGames, StdioGameSettings,
                                             run_series)
 from ref_sim.series.command import MAX_TURN_MS, add_timing, seconds_in_ms
-from ref_sim.series.report import report_lines, summarize
+from ref_sim.series.output.report import report_lines, summarize
 from ref_sim.series.specs import stdio_spec
 
 __all__ = ["main", "build_parser", "run_series", "add_timing", "seconds_in_ms", "MAX_TURN_MS",

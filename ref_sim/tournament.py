@@ -15,7 +15,8 @@ from ref_sim import cli_common
 from ref_sim.series.command import MAX_GAMES
 from ref_sim.referees.file_protocol import check_time_limit
 from ref_sim.referees.file_text import check_encoding
-from ref_sim.series import bot_list, cluster, command, event, file_games, isolation, launch, preflight
+from ref_sim.series import bot_list, command, event, file_games, isolation, launch, preflight
+from ref_sim.series.run import cluster_address
 from ref_sim.series.specs import agent_spec, stdio_spec
 from ref_sim.series.event import (OWN_OPENINGS, SHARED_OPENINGS, PairingProgress, check_settings,
                                   event_settings, pairing_seed, pairings, report_lines, schedule)
@@ -110,7 +111,7 @@ class Tournament(command.SeriesCommand):
     def check(self, parser, args) -> None:
         if args.resume and not args.out:
             parser.error("--resume needs --out (the directory of the tournament to continue)")
-        if args.check and cluster.cluster_target(args):
+        if args.check and cluster_address.cluster_target(args):
             parser.error("--check plays each bot here, not on --cluster: run it on a worker's "
                          "machine, whose interpreters the event will use")
 

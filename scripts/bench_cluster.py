@@ -16,7 +16,7 @@ import tempfile
 import threading
 import time
 
-from ref_sim.series import cluster, scheduler
+from ref_sim.series.run import cluster, cluster_address, scheduler
 from agent.options import MAX_TIME_LIMIT, real, whole
 from ref_sim.series.command import MAX_GAMES
 from ref_sim.series import openings, loop as series
@@ -86,7 +86,7 @@ def main(argv=None) -> int:
     try:
         from distributed import LocalCluster
     except ImportError:
-        print(f"needs the cluster extra: {cluster.INSTALL_HINT}", file=sys.stderr)
+        print(f"needs the cluster extra: {cluster_address.INSTALL_HINT}", file=sys.stderr)
         return 2
     specs, names, schedule = series_of(args)
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} "

@@ -7,7 +7,7 @@ Usage: python -m scripts.bench_cluster_tls [--games 8] [--agents agent:depth=2 s
 Needs the cluster extra (pip install -e '.[cluster]').  Each round starts a scheduler and one
 single-threaded worker on loopback through ``uttt-cluster`` (ref_sim/cluster_serve.py), first
 plain (tcp://), then with a fresh certificate folder (tls://), and for each prints: the time to
-connect and be admitted (:func:`ref_sim.series.cluster.connect`), the fixed-depth file-protocol games'
+connect and be admitted (:func:`ref_sim.series.run.cluster.connect`), the fixed-depth file-protocol games'
 wall time and games per minute (scripts/bench_cluster.py's loop and report), and the round trip of
 an empty task (the scheduler's latency per task, where TLS's cost shows most).  The games are
 checked to be the same on both.  Figures depend on the machine's load: it is printed first.
@@ -28,8 +28,7 @@ from pathlib import Path
 
 from agent.options import whole
 from scripts.bench_cluster import add_series_options, play, report, series_of  # the same series as there
-from ref_sim.series import cluster, cluster_tls
-
+from ref_sim.series.run import cluster, cluster_address, cluster_tls
 ROOT = Path(__file__).resolve().parent.parent
 
 #: Seconds to wait for a scheduler's address: a hang guard on a busy machine.
@@ -41,7 +40,7 @@ def start(scratch: Path, tls: list[str]) -> tuple[str, list[subprocess.Popen]]:
     # The project's folder: the games' function is scripts.bench_cluster's, which the scheduler
     # unpickles by name.
     env = dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(scratch))
-    env.pop(cluster.ENV, None)
+    env.pop(cluster_address.ENV, None)
     env.pop(cluster_tls.ENV, None)
     file = scratch / "scheduler.json"
     file.unlink(missing_ok=True)
@@ -93,7 +92,7 @@ def main(argv=None) -> int:
         import distributed  # noqa: F401
         import cryptography  # noqa: F401
     except ImportError:
-        print(f"needs the cluster extra: {cluster.INSTALL_HINT}", file=sys.stderr)
+        print(f"needs the cluster extra: {cluster_address.INSTALL_HINT}", file=sys.stderr)
         return 2
     specs, names, schedule = series_of(args)
     print(f"load: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores; "

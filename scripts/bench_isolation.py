@@ -18,8 +18,7 @@ from pathlib import Path
 
 from agent.options import MAX_TIME_LIMIT, real, whole
 from ref_sim.series.command import MAX_GAMES
-from ref_sim.series import records
-
+from ref_sim.series.output import records
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -21,7 +21,6 @@ import time
 from agent.options import whole
 from ref_sim import stops
 from ref_sim.series import isolation
-
 WAYS = {"plain": None, "isolated, no sandbox": isolation.Isolation(sandbox=False),
         "isolated": isolation.Isolation()}
 

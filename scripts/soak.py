@@ -27,12 +27,12 @@ from pathlib import Path
 from ref_sim import stops
 from agent.options import MAX_TIME_LIMIT, real, whole
 from ref_sim.series.command import MAX_GAMES
-from ref_sim.series import loop as series, realbots, records, report, scheduler
+from ref_sim.series import file_games, loop as series, realbots
+from ref_sim.series.run import scheduler
+from ref_sim.series.output import records, report
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.referees.file_protocol import check_time_limit
 from ref_sim.series.specs import agent_spec
-from ref_sim.series import file_games
-
 OURS = "agent"
 DEFAULT_GAMES = 100
 DEFAULT_LIMITS = (2.0, 0.5)

@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from ref_sim.series import cluster
+from ref_sim.series.run import cluster_address
 from ref_sim import stops
 from agent.options import real, whole
 from scripts.training.errors import InputError, StepStopped
@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--engine-eval", default="eval-v1", choices=engine_evals(),
                         help="evaluation the self-play engine uses: classic or a data file of agent/data "
                              "(default eval-v1)")
-    cluster.add_cluster_options(parser, action="generate: play the games")
+    cluster_address.add_cluster_options(parser, action="generate: play the games")
     parser.add_argument("--out", type=Path, default=None, help="data file to write (default DIR/eval.json)")
     parser.add_argument("--mix", type=real(0, 1), nargs="+", default=list(DEFAULT_MIX), metavar="LAMBDA",
                         help="fit: the label, LAMBDA * result + (1 - LAMBDA) * the self-play search's "
@@ -110,7 +110,7 @@ def run(argv: list[str]) -> int:
 def steps(args, argv: list[str]) -> None:
     started = time.time()
     if args.step in ("all", "generate"):
-        generate(args.dir, args.games, args.nodes, args.seed, args.deviation, args.engine_eval, cluster.cluster_target(args),
+        generate(args.dir, args.games, args.nodes, args.seed, args.deviation, args.engine_eval, cluster_address.cluster_target(args),
                  again=stops.command_line("scripts.train_eval", *argv))
     if args.step in ("all", "fit"):
         fit_command(args.dir, args.out or args.dir / "eval.json", args)

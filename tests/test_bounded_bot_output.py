@@ -13,8 +13,9 @@ import tracemalloc
 import pytest
 
 from ref_sim.referees import codingame as codingame_referee
-from ref_sim.series import cluster, codingame_games, launch, telemetry
-
+from ref_sim.series.run import shipping
+from ref_sim.series import codingame_games, launch
+from ref_sim.series.output import telemetry
 try:                                        # the regex parser: public until 3.11 as sre_parse
     from re import _parser as regex_parser
 except ImportError:                         # pragma: no cover - before Python 3.11
@@ -226,7 +227,7 @@ def test_a_workers_files_are_sent_bounded(tmp_path):
     (logs / "sub").mkdir()
     if hasattr(os, "mkfifo"):
         os.mkfifo(logs / "game-0001-D.log")
-    files, peak = peak_bytes(lambda: cluster.read_files(logs))
+    files, peak = peak_bytes(lambda: shipping.read_files(logs))
     assert sorted(files) == ["game-0001-A.log", "game-0001-B.search.jsonl"]
     assert files["game-0001-A.log"] == b"$ bot\nhello\n"
     cut = files["game-0001-B.search.jsonl"]
@@ -239,10 +240,10 @@ def test_a_worker_sends_no_more_than_its_limits(tmp_path, monkeypatch):
     logs.mkdir()
     for k in range(10):
         (logs / f"game-0001-{k}.log").write_bytes(b"z" * 1000)
-    monkeypatch.setattr(cluster, "MAX_SENT_BYTES", 2500)
-    files = cluster.read_files(logs)
+    monkeypatch.setattr(shipping, "MAX_SENT_BYTES", 2500)
+    files = shipping.read_files(logs)
     assert sorted(files) == [f"game-0001-{k}.log" for k in range(3)]
     assert files["game-0001-0.log"] == b"z" * 1000 and b"cut here" in files["game-0001-2.log"]
-    monkeypatch.setattr(cluster, "MAX_SENT_BYTES", 1 << 20)
-    monkeypatch.setattr(cluster, "MAX_SENT_FILES", 4)
-    assert len(cluster.read_files(logs)) == 4
+    monkeypatch.setattr(shipping, "MAX_SENT_BYTES", 1 << 20)
+    monkeypatch.setattr(shipping, "MAX_SENT_FILES", 4)
+    assert len(shipping.read_files(logs)) == 4

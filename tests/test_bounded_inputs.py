@@ -18,7 +18,8 @@ from agent import cli as agent_cli
 from agent.cli_common import UsageError
 from ref_sim import ref as ref_cli
 from ref_sim import match, stdio, tournament
-from ref_sim.series import bot_list, records
+from ref_sim.series import bot_list
+from ref_sim.series.output import records
 from ref_sim.series.specs import FILE_FIELDS, agent_spec, stdio_spec
 from ref_sim.views import plot, replay, show
 

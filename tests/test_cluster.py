@@ -1,4 +1,4 @@
-"""Series on a real Dask cluster on this machine (ref_sim.series.cluster): the same games as the local
+"""Series on a real Dask cluster on this machine (ref_sim.series.run.cluster): the same games as the local
 runner (ref_sim.match, ref_sim.stdio, ref_sim.arena, self-play data), a worker killed mid-series,
 workers without the project or with other code refused.
 
@@ -21,12 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from ref_sim.series import cluster, scheduler
+from ref_sim.series.run import cluster, admission, cluster_address, cluster_reach, scheduler
+from ref_sim.series import file_games, openings
 from ref_sim import match
-from ref_sim.series import openings
 from ref_sim.series.specs import agent_spec
-from ref_sim.series import file_games
-
 # A scheduler serves health checks over HTTP, on port 8787 or, when a cluster of another test
 # has it, on another port with a warning.
 pytestmark = pytest.mark.filterwarnings("ignore:Port 8787 is already in use:UserWarning")
@@ -85,11 +83,11 @@ def local_results():
 # -- pieces that need no cluster ----------------------------------------------------------
 
 def test_cluster_address_from_the_option_or_the_environment(monkeypatch):
-    monkeypatch.delenv(cluster.ENV, raising=False)
-    assert cluster.cluster_address(None) is None
-    monkeypatch.setenv(cluster.ENV, "tcp://head:8786")
-    assert cluster.cluster_address(None) == "tcp://head:8786"
-    assert cluster.cluster_address("tcp://other:1") == "tcp://other:1"
+    monkeypatch.delenv(cluster_address.ENV, raising=False)
+    assert cluster_address.cluster_address(None) is None
+    monkeypatch.setenv(cluster_address.ENV, "tcp://head:8786")
+    assert cluster_address.cluster_address(None) == "tcp://head:8786"
+    assert cluster_address.cluster_address("tcp://other:1") == "tcp://other:1"
 
 
 @pytest.mark.parametrize("given, address", [
@@ -101,7 +99,7 @@ def test_cluster_address_from_the_option_or_the_environment(monkeypatch):
     ("tcp://[fe80::1%eth0]:9", "tcp://[fe80::1%eth0]:9"),
 ])
 def test_an_address_is_read_with_the_schedulers_port_by_default(given, address):
-    assert cluster.scheduler_address(given) == address
+    assert cluster_address.scheduler_address(given) == address
 
 
 @pytest.mark.parametrize("given, why", [
@@ -122,16 +120,16 @@ def test_an_address_is_read_with_the_schedulers_port_by_default(given, address):
     ("head name:8786", "'head name' is no host name or IP address"),
 ])
 def test_a_malformed_address_is_one_line_saying_why(given, why, monkeypatch):
-    monkeypatch.delenv(cluster.ENV, raising=False)
-    with pytest.raises(cluster.ClusterError) as error:
-        cluster.scheduler_address(given)
+    monkeypatch.delenv(cluster_address.ENV, raising=False)
+    with pytest.raises(cluster_address.ClusterError) as error:
+        cluster_address.scheduler_address(given)
     assert str(error.value) == (f"bad cluster address {given!r}: {why} (expected "
                                 "tcp://HOST:PORT, as `dask scheduler` prints it)")
 
 
 @pytest.mark.e2e
 def test_a_malformed_address_from_the_environment_says_so(monkeypatch, capsys, tmp_path):
-    monkeypatch.setenv(cluster.ENV, "tcp://")
+    monkeypatch.setenv(cluster_address.ENV, "tcp://")
     with pytest.raises(SystemExit) as stop:                # connect() reads it: not Dask
         match.main(["random", "random", "--out", str(tmp_path)])
     assert stop.value.code == 2
@@ -142,18 +140,18 @@ def test_a_malformed_address_from_the_environment_says_so(monkeypatch, capsys, t
 
 def test_the_default_port_is_the_schedulers():
     distributed = pytest.importorskip("distributed")
-    assert cluster.DEFAULT_PORT == distributed.Scheduler.default_port
+    assert cluster_address.DEFAULT_PORT == distributed.Scheduler.default_port
 
 
 def test_a_refusal_names_the_worker_and_both_versions():
     ours = "uttt-agent 0.1.0, sources aaaaaaaaaaaa"
-    assert cluster.refusal("tcp://w:1", ours, "uttt-agent 0.1.0, sources bbbbbbbbbbbb") == (
+    assert admission.refusal("tcp://w:1", ours, "uttt-agent 0.1.0, sources bbbbbbbbbbbb") == (
         "worker tcp://w:1 refused: it has uttt-agent 0.1.0, sources bbbbbbbbbbbb; this client "
         "has uttt-agent 0.1.0, sources aaaaaaaaaaaa (the same release, other sources: a file "
         "differs); install the same commit on both (pip install 'uttt-agent[cluster]')")
-    assert "(the same release" not in cluster.refusal("tcp://w:1", ours, "uttt-agent 0.2.0, "
+    assert "(the same release" not in admission.refusal("tcp://w:1", ours, "uttt-agent 0.2.0, "
                                                                          "sources aaaaaaaaaaaa")
-    assert cluster.refusal("tcp://w:1", ours, None, "ModuleNotFoundError: No module named "
+    assert admission.refusal("tcp://w:1", ours, None, "ModuleNotFoundError: No module named "
                            "'agent'") == (
         "worker tcp://w:1 refused: uttt-agent is not installed there (ModuleNotFoundError: No "
         "module named 'agent'); install this client's uttt-agent 0.1.0, sources aaaaaaaaaaaa "
@@ -162,13 +160,13 @@ def test_a_refusal_names_the_worker_and_both_versions():
 
 def test_without_the_extra_connecting_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)     # import distributed fails
-    with pytest.raises(cluster.ClusterError, match=r"pip install 'uttt-agent\[cluster\]'"):
+    with pytest.raises(cluster_address.ClusterError, match=r"pip install 'uttt-agent\[cluster\]'"):
         cluster.connect("tcp://127.0.0.1:1")
 
 
 @pytest.mark.e2e
 def test_local_runs_import_no_engine():
-    code = ("import sys, ref_sim.series.cluster, ref_sim.arena, ref_sim.match, ref_sim.stdio;"
+    code = ("import sys, ref_sim.series.run.cluster, ref_sim.arena, ref_sim.match, ref_sim.stdio;"
             "sys.exit('distributed' in sys.modules or 'dask' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
@@ -187,27 +185,27 @@ def test_the_agent_executable_never_reaches_the_cluster_module():
             frozen.add(name)
             todo.extend(graph[name])
     assert "agent.cli" in frozen and "agent.search" in frozen      # the graph was followed
-    assert "ref_sim.series.cluster" not in frozen and "ref_sim.arena" not in frozen
+    assert "ref_sim.series.run.cluster" not in frozen and "ref_sim.arena" not in frozen
 
 
 def test_game_slots_leave_a_core_free():
-    assert cluster.game_slots(16, cores=16) == 15       # one core per referee, one spare
-    assert cluster.game_slots(4, cores=16) == 4         # no more than its threads
-    assert cluster.game_slots(4, cores=2) == 1
-    assert cluster.game_slots(1, cores=1) == 1          # a single core still plays
+    assert admission.game_slots(16, cores=16) == 15       # one core per referee, one spare
+    assert admission.game_slots(4, cores=16) == 4         # no more than its threads
+    assert admission.game_slots(4, cores=2) == 1
+    assert admission.game_slots(1, cores=1) == 1          # a single core still plays
 
 
 def test_project_version_follows_the_sources(tmp_path, monkeypatch):
-    here = cluster.project_version()
+    here = admission.project_version()
     assert here.startswith("uttt-agent ") and ", sources " in here
     # Another checkout of the same version, one file changed: another version.
     copy = tmp_path / "ref_sim"
     shutil.copytree(Path(match.__file__).parent, copy,
                     ignore=shutil.ignore_patterns("__pycache__"))
     (copy / "rules.py").write_text((copy / "rules.py").read_text() + "\n# changed\n")
-    real = cluster._package_dir
-    monkeypatch.setattr(cluster, "_package_dir", lambda name: copy if name == "ref_sim" else real(name))
-    assert cluster.project_version() != here
+    real = admission._package_dir
+    monkeypatch.setattr(admission, "_package_dir", lambda name: copy if name == "ref_sim" else real(name))
+    assert admission.project_version() != here
 
 
 def test_worker_lines_count_time_outs_per_worker():
@@ -372,7 +370,7 @@ def test_a_match_on_a_cluster_is_the_local_series(shared_cluster, tmp_path, caps
     lines = (tmp_path / "far" / "games.jsonl").read_text().splitlines()
     (tmp_path / "far" / "games.jsonl").write_text(
         "".join(line + "\n" for line in lines if json.loads(line)["game"] != 3))
-    monkeypatch.setenv(cluster.ENV, address)
+    monkeypatch.setenv(cluster_address.ENV, address)
     assert match.main(args + ["--out", str(tmp_path / "far"), "--resume"]) == 0
     assert "resuming: 3 of 4 games already played, 1 to go" in capsys.readouterr().out
     resumed = read_games(tmp_path / "far")
@@ -395,7 +393,7 @@ REFUSED = "connection refused: no scheduler listens on that port (not started? a
 def test_a_match_with_an_unreachable_cluster_is_one_line(tmp_path, capsys, monkeypatch,
                                                          closed_port):
     pytest.importorskip("distributed")
-    monkeypatch.setattr(cluster, "REACH_TIMEOUT", 1.0)
+    monkeypatch.setattr(cluster_reach, "REACH_TIMEOUT", 1.0)
     with pytest.raises(SystemExit) as stop:
         match.main(["random", "random", "--out", str(tmp_path), "--cluster",
                     f"127.0.0.1:{closed_port}"])
@@ -461,8 +459,8 @@ def odd_peer(kind):
 @pytest.mark.cluster
 def test_a_peer_that_is_no_scheduler_is_one_line_in_seconds(kind, why, monkeypatch):
     pytest.importorskip("distributed")
-    monkeypatch.setattr(cluster, "REACH_TIMEOUT", 1.0)       # a few seconds: no need to wait 5
-    with odd_peer(kind) as port, pytest.raises(cluster.ClusterError) as error:
+    monkeypatch.setattr(cluster_reach, "REACH_TIMEOUT", 1.0)       # a few seconds: no need to wait 5
+    with odd_peer(kind) as port, pytest.raises(cluster_address.ClusterError) as error:
         cluster.connect(f"tcp://127.0.0.1:{port}")
     assert str(error.value) == f"cannot reach the scheduler at tcp://127.0.0.1:{port}: {why}"
 
@@ -470,7 +468,7 @@ def test_a_peer_that_is_no_scheduler_is_one_line_in_seconds(kind, why, monkeypat
 @pytest.mark.cluster
 def test_a_workers_address_is_not_the_schedulers(shared_cluster):
     worker = next(iter(shared_cluster.scheduler_info["workers"]))
-    with pytest.raises(cluster.ClusterError) as error:
+    with pytest.raises(cluster_address.ClusterError) as error:
         cluster.connect(worker)
     assert str(error.value) == (f"{worker} is a Dask worker, not the scheduler: give the "
                                 "scheduler's address (the one `dask worker` was given)")
@@ -557,9 +555,9 @@ def test_the_arena_command_on_a_cluster_prints_the_local_series(shared_cluster, 
     # Random engines: their seeds, drawn here, must reach the workers.
     args = ["nineboard", "alphabeta:depth=2", "random", "--games", "4", "--seed", "3", "-v"]
     local, far = io.StringIO(), io.StringIO()
-    monkeypatch.delenv(cluster.ENV, raising=False)
+    monkeypatch.delenv(cluster_address.ENV, raising=False)
     assert arena.main(args, local) == 0
-    monkeypatch.setenv(cluster.ENV, shared_cluster.scheduler_address)     # as --cluster does
+    monkeypatch.setenv(cluster_address.ENV, shared_cluster.scheduler_address)     # as --cluster does
     assert arena.main(args, far) == 0
     far_lines = far.getvalue().splitlines()
     assert far_lines[0] == "arena: on 2 cluster worker(s), 2 games at once"
@@ -582,7 +580,7 @@ def test_the_arena_stops_in_one_line_when_a_game_loses_every_worker(capsys, monk
 
     def third_game_lost(*args):
         if third_game_lost.calls == 2:
-            raise cluster.ClusterError("game-3: every worker that played it died (test)")
+            raise cluster_address.ClusterError("game-3: every worker that played it died (test)")
         third_game_lost.calls += 1
         return real(*args)
     third_game_lost.calls = 0
@@ -601,7 +599,7 @@ def test_the_arena_stops_in_one_line_when_a_game_loses_every_worker(capsys, monk
 def test_the_arena_with_an_unreachable_cluster_is_one_line(capsys, monkeypatch, closed_port):
     pytest.importorskip("distributed")
     from ref_sim import arena
-    monkeypatch.setattr(cluster, "REACH_TIMEOUT", 1.0)
+    monkeypatch.setattr(cluster_reach, "REACH_TIMEOUT", 1.0)
     with pytest.raises(SystemExit) as stop:
         arena.main(["ttt", "random", "random", "--cluster", f"tcp://127.0.0.1:{closed_port}"])
     assert stop.value.code == 2
@@ -715,11 +713,11 @@ def start_worker(address, pythonpath, log, *options):
 def other_checkouts(tmp_path):
     """Two places to start workers from: ``bare``, where importing the project fails (a
     machine without it), and ``other``, this project's bench with one changed file."""
-    bare = tmp_path / "bare" / "ref_sim"  # the bench, whose ref_sim.series.cluster admits a worker
+    bare = tmp_path / "bare" / "ref_sim"  # the bench, whose ref_sim.series.run.admission admits a worker
     bare.mkdir(parents=True)
     (bare / "__init__.py").write_text("raise ImportError('No module named ref_sim')\n")
     other = tmp_path / "other" / "ref_sim"
-    shutil.copytree(Path(cluster.__file__).parent.parent, other,
+    shutil.copytree(Path(cluster.__file__).parents[2], other,
                     ignore=shutil.ignore_patterns("__pycache__"))
     (other / "rules.py").write_text((other / "rules.py").read_text() + "\n# changed\n")
     return bare.parent, other.parent
@@ -794,8 +792,8 @@ def test_workers_joining_during_a_series_are_refused_once(tmp_path, monkeypatch)
             assert ticket.worker == good
             # A client whose code no worker runs is refused instead: it does not close them.
             with monkeypatch.context() as patch:
-                patch.setattr(cluster, "project_version", lambda: "uttt-agent 0.0.1, sources x")
-                with pytest.raises(cluster.ClusterError, match=r"the cluster's 1 worker\(s\) run "
+                patch.setattr(admission, "project_version", lambda: "uttt-agent 0.0.1, sources x")
+                with pytest.raises(cluster_address.ClusterError, match=r"the cluster's 1 worker\(s\) run "
                                    r"uttt-agent .*; this client has uttt-agent 0.0.1, sources x"):
                     cluster.connect(lc.scheduler_address)
             assert runner.slots() == {good: 1}

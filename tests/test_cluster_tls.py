@@ -1,4 +1,4 @@
-"""A cluster that is safe by default (ref_sim.cluster_serve, ref_sim.series.cluster_tls): scheduler and
+"""A cluster that is safe by default (ref_sim.cluster_serve, ref_sim.series.run.cluster_tls): scheduler and
 workers on loopback unless told, TLS from one certificate folder, a series played through it,
 and clients without the folder's certificates refused, each in one line by our runners.
 
@@ -23,7 +23,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from ref_sim.series import cluster, cluster_tls
+from ref_sim.series.run import cluster_address, cluster_tls
 from ref_sim import cluster_serve, match
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,7 +34,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:Port 8787 is already in use:User
 
 @pytest.fixture(autouse=True)
 def no_cluster_from_the_environment(monkeypatch):
-    monkeypatch.delenv(cluster.ENV, raising=False)
+    monkeypatch.delenv(cluster_address.ENV, raising=False)
     monkeypatch.delenv(cluster_tls.ENV, raising=False)
 
 
@@ -131,18 +131,18 @@ def test_certs_makes_the_folder_and_says_where_it_goes(tmp_path, capsys):
 
 def test_certificates_make_an_address_tls_and_tls_needs_them(folders, monkeypatch):
     ours, _ = folders
-    assert cluster.secured_address("head") == ("tcp://head:8786", None)
-    assert cluster.secured_address("head", str(ours.folder)) == ("tls://head:8786", ours)
+    assert cluster_address.secured_address("head") == ("tcp://head:8786", None)
+    assert cluster_address.secured_address("head", str(ours.folder)) == ("tls://head:8786", ours)
     monkeypatch.setenv(cluster_tls.ENV, str(ours.folder))
-    assert cluster.secured_address("head:9000") == ("tls://head:9000", ours)
+    assert cluster_address.secured_address("head:9000") == ("tls://head:9000", ours)
     monkeypatch.delenv(cluster_tls.ENV)
-    with pytest.raises(cluster.ClusterError) as error:
-        cluster.secured_address("tls://head:8786")
+    with pytest.raises(cluster_address.ClusterError) as error:
+        cluster_address.secured_address("tls://head:8786")
     assert str(error.value) == (
         "tls://head:8786 needs the cluster's certificates: --tls DIR or $UTTT_CLUSTER_TLS (the "
         "folder the scheduler was started with; make one with: uttt-cluster certs DIR)")
-    with pytest.raises(cluster.ClusterError) as error:
-        cluster.secured_address("tcp://head:8786", str(ours.folder))
+    with pytest.raises(cluster_address.ClusterError) as error:
+        cluster_address.secured_address("tcp://head:8786", str(ours.folder))
     assert str(error.value) == (
         f"tcp://head:8786 with certificates (--tls {ours.folder}): tcp:// is not encrypted; a "
         "scheduler started with --tls is at tls://HOST:PORT")
@@ -164,8 +164,8 @@ def runner_parsers():
 def test_every_runner_takes_the_certificate_folder():
     for name, (parser, rest) in runner_parsers().items():
         args = parser.parse_args(rest + ["--cluster", "head", "--tls", "certs"])
-        assert cluster.cluster_target(args) == cluster.ClusterTarget("head", "certs"), name
-        assert cluster.cluster_target(parser.parse_args(rest)) is None, name
+        assert cluster_address.cluster_target(args) == cluster_address.ClusterTarget("head", "certs"), name
+        assert cluster_address.cluster_target(parser.parse_args(rest)) is None, name
 
 
 def test_a_tls_address_without_certificates_is_one_line(capsys, tmp_path):

@@ -12,7 +12,6 @@ import pytest
 
 from ref_sim import match
 from ref_sim.series import isolation
-
 pytestmark = pytest.mark.skipif(not isolation.SUPPORTED or not isolation.keeper.AVAILABLE,
                                 reason="--isolate and the keeper are Linux's")
 

@@ -21,7 +21,6 @@ from agent.search import Features
 from ref_sim import arena
 from ref_sim.series.specs import BUILTINS, agent_spec
 from ref_sim.series import specs
-
 ROOT = Path(__file__).resolve().parent.parent
 
 #: What alphabeta says it takes, as every error about its options lists it.

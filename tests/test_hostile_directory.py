@@ -19,7 +19,6 @@ from ref_sim.referees.file_protocol import (MOVE_READ_LIMIT, NotAMoveFile, Refer
                                             write_file)
 from ref_sim.referees.file_referee import INVALID_MOVE, GameRecord
 from ref_sim.series import realbots
-
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
 needs_symlinks = pytest.mark.skipif(os.name == "nt", reason="symbolic links need a privilege on Windows")
 

@@ -167,14 +167,14 @@ BOT_MODULES = {
     "agent.bot", "agent.bot_worker",  # a bot of one's own on the same layer, and the process it thinks in
 }
 #: The bench: series, arena, self-play, statistics, clusters, tournaments, pictures, replay.
-BENCH_MODULES = {"ref_sim.series.stats", "ref_sim.series.cluster", "ref_sim.arena", "ref_sim.selfplay", "ref_sim.stops",
-                 "ref_sim.play", "ref_sim.match", "ref_sim.stdio", "ref_sim.tournament", "ref_sim.series.ratings",
-                 "ref_sim.series.progress", "ref_sim.show", "ref_sim.render", "ref_sim.plot", "ref_sim.replay",
+BENCH_MODULES = {"ref_sim.series.stats.match_stats", "ref_sim.series.run.cluster", "ref_sim.arena", "ref_sim.selfplay", "ref_sim.stops",
+                 "ref_sim.play", "ref_sim.match", "ref_sim.stdio", "ref_sim.tournament", "ref_sim.series.stats.ratings",
+                 "ref_sim.series.output.progress", "ref_sim.show", "ref_sim.render", "ref_sim.plot", "ref_sim.replay",
                  "ref_sim.views.analysis",
                  # the two referees side by side, and the series engine under every runner
                  "ref_sim.referees.file_protocol", "ref_sim.referees.file_referee", "ref_sim.referees.codingame",
                  "ref_sim.referees.codingame_referee",
-                 "ref_sim.series.openings", "ref_sim.series.loop", "ref_sim.series.report", "ref_sim.series.specs",
+                 "ref_sim.series.openings", "ref_sim.series.loop", "ref_sim.series.output.report", "ref_sim.series.specs",
                  # the generic search's other games, for the arena, play and their tests
                  "ref_sim.games", "ref_sim.games.base", "ref_sim.games.registry", "ref_sim.games.tictactoe",
                  "ref_sim.games.nineboard", "ref_sim.games.qubic",
@@ -194,9 +194,9 @@ SERIES_FRONT_ENDS = {"ref_sim.match", "ref_sim.stdio", "ref_sim.tournament"}
 #: What sits under the front-ends: the two referees, the series engine, the views.
 UNDER_THE_FRONT_ENDS = {"ref_sim.referees.file_protocol", "ref_sim.referees.file_referee", "ref_sim.referees.codingame",
                         "ref_sim.rules", "ref_sim.series.openings",
-                        "ref_sim.series.loop", "ref_sim.series.report", "ref_sim.series.specs", "ref_sim.series.records",
-                        "ref_sim.series.progress", "ref_sim.series.telemetry", "ref_sim.series.realbots", "ref_sim.series.isolation",
-                        "ref_sim.series.cluster", "ref_sim.series.stats", "ref_sim.show", "ref_sim.render", "ref_sim.plot",
+                        "ref_sim.series.loop", "ref_sim.series.output.report", "ref_sim.series.specs", "ref_sim.series.output.records",
+                        "ref_sim.series.output.progress", "ref_sim.series.output.telemetry", "ref_sim.series.realbots", "ref_sim.series.isolation",
+                        "ref_sim.series.run.cluster", "ref_sim.series.stats.match_stats", "ref_sim.show", "ref_sim.render", "ref_sim.plot",
                         "ref_sim.replay", "ref_sim.views.replay_page", "ref_sim.views.analysis", "ref_sim.views.crosstable"}
 
 
@@ -226,7 +226,7 @@ def test_ref_sim_shows_its_parts(graph):
     assert graph["ref_sim.referees.file_referee"] <= {"ref_sim.rules"}
     assert graph["ref_sim.referees.codingame_referee"] <= {"ref_sim.rules", "ref_sim.referees.file_referee"}
     assert {"ref_sim.series.loop", "ref_sim.series.file_games", "ref_sim.series.codingame_games",
-            "ref_sim.series.records", "ref_sim.series.report", "ref_sim.series.specs"} <= series
+            "ref_sim.series.output.records", "ref_sim.series.output.report", "ref_sim.series.specs"} <= series
     assert sorted(f"{name} -> {target}" for name in referees for target in graph[name]
                   if target.startswith("ref_sim.series")) == []
     assert sorted(f"{name} -> {target}" for name in series for target in graph[name] & COMMANDS) == []
@@ -236,3 +236,30 @@ def test_ref_sim_shows_its_parts(graph):
     assert sorted(f"{name} -> {target}" for name in views for target in graph[name] & COMMANDS) == []
     assert sorted(f"{name} -> {target}" for name in referees | series for target in graph[name]
                   if target.startswith("ref_sim.views")) == []
+
+
+#: The series engine's own core: the loop, its commands and each protocol's game, over everything
+#: else of ``ref_sim/series/``; the parts below it never import it.
+SERIES_ENGINE = {"ref_sim.series.loop", "ref_sim.series.command", "ref_sim.series.event", "ref_sim.series.preflight",
+                 "ref_sim.series.file_games", "ref_sim.series.codingame_games"}
+#: The series' parts (subpackages), each with the parts it must never import.
+SERIES_PARTS = {
+    "ref_sim.series.stats": {"ref_sim.series.output", "ref_sim.series.process", "ref_sim.series.run"},
+    "ref_sim.series.output": {"ref_sim.series.process", "ref_sim.series.run"},
+    "ref_sim.series.run": {"ref_sim.series.process", "ref_sim.series.output.report", "ref_sim.series.output.progress"},
+}
+
+
+def test_the_series_parts_keep_their_floors(graph):
+    """stats/ (pure functions) and output/ (the files and what is printed) know nothing of how
+    bots are run or where games are played; no part imports the engine above it; stats/ imports
+    nothing of the series but itself."""
+    for part in SERIES_PARTS:
+        assert any(name.startswith(part + ".") for name in graph), part
+    offenders = sorted(f"{name} -> {target}" for part, never in SERIES_PARTS.items()
+                       for name in graph if name.startswith(part + ".")
+                       for target in graph[name]
+                       if target in SERIES_ENGINE or any(target.startswith(other) for other in never))
+    assert offenders == []
+    stats_reach = {target for name in graph if name.startswith("ref_sim.series.stats.") for target in graph[name]}
+    assert {t for t in stats_reach if t.startswith("ref_sim.") and not t.startswith("ref_sim.series.stats")} == set()

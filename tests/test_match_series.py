@@ -14,7 +14,6 @@ import pytest
 
 from ref_sim import match
 from ref_sim.series import file_games
-
 pytestmark = pytest.mark.e2e
 
 # Crashes once the game has begun (the opening is written): a crash in a game.  An agent

@@ -21,7 +21,6 @@ except ImportError:  # Windows: the tests skip there (_why_not), but the module 
     pwd = None
 
 from ref_sim.series import isolation
-
 PROJECT = isolation.PROJECT
 MEMORY_MB = 100
 

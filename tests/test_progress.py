@@ -1,9 +1,9 @@
-"""ref_sim.series.progress: the one progress line of the series runners, on a terminal and in a log."""
+"""ref_sim.series.output.progress: the one progress line of the series runners, on a terminal and in a log."""
 
 import io
 
-from ref_sim.series import stats
-from ref_sim.series.progress import Progress, Summary, duration
+from ref_sim.series.stats import match_stats
+from ref_sim.series.output.progress import Progress, Summary, duration
 
 
 class Clock:
@@ -17,7 +17,7 @@ class Clock:
 def test_on_a_terminal_the_line_is_redrawn_in_place_with_every_figure():
     stream, clock = io.StringIO(), Clock()
     progress = Progress(100, stream=stream, terminal=True, clock=clock)
-    sprt = stats.sprt(0, 10, 0.05, 0.05, ptnml=[1, 2, 5, 3, 4])
+    sprt = match_stats.sprt(0, 10, 0.05, 0.05, ptnml=[1, 2, 5, 3, 4])
     clock.now += 60.0                           # 30 games in a minute: 70 more in 2m20s
     progress.update(30, Summary(12, 9, 9, [1, 2, 5, 3, 4], sprt, (2, 1)))
     text = stream.getvalue()
@@ -58,7 +58,7 @@ def test_a_stop_prints_the_figures_once_in_a_log():
     progress = Progress(100, stream=stream, terminal=False, clock=clock)
     clock.now += 30.0
     progress.update(3, Summary(1, 1, 1, None, None), stopped=True)
-    elo = stats.estimate(1, 1, 1).elo_text()
+    elo = match_stats.estimate(1, 1, 1).elo_text()
     assert stream.getvalue() == f"Progress: 3/100  +1 -1 =1  Elo {elo}  time-outs 0/0  ~16m10s left\n"
 
 

@@ -1,4 +1,4 @@
-"""Ratings of many bots (ref_sim/series/ratings.py): known cases, the edge cases, and the error bars'
+"""Ratings of many bots (ref_sim/series/stats/ratings.py): known cases, the edge cases, and the error bars'
 coverage checked by simulation from known ratings."""
 
 import math
@@ -6,10 +6,7 @@ import random
 
 import pytest
 
-from ref_sim.series import stats
-from ref_sim.series import ratings
-
-
+from ref_sim.series.stats import match_stats, ratings
 def games_of(a, b, wins, losses, draws=0):
     return [(a, b, 1.0)] * wins + [(a, b, 0.0)] * losses + [(a, b, 0.5)] * draws
 
@@ -21,19 +18,19 @@ def rate(names, games, **options):
 def test_two_bots_at_75_percent_are_191_elo_apart_as_match_says():
     fit = rate(["A", "B"], games_of("A", "B", 300, 100))
     difference = fit.elo["A"] - fit.elo["B"]
-    assert difference == pytest.approx(stats.elo_from_score(0.75), abs=1.0)   # 190.8
+    assert difference == pytest.approx(match_stats.elo_from_score(0.75), abs=1.0)   # 190.8
     assert fit.elo["A"] + fit.elo["B"] == pytest.approx(0.0, abs=1e-9)        # the mean at 0
     # Anchored on B, A's bar is the difference's: the one ref_sim.match prints for the pair.
     anchored = rate(["A", "B"], games_of("A", "B", 300, 100), anchor="B")
     assert anchored.elo["B"] == 0.0 and anchored.error["B"] == 0.0
     assert anchored.elo["A"] == pytest.approx(difference)
-    assert anchored.error["A"] == pytest.approx(stats.estimate(300, 100, 0).error, rel=0.02)
+    assert anchored.error["A"] == pytest.approx(match_stats.estimate(300, 100, 0).error, rel=0.02)
     assert fit.error["A"] == pytest.approx(anchored.error["A"] / 2)
 
 
 def test_draws_count_half_a_win_and_half_a_loss():
     half = rate(["A", "B"], games_of("A", "B", 150, 50, draws=200))        # 250 of 400: 62.5 %
-    assert half.elo["A"] - half.elo["B"] == pytest.approx(stats.elo_from_score(0.625), abs=1.0)
+    assert half.elo["A"] - half.elo["B"] == pytest.approx(match_stats.elo_from_score(0.625), abs=1.0)
 
 
 def test_symmetric_results_give_equal_ratings():
@@ -53,7 +50,7 @@ def test_a_bot_that_won_every_game_gets_a_finite_rating_from_the_prior():
     assert fit.ranked()[0] == "A"
     assert math.isfinite(fit.elo["A"]) and math.isfinite(fit.error["A"])
     # One virtual draw per pairing: 10-0 reads as 10.5 of 11 against each.
-    assert fit.elo["A"] - fit.elo["B"] == pytest.approx(stats.elo_from_score(10.5 / 11), abs=1.0)
+    assert fit.elo["A"] - fit.elo["B"] == pytest.approx(match_stats.elo_from_score(10.5 / 11), abs=1.0)
     assert fit.error["A"] > fit.error["B"]            # fewer results to measure it by
     # Without the prior the likelihood has no maximum; with more wins it keeps growing.
     more = rate(["A", "B", "C"], games_of("A", "B", 40, 0) + games_of("A", "C", 40, 0)
@@ -63,7 +60,7 @@ def test_a_bot_that_won_every_game_gets_a_finite_rating_from_the_prior():
 
 def test_one_game_is_a_rating_with_a_wide_bar():
     fit = rate(["A", "B"], [("B", "A", 0.0)])
-    assert fit.elo["A"] - fit.elo["B"] == pytest.approx(stats.elo_from_score(0.75))  # 1.5 of 2
+    assert fit.elo["A"] - fit.elo["B"] == pytest.approx(match_stats.elo_from_score(0.75))  # 1.5 of 2
     assert 200 < fit.error["A"] < math.inf
 
 
@@ -104,7 +101,7 @@ def simulated_event(rng, true: dict, games_per_pair: int, draw_rate: float):
     names, games = list(true), []
     for i, a in enumerate(names):
         for b in names[i + 1:]:
-            p = stats.score_from_elo(true[a] - true[b])
+            p = match_stats.score_from_elo(true[a] - true[b])
             draws = min(draw_rate, 2 * min(p, 1 - p))
             wins = p - draws / 2
             for _ in range(games_per_pair):

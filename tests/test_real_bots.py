@@ -14,14 +14,12 @@ from pathlib import Path
 import pytest
 
 from ref_sim import match, tournament
-from ref_sim.series import realbots
+from ref_sim.series import realbots, specs
 from ref_sim.series.launch import child_env
 from ref_sim.series.specs import PROJECT_ROOT, agent_spec
 from ref_sim.referees.file_referee import (INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, WIN_REASON, GameRecord,
                                            MoveRecord, RefereeSettings)
 from ref_sim.referees.file_protocol import run_game
-from ref_sim.series import specs
-
 from game_story import story
 
 BOTS = Path(__file__).resolve().parent / "bots"

@@ -1,4 +1,4 @@
-"""ref_sim.series.records: one runner per --out, a full disk ends a series cleanly, and every reader
+"""ref_sim.series.output.records: one runner per --out, a full disk ends a series cleanly, and every reader
 of the records gives one line for a bad one (NaN, 1e999, absurd nesting...), never a traceback."""
 
 import errno
@@ -13,7 +13,8 @@ import pytest
 
 from ref_sim import match, stdio, tournament
 from ref_sim.views import plot, replay, show
-from ref_sim.series import file_games, records
+from ref_sim.series import file_games
+from ref_sim.series.output import records
 from ref_sim.referees.file_referee import GameRecord
 
 import virtual_games
@@ -285,7 +286,7 @@ def test_a_tournament_bot_spec_that_is_not_text_is_refused(tmp_path, capsys):
 
 HOLDER = textwrap.dedent("""
     import sys, time
-    from ref_sim.series import records
+    from ref_sim.series.output import records
     lock = records.OutLock(sys.argv[1], "the holder's command")
     lock.acquire()
     print("locked", flush=True)

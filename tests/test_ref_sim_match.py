@@ -10,12 +10,11 @@ import sys
 import pytest
 
 from ref_sim import match
-from ref_sim.series import openings, report, loop as series
+from ref_sim.series import file_games, loop as series, openings
+from ref_sim.series.output import report
 from ref_sim.referees.file_referee import WIN_REASON, GameRecord
 from ref_sim.rules import Game
 from ref_sim.series.specs import BUILTINS, agent_spec
-from ref_sim.series import file_games
-
 import virtual_games
 
 
@@ -424,14 +423,13 @@ def test_numbers_are_checked_in_one_line(argv, message, capsys):
 def test_a_lost_cluster_stops_the_series_in_one_line_with_its_resume_line(tmp_path, monkeypatch, capsys):
     """A game that lost every worker (or a scheduler that went away) ends the series as a stop does:
     the games so far summarised, one line saying why, the command that continues it; exit 1."""
-    from ref_sim.series import cluster
-
+    from ref_sim.series.run import cluster_address
     calls = []
 
     def flaky(number, *args, **kwargs):         # games on a virtual clock: no process needed here
         calls.append(number)
         if len(calls) == 2:
-            raise cluster.ClusterError("game-2 was lost by every worker that tried it")
+            raise cluster_address.ClusterError("game-2 was lost by every worker that tried it")
         return virtual_games.play_game(number, *args, **kwargs)
 
     monkeypatch.setattr(file_games, "play_game", flaky)
@@ -449,7 +447,6 @@ def test_a_lost_cluster_stops_the_series_in_one_line_with_its_resume_line(tmp_pa
 
 def test_a_resumed_series_keeps_its_isolation_and_refuses_a_new_one(tmp_path, capsys, monkeypatch):
     from ref_sim.series import isolation
-
     fake = FakeGames(lambda n, p1, names: p1)
     seen = []
     monkeypatch.setattr(file_games, "play_game", lambda *a, **k: (seen.append(a[5].isolate), fake(*a, **k))[1])
@@ -480,7 +477,6 @@ def test_the_resume_command_is_the_last_line_and_repeats_the_isolation(tmp_path,
     import io
 
     from ref_sim.series import isolation
-
     both = io.StringIO()            # stdout and stderr in the order a terminal shows them
     monkeypatch.setattr(sys, "stdout", both)
     monkeypatch.setattr(sys, "stderr", both)

@@ -559,9 +559,9 @@ def test_the_analysis_on_a_cluster_is_the_local_one(series, tmp_path, monkeypatc
 @pytest.mark.cluster
 def test_an_unreachable_cluster_is_one_line(series, capsys, monkeypatch):
     pytest.importorskip("distributed")
-    from ref_sim.series import cluster
+    from ref_sim.series.run import cluster_reach
     folder, _ = series
-    monkeypatch.setattr(cluster, "REACH_TIMEOUT", 1.0)  # a closed port is retried that long
+    monkeypatch.setattr(cluster_reach, "REACH_TIMEOUT", 1.0)  # a closed port is retried that long
     with pytest.raises(SystemExit) as stop:
         replay.main([str(folder), "--analyse", "--cluster", "tcp://127.0.0.1:9"])   # discard port
     err = capsys.readouterr().err
@@ -640,10 +640,10 @@ def test_a_stop_signal_ends_an_analysis_at_once_and_a_rerun_goes_on(tmp_path, mo
 @pytest.mark.cluster
 def test_a_stop_on_a_cluster_keeps_the_finished_positions_and_cancels_the_rest(series,
                                                                               monkeypatch):
-    # The cluster's loop with the runners' interface (ref_sim.series.scheduler.LocalRunner: threads).
+    # The cluster's loop with the runners' interface (ref_sim.series.run.scheduler.LocalRunner: threads).
     # Five short searches finish, three long ones hold the slots, the stop comes before any
     # result was collected: the five are kept all the same, the others are cancelled.
-    from ref_sim.series.scheduler import LocalRunner
+    from ref_sim.series.run.scheduler import LocalRunner
     folder, _ = series
     game = replay.read_run(folder)["games"][0]
     tasks = analysis._tasks(game)[:12]          # 4 to 15 moves

@@ -26,7 +26,6 @@ except ImportError:  # Windows: no rlimits (the one test that reads them skips)
 
 from ref_sim import stops
 from ref_sim.series import isolation
-
 #: The sandbox (--isolate: cgroups, bwrap, rlimits) is Linux's; elsewhere the runners refuse it.
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="--isolate's sandbox is Linux's")
 

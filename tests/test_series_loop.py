@@ -1,4 +1,4 @@
-"""The one series loop (ref_sim.series.loop.play_games on ref_sim.series.scheduler.stream) as the in-process
+"""The one series loop (ref_sim.series.loop.play_games on ref_sim.series.run.scheduler.stream) as the in-process
 series use it: in schedule order, stopped by an SPRT, played in the calling thread."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from agent.engines import AlphaBetaEngine, RandomEngine
 from ref_sim.games import get_game
 from ref_sim import arena
 from ref_sim import selfplay
-from ref_sim.series import records, scheduler
+from ref_sim.series.output import records
+from ref_sim.series.run import scheduler
 from ref_sim.series.loop import play_games
 from scripts.training.selfplay import generate
 

@@ -13,7 +13,6 @@ from ref_sim.referees import codingame as codingame_referee
 from ref_sim import stdio
 from ref_sim.rules import WPI, Game
 from ref_sim.series import codingame_games, specs
-
 #: The same random game as tests/test_codingame.py (cells board*9+spot): after it, O's move
 #: 72 decides the last boards with no line, O holding more boards.
 COUNT_WIN_GAME = [19, 13, 37, 15, 56, 18, 6, 61, 64, 9, 2, 22, 44, 79, 70, 65, 21, 32, 50, 51, 58, 36,

@@ -1,5 +1,5 @@
 """The machine channel from our agent (agent.search_log) and the runners' strict, bounded reading
-of everything a program writes (ref_sim.series.telemetry), up to whole series against a hostile bot."""
+of everything a program writes (ref_sim.series.output.telemetry), up to whole series against a hostile bot."""
 
 from __future__ import annotations
 
@@ -18,9 +18,8 @@ from agent import cli
 from ref_sim.referees import codingame as codingame_referee
 from ref_sim import match, stdio
 from ref_sim.views import replay
-from ref_sim.series import codingame_games, telemetry
-from ref_sim.series import launch
-
+from ref_sim.series import codingame_games, launch
+from ref_sim.series.output import telemetry
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = ROOT / "tests" / "bots" / "hostile.py"
 

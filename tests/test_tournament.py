@@ -526,7 +526,6 @@ def test_time_limit_is_the_turn_under_the_stdio_protocol_too():
 def test_each_pairing_starts_from_openings_of_its_own_and_an_old_event_keeps_its_own(tmp_path, monkeypatch):
     import virtual_games
     from ref_sim.series import file_games
-
     monkeypatch.setattr(file_games, "play_game", virtual_games.play_game)
     out = tmp_path / "event"
     assert tournament.main(["random", "random", "random", "--rounds", "2", "--seed", "5", "--time-limit", "1",

@@ -1,5 +1,5 @@
-"""The machine's time-outs told apart from the bot's (ref_sim/series/turn_share.py), and whether a
-ranking separates its bots (ref_sim/series/ratings.py's gaps).
+"""The machine's time-outs told apart from the bot's (ref_sim/series/turn_share.py measures, ref_sim/series/output/machine_load.py reads), and whether a
+ranking separates its bots (ref_sim/series/stats/ratings.py's gaps).
 
 A turn's figures from scheduler counters (fake ones: tables); a fake /proc read as Linux lays it
 out; the meter following the file referee's real events (its state machine on a virtual clock,
@@ -20,7 +20,9 @@ import pytest
 import virtual_games
 from ref_sim import match, tournament
 from ref_sim.referees.file_referee import TIME_OUT, Notify
-from ref_sim.series import ratings, report, turn_share
+from ref_sim.series.stats import ratings
+from ref_sim.series.output import machine_load, report
+from ref_sim.series import turn_share
 from ref_sim.views import replay, team_page
 
 GIGA = 1_000_000_000
@@ -59,12 +61,12 @@ def test_a_turns_figures_are_its_run_and_wait_over_the_wall_time(start, end, wal
     (0.60, 0.90, False),     # two threads waiting, yet more than half a core: a fair share
 ])
 def test_a_time_out_is_the_machines_only_below_half_a_core_while_waiting_for_one(cpu, waited, machines):
-    assert turn_share.is_machines({"cpu": cpu, "waited": waited, "seconds": 1.0}) is machines
+    assert machine_load.is_machines({"cpu": cpu, "waited": waited, "seconds": 1.0}) is machines
 
 
 @pytest.mark.parametrize("measured", [None, {}, {"cpu": "x", "waited": 1}, [0.1, 0.9], "0.1"])
 def test_what_is_no_measure_never_marks(measured):
-    assert turn_share.is_machines(measured) is False
+    assert machine_load.is_machines(measured) is False
 
 
 def fake_proc(root: Path, tasks: dict) -> Path:
@@ -396,7 +398,7 @@ def test_a_bot_asleep_past_its_limit_is_measured_and_its_own_fault(tmp_path):
     loser = game["agents"][1]["name"]
     assert (game["reason"], game["loser"]) == (TIME_OUT, loser)
     figures = game["timeout_share"][loser]
-    assert figures["cpu"] < turn_share.FAIR_SHARE and figures["waited"] < turn_share.MACHINE_WAIT
+    assert figures["cpu"] < machine_load.FAIR_SHARE and figures["waited"] < machine_load.MACHINE_WAIT
     assert "machine_timeout" not in game
 
 
@@ -418,4 +420,4 @@ def test_a_bot_on_a_core_three_busy_loops_share_times_out_the_machines_fault(tmp
     loser = game["agents"][1]["name"]
     assert (game["reason"], game["loser"], core) == (TIME_OUT, loser, core)
     figures = game["machine_timeout"][loser]       # about a quarter of the core, waiting the rest
-    assert figures["cpu"] < turn_share.FAIR_SHARE <= turn_share.MACHINE_WAIT <= figures["waited"]
+    assert figures["cpu"] < machine_load.FAIR_SHARE <= machine_load.MACHINE_WAIT <= figures["waited"]

@@ -182,7 +182,6 @@ def tournament(play, out: Path, bots=CLASS, *options: str) -> Path:
 
     from ref_sim import tournament as command
     from ref_sim.series import file_games
-
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(file_games, "play_game", play)
         assert command.main([*bots, "--seed", "3", "--time-limit", "1", "--out", str(out), "-q", *options]) == 0

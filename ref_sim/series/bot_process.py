@@ -14,8 +14,8 @@ import threading
 from pathlib import Path
 
 from ref_sim import command_words, stops
-from ref_sim.series import isolation, launch, telemetry, turn_share
-
+from ref_sim.series import isolation, launch, turn_share
+from ref_sim.series.output import telemetry
 #: How often the exit watch looks at the bots (seconds).
 EXIT_POLL = 0.02
 

@@ -17,9 +17,10 @@ from pathlib import Path
 from ref_sim.referees.codingame import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS,
                                        EXIT_WAIT, Program, describe, referee_game)
 from ref_sim.rules import CODINGAME
-from ref_sim.series.report import summarize
-from ref_sim.series import cluster, isolation, realbots, scheduler, telemetry, turn_share
-from ref_sim.series import launch
+from ref_sim.series.output.report import summarize
+from ref_sim.series.run import shipping, scheduler
+from ref_sim.series import isolation, launch, realbots, turn_share
+from ref_sim.series.output import records, telemetry
 from ref_sim.series.bot_process import BotProcess, GameBots
 from ref_sim.series.loop import SeriesGames, append_game, play_games, went_wrong
 from ref_sim.series.specs import StdioSpec
@@ -104,13 +105,13 @@ def play_game_on_worker(number: int, specs: dict, agent_seeds: dict, first: str,
     """:func:`play_game` on the machine that runs it (a cluster worker), the commands built
     there (its Python), the logs in a temporary directory.  ``specs`` and ``agent_seeds`` map
     each name to its :class:`StdioSpec` and seed.  Returns ``(record, commands, logs)``, ``logs``
-    the log files by name, for :func:`ref_sim.series.cluster.save_files`."""
+    the log files by name, for :func:`ref_sim.series.run.shipping.save_files`."""
     commands = commands_of(specs, agent_seeds, settings.turn_ms, settings.first_turn_ms)
     with tempfile.TemporaryDirectory(prefix="uttt-game-") as temp:
         logs = Path(temp) / "logs"
         record = play_game(commands, first, logs, settings, number,
                            patient={name for name, spec in specs.items() if spec.builtin}, **options)
-        return record, commands, cluster.read_files(logs)
+        return record, commands, shipping.read_files(logs)
 
 
 # -- the series ---------------------------------------------------------------------------
@@ -190,7 +191,7 @@ class StdioGames(SeriesGames):
                   "first_turn_ms": settings.first_turn_ms, "grace_ms": settings.grace_ms,
                   "names": names, "p1": names[0], "p2": names[1], "moves": [],
                   "result": result, "winner": winner, "loser": loser,
-                  "reason": launch.CANNOT_START, "bad_line": None, "late_ms": None,
+                  "reason": records.CANNOT_START, "bad_line": None, "late_ms": None,
                   "boards": dict.fromkeys(names, 0), "notes": {},
                   "slowest_ms": dict.fromkeys(names, 0.0), "started": time.time(), "duration": 0.0}
         return {**self.game_line(record, commands, k=k, number=number), "cannot_start": gone}
@@ -206,12 +207,12 @@ def run_series(specs: list[StdioSpec], games: int, out: Path, seed: int,
     append each to ``out/games.jsonl`` and to ``played`` as it finishes; return them all.
     ``settings``: how each game is played (the turn's times, ``--isolate``...).
 
-    ``runner``: a :class:`ref_sim.series.cluster.ClusterRunner` plays them on its workers, as many at
+    ``runner``: a :class:`ref_sim.series.run.cluster.ClusterRunner` plays them on its workers, as many at
     once as it has slots; without one they are played here, one at a time, in a thread, so
     that this thread only waits and a stop (KeyboardInterrupt, or a signal through
     :mod:`ref_sim.stops`) lands here: then ``stop`` is set, the game still running is aborted
     (its programs killed) and not recorded, and the exception goes on.  ``progress``: a
-    :class:`ref_sim.series.progress.Progress` shows each game instead of ``say``.  With
+    :class:`ref_sim.series.output.progress.Progress` shows each game instead of ``say``.  With
     ``settings.isolate`` what each program used is said after each game.
     """
     played = [] if played is None else played

@@ -20,13 +20,14 @@ from agent.options import MAX_TIME_LIMIT, real, whole
 from ref_sim import stops
 from ref_sim.referees.codingame import DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS
 from ref_sim.referees.file_text import locale_encoding
-from ref_sim.series import cluster, isolation, launch, records
-from ref_sim.series import realbots
+from ref_sim.series.run import cluster_address
+from ref_sim.series import isolation, launch, realbots
+from ref_sim.series.output import records
 from ref_sim.series.loop import (append_game, capped_concurrency, conclude, play_games, prepare_out,
                                  run_in, series_settings, went_wrong)
 from ref_sim.series.specs import keep_recorded_names
 from ref_sim.series.launch import AgentCannotStart
-from ref_sim.series.progress import Progress
+from ref_sim.series.output.progress import Progress
 
 #: More games than this in one run is a typo (a day of the quickest games is ~50,000).
 MAX_GAMES = 100_000
@@ -143,7 +144,7 @@ def add_run_options(parser, what: str = "series", seeds: str = "openings, who mo
 def add_bot_options(parser, startup: float, exit_wait: float, exit_note: str,
                     cluster_note: str = "each worker plays cores - 1 games at once") -> None:
     """Where the bots run and how they are held: --cluster, --isolate, the start and exit waits."""
-    cluster.add_cluster_options(parser, note=cluster_note)
+    cluster_address.add_cluster_options(parser, note=cluster_note)
     isolation.add_options(parser)
     launch.add_wait_options(parser, startup, exit_wait, exit_note)
 
@@ -174,7 +175,7 @@ class Slot:
 
 
 class SeriesProgress:
-    """A series' progress line (:class:`ref_sim.series.progress.Progress`), told of games as a
+    """A series' progress line (:class:`ref_sim.series.output.progress.Progress`), told of games as a
     tournament's pairings are (``start``, ``game``): drawn at once on a terminal."""
 
     def __init__(self, total: int, figures, played: list[dict], terminal: bool) -> None:
@@ -277,7 +278,7 @@ class SeriesCommand:
         self.args = args = parser.parse_args(argv)
         self.warnings: list[str] = []
         isolation.check_options(parser, args)
-        cluster.check_options(parser, args)
+        cluster_address.check_options(parser, args)
         self.check(parser, args)
         self.say = (lambda *a, **k: None) if args.quiet else (lambda *a, **k: print(*a, **k, flush=True))
         try:
@@ -298,7 +299,7 @@ class SeriesCommand:
             concurrency = 1
         for warning in self.warnings:
             print(warning, file=sys.stderr)
-        address = cluster.cluster_target(args)
+        address = cluster_address.cluster_target(args)
         if address and getattr(args, "show", False):
             parser.error("--show plays here, one game at a time: not with --cluster")
         with records.lock_out(args.out, stops.invoked_as(self.module), argv):   # one runner per --out

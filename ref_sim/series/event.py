@@ -8,16 +8,17 @@ import random
 import threading
 from pathlib import Path
 
-from ref_sim.series.command import MAX_GAMES
+from ref_sim.series.command import MAX_GAMES, MAX_TURN_MS, Slot
 from ref_sim.referees import codingame
 from ref_sim.referees.codingame import DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS
 from ref_sim.referees.file_protocol import check_time_limit
-from ref_sim.series import codingame_games, file_games, isolation, ratings, realbots, report, stats, turn_share
-from ref_sim.series.command import MAX_TURN_MS, Slot
-from ref_sim.series.launch import CANNOT_START
+from ref_sim.series import codingame_games, file_games, isolation, realbots
+from ref_sim.series.output import machine_load, report
+from ref_sim.series.stats import match_stats, ratings
+from ref_sim.series.output.records import CANNOT_START
 from ref_sim.series.loop import SeriesGames, SettingsFile, merge_settings, read_settings, went_wrong
-from ref_sim.series.progress import Progress
-from ref_sim.series.report import HANGS, distinct_line, pair_counts, summarize, tally
+from ref_sim.series.output.progress import Progress
+from ref_sim.series.output.report import HANGS, distinct_line, pair_counts, summarize, tally
 from ref_sim.series.specs import agent_spec, keep_recorded_names, stdio_spec
 
 FORMAT = 1
@@ -146,7 +147,7 @@ def report_lines(settings: dict, games: list[dict], anchor: str | None = None) -
     if faulty:
         lines += ["", f"Faults ({HANGS}):"] + ["  " + line for line in faulty]
     lines += ["  " + line for line in realbots.hint_lines(games)]      # why a bot never moved
-    load = turn_share.load_lines(games)         # which time-outs the machine's load caused
+    load = machine_load.load_lines(games)         # which time-outs the machine's load caused
     lines += [""] + load if load else []
     if games:
         hint = codingame_games.REPEAT_HINT if settings.get("protocol") == "stdio" else ""
@@ -164,10 +165,10 @@ def table_lines(fit: ratings.Ratings, totals: dict, sides: dict, specs: dict) ->
     lines = [header]
     for rank, name in enumerate(fit.ranked(), 1):
         record, side = totals[name], sides[name]
-        error = "----" if name == fit.anchor else stats.format_elo(fit.error[name], sign=False)
+        error = "----" if name == fit.anchor else match_stats.format_elo(fit.error[name], sign=False)
         score = f"{100 * record.score:.1f}%" if record.games else "-"
         draws = f"{100 * record.draws / record.games:.1f}%" if record.games else "-"
-        lines.append(f"{rank:>4} {name:<{width}} {stats.format_elo(fit.elo[name]):>7} "
+        lines.append(f"{rank:>4} {name:<{width}} {match_stats.format_elo(fit.elo[name]):>7} "
                      f"{error:>6} {record.games:>6} {score:>7} {draws:>7} "
                      f"{side.reasons['time-outs']:>9} {side.reasons['crashes']:>7} "
                      f"{side.reasons['invalid moves'] + side.reasons['out-of-order']:>7}  {specs[name]}"
@@ -176,7 +177,7 @@ def table_lines(fit: ratings.Ratings, totals: dict, sides: dict, specs: dict) ->
     where, against = ((f"{fit.anchor} at 0", fit.anchor) if fit.anchor
                       else ("the mean at 0", "the mean"))
     lines.append(f"Elo: maximum likelihood over all games, {where}; +/-: 95 %, each bot "
-                 f"against {against} (ref_sim/series/ratings.py).")
+                 f"against {against} (ref_sim/series/stats/ratings.py).")
     lines.append("Time-outs, Invalid: games lost by a late move, or an invalid or out-of-order one; "
                  "Crashes: games in which its program exited before the end.")
     return lines
@@ -211,7 +212,7 @@ def head_to_head(a: str, b: str, pairs: dict, games: list[dict], width: int = 0)
         return f"{title} not played yet"
     ptnml = pair_counts(games)
     ptnml = ptnml if sum(ptnml) else None       # as match: no all-zero Ptnml before a pair
-    estimate = stats.estimate(record.wins, record.losses, record.draws, ptnml)
+    estimate = match_stats.estimate(record.wins, record.losses, record.draws, ptnml)
     return (f"{title} {record.wins} - {record.losses} - {record.draws}  "
             f"[{record.score:.3f}] {record.games}, Elo difference: {estimate.elo_text()}, "
             f"LOS: {100 * estimate.los:.1f} %"

@@ -14,8 +14,9 @@ from pathlib import Path
 
 from ref_sim.referees.file_protocol import Printer, run_game
 from ref_sim.referees.file_referee import START_DELAY, TICK, GameRecord, RefereeSettings
-from ref_sim.series import cluster, isolation, openings, realbots, telemetry
-from ref_sim.series import launch
+from ref_sim.series.run import shipping
+from ref_sim.series import isolation, launch, openings, realbots
+from ref_sim.series.output import records, telemetry
 from ref_sim.series.bot_process import BotProcess, GameBots
 from ref_sim.series.launch import AgentCannotStart
 from ref_sim.series.loop import SeriesGames
@@ -166,13 +167,13 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
 def play_game_on_worker(number: int, specs: dict, names, settings: FileGameSettings, **options):
     """:func:`play_game` in a temporary directory of the machine that runs it (a cluster
     worker).  Returns ``(record, notes, logs)``, ``logs`` the game's log files by name, for
-    :func:`ref_sim.series.cluster.save_files` into the series' ``logs/``."""
+    :func:`ref_sim.series.run.shipping.save_files` into the series' ``logs/``."""
     with tempfile.TemporaryDirectory(prefix="uttt-game-") as temp:
         logs = Path(temp) / "logs"
         logs.mkdir()
         record, notes = play_game(number, specs, names, Path(temp) / f"game-{number:04d}", logs,
                                   settings, **options)
-        return record, notes, cluster.read_files(logs)
+        return record, notes, shipping.read_files(logs)
 
 
 def game_line(record: GameRecord, notes: dict, scheduled: openings.Scheduled, series_seed: int,
@@ -259,5 +260,5 @@ class FileGames(SeriesGames):
         record = GameRecord(tuple(self.names), self.settings.time_limit, seed=scheduled.seed,
                             p1=p1, p2=next(name for name in self.names if name != p1),
                             result=result, winner=winner, loser=loser,
-                            reason=launch.CANNOT_START, started=time.time())
+                            reason=records.CANNOT_START, started=time.time())
         return {**self.game_line(record, {}, k=k, number=number), "cannot_start": gone}

@@ -33,7 +33,6 @@ from agent.cli_common import only_with
 from ref_sim import command_words
 from ref_sim.referees.file_referee import END_GAME, FIRST_FOUR_MOVES, MOVE_FILE
 from ref_sim.series import keeper
-
 #: Defaults of the options: one core, 2 GiB of data (a JVM's default heap on a 8 GiB laptop
 #: is 2 GiB; our agent needs well under 200 MB) and 256 processes and threads more than the
 #: user already runs (a JVM starts some 20-40 threads).

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from agent.lifeline import READY_ENV, RUNNER_ENV
 from agent.options import real
-from ref_sim.series import realbots, telemetry
+from ref_sim.series import realbots
+from ref_sim.series.output import telemetry
 from ref_sim.series.specs import PROJECT_ROOT
 
 #: The most either wait may be: an hour.
@@ -64,11 +65,6 @@ class AgentCannotStart(Exception):
         return type(self), (self.name, self.why, self.log, self.said, self.gone)
 
 
-#: The reason of a game that never began because a side could not start: a tournament scores
-#: it as that side's loss and goes on (a head-to-head series stops instead).
-CANNOT_START = "could not start"
-
-
 def forfeit_result(names, gone) -> tuple[str, str | None, str | None]:
     """``(result, winner, loser)`` of a game between ``names`` that could not begin, ``gone``
     the sides that could not start: won by the side that could; if neither could, aborted
@@ -81,7 +77,7 @@ def forfeit_result(names, gone) -> tuple[str, str | None, str | None]:
 
 def last_output_line(log: Path) -> str:
     """The line of an agent's log (after the command line) that says why it failed, or its last,
-    or "", printable and short, from the log's tail only (:func:`ref_sim.series.telemetry.error_line`)."""
+    or "", printable and short, from the log's tail only (:func:`ref_sim.series.output.telemetry.error_line`)."""
     return telemetry.error_line(log)
 
 

@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent.cli_common import say_error, silence_output
-from ref_sim.series import cluster, records, scheduler
+from ref_sim.series.run import cluster, cluster_address, shipping, scheduler
+from ref_sim.series.output import records
 from ref_sim import stops
 from ref_sim.referees.file_referee import TIME_OUT
 from ref_sim.series.launch import AgentCannotStart
-from ref_sim.series.report import SHORT
+from ref_sim.series.output.report import SHORT
 
 class SeriesGames:
     """The games of one series for a runner: :meth:`submit` starts game ``k`` on a runner (here or
@@ -43,7 +44,7 @@ class SeriesGames:
 
     def forfeit_line(self, error: AgentCannotStart, *, k: int, number: int) -> dict:
         """The line of a game that never began because a side could not start (``error``): that
-        side loses it, reason :data:`ref_sim.series.launch.CANNOT_START`, and ``"cannot_start"``
+        side loses it, reason :data:`ref_sim.series.output.records.CANNOT_START`, and ``"cannot_start"``
         holds ``{name: why}`` of each side that could not (a tournament goes on)."""
         raise NotImplementedError
 
@@ -54,7 +55,7 @@ class SeriesGames:
             result = ticket.result()
             if runner.remote:
                 *result, files = result
-                cluster.save_files(self.logs, files)
+                shipping.save_files(self.logs, files)
         except OSError as error:        # its logs or record could not be written (disk full)
             raise records.WriteError(records.write_failed(
                 error.filename or f"the files of game {number or k}", error)) from None
@@ -73,13 +74,13 @@ def play_games(runner, todo, submit, finished, stop: threading.Event, wanted=Non
     that end together in the order they were submitted; with ``ordered``, all in the order of
     ``todo``, and none after ``wanted()`` turned false: those in flight then are cancelled);
     ``wanted()`` false submits no more (an SPRT decided).  The loop of every series runner
-    (:func:`ref_sim.series.scheduler.stream`): ref_sim.match, ref_sim.stdio, the tournament, the
+    (:func:`ref_sim.series.run.scheduler.stream`): ref_sim.match, ref_sim.stdio, the tournament, the
     in-process series of ref_sim.arena and ref_sim.selfplay (on a
-    :class:`ref_sim.series.scheduler.InlineRunner`), and scripts/train_eval.py's self-play.
+    :class:`ref_sim.series.run.scheduler.InlineRunner`), and scripts/train_eval.py's self-play.
 
     Returns how the games stopped early, as :func:`conclude`'s keywords: ``{}`` (they did not),
     ``{"interrupt": error}`` (Ctrl-C, or SIGTERM/SIGHUP through :mod:`ref_sim.stops`, or a
-    :class:`ref_sim.series.cluster.ClusterError`: a game lost every worker, or the scheduler went away),
+    :class:`ref_sim.series.run.cluster_address.ClusterError`: a game lost every worker, or the scheduler went away),
     ``{"cannot_start": error}`` (:class:`AgentCannotStart`) or ``{"broken_pipe": error}`` (the
     output closed).  Then, and on any other error, which goes on, the games in flight end
     first: a cluster's are cancelled (``--resume`` plays them again), local ones are told
@@ -95,7 +96,7 @@ def play_games(runner, todo, submit, finished, stop: threading.Event, wanted=Non
         ended = True
     except KeyboardInterrupt as error:
         stopped["interrupt"] = error
-    except cluster.ClusterError as error:   # a game lost every worker, or the scheduler went away
+    except cluster_address.ClusterError as error:   # a game lost every worker, or the scheduler went away
         stopped["interrupt"] = error
     except records.WriteError as error:     # the records cannot be written: a full disk
         stopped["interrupt"] = error
@@ -120,13 +121,13 @@ def play_games(runner, todo, submit, finished, stop: threading.Event, wanted=Non
 
 
 def append_game(path: Path, game: dict) -> None:
-    """Add a finished game's line to games.jsonl, whole or not at all (:func:`ref_sim.series.records.append_game`)."""
+    """Add a finished game's line to games.jsonl, whole or not at all (:func:`ref_sim.series.output.records.append_game`)."""
     records.append_game(path, game)
 
 
 def read_games(path: Path) -> tuple[list[dict], int]:
     """The valid game lines of ``games.jsonl`` (the last game kept when one repeats) and the
-    number of lines that could not be read (a line cut by a crash; :func:`ref_sim.series.records.read_games`
+    number of lines that could not be read (a line cut by a crash; :func:`ref_sim.series.output.records.read_games`
     says why)."""
     games, problems = records.read_games(path)
     return games, len(problems)
@@ -262,7 +263,7 @@ def stopped_line(module: str, interrupt: BaseException, games: int, out: str | N
     """The stderr line of a series (``what``: or a tournament) stopped by Ctrl-C, a signal or a
     lost cluster: how many games were kept, and the command that continues it (runs as printed;
     ``resume_options``: what it repeats, e.g. --isolate, which --resume keeps anyway)."""
-    if isinstance(interrupt, (cluster.ClusterError, records.WriteError)):
+    if isinstance(interrupt, (cluster_address.ClusterError, records.WriteError)):
         text = f"Stopped: {interrupt}; the {what} stopped"
     else:
         said = stops.said(interrupt)
@@ -283,7 +284,7 @@ def conclude(module: str, games: list[dict], report, *, out_arg: str | None, out
     folder ``out``; then the error, or the summary (``report(games)``, its lines) and where the
     files are, and after a stop (``interrupt``) the line that continues the ``what`` (series,
     tournament).  ``progress``: what showed the games, closed here; ``figures(games)``: its
-    :class:`ref_sim.series.progress.Summary`, shown once more after a stop; ``more_lines``: printed
+    :class:`ref_sim.series.output.progress.Summary`, shown once more after a stop; ``more_lines``: printed
     after where the files are (read then: ``report`` may fill it), before the line that continues
     a stopped run, which is the last (``resume_options``: in its command).  Returns the exit code."""
     games.sort(key=lambda g: g["game"])
@@ -326,7 +327,7 @@ def conclude(module: str, games: list[dict], report, *, out_arg: str | None, out
     if interrupt:
         sys.stdout.flush()          # before the last line, on stderr
         print(stopped_line(module, interrupt, len(games), out_arg, what, tuple(resume_options)), file=sys.stderr)
-        return (1 if isinstance(interrupt, (cluster.ClusterError, records.WriteError))
+        return (1 if isinstance(interrupt, (cluster_address.ClusterError, records.WriteError))
                 else stops.exit_code(interrupt))
     return 0
 
@@ -347,7 +348,7 @@ def capped_concurrency(wanted: int) -> int:
     return concurrency_cap()
 
 
-def run_in(parser, address: cluster.ClusterTarget | None, out_arg: str | None, prefix: str, run,
+def run_in(parser, address: cluster_address.ClusterTarget | None, out_arg: str | None, prefix: str, run,
            concurrency: int = 1) -> int:
     """``run(runner, out)``, its exit code: ``runner`` plays the games on the cluster at
     ``address`` (unreachable: a usage error), else ``concurrency`` at once here; ``out`` is
@@ -355,7 +356,7 @@ def run_in(parser, address: cluster.ClusterTarget | None, out_arg: str | None, p
     the runner is closed (after a stop the games in flight have ended already)."""
     try:
         runner = cluster.connect(address) if address else scheduler.LocalRunner(concurrency)
-    except cluster.ClusterError as error:
+    except cluster_address.ClusterError as error:
         parser.error(str(error))
     out = Path(out_arg) if out_arg else Path(tempfile.mkdtemp(prefix=prefix))
     try:

@@ -19,10 +19,11 @@ from pathlib import Path
 
 from ref_sim import stops
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
-from ref_sim.series import event, file_games, isolation, launch, telemetry
+from ref_sim.series import event, file_games, isolation, launch
+from ref_sim.series.output import telemetry
 from ref_sim.series.launch import AgentCannotStart
 from ref_sim.series.loop import capped_concurrency, game_logs, keep_logs, play_games
-from ref_sim.series.scheduler import LocalRunner
+from ref_sim.series.run.scheduler import LocalRunner
 from ref_sim.series.specs import agent_spec, stdio_spec
 
 #: Every bot meets this built-in: quick, legal, and always there.

@@ -5,13 +5,13 @@ too long.  Linux counts, for every thread, the time it ran and the time it spent
 run queue, waiting for a core it wanted (``/proc/PID/task/TID/schedstat``: run ns, wait ns,
 slices).  :class:`TurnMeter` reads both over the bot's process tree at the start of each of its
 turns and again at a time-out; the time-out is the machine's when, over that turn, the bot had
-less than :data:`FAIR_SHARE` of a core *and* waited on a run queue for at least
-:data:`MACHINE_WAIT` of it.  CPU time alone cannot tell: a bot that sleeps or blocks past the
+less than :data:`~ref_sim.series.output.machine_load.FAIR_SHARE` of a core *and* waited on a run queue for at least
+:data:`~ref_sim.series.output.machine_load.MACHINE_WAIT` of it.  CPU time alone cannot tell: a bot that sleeps or blocks past the
 limit uses no CPU either, but it never asked for the core, so it waited for none: its own fault.
 
 The series' games record it (``timeout_share``, ``machine_timeout``: docs/formats.md); the
 summaries, the crosstable and the team pages say which results load may have decided
-(docs/tournament.md).  Without ``/proc/PID/schedstat`` (not Linux) nothing is measured and
+(docs/tournament.md), as :mod:`ref_sim.series.output.machine_load` reads the records.  Without ``/proc/PID/schedstat`` (not Linux) nothing is measured and
 nothing is marked: a record's ``timeout_share`` is then null, and the summary says so once.
 """
 
@@ -22,22 +22,13 @@ import sys
 import time
 
 from ref_sim.referees.file_referee import TIME_OUT
+from ref_sim.series.output.machine_load import is_machines
 
-#: Less than half a core over the turn it lost: a bot alone on a core has all of it; half is
-#: what it keeps when one other busy program shares that core with it.  Below that the machine
-#: took more than a fair share of the bot's turn.
-FAIR_SHARE = 0.5
-#: ...and it waited, runnable, on a run queue for at least half the turn: it wanted the core and
-#: did not get it.  A bot that sleeps or blocks waits on no run queue (its own time-out).
-MACHINE_WAIT = 0.5
 PROC = "/proc"
 #: Linux's per-thread scheduler counters are readable here (CONFIG_SCHED_INFO: every distribution).
 AVAILABLE = sys.platform.startswith("linux") and os.path.exists(f"{PROC}/self/schedstat")
 #: A process tree is walked this far at most (a fork bomb is not measured whole, but bounded).
 MOST_PROCESSES = 512
-NOT_MEASURED = ("not measured (the machine that played it has no /proc/PID/schedstat: not "
-                "Linux), so not told the machine's")
-
 
 def _read(path: str) -> str:
     with open(path, "rb") as handle:
@@ -116,14 +107,6 @@ def figures(start: dict | None, end: dict | None, wall: float) -> dict | None:
             "seconds": round(wall, 3)}
 
 
-def is_machines(measured) -> bool:
-    """Whether a time-out's figures make it the machine's (see the module's docstring)."""
-    try:
-        return float(measured["cpu"]) < FAIR_SHARE and float(measured["waited"]) >= MACHINE_WAIT
-    except (TypeError, KeyError, ValueError):
-        return False                        # unmeasured, or not the runner's record
-
-
 class TurnMeter:
     """Reads a game's bots at the start of each of their turns and, at a time-out, at its end.
 
@@ -190,68 +173,3 @@ def watch(meter: TurnMeter, program) -> None:
         return got
 
     program.send, program.answer = sending, answering
-
-
-# -- what the records say ---------------------------------------------------------------------
-
-def _pairs(game: dict, key: str) -> dict:
-    value = game.get(key)
-    return value if isinstance(value, dict) else {}
-
-
-def describe(name: str, measured) -> str:
-    """``Otter had 41 % of a core and waited for one 55 % of its 1.00 s turn``."""
-    try:
-        return (f"{name} had {100 * float(measured['cpu']):.0f} % of a core and waited for one "
-                f"{100 * float(measured['waited']):.0f} % of its "
-                f"{float(measured['seconds']):.2f} s turn")
-    except (TypeError, KeyError, ValueError):     # a record is untrusted input
-        return f"{name} (its figures unreadable: {str(measured)[:80]})"
-
-
-def verdict_line(game: dict) -> str | None:
-    """Whose fault a game's time-out was, as the pages say it; None without a measure."""
-    for name, measured in _pairs(game, "timeout_share").items():
-        if measured is None:
-            return f"Load: {name}'s turn was {NOT_MEASURED}."
-        text = describe(name, measured)
-        if marked(game, name):
-            return (f"Load: {text}: the machine's time-out more than the bot's (it was ready to "
-                    f"run and kept waiting: below {FAIR_SHARE:g} of a core, waiting over "
-                    f"{100 * MACHINE_WAIT:.0f} % of the turn).")
-        return (f"Load: {text}: its own time-out (the machine gave it the core when it asked "
-                "for one).")
-    return None
-
-
-def marked(game: dict, name: str) -> bool:
-    """Whether ``name``'s time-out in ``game`` is marked as the machine's."""
-    return name in _pairs(game, "machine_timeout")
-
-
-def machine_games(games: list[dict]) -> list[tuple[dict, str, dict]]:
-    """``(game, bot, figures)`` of each time-out marked as the machine's."""
-    return [(game, name, measured) for game in games
-            for name, measured in _pairs(game, "machine_timeout").items()]
-
-
-def load_lines(games: list[dict]) -> list[str]:
-    """The summary's lines on load: how many results it may have decided and which, how many
-    time-outs were the bots' own, and once whether none could be measured; [] without a
-    measured or unmeasured time-out."""
-    marked = machine_games(games)
-    shares = [measured for game in games for measured in _pairs(game, "timeout_share").values()]
-    unknown = sum(measured is None for measured in shares)
-    own = len(shares) - unknown - len(marked)
-    if not shares:
-        return []
-    results = len({id(game) for game, _, _ in marked})
-    lines = [f"Load: {results} result{'s' * (results != 1)} load may have decided "
-             f"(time-outs of a bot kept waiting for a core: below {FAIR_SHARE:g} of one, waiting "
-             f"over {100 * MACHINE_WAIT:.0f} % of its turn); {own} time-out{'s' * (own != 1)} "
-             "the bots' own." + (" Replay those games on a quiet machine." if results else "")]
-    lines += [f"  game {game.get('game')}: {describe(name, measured)}"
-              for game, name, measured in marked]
-    if unknown:
-        lines.append(f"  {unknown} time-out{'s' * (unknown != 1)} {NOT_MEASURED}.")
-    return lines

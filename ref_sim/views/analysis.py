@@ -22,9 +22,7 @@ from pathlib import Path
 
 from agent.rules import Position
 from agent.search import MAX_PLY, PROVEN_SCORE, WIN_SCORE
-from ref_sim.series import records
-
-
+from ref_sim.series.output import records
 class AnalysisError(ValueError):
     """Options that ask for no sensible analysis; the message is one line for the user."""
 
@@ -200,7 +198,7 @@ def search_positions(tasks: list, settings: Settings, jobs: int | None, found: d
                      say=lambda text: None, runner=None) -> None:
     """Search every (rules, moves) of ``tasks`` missing from ``found`` (keyed by
     :func:`_position_key`): ``jobs`` processes at once (1: in this process), or on the
-    workers of ``runner`` (an :class:`ref_sim.series.cluster.ClusterRunner`), one slot a position.
+    workers of ``runner`` (an :class:`ref_sim.series.run.cluster.ClusterRunner`), one slot a position.
 
     Each result goes into ``found`` as it comes.  A stop (Ctrl-C, SIGTERM: KeyboardInterrupt)
     cancels the positions not started, keeps those finished and kills the searches under way,

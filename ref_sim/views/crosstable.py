@@ -17,10 +17,12 @@ from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
-from ref_sim.series import ratings, stats, turn_share
+from ref_sim.series.stats import match_stats, ratings
+
+from ref_sim.series.output import machine_load
 from ref_sim.views import board_page, replay, team_page
 from ref_sim.views.replay_page import asset
-from ref_sim.series.report import tally
+from ref_sim.series.output.report import tally
 
 PAGE = "crosstable.html"
 BOARD = "board.html"
@@ -38,7 +40,7 @@ class Row:
     timeouts: int
     crashes: int
     bad_moves: int              # invalid and out-of-order moves
-    load_timeouts: int = 0      # of its time-outs, those marked the machine's (turn_share)
+    load_timeouts: int = 0      # of its time-outs, those marked the machine's (machine_load)
 
 
 def table_rows(settings: dict, games: list[dict], anchor: str | None = None):
@@ -58,7 +60,7 @@ def table_rows(settings: dict, games: list[dict], anchor: str | None = None):
                         fit.elo[name], math.nan if name == fit.anchor else fit.error[name],
                         totals[name], side.reasons["time-outs"], side.reasons["crashes"],
                         side.reasons["invalid moves"] + side.reasons["out-of-order"],
-                        sum(bot == name for _, bot, _ in turn_share.machine_games(games))))
+                        sum(bot == name for _, bot, _ in machine_load.machine_games(games))))
     return rows, fit, pairs
 
 
@@ -71,7 +73,7 @@ def rounds_played(settings: dict, games: list[dict]) -> float:
 
 def separation(settings: dict, fit: ratings.Ratings, games: list[dict]) -> str:
     """Whether the ranking separates the bots: each pair of neighbours, and the rounds that
-    might separate those whose bars overlap (:func:`ref_sim.series.ratings.separation_lines`)."""
+    might separate those whose bars overlap (:func:`ref_sim.series.stats.ratings.separation_lines`)."""
     lines = ratings.separation_lines(fit, rounds_played(settings, games))
     if not lines:
         return ""
@@ -82,14 +84,14 @@ def separation(settings: dict, fit: ratings.Ratings, games: list[dict]) -> str:
 
 def load_section(games: list[dict], links: dict) -> str:
     """Which results the machine's load may have decided, each game linked to its replay."""
-    lines = turn_share.load_lines(games)
+    lines = machine_load.load_lines(games)
     if not lines:
         return ""
     items = []
-    for game, name, measured in turn_share.machine_games(games):
+    for game, name, measured in machine_load.machine_games(games):
         href = team_page.replay_href(game, links)
         items.append(f'<li data-game="{int(game["game"])}">game {int(game["game"])}: '
-                     f"{escape(turn_share.describe(name, measured))}"
+                     f"{escape(machine_load.describe(name, measured))}"
                      + (f' <a href="{escape(href)}">replay</a>' if href else "") + "</li>")
     rest = "".join(f"<p>{escape(line.strip())}</p>" for line in lines[1:]
                    if not line.strip().startswith("game "))
@@ -201,7 +203,7 @@ STYLE = "\n" + asset("crosstable.css")
 
 
 def _elo(value: float) -> str:
-    return "-" if math.isnan(value) else stats.format_elo(value)
+    return "-" if math.isnan(value) else match_stats.format_elo(value)
 
 
 def _name(name: str) -> str:
@@ -246,7 +248,7 @@ def rating_table(rows: list[Row], fit: ratings.Ratings, teams: dict | None = Non
     for row in rows:
         games = row.record.games
         error = ("anchor" if row.name == fit.anchor else
-                 "-" if math.isnan(row.error) else stats.format_elo(row.error, sign=False))
+                 "-" if math.isnan(row.error) else match_stats.format_elo(row.error, sign=False))
         body.append(
             f'<tr data-bot="{escape(row.name)}"><td>{row.rank or "-"}</td>'
             f'<td class=bot>{_team_link(row.name, (teams or {}).get(row.name))}</td>'
@@ -341,7 +343,7 @@ def fault_games(games: list[dict], name: str, links: dict) -> str:
         number = int(game["game"])
         lines = replay.verdict(game)
         cause = lines[0] if lines else str(game.get("reason") or "")
-        if turn_share.marked(game, name):
+        if machine_load.marked(game, name):
             cause += " [load: the machine's time-out more than the bot's]"
         href = team_page.replay_href(game, links)
         log = team_page.log_name(game, name)

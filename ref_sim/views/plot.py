@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 from agent.cli_common import OneLineParser
-from ref_sim.series import stats
-from ref_sim.series import records
+from ref_sim.series.stats import match_stats
+from ref_sim.series.output import records
 from ref_sim.views import render
 from ref_sim.cli_common import entry_point, prog
 from ref_sim.views.show import RecordError, load_games, player_names
@@ -26,7 +26,7 @@ AGENT_COLOURS = ("#d62839", "#1d5fd1")
 
 def load_series(path) -> list[dict]:
     """The game records of a series' folder, its games.jsonl, or one game's record (read as
-    every view reads them, :func:`ref_sim.series.records.games_source`); the records of a folder that
+    every view reads them, :func:`ref_sim.series.output.records.games_source`); the records of a folder that
     holds only game-*.json files (a series' logs/) too."""
     path = Path(path)
     if path.is_dir() and not (path / "games.jsonl").is_file() and any(path.glob("game-*.json")):
@@ -43,7 +43,7 @@ def game_score(record: dict, agent: str) -> float | None:
     return None
 
 
-def wilson(mean: float, n: int, z: float = stats.Z95) -> tuple[float, float]:
+def wilson(mean: float, n: int, z: float = match_stats.Z95) -> tuple[float, float]:
     """The Wilson score interval of a proportion ``mean`` over ``n`` trials (95 % by default).
 
     >>> [round(x, 3) for x in wilson(1.0, 20)]
@@ -130,7 +130,7 @@ def plot(records: list[dict], out, agent: str | None = None) -> str:
     losses = sum(1 for _, s in played if s == 0.0)
     draws = len(played) - wins - losses
     band = running_score([s for _, s in played])
-    headline = stats.summary_lines((a, b), wins, losses, draws)[0]   # as the runners print it
+    headline = match_stats.summary_lines((a, b), wins, losses, draws)[0]   # as the runners print it
 
     figure = Figure(figsize=(9, 7.5), dpi=100, layout="constrained")
     FigureCanvasAgg(figure)

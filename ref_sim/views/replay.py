@@ -17,12 +17,12 @@ import sys
 from pathlib import Path
 
 from agent.cli_common import OneLineParser, write_output
-from ref_sim.series import cluster
+from ref_sim.series.run import cluster, cluster_address
 from agent.options import search_depth, search_nodes, seconds_per_move, whole
 from agent.search import PROVEN_SCORE, WIN_SCORE
 from ref_sim.views import analysis
 from ref_sim.referees import codingame_referee
-from ref_sim.series import records, telemetry, turn_share
+from ref_sim.series.output import machine_load, records, telemetry
 from ref_sim.cli_common import entry_point, prog
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.views.render import boards_to_play
@@ -68,7 +68,7 @@ def replay_file(settings: dict, pairing) -> str:
 
 
 def games_file(run) -> Path:
-    """The file ``run`` names as every view takes it (:func:`ref_sim.series.records.games_source`):
+    """The file ``run`` names as every view takes it (:func:`ref_sim.series.output.records.games_source`):
     a series' folder (its games.jsonl), a games.jsonl, or one game's record; ReplayError if none."""
     try:
         return records.games_source(run)
@@ -245,7 +245,7 @@ def _timing(line: dict, moves: list[dict]) -> None:
 def _search_from_logs(line: dict, moves: list[dict], logs: Path) -> None:
     """Read the search figures for players whose moves have none from their search logs
     (``logs/game-NNNN-NAME.search.jsonl``), with the runners' own strict reader
-    (:mod:`ref_sim.series.telemetry`).  A program's text log is never parsed: anyone can print."""
+    (:mod:`ref_sim.series.output.telemetry`).  A program's text log is never parsed: anyone can print."""
     for name in {move["player"] for move in moves}:
         mine = [move for move in moves if move["player"] == name and not move["opening"]]
         if not mine or any("depth" in move for move in mine):
@@ -390,7 +390,7 @@ def verdict(line: dict) -> list[str]:
     timed_out = time_out_text(line)
     if timed_out:
         lines.append(timed_out)
-        load = turn_share.verdict_line(line)     # the machine's fault, or the bot's own
+        load = machine_load.verdict_line(line)     # the machine's fault, or the bot's own
         if load:
             lines.append(load)
     elif line.get("result") == "win" and line.get("bad_line") is not None:
@@ -480,7 +480,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "losses, draws (agent 1's); default all")
     group.add_argument("--jobs", type=whole(1, MAX_JOBS), metavar="N",
                        help="positions analysed at once (default: the cores)")
-    cluster.add_cluster_options(group, action="analyse", note="start the workers with "
+    cluster_address.add_cluster_options(group, action="analyse", note="start the workers with "
                                 "--nthreads 1 (a search holds a core)")
     group.add_argument("--fresh", action="store_true",
                        help="analyse again instead of using the results cached in the run's "
@@ -503,7 +503,7 @@ def _analyse(args, data: dict, folder: Path) -> None:
     chosen = analysis.select_games(data["games"], args.games or "all")
     data["analysis_selection"] = args.games or "all"   # the page tells a game left out from one never analysed
     cache = folder / analysis.CACHE_NAME
-    address = cluster.cluster_target(args)
+    address = cluster_address.cluster_target(args)
     runner = cluster.connect(address, say=say) if address else None
     try:
         analysis.analyse_run(data, chosen, settings, jobs=args.jobs, cache=cache, say=say,
@@ -549,7 +549,7 @@ def main(argv: list[str] | None = None, *, write_team_page=None) -> int:
         if args.analyse:
             _analyse(args, data, source.parent)
         write_page(data, out)
-    except (ReplayError, analysis.AnalysisError, cluster.ClusterError, OSError) as error:
+    except (ReplayError, analysis.AnalysisError, cluster_address.ClusterError, OSError) as error:
         parser.exit(2, f"{prog(MODULE)}: error: {error}\n")
     print(out)
     return 0

@@ -10,7 +10,7 @@ are listed one line each.  Moves are numbered from 1, and the referee's four ope
 are moves 1-4.
 
 The file is shown as it is or not at all: a bad record or line (not JSON, NaN, ``1e999``,
-absurd nesting, invalid UTF-8, a key shown of the wrong type: :mod:`ref_sim.series.records`) is one
+absurd nesting, invalid UTF-8, a key shown of the wrong type: :mod:`ref_sim.series.output.records`) is one
 line naming the file and the line, and exit code 2.  ``ref_sim.plot`` reads files so too.
 """
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from agent.cli_common import OneLineParser
-from ref_sim.series import records
+from ref_sim.series.output import records
 from ref_sim.views import render
 from ref_sim.rules import CODINGAME
 from ref_sim.cli_common import entry_point, prog
@@ -65,8 +65,8 @@ class Games:
 
 def load_games(path) -> Games:
     """Read a GameRecord JSON file or a JSON-lines file of records (or a series' folder: its
-    games.jsonl, :func:`ref_sim.series.records.games_source`); RecordError if neither.
-    Every line is read by :mod:`ref_sim.series.records` (no NaN, no ``1e999``, no absurd nesting, no
+    games.jsonl, :func:`ref_sim.series.output.records.games_source`); RecordError if neither.
+    Every line is read by :mod:`ref_sim.series.output.records` (no NaN, no ``1e999``, no absurd nesting, no
     huge line); a bad one is an error naming the file and the line: the file is shown exactly."""
     try:
         path = str(records.games_source(path))

@@ -21,7 +21,7 @@ from urllib.parse import quote
 
 from ref_sim.referees import codingame_referee
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
-from ref_sim.series import turn_share
+from ref_sim.series.output import machine_load
 from ref_sim.views import replay
 from ref_sim.views.replay_page import STYLE, coloured
 
@@ -97,7 +97,7 @@ def _result(game: dict, name: str) -> tuple[str, str]:
         return str(game.get("result") or "no result"), "draw"
     won = game.get("winner") == name
     reason = str(game.get("reason") or "")
-    if not won and turn_share.marked(game, name):     # the Faults below say why
+    if not won and machine_load.marked(game, name):     # the Faults below say why
         reason += " (load: the machine's more than the bot's)"
     return ("won" if won else "lost") + (f": {reason}" if reason else ""), "win" if won else "loss"
 
@@ -224,7 +224,7 @@ def write_one(out, name: str) -> Path:
     """``uttt-replay TOURNAMENT --team NAME``: write bot ``name``'s page into the tournament's
     folder ``out`` from its tournament.json and games.jsonl, linking the replay pages there;
     its path.  ValueError (one line) when ``out`` is no tournament or no bot is so named."""
-    from ref_sim.series import records
+    from ref_sim.series.output import records
     out = Path(out)
     if out.name in ("games.jsonl", "tournament.json"):
         out = out.parent

@@ -20,7 +20,7 @@ def match(pairs: int, nodes: int, opponent_nodes: int, seed: int, data: Path | N
     load) or ``seconds`` per move; with ``sprt_bounds`` (Elo0, Elo1) until the pentanomial SPRT
     (alpha = beta = 0.05) decides or ``pairs`` are played."""
     from agent.engines import SeedEngine
-    from ref_sim.series import stats
+    from ref_sim.series.stats import match_stats
     from agent.eval_fitted import EvalDataError, FittedEvaluator, load_data
     from ref_sim.selfplay import play_pairs
 
@@ -43,7 +43,7 @@ def match(pairs: int, nodes: int, opponent_nodes: int, seed: int, data: Path | N
                             nodes=None if seconds else budget)
 
     def sprt():
-        return stats.sprt(*sprt_bounds, 0.05, 0.05, ptnml=stats.pentanomial(
+        return match_stats.sprt(*sprt_bounds, 0.05, 0.05, ptnml=match_stats.pentanomial(
             [points[i], points[i + 1]] for i in range(0, len(points) - 1, 2)))
 
     def on_game(result, tally):
@@ -70,11 +70,10 @@ def match(pairs: int, nodes: int, opponent_nodes: int, seed: int, data: Path | N
 def summary(names, points: list[float], sprt=None) -> None:
     """The match runner's summary of agent A's points (1, 1/2, 0 per game, in pairs), and the
     SPRT's state when there is one."""
-    from ref_sim.series import stats
-
+    from ref_sim.series.stats import match_stats
     wins, losses = points.count(1.0), points.count(0.0)
-    ptnml = stats.pentanomial([points[i], points[i + 1]] for i in range(0, len(points) - 1, 2))
-    for line in stats.summary_lines(names, wins, losses, len(points) - wins - losses,
+    ptnml = match_stats.pentanomial([points[i], points[i + 1]] for i in range(0, len(points) - 1, 2))
+    for line in match_stats.summary_lines(names, wins, losses, len(points) - wins - losses,
                                     ptnml if sum(ptnml) else None):
         print(line, flush=True)
     if sprt:

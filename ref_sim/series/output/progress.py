@@ -15,8 +15,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from ref_sim.series import stats
-
+from ref_sim.series.stats import match_stats
 #: In plain mode, a progress line every this many games.
 PLAIN_EVERY = 10
 #: Width of the bar in terminal mode.
@@ -30,7 +29,7 @@ class Summary:
     losses: int
     draws: int
     ptnml: list[int] | None                 # pentanomial counts over complete pairs (paired)
-    sprt: stats.SprtResult | None
+    sprt: match_stats.SprtResult | None
     timeouts: tuple[int, int] = (0, 0)      # games each agent lost on time
 
     @property
@@ -76,7 +75,7 @@ class Progress:
     def text(self, done: int, summary: Summary) -> str:
         """The progress line's text (without the bar)."""
         ptnml = summary.ptnml if summary.ptnml and sum(summary.ptnml) else None
-        estimate = stats.estimate(summary.wins, summary.losses, summary.draws, ptnml)
+        estimate = match_stats.estimate(summary.wins, summary.losses, summary.draws, ptnml)
         parts = [f"{done}/{self.total}",
                  f"+{summary.wins} -{summary.losses} ={summary.draws}",
                  f"Elo {estimate.elo_text()}"]

@@ -205,6 +205,9 @@ def read_lines(path) -> tuple[list[tuple[int, object]], list[tuple[int, str]]]:
 # -- games.jsonl ---------------------------------------------------------------------------
 
 RESULTS = ("win", "tie", "aborted")
+#: The reason (games.jsonl's ``reason``) of a game that never began because a side could not start: a tournament scores
+#: it as that side's loss and goes on (a head-to-head series stops instead).
+CANNOT_START = "could not start"
 
 
 def _is_int(value) -> bool:

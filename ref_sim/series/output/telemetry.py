@@ -16,7 +16,7 @@ from pathlib import Path
 
 from agent import platform_io
 from agent.search_log import SEARCH_LOG_ENV
-from ref_sim.series import records
+from ref_sim.series.output import records
 from agent.text import printable
 
 #: The search log of a program in a game, beside its text log in ``logs/``.

@@ -16,8 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ref_sim.series import stats
-
+from ref_sim.series.stats import match_stats
 #: Elo points per unit of the natural logistic scale (400 / ln 10).
 ELO_PER_NAT = 400.0 / math.log(10.0)
 #: Virtual draws added to every pairing that played: the prior (docs/bench.md, "How the ratings are fitted").
@@ -41,7 +40,7 @@ class Record:
 
     @property
     def score(self) -> float:
-        return stats.score(self.wins, self.losses, self.draws)
+        return match_stats.score(self.wins, self.losses, self.draws)
 
     def add(self, points: float) -> Record:
         """This record after one more game worth ``points`` (1, 0.5 or 0)."""
@@ -130,7 +129,7 @@ def fit(names, pairs: dict[tuple[str, str], Record], anchor: str | None = None,
             if pivot is not None:
                 variance += covariance[pivot][pivot] - 2 * covariance[i][pivot]
             elo[name] = ELO_PER_NAT * x[i] + shift
-            error[name] = stats.Z95 * ELO_PER_NAT * math.sqrt(max(variance, 0.0))
+            error[name] = match_stats.Z95 * ELO_PER_NAT * math.sqrt(max(variance, 0.0))
     return Ratings(elo, error, groups, anchor)
 
 

@@ -4,7 +4,7 @@ draws and what went wrong (:func:`tally`), the figures the progress line shows
 and a finished game in one line (:func:`describe`).
 
 Used by every series front-end (ref_sim.match, ref_sim.stdio, ref_sim.tournament) and the
-views that count games (ref_sim.views.crosstable); the formulas are :mod:`ref_sim.series.stats`'.
+views that count games (ref_sim.views.crosstable); the formulas are :mod:`ref_sim.series.stats.match_stats`'.
 """
 
 from __future__ import annotations
@@ -12,9 +12,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ref_sim.series import realbots, stats, turn_share
-from ref_sim.series.launch import CANNOT_START
-from ref_sim.series.progress import Summary
+from ref_sim.series import realbots
+from ref_sim.series.output import machine_load
+from ref_sim.series.output.progress import Summary
+from ref_sim.series.output.records import CANNOT_START
+from ref_sim.series.stats import match_stats
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 
 #: The verdicts a losing side is counted under, by the referee's reason.
@@ -80,7 +82,7 @@ def pair_counts(games: list[dict]) -> list[int]:
     for game in games:
         if game["pair"] is not None and game["score"] is not None:
             by_pair.setdefault(game["pair"], []).append(game["score"])
-    return stats.pentanomial(points for points in by_pair.values() if len(points) == 2)
+    return match_stats.pentanomial(points for points in by_pair.values() if len(points) == 2)
 
 
 def summarize(games: list[dict], names: list[str], paired: bool, sprt_args=None) -> Summary:
@@ -91,9 +93,9 @@ def summarize(games: list[dict], names: list[str], paired: bool, sprt_args=None)
     if sprt_args is not None:
         elo0, elo1, alpha, beta = sprt_args
         if paired:
-            result = stats.sprt(elo0, elo1, alpha, beta, ptnml=ptnml)
+            result = match_stats.sprt(elo0, elo1, alpha, beta, ptnml=ptnml)
         else:
-            result = stats.sprt(elo0, elo1, alpha, beta, trinomial=(a.wins, a.losses, a.draws))
+            result = match_stats.sprt(elo0, elo1, alpha, beta, trinomial=(a.wins, a.losses, a.draws))
     timeouts = tuple(sides[name].reasons[SHORT[TIME_OUT]] for name in names)
     return Summary(a.wins, a.losses, a.draws, ptnml, result, timeouts)
 
@@ -144,7 +146,7 @@ def report_lines(games: list[dict], names: list[str], paired: bool, sprt_args=No
     to do when some repeat).  No Ptnml line before a pair is complete: it would be all zeros."""
     summary = summarize(games, names, paired, sprt_args)
     ptnml = summary.ptnml if summary.ptnml and sum(summary.ptnml) else None
-    lines = stats.summary_lines(names, summary.wins, summary.losses, summary.draws, ptnml)
+    lines = match_stats.summary_lines(names, summary.wins, summary.losses, summary.draws, ptnml)
     if summary.sprt is not None:
         lines.append(summary.sprt.report_line(*sprt_args[:2]))
     sides = tally(games, names)
@@ -152,7 +154,7 @@ def report_lines(games: list[dict], names: list[str], paired: bool, sprt_args=No
     if any(sides[name].reasons["hangs"] for name in names):
         lines.append(f"({HANGS})")
     lines += realbots.hint_lines(games)         # why a bot never moved, for -q too
-    lines += turn_share.load_lines(games)       # which time-outs the machine's load caused
+    lines += machine_load.load_lines(games)       # which time-outs the machine's load caused
     if games:
         lines.append(distinct_line(games, repeat_hint))
     return lines

@@ -2,7 +2,7 @@
 
 A runner plays games and hands back a :class:`Ticket` for each: :class:`LocalRunner` in threads
 of this process, :class:`InlineRunner` in the calling thread (an in-process search that Ctrl-C
-must stop at once), and ``ref_sim.series.cluster.ClusterRunner`` on a Dask cluster, which only
+must stop at once), and ``ref_sim.series.run.cluster.ClusterRunner`` on a Dask cluster, which only
 a series given ``--cluster`` imports. :func:`stream` feeds any of them, as many games at once as
 it has room for; :func:`in_order` gives the results in the order of the calls.
 """
@@ -92,7 +92,7 @@ class InlineRunner(LocalRunner):
 
 
 def stream(runner, todo, submit, window: list, *, ordered: bool = False, wanted=None):
-    """The loop of every series, here or on a cluster (:class:`ref_sim.series.cluster.ClusterRunner`): play ``todo`` through ``runner`` and yield
+    """The loop of every series, here or on a cluster (:class:`ref_sim.series.run.cluster.ClusterRunner`): play ``todo`` through ``runner`` and yield
     ``(item, ticket)`` for each finished game.  ``submit(item)`` starts one and returns its
     ticket; ``runner.capacity()`` games are in flight at once; ``wanted()`` false submits no more
     (an SPRT decided).  Games that end together come in the order they were submitted; with

@@ -1,0 +1,12 @@
+"""What a series leaves and says: its files and what it prints, read back by the views.
+
+* :mod:`.records`: the series' files (the lock on ``--out``, whole-line writes, the one strict
+  JSON reader, games.jsonl's vocabulary).
+* :mod:`.telemetry`: our agent's search log, and bots' logs cut to size.
+* :mod:`.report`: the tally and the cutechess-style summary; :mod:`.progress`: the progress line.
+* :mod:`.machine_load`: which time-outs the records mark as the machine's, as the summaries and
+  pages say it.
+
+It imports nothing of how bots are run (:mod:`ref_sim.series.process`) or where games are
+played (:mod:`ref_sim.series.run`).
+"""
