@@ -112,6 +112,19 @@ def file_thinking_time(time_limit: float, cutoff: float, kept_back: float) -> fl
     return max(cutoff - kept_back, floor)
 
 
+def rename_retry_end(time_limit: float) -> float:
+    """Seconds after the ``.go`` past which a rename onto move_file that Windows refused is not
+    retried: the move goes into move_file in place at once. The referee's last tick less
+    ``max(2 ticks, 5 % of the limit)``, kept for that write on a loaded machine (9.45 s at 10 s,
+    1.85 s at 2 s, none at 0.1 s). Retrying until the limit itself lost a game on time under Wine:
+    the write in place after the last retry landed at 2.164 s of 2 s.
+
+    >>> round(rename_retry_end(10), 3), round(rename_retry_end(2), 3), rename_retry_end(0.1)
+    (9.45, 1.85, 0.0)
+    """
+    return max(last_tick(time_limit) - max(2 * REFEREE_TICK, 0.05 * time_limit), 0.0)
+
+
 def implausible_go_age(elapsed: float, time_limit: float, coarse: bool) -> bool:
     """True when a ``.go`` that is ``elapsed`` seconds old cannot be this turn's: from the future
     (clocks out of step) or older than the limit (and a coarse timestamp's granule)."""

@@ -30,6 +30,7 @@ from .clock import (
     file_thinking_time,
     first_turn_keep_back,
     implausible_go_age,
+    rename_retry_end,
 )
 from .engines import choose_legal, core_status
 from .exits import (  # noqa: F401  (GameSummary.exit_code picks one; re-exported, as always)
@@ -400,6 +401,14 @@ class FileProtocolAgent:
         think, write = file_deadlines(self.time_limit, self.thinking_cutoff(), elapsed, go.whole_seconds)
         return now_perf + think, now_perf + write
 
+    def _rename_retry_end(self, go: Seen) -> float:
+        """When (perf_counter) a refused rename stops being retried: :func:`agent.clock.rename_retry_end`
+        after the .go's mtime (from now where that mtime is implausible, as :meth:`_deadlines`)."""
+        elapsed = time.time() - go.mtime
+        if implausible_go_age(elapsed, self.time_limit, go.whole_seconds):
+            elapsed = 0.0
+        return time.perf_counter() + rename_retry_end(self.time_limit) - max(elapsed, 0.0)
+
     def _turn_is_over(self, go_id: tuple) -> bool:
         """True once thinking is pointless: the runner that started me is gone, or the files say the
         turn of the .go ``go_id`` is over (the decider judges: end_game came, a new game began, that
@@ -446,7 +455,8 @@ class FileProtocolAgent:
             self._explain_unwritten(move)
             return
         line = format_move_line(self.name, move)
-        landed = self.writer.write(line, hard_deadline)
+        # A refused rename (Windows) is retried only while the write in place after it still lands in time.
+        landed = self.writer.write(line, hard_deadline, retry_until=self._rename_retry_end(go))
         # Late: the first write after the planned deadline (later rewrites on coarse timestamps
         # are waits, not pauses).
         self.pauses.record(late=(landed or time.perf_counter()) - deadline, stall=stalls.stall())

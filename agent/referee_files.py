@@ -56,8 +56,8 @@ TEMP_NAME_ATTEMPTS = 8
 
 
 #: How many times a rename onto move_file is retried on PermissionError (Windows), each retry only
-#: while the referee's limit allows it; then the line is written in place (docs/protocol.md,
-#: "Writing a move safely").
+#: until the move's retry deadline (agent.clock.rename_retry_end, well before the referee's limit);
+#: then the line is written in place (docs/protocol.md, "Writing a move safely").
 REPLACE_ATTEMPTS = 20
 REPLACE_RETRY_SLEEP = 0.01
 # Windows refuses a rename while another process has the target open: retrying helps. On POSIX
@@ -424,7 +424,7 @@ class MoveWriter:
         self._say_once, self._on_coarse, self._too_late = say_once, on_coarse, too_late
         self._temp_path: Path | None = None  # the move's temp file while it exists
 
-    def write(self, line: str, hard_deadline: float) -> float | None:
+    def write(self, line: str, hard_deadline: float, retry_until: float | None = None) -> float | None:
         """Put ``line`` into move_file and make sure its mtime went up (docs/protocol.md, "Writing a
         move safely"). Returns when (perf_counter) the first write landed, None if none did.
 
@@ -433,7 +433,10 @@ class MoveWriter:
         beat it (whole-second timestamps, or an mtime someone set in the future) gets the first
         whole second above it as its timestamp (:meth:`_raise_mtime`); where that is refused, the
         line is rewritten after the next whole second (else 50 ms), until the referee's latest
-        possible limit."""
+        possible limit. A rename Windows refuses is retried only until ``retry_until`` (default:
+        ``hard_deadline``), then the line goes in place at once, in time for the referee's look."""
+        if retry_until is None:
+            retry_until = hard_deadline
         before = stat_or_none(self.move_path)
         before_ns = before.st_mtime_ns if before is not None else -1
         attempt = 0
@@ -441,7 +444,7 @@ class MoveWriter:
         while True:
             attempt += 1
             try:
-                self._write_once(line, hard_deadline)
+                self._write_once(line, min(retry_until, hard_deadline))
                 if landed is None:
                     landed = time.perf_counter()
             except OSError as error:  # disk full, a locked file, a read-only mount...
@@ -500,8 +503,9 @@ class MoveWriter:
         """Set move_file's mtime; a method so tests can stand in for coarse filesystems."""
         os.utime(self.move_path, ns=(os.stat(self.move_path).st_atime_ns, mtime_ns))
 
-    def _write_once(self, line: str, hard_deadline: float) -> None:
-        """One write of ``line`` onto move_file: a temp file renamed over it, or in place if the rename is refused."""
+    def _write_once(self, line: str, retry_until: float) -> None:
+        """One write of ``line`` onto move_file: a temp file renamed over it, or in place if the
+        rename is refused for good, or still refused at ``retry_until`` (perf_counter)."""
         data = line.encode("ascii")
         try:
             self._temp_path = create_temp_file(self.move_path.parent, data)
@@ -523,7 +527,7 @@ class MoveWriter:
                 attempt += 1
                 # Windows: someone (the referee) has move_file open this instant; retry while time allows.
                 if (not platform_io.transient(refused) or attempt >= REPLACE_ATTEMPTS
-                        or time.perf_counter() + REPLACE_RETRY_SLEEP > hard_deadline):
+                        or time.perf_counter() + REPLACE_RETRY_SLEEP > retry_until):
                     break
                 time.sleep(REPLACE_RETRY_SLEEP)
         finally:

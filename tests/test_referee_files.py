@@ -242,3 +242,44 @@ def test_the_temp_file_is_stamped_after_a_move_file_stamped_just_before(tmp_path
         path = create_temp_file(tmp_path, b"Gopher 1 2\n")
         assert os.stat(path).st_mtime_ns > before
         os.remove(path)
+
+
+class RefusedRename(referee_files.MoveWriter):
+    """Windows' refusal of a rename onto move_file the referee has open (a sharing violation)."""
+
+    renames = 0
+
+    def _replace(self, source, target):
+        type(self).renames += 1
+        raise PermissionError(13, "Access is denied", str(target))
+
+
+def move_writer(tmp_path, cls):
+    (tmp_path / "move_file").write_bytes(b"")
+    return cls(tmp_path / "move_file", say_once=lambda *_: None, on_coarse=lambda: None, too_late=lambda: False)
+
+
+@pytest.mark.parametrize("windows", [True, False], ids=["windows", "posix"])
+def test_a_rename_refused_at_the_retry_deadline_goes_in_place_at_once(tmp_path, monkeypatch, windows):
+    """A move lost on time under Wine: retrying a refused rename until the limit left the write in
+    place too late. Past ``retry_until`` the first refusal sends the line in place, with no retry."""
+    monkeypatch.setattr(referee_files.platform_io, "WINDOWS", windows)
+    RefusedRename.renames = 0
+    writer = move_writer(tmp_path, RefusedRename)
+    now = time.perf_counter()
+    landed = writer.write("Otter 1 2\n", hard_deadline=now + 60, retry_until=now)
+    assert landed is not None and RefusedRename.renames == 1
+    assert (tmp_path / "move_file").read_text() == "Otter 1 2\n"
+    assert not [name for name in os.listdir(tmp_path) if name.endswith(".tmp")]
+
+
+def test_a_rename_refused_before_the_retry_deadline_is_retried_on_windows(tmp_path, monkeypatch):
+    """Far from the deadline a transient refusal is retried (REPLACE_ATTEMPTS), then written in place."""
+    monkeypatch.setattr(referee_files.platform_io, "WINDOWS", True)
+    monkeypatch.setattr(referee_files, "REPLACE_RETRY_SLEEP", 0.0)
+    RefusedRename.renames = 0
+    writer = move_writer(tmp_path, RefusedRename)
+    now = time.perf_counter()
+    writer.write("Otter 1 2\n", hard_deadline=now + 60, retry_until=now + 60)
+    assert RefusedRename.renames == referee_files.REPLACE_ATTEMPTS
+    assert (tmp_path / "move_file").read_text() == "Otter 1 2\n"
