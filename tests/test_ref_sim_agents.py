@@ -119,6 +119,30 @@ def test_opponent_move_is_read_as_the_referee_reads_it(tmp_path, separator):
     assert agent.my_turn() and agent.game.moves[-1] == (4, 1)
 
 
+@pytest.mark.parametrize("windows", [True, False], ids=["windows", "posix"])
+def test_a_file_refused_while_replaced_is_missing_for_one_poll(tmp_path, monkeypatch, windows):
+    """The random agent crashed under Wine on a PermissionError reading move_file while the
+    referee replaced it: Windows' transient refusals (agent.platform_io.transient) count as a
+    missing file, looked at again next poll; on POSIX a refusal is for good and is raised."""
+    from agent import platform_io
+    from ref_sim.bots import random_agent
+    agent = joined_agent(tmp_path, "Otter", "\n".join(OPENING) + "\n", "Walrus 4 1\n")
+    monkeypatch.setattr(platform_io, "WINDOWS", windows)
+
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Access is denied", str(args[0]))
+
+    monkeypatch.setattr(random_agent.os, "stat", refused)
+    monkeypatch.setattr(random_agent, "open", refused, raising=False)
+    for look in (lambda: agent.mtime("move_file"), lambda: agent.read("move_file"),
+                 lambda: agent.identity("move_file")):
+        if windows:
+            assert look() is None
+        else:
+            with pytest.raises(PermissionError):
+                look()
+
+
 def test_opponent_move_with_trailing_junk_after_a_separator(tmp_path):
     agent = joined_agent(tmp_path, "Otter", "\n".join(OPENING) + "\n", "Walrus 4 3\x1cjunk\n")
     assert agent.my_turn() and agent.game.moves[-1] == (4, 3)

@@ -19,6 +19,7 @@ import threading
 import time
 
 from agent.exits import EXIT_ABORTED
+from agent.platform_io import transient
 from agent.lifeline import Lifeline
 # The referee's text and checks, not the referee: this agent starts for every game of a series.
 from ref_sim.referees.file_text import (check_encoding, encoding_problem, last_line, locale_encoding, one_line,
@@ -37,6 +38,15 @@ FLOOD_FILE = "{name}-flood.log"
 #: --flood catches up after a stall, but never by more than this (a burst, not a backlog).
 FLOOD_MAX_LAG = 0.05
 NBSP = "\xa0"
+
+
+def missing(error: OSError) -> None:
+    """None for a file that is not there, or that Windows refuses this instant because the referee
+    is replacing or deleting it (agent.platform_io.transient: the agent's rule): the next poll
+    looks again. Any other error is raised."""
+    if isinstance(error, FileNotFoundError) or transient(error):
+        return None
+    raise error
 
 
 class RandomAgent:
@@ -78,15 +88,15 @@ class RandomAgent:
     def mtime(self, name: str) -> float | None:
         try:
             return os.stat(self.path(name)).st_mtime
-        except FileNotFoundError:
-            return None
+        except OSError as error:
+            return missing(error)
 
     def read(self, name: str) -> str | None:
         try:
             with open(self.path(name), "rb") as handle:
                 return self.decode(handle.read())
-        except FileNotFoundError:
-            return None
+        except OSError as error:
+            return missing(error)
 
     def decode(self, data: bytes) -> str:
         # The referee's codec: the same text wherever the referee can read the file at all;
@@ -177,8 +187,8 @@ class RandomAgent:
         """Which version of a file this is: None if absent."""
         try:
             stat = os.stat(self.path(name))
-        except FileNotFoundError:
-            return None
+        except OSError as error:
+            return missing(error)
         return (stat.st_ino, stat.st_mtime_ns, stat.st_size)
 
     def opening_key(self):
