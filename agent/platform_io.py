@@ -66,3 +66,77 @@ def transient(error: BaseException) -> bool:
     if not WINDOWS or not isinstance(error, OSError):
         return False
     return isinstance(error, PermissionError) or getattr(error, "winerror", None) in TRANSIENT_WINERRORS
+
+
+#: Windows locks are mandatory: the byte :func:`lock_exclusive` locks lies far beyond what a lock
+#: file says about its holder, which stays readable to the process refused.
+WINDOWS_LOCK_OFFSET = 2 ** 30
+#: Windows' answer to a byte range another handle has locked (ERROR_LOCK_VIOLATION).
+LOCK_VIOLATION = 33
+
+
+def lock_exclusive(fd: int) -> bool:
+    """Take an exclusive lock on the file ``fd`` without waiting, one that ends with its process:
+    True, or False when another holder (another process, or another descriptor) has it; an
+    OSError where the file system has no locks.
+
+    POSIX: ``flock``. Windows: ``LockFileEx`` on one byte at :data:`WINDOWS_LOCK_OFFSET`, not
+    ``msvcrt.locking``: that one says "held" only through the C runtime's errno, which Wine's
+    leaves 0, so a held lock and a file system without locks look the same; LockFileEx's
+    ERROR_LOCK_VIOLATION does not."""
+    if os.name != "nt":
+        import fcntl
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as error:
+            if error.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                return False
+            raise
+        return True
+    import ctypes
+    kernel32, overlapped = _windows_locks()
+    place = overlapped(Offset=WINDOWS_LOCK_OFFSET & 0xFFFFFFFF, OffsetHigh=WINDOWS_LOCK_OFFSET >> 32)
+    exclusive_now = 0x2 | 0x1       # LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY
+    if kernel32.LockFileEx(_handle(fd), exclusive_now, 0, 1, 0, ctypes.byref(place)):
+        return True
+    code = ctypes.get_last_error()
+    if code == LOCK_VIOLATION:
+        return False
+    raise ctypes.WinError(code)
+
+
+def unlock(fd: int) -> None:
+    """Give up :func:`lock_exclusive`'s lock (closing ``fd`` does too, but Windows only eventually)."""
+    if os.name != "nt":
+        import fcntl
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return
+    import ctypes
+    kernel32, overlapped = _windows_locks()
+    place = overlapped(Offset=WINDOWS_LOCK_OFFSET & 0xFFFFFFFF, OffsetHigh=WINDOWS_LOCK_OFFSET >> 32)
+    if not kernel32.UnlockFileEx(_handle(fd), 0, 1, 0, ctypes.byref(place)):
+        raise ctypes.WinError(ctypes.get_last_error())
+
+
+def _handle(fd: int) -> int:
+    import msvcrt
+    return msvcrt.get_osfhandle(fd)
+
+
+def _windows_locks():
+    """kernel32 with LockFileEx and UnlockFileEx declared, and the OVERLAPPED structure."""
+    import ctypes
+    from ctypes import wintypes
+
+    class Overlapped(ctypes.Structure):
+        _fields_ = [("Internal", ctypes.c_void_p), ("InternalHigh", ctypes.c_void_p), ("Offset", wintypes.DWORD),
+                    ("OffsetHigh", wintypes.DWORD), ("hEvent", wintypes.HANDLE)]
+
+    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+    where = ctypes.POINTER(Overlapped)
+    kernel32.LockFileEx.argtypes = [wintypes.HANDLE, wintypes.DWORD, wintypes.DWORD, wintypes.DWORD,
+                                    wintypes.DWORD, where]
+    kernel32.LockFileEx.restype = wintypes.BOOL
+    kernel32.UnlockFileEx.argtypes = [wintypes.HANDLE, wintypes.DWORD, wintypes.DWORD, wintypes.DWORD, where]
+    kernel32.UnlockFileEx.restype = wintypes.BOOL
+    return kernel32, Overlapped
