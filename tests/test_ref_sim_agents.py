@@ -88,11 +88,12 @@ OPENING = ["Walrus 4 0", "Otter 0 4", "Walrus 4 8", "Otter 8 4"]
 
 
 def joined_agent(tmp_path, name, opening_text, move_file=""):
-    """A RandomAgent that has just seen its .go appear on the given files."""
+    """A RandomAgent that has just seen its .go appear on the given files. Both in UTF-8, whatever
+    the locale: the separators tried (U+2028...) exist in no cp1252 file (Windows' locale)."""
     from ref_sim.bots.random_agent import RandomAgent
-    agent = RandomAgent(name, str(tmp_path), seed=1)     # files written after: not stale
-    (tmp_path / "move_file").write_text(move_file, newline="")
-    (tmp_path / "first_four_moves").write_text(opening_text, newline="")
+    agent = RandomAgent(name, str(tmp_path), seed=1, encoding="utf-8")     # files written after: not stale
+    (tmp_path / "move_file").write_text(move_file, encoding="utf-8", newline="")
+    (tmp_path / "first_four_moves").write_text(opening_text, encoding="utf-8", newline="")
     (tmp_path / f"{name}.go").write_text("")
     agent.load_opening()
     return agent

@@ -112,11 +112,14 @@ def test_cleanup_patterns(tmp_path):
                "ago", "xgo", "Mango"]
     kept = ["go", "go.txt", "notes.txt", "game.log", "Go.txt", "my_move_file", "G.o",
             ".uttt-tmp-123-ab12", "match.json"]
-    for name in deleted + kept:
+    names_kept = kept
+    if os.path.normcase("Go.txt") == "go.txt":     # Windows: one file for both names; the patterns still see both
+        names_kept = [name for name in kept if name != "Go.txt"]
+    for name in deleted + names_kept:
         (tmp_path / name).write_text("x")
     (tmp_path / "algo").mkdir()                 # directories are never deleted
     assert sorted(clean(tmp_path)) == sorted(deleted)
-    assert sorted(os.listdir(tmp_path)) == sorted(kept + ["algo"])
+    assert sorted(os.listdir(tmp_path)) == sorted(names_kept + ["algo"])
     assert all(is_cleanup_name(n) for n in deleted)
     assert not any(is_cleanup_name(n) for n in kept)
 
@@ -208,7 +211,8 @@ def test_record_round_trip(scripted, tmp_path):
 def test_reading_like_the_real_referee(tmp_path, text, line, parsed):
     path = tmp_path / "move_file"
     path.write_text(text, encoding="utf-8", newline="")
-    assert read_move_line(path) == line
+    # Read as a UTF-8 locale's referee reads: U+2028 and U+0085 exist in no cp1252 file (Windows').
+    assert read_move_line(path, encoding="utf-8") == line
     assert parse_move_line(line) == parsed
 
 
