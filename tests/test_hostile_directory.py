@@ -80,6 +80,21 @@ def test_a_directory_is_not_read(game):
     assert what_is_there(game / "move_file").what == "a directory"
 
 
+def test_a_directory_windows_refuses_to_open_is_called_a_directory(game, monkeypatch):
+    """Windows opens no folder: EACCES, not EISDIR; still "a directory", not a crash."""
+    from ref_sim.referees import file_protocol
+    real_open = os.open
+
+    def windows_open(path, flags, *args):
+        if os.path.isdir(path):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(file_protocol.os, "open", windows_open)
+    (game / "move_file").mkdir()
+    assert what_is_there(game / "move_file").what == "a directory"
+
+
 @needs_symlinks
 @pytest.mark.parametrize("target", ["outside", "/dev/zero", "dangling"])
 def test_a_symbolic_link_is_never_followed(game, outside, target):

@@ -138,6 +138,8 @@ def open_regular(path) -> int:
             raise NotAMoveFile("a symbolic link") from None
         if error.errno == errno.ENXIO:                       # a socket
             raise NotAMoveFile("a socket") from None
+        if isinstance(error, PermissionError) and os.path.isdir(path):  # Windows opens no folder: EACCES
+            raise NotAMoveFile(kind_of(os.lstat(path).st_mode)) from None
         raise
     mode = os.fstat(handle).st_mode
     if not stat.S_ISREG(mode):
