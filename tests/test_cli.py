@@ -160,7 +160,8 @@ def test_the_bounds_themselves_are_accepted():
     (["--protocol", "telepathy"], "invalid choice: 'telepathy'"),
     (["--bogus", "x" * 5000], "unrecognized arguments: --bogus"),
     (["--log-file", "\x00"], "cannot write log file '?'"),
-    (["--log-file", "x" * 5000], "File name too long"),
+    # Windows says a name too long is not found (ENOENT): the line still names the file.
+    (["--log-file", "x" * 5000], "File name too long" if os.name == "posix" else "cannot write log file 'xxx"),
     (["--dir", "\x00"], "referee directory '?'"),
     (["--dir", "x" * 5000], "referee directory 'xxx"),
 ])
@@ -198,6 +199,7 @@ def test_names_that_cannot_be_a_file_name(tmp_path, usage_line, name, words):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.skipif(os.name != "posix", reason="a path's limit here is Linux's PATH_MAX (4096); Windows' differ")
 def test_a_name_the_directory_cannot_hold(tmp_path, monkeypatch, usage_line):
     # Within the 252 characters, but DIR/NAME.go is longer than a path may be (4096 on Linux),
     # while DIR and the temp file of a move still fit.

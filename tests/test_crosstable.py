@@ -142,6 +142,8 @@ def test_a_bad_spec_in_a_list_is_one_line_naming_its_file_and_line(tmp_path, cap
     assert not (tmp_path / "event").exists()                        # nothing made
 
 
+@pytest.mark.skipif(os.name == "nt", reason="Windows' command lines have no unclosed quote (one runs to the "
+                                              "end) and ' does not quote: ref_sim.command_words")
 def test_quotes_that_do_not_close_are_one_line_too(tmp_path, capsys):
     listing = tmp_path / "bots.txt"
     listing.write_text("random\npython3 'bot.py\n")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ref_sim import match, tournament
+from ref_sim import command_words, match, tournament
 from ref_sim.series import realbots, specs
 from ref_sim.series.launch import child_env
 from ref_sim.series.specs import PROJECT_ROOT, agent_spec
@@ -121,15 +121,18 @@ def test_relative_paths_in_a_command_are_made_absolute(tmp_path):
     def absolute(command):
         return realbots.absolute_paths(command, str(tmp_path))
 
-    assert absolute("java -cp bots Otter") == f"java -cp {bots} Otter"
-    assert absolute("java -cp bots:lib:missing Otter") == (
-        f"java -cp {bots}{os.pathsep}{lib}{os.pathsep}missing Otter")
-    assert absolute("java --class-path=bots Otter") == f"java --class-path={bots} Otter"
-    assert absolute("python3 otter.py {name}") == f"python3 {tmp_path / 'otter.py'} '{{name}}'"
-    assert absolute("./run") == str(tmp_path / "run")
+    def words(command):     # joined back by this system's rules (command_words): ' quotes on POSIX only
+        return command_words.split(absolute(command))
+
+    assert words("java -cp bots Otter") == ["java", "-cp", bots, "Otter"]
+    classpath = os.pathsep.join(["bots", "lib", "missing"])     # ; on Windows, where : is a drive's
+    assert words(f"java -cp {classpath} Otter") == ["java", "-cp", os.pathsep.join([bots, lib, "missing"]), "Otter"]
+    assert words("java --class-path=bots Otter") == ["java", f"--class-path={bots}", "Otter"]
+    assert words("python3 otter.py {name}") == ["python3", str(tmp_path / "otter.py"), "{name}"]
+    assert words("./run") == [str(tmp_path / "run")]
     assert absolute("run") == "run"                       # a bare program: the PATH's
     assert absolute("python3 -m bots") == "python3 -m bots"   # a module, not a folder
-    assert absolute("python3 {dir}/x --dir bots") == f"python3 '{{dir}}/x' --dir {bots}"
+    assert words("python3 {dir}/x --dir bots") == ["python3", "{dir}/x", "--dir", bots]
     same = "python3  elsewhere.py  {name}"
     assert absolute(same) is same                          # nothing resolved: as written
 

@@ -131,8 +131,8 @@ def absolute_paths(command: str, where: str | None = None) -> str:
 
     >>> import tempfile; temp = tempfile.TemporaryDirectory(); folder = temp.name
     >>> os.mkdir(os.path.join(folder, "bots"))
-    >>> absolute_paths("java -cp bots Otter {name}", folder) == (
-    ...     f"java -cp {os.path.join(folder, 'bots')} Otter '{{name}}'")
+    >>> absolute_paths("java -cp bots Otter {name}", folder) == command_words.join(
+    ...     ["java", "-cp", os.path.join(folder, "bots"), "Otter", "{name}"])
     True
     >>> temp.cleanup()
     """
