@@ -240,6 +240,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def load_average() -> str:
+    """The last minute's load average, where the system has one (Windows has none)."""
+    return f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "unknown"
+
+
 def main(argv: list[str] | None = None) -> int:
     """The soak; SIGTERM and SIGHUP stop it as Ctrl-C does (ref_sim.stops)."""
     return stops.guarded("soak", _main, argv)
@@ -271,7 +276,7 @@ def _main(argv: list[str] | None) -> int:
     print(f"soak: {per_share * len(shares)} games ({per_share} per limit and opponent: "
           f"{', '.join(f'{limit:g} s vs {opponent}' for limit, opponent in shares)}); "
           f"busy-polling referee{', CPU hog' if args.hog else ''}; {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.2f}; about {estimate / 60:.0f} min; files in {out}",
+          f"load average {load_average()}; about {estimate / 60:.0f} min; files in {out}",
           flush=True)
 
     tallies: dict[str, Tally] = {}
@@ -324,7 +329,7 @@ def _main(argv: list[str] | None) -> int:
     # The referee runs in this process: busy-polling, it takes a whole core when it can get one
     # (one CPU-second per second); on a crowded machine the scheduler gives it less.
     print(f"{wall:.0f} s; referee (this process) {(time.process_time() - cpu_started) / max(wall, 1e-9):.2f} "
-          f"CPU-s/s; load average now {os.getloadavg()[0]:.2f}; games and logs in {out}")
+          f"CPU-s/s; load average now {load_average()}; games and logs in {out}")
     if interrupted:
         played = total_tally.games
         said = stops.said(interrupted) if isinstance(interrupted, KeyboardInterrupt) else \

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 import time
@@ -174,7 +175,7 @@ def test_a_program_flooding_stdout_waits_instead_of_filling_the_memory(tmp_path)
         while program.lines.qsize() < codingame_referee.MAX_PENDING_LINES and time.monotonic() < deadline:
             time.sleep(0.05)
         assert program.lines.qsize() == codingame_referee.MAX_PENDING_LINES
-        assert program.answer(1.0)[1] == "0 0\n"
+        assert program.answer(1.0)[1] == "0 0" + os.linesep     # print's line end: \r\n on Windows
     finally:
         program.kill()
     assert program.process.wait(timeout=30) is not None

@@ -379,7 +379,8 @@ def test_a_stdio_bot_that_cannot_start_loses_its_games_and_the_tournament_goes_o
     assert [(g["winner"], g["loser"], g["reason"]) for g in forfeits] == [
         ("Random1", "Nosuchbot2", "could not start"), ("Random1", "Nosuchbot2", "could not start"),
         ("Random3", "Nosuchbot2", "could not start"), ("Random3", "Nosuchbot2", "could not start")]
-    assert all("No such file or directory" in g["cannot_start"]["Nosuchbot2"] for g in forfeits)
+    assert all("No such file or directory" in g["cannot_start"]["Nosuchbot2"] for g in forfeits), [
+        g["cannot_start"] for g in forfeits]
     assert all(g["result"] in ("win", "tie") and not g.get("cannot_start")     # the others played
                for g in games if "Nosuchbot2" not in g["names"])
     assert re.search(r"^Nosuchbot2: could not start \(.*No such file or directory\); its 4 games "
