@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 
-from ref_sim.series.output import records
+from ref_sim.series.output import out_lock, records
 from ref_sim import stops
 from agent.cli_common import say_error
 
@@ -43,7 +43,7 @@ def entry_point(module: str):
         def run(argv: list[str] | None = None, **collaborators) -> int:
             try:
                 return stops.guarded(prog(module), main, argv, **collaborators)
-            except (records.OutInUse, records.CannotResume, records.WriteError) as error:
+            except (out_lock.OutInUse, records.CannotResume, records.WriteError) as error:
                 say_error(prog(module), f"error: {error}")
                 return error.exit_code
         return run

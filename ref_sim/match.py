@@ -12,7 +12,8 @@ from pathlib import Path
 from ref_sim import cli_common
 from ref_sim.referees.file_protocol import check_time_limit
 from ref_sim.referees.file_text import check_encoding, locale_encoding
-from ref_sim.series import command, isolation, launch
+from ref_sim.series import command
+from ref_sim.series.process import isolation, launch
 from ref_sim.series.stats import match_stats
 from ref_sim.series.file_games import EXIT_WAIT, FORMAT, STARTUP_WAIT, FileGames, FileGameSettings
 from ref_sim.series.output.report import describe, report_lines, summarize

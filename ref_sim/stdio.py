@@ -14,7 +14,8 @@ from ref_sim import cli_common
 from ref_sim.referees.codingame import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS, EXIT_WAIT,
                                        describe)
 from ref_sim.rules import CODINGAME
-from ref_sim.series import command, isolation, launch
+from ref_sim.series import command
+from ref_sim.series.process import isolation, launch
 from ref_sim.series.codingame_games import (FORMAT, REPEAT_HINT, STARTUP_WAIT, StdioGames, StdioGameSettings,
                                             run_series)
 from ref_sim.series.command import MAX_TURN_MS, add_timing, seconds_in_ms

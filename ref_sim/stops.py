@@ -153,7 +153,7 @@ def kill_tree(process: subprocess.Popen | None) -> None:
     """Kill ``process`` and everything it started, and reap it; also after it exited, for what
     it left running (a shell command's child, a helper it forgot).
 
-    A process that ends its own tree (``ends_tree``: a bot's keeper, ref_sim.series.keeper) is
+    A process that ends its own tree (``ends_tree``: a bot's keeper, ref_sim.series.process.keeper) is
     asked to first, with SIGTERM, and given :data:`TREE_END_WAIT` seconds: what left the group
     (``setsid``, a double fork) goes too.
     A process from :func:`start` leads its own process group on POSIX: the whole group goes.
@@ -164,7 +164,7 @@ def kill_tree(process: subprocess.Popen | None) -> None:
     if process is None:
         return
     if getattr(process, "ends_tree", False) and process.returncode is None:
-        # Its keeper (ref_sim.series.keeper) ends what left the group too (setsid, double
+        # Its keeper (ref_sim.series.process.keeper) ends what left the group too (setsid, double
         # forks): asked first, then the group goes as below.
         with contextlib.suppress(OSError):
             process.send_signal(signal.SIGTERM)

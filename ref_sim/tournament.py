@@ -15,7 +15,8 @@ from ref_sim import cli_common
 from ref_sim.series.command import MAX_GAMES
 from ref_sim.referees.file_protocol import check_time_limit
 from ref_sim.referees.file_text import check_encoding
-from ref_sim.series import bot_list, command, event, file_games, isolation, launch, preflight
+from ref_sim.series import bot_list, command, event, file_games, preflight
+from ref_sim.series.process import isolation, launch
 from ref_sim.series.run import cluster_address
 from ref_sim.series.specs import agent_spec, stdio_spec
 from ref_sim.series.event import (OWN_OPENINGS, SHARED_OPENINGS, PairingProgress, check_settings,

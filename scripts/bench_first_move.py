@@ -27,7 +27,7 @@ from agent.clock import cutoff_for
 from agent.options import MAX_TIME_LIMIT, real, whole
 from agent.pauses import TRACE_ENV
 from ref_sim.series.file_games import start_agent
-from ref_sim.series.launch import wait_until_started
+from ref_sim.series.process.launch import wait_until_started
 from ref_sim.referees.file_referee import INTERRUPTED, RefereeSettings
 from ref_sim.referees.file_protocol import run_game
 from ref_sim.series.specs import AgentSpec, agent_spec

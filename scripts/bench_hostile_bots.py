@@ -90,7 +90,7 @@ def run_case(case: str, args, work: Path) -> dict:
 
 def keeper_start(args) -> dict:
     """Milliseconds from Popen to the bot running, plain and under a keeper (medians)."""
-    from ref_sim.series import keeper
+    from ref_sim.series.process import keeper
     figures = {"case": "keeper"}
     for label, wrap in (("plain_ms", list), ("keeper_ms", keeper.wrapped)):
         delays = []

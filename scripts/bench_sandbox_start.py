@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What ``--isolate`` costs a bot at start-up: milliseconds from starting ``python -c pass``
-through ``ref_sim.series.isolation`` to having reaped it (and, isolated, removed its cgroup),
+through ``ref_sim.series.process.contain`` to having reaped it (and, isolated, removed its cgroup),
 without isolation, isolated without the sandbox, and isolated with it.
 
     python -m scripts.bench_sandbox_start [--starts 20]
@@ -20,7 +20,7 @@ import time
 
 from agent.options import whole
 from ref_sim import stops
-from ref_sim.series import isolation
+from ref_sim.series.process import isolation, contain
 WAYS = {"plain": None, "isolated, no sandbox": isolation.Isolation(sandbox=False),
         "isolated": isolation.Isolation()}
 
@@ -28,7 +28,7 @@ WAYS = {"plain": None, "isolated, no sandbox": isolation.Isolation(sandbox=False
 def one_start(isolate) -> float:
     """Milliseconds from start to reaped (its cores given back, its cgroup removed)."""
     began = time.perf_counter()
-    process = isolation.start([sys.executable, "-S", "-c", "pass"], isolate,
+    process = contain.start([sys.executable, "-S", "-c", "pass"], isolate,
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     try:
         process.wait()      # blocking: wait(timeout) polls, in steps of up to 50 ms
@@ -41,7 +41,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--starts", type=whole(1, 10_000), default=20, help="starts of each way")
     args = parser.parse_args(argv)
-    print(isolation.status_line(isolation.Isolation()))
+    print(contain.status_line(isolation.Isolation()))
     times = {way: [] for way in WAYS}
     for _ in range(args.starts):
         for way, isolate in WAYS.items():

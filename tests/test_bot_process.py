@@ -1,4 +1,4 @@
-"""A game's bots end with the game whatever happened: ref_sim.series.bot_process."""
+"""A game's bots end with the game whatever happened: ref_sim.series.process.bot_process."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from ref_sim.series.bot_process import GameBots
+from ref_sim.series.process.bot_process import GameBots
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(600)"]
 

@@ -14,7 +14,8 @@ import pytest
 
 from ref_sim.referees import codingame as codingame_referee
 from ref_sim.series.run import shipping
-from ref_sim.series import codingame_games, launch
+from ref_sim.series import codingame_games
+from ref_sim.series.process import launch
 from ref_sim.series.output import telemetry
 try:                                        # the regex parser: public until 3.11 as sre_parse
     from re import _parser as regex_parser

@@ -19,7 +19,7 @@ from agent.cli_common import UsageError
 from ref_sim import ref as ref_cli
 from ref_sim import match, stdio, tournament
 from ref_sim.series import bot_list
-from ref_sim.series.output import records
+from ref_sim.series.output import out_lock, records, strict_json
 from ref_sim.series.specs import FILE_FIELDS, agent_spec, stdio_spec
 from ref_sim.views import plot, replay, show
 
@@ -100,9 +100,9 @@ def test_the_views_refuse_a_fifo_and_a_device_in_one_line(tmp_path, capsys, view
 def test_a_records_file_beyond_its_size_is_refused_unread(tmp_path):
     big = tmp_path / "games.jsonl"
     with open(big, "wb") as handle:
-        handle.truncate(records.MAX_LINES_FILE_BYTES + 1)
-    with pytest.raises(records.RecordError, match="more than the"):
-        records.read_lines(big)
+        handle.truncate(strict_json.MAX_LINES_FILE_BYTES + 1)
+    with pytest.raises(strict_json.RecordError, match="more than the"):
+        strict_json.read_lines(big)
 
 
 @needs_fifo
@@ -139,7 +139,7 @@ def test_the_referees_record_must_be_a_regular_file(tmp_path, capsys):
     assert not ref_cli.save_record(Record(), str(fifo))          # planted during the game: one line
     assert "not a regular file" in capsys.readouterr().err
     assert ref_cli.save_record(Record(), str(tmp_path / "saved.json"))
-    assert records.read_json(tmp_path / "saved.json") == {"result": "win"}
+    assert strict_json.read_json(tmp_path / "saved.json") == {"result": "win"}
 
 
 @pytest.mark.skipif(not hasattr(os, "O_NOFOLLOW"), reason="no O_NOFOLLOW on this platform")
@@ -148,9 +148,9 @@ def test_the_out_lock_is_not_followed_through_a_symlink(tmp_path):
     target.write_text("keep me\n")
     out = tmp_path / "out"
     out.mkdir()
-    (out / records.LOCK_NAME).symlink_to(target)
+    (out / out_lock.LOCK_NAME).symlink_to(target)
     with pytest.raises(records.WriteError, match="symbolic link") as refused:
-        with records.OutLock(out, "test"):
+        with out_lock.OutLock(out, "test"):
             pass
     assert "\n" not in str(refused.value)
     assert target.read_text() == "keep me\n"

@@ -41,7 +41,7 @@ from ref_sim.referees.codingame_referee import (
     to_cell,
 )
 from ref_sim.rules import CODINGAME, TIE, Game, line_winner
-from ref_sim.series import turn_share
+from ref_sim.series.process import turn_share
 #: Its output ends (the program exits) / a line of it never ends (its stdout is read no further).
 EXIT, ENDLESS = object(), object()
 WHY = "a line of over 1,048,576 bytes without a newline"

@@ -11,8 +11,8 @@ import textwrap
 import pytest
 
 from ref_sim import match
-from ref_sim.series import isolation
-pytestmark = pytest.mark.skipif(not isolation.SUPPORTED or not isolation.keeper.AVAILABLE,
+from ref_sim.series.process import contain, disk_cap, isolation, keeper, metering
+pytestmark = pytest.mark.skipif(not isolation.SUPPORTED or not keeper.AVAILABLE,
                                 reason="--isolate and the keeper are Linux's")
 
 CAP_MB = 10
@@ -123,7 +123,7 @@ def test_each_file_a_bot_writes_is_capped_by_the_kernel(tmp_path):
         except OSError as error:
             print("refused:", error.strerror, os.path.getsize("big.bin"))
         """)
-    done = subprocess.run([sys.executable, "-I", "-S", "-c", isolation.SHIM, "-", "-", "-", "-",
+    done = subprocess.run([sys.executable, "-I", "-S", contain.SHIM, "-", "-", "-", "-",
                            str(1 << 20), sys.executable, "-c", probe], capture_output=True,
                           text=True, cwd=tmp_path, timeout=60)
     assert done.stdout.split("\n")[:2] == [f"kept {1 << 20} {1 << 20}",
@@ -136,7 +136,7 @@ def test_what_a_bot_wrote_is_counted_in_all_its_files(tmp_path):
     (tmp_path / "view" / "sub" / "b").write_bytes(b"b" * 50)
     (tmp_path / "log").write_bytes(b"c" * 7)
     os.symlink("/usr", tmp_path / "view" / "link")      # a link is not followed
-    total, entries = isolation.written([str(tmp_path / "view"), str(tmp_path / "log")])
+    total, entries = metering.written([str(tmp_path / "view"), str(tmp_path / "log")])
     assert (total, entries) == (157, 4)
 
 
@@ -146,9 +146,9 @@ def test_a_bot_that_fills_the_disk_is_told_apart_from_one_past_its_cap(tmp_path,
 
     class Bot:              # what DiskGuard reads of a MeteredPopen
         disk_paths, disk_cap, disk_why = (str(log),), 100 << 20, ""
-    monkeypatch.setattr(isolation, "free_bytes", lambda path: 1 << 30)
-    assert isolation.DiskGuard.over(Bot()) is None          # 2 MB of 100, room left
-    monkeypatch.setattr(isolation, "free_bytes", lambda path: 0)
+    monkeypatch.setattr(disk_cap, "free_bytes", lambda path: 1 << 30)
+    assert disk_cap.DiskGuard.over(Bot()) is None          # 2 MB of 100, room left
+    monkeypatch.setattr(disk_cap, "free_bytes", lambda path: 0)
     bot = Bot()
-    assert isolation.DiskGuard.over(bot) == "filled the disk (2 MB written)"
-    assert "NOT enough" in isolation.status_line(isolation.Isolation(out=str(tmp_path)))
+    assert disk_cap.DiskGuard.over(bot) == "filled the disk (2 MB written)"
+    assert "NOT enough" in contain.status_line(isolation.Isolation(out=str(tmp_path)))

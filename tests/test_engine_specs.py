@@ -236,10 +236,10 @@ def test_nothing_else_splits_options_or_guesses_them_from_a_type_error():
         text = path.read_text(encoding="utf-8")
         if re.search(r"""partition\(["']=["']\)""", text):
             splitters.append(path.relative_to(ROOT).as_posix())
-    # isolation: a java command's --class-path=PATH token, to show the bot its class path;
+    # sandbox: a java command's --class-path=PATH token, to show the bot its class path;
     # realbots: a command's --flag=PATH tokens, made absolute; replay: a recorded command's
     # --engine=E token, to tell whose scale its scores are on; bench_first_move: its --ab
     # VAR=VALUE, an environment variable (none is a spec).
-    assert splitters == ["agent/options.py", "ref_sim/series/isolation.py", "ref_sim/series/realbots.py",
+    assert splitters == ["agent/options.py", "ref_sim/series/process/sandbox.py", "ref_sim/series/realbots.py",
                          "ref_sim/views/replay.py", "scripts/bench_first_move.py"]
     assert "TypeError" not in inspect.getsource(engines)

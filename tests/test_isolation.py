@@ -1,4 +1,4 @@
-"""--isolate (ref_sim.series.isolation): each bot on its own core, under a memory cap, in a bwrap
+"""--isolate (ref_sim.series.process.isolation): each bot on its own core, under a memory cap, in a bwrap
 sandbox where bwrap works (no network, read-only but its directories), and what each bot used.
 The hostile bots that try to undo the limits are in tests/test_sandbox.py.
 
@@ -16,12 +16,12 @@ import time
 
 import pytest
 
-from ref_sim.series import isolation, keeper
+from ref_sim.series.process import isolation, cgroups, contain, metering, sandbox, keeper
 from ref_sim import match, stdio, stops
 
-BWRAP, NO_BWRAP = isolation.bwrap()
+BWRAP, NO_BWRAP = sandbox.bwrap()
 needs_bwrap = pytest.mark.skipif(BWRAP is None, reason=f"no sandbox here: {NO_BWRAP}")
-needs_linux = pytest.mark.skipif(not isolation.CAN_SAMPLE or not hasattr(os, "sched_setaffinity"),
+needs_linux = pytest.mark.skipif(not metering.CAN_SAMPLE or not hasattr(os, "sched_setaffinity"),
                                  reason="affinity and /proc are Linux's")
 NO_SANDBOX = isolation.Isolation(sandbox=False)
 
@@ -38,9 +38,9 @@ def script(tmp_path, name, text):
 
 
 def run_to_end(command, isolate, log, **options):
-    """Start ``command`` through ref_sim.series.isolation, wait for it (generously), return it."""
+    """Start ``command`` through ref_sim.series.process.contain, wait for it (generously), return it."""
     with open(log, "w") as handle:
-        process = isolation.start(command, isolate, stdout=handle, stderr=subprocess.STDOUT,
+        process = contain.start(command, isolate, stdout=handle, stderr=subprocess.STDOUT,
                                   stdin=subprocess.DEVNULL, **options)
     try:
         process.wait(60)
@@ -50,7 +50,7 @@ def run_to_end(command, isolate, log, **options):
 
 
 def kept(pid: int) -> int:
-    """The process its keeper (ref_sim.series.keeper) runs, or ``pid`` where bots have none."""
+    """The process its keeper (ref_sim.series.process.keeper) runs, or ``pid`` where bots have none."""
     if not keeper.AVAILABLE:
         return pid
     children = f"/proc/{pid}/task/{pid}/children"
@@ -77,7 +77,7 @@ def test_usage_counts_cpu_and_memory_of_a_plain_bot(tmp_path):
     spin = ("import time\nblock = bytearray(40 << 20)\nfor i in range(0, len(block), 4096): "
             "block[i] = 1\nwhile time.process_time() < 0.3: pass\n")
     process = run_to_end([sys.executable, "-c", spin], None, tmp_path / "spin.log")
-    usage = isolation.usage_of({"Spinner": process, "Absent": None})
+    usage = metering.usage_of({"Spinner": process, "Absent": None})
     assert set(usage) == {"Spinner"}
     assert usage["Spinner"]["cpu_seconds"] >= 0.3
     assert usage["Spinner"]["peak_mb"] >= 40
@@ -93,22 +93,22 @@ def test_usage_of_a_shell_child_killed_at_the_end_is_sampled(tmp_path):
              f"open({str(marker)!r}, 'w').close()\ntime.sleep(60)\n")
     command = ["sh", "-c", f'{sys.executable} -c "$0"; true', child]
     with open(tmp_path / "shell.log", "w") as handle:
-        process = isolation.start(command, None, stdout=handle, stderr=subprocess.STDOUT)
+        process = contain.start(command, None, stdout=handle, stderr=subprocess.STDOUT)
     try:
         wait_for(marker.exists, "the child to spin for a second")
         # /proc counts in clock ticks, coarser than process_time(): 0.99 s may show for 1.0
         wait_for(lambda: process.sampled["cpu_seconds"] >= 0.9, "a sample after the spin")
     finally:
         stops.kill_tree(process)
-    assert isolation.usage_of({"Shell": process})["Shell"]["cpu_seconds"] >= 0.9
+    assert metering.usage_of({"Shell": process})["Shell"]["cpu_seconds"] >= 0.9
 
 
 def test_usage_line_skips_what_is_malformed():
     game = {"usage": {"A1": {"cpu_seconds": 1.234, "peak_mb": 40.2}, "B2": {"cpu_seconds": "x"},
                       "C3": "junk", "D4": {"cpu_seconds": 1e999, "peak_mb": 1}}}
-    assert isolation.usage_line(game) == "usage: A1 1.23 s CPU, 40 MB; D4 inf s CPU, 1 MB"
-    assert isolation.usage_line({"usage": [1, 2]}) is None
-    assert isolation.usage_line({}) is None
+    assert metering.usage_line(game) == "usage: A1 1.23 s CPU, 40 MB; D4 inf s CPU, 1 MB"
+    assert metering.usage_line({"usage": [1, 2]}) is None
+    assert metering.usage_line({}) is None
 
 
 # -- cores and caps -----------------------------------------------------------------------------
@@ -116,13 +116,13 @@ def test_usage_line_skips_what_is_malformed():
 @pytest.mark.e2e
 @needs_linux
 def test_each_bot_is_pinned_to_cores_of_its_own(tmp_path):
-    pool = isolation.core_pool()
+    pool = cgroups.core_pool()
     sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
     processes = []
     try:
         for k in range(2):
             with open(tmp_path / f"sleeper{k}.log", "w") as handle:
-                processes.append(isolation.start(sleeper, NO_SANDBOX, stdout=handle))
+                processes.append(contain.start(sleeper, NO_SANDBOX, stdout=handle))
         for process in processes:       # the shim has become the sleeper (same process)
             bot = kept(process.pid)
             sleeping = "\0".join(sleeper).encode() + b"\0"
@@ -214,8 +214,8 @@ def test_sandboxed_bot_cannot_reach_the_network(tmp_path):
 
 @pytest.mark.e2e
 def test_without_bwrap_isolation_is_partial_and_bots_still_run(tmp_path, monkeypatch):
-    monkeypatch.setattr(isolation, "bwrap", lambda: (None, "bwrap not found"))
-    line = isolation.status_line(isolation.Isolation())
+    monkeypatch.setattr(sandbox, "bwrap", lambda: (None, "bwrap not found"))
+    line = contain.status_line(isolation.Isolation())
     assert "no sandbox (bwrap not found): isolation is partial" in line
     process = run_to_end([sys.executable, "-c", "print('ran')"], isolation.Isolation(),
                          tmp_path / "plain.log")
@@ -225,8 +225,8 @@ def test_without_bwrap_isolation_is_partial_and_bots_still_run(tmp_path, monkeyp
 @pytest.mark.e2e
 def test_missing_program_cannot_be_launched_as_without_isolation(tmp_path):
     with pytest.raises(FileNotFoundError):
-        isolation.start(["/nonexistent/bot"], NO_SANDBOX)
-    assert all(count == 0 for count in isolation.core_pool().holders.values())
+        contain.start(["/nonexistent/bot"], NO_SANDBOX)
+    assert all(count == 0 for count in cgroups.core_pool().holders.values())
 
 
 # -- whole series ---------------------------------------------------------------------------------

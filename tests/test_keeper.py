@@ -1,4 +1,4 @@
-"""The keeper (ref_sim.series.keeper) on its own: a bot's exit status passes through it, what the
+"""The keeper (ref_sim.series.process.keeper) on its own: a bot's exit status passes through it, what the
 bot detaches (a ``setsid`` child, a double-forked grandchild) ends with the bot or when the keeper
 is asked to stop, and the end of the runner's thread that started it is not taken for the
 runner's death. The runners' hostile cases are tests/test_hostile_bots.py. Nothing is timed:
@@ -15,7 +15,7 @@ import uuid
 
 import pytest
 
-from ref_sim.series import keeper
+from ref_sim.series.process import keeper, keeper_program
 from scripts.processes import kill, marked
 
 pytestmark = [pytest.mark.e2e,
@@ -108,11 +108,8 @@ def test_the_end_of_the_thread_that_started_it_is_not_the_runner_s_death(mark, k
 
 
 def keeper_grace() -> float:
-    """The keeper's GRACE, read from its code (it runs as a script, not imported)."""
-    for line in keeper.KEEPER.splitlines():
-        if line.startswith("GRACE = "):
-            return float(line.split("=")[1])
-    raise AssertionError("no GRACE in the keeper's code")
+    """The keeper's GRACE (it runs as a script; imported, it only defines its parts)."""
+    return keeper_program.GRACE
 
 
 def test_a_keeper_ends_its_own_tree_only(mark, keepers):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -195,7 +196,7 @@ SERIES_FRONT_ENDS = {"ref_sim.match", "ref_sim.stdio", "ref_sim.tournament"}
 UNDER_THE_FRONT_ENDS = {"ref_sim.referees.file_protocol", "ref_sim.referees.file_referee", "ref_sim.referees.codingame",
                         "ref_sim.rules", "ref_sim.series.openings",
                         "ref_sim.series.loop", "ref_sim.series.output.report", "ref_sim.series.specs", "ref_sim.series.output.records",
-                        "ref_sim.series.output.progress", "ref_sim.series.output.telemetry", "ref_sim.series.realbots", "ref_sim.series.isolation",
+                        "ref_sim.series.output.progress", "ref_sim.series.output.telemetry", "ref_sim.series.realbots", "ref_sim.series.process.isolation",
                         "ref_sim.series.run.cluster", "ref_sim.series.stats.match_stats", "ref_sim.show", "ref_sim.render", "ref_sim.plot",
                         "ref_sim.replay", "ref_sim.views.replay_page", "ref_sim.views.analysis", "ref_sim.views.crosstable"}
 
@@ -247,7 +248,11 @@ SERIES_PARTS = {
     "ref_sim.series.stats": {"ref_sim.series.output", "ref_sim.series.process", "ref_sim.series.run"},
     "ref_sim.series.output": {"ref_sim.series.process", "ref_sim.series.run"},
     "ref_sim.series.run": {"ref_sim.series.process", "ref_sim.series.output.report", "ref_sim.series.output.progress"},
+    "ref_sim.series.process": {"ref_sim.series.run", "ref_sim.series.output.report", "ref_sim.series.output.progress"},
 }
+#: Programs of their own that a bot is started through (``python -I -S PATH``: no site, nothing
+#: of the project on the path): the project never imports them, and they import nothing of it.
+PROGRAMS = {"ref_sim.series.process.keeper_program", "ref_sim.series.process.shim_program"}
 
 
 def test_the_series_parts_keep_their_floors(graph):
@@ -263,3 +268,18 @@ def test_the_series_parts_keep_their_floors(graph):
     assert offenders == []
     stats_reach = {target for name in graph if name.startswith("ref_sim.series.stats.") for target in graph[name]}
     assert {t for t in stats_reach if t.startswith("ref_sim.") and not t.startswith("ref_sim.series.stats")} == set()
+
+
+def test_the_keeper_and_the_shim_stand_alone(graph):
+    """They run as ``python -I -S PATH``: the standard library alone, and nothing imports them
+    (imported, as pytest's doctests do, they only define their parts)."""
+    assert PROGRAMS <= set(graph)
+    for name in PROGRAMS:
+        assert graph[name] == set(), name
+        tree = ast.parse((ROOT / (name.replace(".", "/") + ".py")).read_text(encoding="utf-8"))
+        imported = {alias.name.partition(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+                    for alias in node.names}
+        imported |= {(node.module or "").partition(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        assert imported <= set(sys.stdlib_module_names), (name, imported)
+        assert tree.body[-1].test.comparators[0].value == "__main__", name     # if __name__ == "__main__"
+    assert sorted(f"{name} -> {target}" for name, targets in graph.items() for target in targets & PROGRAMS) == []

@@ -20,8 +20,8 @@ try:
 except ImportError:  # Windows: the tests skip there (_why_not), but the module must import
     pwd = None
 
-from ref_sim.series import isolation
-PROJECT = isolation.PROJECT
+from ref_sim.series.process import sandbox
+PROJECT = sandbox.PROJECT
 MEMORY_MB = 100
 
 
@@ -31,8 +31,8 @@ def _why_not() -> str | None:
     for tool in ("useradd", "userdel", "runuser"):
         if shutil.which(tool) is None:
             return f"no {tool} here"
-    if isolation.bwrap()[0] is None:
-        return f"no sandbox here: {isolation.bwrap()[1]}"
+    if sandbox.bwrap()[0] is None:
+        return f"no sandbox here: {sandbox.bwrap()[1]}"
     return None
 
 
@@ -65,7 +65,7 @@ def user():
         python = None       # the runner's may live in root's home, which the user cannot enter
         for candidate in dict.fromkeys([sys.executable,
                                         shutil.which("python3", path="/usr/local/bin:/usr/bin")]):
-            if candidate and as_user(name, [candidate, "-c", "import ref_sim.series.isolation"],
+            if candidate and as_user(name, [candidate, "-c", "import ref_sim.series.process.isolation"],
                                      folder).returncode == 0:
                 python = candidate
                 break
@@ -183,10 +183,10 @@ BOMB = """\
 PAIR = """\
     import json, subprocess, sys, time
     from ref_sim import stops
-    from ref_sim.series import isolation
+    from ref_sim.series.process import isolation, cgroups, contain, disk_cap, metering, sandbox
     threads, bomb, folder = sys.argv[1:4]
     isolate = isolation.Isolation(memory_mb=0, processes=50)
-    part = next(p for p in isolation.status_line(isolate).split("; ") if "process cap" in p)
+    part = next(p for p in contain.status_line(isolate).split("; ") if "process cap" in p)
     logs = [open(folder + "/" + n + ".log", "w+") for n in ("threads", "bomb")]
     def said(log, word):
         for _ in range(600):
@@ -195,10 +195,10 @@ PAIR = """\
                 return text
             time.sleep(0.05)
         return text
-    waiting = isolation.start([sys.executable, threads], isolate, stdout=logs[0],
+    waiting = contain.start([sys.executable, threads], isolate, stdout=logs[0],
                               stderr=subprocess.STDOUT, stdin=subprocess.PIPE)
     said(logs[0], "up")
-    forker = isolation.start([sys.executable, bomb], isolate, stdout=logs[1],
+    forker = contain.start([sys.executable, bomb], isolate, stdout=logs[1],
                              stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     bombed = said(logs[1], "forked")
     waiting.stdin.write(b"go\\n")

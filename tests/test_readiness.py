@@ -1,6 +1,6 @@
 """A game begins once its bots are up: our bots say so (the ready file, or their first line), a
 built-in is waited for however slow the machine, another bot for the start-up wait; a game begun
-before a bot was up says so in its hint (ref_sim/series/launch.py, agent/lifeline.py)."""
+before a bot was up says so in its hint (ref_sim/series/process/launch.py, agent/lifeline.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import pytest
 
 from agent.lifeline import READY_ENV, ReadyFile, ready_pid
 from ref_sim.referees.file_referee import TIME_OUT, GameRecord
-from ref_sim.series import launch, realbots
+from ref_sim.series.process import launch
+from ref_sim.series import realbots
 from ref_sim.series.specs import agent_spec
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -15,7 +15,7 @@ import pytest
 
 from ref_sim import command_words, match, tournament
 from ref_sim.series import realbots, specs
-from ref_sim.series.launch import child_env
+from ref_sim.series.process.launch import child_env
 from ref_sim.series.specs import PROJECT_ROOT, agent_spec
 from ref_sim.referees.file_referee import (INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, WIN_REASON, GameRecord,
                                            MoveRecord, RefereeSettings)

@@ -14,7 +14,7 @@ import pytest
 from ref_sim import match, stdio, tournament
 from ref_sim.views import plot, replay, show
 from ref_sim.series import file_games
-from ref_sim.series.output import records
+from ref_sim.series.output import out_lock, records, strict_json
 from ref_sim.referees.file_referee import GameRecord
 
 import virtual_games
@@ -42,7 +42,7 @@ BAD_LINES = [
 @pytest.fixture
 def small_lines(monkeypatch):
     """Lines over 300 KB count as huge here, so that the test needs no 16 MB file."""
-    monkeypatch.setattr(records, "MAX_LINE_BYTES", 300_000)
+    monkeypatch.setattr(strict_json, "MAX_LINE_BYTES", 300_000)
 
 
 def one_line(err: str) -> str:
@@ -80,7 +80,7 @@ def test_read_lines_names_the_file_and_line_of_every_bad_line(tmp_path, small_li
                                                               word):
     path = tmp_path / "games.jsonl"
     path.write_bytes(b'{"a": 1}\n' + data + b"\n" + b'{"b": 2}\n')
-    values, problems = records.read_lines(path)
+    values, problems = strict_json.read_lines(path)
     if name in ("not-an-object", "text", "wrong-types"):   # JSON: the game check refuses them
         assert len(values) == 3 and records.game_problem(values[1][1])
         return
@@ -93,11 +93,11 @@ def test_read_lines_names_the_file_and_line_of_every_bad_line(tmp_path, small_li
 def test_a_whole_file_error_gives_the_line(tmp_path):
     path = tmp_path / "series.json"
     path.write_text('{\n  "seed": 1,\n  "time_limit": NaN\n}\n')
-    with pytest.raises(records.RecordError, match=r"series.json line 3: NaN is not a number"):
-        records.read_json(path)
+    with pytest.raises(strict_json.RecordError, match=r"series.json line 3: NaN is not a number"):
+        strict_json.read_json(path)
     path.write_bytes(b'{\n  "seed": "\xff"\n}\n')
-    with pytest.raises(records.RecordError, match=r"series.json line 2: not UTF-8"):
-        records.read_json(path)
+    with pytest.raises(strict_json.RecordError, match=r"series.json line 2: not UTF-8"):
+        strict_json.read_json(path)
 
 
 @pytest.mark.parametrize("key, change", [
@@ -118,7 +118,7 @@ def test_a_game_line_with_a_key_of_the_wrong_type_is_no_game(good_series, key, c
 def test_what_the_runners_write_reads_back():
     line = records.dumps_line({"game": 1, "moves": [{"agent_seconds": float("inf")}],
                                "score": float("nan")})
-    assert records.loads(line, "x") == {"game": 1, "moves": [{"agent_seconds": None}],
+    assert strict_json.loads(line, "x") == {"game": 1, "moves": [{"agent_seconds": None}],
                                         "score": None}
 
 
@@ -286,8 +286,8 @@ def test_a_tournament_bot_spec_that_is_not_text_is_refused(tmp_path, capsys):
 
 HOLDER = textwrap.dedent("""
     import os, sys, time
-    from ref_sim.series.output import records
-    lock = records.OutLock(sys.argv[1], "the holder's command")
+    from ref_sim.series.output import out_lock
+    lock = out_lock.OutLock(sys.argv[1], "the holder's command")
     lock.acquire()
     print("locked", os.getpid(), flush=True)
     time.sleep(600)
@@ -308,7 +308,7 @@ def test_a_second_runner_on_the_folder_refuses_in_one_line(tmp_path, capsys, goo
     before = {path.name: path.read_bytes() for path in folder.iterdir()}
     module = {"ref_sim.match": match, "ref_sim.stdio": stdio,
               "ref_sim.tournament": tournament}[argv[0]]
-    with records.OutLock(folder, "python -m ref_sim.match random random --out run"):
+    with out_lock.OutLock(folder, "python -m ref_sim.match random random --out run"):
         code = module.main(argv[1:] + ["--out", str(folder)])
         err = capsys.readouterr().err
         line = one_line("\n".join(line for line in err.splitlines()       # 0.2 s: said first
@@ -319,7 +319,7 @@ def test_a_second_runner_on_the_folder_refuses_in_one_line(tmp_path, capsys, goo
     assert "python -m ref_sim.match random random --out run); wait for it" in line
     after = {path.name: path.read_bytes() for path in folder.iterdir()}
     assert after == before                               # the holder's files untouched
-    assert not (folder / records.LOCK_NAME).exists()     # removed with its holder's end
+    assert not (folder / out_lock.LOCK_NAME).exists()     # removed with its holder's end
 
 
 def test_a_lock_left_by_a_killed_runner_does_not_block(tmp_path, capsys):
@@ -330,17 +330,17 @@ def test_a_lock_left_by_a_killed_runner_does_not_block(tmp_path, capsys):
         # Its own pid: a Windows venv's python.exe is a launcher, whose child runs the script.
         said, pid = holder.stdout.readline().split()
         assert said == "locked"
-        with pytest.raises(records.OutInUse, match=f"pid {pid} on .* ago\\): "
+        with pytest.raises(out_lock.OutInUse, match=f"pid {pid} on .* ago\\): "
                                                    "the holder's command\\); wait for it"):
-            records.OutLock(tmp_path, "second").acquire()
+            out_lock.OutLock(tmp_path, "second").acquire()
     finally:
         holder.kill()                       # SIGKILL: no clean-up of its own
         holder.wait(60)
-    assert (tmp_path / records.LOCK_NAME).exists()          # the file stays: it holds nothing
-    with records.OutLock(tmp_path, "third") as lock:
-        assert json.loads((tmp_path / records.LOCK_NAME).read_text())["command"] == "third"
+    assert (tmp_path / out_lock.LOCK_NAME).exists()          # the file stays: it holds nothing
+    with out_lock.OutLock(tmp_path, "third") as lock:
+        assert json.loads((tmp_path / out_lock.LOCK_NAME).read_text())["command"] == "third"
         assert lock.fd is not None
-    assert not (tmp_path / records.LOCK_NAME).exists()
+    assert not (tmp_path / out_lock.LOCK_NAME).exists()
 
 
 # -- a full disk ---------------------------------------------------------------------------
@@ -384,7 +384,7 @@ def test_a_full_disk_ends_the_series_cleanly_and_resume_continues(tmp_path, caps
                            f"continue the {what} with: ")
     assert last.endswith(f"--resume --out {out}")
     assert (out / "games.jsonl").read_bytes() == written[0]       # the game kept, no half line
-    assert not (out / records.LOCK_NAME).exists()
+    assert not (out / out_lock.LOCK_NAME).exists()
 
     monkeypatch.setattr(records, "_write_all", real_write)        # space again
     assert main(["--resume", "--out", str(out), "-q"]) == 0

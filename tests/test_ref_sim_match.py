@@ -452,7 +452,7 @@ def test_a_lost_cluster_stops_the_series_in_one_line_with_its_resume_line(tmp_pa
 
 @pytest.mark.skipif(os.name != "posix", reason="--isolate is refused off POSIX (cgroups, bwrap, resource limits)")
 def test_a_resumed_series_keeps_its_isolation_and_refuses_a_new_one(tmp_path, capsys, monkeypatch):
-    from ref_sim.series import isolation
+    from ref_sim.series.process import isolation
     fake = FakeGames(lambda n, p1, names: p1)
     seen = []
     monkeypatch.setattr(file_games, "play_game", lambda *a, **k: (seen.append(a[5].isolate), fake(*a, **k))[1])
@@ -482,7 +482,7 @@ def test_a_resumed_series_keeps_its_isolation_and_refuses_a_new_one(tmp_path, ca
 def test_the_resume_command_is_the_last_line_and_repeats_the_isolation(tmp_path, monkeypatch):
     import io
 
-    from ref_sim.series import isolation
+    from ref_sim.series.process import isolation
     both = io.StringIO()            # stdout and stderr in the order a terminal shows them
     monkeypatch.setattr(sys, "stdout", both)
     monkeypatch.setattr(sys, "stderr", both)

@@ -1,5 +1,5 @@
 """Limits a bot cannot undo: small hostile bots started through
-``ref_sim.series.isolation`` try to widen their cores, fill shared memory, fork without end, leave
+``ref_sim.series.process.isolation`` try to widen their cores, fill shared memory, fork without end, leave
 a daemon behind, raise their limits and reach the host's sockets and files.
 
 Each test needs what it tests and skips, saying what is missing, elsewhere: a cgroup this runner
@@ -25,12 +25,12 @@ except ImportError:  # Windows: no rlimits (the one test that reads them skips)
     resource = None
 
 from ref_sim import stops
-from ref_sim.series import isolation
+from ref_sim.series.process import cgroups, contain, isolation, keeper, sandbox
 #: The sandbox (--isolate: cgroups, bwrap, rlimits) is Linux's; elsewhere the runners refuse it.
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="--isolate's sandbox is Linux's")
 
-CGROUPS, NO_CGROUPS = isolation.cgroups()
-BWRAP, NO_BWRAP = isolation.bwrap()
+CGROUPS, NO_CGROUPS = cgroups.cgroups()
+BWRAP, NO_BWRAP = sandbox.bwrap()
 needs_cgroup = pytest.mark.skipif(CGROUPS is None, reason=f"no cgroup here: {NO_CGROUPS}")
 needs_bwrap = pytest.mark.skipif(BWRAP is None, reason=f"no sandbox here: {NO_BWRAP}")
 needs_two_cores = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2
@@ -44,8 +44,8 @@ def no_cgroup_left():
     yield
     if CGROUPS is None:
         return
-    mine = f"{isolation.CGROUP_PREFIX}{os.getpid()}-"
-    for group in list(isolation.BotCgroup.live):
+    mine = f"{cgroups.CGROUP_PREFIX}{os.getpid()}-"
+    for group in list(cgroups.BotCgroup.live):
         group.remove()
     left = [os.path.join(base, name) for base in CGROUPS.bases for name in os.listdir(base)
             if name.startswith(mine)]
@@ -65,7 +65,7 @@ def run_bot(tmp_path, script, isolate, timeout=60):
     """Run ``script`` isolated to its end; returns (process, what it printed)."""
     log = tmp_path / "bot.log"
     with open(log, "w") as handle:
-        process = isolation.start([sys.executable, str(script)], isolate, stdout=handle,
+        process = contain.start([sys.executable, str(script)], isolate, stdout=handle,
                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                   cwd=str(tmp_path))
     try:
@@ -185,7 +185,7 @@ def test_double_forked_daemon_ends_with_its_bot(tmp_path):
 
 @needs_cgroup
 def test_status_line_names_the_cgroup_guarantees():
-    line = isolation.status_line(isolation.Isolation(memory_mb=100, processes=20))
+    line = contain.status_line(isolation.Isolation(memory_mb=100, processes=20))
     assert f"cgroup v{CGROUPS.version} per bot" in line
     assert "held by its cgroup's cpuset" in line or "no sched_setaffinity" in line
     assert "memory cap 100 MB, shared memory and tmpfs included" in line
@@ -195,13 +195,13 @@ def test_status_line_names_the_cgroup_guarantees():
 
 @pytest.mark.parametrize("keepers", [True, False], ids=["keeper", "no-keeper"])
 def test_status_line_without_cgroups_says_what_is_not_held(monkeypatch, keepers):
-    monkeypatch.setattr(isolation.keeper, "AVAILABLE", keepers)
-    monkeypatch.setattr(isolation, "cgroups", lambda: (None, "no cgroup (test)"))
-    monkeypatch.setattr(isolation, "bwrap", lambda: (None, "bwrap not found"))
-    line = isolation.status_line(isolation.Isolation(memory_mb=100, processes=20))
+    monkeypatch.setattr(keeper, "AVAILABLE", keepers)
+    monkeypatch.setattr(cgroups, "cgroups", lambda: (None, "no cgroup (test)"))
+    monkeypatch.setattr(sandbox, "bwrap", lambda: (None, "bwrap not found"))
+    line = contain.status_line(isolation.Isolation(memory_mb=100, processes=20))
     assert "no cgroup (test): cores, shared memory, processes and the end NOT held" in line
     assert "memory cap 100 MB of heap only (RLIMIT_DATA): shared memory NOT capped" in line
-    if keepers:     # (ref_sim.series.keeper: Linux)
+    if keepers:     # (ref_sim.series.process.keeper: Linux)
         assert "process tree ended at the end of its game by its keeper" in line
         assert "NOT if the bot kills its keeper first" in line
     else:
@@ -217,10 +217,10 @@ def test_status_line_of_a_user_without_cgroup_says_whose_processes_are_counted(m
     # A normal user, bwrap, no cgroup: RLIMIT_NPROC set in the bot's user namespace counts its
     # own processes (Linux 5.14+); elsewhere the count is the user's, shared, and said so.
     monkeypatch.setattr(os, "getuid", lambda: 1000)
-    monkeypatch.setattr(isolation, "cgroups", lambda: (None, "no cgroup (test)"))
-    monkeypatch.setattr(isolation, "bwrap", lambda: ("/usr/bin/bwrap", ""))
-    monkeypatch.setattr(isolation, "per_namespace_processes", lambda: per_namespace)
-    line = isolation.status_line(isolation.Isolation(memory_mb=100, processes=20, disk_mb=7))
+    monkeypatch.setattr(cgroups, "cgroups", lambda: (None, "no cgroup (test)"))
+    monkeypatch.setattr(sandbox, "bwrap", lambda: ("/usr/bin/bwrap", ""))
+    monkeypatch.setattr(contain, "per_namespace_processes", lambda: per_namespace)
+    line = contain.status_line(isolation.Isolation(memory_mb=100, processes=20, disk_mb=7))
     if per_namespace:
         assert "no cgroup (test): cores and shared memory NOT held by the kernel" in line
         assert "process cap 20 per bot, its own (RLIMIT_NPROC in its user namespace" in line
@@ -237,8 +237,8 @@ def test_status_line_of_a_user_without_cgroup_says_whose_processes_are_counted(m
 @needs_cgroup
 def test_a_cgroup_that_cannot_be_entered_is_a_failure_to_start(tmp_path, monkeypatch):
     # The shim refuses to run the bot outside the limits it was promised.
-    real = isolation.BotCgroup.procs_files
-    monkeypatch.setattr(isolation.BotCgroup, "procs_files",
+    real = cgroups.BotCgroup.procs_files
+    monkeypatch.setattr(cgroups.BotCgroup, "procs_files",
                         lambda self: [*real(self), str(tmp_path / "no" / "cgroup.procs")])
     script = bot(tmp_path, "print('ran')\n")
     process, said = run_bot(tmp_path, script, isolation.Isolation(sandbox=False))
@@ -278,7 +278,7 @@ def test_shim_sets_hard_process_cap_for_a_user(tmp_path):
     if os.getuid() == 0:
         pytest.skip("root: the shim leaves RLIMIT_NPROC alone (the kernel exempts root)")
     probe = "import resource; print(*resource.getrlimit(resource.RLIMIT_NPROC))"
-    done = subprocess.run([sys.executable, "-I", "-S", "-c", isolation.SHIM, "-", "-", "-", "50",
+    done = subprocess.run([sys.executable, "-I", "-S", contain.SHIM, "-", "-", "-", "50",
                            "-", sys.executable, "-c", probe], capture_output=True, text=True,
                           timeout=60)
     soft, hard = map(int, done.stdout.split())
@@ -365,7 +365,7 @@ def test_minimal_file_system(tmp_path):
     try:
         log = tmp_path / "bot.log"
         with open(log, "w") as handle:
-            process = isolation.start([sys.executable, str(script)], isolation.Isolation(),
+            process = contain.start([sys.executable, str(script)], isolation.Isolation(),
                                       writable=[game], stdout=handle, stderr=subprocess.STDOUT,
                                       cwd=str(game))
         try:
@@ -378,7 +378,7 @@ def test_minimal_file_system(tmp_path):
     assert process.returncode == 0, said
     for path in (secret, host_temp.name, "/run", "/var", "/etc/shadow"):
         assert f"hidden {path}\n" in said
-    readable = isolation.readable_paths([sys.executable, str(script)], dict(os.environ))
+    readable = sandbox.readable_paths([sys.executable, str(script)], dict(os.environ))
     shown = {path[len(home):].strip("/").split("/")[0] for path in readable
              if path.startswith(home.rstrip("/") + "/")}
     held = json.loads(said.split("home holds ", 1)[1].splitlines()[0])
@@ -429,8 +429,8 @@ def test_v2_place_enables_the_controllers_where_it_may(tmp_path, monkeypatch):
     (root / "cgroup.controllers").write_text("cpu cpuset io memory pids\n")
     (root / "cgroup.subtree_control").write_text("memory\n")
     monkeypatch.setattr(os, "geteuid", lambda: 0)
-    assert isolation._v2_place(str(root), "/runner.scope") == (
-        isolation.CgroupPlace(2, (str(root),), ("cpuset", "memory", "pids")), "")
+    assert cgroups._v2_place(str(root), "/runner.scope") == (
+        cgroups.CgroupPlace(2, (str(root),), ("cpuset", "memory", "pids")), "")
     assert (root / "cgroup.subtree_control").read_text() == "+cpuset +pids"
     # A user's delegated tree (systemd gives memory and pids, not cpuset): the runner's parent.
     user = root / "user.slice"
@@ -438,18 +438,18 @@ def test_v2_place_enables_the_controllers_where_it_may(tmp_path, monkeypatch):
     (user / "cgroup.controllers").write_text("memory pids\n")
     (user / "cgroup.subtree_control").write_text("")
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
-    assert isolation._v2_place(str(root), "/user.slice/runner.scope") == (
-        isolation.CgroupPlace(2, (str(user),), ("memory", "pids")), "")
+    assert cgroups._v2_place(str(root), "/user.slice/runner.scope") == (
+        cgroups.CgroupPlace(2, (str(user),), ("memory", "pids")), "")
     assert (user / "cgroup.subtree_control").read_text() == "+memory +pids"
     (user / "cgroup.controllers").write_text("cpu io memory\n")
-    place, why = isolation._v2_place(str(root), "/user.slice/runner.scope")
+    place, why = cgroups._v2_place(str(root), "/user.slice/runner.scope")
     assert place is None and why == f"cgroup v2 lacks pids at {user}"
 
 
 def writable_cgroup2():
     """A cgroup2 folder where this process may make a group with cgroup.kill, or None."""
     try:
-        mounts = isolation._cgroup_mounts()[1]
+        mounts = cgroups._cgroup_mounts()[1]
         probe = os.path.join(mounts, f"uttt-probe-{os.getpid()}") if mounts else None
         if probe is None:
             return None
@@ -471,7 +471,7 @@ CGROUP2 = writable_cgroup2() if os.name == "posix" and sys.platform.startswith("
 def test_v2_group_is_entered_killed_whole_and_removed(tmp_path):
     # The v2 path where this machine has a cgroup2 tree but its controllers are v1's: no limits,
     # but entering, cgroup.kill and the removal are the real ones.
-    group = isolation.BotCgroup(isolation.CgroupPlace(2, (CGROUP2,), ()), [0], 0, 0)
+    group = cgroups.BotCgroup(cgroups.CgroupPlace(2, (CGROUP2,), ()), [0], 0, 0)
     marker = tmp_path / "daemon.pid"
     script = bot(tmp_path, f"""\
         import os, time
@@ -482,7 +482,7 @@ def test_v2_group_is_entered_killed_whole_and_removed(tmp_path):
             time.sleep(120)
         time.sleep(120)
         """)
-    shim = [sys.executable, "-I", "-S", "-c", isolation.SHIM, ",".join(group.procs_files()),
+    shim = [sys.executable, "-I", "-S", contain.SHIM, ",".join(group.procs_files()),
             "-", "-", "-", "-", sys.executable, str(script)]
     process = subprocess.Popen(shim, stdin=subprocess.DEVNULL)
     try:
@@ -518,7 +518,7 @@ def running_with(token: str) -> list[int]:
 @needs_bwrap
 def test_without_a_cgroup_the_sandbox_still_ends_a_daemon(tmp_path, monkeypatch):
     # The bot is pid 1 of its pid namespace: when it goes, the kernel kills the namespace.
-    monkeypatch.setattr(isolation, "cgroups", lambda: (None, "no cgroup (test)"))
+    monkeypatch.setattr(cgroups, "cgroups", lambda: (None, "no cgroup (test)"))
     token = f"uttt-daemon-{os.getpid()}-{time.monotonic_ns()}"
     marker = tmp_path / "game" / "daemon.started"
     marker.parent.mkdir()
@@ -538,7 +538,7 @@ def test_without_a_cgroup_the_sandbox_still_ends_a_daemon(tmp_path, monkeypatch)
         """)
     log = tmp_path / "bot.log"
     with open(log, "w") as handle:
-        process = isolation.start([sys.executable, str(script)], isolation.Isolation(),
+        process = contain.start([sys.executable, str(script)], isolation.Isolation(),
                                   writable=[marker.parent], stdout=handle,
                                   stderr=subprocess.STDOUT)
     try:
@@ -598,7 +598,7 @@ def test_a_class_path_is_shown_but_not_what_a_command_merely_names(tmp_path):
                                         delete=False)
     loose.close()
     try:
-        shown = isolation.readable_paths(
+        shown = sandbox.readable_paths(
             ["java", "-cp", f"{classes}{os.pathsep}/usr/share/java", "Main", str(script), loose.name,
              "/tmp", os.path.expanduser("~")], {"PATH": os.environ.get("PATH", "")})
     finally:
@@ -617,7 +617,7 @@ def test_a_program_run_through_a_link_is_shown_where_the_command_names_it(tmp_pa
     links = tmp_path / "bin"
     links.mkdir()
     (links / "python").symlink_to(sys.executable)
-    shown = isolation.readable_paths([str(links / "python"), "-c", "pass"], {"PATH": ""})
+    shown = sandbox.readable_paths([str(links / "python"), "-c", "pass"], {"PATH": ""})
     assert str(links) in shown
     real = os.path.realpath(sys.executable)
     assert any(real.startswith(path + os.sep) for path in shown) or real.startswith("/usr/")
@@ -642,7 +642,7 @@ def test_a_home_folder_named_on_the_command_line_is_not_shown(tmp_path, monkeypa
         """)
     log = tmp_path / "bot.log"
     with open(log, "w") as handle:
-        process = isolation.start([sys.executable, str(script), str(home / ".ssh"),
+        process = contain.start([sys.executable, str(script), str(home / ".ssh"),
                                    str(home / ".ssh" / "id_rsa")], isolation.Isolation(),
                                   stdout=handle, stderr=subprocess.STDOUT, cwd=str(tmp_path))
     try:
@@ -666,11 +666,11 @@ def test_a_bot_cannot_widen_its_view_to_the_host(tmp_path, monkeypatch):
     (tmp_path / "root-link").symlink_to("/")
     out = tmp_path / "out"
     out.mkdir()
-    event = isolation.for_event(isolation.Isolation(), [[sys.executable, str(team1 / "bot.py")],
+    event = sandbox.for_event(isolation.Isolation(), [[sys.executable, str(team1 / "bot.py")],
                                                         [sys.executable, str(team2 / "bot.py")]],
                                 out)
     env = {"PATH": os.environ.get("PATH", "")}
-    shown = isolation.readable_paths([sys.executable, str(team1 / "bot.py"), "//", "/./",
+    shown = sandbox.readable_paths([sys.executable, str(team1 / "bot.py"), "//", "/./",
                                       str(team2), "/run", "/proc"], env, event)
     assert str(team1) in shown
     for hidden in ("/", "//", "/run", "/proc", str(team2), str(tmp_path), str(out),
@@ -679,35 +679,35 @@ def test_a_bot_cannot_widen_its_view_to_the_host(tmp_path, monkeypatch):
     for program in ("//", "/./", "/proc/self", str(tmp_path / "root-link"), "/run",
                     os.path.expanduser("~"), str(team2), str(out)):
         with pytest.raises(ValueError) as refused:
-            isolation.readable_paths(["java", "-cp", program, "Main"], env, event)
+            sandbox.readable_paths(["java", "-cp", program, "Main"], env, event)
         assert "\n" not in str(refused.value) and "--isolate" in str(refused.value)
     # A link in its own folder that leads into another team's folder.
     (team2 / "notes.py").write_text("pass\n")
     (team1 / "evil.py").symlink_to(team2 / "notes.py")
     with pytest.raises(ValueError, match="a link into another bot's folder"):
-        isolation.readable_paths([sys.executable, str(team1 / "evil.py")], env, event)
+        sandbox.readable_paths([sys.executable, str(team1 / "evil.py")], env, event)
     # An interpreter its line names in another team's folder (a venv there): not shown.
     (team2 / "venv" / "bin").mkdir(parents=True)
     (team2 / "venv" / "bin" / "python").symlink_to(sys.executable)
-    shown = isolation.readable_paths([str(team2 / "venv" / "bin" / "python"),
+    shown = sandbox.readable_paths([str(team2 / "venv" / "bin" / "python"),
                                       str(team1 / "bot.py")], env, event)
     assert str(team1) in shown and not any(path.startswith(str(team2)) for path in shown)
     # A script in the runner's folder: that file alone, never the folder.
     (tmp_path / "loose.py").write_text("pass\n")
-    shown = isolation.readable_paths([sys.executable, str(tmp_path / "loose.py")], env, event)
+    shown = sandbox.readable_paths([sys.executable, str(tmp_path / "loose.py")], env, event)
     assert str(tmp_path / "loose.py") in shown and str(tmp_path) not in shown
     # A module found through the runner's folder on PYTHONPATH: its own folder only.
     modules = {**env, "PYTHONPATH": str(tmp_path)}
     module = [sys.executable, "-m", "team1.bot"]
-    event = isolation.for_event(isolation.Isolation(), [module, [sys.executable,
+    event = sandbox.for_event(isolation.Isolation(), [module, [sys.executable,
                                                                  str(team2 / "bot.py")]], out)
-    shown = isolation.readable_paths(module, modules, event)
+    shown = sandbox.readable_paths(module, modules, event)
     assert str(team1) in shown and str(tmp_path) not in shown and str(team2) not in shown
     # Two modules of one package (python3 -m teams.kea): each its own file, not the package.
     (tmp_path / "teams").mkdir()
     kea, otter = ([sys.executable, "-m", f"teams.{name}"] for name in ("kea", "otter"))
     for name in ("kea", "otter"):
         (tmp_path / "teams" / f"{name}.py").write_text("pass\n")
-    shown = isolation.readable_paths(kea, modules, isolation.for_event(isolation.Isolation(),
+    shown = sandbox.readable_paths(kea, modules, sandbox.for_event(isolation.Isolation(),
                                                                        [kea, otter], out))
     assert str(tmp_path / "teams" / "kea.py") in shown and str(tmp_path / "teams") not in shown

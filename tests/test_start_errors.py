@@ -3,7 +3,7 @@ its output (Node ends a trace with its version banner)."""
 
 from __future__ import annotations
 
-from ref_sim.series import launch
+from ref_sim.series.process import launch
 NODE = """$ node otter.js Node1 /tmp/g
 /tmp/otter.js:1
 const x = ;

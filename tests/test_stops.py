@@ -23,13 +23,13 @@ from pathlib import Path
 import pytest
 
 from ref_sim import stops
-from ref_sim.series.keeper import KEEPER as KEEPER_CODE
+from ref_sim.series.process.keeper import KEEPER as KEEPER_PATH
 from agent.lifeline import RUNNER_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
-#: A keeper's command line holds its code.
-KEEPER = KEEPER_CODE.encode()
+#: A keeper's command line holds its program's path.
+KEEPER = KEEPER_PATH.encode()
 #: Only guards against a hang; nothing is timed.
 PATIENCE = 120.0
 
@@ -62,7 +62,7 @@ while True:
 
 def started_by(pid: int, keepers: bool = False) -> list[int]:
     """The live processes (not zombies) whose environment names ``pid`` as their runner: the
-    players and their children, and with ``keepers`` the players' keepers (ref_sim.series.keeper)."""
+    players and their children, and with ``keepers`` the players' keepers (ref_sim.series.process.keeper)."""
     needle = f"{RUNNER_ENV}={pid}".encode()
     found = []
     for entry in os.listdir("/proc"):

@@ -19,7 +19,8 @@ from agent import cli
 from ref_sim.referees import codingame as codingame_referee
 from ref_sim import match, stdio
 from ref_sim.views import replay
-from ref_sim.series import codingame_games, launch
+from ref_sim.series import codingame_games
+from ref_sim.series.process import launch
 from ref_sim.series.output import telemetry
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = ROOT / "tests" / "bots" / "hostile.py"

@@ -1,4 +1,4 @@
-"""The machine's time-outs told apart from the bot's (ref_sim/series/turn_share.py measures, ref_sim/series/output/machine_load.py reads), and whether a
+"""The machine's time-outs told apart from the bot's (ref_sim/series/process/turn_share.py measures, ref_sim/series/output/machine_load.py reads), and whether a
 ranking separates its bots (ref_sim/series/stats/ratings.py's gaps).
 
 A turn's figures from scheduler counters (fake ones: tables); a fake /proc read as Linux lays it
@@ -22,7 +22,7 @@ from ref_sim import match, tournament
 from ref_sim.referees.file_referee import TIME_OUT, Notify
 from ref_sim.series.stats import ratings
 from ref_sim.series.output import machine_load, report
-from ref_sim.series import turn_share
+from ref_sim.series.process import turn_share
 from ref_sim.views import replay, team_page
 
 GIGA = 1_000_000_000

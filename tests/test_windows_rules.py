@@ -9,7 +9,7 @@ import random
 import pytest
 
 from ref_sim import command_words, match
-from ref_sim.series import isolation
+from ref_sim.series.process import isolation
 from ref_sim.series.specs import agent_spec, command_label
 
 #: (command line, its words by Windows' rules): what a student types in cmd or PowerShell.

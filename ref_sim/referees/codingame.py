@@ -139,7 +139,7 @@ class Program:
             code = self.process.wait(wait)
         except subprocess.TimeoutExpired:
             return "closed its output"
-        # A series' bot past its disk cap says so (ref_sim.series.isolation.MeteredPopen).
+        # A series' bot past its disk cap says so (ref_sim.series.process.metering.MeteredPopen).
         said = self.process.disk_note() if hasattr(self.process, "disk_note") else ""
         return f"exited with code {code}" + (f": {said}" if said else "")
 
@@ -229,7 +229,7 @@ def referee_game(programs: dict, names: list[str], turn_ms: float, first_turn_ms
 
 def _perform(programs: dict, action, show, stop):
     """Do what ``action`` asks of the programs (their ``send`` and ``answer``, which a series
-    may hook: :func:`ref_sim.series.turn_share.watch`); what came back."""
+    may hook: :func:`ref_sim.series.process.turn_share.watch`); what came back."""
     if isinstance(action, Show):
         return None if show is None else show(action.text)
     program = programs[action.player]

@@ -1,16 +1,22 @@
 """The series engine under every runner (match, stdio, tournament, arena, self-play, the cluster).
 
+Its own core, here:
+
 * :mod:`.command`: the one series command (match, stdio and the tournament describe it) and
-  the options they share; :mod:`.event`: a tournament's pairings, schedule and tables.
+  the options they share; :mod:`.event`: a tournament's pairings, schedule and tables;
+  :mod:`.preflight`: ``uttt-tournament --check``.
 * :mod:`.loop`: the one series loop (:func:`.loop.play_games`), settings and ``--resume``, how a
   run ends; :mod:`.file_games` and :mod:`.codingame_games`: one game of each protocol, its bots
   started, refereed and recorded.
 * :mod:`.specs`, :mod:`.realbots`, :mod:`.bot_list`: bot specs and the built-ins, real bots as
-  they are, a class's list of bots; :mod:`.isolation`: ``--isolate``.
-* :mod:`.records`, :mod:`.telemetry`: the series' files and our agent's search log, read strictly.
-* :mod:`.openings`, :mod:`.selfplay`: openings and schedules; in-process self-play.
-* :mod:`.report`, :mod:`.stats`, :mod:`.ratings`, :mod:`.progress`: the tally and summary, Elo
-  and SPRT, the tournament's ratings, the progress line.
-* :mod:`.cluster`, :mod:`.cluster_tls`: the runners the loop plays on (here, inline, or on a
-  Dask cluster) and the cluster's certificates.
+  they are, a class's list of bots; :mod:`.openings`: openings and schedules.
+
+Its parts, under the core, none importing it:
+
+* :mod:`.process`: a game's bots as processes (started, kept, contained by ``--isolate``,
+  measured, ended).
+* :mod:`.run`: where games are played (here, inline, or on a Dask cluster).
+* :mod:`.output`: the series' files and what it prints (records, telemetry, the summary, the
+  progress line, the machine's time-outs).
+* :mod:`.stats`: Elo, SPRT and the tournament's ratings, as pure functions.
 """

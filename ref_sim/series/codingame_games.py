@@ -19,9 +19,10 @@ from ref_sim.referees.codingame import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS,
 from ref_sim.rules import CODINGAME
 from ref_sim.series.output.report import summarize
 from ref_sim.series.run import shipping, scheduler
-from ref_sim.series import isolation, launch, realbots, turn_share
+from ref_sim.series.process import isolation, metering, launch, turn_share
+from ref_sim.series import realbots
 from ref_sim.series.output import records, telemetry
-from ref_sim.series.bot_process import BotProcess, GameBots
+from ref_sim.series.process.bot_process import BotProcess, GameBots
 from ref_sim.series.loop import SeriesGames, append_game, play_games, went_wrong
 from ref_sim.series.specs import StdioSpec
 
@@ -48,7 +49,7 @@ class StdioGameSettings:
 def start_program(name: str, command: list[str], log: Path, isolate: isolation.Isolation | None = None,
                   search_log: Path | None = None, ready: Path | None = None) -> Program:
     """Start one program for the referee: stdin and stdout piped to it, stderr into ``log``
-    (:meth:`ref_sim.series.bot_process.BotProcess.start`: ``isolate``, ``search_log``, ``ready``).
+    (:meth:`ref_sim.series.process.bot_process.BotProcess.start`: ``isolate``, ``search_log``, ``ready``).
     A program that cannot be launched is a Program without a process."""
     return program_of(BotProcess.start(name, command, log, isolate=isolate, search_log=search_log,
                                        ready=ready, piped=True))
@@ -67,11 +68,11 @@ def play_game(commands: dict[str, list[str]], first: str, logs: Path,
     """Play one game between two commands (``{name: argv}``); ``first`` moves first, as
     ``settings`` say (:class:`StdioGameSettings`); ``show``: given each position's text;
     ``patient``: the names of built-ins, waited for until they say they are up
-    (:func:`ref_sim.series.launch.wait_until_started`).
+    (:func:`ref_sim.series.process.launch.wait_until_started`).
 
     Returns the game's record (:func:`ref_sim.referees.codingame.referee_game`'s, with
     ``usage``: what each program used).  ``must_start``: raise
-    :class:`ref_sim.series.launch.AgentCannotStart` when a program has exited (or could not be
+    :class:`ref_sim.series.process.launch.AgentCannotStart` when a program has exited (or could not be
     launched) before the first input (the first game of a series: its command is wrong).
     ``stop``: a threading.Event that ends the game at once (result "aborted").  Whatever
     happens, no program outlives the game, and every log is bounded."""
@@ -242,7 +243,7 @@ def _play_series(specs, games: int, out: Path, seed: int, settings: StdioGameSet
         append_game(out / "games.jsonl", game)
         played.append(game)
         line = f"Game {number}/{games}: {describe(game)}"
-        used = isolation.usage_line(game) if settings.isolate is not None else None
+        used = metering.usage_line(game) if settings.isolate is not None else None
         line += f" -- {used}" if used else ""
         if progress is None:
             say(line)

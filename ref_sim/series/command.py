@@ -21,12 +21,13 @@ from ref_sim import stops
 from ref_sim.referees.codingame import DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS
 from ref_sim.referees.file_text import locale_encoding
 from ref_sim.series.run import cluster_address
-from ref_sim.series import isolation, launch, realbots
-from ref_sim.series.output import records
+from ref_sim.series.process import isolation, contain, metering, sandbox, launch
+from ref_sim.series import realbots
+from ref_sim.series.output import out_lock, records
 from ref_sim.series.loop import (append_game, capped_concurrency, conclude, play_games, prepare_out,
                                  run_in, series_settings, went_wrong)
 from ref_sim.series.specs import keep_recorded_names
-from ref_sim.series.launch import AgentCannotStart
+from ref_sim.series.process.launch import AgentCannotStart
 from ref_sim.series.output.progress import Progress
 
 #: More games than this in one run is a typo (a day of the quickest games is ~50,000).
@@ -302,7 +303,7 @@ class SeriesCommand:
         address = cluster_address.cluster_target(args)
         if address and getattr(args, "show", False):
             parser.error("--show plays here, one game at a time: not with --cluster")
-        with records.lock_out(args.out, stops.invoked_as(self.module), argv):   # one runner per --out
+        with out_lock.lock_out(args.out, stops.invoked_as(self.module), argv):   # one runner per --out
             return run_in(parser, address, args.out, self.prefix, self.play, concurrency)
 
     def play(self, runner, out: Path) -> int:
@@ -320,7 +321,7 @@ class SeriesCommand:
         done_numbers = {g["game"] for g in done}
         todo = [slot for slot in slots if slot.number not in done_numbers]
         try:    # what no bot may see: --out, each bot's program to every other bot
-            isolate = isolation.for_event(isolation.from_args(args),
+            isolate = sandbox.for_event(isolation.from_args(args),
                                           [spec.template for spec in self.specs], out)
         except ValueError as error:
             self.parser.error(str(error))
@@ -353,7 +354,7 @@ class SeriesCommand:
                 proven.update(game["names"])
             self.after_game(out, games, game)
             if progress is not None:
-                used = isolation.usage_line(game) if isolate is not None else None
+                used = metering.usage_line(game) if isolate is not None else None
                 progress.game(slot.pairing, f"Game {slot.number}/{len(slots)}: {self.describe(game)}"
                                             + (f" -- {used}" if used else ""), game)
 
@@ -362,7 +363,7 @@ class SeriesCommand:
             if done:
                 say(f"resuming: {len(done)} of {len(slots)} games already played, {len(todo)} to go")
             if isolate is not None:
-                say(isolation.status_line(isolate, runner.capacity()))
+                say(contain.status_line(isolate, runner.capacity()))
                 if getattr(args, "isolated_as_recorded", False):
                     say(f"isolated as the {self.what} began: --resume keeps the isolation it recorded")
             series = self.series(out, isolate, stop, done)

@@ -12,7 +12,8 @@ from ref_sim.series.command import MAX_GAMES, MAX_TURN_MS, Slot
 from ref_sim.referees import codingame
 from ref_sim.referees.codingame import DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS
 from ref_sim.referees.file_protocol import check_time_limit
-from ref_sim.series import codingame_games, file_games, isolation, realbots
+from ref_sim.series import codingame_games, file_games, realbots
+from ref_sim.series.process import isolation
 from ref_sim.series.output import machine_load, report
 from ref_sim.series.stats import match_stats, ratings
 from ref_sim.series.output.records import CANNOT_START
@@ -68,8 +69,8 @@ def pairing_games(settings: dict, specs: list, out: Path, stop: threading.Event,
                   isolate: isolation.Isolation | None = None, waits: dict | None = None
                   ) -> list[SeriesGames]:
     """Each pairing's series (as ``settings["pairings"]``), played by its runner's code
-    (``isolate``: each bot contained, :mod:`ref_sim.series.isolation`; ``waits``: the bots'
-    start-up and exit waits, :func:`ref_sim.series.launch.waits_given`)."""
+    (``isolate``: each bot contained, :mod:`ref_sim.series.process.isolation`; ``waits``: the bots'
+    start-up and exit waits, :func:`ref_sim.series.process.launch.waits_given`)."""
     names = [bot["name"] for bot in settings["bots"]]
     waits = waits or {}
     if settings["protocol"] == "file":

@@ -15,10 +15,11 @@ from pathlib import Path
 from ref_sim.referees.file_protocol import Printer, run_game
 from ref_sim.referees.file_referee import START_DELAY, TICK, GameRecord, RefereeSettings
 from ref_sim.series.run import shipping
-from ref_sim.series import isolation, launch, openings, realbots
+from ref_sim.series.process import isolation, launch
+from ref_sim.series import openings, realbots
 from ref_sim.series.output import records, telemetry
-from ref_sim.series.bot_process import BotProcess, GameBots
-from ref_sim.series.launch import AgentCannotStart
+from ref_sim.series.process.bot_process import BotProcess, GameBots
+from ref_sim.series.process.launch import AgentCannotStart
 from ref_sim.series.loop import SeriesGames
 from ref_sim.series.specs import AgentSpec
 
@@ -42,7 +43,7 @@ class FileGameSettings:
     ``encoding``: the referee's, passed to the built-in agents too (None: the locale's, for all).
     ``referee_encoding``: the referee's alone, where the agents learn theirs from ``env`` (added
     to their environment: a locale, ``LC_ALL``...).  ``isolate``: each agent contained
-    (:mod:`ref_sim.series.isolation`).  ``show``: print every move's board.  ``startup_wait``:
+    (:mod:`ref_sim.series.process.isolation`).  ``show``: print every move's board.  ``startup_wait``:
     :data:`STARTUP_WAIT`; ``exit_wait``: :data:`EXIT_WAIT`.  ``tick``, ``start_delay`` and
     ``busy_poll``: the referee's (:class:`ref_sim.referees.file_referee.RefereeSettings`)."""
     time_limit: float
@@ -75,7 +76,7 @@ def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, 
                 seed: int = 0, encoding: str | None = None, env: dict | None = None,
                 isolate: isolation.Isolation | None = None, search_log: Path | None = None,
                 ready: Path | None = None):
-    """Launch one agent in ``directory`` (:meth:`ref_sim.series.bot_process.BotProcess.start`:
+    """Launch one agent in ``directory`` (:meth:`ref_sim.series.process.bot_process.BotProcess.start`:
     ``env``, ``isolate``, ``search_log``, ``ready``), its output into ``log``; its process, or
     None if it could not be launched."""
     directory = Path(directory).absolute()

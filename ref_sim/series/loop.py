@@ -18,10 +18,10 @@ from pathlib import Path
 
 from agent.cli_common import say_error, silence_output
 from ref_sim.series.run import cluster, cluster_address, shipping, scheduler
-from ref_sim.series.output import records
+from ref_sim.series.output import records, strict_json
 from ref_sim import stops
 from ref_sim.referees.file_referee import TIME_OUT
-from ref_sim.series.launch import AgentCannotStart
+from ref_sim.series.process.launch import AgentCannotStart
 from ref_sim.series.output.report import SHORT
 
 class SeriesGames:
@@ -173,8 +173,8 @@ def read_settings(out: Path | None, resume: bool, starts: bool,
                              f"{record.name}); give {record.start} to start one there")
         return None
     try:
-        recorded = records.read_json(path, record.name)
-    except records.RecordError as error:        # one line (no usage): the file is the problem
+        recorded = strict_json.read_json(path, record.name)
+    except strict_json.RecordError as error:        # one line (no usage): the file is the problem
         raise records.CannotResume(f"cannot resume: {error}") from None
     if not isinstance(recorded, dict) or not set(record.required) <= set(recorded):
         raise ValueError(f"cannot resume: {path} is not a {record.what} file")

@@ -19,9 +19,10 @@ from pathlib import Path
 
 from ref_sim import stops
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
-from ref_sim.series import event, file_games, isolation, launch
+from ref_sim.series import event, file_games
+from ref_sim.series.process import isolation, sandbox, launch
 from ref_sim.series.output import telemetry
-from ref_sim.series.launch import AgentCannotStart
+from ref_sim.series.process.launch import AgentCannotStart
 from ref_sim.series.loop import capped_concurrency, game_logs, keep_logs, play_games
 from ref_sim.series.run.scheduler import LocalRunner
 from ref_sim.series.specs import agent_spec, stdio_spec
@@ -177,7 +178,7 @@ def run(settings: dict, specs: list, args, say=print) -> int:
     logs.mkdir()
     stop = _Stops()
     try:
-        isolate = isolation.for_event(isolation.from_args(args),
+        isolate = sandbox.for_event(isolation.from_args(args),
                                       [spec.template for spec in [*specs, opponent]], out)
         series, first = {}, stop.new()
         for name, spec in zip(names, specs):

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from agent.rules import Position
 from agent.search import MAX_PLY, PROVEN_SCORE, WIN_SCORE
-from ref_sim.series.output import records
+from ref_sim.series.output import strict_json
 class AnalysisError(ValueError):
     """Options that ask for no sensible analysis; the message is one line for the user."""
 
@@ -166,7 +166,7 @@ def _load_cache(path: Path | None, settings: Settings) -> dict:
     if path is None or not path.is_file():
         return {}
     try:
-        data = records.read_json(path, "cache")       # NaN, nesting...: a damaged cache
+        data = strict_json.read_json(path, "cache")       # NaN, nesting...: a damaged cache
         if data.get("format") == CACHE_FORMAT:
             return dict(data["settings"].get(settings.key(), {}))
     except (OSError, ValueError, AttributeError, KeyError, TypeError):
@@ -178,7 +178,7 @@ def _save_cache(path: Path, settings: Settings, found: dict, say) -> None:
     """Add ``found`` to the cache at ``path`` (what it holds for other settings, and for
     positions not searched now, stays)."""
     try:
-        data = records.read_json(path, "cache") if path.is_file() else {}
+        data = strict_json.read_json(path, "cache") if path.is_file() else {}
         if data.get("format") != CACHE_FORMAT:
             data = {}
         known = data.setdefault("settings", {}).setdefault(settings.key(), {})

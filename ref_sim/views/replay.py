@@ -22,7 +22,7 @@ from agent.options import search_depth, search_nodes, seconds_per_move, whole
 from agent.search import PROVEN_SCORE, WIN_SCORE
 from ref_sim.views import analysis
 from ref_sim.referees import codingame_referee
-from ref_sim.series.output import machine_load, records, telemetry
+from ref_sim.series.output import machine_load, records, strict_json, telemetry
 from ref_sim.cli_common import entry_point, prog
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.views.render import boards_to_play
@@ -72,7 +72,7 @@ def games_file(run) -> Path:
     a series' folder (its games.jsonl), a games.jsonl, or one game's record; ReplayError if none."""
     try:
         return records.games_source(run)
-    except records.RecordError as error:
+    except strict_json.RecordError as error:
         raise ReplayError(str(error)) from None
 
 
@@ -81,8 +81,8 @@ def _one_game(path: Path) -> list[tuple[int, object]] | None:
     by ``python -m ref_sim --record``): the game as a series' line, game 1 of its own series;
     None when it is not one (JSON lines, read as such)."""
     try:
-        record = records.read_json(path, "game record")
-    except records.RecordError:
+        record = strict_json.read_json(path, "game record")
+    except strict_json.RecordError:
         return None
     if not isinstance(record, dict) or not isinstance(record.get("moves"), list):
         return None
@@ -102,8 +102,8 @@ def read_run(run, warn=None) -> dict:
     path = games_file(run)
     single = None if path.suffix == ".jsonl" else _one_game(path)
     try:
-        values, problems = (single, []) if single else records.read_lines(path)
-    except records.RecordError as error:
+        values, problems = (single, []) if single else strict_json.read_lines(path)
+    except strict_json.RecordError as error:
         raise ReplayError(str(error)) from None
     lines: dict[int, tuple[int, dict]] = {}
     for number, line in values:
@@ -145,9 +145,9 @@ def _tournament(folder: Path, games: list[dict]) -> dict:
     """``{"bots": N, "kind": "round-robin" | "gauntlet" | None}``: the event's bots as its
     tournament.json lists them (those that never played too), else those in its games."""
     try:
-        settings = records.read_json(folder / "tournament.json", "tournament settings")
+        settings = strict_json.read_json(folder / "tournament.json", "tournament settings")
         bots, kind = len(settings["bots"]), settings.get("kind")
-    except (records.RecordError, KeyError, TypeError, AttributeError):
+    except (strict_json.RecordError, KeyError, TypeError, AttributeError):
         bots, kind = len({name for game in games for name in game["agents"]}), None
     return {"bots": bots, "kind": _text(kind)}
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from agent.cli_common import OneLineParser
-from ref_sim.series.output import records
+from ref_sim.series.output import records, strict_json
 from ref_sim.views import render
 from ref_sim.rules import CODINGAME
 from ref_sim.cli_common import entry_point, prog
@@ -37,7 +37,7 @@ OPENING_MOVES = 4
 TEXT_KEYS = ("p1", "p2", "result", "winner", "loser", "reason", "bad_line")
 
 
-class RecordError(records.RecordError):
+class RecordError(strict_json.RecordError):
     """A file or a game record that cannot be shown; the message is one line for the user."""
 
 
@@ -70,14 +70,14 @@ def load_games(path) -> Games:
     huge line); a bad one is an error naming the file and the line: the file is shown exactly."""
     try:
         path = str(records.games_source(path))
-    except records.RecordError as error:
+    except strict_json.RecordError as error:
         raise RecordError(str(error)) from None
     lines_only = path.endswith((".jsonl", ".ndjson"))
     whole, whole_error = None, None
     if not lines_only:
         try:
-            whole = records.read_json(path, "game file")
-        except records.RecordError as error:
+            whole = strict_json.read_json(path, "game file")
+        except strict_json.RecordError as error:
             if not os.path.isfile(path):
                 raise RecordError(str(error)) from None
             whole_error = error
@@ -87,8 +87,8 @@ def load_games(path) -> Games:
         raise RecordError(f"{path}: expected a game record (a JSON object) or JSON lines, "
                           f"got a JSON {type(whole).__name__}")
     try:
-        values, problems = records.read_lines(path)
-    except records.RecordError as error:
+        values, problems = strict_json.read_lines(path)
+    except strict_json.RecordError as error:
         raise RecordError(str(error)) from None
     if problems:
         if whole_error is not None and (not values or problems[0][0] < values[0][0]):

@@ -224,14 +224,14 @@ def write_one(out, name: str) -> Path:
     """``uttt-replay TOURNAMENT --team NAME``: write bot ``name``'s page into the tournament's
     folder ``out`` from its tournament.json and games.jsonl, linking the replay pages there;
     its path.  ValueError (one line) when ``out`` is no tournament or no bot is so named."""
-    from ref_sim.series.output import records
+    from ref_sim.series.output import strict_json
     out = Path(out)
     if out.name in ("games.jsonl", "tournament.json"):
         out = out.parent
     try:
-        settings = records.read_json(out / "tournament.json", "tournament settings")
-        values, _ = records.read_lines(out / "games.jsonl")
-    except records.RecordError as error:
+        settings = strict_json.read_json(out / "tournament.json", "tournament settings")
+        values, _ = strict_json.read_lines(out / "games.jsonl")
+    except strict_json.RecordError as error:
         raise ValueError(f"--team needs a tournament's folder: {error}") from None
     names = [bot["name"] for bot in settings["bots"]]
     if name not in names:

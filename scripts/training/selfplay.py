@@ -12,7 +12,7 @@ from pathlib import Path
 from ref_sim.series.run import cluster, cluster_address, scheduler
 from ref_sim.series import loop as series
 
-from ref_sim.series.output import records
+from ref_sim.series.output import records, strict_json
 from ref_sim.selfplay import selfplay_game
 from scripts.training.errors import InputError, StepStopped
 
@@ -111,6 +111,6 @@ def read_settings(directory: Path) -> dict | None:
     if not path.exists():
         return None
     try:
-        return records.read_json(path, "settings file")
-    except records.RecordError as error:
+        return strict_json.read_json(path, "settings file")
+    except strict_json.RecordError as error:
         raise InputError(f"cannot read the settings: {error}") from None

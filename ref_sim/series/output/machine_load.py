@@ -1,5 +1,5 @@
 """What the records say of the bots' time-outs: whether each was the machine's (a bot kept waiting
-for a core over the turn it lost: :mod:`ref_sim.series.turn_share` measures it as a game is
+for a core over the turn it lost: :mod:`ref_sim.series.process.turn_share` measures it as a game is
 played), and the lines the summaries, the crosstable, the replay and the team pages print of it.
 
 A game's record keeps the loser's figures (``timeout_share``) and, when they make the time-out

@@ -1,10 +1,11 @@
 """Where a series' records are read and written: nothing lost, nothing mixed.
 
 Every runner and every view reads and writes ``--out`` through here: one runner per folder
-(:func:`lock_out`), a game one whole line or nothing (:func:`append_game`), settings replaced
-whole (:func:`write_json`), write failures as :class:`WriteError`, and a strict JSON reader
-(:func:`loads`, :class:`RecordError`). What each command does with a bad record: docs/bench.md
-("What a series keeps"); the files: docs/formats.md.
+(:func:`ref_sim.series.output.out_lock.lock_out`), a game one whole line or nothing
+(:func:`append_game`), settings replaced whole (:func:`write_json`), write failures as
+:class:`WriteError`, and games and settings checked as the strict JSON reader gives them
+(:mod:`ref_sim.series.output.strict_json`). What each command does with a bad record:
+docs/bench.md ("What a series keeps"); the files: docs/formats.md.
 """
 
 from __future__ import annotations
@@ -14,36 +15,14 @@ import errno
 import json
 import math
 import os
-import socket
 import sys
-import time
 from pathlib import Path
 
 from agent import platform_io
-from agent.cli_common import NotRegularFile, open_regular
-from ref_sim import command_words
+from ref_sim.series.output.strict_json import RecordError, _short, read_lines
 
-#: A games.jsonl line is a few KB (a long game with search figures: ~30 KB); far beyond is not ours.
-MAX_LINE_BYTES = 16 * 2 ** 20
-#: A whole JSON file (series.json, a game's record): the same bound.
-MAX_FILE_BYTES = 64 * 2 ** 20
-#: Largest JSON-lines file read (games.jsonl, a search log): 100,000 games of 10 KB each.
-MAX_LINES_FILE_BYTES = 2 ** 30
-#: Our records nest 4 deep; anything deeper than this is not a record.
-MAX_DEPTH = 64
-#: A seed is at most 20 digits; longer integers are refused before Python converts them.
-MAX_INT_DIGITS = 100
-LOCK_NAME = "runner.lock"
+
 DROPPED_SUFFIX = ".dropped"
-
-
-class RecordError(ValueError):
-    """A record that cannot be read; the message is one line naming the file (and line)."""
-
-
-class OutInUse(RuntimeError):
-    """Another runner holds ``--out``; the message is one line naming it."""
-    exit_code = 2
 
 
 class CannotResume(RuntimeError):
@@ -56,153 +35,11 @@ class WriteError(RuntimeError):
     exit_code = 1
 
 
-# -- reading -------------------------------------------------------------------------------
-
-class _Refused(ValueError):
-    """A value the parser refused; ``token`` is its text, to find its line."""
-
-    def __init__(self, why: str, token: str) -> None:
-        super().__init__(why)
-        self.token = token
-
-
-def _constant(text: str):
-    raise _Refused(f"{text} is not a number (JSON has no {text})", text)
-
-
-def _float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise _Refused(f"{_short(text)} is out of range for a number", text)
-    return value
-
-
-def _int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise _Refused(f"an integer of {len(text.lstrip('-'))} digits", text)
-    return int(text)
-
-
-def _short(text: str, width: int = 40) -> str:
-    return text if len(text) <= width else text[:width] + "..."
-
-
-def _depth(value) -> int:
-    """How deep ``value`` nests (an iterative walk: deep values must not recurse here)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, (dict, list)):
-            deepest = max(deepest, depth)
-            if deepest > MAX_DEPTH:
-                return deepest
-            stack.extend((child, depth + 1)
-                         for child in (item.values() if isinstance(item, dict) else item))
-    return deepest
-
-
-def _line_of(text: str, position: int) -> int:
-    return text.count("\n", 0, max(0, position)) + 1
-
-
-def loads(text: str, where: str, line: int | None = None):
-    """``text`` parsed as JSON, refusing ``NaN``, ``Infinity``, numbers out of a float's range
-    (``1e999``), integers of more than :data:`MAX_INT_DIGITS` digits, nesting deeper than
-    :data:`MAX_DEPTH` and lines longer than :data:`MAX_LINE_BYTES`; RecordError
-    ``"WHERE line N: why"``: ``line``, the line of a file that ``text`` is (JSON lines), else
-    the line of ``text`` where the problem is, where known."""
-    def located(at: int | None, why: str) -> RecordError:
-        at = line or at
-        return RecordError(f"{where} line {at}: {why}" if at else f"{where}: {why}")
-    try:
-        value = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
-    except _Refused as error:
-        position = text.find(error.token)
-        raise located(_line_of(text, position) if position >= 0 else None, str(error)) from None
-    except json.JSONDecodeError as error:
-        raise located(error.lineno, f"not JSON ({error.msg} at column {error.colno})") from None
-    except RecursionError:
-        raise located(None, f"nested more than {MAX_DEPTH} deep") from None
-    except ValueError as error:         # int() of too many digits, and the like
-        raise located(None, _short(str(error), 80)) from None
-    if _depth(value) > MAX_DEPTH:
-        raise located(None, f"nested more than {MAX_DEPTH} deep")
-    return value
-
-
-def _decode(data: bytes, where: str, line: int | None = None) -> str:
-    """``data`` as UTF-8; RecordError naming ``where``, the line (``line``: that of a file's
-    line ``data`` is) and the column."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = line or data.count(b"\n", 0, error.start) + 1
-        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
-        raise RecordError(f"{where} line {line}: not UTF-8 (byte 0x{data[error.start]:02x} at "
-                          f"column {column})") from None
-
-
-def _open(path: Path, what: str, limit: int):
-    """``path`` open for reading bytes; RecordError (one line) if it cannot be opened, is not a
-    regular file (a FIFO or /dev/zero would block or never end) or is bigger than ``limit``."""
-    try:
-        return os.fdopen(open_regular(path, limit=limit), "rb")
-    except FileNotFoundError:
-        raise RecordError(f"{path}: no such file") from None
-    except NotRegularFile as error:
-        raise RecordError(f"{path}: {error}: not a {what}") from None
-    except OSError as error:
-        raise RecordError(f"{path}: cannot read it ({error.strerror or error})") from None
-
-
-def read_json(path, what: str = "JSON file"):
-    """The JSON value of the file ``path`` (series.json, tournament.json, a game's record);
-    RecordError (one line naming the file, and the line where known) if it cannot be read."""
-    path = Path(path)
-    with _open(path, what, MAX_FILE_BYTES) as handle:
-        try:
-            data = handle.read(MAX_FILE_BYTES + 1)
-        except OSError as error:
-            raise RecordError(f"{path}: cannot read it ({error.strerror or error})") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise RecordError(f"{path}: larger than {MAX_FILE_BYTES // 2 ** 20} MB: not a {what}")
-    return loads(_decode(data, str(path)), str(path))
-
-
-def read_lines(path) -> tuple[list[tuple[int, object]], list[tuple[int, str]]]:
-    """The JSON lines of ``path``: ``([(line number, value)], [(line number, problem)])``,
-    blank lines skipped, each bad line a problem (``"PATH line N: why"``), never an exception
-    but for a file that cannot be opened (RecordError)."""
-    path = Path(path)
-    values, problems = [], []
-    with _open(path, "JSON-lines file", MAX_LINES_FILE_BYTES) as handle:
-        number = 0
-        while True:
-            try:
-                data = handle.readline(MAX_LINE_BYTES + 1)
-            except OSError as error:
-                raise RecordError(f"{path}: cannot read it ({error.strerror or error})") from None
-            if not data:
-                break
-            number += 1
-            if len(data) > MAX_LINE_BYTES and not data.endswith(b"\n"):
-                while data and not data.endswith(b"\n"):    # the rest of the line, unread
-                    data = handle.readline(2 ** 20)
-                problems.append((number, f"{path} line {number}: longer than "
-                                         f"{MAX_LINE_BYTES / 2 ** 20:g} MB"))
-                continue
-            if not data.strip():
-                continue
-            try:
-                values.append((number, loads(_decode(data, str(path), number), str(path), number)))
-            except RecordError as error:
-                problems.append((number, str(error)))
-    return values, problems
-
-
 # -- games.jsonl ---------------------------------------------------------------------------
 
 RESULTS = ("win", "tie", "aborted")
+
+
 #: The reason (games.jsonl's ``reason``) of a game that never began because a side could not start: a tournament scores
 #: it as that side's loss and goes on (a head-to-head series stops instead).
 CANNOT_START = "could not start"
@@ -453,120 +290,6 @@ def make_dirs(path) -> None:
         Path(path).mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise WriteError(write_failed(path, error)) from None
-
-
-# -- the lock on --out ---------------------------------------------------------------------
-
-def _lock(fd: int) -> bool:
-    """Take the OS lock on ``fd`` without waiting: True, or False when another process has it
-    (agent.platform_io.lock_exclusive: the platform edge)."""
-    return platform_io.lock_exclusive(fd)
-
-
-def _holder(path: Path) -> str:
-    """Who holds the lock ``path``, in words, from what it wrote into it."""
-    try:
-        with os.fdopen(open_regular(path, os.O_RDONLY | platform_io.NO_FOLLOW), "rb") as handle:
-            holder = loads(_decode(handle.read(64 * 1024), str(path)), str(path))
-        since = float(holder["since"])
-        age = max(0, time.time() - since)
-        ago = (f"{age / 3600:.1f} h" if age >= 3600 else f"{age / 60:.0f} min" if age >= 60
-               else f"{age:.0f} s")
-        return (f"pid {int(holder['pid'])} on {holder['host']}, since "
-                f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(since))} ({ago} ago): "
-                f"{_short(str(holder['command']), 200)}")
-    except (OSError, RecordError, KeyError, TypeError, ValueError, OverflowError):
-        return "a process that has not said who it is yet"
-
-
-class OutLock:
-    """The lock of a runner on its ``--out``; a context manager. An OS lock that dies with its
-    process (``fcntl.flock`` on POSIX, ``LockFileEx`` on Windows: agent.platform_io.lock_exclusive) on ``--out/runner.lock``,
-    which says who holds it (process id, host, command, since when): a second runner on the folder
-    stops at once (:class:`OutInUse`); a file left by a process that is gone blocks nothing. Before
-    it, two runs shared ``--out/game-NNNN`` and recorded each other's moves as ``Invalid move!``."""
-
-    def __init__(self, out, command: str) -> None:
-        self.path = Path(out) / LOCK_NAME
-        self.command = command
-        self.fd: int | None = None
-
-    def acquire(self) -> None:
-        """Take the lock, or OutInUse; a file system without locks is a warning, not a stop."""
-        for _ in range(10):     # the holder may remove the file between our open and our lock
-            try:
-                # Not through a symlink (its target would be truncated) nor into a FIFO.
-                fd = open_regular(self.path, os.O_RDWR | os.O_CREAT | platform_io.NO_FOLLOW)
-            except NotRegularFile as error:
-                raise WriteError(f"cannot lock {self.path}: {error}: remove it, or choose another --out") from None
-            except OSError as error:
-                if error.errno == errno.ELOOP:
-                    raise WriteError(f"cannot lock {self.path}: it is a symbolic link (followed, its "
-                                     "target would be overwritten): remove it, or choose another --out") from None
-                raise WriteError(write_failed(self.path, error)) from None
-            try:
-                locked = _lock(fd)
-            except OSError as error:            # no locks here (some network file systems)
-                os.close(fd)
-                print(f"warning: cannot lock {self.path} ({error.strerror or error}): nothing "
-                      "stops a second runner on this folder", file=sys.stderr)
-                return
-            if not locked:
-                os.close(fd)
-                raise OutInUse(f"--out {self.path.parent} is in use by another runner "
-                               f"({_holder(self.path)}); wait for it to end, or choose "
-                               "another --out")
-            try:
-                same = os.path.samestat(os.fstat(fd), os.stat(self.path))
-            except OSError:
-                same = False
-            if same:
-                self.fd = fd
-                break
-            os.close(fd)        # locked a file its holder had just removed: take the new one
-        else:
-            raise OutInUse(f"--out {self.path.parent}: cannot take {self.path} (another runner "
-                           "keeps replacing it)")
-        holder = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time(),
-                  "command": self.command}
-        try:
-            os.ftruncate(self.fd, 0)
-            os.lseek(self.fd, 0, os.SEEK_SET)
-            _write_all(self.fd, (json.dumps(holder) + "\n").encode("utf-8"))
-        except OSError:
-            pass            # the lock holds without its description (a full disk)
-
-    def release(self) -> None:
-        if self.fd is None:
-            return
-        fd, self.fd = self.fd, None
-        if os.name == "nt":             # unlocked before closing: Windows frees a closed handle's locks only eventually
-            with contextlib.suppress(OSError):
-                platform_io.unlock(fd)
-            os.close(fd)
-            with contextlib.suppress(OSError):
-                self.path.unlink()
-        else:               # removed while locked: a waiting runner sees a new file and retries
-            with contextlib.suppress(OSError):
-                self.path.unlink()
-            os.close(fd)
-
-    def __enter__(self) -> OutLock:
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.release()
-
-
-def lock_out(out: str | os.PathLike | None, prog: str, argv: list[str] | None = None):
-    """The lock of this runner (``prog`` and its ``argv``: the holder's command) on ``out``;
-    a context manager that does nothing when ``out`` is None (a temporary folder)."""
-    if not out:
-        return contextlib.nullcontext()
-    command = " ".join([prog, command_words.join(sys.argv[1:] if argv is None else argv)])
-    return OutLock(out, command)
-
 
 
 def recorded_games(path) -> int:

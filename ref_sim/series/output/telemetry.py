@@ -16,7 +16,7 @@ from pathlib import Path
 
 from agent import platform_io
 from agent.search_log import SEARCH_LOG_ENV
-from ref_sim.series.output import records
+from ref_sim.series.output import strict_json
 from agent.text import printable
 
 #: The search log of a program in a game, beside its text log in ``logs/``.
@@ -82,8 +82,8 @@ def parse_line(line: bytes) -> dict | None:
     if len(line) > MAX_LINE_BYTES:
         return None
     try:            # the records' one strict parser: no NaN, no 1e999, no huge integers or nesting
-        data = records.loads(line.decode("utf-8"), "search log")
-    except (UnicodeDecodeError, records.RecordError):
+        data = strict_json.loads(line.decode("utf-8"), "search log")
+    except (UnicodeDecodeError, strict_json.RecordError):
         return None
     if not isinstance(data, dict):
         return None

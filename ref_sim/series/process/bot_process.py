@@ -1,10 +1,10 @@
 """A game's bots from their start to their end, for both protocols' games
 (:mod:`ref_sim.series.file_games`, :mod:`ref_sim.series.codingame_games`): each started with the
 runner's environment, its search log and ready file, its log headed by its command, contained
-by ``--isolate`` (:func:`ref_sim.series.isolation.start`: cgroup, sandbox, disk cap); the game
-waiting until they are up (the ready file read bounded: :func:`ref_sim.series.launch.said_ready`);
+by ``--isolate`` (:func:`ref_sim.series.process.contain.start`: cgroup, sandbox, disk cap); the game
+waiting until they are up (the ready file read bounded: :func:`ref_sim.series.process.launch.said_ready`);
 their early exits noted; then each ended whole (:func:`ref_sim.stops.kill_tree`), measured
-(:func:`ref_sim.series.isolation.usage_of`), its logs cut to size, its scratch files and ready
+(:func:`ref_sim.series.process.metering.usage_of`), its logs cut to size, its scratch files and ready
 file removed.  What :class:`GameBots` starts, leaving its ``with`` ends, whatever happened."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 
 from ref_sim import command_words, stops
-from ref_sim.series import isolation, launch, turn_share
+from ref_sim.series.process import isolation, contain, metering, launch, turn_share
 from ref_sim.series.output import telemetry
 #: How often the exit watch looks at the bots (seconds).
 EXIT_POLL = 0.02
@@ -38,7 +38,7 @@ class BotProcess:
               env: dict | None = None, search_log: Path | None = None, ready: Path | None = None,
               piped: bool = False, scratch=()) -> BotProcess:
         """Start ``command``, its output into ``log`` after its command line: the project's
-        environment (:func:`ref_sim.series.launch.child_env`) and ``env``; ``search_log``, the
+        environment (:func:`ref_sim.series.process.launch.child_env`) and ``env``; ``search_log``, the
         file it may write its moves' figures to (``UTTT_SEARCH_LOG``), ``ready``, the one it writes
         once it is up (``UTTT_READY_FILE``); in ``directory`` (the only folder an isolated bot may
         write) or, ``piped``, talking through stdin and stdout (its stderr into ``log``)."""
@@ -66,7 +66,7 @@ class BotProcess:
             try:
                 # A session of its own (stops.start): Ctrl-C in the terminal stops the runner,
                 # which stops the bots; and a process group that stops.kill_tree ends whole.
-                process = isolation.start(command, isolate, writable=writable, env=env, **streams)
+                process = contain.start(command, isolate, writable=writable, env=env, **streams)
             except (OSError, ValueError) as error:
                 handle.write(f"could not start: {error}\n")
                 process = None
@@ -83,7 +83,7 @@ class BotProcess:
 
     def exit_note(self) -> str:
         """Why it is not running: "could not start", or "exited with code N" (and its disk cap's
-        word: :meth:`ref_sim.series.isolation.MeteredPopen.disk_note`)."""
+        word: :meth:`ref_sim.series.process.metering.MeteredPopen.disk_note`)."""
         if self.process is None:
             return "could not start"
         said = self.process.disk_note() if hasattr(self.process, "disk_note") else ""
@@ -109,7 +109,7 @@ class BotProcess:
 class GameBots:
     """The bots of game ``number``, their files in ``logs`` (``game-NNNN-NAME.log``, its search
     log and ready file), by name in the order started; ``meter`` measures their turns
-    (:mod:`ref_sim.series.turn_share`).  Leaving its ``with`` ends them all (:meth:`end`)."""
+    (:mod:`ref_sim.series.process.turn_share`).  Leaving its ``with`` ends them all (:meth:`end`)."""
 
     def __init__(self, logs: Path, number: int) -> None:
         self.logs, self.number = logs, number
@@ -133,13 +133,13 @@ class GameBots:
         return bot
 
     def wait_until_started(self, timeout: float, stop=None, patient=()) -> dict[str, float]:
-        """:func:`ref_sim.series.launch.wait_until_started` for these bots."""
+        """:func:`ref_sim.series.process.launch.wait_until_started` for these bots."""
         return launch.wait_until_started(self.processes, self._logs(), timeout, stop,
                                          ready={name: bot.ready for name, bot in self.bots.items()},
                                          patient=patient)
 
     def refuse_early_exit(self) -> None:
-        """:func:`ref_sim.series.launch.refuse_early_exit` for these bots (a series' first game)."""
+        """:func:`ref_sim.series.process.launch.refuse_early_exit` for these bots (a series' first game)."""
         launch.refuse_early_exit(self.processes, self._logs())
 
     def _logs(self) -> dict:
@@ -175,7 +175,7 @@ class GameBots:
         when nothing is known), measured once it is reaped."""
         for bot in self.bots.values():
             bot.end()
-        return isolation.usage_of(self.processes)
+        return metering.usage_of(self.processes)
 
 
 class ExitWatch:
