@@ -22,8 +22,6 @@ from ref_sim.series.output.strict_json import RecordError, _decode, _short, load
 
 
 LOCK_NAME = "runner.lock"
-#: Windows locks are mandatory: the byte locked is far beyond the description, which stays readable.
-_WINDOWS_LOCK_OFFSET = 2 ** 30
 
 
 class OutInUse(RuntimeError):
@@ -34,25 +32,9 @@ class OutInUse(RuntimeError):
 # -- the lock on --out ---------------------------------------------------------------------
 
 def _lock(fd: int) -> bool:
-    """Take the OS lock on ``fd`` without waiting: True, or False when another process has it."""
-    if os.name == "nt":
-        import msvcrt
-        os.lseek(fd, _WINDOWS_LOCK_OFFSET, os.SEEK_SET)
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        except OSError as error:
-            if error.errno in (errno.EACCES, errno.EDEADLK):
-                return False
-            raise
-        return True
-    import fcntl
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as error:
-        if error.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-            return False
-        raise
-    return True
+    """Take the OS lock on ``fd`` without waiting: True, or False when another process has it
+    (agent.platform_io.lock_exclusive: the platform edge)."""
+    return platform_io.lock_exclusive(fd)
 
 
 def _holder(path: Path) -> str:
@@ -73,7 +55,7 @@ def _holder(path: Path) -> str:
 
 class OutLock:
     """The lock of a runner on its ``--out``; a context manager. An OS lock that dies with its
-    process (``fcntl.flock`` on POSIX, ``msvcrt.locking`` on Windows) on ``--out/runner.lock``,
+    process (``fcntl.flock`` on POSIX, ``LockFileEx`` on Windows: agent.platform_io.lock_exclusive) on ``--out/runner.lock``,
     which says who holds it (process id, host, command, since when): a second runner on the folder
     stops at once (:class:`OutInUse`); a file left by a process that is gone blocks nothing. Before
     it, two runs shared ``--out/game-NNNN`` and recorded each other's moves as ``Invalid move!``."""
@@ -132,11 +114,9 @@ class OutLock:
         if self.fd is None:
             return
         fd, self.fd = self.fd, None
-        if os.name == "nt":             # unlocked before closing, as msvcrt asks
-            import msvcrt
+        if os.name == "nt":             # unlocked before closing: Windows frees a closed handle's locks only eventually
             with contextlib.suppress(OSError):
-                os.lseek(fd, _WINDOWS_LOCK_OFFSET, os.SEEK_SET)
-                msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+                platform_io.unlock(fd)
             os.close(fd)
             with contextlib.suppress(OSError):
                 self.path.unlink()
