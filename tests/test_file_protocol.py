@@ -83,10 +83,16 @@ class Referee:
         self.path(f"{name}.go").touch()
 
     def move_text(self) -> str:
-        try:
-            return self.path("move_file").read_bytes().decode("utf-8", errors="replace")
-        except FileNotFoundError:
-            return ""
+        for _ in range(100):
+            try:
+                return self.path("move_file").read_bytes().decode("utf-8", errors="replace")
+            except FileNotFoundError:
+                return ""
+            except PermissionError:
+                if os.name != "nt":
+                    raise
+                time.sleep(0.01)    # Windows: the agent's rename replaces it this instant; read it again
+        return self.path("move_file").read_bytes().decode("utf-8", errors="replace")
 
     def opponent_moves(self, line: str | None = None) -> str:
         """Delete my .go, give the opponent its turn, and write its move (a legal one by default)."""

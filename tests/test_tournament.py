@@ -385,7 +385,7 @@ def test_a_stdio_bot_that_cannot_start_loses_its_games_and_the_tournament_goes_o
         g["cannot_start"] for g in forfeits]
     assert all(g["result"] in ("win", "tie") and not g.get("cannot_start")     # the others played
                for g in games if "Nosuchbot2" not in g["names"])
-    assert re.search(r"^Nosuchbot2: could not start \(.*No such file or directory\); its 4 games "
+    assert re.search(r"^Nosuchbot2: could not start \(.*\[Errno 2\] No such file or dir[a-z.]*\); its 4 games "
                      r"scored as losses \(its output: game-\d{4}-Nosuchbot2\.log\)$", out, re.M), out
 
 
