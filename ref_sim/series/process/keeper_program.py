@@ -13,11 +13,12 @@ import time
 
 PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
 #: SIGTERM and SIGINT: end the tree now; SIGHUP: the runner is gone (the death signal asked for).
-STOPS = {signal.SIGTERM, signal.SIGHUP, signal.SIGINT}
+#: None off POSIX, where the module need only load (pytest's doctests import it on Windows).
+STOPS = {signal.SIGTERM, signal.SIGHUP, signal.SIGINT} if os.name == "posix" else set()
 #: Seconds a bot has, once the runner is gone, to end by itself before its tree is ended.
 GRACE = 3.0
 #: Blocked for good and taken with sigwaitinfo: no handler ever interrupts the keeper.
-WATCHED = STOPS | {signal.SIGCHLD}
+WATCHED = STOPS | {signal.SIGCHLD} if os.name == "posix" else set()
 
 
 def say(text):

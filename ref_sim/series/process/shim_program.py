@@ -9,11 +9,11 @@ failure to start (exit 127).  Started by :func:`ref_sim.series.process.contain.s
 """
 
 import os
-import resource
 import sys
 
 
 def main(argv):
+    import resource     # POSIX: here, so that the module loads anywhere (pytest's doctests import it on Windows)
     groups, cpus, data, processes, file_bytes = argv[1:6]
     for procs in groups.split(",") if groups != "-" else []:
         try:
