@@ -238,7 +238,7 @@ def certificates_refused(address: str, files) -> str | None:
         return None
     # A client's view of the same files: the handshake is the one the worker will make.
     return cluster_reach.tls_refusal(host, int(port), files.security(), files.folder,
-                               time.monotonic() + cluster_reach.REACH_TIMEOUT)
+                                     time.monotonic() + cluster_reach.REACH_TIMEOUT)
 
 
 def _tls_files(tls: str | None):

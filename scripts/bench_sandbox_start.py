@@ -29,7 +29,7 @@ def one_start(isolate) -> float:
     """Milliseconds from start to reaped (its cores given back, its cgroup removed)."""
     began = time.perf_counter()
     process = contain.start([sys.executable, "-S", "-c", "pass"], isolate,
-                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     try:
         process.wait()      # blocking: wait(timeout) polls, in steps of up to 50 ms
     finally:

@@ -152,7 +152,7 @@ def test_a_refusal_names_the_worker_and_both_versions():
     assert "(the same release" not in admission.refusal("tcp://w:1", ours, "uttt-agent 0.2.0, "
                                                                          "sources aaaaaaaaaaaa")
     assert admission.refusal("tcp://w:1", ours, None, "ModuleNotFoundError: No module named "
-                           "'agent'") == (
+                             "'agent'") == (
         "worker tcp://w:1 refused: uttt-agent is not installed there (ModuleNotFoundError: No "
         "module named 'agent'); install this client's uttt-agent 0.1.0, sources aaaaaaaaaaaa "
         "there (pip install 'uttt-agent[cluster]')")

@@ -41,7 +41,7 @@ def run_to_end(command, isolate, log, **options):
     """Start ``command`` through ref_sim.series.process.contain, wait for it (generously), return it."""
     with open(log, "w") as handle:
         process = contain.start(command, isolate, stdout=handle, stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL, **options)
+                                stdin=subprocess.DEVNULL, **options)
     try:
         process.wait(60)
     finally:

@@ -196,10 +196,10 @@ PAIR = """\
             time.sleep(0.05)
         return text
     waiting = contain.start([sys.executable, threads], isolate, stdout=logs[0],
-                              stderr=subprocess.STDOUT, stdin=subprocess.PIPE)
+                            stderr=subprocess.STDOUT, stdin=subprocess.PIPE)
     said(logs[0], "up")
     forker = contain.start([sys.executable, bomb], isolate, stdout=logs[1],
-                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     bombed = said(logs[1], "forked")
     waiting.stdin.write(b"go\\n")
     waiting.stdin.close()

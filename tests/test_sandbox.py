@@ -66,8 +66,8 @@ def run_bot(tmp_path, script, isolate, timeout=60):
     log = tmp_path / "bot.log"
     with open(log, "w") as handle:
         process = contain.start([sys.executable, str(script)], isolate, stdout=handle,
-                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                  cwd=str(tmp_path))
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                cwd=str(tmp_path))
     try:
         process.wait(timeout)
     finally:
@@ -366,8 +366,8 @@ def test_minimal_file_system(tmp_path):
         log = tmp_path / "bot.log"
         with open(log, "w") as handle:
             process = contain.start([sys.executable, str(script)], isolation.Isolation(),
-                                      writable=[game], stdout=handle, stderr=subprocess.STDOUT,
-                                      cwd=str(game))
+                                    writable=[game], stdout=handle, stderr=subprocess.STDOUT,
+                                    cwd=str(game))
         try:
             process.wait(60)
         finally:
@@ -539,8 +539,8 @@ def test_without_a_cgroup_the_sandbox_still_ends_a_daemon(tmp_path, monkeypatch)
     log = tmp_path / "bot.log"
     with open(log, "w") as handle:
         process = contain.start([sys.executable, str(script)], isolation.Isolation(),
-                                  writable=[marker.parent], stdout=handle,
-                                  stderr=subprocess.STDOUT)
+                                writable=[marker.parent], stdout=handle,
+                                stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 30
         while not running_with(token):

@@ -322,7 +322,7 @@ class SeriesCommand:
         todo = [slot for slot in slots if slot.number not in done_numbers]
         try:    # what no bot may see: --out, each bot's program to every other bot
             isolate = sandbox.for_event(isolation.from_args(args),
-                                          [spec.template for spec in self.specs], out)
+                                        [spec.template for spec in self.specs], out)
         except ValueError as error:
             self.parser.error(str(error))
         stop = threading.Event()

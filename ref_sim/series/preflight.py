@@ -179,7 +179,7 @@ def run(settings: dict, specs: list, args, say=print) -> int:
     stop = _Stops()
     try:
         isolate = sandbox.for_event(isolation.from_args(args),
-                                      [spec.template for spec in [*specs, opponent]], out)
+                                    [spec.template for spec in [*specs, opponent]], out)
         series, first = {}, stop.new()
         for name, spec in zip(names, specs):
             rival = "Random" if name != "Random" else "Random0"

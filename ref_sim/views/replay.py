@@ -481,7 +481,7 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--jobs", type=whole(1, MAX_JOBS), metavar="N",
                        help="positions analysed at once (default: the cores)")
     cluster_address.add_cluster_options(group, action="analyse", note="start the workers with "
-                                "--nthreads 1 (a search holds a core)")
+                                        "--nthreads 1 (a search holds a core)")
     group.add_argument("--fresh", action="store_true",
                        help="analyse again instead of using the results cached in the run's "
                             f"folder ({analysis.CACHE_NAME}); the new ones replace them")

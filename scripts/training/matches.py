@@ -74,7 +74,7 @@ def summary(names, points: list[float], sprt=None) -> None:
     wins, losses = points.count(1.0), points.count(0.0)
     ptnml = match_stats.pentanomial([points[i], points[i + 1]] for i in range(0, len(points) - 1, 2))
     for line in match_stats.summary_lines(names, wins, losses, len(points) - wins - losses,
-                                    ptnml if sum(ptnml) else None):
+                                          ptnml if sum(ptnml) else None):
         print(line, flush=True)
     if sprt:
         print(sprt.line() + {"H1": " (H1 accepted)", "H0": " (H0 accepted)"}.get(sprt.decision, ""), flush=True)
