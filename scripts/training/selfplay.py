@@ -9,7 +9,8 @@ import threading
 import time
 from pathlib import Path
 
-from ref_sim.series.run import cluster, cluster_address, scheduler
+from ref_sim.series.run import cluster, scheduler
+from ref_sim.series.run.cluster_address import ClusterError, ClusterTarget
 from ref_sim.series import loop as series
 
 from ref_sim.series.output import records, strict_json
@@ -29,7 +30,7 @@ def engine_evals() -> tuple:
 
 
 def generate(directory: Path, games: int, nodes: int, seed: int, deviation: float, engine_eval: str,
-             cluster_address: cluster_address.ClusterTarget | str | None = None, again: str = "") -> Path:
+             cluster_address: ClusterTarget | str | None = None, again: str = "") -> Path:
     """Self-play games up to ``games`` in ``directory``, in game order through the series
     engine (:func:`ref_sim.series.loop.play_games`), here or on a cluster; ``again``: the command
     that continues after a stop (said then)."""
@@ -66,7 +67,7 @@ def generate(directory: Path, games: int, nodes: int, seed: int, deviation: floa
     if cluster_address:
         try:
             runner = cluster.connect(cluster_address)
-        except cluster_address.ClusterError as error:
+        except ClusterError as error:
             sys.exit(f"generate: {error}")
         print(f"generate: on {len(runner.slots())} cluster worker(s), {runner.capacity()} games at once",
               flush=True)
@@ -96,7 +97,7 @@ def generate(directory: Path, games: int, nodes: int, seed: int, deviation: floa
     for error in stopped.values():
         if isinstance(error, KeyboardInterrupt):    # Ctrl-C, SIGTERM, SIGHUP (ref_sim.stops)
             raise StepStopped(error, f"{kept_line}; the same command continues: {again}")
-        if isinstance(error, (cluster_address.ClusterError, records.WriteError)):
+        if isinstance(error, (ClusterError, records.WriteError)):
             sys.exit(f"generate: {error}; stopped {kept_line}; the same command continues: {again}")
         raise error
     elapsed = time.time() - start
