@@ -9,11 +9,9 @@ import contextlib
 import os
 import signal
 import shutil
-import threading
-import time
 
 from ref_sim.referees.file_referee import END_GAME, FIRST_FOUR_MOVES, MOVE_FILE
-from ref_sim.series.process.metering import MAX_ENTRIES, MeteredPopen, written
+from ref_sim.series.process.metering import MAX_ENTRIES, MeteredPopen, Poller, written
 
 
 # -- disk -------------------------------------------------------------------------------------
@@ -48,7 +46,7 @@ def written_paths(writable, options: dict) -> tuple[str, ...]:
     return tuple(dict.fromkeys(paths))
 
 
-class DiskGuard:
+class DiskGuard(Poller):
     """One thread that looks every :data:`DISK_INTERVAL` seconds at what each watched bot has
     written (:func:`written_paths`); a bot at its cap, past :data:`MAX_ENTRIES` files, or that
     filled the disk is ended at once (it loses: a crash), and once it is gone what it left in
@@ -56,32 +54,18 @@ class DiskGuard:
     series (and ``--resume``) goes on.  Each file is capped by the kernel too (RLIMIT_FSIZE):
     what the thread bounds is their sum."""
 
-    def __init__(self) -> None:
-        self.watched: dict[MeteredPopen, str | None] = {}
-        self.lock = threading.Lock()
-        self.thread: threading.Thread | None = None
+    interval, name = DISK_INTERVAL, "disk-guard"
 
     def watch(self, process: MeteredPopen, paths, cap_mb: int) -> None:
         process.disk_cap, process.disk_paths = cap_mb << 20, tuple(paths)
-        with self.lock:
-            self.watched[process] = None
-            if self.thread is None:
-                self.thread = threading.Thread(target=self._run, name="disk-guard", daemon=True)
-                self.thread.start()
+        self.add(process, None)         # the reason it was ended, once it is
 
-    def _run(self) -> None:
-        while True:
-            with self.lock:
-                if not self.watched:
-                    self.thread = None
-                    return
-                watched = dict(self.watched)
-            for process, why in watched.items():
-                try:
-                    self.look(process, why)
-                except OSError:
-                    pass
-            time.sleep(DISK_INTERVAL)
+    def poll(self, watched: dict) -> None:
+        for process, why in watched.items():
+            try:
+                self.look(process, why)
+            except OSError:
+                pass
 
     def look(self, process: MeteredPopen, why: str | None) -> None:
         gone = process.poll() is not None
@@ -89,12 +73,12 @@ class DiskGuard:
             why = self.over(process)
             if why is not None:
                 with self.lock:
-                    self.watched[process] = why
+                    self.items[process] = why
                 end_now(process)
                 gone = process.poll() is not None
         if gone:
             with self.lock:
-                self.watched.pop(process, None)
+                self.items.pop(process, None)
             if why is not None:
                 clear(process, why)
 

@@ -28,43 +28,67 @@ SAMPLE_INTERVAL = 0.5
 MAX_ENTRIES = 10_000
 
 
-class Sampler:
-    """One thread that looks at /proc every :data:`SAMPLE_INTERVAL` seconds for the sessions of
-    the processes it tracks (each started in a session of its own: its id is the leader's pid),
-    and keeps each session's largest CPU time and resident size seen."""
+class Poller:
+    """One daemon thread that calls :meth:`poll` with a copy of ``items`` every ``interval``
+    seconds while ``items`` holds anything: it ends when they are gone and the next :meth:`add`
+    starts another. ``lock`` guards ``items`` (a subclass may change an item's value under it)."""
+
+    interval, name = 1.0, "poller"
 
     def __init__(self) -> None:
-        self.tracked: dict[int, dict] = {}
+        self.items: dict = {}
         self.lock = threading.Lock()
         self.thread: threading.Thread | None = None
-        self.ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
-    def track(self, pid: int) -> dict:
-        seen = {"cpu_seconds": 0.0, "peak_kb": 0}
+    def add(self, key, value) -> None:
         with self.lock:
-            self.tracked[pid] = seen
+            self.items[key] = value
             if self.thread is None:
-                self.thread = threading.Thread(target=self._run, name="usage-sampler",
-                                               daemon=True)
+                self.thread = threading.Thread(target=self._run, name=self.name, daemon=True)
                 self.thread.start()
-        return seen
 
-    def untrack(self, pid: int) -> None:
+    def remove(self, key) -> None:
         with self.lock:
-            self.tracked.pop(pid, None)
+            self.items.pop(key, None)
+
+    def poll(self, items: dict) -> None:
+        raise NotImplementedError
 
     def _run(self) -> None:
         while True:
             with self.lock:
-                if not self.tracked:
+                if not self.items:
                     self.thread = None
                     return
-                sessions = dict(self.tracked)
-            try:
-                self.sample(sessions)
-            except OSError:
-                pass
-            time.sleep(SAMPLE_INTERVAL)
+                items = dict(self.items)
+            self.poll(items)
+            time.sleep(self.interval)
+
+
+class Sampler(Poller):
+    """One thread that looks at /proc every :data:`SAMPLE_INTERVAL` seconds for the sessions of
+    the processes it tracks (each started in a session of its own: its id is the leader's pid),
+    and keeps each session's largest CPU time and resident size seen."""
+
+    interval, name = SAMPLE_INTERVAL, "usage-sampler"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+    def track(self, pid: int) -> dict:
+        seen = {"cpu_seconds": 0.0, "peak_kb": 0}
+        self.add(pid, seen)
+        return seen
+
+    def untrack(self, pid: int) -> None:
+        self.remove(pid)
+
+    def poll(self, sessions: dict) -> None:
+        try:
+            self.sample(sessions)
+        except OSError:
+            pass
 
     def sample(self, sessions: dict) -> None:
         totals = {sid: [0.0, 0] for sid in sessions}
