@@ -11,6 +11,6 @@ import sys
 if sys.argv[:1] == ["-m"]:
     # ``python -m ref_sim.<command>`` is starting (Python sets argv[0] to "-m" while it
     # finds the module): a Ctrl-C while the command is still importing its modules, before
-    # its own handling (ref_sim.cli_common) is in place, ends in one line, not a traceback.
-    from ref_sim.cli_common import quiet_interrupt_hook as _hook
+    # its own handling (ref_sim.entry_point) is in place, ends in one line, not a traceback.
+    from ref_sim.entry_point import quiet_interrupt_hook as _hook
     sys.excepthook = _hook(sys.excepthook)

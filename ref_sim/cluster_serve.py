@@ -22,7 +22,7 @@ import time
 from agent.cli_common import OneLineParser, check_output, say_error
 from agent.options import whole
 from ref_sim.series.run import cluster_address, cluster_reach, cluster_tls
-from ref_sim import cli_common
+from ref_sim import entry_point
 
 MODULE = "ref_sim.cluster_serve"
 LOOPBACK = "127.0.0.1"
@@ -43,7 +43,7 @@ class ServeError(ValueError):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
-        prog=cli_common.prog(MODULE),
+        prog=entry_point.prog(MODULE),
         description="Start a Dask scheduler or worker for the bench's --cluster runners, "
                     "listening on loopback unless told, with TLS from one certificate folder "
                     "(see docs/cluster.md).")
@@ -284,7 +284,7 @@ def make_certs(args, prog: str) -> int:
     return 0
 
 
-@cli_common.entry_point(MODULE)
+@entry_point.entry_point(MODULE)
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     extra: list[str] = []
@@ -293,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         argv, extra = argv[:cut], argv[cut + 1:]
     parser = build_parser()
     args = parser.parse_args(argv)
-    prog = cli_common.prog(MODULE)
+    prog = entry_point.prog(MODULE)
     if args.command == "certs":
         if extra:
             parser.error("certs takes no options after --")

@@ -9,8 +9,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ref_sim import cli_common
-from ref_sim.referees.file_protocol import check_time_limit
+from ref_sim import entry_point
+from ref_sim.referees.file_shell import check_time_limit
 from ref_sim.referees.file_text import check_encoding, locale_encoding
 from ref_sim.series import command
 from ref_sim.series.process import isolation, launch
@@ -163,7 +163,7 @@ class Match(command.HeadToHead):
         return report_lines(games, self.names, self.args.paired, self.args.sprt)
 
 
-@cli_common.entry_point(MODULE)
+@entry_point.entry_point(MODULE)
 def main(argv: list[str] | None = None) -> int:
     return Match().main(argv)
 

@@ -23,9 +23,9 @@ from agent.cli_common import OneLineParser, check_output, write_output
 from agent.lifeline import ready_pid
 from ref_sim import stops
 from agent.options import MAX_TIME_LIMIT, real
-from ref_sim.cli_common import entry_point, prog
+from ref_sim.entry_point import entry_point, prog
 from ref_sim.referees.file_referee import EXIT_DELAY, RefereeSettings
-from ref_sim.referees.file_protocol import Printer, check_time_limit, run_game
+from ref_sim.referees.file_shell import Printer, check_time_limit, run_game
 from ref_sim.referees.file_text import encoding_problem, locale_encoding, prepare_directory
 
 #: The module of the command line (``python -m ref_sim``; the console script is uttt-ref).

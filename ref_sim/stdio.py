@@ -1,5 +1,5 @@
 """``uttt-stdio``: a series between two stdin/stdout programs under CodinGame's protocol and rules
-(its referee: :mod:`ref_sim.referees.codingame`; the user's guide: docs/bench.md, the protocol
+(its referee: :mod:`ref_sim.referees.codingame_shell`; the user's guide: docs/bench.md, the protocol
 and timing: docs/protocol.md).
 
 A front-end of :class:`ref_sim.series.command.SeriesCommand`: its options, series.json and games.
@@ -10,8 +10,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ref_sim import cli_common
-from ref_sim.referees.codingame import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS, EXIT_WAIT,
+from ref_sim import entry_point
+from ref_sim.referees.codingame_shell import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS, EXIT_WAIT,
                                        describe)
 from ref_sim.rules import CODINGAME
 from ref_sim.series import command
@@ -127,7 +127,7 @@ class Stdio(command.HeadToHead):
         return report_lines(games, self.names, self.args.games > 1, repeat_hint=REPEAT_HINT)
 
 
-@cli_common.entry_point(MODULE)
+@entry_point.entry_point(MODULE)
 def main(argv: list[str] | None = None) -> int:
     return Stdio().main(argv)
 

@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 from agent.options import whole
-from ref_sim import cli_common
+from ref_sim import entry_point
 from ref_sim.series.command import MAX_GAMES
-from ref_sim.referees.file_protocol import check_time_limit
+from ref_sim.referees.file_shell import check_time_limit
 from ref_sim.referees.file_text import check_encoding
 from ref_sim.series import bot_list, command, event, file_games, preflight
 from ref_sim.series.process import isolation, launch
@@ -183,7 +183,7 @@ class Tournament(command.SeriesCommand):
         return self.pages
 
 
-@cli_common.entry_point(MODULE)
+@entry_point.entry_point(MODULE)
 def main(argv: list[str] | None = None) -> int:
     return Tournament().main(argv)
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from agent.options import real, whole
 from ref_sim.series.command import MAX_GAMES
-from ref_sim.referees import codingame as codingame_referee
+from ref_sim.referees import codingame_shell
 from ref_sim import stdio
 from ref_sim.series import specs
 from ref_sim.series.codingame_games import StdioGameSettings
@@ -47,7 +47,7 @@ def report(title: str, games: list[dict], name: str, args) -> None:
     first = [m for g in games for m in [m for m in g["moves"] if m["player"] == name][:1]]
     print(f"== {title}")
     for game in games:
-        print(f"  game {game['game']}: {codingame_referee.describe(game)}")
+        print(f"  game {game['game']}: {codingame_shell.describe(game)}")
     if searched:
         print(f"  nodes/s: mean {statistics.mean(m['nps'] for m in searched):,.0f}, "
               f"median {statistics.median(m['nps'] for m in searched):,.0f} over {len(searched)} moves")
@@ -60,16 +60,16 @@ def report(title: str, games: list[dict], name: str, args) -> None:
     if first:
         print(f"  first turn (referee): {max(m['ms'] for m in first):.1f} ms of {args.first_turn_ms:g}")
     lost = {reason: sum(g["loser"] == name and g["reason"] == reason for g in games)
-            for reason in (codingame_referee.TIME_OUT, codingame_referee.INVALID_MOVE, codingame_referee.CRASHED)}
-    print(f"  time-outs {lost[codingame_referee.TIME_OUT]} of {len(games)} games, invalid moves "
-          f"{lost[codingame_referee.INVALID_MOVE]}, crashes {lost[codingame_referee.CRASHED]}")
+            for reason in (codingame_shell.TIME_OUT, codingame_shell.INVALID_MOVE, codingame_shell.CRASHED)}
+    print(f"  time-outs {lost[codingame_shell.TIME_OUT]} of {len(games)} games, invalid moves "
+          f"{lost[codingame_shell.INVALID_MOVE]}, crashes {lost[codingame_shell.CRASHED]}")
     kept = [int(ms) for g in games
             for ms in re.findall(r"kept back (\d+) ms", read_log(g, name))]
     if kept:
         print(f"  kept back for pauses: median {statistics.median(kept):.0f} ms, most {max(kept)} ms "
               f"({len(kept)} of {len(later)} later turns)")
     for game in games:
-        if game["reason"] in (codingame_referee.TIME_OUT, codingame_referee.INVALID_MOVE, codingame_referee.CRASHED) or game["notes"]:
+        if game["reason"] in (codingame_shell.TIME_OUT, codingame_shell.INVALID_MOVE, codingame_shell.CRASHED) or game["notes"]:
             print(f"  !! game {game['game']}: {game['reason']} {game['notes']}")
 
 

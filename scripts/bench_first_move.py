@@ -29,7 +29,7 @@ from agent.pauses import TRACE_ENV
 from ref_sim.series.file_games import start_agent
 from ref_sim.series.process.launch import wait_until_started
 from ref_sim.referees.file_referee import INTERRUPTED, RefereeSettings
-from ref_sim.referees.file_protocol import run_game
+from ref_sim.referees.file_shell import run_game
 from ref_sim.series.specs import AgentSpec, agent_spec
 from ref_sim import command_words
 from ref_sim.stops import kill_tree

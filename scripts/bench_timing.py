@@ -24,7 +24,7 @@ from agent.options import MAX_TIME_LIMIT, real, whole
 from ref_sim.series.file_games import start_agent
 from ref_sim.series.process.launch import wait_until_started
 from ref_sim.series.specs import agent_spec
-from ref_sim.referees.file_protocol import run_game
+from ref_sim.referees.file_shell import run_game
 from ref_sim.referees.file_referee import RefereeSettings
 
 OURS = "Agent1"

@@ -31,7 +31,7 @@ from ref_sim.series import file_games, loop as series, realbots
 from ref_sim.series.run import scheduler
 from ref_sim.series.output import records, report
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
-from ref_sim.referees.file_protocol import check_time_limit
+from ref_sim.referees.file_shell import check_time_limit
 from ref_sim.series.specs import agent_spec
 OURS = "agent"
 DEFAULT_GAMES = 100

@@ -302,7 +302,7 @@ def run_scripted(directory, act, observe=None, *, seed=1, first=None, opening=No
     fields of the referee's :class:`RefereeSettings` (by default a 0.5 s limit, no start-up
     delay, no exit delay). Returns (record, events) where events is the list of (kind, player).
     """
-    from ref_sim.referees.file_protocol import run_game
+    from ref_sim.referees.file_shell import run_game
     from ref_sim.referees.file_referee import RefereeSettings
 
     settings = RefereeSettings(**{"time_limit": 0.5, "exit_delay": 0.0, "start_delay": 0.0, **settings})

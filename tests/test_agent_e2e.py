@@ -1,4 +1,4 @@
-"""Whole games: ``python -m agent`` processes refereed by ``ref_sim.referees.file_protocol.run_game``.
+"""Whole games: ``python -m agent`` processes refereed by ``ref_sim.referees.file_shell.run_game``.
 
 The agent under test is ``python -m agent``, or the executable named by the environment variable
 ``UTTT_AGENT_EXE`` (a ``scripts/build-exe`` build; ``tests/test_exe.py`` runs this file so).
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-referee = pytest.importorskip("ref_sim.referees.file_protocol")
+referee = pytest.importorskip("ref_sim.referees.file_shell")
 
 from agent import engines  # noqa: E402
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, RefereeSettings  # noqa: E402

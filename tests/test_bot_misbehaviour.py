@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from ref_sim.referees.file_referee import WIN_REASON
-from ref_sim.referees.codingame import COUNT_WIN, LINE_WIN
+from ref_sim.referees.codingame_shell import COUNT_WIN, LINE_WIN
 
 from game_story import story
 

@@ -12,7 +12,7 @@ import tracemalloc
 
 import pytest
 
-from ref_sim.referees import codingame as codingame_referee
+from ref_sim.referees import codingame_shell
 from ref_sim.series.run import shipping
 from ref_sim.series import codingame_games
 from ref_sim.series.process import launch
@@ -145,13 +145,13 @@ class EndlessStdout:
 
 def test_an_endless_stdout_line_costs_the_reader_a_bounded_number_of_reads():
     stream = EndlessStdout()
-    with pytest.raises(codingame_referee.EndlessLine):
-        for _ in codingame_referee.bounded_lines(stream):
+    with pytest.raises(codingame_shell.EndlessLine):
+        for _ in codingame_shell.bounded_lines(stream):
             pass
     # One read of READ_BYTES at a time, each byte looked at once, and none past the limit.
-    most = codingame_referee.MAX_LINE_BYTES
-    assert most <= stream.taken <= most + codingame_referee.READ_BYTES
-    assert stream.reads <= most // codingame_referee.READ_BYTES + 1
+    most = codingame_shell.MAX_LINE_BYTES
+    assert most <= stream.taken <= most + codingame_shell.READ_BYTES
+    assert stream.reads <= most // codingame_shell.READ_BYTES + 1
 
 
 class Trickle:
@@ -169,14 +169,14 @@ class Trickle:
 @pytest.mark.parametrize("step", [1, 3, 7, 1 << 16])
 def test_lines_are_the_same_however_the_bytes_come(step):
     data = b"4 4\n\n" + b"9" * 40 + b"\n1 2 message\n" + b"y" * 15 + b"\n" + b"z" * 40
-    assert list(codingame_referee.bounded_lines(Trickle(data, step), 16)) == \
+    assert list(codingame_shell.bounded_lines(Trickle(data, step), 16)) == \
         [b"4 4\n", b"\n", b"9" * 16, b"1 2 message\n", b"y" * 15 + b"\n", b"z" * 16]
     # A long line that ends is cut; one that runs past ``most`` ends the reading.
-    assert list(codingame_referee.bounded_lines(Trickle(b"w" * 99 + b"\n4 4\n", step), 16, 100)) == \
+    assert list(codingame_shell.bounded_lines(Trickle(b"w" * 99 + b"\n4 4\n", step), 16, 100)) == \
         [b"w" * 16, b"4 4\n"]
-    lines = codingame_referee.bounded_lines(Trickle(b"4 4\n" + b"w" * 500, step), 16, 100)
+    lines = codingame_shell.bounded_lines(Trickle(b"4 4\n" + b"w" * 500, step), 16, 100)
     assert next(lines) == b"4 4\n"
-    with pytest.raises(codingame_referee.EndlessLine):
+    with pytest.raises(codingame_shell.EndlessLine):
         next(lines)
 
 
@@ -197,22 +197,22 @@ class Counted:
 @pytest.mark.e2e
 def test_an_endless_stdout_line_over_the_stdio_referee_is_read_once_and_times_out(tmp_path, monkeypatch):
     streams = []
-    real = codingame_referee.bounded_lines
+    real = codingame_shell.bounded_lines
 
     def counting(stream, *args, **kwargs):              # the seam: what each reader takes
         streams.append(Counted(stream))
         return real(streams[-1], *args, **kwargs)
 
-    monkeypatch.setattr(codingame_referee, "bounded_lines", counting)
+    monkeypatch.setattr(codingame_shell, "bounded_lines", counting)
     endless = [sys.executable, "-c", "import os\nwhile True: os.write(1, b'x' * 65536)"]
     other = [sys.executable, "-m", "ref_sim.bots.stdio_random"]
     settings = codingame_games.StdioGameSettings(first_turn_ms=500, startup_wait=0.5, exit_wait=0.5)
     record = codingame_games.play_game({"Endless": endless, "Random": other}, "Endless",
                                        tmp_path / "logs", settings)
-    assert record["reason"] == codingame_referee.TIME_OUT and record["loser"] == "Endless"
+    assert record["reason"] == codingame_shell.TIME_OUT and record["loser"] == "Endless"
     assert "its stdout was read no further" in record["notes"]["Endless"]
     assert len(streams) == 2
-    most = codingame_referee.MAX_LINE_BYTES + codingame_referee.READ_BYTES
+    most = codingame_shell.MAX_LINE_BYTES + codingame_shell.READ_BYTES
     assert all(stream.taken <= most for stream in streams), [s.taken for s in streams]
 
 

@@ -5,7 +5,7 @@ Each program is a script: at each input it prints lines some seconds later, exit
 line that never ends. Every action is logged with its time, so each turn's limit, the verdicts
 (a move, Invalid move!, Time out! and how late, a crash and its exit), the end on the board, the
 programs' closing and a stop are checked exactly, where a real game could only check them with
-sleeps. The shell (ref_sim/referees/codingame.py, ``referee_game``) is checked here on programs
+sleeps. The shell (ref_sim/referees/codingame_shell.py, ``referee_game``) is checked here on programs
 that answer at once; a few real games (tests/test_stdio_series.py) show it with processes.
 """
 
@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from ref_sim.referees import codingame
+from ref_sim.referees import codingame_shell
 from ref_sim.referees.codingame_referee import (
     COUNT_WIN,
     CRASHED,
@@ -307,7 +307,7 @@ def test_the_record_says_the_game_and_its_times():
     assert [action for _, action in run.log[-2:]] == [Finish("A", 3.0), Finish("B", 3.0)]
     assert record["notes"] == {"B": "did not exit (killed)"}      # the winner's, noted
     assert record["slowest_ms"] == {"A": 0.0, "B": 0.0}
-    assert codingame.describe(record).startswith("A (X) vs B (O): B wins: Invalid move! ('hello') [0 moves")
+    assert codingame_shell.describe(record).startswith("A (X) vs B (O): B wins: Invalid move! ('hello') [0 moves")
 
 
 def test_a_crash_note_is_not_replaced_by_the_closing_one():
@@ -346,7 +346,7 @@ def test_a_stop_after_the_last_move_keeps_the_result_and_closes_no_more(last):
 # -- the shell: the machine's actions on programs ------------------------------------------------------
 
 class Scripted:
-    """A :class:`ref_sim.referees.codingame.Program` as the shell sees it, answering from ``said``
+    """A :class:`ref_sim.referees.codingame_shell.Program` as the shell sees it, answering from ``said``
     at once: ``(at, line)``, ``(at, None)`` (its output ended), None (nothing in time)."""
 
     def __init__(self, name, said, endless=None, broken=False):
@@ -370,7 +370,7 @@ class Scripted:
 
 
 def shell_game(a, b, **options):
-    return codingame.referee_game({"A": a, "B": b}, ["A", "B"], 100.0, 60000.0, 5.0, exit_wait=1.5, **options)
+    return codingame_shell.referee_game({"A": a, "B": b}, ["A", "B"], 100.0, 60000.0, 5.0, exit_wait=1.5, **options)
 
 
 @pytest.mark.parametrize("said, endless, broken, reason, note", [
@@ -385,7 +385,7 @@ def test_the_shell_hands_the_machine_what_the_programs_did(said, endless, broken
     a, b = Scripted("A", said, endless, broken), Scripted("B", [])
     record = shell_game(a, b)
     assert (record["reason"], record["loser"], record["notes"].get("A")) == (reason, "A", note)
-    assert a.sent == ([] if broken else [codingame.turn_input(Game(CODINGAME))])
+    assert a.sent == ([] if broken else [codingame_shell.turn_input(Game(CODINGAME))])
     assert (a.closed, b.closed) == (1.5, 1.5)
 
 

@@ -192,7 +192,7 @@ def test_temp_name_survives_the_referee_cleanup(pid):
     assert not matches_cleanup(name)
     assert not matches_cleanup(name.lower()) and not matches_cleanup(name.upper())
     try:
-        from ref_sim.referees.file_protocol import is_cleanup_name
+        from ref_sim.referees.file_shell import is_cleanup_name
     except ImportError:  # pragma: no cover
         return
     assert not is_cleanup_name(name)
@@ -213,7 +213,7 @@ def test_only_universal_newlines_end_a_line(tmp_path, separator):
     """Item 1: str.splitlines() also splits at these; the referee's text mode does not (its
     str.split() then treats them as spaces). Checked against ref_sim's reading of the same bytes."""
     from ref_sim.referees.file_referee import parse_move_line as referee_parse
-    from ref_sim.referees.file_protocol import read_move_line
+    from ref_sim.referees.file_shell import read_move_line
 
     for text in (f"{OPP} 3 4{separator}junk\n", f"{OPP} 1 2{separator}{OPP} 5 6\n",
                  f"{ME} 0 0\n{OPP} 1 2{separator}\n", f"{OPP} 7 7\r{OPP} 2 2{separator}8 8\r\n"):

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from ref_sim import match, stdio
-from ref_sim.referees.file_protocol import MOVE_READ_LIMIT
+from ref_sim.referees.file_shell import MOVE_READ_LIMIT
 from ref_sim.referees.file_referee import INVALID_MOVE, TIME_OUT
 from scripts.processes import carrying, kill, marked
 

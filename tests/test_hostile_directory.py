@@ -1,6 +1,6 @@
 """The file referee's shell on a directory a hostile bot shares: what it reads
 is never followed through a symbolic link, waited on or read past a bound, and what it writes
-cannot land outside the directory (ref_sim/referees/file_protocol.py). Real files, no game: the
+cannot land outside the directory (ref_sim/referees/file_shell.py). Real files, no game: the
 decisions on what is found are tests/test_file_referee.py's; whole games against hostile bots,
 tests/test_hostile_bots.py."""
 
@@ -13,8 +13,8 @@ import threading
 
 import pytest
 
-from ref_sim.referees import file_protocol
-from ref_sim.referees.file_protocol import (MOVE_READ_LIMIT, NotAMoveFile, RefereeCrash, clean,
+from ref_sim.referees import file_shell
+from ref_sim.referees.file_shell import (MOVE_READ_LIMIT, NotAMoveFile, RefereeCrash, clean,
                                             line_at_time_out, read_move_line, remove_entry,
                                             write_file)
 from ref_sim.referees.file_referee import INVALID_MOVE, GameRecord
@@ -82,7 +82,7 @@ def test_a_directory_is_not_read(game):
 
 def test_a_directory_windows_refuses_to_open_is_called_a_directory(game, monkeypatch):
     """Windows opens no folder: EACCES, not EISDIR; still "a directory", not a crash."""
-    from ref_sim.referees import file_protocol
+    from ref_sim.referees import file_shell
     real_open = os.open
 
     def windows_open(path, flags, *args):
@@ -90,7 +90,7 @@ def test_a_directory_windows_refuses_to_open_is_called_a_directory(game, monkeyp
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, flags, *args)
 
-    monkeypatch.setattr(file_protocol.os, "open", windows_open)
+    monkeypatch.setattr(file_shell.os, "open", windows_open)
     (game / "move_file").mkdir()
     assert what_is_there(game / "move_file").what == "a directory"
 
@@ -124,7 +124,7 @@ def test_a_huge_sparse_file_costs_one_bounded_read(game, monkeypatch):
         handle.truncate(1 << 30)
     reads = []
     real_read = os.read
-    monkeypatch.setattr(file_protocol.os, "read", lambda fd, n: reads.append(n) or real_read(fd, n))
+    monkeypatch.setattr(file_shell.os, "read", lambda fd, n: reads.append(n) or real_read(fd, n))
     answer = what_is_there(path)
     assert answer.what == "a file of 1,073,741,824 bytes with no blank line in its first 64 KiB"
     assert answer.at_limit is False
@@ -169,17 +169,17 @@ def test_a_move_file_it_may_not_read_is_unreadable_not_a_traceback(game, monkeyp
 
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
-    monkeypatch.setattr(file_protocol.os, "open", refuse)
-    shell = file_protocol._Shell(game, file_protocol.RefereeSettings(encoding="utf-8"), None, None, None)
-    answer = shell.perform(file_protocol.ReadMove())
-    assert answer == file_protocol.Unreadable("a file it may not read (Permission denied)")
+    monkeypatch.setattr(file_shell.os, "open", refuse)
+    shell = file_shell._Shell(game, file_shell.RefereeSettings(encoding="utf-8"), None, None, None)
+    answer = shell.perform(file_shell.ReadMove())
+    assert answer == file_shell.Unreadable("a file it may not read (Permission denied)")
 
 
 def test_without_o_nofollow_a_link_is_looked_for_first(game, outside, monkeypatch):
     # Windows has no O_NOFOLLOW: the shell asks whether a link is there before it opens.
     if os.name == "nt":
         pytest.skip("symbolic links need a privilege on Windows")
-    monkeypatch.setattr(file_protocol, "NO_FOLLOW", 0)
+    monkeypatch.setattr(file_shell, "NO_FOLLOW", 0)
     (game / "move_file").symlink_to(outside)
     assert what_is_there(game / "move_file").what == "a symbolic link"
     (game / "end_game").symlink_to(outside)
@@ -210,7 +210,7 @@ def test_a_new_go_keeps_the_mtime_it_was_created_with(game, monkeypatch):
     def look_then_fstat(handle):
         seen.append(os.stat(game / "Walrus.go").st_mtime_ns)
         return fstat(handle)
-    monkeypatch.setattr(file_protocol.os, "fstat", look_then_fstat)
+    monkeypatch.setattr(file_shell.os, "fstat", look_then_fstat)
     write_file(game, "Walrus.go", "", "utf-8")
     assert seen and (game / "Walrus.go").stat().st_mtime_ns == seen[0]
 

@@ -63,7 +63,7 @@ def test_the_graph_is_read(graph):
     # Guards the two checks below against passing on an empty or unresolved graph.
     assert "agent.rules" in graph["agent.search"] or "agent.limits" in graph["agent.search"]
     assert "agent.file_protocol" in graph["agent.cli"]
-    assert "ref_sim.referees.file_protocol" in graph["ref_sim.match"]
+    assert "ref_sim.referees.file_shell" in graph["ref_sim.match"]
 
 
 def test_the_product_does_not_import_the_simulator(graph):
@@ -173,7 +173,7 @@ BENCH_MODULES = {"ref_sim.series.stats.match_stats", "ref_sim.series.run.cluster
                  "ref_sim.series.output.progress", "ref_sim.show", "ref_sim.render", "ref_sim.plot", "ref_sim.replay",
                  "ref_sim.views.analysis",
                  # the two referees side by side, and the series engine under every runner
-                 "ref_sim.referees.file_protocol", "ref_sim.referees.file_referee", "ref_sim.referees.codingame",
+                 "ref_sim.referees.file_shell", "ref_sim.referees.file_referee", "ref_sim.referees.codingame_shell",
                  "ref_sim.referees.codingame_referee",
                  "ref_sim.series.openings", "ref_sim.series.loop", "ref_sim.series.output.report", "ref_sim.series.specs",
                  # the generic search's other games, for the arena, play and their tests
@@ -193,7 +193,7 @@ def test_the_bot_holds_only_what_it_plays_with(graph):
 #: referees, the engine's modules or the views may need.
 SERIES_FRONT_ENDS = {"ref_sim.match", "ref_sim.stdio", "ref_sim.tournament"}
 #: What sits under the front-ends: the two referees, the series engine, the views.
-UNDER_THE_FRONT_ENDS = {"ref_sim.referees.file_protocol", "ref_sim.referees.file_referee", "ref_sim.referees.codingame",
+UNDER_THE_FRONT_ENDS = {"ref_sim.referees.file_shell", "ref_sim.referees.file_referee", "ref_sim.referees.codingame_shell",
                         "ref_sim.rules", "ref_sim.series.openings",
                         "ref_sim.series.loop", "ref_sim.series.output.report", "ref_sim.series.specs", "ref_sim.series.output.records",
                         "ref_sim.series.output.progress", "ref_sim.series.output.telemetry", "ref_sim.series.realbots", "ref_sim.series.process.isolation",
@@ -219,7 +219,7 @@ def test_ref_sim_shows_its_parts(graph):
     that imports no command; each protocol's one game in it."""
     referees = {name for name in graph if name.startswith("ref_sim.referees.")}
     series = {name for name in graph if name.startswith("ref_sim.series.")}
-    assert referees == {"ref_sim.referees.file_protocol", "ref_sim.referees.file_referee", "ref_sim.referees.codingame",
+    assert referees == {"ref_sim.referees.file_shell", "ref_sim.referees.file_referee", "ref_sim.referees.codingame_shell",
                         "ref_sim.referees.codingame_referee", "ref_sim.referees.file_text"}
     # The referee's text and checks, which the random agent takes at each start: nothing of ours.
     assert graph["ref_sim.referees.file_text"] == set()

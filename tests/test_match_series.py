@@ -259,14 +259,14 @@ def test_an_agent_that_exits_as_soon_as_end_game_appears_has_not_crashed(tmp_pat
     """The referee writes end_game, then both .go files, then reports the end. A loaded machine
     can pause the runner between the two: an agent that exits on end_game in that pause left
     after the end, and is no crash (a CI run once counted it as one)."""
-    from ref_sim.referees import file_protocol
-    write = file_protocol.write_file
+    from ref_sim.referees import file_shell
+    write = file_shell.write_file
 
     def slow_after_end_game(directory, name, text, encoding):
         write(directory, name, text, encoding)
         if name == "end_game":
             time.sleep(0.3)         # the runner descheduled: the random agents exit meanwhile
-    monkeypatch.setattr(file_protocol, "write_file", slow_after_end_game)
+    monkeypatch.setattr(file_shell, "write_file", slow_after_end_game)
     assert match.main([*QUICK, "random", "random", "--games", "2", "--time-limit", "0.3",
                        "--seed", "4", "--out", str(tmp_path), "-q"]) == 0
     assert "crash" not in capsys.readouterr().out

@@ -19,7 +19,7 @@ from ref_sim.series.process.launch import child_env
 from ref_sim.series.specs import PROJECT_ROOT, agent_spec
 from ref_sim.referees.file_referee import (INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, WIN_REASON, GameRecord,
                                            MoveRecord, RefereeSettings)
-from ref_sim.referees.file_protocol import run_game
+from ref_sim.referees.file_shell import run_game
 from game_story import story
 
 BOTS = Path(__file__).resolve().parent / "bots"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ref_sim.referees.file_protocol import run_game
+from ref_sim.referees.file_shell import run_game
 from ref_sim.referees.file_referee import RefereeSettings
 
 ROOT = str(Path(__file__).resolve().parent.parent)

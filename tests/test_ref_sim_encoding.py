@@ -16,7 +16,7 @@ import pytest
 
 from ref_sim.ref import main as referee_main
 from ref_sim.referees.file_referee import INVALID_MOVE, UNDECODABLE, judge, parse_move_line
-from ref_sim.referees.file_protocol import RefereeCrash, read_move_line
+from ref_sim.referees.file_shell import RefereeCrash, read_move_line
 from ref_sim.referees.file_text import check_encoding
 from ref_sim.rules import Game
 

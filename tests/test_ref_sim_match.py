@@ -273,7 +273,7 @@ def test_hostile_builtins():
     assert [agent_spec(s).label for s in ("eager", "flood:rate=5", "nbsp")] == \
         ["Eager", "Flood", "Nbsp"]
     # The flood's file survives the referee's clean-up: the runner deletes it.
-    from ref_sim.referees.file_protocol import is_cleanup_name
+    from ref_sim.referees.file_shell import is_cleanup_name
     assert agent_spec("flood").scratch == ("{name}-flood.log",)
     assert not is_cleanup_name("Flood2-flood.log")
     with pytest.raises(ValueError, match="'eager' takes no option 'rate'"):

@@ -122,13 +122,13 @@ def test_quiet_game_prints_the_result_and_saves_the_record(tmp_path, capsys):
 
 
 def test_every_command_ends_ctrl_c_and_a_closed_pipe_in_one_line(capsys):
-    from ref_sim import cli_common
+    from ref_sim import entry_point
 
-    @cli_common.entry_point("tool")
+    @entry_point.entry_point("tool")
     def interrupted(argv=None):
         raise KeyboardInterrupt
 
-    @cli_common.entry_point("tool")
+    @entry_point.entry_point("tool")
     def piped(argv=None):
         print("one line")
         raise BrokenPipeError

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from ref_sim.referees.file_referee import CRASHED, GameRecord, parse_move_line
-from ref_sim.referees.file_protocol import clean, is_cleanup_name, read_move_line
+from ref_sim.referees.file_shell import clean, is_cleanup_name, read_move_line
 
 WIN = "The winning player has won 3 local boards in a row on the global board!"
 
@@ -227,7 +227,7 @@ def test_tick_count_is_the_referees():
 
 
 def test_limit_messages():
-    from ref_sim.referees.file_protocol import check_time_limit
+    from ref_sim.referees.file_shell import check_time_limit
     assert check_time_limit(10) == (None, None)
     error, _ = check_time_limit(0.08)
     assert error.startswith("--time-limit 0.08: the referee looks for a move every 50 ms")
@@ -241,7 +241,7 @@ def test_looks_at_move_file_once_per_tick_and_never_after_the_limit(scripted, tm
     # A turn that times out at 0.3 s: the mtime noted before the .go, then at most one look
     # per tick (5: at 50..250 ms; a tick missed under load is not replayed), none at or
     # after the limit, and the verdict at the limit.
-    import ref_sim.referees.file_protocol as referee
+    import ref_sim.referees.file_shell as referee
     looks = []
     real_stat = os.lstat            # a look: the file itself, a link not followed
 

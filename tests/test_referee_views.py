@@ -1,4 +1,4 @@
-"""The referee's files in each player's view (ref_sim.referees.file_protocol._ViewsShell), action
+"""The referee's files in each player's view (ref_sim.referees.file_shell._ViewsShell), action
 by action on real folders: what the referee writes reaches every view, a move is read from the
 mover's view and handed on, and only a player's own move line written out of turn is seen."""
 
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from ref_sim.referees import file_protocol
+from ref_sim.referees import file_shell
 from ref_sim.referees.file_referee import MOVE_FILE, Clean, ReadMove, RefereeSettings, Remove, Stat, Write
 
 
@@ -16,7 +16,7 @@ def shell(tmp_path):
     views = {name: tmp_path / name for name in ("Walrus", "Otter")}
     for view in views.values():
         view.mkdir()
-    shell = file_protocol._ViewsShell(views, RefereeSettings(encoding="utf-8"), None, None, None)
+    shell = file_shell._ViewsShell(views, RefereeSettings(encoding="utf-8"), None, None, None)
     shell.perform(Write(MOVE_FILE))
     return shell
 
@@ -26,7 +26,7 @@ def write(shell, name, text, later_than=None):
     path = shell.views[name] / MOVE_FILE
     path.write_text(text)
     if later_than is not None:
-        stamp = file_protocol.mtime_of(shell.views[later_than] / MOVE_FILE) + 1
+        stamp = file_shell.mtime_of(shell.views[later_than] / MOVE_FILE) + 1
         os.utime(path, (stamp, stamp))
 
 
@@ -67,5 +67,5 @@ def test_a_players_own_line_out_of_turn_is_read_as_in_the_shared_directory(shell
 def test_the_movers_line_reaches_the_other_view_before_the_referees_look(shell):
     shell.perform(Stat("Walrus"))
     write(shell, "Walrus", "Walrus 4 4\n", later_than="Walrus")
-    shell.wait(time.perf_counter() + 3 * file_protocol.MIRROR_INTERVAL, False)
+    shell.wait(time.perf_counter() + 3 * file_shell.MIRROR_INTERVAL, False)
     assert (shell.views["Otter"] / MOVE_FILE).read_text() == "Walrus 4 4\n"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ref_sim.referees import codingame as codingame_referee
+from ref_sim.referees import codingame_shell
 from ref_sim import stdio
 from ref_sim.rules import WPI, Game
 from ref_sim.series import codingame_games, specs
@@ -54,19 +54,19 @@ def play(commands, first="A", tmp_path=None, **timing):
 
 
 def test_coordinates_and_turn_input():
-    assert [codingame_referee.from_cell(*codingame_referee.to_cell(b, s)) for b in range(9) for s in range(9)] == \
+    assert [codingame_shell.from_cell(*codingame_shell.to_cell(b, s)) for b in range(9) for s in range(9)] == \
         [(b, s) for b in range(9) for s in range(9)]
     game = Game("codingame")
     game.play(4, 5)                 # row 4, col 5: sends the opponent to board 5
-    lines = codingame_referee.turn_input(game).splitlines()
+    lines = codingame_shell.turn_input(game).splitlines()
     assert lines[:2] == ["4 5", "9"]
     assert lines[2:] == [f"{r} {c}" for r in range(3, 6) for c in range(6, 9)]
 
 
 def test_more_boards_won_wins_where_the_referee_would_tie(script, tmp_path):
-    cells = ["{},{}".format(*codingame_referee.to_cell(*divmod(i, 9))) for i in COUNT_WIN_GAME]
+    cells = ["{},{}".format(*codingame_shell.to_cell(*divmod(i, 9))) for i in COUNT_WIN_GAME]
     record = play({"A": script(*cells[0::2]), "B": script(*cells[1::2])}, tmp_path=tmp_path)
-    assert record["result"] == "win" and record["winner"] == "B" and record["reason"] == codingame_referee.COUNT_WIN
+    assert record["result"] == "win" and record["winner"] == "B" and record["reason"] == codingame_shell.COUNT_WIN
     assert record["boards"]["B"] > record["boards"]["A"]
     assert len(record["moves"]) == len(COUNT_WIN_GAME)
     plain = Game(WPI)
@@ -76,8 +76,8 @@ def test_more_boards_won_wins_where_the_referee_would_tie(script, tmp_path):
 
 
 @pytest.mark.parametrize("plan, reason, note", [
-    (["sleep"], codingame_referee.TIME_OUT, None),
-    (["exit"], codingame_referee.CRASHED, "crashed (exited with code 3)"),
+    (["sleep"], codingame_shell.TIME_OUT, None),
+    (["exit"], codingame_shell.CRASHED, "crashed (exited with code 3)"),
 ], ids=["time-out", "crash"])
 @pytest.mark.e2e
 def test_verdicts(script, tmp_path, plan, reason, note):
@@ -88,7 +88,7 @@ def test_verdicts(script, tmp_path, plan, reason, note):
     assert record["result"] == "win" and record["loser"] == "A" and record["reason"] == reason
     assert record["notes"].get("A") == note
     assert "B" not in record["notes"]
-    if reason == codingame_referee.TIME_OUT:
+    if reason == codingame_shell.TIME_OUT:
         assert record["late_ms"] is not None and record["late_ms"] > 100
 
 
@@ -116,7 +116,7 @@ def test_series_of_our_agent_against_random(tmp_path, capsys):
     assert [g["p1"] for g in games] == ["Agent1", "Random2"]     # the sides swap
     for game in games:
         assert game["rules"] == "codingame"
-        assert game["reason"] not in (codingame_referee.TIME_OUT, codingame_referee.INVALID_MOVE, codingame_referee.CRASHED)
+        assert game["reason"] not in (codingame_shell.TIME_OUT, codingame_shell.INVALID_MOVE, codingame_shell.CRASHED)
         assert game["result"] in ("win", "tie") and game["score"] in (0, 0.5, 1)
         assert not game["notes"]
         ours = [m for m in game["moves"] if m["player"] == "Agent1"]

@@ -1,5 +1,5 @@
 """Under --isolate no bot can touch its opponent's turn: each plays in its own view of the
-referee's directory (ref_sim.referees.file_protocol._ViewsShell), so a bot that deletes the
+referee's directory (ref_sim.referees.file_shell._ViewsShell), so a bot that deletes the
 opponent's .go, or forges a bad line in the opponent's name at its turn, changes only its own
 view. Without --isolate the directory is shared, as under the real referee, and the tampering
 works: that is the control that shows the tamperers do what they say."""

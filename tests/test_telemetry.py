@@ -16,7 +16,7 @@ import pytest
 from agent.search_log import SEARCH_LOG_ENV, SearchLog
 from agent.limits import SearchResult
 from agent import cli
-from ref_sim.referees import codingame as codingame_referee
+from ref_sim.referees import codingame_shell
 from ref_sim import match, stdio
 from ref_sim.views import replay
 from ref_sim.series import codingame_games
@@ -137,7 +137,7 @@ def test_output_past_the_command_line_is_seen_from_the_head(tmp_path):
 def test_stdout_lines_are_cut_and_the_rest_dropped():
     limit = 16
     stream = io.BytesIO(b"4 4\n" + b"9" * 100 + b"\n" + b"1 2 message\n" + b"z" * 40)
-    assert list(codingame_referee.bounded_lines(stream, limit)) == \
+    assert list(codingame_shell.bounded_lines(stream, limit)) == \
         [b"4 4\n", b"9" * limit, b"1 2 message\n", b"z" * limit]
 
 
@@ -173,9 +173,9 @@ def test_a_program_flooding_stdout_waits_instead_of_filling_the_memory(tmp_path)
                                             tmp_path / "flood.log")
     try:
         deadline = time.monotonic() + 60
-        while program.lines.qsize() < codingame_referee.MAX_PENDING_LINES and time.monotonic() < deadline:
+        while program.lines.qsize() < codingame_shell.MAX_PENDING_LINES and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert program.lines.qsize() == codingame_referee.MAX_PENDING_LINES
+        assert program.lines.qsize() == codingame_shell.MAX_PENDING_LINES
         assert program.answer(1.0)[1] == "0 0" + os.linesep     # print's line end: \r\n on Windows
     finally:
         program.kill()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from ref_sim.referees.file_protocol import is_cleanup_name
+from ref_sim.referees.file_shell import is_cleanup_name
 from ref_sim.referees.file_text import last_line, referee_lines
 from ref_sim.referees.file_referee import (
     Clean,

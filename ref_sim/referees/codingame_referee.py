@@ -8,7 +8,7 @@ the board (a line, or more boards won), closing both programs, and the record. I
 a pipe, a clock or a thread. It hands out one action at a time (:class:`Send`, :class:`Await`,
 :class:`AskExit`, :class:`Show`, :class:`Finish`, then :class:`Done`); whoever runs it performs
 the action and answers with the time and what came back (for an :class:`Await`: a :class:`Line`,
-:class:`TimedOut`, :class:`Ended` or :class:`Endless`). :func:`ref_sim.referees.codingame.referee_game`
+:class:`TimedOut`, :class:`Ended` or :class:`Endless`). :func:`ref_sim.referees.codingame_shell.referee_game`
 does that with running programs; tests/test_codingame_referee.py with scripted ones on a virtual clock.
 
 >>> referee = CodinGameReferee(["A", "B"])

@@ -8,7 +8,7 @@ It never touches a file, a clock or a thread. It hands out one action at a time 
 :class:`Write`, :class:`Remove`, :class:`Stat`, :class:`ReadMove`, :class:`PeekMove`, :class:`Wait`,
 :class:`Notify`, then :class:`Done`); whoever runs it performs the action and answers with the time
 and what it saw (for a read: a line, a :class:`Crash` or an :class:`Unreadable`).
-:func:`ref_sim.referees.file_protocol.run_game` does that on a real directory; the tests do it on a
+:func:`ref_sim.referees.file_shell.run_game` does that on a real directory; the tests do it on a
 virtual one with a virtual clock, so every verdict and timing case is a table row.
 
 >>> referee = FileReferee("Walrus", "Otter", RefereeSettings(time_limit=1), seed=3, started=0.0)

@@ -2,7 +2,7 @@
 simulated referee's command and the random agent share.
 
 Standard library only: the random agent, started for every game of a series, needs these and
-nothing of the referee itself (:mod:`ref_sim.referees.file_protocol`).
+nothing of the referee itself (:mod:`ref_sim.referees.file_shell`).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """One game of CodinGame's protocol, as a series plays it: both programs started (each with
-its seed, contained by ``--isolate``), refereed by :mod:`ref_sim.referees.codingame`, ended,
+its seed, contained by ``--isolate``), refereed by :mod:`ref_sim.referees.codingame_shell`, ended,
 and recorded as a ``games.jsonl`` line (the keys: docs/formats.md).
 :class:`StdioGames` is the series engine's view of such games (:mod:`ref_sim.series.loop`);
 ``uttt-stdio`` and the tournament play them.  The file protocol's counterpart is
@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ref_sim.referees.codingame import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS,
+from ref_sim.referees.codingame_shell import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS,
                                        EXIT_WAIT, Program, describe, referee_game)
 from ref_sim.rules import CODINGAME
 from ref_sim.series.output.report import summarize
@@ -35,7 +35,7 @@ STARTUP_WAIT = 2.0
 @dataclass(frozen=True)
 class StdioGameSettings:
     """How every game of a series through stdin/stdout is played (picklable: it travels with a
-    game to a cluster worker): the turn's times (:mod:`ref_sim.referees.codingame`), each
+    game to a cluster worker): the turn's times (:mod:`ref_sim.referees.codingame_shell`), each
     program contained by ``isolate``, and how long a program may take to start
     (:data:`STARTUP_WAIT`) and to exit after the game (the referee's ``EXIT_WAIT``)."""
     turn_ms: float = DEFAULT_TURN_MS
@@ -70,7 +70,7 @@ def play_game(commands: dict[str, list[str]], first: str, logs: Path,
     ``patient``: the names of built-ins, waited for until they say they are up
     (:func:`ref_sim.series.process.launch.wait_until_started`).
 
-    Returns the game's record (:func:`ref_sim.referees.codingame.referee_game`'s, with
+    Returns the game's record (:func:`ref_sim.referees.codingame_shell.referee_game`'s, with
     ``usage``: what each program used).  ``must_start``: raise
     :class:`ref_sim.series.process.launch.AgentCannotStart` when a program has exited (or could not be
     launched) before the first input (the first game of a series: its command is wrong).

@@ -18,7 +18,7 @@ from pathlib import Path
 from agent.cli_common import OneLineParser
 from agent.options import MAX_TIME_LIMIT, real, whole
 from ref_sim import stops
-from ref_sim.referees.codingame import DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS
+from ref_sim.referees.codingame_shell import DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS
 from ref_sim.referees.file_text import locale_encoding
 from ref_sim.series.run import cluster_address
 from ref_sim.series.process import isolation, contain, metering, sandbox, launch

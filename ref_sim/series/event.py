@@ -9,9 +9,9 @@ import threading
 from pathlib import Path
 
 from ref_sim.series.command import MAX_GAMES, MAX_TURN_MS, Slot
-from ref_sim.referees import codingame
-from ref_sim.referees.codingame import DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS
-from ref_sim.referees.file_protocol import check_time_limit
+from ref_sim.referees import codingame_shell
+from ref_sim.referees.codingame_shell import DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS
+from ref_sim.referees.file_shell import check_time_limit
 from ref_sim.series import codingame_games, file_games, realbots
 from ref_sim.series.process import isolation
 from ref_sim.series.output import machine_load, report
@@ -108,7 +108,7 @@ def pairing_seed(settings: dict, pairing: tuple[int, int]) -> int:
 
 def describe(settings: dict, game: dict) -> str:
     stdio = settings["protocol"] == "stdio" and not game.get("cannot_start")   # a forfeit: alike
-    return (codingame.describe if stdio else report.describe)(game)
+    return (codingame_shell.describe if stdio else report.describe)(game)
 
 
 # -- the tables ---------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """One game through the referee's files, as a series plays it: both bots started in the game's
-directory, refereed by :mod:`ref_sim.referees.file_protocol`, collected, and recorded as a
+directory, refereed by :mod:`ref_sim.referees.file_shell`, collected, and recorded as a
 ``games.jsonl`` line (:func:`game_line`; the keys: docs/formats.md).  :class:`FileGames` is the
 series engine's view of such games (:mod:`ref_sim.series.loop`); ``uttt-match``, the tournament
 and the soak play them.  CodinGame's counterpart is :mod:`ref_sim.series.codingame_games`."""
@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ref_sim.referees.file_protocol import Printer, run_game
+from ref_sim.referees.file_shell import Printer, run_game
 from ref_sim.referees.file_referee import START_DELAY, TICK, GameRecord, RefereeSettings
 from ref_sim.series.run import shipping
 from ref_sim.series.process import isolation, launch
@@ -93,7 +93,7 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
     specs maps each name to its AgentSpec; names is the order given to the referee.
     notes maps a name to "crashed (...)" (exited before the end) or "did not exit (killed)".
     settings: how it is played (:class:`FileGameSettings`); seed, first, opening: the
-    referee's (:func:`ref_sim.referees.file_protocol.run_game`); agent_seeds: each agent's.
+    referee's (:func:`ref_sim.referees.file_shell.run_game`); agent_seeds: each agent's.
     stop: a threading.Event that aborts the game (Ctrl-C); observe: called with each of the
     referee's events (``uttt-tournament --check`` stops a game once a bot moved).  must_start: raise
     :class:`AgentCannotStart` instead of playing when an agent has already exited (or could
@@ -103,7 +103,7 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
     agent_seeds = agent_seeds or {}
     directory.mkdir(parents=True, exist_ok=True)
     # Contained bots each play in a view of their own (the referee keeps its files in both), so
-    # that neither can touch the other's turn: ref_sim.referees.file_protocol._ViewsShell.
+    # that neither can touch the other's turn: ref_sim.referees.file_shell._ViewsShell.
     views = {name: directory / name for name in names} if settings.isolate is not None else None
     home = {name: (views or {}).get(name, directory).absolute() for name in names}
     for view in home.values():

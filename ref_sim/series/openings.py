@@ -2,7 +2,7 @@
 
 Three ways of drawing an opening, each keeping the random numbers it has always drawn (a seed
 still gives the games it gave): the real referee's ``first_four_moves`` (``referee_opening``, in
-:mod:`ref_sim.referees.file_protocol`: every series), :func:`cell_opening` for in-process
+:mod:`ref_sim.referees.file_shell`: every series), :func:`cell_opening` for in-process
 self-play, and :func:`random_opening` for any game of the family (the arena). Both games of a pair
 share an opening, the other agent moving first; game ``k`` depends only on the series seed and
 ``k``, so it is the same game in a fresh series, after a resume, or with more games scheduled.

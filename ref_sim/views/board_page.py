@@ -24,7 +24,7 @@ from agent.rules import WPI, ZOBRIST_CELL, ZOBRIST_FORCED
 from agent.search import ASPIRATION_GROWTH, MAX_PLY, PROVEN_SCORE, WIN_SCORE, Features
 from agent.rules import IllegalMoveError, InvalidMoveError, Move, Position
 from agent.cli_common import OneLineParser, write_output
-from ref_sim.cli_common import entry_point, prog
+from ref_sim.entry_point import entry_point, prog
 from ref_sim.views.replay_page import SHARED_SCRIPT, asset, filled
 
 MODULE = "ref_sim.board"

@@ -17,7 +17,7 @@ from agent.cli_common import OneLineParser
 from ref_sim.series.stats import match_stats
 from ref_sim.series.output import records
 from ref_sim.views import render
-from ref_sim.cli_common import entry_point, prog
+from ref_sim.entry_point import entry_point, prog
 from ref_sim.views.show import RecordError, load_games, player_names
 
 MODULE = "ref_sim.plot"

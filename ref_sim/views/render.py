@@ -23,7 +23,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
 from agent.cli_common import OneLineParser, write_output
-from ref_sim.cli_common import entry_point, prog
+from ref_sim.entry_point import entry_point, prog
 from ref_sim.rules import DRAW, O, SYMBOLS, TIE, X, Game, IllegalMoveError
 
 MODULE = "ref_sim.render"

@@ -23,7 +23,7 @@ from agent.search import PROVEN_SCORE, WIN_SCORE
 from ref_sim.views import analysis
 from ref_sim.referees import codingame_referee
 from ref_sim.series.output import machine_load, records, strict_json, telemetry
-from ref_sim.cli_common import entry_point, prog
+from ref_sim.entry_point import entry_point, prog
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.views.render import boards_to_play
 from ref_sim.rules import DRAW, TIE, WPI, Game, IllegalMoveError

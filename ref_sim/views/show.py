@@ -27,7 +27,7 @@ from agent.cli_common import OneLineParser
 from ref_sim.series.output import records, strict_json
 from ref_sim.views import render
 from ref_sim.rules import CODINGAME
-from ref_sim.cli_common import entry_point, prog
+from ref_sim.entry_point import entry_point, prog
 from ref_sim.rules import DRAW, O, SYMBOLS, TIE, X, Game, IllegalMoveError
 
 MODULE = "ref_sim.show"

@@ -162,7 +162,7 @@ def report_lines(games: list[dict], names: list[str], paired: bool, sprt_args=No
 
 def describe(game: dict) -> str:
     """One line about a finished game of the file protocol (a CodinGame game:
-    :func:`ref_sim.referees.codingame.describe`)."""
+    :func:`ref_sim.referees.codingame_shell.describe`)."""
     if game.get("cannot_start"):       # a forfeit: no game was played
         gone = "; ".join(f"{name} could not start ({why})" for name, why in game["cannot_start"].items())
         return (f"{game['p1']} (X) vs {game['p2']} (O): "

@@ -157,7 +157,7 @@ class TurnMeter:
 
 
 def watch(meter: TurnMeter, program) -> None:
-    """Measure a CodinGame :class:`ref_sim.referees.codingame.Program`'s turns through its
+    """Measure a CodinGame :class:`ref_sim.referees.codingame_shell.Program`'s turns through its
     calls: each ``send`` starts one, an ``answer`` that missed its time ends it."""
     send, answer = program.send, program.answer
 

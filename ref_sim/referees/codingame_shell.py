@@ -1,6 +1,6 @@
 """CodinGame's referee for Ultimate Tic-Tac-Toe with two running stdin/stdout programs, one game.
 
-Beside :mod:`ref_sim.referees.file_protocol` (the course's file protocol), this is the other
+Beside :mod:`ref_sim.referees.file_shell` (the course's file protocol), this is the other
 referee of the bench. :class:`~ref_sim.referees.codingame_referee.CodinGameReferee` decides
 everything (each turn's input and limit, the verdicts, the record); :func:`referee_game` is the
 thin shell around it that does what it asks with each :class:`Program`: its stdin, its stdout's
