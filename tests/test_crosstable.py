@@ -362,20 +362,34 @@ def test_the_crosstable_in_a_browser_sits_beside_the_ratings_and_opens_the_repla
     assert back == (out / "crosstable.html").as_uri()
 
 
-@pytest.mark.e2e
-def test_the_crosstable_is_kept_current_as_each_pairing_ends(tmp_path, monkeypatch):
+def pages_written(out: Path) -> list[str]:
+    """The crosstable and replay pages in ``out`` written since the last call (each one's
+    modification time is set to 0 once seen: a page written again has a new one)."""
     written = []
-    real = crosstable.write_pages
+    for page in [out / crosstable.PAGE, *(out / replay.REPLAYS).glob("*-vs-*.html")]:
+        if page.exists() and page.stat().st_mtime_ns != 0:
+            written.append(page.name)
+            os.utime(page, ns=(0, 0))
+    return sorted(written)
 
-    def spy(out, settings, games, anchor=None, report=None, only=None):
-        written.append((None if only is None else sorted(only), len(games)))
-        return real(out, settings, games, anchor, report, only)
 
-    monkeypatch.setattr(crosstable, "write_pages", spy)
-    code = tournament.main(["random", "random", "random", "--rounds", "1", "--time-limit", "0.2",
-                            "--out", str(tmp_path / "t"), "-q"])
+@pytest.mark.e2e
+def test_the_crosstable_is_kept_current_as_each_pairing_ends(tmp_path):
+    out, seen = tmp_path / "t", []
+
+    class Watched(tournament.Tournament):
+        def after_game(self, out, games, game):
+            super().after_game(out, games, game)
+            seen.append((len(games), pages_written(out)))
+
+    code = Watched().main(["random", "random", "random", "--rounds", "1", "--time-limit", "0.2",
+                           "--out", str(out), "-q"])
     assert code == 0
-    during, final = written[:-1], written[-1]
-    assert sorted(only[0] for only, _ in during) == [(0, 1), (0, 2), (1, 2)]
-    assert [games for _, games in during] == [2, 4, 6] and final == (None, 6)
-    assert len(list((tmp_path / "t" / "replays").glob("*-vs-*.html"))) == 3
+    # As each pairing ends (every second game), the crosstable and that pairing's page only.
+    assert [games for games, _ in seen] == [1, 2, 3, 4, 5, 6]
+    assert all(written == [] for games, written in seen if games % 2)
+    ended = [written for games, written in seen if games % 2 == 0]
+    assert all(len(written) == 2 and crosstable.PAGE in written for written in ended)
+    pairings = {name for written in ended for name in written} - {crosstable.PAGE}
+    assert len(pairings) == 3
+    assert pages_written(out) == sorted({crosstable.PAGE} | pairings)    # at the end, every one

@@ -570,18 +570,17 @@ def test_an_unreachable_cluster_is_one_line(series, capsys, monkeypatch):
     assert not (folder / "replay.html").exists()
 
 
-def test_ctrl_c_in_an_analysis_is_one_line_and_keeps_what_was_searched(series, capsys,
-                                                                      monkeypatch):
+def test_ctrl_c_in_an_analysis_is_one_line_and_keeps_what_was_searched(series, capsys):
     folder, _ = series
-    real, calls = analysis.search_position, []
+    calls = []
 
     def search_then_stop(*args):
         calls.append(args)
         if len(calls) > 3:
             raise KeyboardInterrupt
-        return real(*args)
-    monkeypatch.setattr(analysis, "search_position", search_then_stop)
-    assert replay.main([str(folder), "--analyse", "--depth", "1", "--jobs", "1"]) == 130
+        return analysis.search_position(*args)
+    assert replay.main([str(folder), "--analyse", "--depth", "1", "--jobs", "1"],
+                       search=search_then_stop) == 130
     assert capsys.readouterr().err.splitlines()[-1] == "python -m ref_sim.replay: interrupted"
     cached = json.loads((folder / analysis.CACHE_NAME).read_text())
     assert len(cached["settings"]["time=None depth=1 nodes=None"]) == 3
@@ -591,8 +590,7 @@ def test_ctrl_c_in_an_analysis_is_one_line_and_keeps_what_was_searched(series, c
 @pytest.mark.e2e
 @pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_a_stop_signal_ends_an_analysis_at_once_and_a_rerun_goes_on(tmp_path, monkeypatch, capsys,
-                                                                    signum):
+def test_a_stop_signal_ends_an_analysis_at_once_and_a_rerun_goes_on(tmp_path, capsys, signum):
     # A real process searching on two processes, a real signal once a tenth is done.  Before,
     # the pool's exit searched every queued position (here about a minute: beyond the hang
     # check below) and the cache kept only the positions seen by then.
@@ -631,15 +629,14 @@ def test_a_stop_signal_ends_an_analysis_at_once_and_a_rerun_goes_on(tmp_path, mo
         searched.append(analysis._position_key(rules, moves))
         return {"best": Position.from_moves(moves, rules).legal_moves()[0], "score": 0,
                 "depth": 1, "nodes": 1, "pv": []}
-    monkeypatch.setattr(analysis, "search_position", stand_in)
-    assert replay.main([str(folder), "--analyse", "--time", "0.25", "--jobs", "1"]) == 0
+    assert replay.main([str(folder), "--analyse", "--time", "0.25", "--jobs", "1"],
+                       search=stand_in) == 0
     assert len(searched) == total - len(kept) and not set(searched) & set(kept)
     assert f"analysing {total - len(kept)} positions" in capsys.readouterr().err
 
 
 @pytest.mark.cluster
-def test_a_stop_on_a_cluster_keeps_the_finished_positions_and_cancels_the_rest(series,
-                                                                              monkeypatch):
+def test_a_stop_on_a_cluster_keeps_the_finished_positions_and_cancels_the_rest(series):
     # The cluster's loop with the runners' interface (ref_sim.series.run.scheduler.LocalRunner: threads).
     # Five short searches finish, three long ones hold the slots, the stop comes before any
     # result was collected: the five are kept all the same, the others are cancelled.
@@ -654,24 +651,22 @@ def test_a_stop_on_a_cluster_keeps_the_finished_positions_and_cancels_the_rest(s
         if len(moves) > 8:                      # a long search
             release.wait(30)
         return {"best": 0, "score": 0, "depth": 1, "nodes": 1, "pv": []}
-    monkeypatch.setattr(analysis, "search_position", stand_in)
-    runner = LocalRunner(8)
     cancelled = []
 
-    def stop(tickets):
-        time.sleep(0.3)                         # the short searches finish meanwhile
-        raise KeyboardInterrupt
+    class StoppedRunner(LocalRunner):
+        def wait(self, tickets):
+            time.sleep(0.3)                     # the short searches finish meanwhile
+            raise KeyboardInterrupt
 
-    def cancel(tickets):
-        cancelled.extend(tickets)
-        release.set()                           # what is still searching ends (dropped)
-    monkeypatch.setattr(runner, "wait", stop)
-    monkeypatch.setattr(runner, "cancel", cancel)
+        def cancel(self, tickets):
+            cancelled.extend(tickets)
+            release.set()                       # what is still searching ends (dropped)
+    runner = StoppedRunner(8)
     found = {}
     try:
         with pytest.raises(KeyboardInterrupt):
             analysis.search_positions(tasks, analysis.Settings(None, depth=1), None, found,
-                                      runner=runner)
+                                      runner=runner, search=stand_in)
     finally:
         release.set()
         runner.close()

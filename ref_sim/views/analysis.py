@@ -195,10 +195,12 @@ def _save_cache(path: Path, settings: Settings, found: dict, say) -> None:
 
 
 def search_positions(tasks: list, settings: Settings, jobs: int | None, found: dict,
-                     say=lambda text: None, runner=None) -> None:
+                     say=lambda text: None, runner=None, search=search_position) -> None:
     """Search every (rules, moves) of ``tasks`` missing from ``found`` (keyed by
     :func:`_position_key`): ``jobs`` processes at once (1: in this process), or on the
     workers of ``runner`` (an :class:`ref_sim.series.run.cluster.ClusterRunner`), one slot a position.
+    ``search(rules, moves, settings)`` searches one (:func:`search_position`; a function of a
+    module where it goes to other processes).
 
     Each result goes into ``found`` as it comes.  A stop (Ctrl-C, SIGTERM: KeyboardInterrupt)
     cancels the positions not started, keeps those finished and kills the searches under way,
@@ -223,12 +225,12 @@ def search_positions(tasks: list, settings: Settings, jobs: int | None, found: d
             say(f"  {done}/{len(todo)}")
 
     if runner is not None:
-        _search_on_cluster(todo, settings, runner, keep)
+        _search_on_cluster(todo, settings, runner, keep, search)
     elif jobs == 1:
         for task in todo:               # the C search lets Ctrl-C through every ~10 ms
-            keep(task, search_position(*task, settings))
+            keep(task, search(*task, settings))
     else:
-        _search_in_processes(todo, settings, jobs, keep)
+        _search_in_processes(todo, settings, jobs, keep, search)
 
 
 def _ignore_stops() -> None:
@@ -239,11 +241,11 @@ def _ignore_stops() -> None:
         signal.signal(signum, signal.SIG_IGN)
 
 
-def _search_in_processes(todo: list, settings: Settings, jobs: int, keep) -> None:
+def _search_in_processes(todo: list, settings: Settings, jobs: int, keep, search) -> None:
     # spawn: the same on every system, and no copy of a parent that may hold threads.
     pool = concurrent.futures.ProcessPoolExecutor(
         jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_stops)
-    futures = {pool.submit(search_position, *task, settings): task for task in todo}
+    futures = {pool.submit(search, *task, settings): task for task in todo}
     kept = set()
     try:
         for future in concurrent.futures.as_completed(futures):
@@ -269,7 +271,7 @@ def _search_in_processes(todo: list, settings: Settings, jobs: int, keep) -> Non
             manager.join(timeout=5)
 
 
-def _search_on_cluster(todo: list, settings: Settings, runner, keep) -> None:
+def _search_on_cluster(todo: list, settings: Settings, runner, keep, search) -> None:
     """The positions on the cluster's workers, kept as they finish (any order: ``found`` is
     keyed), two per slot in flight so no worker waits for its next one."""
     queue = iter(enumerate(todo))
@@ -280,8 +282,7 @@ def _search_on_cluster(todo: list, settings: Settings, runner, keep) -> None:
                 number, task = next(queue, (None, None))
                 if task is None:
                     break
-                running[runner.submit(f"position-{number}", search_position, *task,
-                                      settings)] = task
+                running[runner.submit(f"position-{number}", search, *task, settings)] = task
             if not running:
                 return
             finished, _ = runner.wait(set(running))
@@ -360,18 +361,18 @@ def game_analysis(game: dict, found: dict, settings: Settings, per_logit: float)
 
 def analyse_run(data: dict, games: list[dict], settings: Settings, jobs: int | None = None,
                 cache: Path | None = None, say=lambda text: None, runner=None,
-                fresh: bool = False) -> None:
+                fresh: bool = False, search=search_position) -> None:
     """Search every position of ``games`` (games of ``data``) and set each one's
     ``analysis``; positions already in ``cache`` (a file, or None) are not searched again
     (``fresh``: they are, and the new results replace them there).  Every position searched
     goes into ``cache``, also when a stop (Ctrl-C, SIGTERM) ends the analysis early: the same
-    command then goes on from there.  ``runner``: a cluster to search on (see
-    :func:`search_positions`)."""
+    command then goes on from there.  ``runner``, ``search``: a cluster to search on, what
+    searches a position (see :func:`search_positions`)."""
     found = {} if fresh else _load_cache(cache, settings)
     tasks = [task for game in games for task in _tasks(game)]
     known = len(found)
     try:
-        search_positions(tasks, settings, jobs, found, say, runner)
+        search_positions(tasks, settings, jobs, found, say, runner, search)
     except KeyboardInterrupt:
         if cache is not None and len(found) > known:
             _save_cache(cache, settings, found, say)

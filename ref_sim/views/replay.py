@@ -495,8 +495,8 @@ def _as_typed(parser, option: str, argv: list[str]) -> str:
                 option)
 
 
-def _analyse(args, data: dict, folder: Path) -> None:
-    """--analyse: the chosen games' positions searched here or on a cluster."""
+def _analyse(args, data: dict, folder: Path, search) -> None:
+    """--analyse: the chosen games' positions searched here or on a cluster, each by ``search``."""
     def say(text):
         print(text, file=sys.stderr, flush=True)
     settings = analysis.Settings.from_args(args.time, args.depth, args.nodes)
@@ -507,17 +507,19 @@ def _analyse(args, data: dict, folder: Path) -> None:
     runner = cluster.connect(address, say=say) if address else None
     try:
         analysis.analyse_run(data, chosen, settings, jobs=args.jobs, cache=cache, say=say,
-                             runner=runner, fresh=args.fresh)
+                             runner=runner, fresh=args.fresh, search=search)
     finally:
         if runner is not None:
             runner.close()
 
 
 @entry_point(MODULE)
-def main(argv: list[str] | None = None, *, write_team_page=None) -> int:
+def main(argv: list[str] | None = None, *, write_team_page=None,
+         search=analysis.search_position) -> int:
     """Entry point of ``python -m ref_sim.replay``; returns the exit code. ``write_team_page(run,
     name)`` writes ``--team``'s page (:func:`ref_sim.views.team_page.write_one`, which the command
-    passes: the team page draws on this module, so this one does not import it)."""
+    passes: the team page draws on this module, so this one does not import it); ``search``:
+    what searches a position for --analyse (:func:`ref_sim.views.analysis.search_positions`)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.analyse:
@@ -547,7 +549,7 @@ def main(argv: list[str] | None = None, *, write_team_page=None) -> int:
         source = Path(data["source"])
         out = Path(args.out) if args.out else source.parent / "replay.html"
         if args.analyse:
-            _analyse(args, data, source.parent)
+            _analyse(args, data, source.parent, search)
         write_page(data, out)
     except (ReplayError, analysis.AnalysisError, cluster_address.ClusterError, OSError) as error:
         parser.exit(2, f"{prog(MODULE)}: error: {error}\n")
