@@ -120,14 +120,13 @@ def test_a_list_that_is_no_list_is_one_line(tmp_path, content, message):
     assert message in str(error.value) and "\n" not in str(error.value)
 
 
-def test_an_empty_folder_and_a_huge_file_are_refused_unread(tmp_path, monkeypatch):
+def test_an_empty_folder_and_a_huge_file_are_refused_unread(tmp_path):
     with pytest.raises(bot_list.BotListError, match=r"no \*\.bot files in this folder"):
         bot_list.read([tmp_path])
     big = tmp_path / "big.txt"
     big.write_bytes(b"random\n" * 10)        # 70 bytes on every system (text mode writes \r\n on Windows)
-    monkeypatch.setattr(bot_list, "MAX_LIST_BYTES", 20)
     with pytest.raises(bot_list.BotListError, match="70 bytes, more than the 20 read here: not a bot list"):
-        bot_list.read([big])
+        bot_list.read_file(big, max_bytes=20)
 
 
 def test_a_bad_spec_in_a_list_is_one_line_naming_its_file_and_line(tmp_path, capsys):

@@ -49,13 +49,13 @@ def parse_list(text: str, where: str) -> list[ListedBot]:
     return bots
 
 
-def read_file(path: Path) -> list[ListedBot]:
-    """The bots of the list in the file ``path``."""
+def read_file(path: Path, max_bytes: int = MAX_LIST_BYTES) -> list[ListedBot]:
+    """The bots of the list in the file ``path`` (a larger one than ``max_bytes`` is refused unread)."""
     try:
-        text = read_regular(path, MAX_LIST_BYTES).decode("utf-8")
+        text = read_regular(path, max_bytes).decode("utf-8")
     except NotRegularFile as error:
         raise BotListError(f"{path}: {error}: not a bot list (one spec a line, at most "
-                           f"{MAX_LIST_BYTES:,} bytes)") from None
+                           f"{max_bytes:,} bytes)") from None
     except UnicodeDecodeError as error:
         raise BotListError(f"{path}: not UTF-8 text at byte {error.start}: is it a bot list "
                            "(one spec a line)?") from None
