@@ -16,13 +16,12 @@ from ref_sim.referees.codingame_shell import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRA
 from ref_sim.rules import CODINGAME
 from ref_sim.series import command
 from ref_sim.series.process import isolation, launch
-from ref_sim.series.codingame_games import (FORMAT, REPEAT_HINT, STARTUP_WAIT, StdioGames, StdioGameSettings,
-                                            run_series)
+from ref_sim.series.codingame_games import FORMAT, REPEAT_HINT, STARTUP_WAIT, StdioGames, StdioGameSettings
 from ref_sim.series.command import MAX_TURN_MS, add_timing, seconds_in_ms
 from ref_sim.series.output.report import report_lines, summarize
 from ref_sim.series.specs import stdio_spec
 
-__all__ = ["main", "build_parser", "run_series", "add_timing", "seconds_in_ms", "MAX_TURN_MS",
+__all__ = ["main", "build_parser", "add_timing", "seconds_in_ms", "MAX_TURN_MS",
            "DEFAULT_TURN_MS", "DEFAULT_FIRST_TURN_MS", "DEFAULT_GRACE_MS"]
 
 MODULE = "ref_sim.stdio"

@@ -29,8 +29,9 @@ from agent.options import real, whole
 from ref_sim.series.command import MAX_GAMES
 from ref_sim.referees import codingame_shell
 from ref_sim import stdio
-from ref_sim.series import specs
-from ref_sim.series.codingame_games import StdioGameSettings
+from ref_sim.series import loop, realbots, specs
+from ref_sim.series.codingame_games import StdioGames, StdioGameSettings
+from ref_sim.series.run import scheduler
 
 
 def agent_command(args) -> str:
@@ -98,6 +99,30 @@ def main(argv: list[str] | None = None) -> int:
     return run(args, Path(args.out), kept=True)
 
 
+def play_series(bots: list[specs.StdioSpec], games: int, out: Path, seed: int,
+                settings: StdioGameSettings) -> list[dict]:
+    """Games 1..``games`` (agent 1 first in odd games) as ``uttt-stdio`` plays them: its games
+    (:class:`StdioGames`) on the series engine (:func:`ref_sim.series.loop.play_games`), one at a
+    time here, each appended to ``out/games.jsonl``; a stop (Ctrl-C) aborts the game in play and
+    goes on."""
+    series = StdioGames(bots, realbots.side_names(bots), seed, settings, out)
+    played: list[dict] = []
+
+    def finished(k: int, ticket) -> None:
+        game = series.line(runner, ticket, k)
+        if game is not None:
+            loop.append_game(out / "games.jsonl", game)
+            played.append(game)
+
+    with scheduler.LocalRunner(1) as runner:    # the games in a thread: a stop lands here
+        stopped = loop.play_games(runner, range(1, games + 1),
+                                  lambda k: series.submit(runner, k, must_start=not played),
+                                  finished, series.stop)
+    for error in stopped.values():
+        raise error
+    return played
+
+
 def run(args, out: Path, kept: bool) -> int:
     print(f"{os.cpu_count()} cores, load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}"
           f"{', with a CPU hog' if args.hog else ''}; "
@@ -110,8 +135,7 @@ def run(args, out: Path, kept: bool) -> int:
             where = out / title.replace(" ", "-")
             where.mkdir(parents=True, exist_ok=True)
             settings = StdioGameSettings(args.turn_ms, args.first_turn_ms, args.grace_ms)
-            games = stdio.run_series([ours, opponent], args.games, where, args.seed, settings,
-                                     say=lambda *a: None)
+            games = play_series([ours, opponent], args.games, where, args.seed, settings)
             for game in games:
                 game["out"] = str(where)
             report(title, games, "Agent1", args)

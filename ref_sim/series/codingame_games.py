@@ -15,15 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ref_sim.referees.codingame_shell import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS,
-                                       EXIT_WAIT, Program, describe, referee_game)
+                                       EXIT_WAIT, Program, referee_game)
 from ref_sim.rules import CODINGAME
-from ref_sim.series.output.report import summarize
-from ref_sim.series.run import shipping, scheduler
-from ref_sim.series.process import isolation, metering, launch, turn_share
-from ref_sim.series import realbots
+from ref_sim.series.run import shipping
+from ref_sim.series.process import isolation, launch, turn_share
 from ref_sim.series.output import records, telemetry
 from ref_sim.series.process.bot_process import BotProcess, GameBots
-from ref_sim.series.loop import SeriesGames, append_game, play_games, went_wrong
+from ref_sim.series.loop import SeriesGames
 from ref_sim.series.specs import StdioSpec
 
 #: The games.jsonl lines' format.
@@ -196,65 +194,3 @@ class StdioGames(SeriesGames):
                   "boards": dict.fromkeys(names, 0), "notes": {},
                   "slowest_ms": dict.fromkeys(names, 0.0), "started": time.time(), "duration": 0.0}
         return {**self.game_line(record, commands, k=k, number=number), "cannot_start": gone}
-
-
-# -- a series in-process (scripts/bench_codingame.py) -------------------------------------
-
-def run_series(specs: list[StdioSpec], games: int, out: Path, seed: int,
-               settings: StdioGameSettings = StdioGameSettings(), say=print, show=None,
-               runner=None, played: list | None = None, progress=None,
-               stop: threading.Event | None = None) -> list[dict]:
-    """Play games 1..``games`` (agent 1 first in odd games) but those already in ``played``,
-    append each to ``out/games.jsonl`` and to ``played`` as it finishes; return them all.
-    ``settings``: how each game is played (the turn's times, ``--isolate``...).
-
-    ``runner``: a :class:`ref_sim.series.run.cluster.ClusterRunner` plays them on its workers, as many at
-    once as it has slots; without one they are played here, one at a time, in a thread, so
-    that this thread only waits and a stop (KeyboardInterrupt, or a signal through
-    :mod:`ref_sim.stops`) lands here: then ``stop`` is set, the game still running is aborted
-    (its programs killed) and not recorded, and the exception goes on.  ``progress``: a
-    :class:`ref_sim.series.output.progress.Progress` shows each game instead of ``say``.  With
-    ``settings.isolate`` what each program used is said after each game.
-    """
-    played = [] if played is None else played
-    stopped = _play_series(specs, games, out, seed, settings, say, show, runner, played,
-                           progress, stop)
-    for error in stopped.values():
-        raise error
-    return sorted(played, key=lambda game: game["game"])
-
-
-def _play_series(specs, games: int, out: Path, seed: int, settings: StdioGameSettings, say, show,
-                 runner, played: list, progress, stop=None) -> dict:
-    """:func:`run_series`, a stop returned as :func:`ref_sim.series.loop.play_games` returns it."""
-    names = realbots.side_names(specs)
-    play = StdioGames(specs, names, seed, settings, out, show=show, stop=stop)
-    before = len(played)
-    local = runner is None
-    runner = scheduler.LocalRunner(1) if local else runner
-
-    def submit(number: int):
-        return play.submit(runner, number, must_start=len(played) == before)  # none finished yet
-
-    def finished(number: int, ticket) -> None:
-        game = play.line(runner, ticket, number)
-        if game is None:
-            return
-        append_game(out / "games.jsonl", game)
-        played.append(game)
-        line = f"Game {number}/{games}: {describe(game)}"
-        used = metering.usage_line(game) if settings.isolate is not None else None
-        line += f" -- {used}" if used else ""
-        if progress is None:
-            say(line)
-        else:
-            progress.game(line, notable=went_wrong(game))
-            progress.update(len(played), summarize(played, names, paired=games > 1))
-
-    done_numbers = {game["game"] for game in played}
-    try:
-        return play_games(runner, [k for k in range(1, games + 1) if k not in done_numbers],
-                          submit, finished, play.stop)
-    finally:
-        if local:
-            runner.close()
