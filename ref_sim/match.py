@@ -15,7 +15,7 @@ from ref_sim.referees.file_text import check_encoding, locale_encoding
 from ref_sim.series import command
 from ref_sim.series.process import isolation, launch
 from ref_sim.series.stats import match_stats
-from ref_sim.series.file_games import EXIT_WAIT, FORMAT, STARTUP_WAIT, FileGames, FileGameSettings
+from ref_sim.series.file_games import EXIT_WAIT, FORMAT, STARTUP_WAIT, FileGames, FileGameSettings, play_game
 from ref_sim.series.output.report import describe, report_lines, summarize
 from ref_sim.series.specs import agent_spec
 
@@ -74,11 +74,15 @@ def build_parser():
 
 
 class Match(command.HeadToHead):
-    """A series through the referee's files."""
+    """A series through the referee's files, each game played by ``play``
+    (:func:`ref_sim.series.file_games.play_game`, or what takes its arguments)."""
 
     module, prefix = MODULE, "uttt-match-"
     flags = {"time_limit": "--time-limit", "paired": "--paired", "encoding": "--encoding",
              "sprt": "--sprt"}
+
+    def __init__(self, *, play=play_game) -> None:
+        self.play_game = play
 
     def build_parser(self):
         return build_parser()
@@ -143,7 +147,7 @@ class Match(command.HeadToHead):
         if done and args.sprt:          # a resumed series may have been decided already
             self.decided = self.figures(done).sprt.decision
         return [FileGames(self.specs, self.names, args.seed, settings, out, paired=args.paired,
-                          stop=stop)]
+                          stop=stop, play=self.play_game)]
 
     def describe(self, game: dict) -> str:
         return describe(game)
@@ -164,8 +168,9 @@ class Match(command.HeadToHead):
 
 
 @entry_point.entry_point(MODULE)
-def main(argv: list[str] | None = None) -> int:
-    return Match().main(argv)
+def main(argv: list[str] | None = None, *, play=play_game) -> int:
+    """The command; ``play`` plays each game (:func:`ref_sim.series.file_games.play_game`)."""
+    return Match(play=play).main(argv)
 
 
 if __name__ == "__main__":

@@ -101,10 +101,14 @@ def build_parser():
 
 
 class Tournament(command.SeriesCommand):
-    """Every pairing's series at once, round after round (see the module docstring)."""
+    """Every pairing's series at once, round after round (see the module docstring); ``play``
+    plays each game through the referee's files (:func:`ref_sim.series.file_games.play_game`)."""
 
     module, prefix, what, settings_name = MODULE, "uttt-tournament-", "tournament", "tournament.json"
     forfeits = True         # a class's event goes on past a bot that cannot start
+
+    def __init__(self, *, play=file_games.play_game) -> None:
+        self.play_game = play
 
     def build_parser(self):
         return build_parser()
@@ -152,7 +156,7 @@ class Tournament(command.SeriesCommand):
 
     def series(self, out: Path, isolate, stop, done: list[dict]) -> list:
         return event.pairing_games(self.settings, self.specs, out, stop, isolate,
-                                   launch.waits_given(self.args))
+                                   launch.waits_given(self.args), play=self.play_game)
 
     def progress(self, done: list[dict]) -> PairingProgress:
         return PairingProgress(self.settings, done)
@@ -184,8 +188,9 @@ class Tournament(command.SeriesCommand):
 
 
 @entry_point.entry_point(MODULE)
-def main(argv: list[str] | None = None) -> int:
-    return Tournament().main(argv)
+def main(argv: list[str] | None = None, *, play=file_games.play_game) -> int:
+    """The command; ``play`` plays each file-protocol game (:func:`ref_sim.series.file_games.play_game`)."""
+    return Tournament(play=play).main(argv)
 
 
 if __name__ == "__main__":

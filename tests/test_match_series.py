@@ -4,6 +4,7 @@ Fast limits (0.3-0.5 s per move) and the random agent; agents that crash or hang
 ``python -c`` commands.
 """
 
+import functools
 import json
 import re
 import sys
@@ -208,7 +209,7 @@ def test_closed_output_ends_in_one_line(tmp_path):
     assert 1 <= len(read_lines_or_none(tmp_path)) < 6
 
 
-def test_an_aborted_game_is_reported_once_with_show(tmp_path, capsys, monkeypatch):
+def test_an_aborted_game_is_reported_once_with_show(tmp_path, capsys):
     from ref_sim.referees.file_referee import CRASHED, Event, GameRecord
 
     def crashed_referee(directory, name1, name2, settings, on_event=None, first=None, **kwargs):
@@ -217,9 +218,9 @@ def test_an_aborted_game_is_reported_once_with_show(tmp_path, capsys, monkeypatc
                             result="aborted", reason=CRASHED)
         on_event(Event("abort", None, record))
         return record
-    monkeypatch.setattr(file_games, "run_game", crashed_referee)
     assert match.main([*QUICK, "random", "random", "--games", "1", "--time-limit", "1", "--seed", "1",
-                       "--out", str(tmp_path), "--show"]) == 0
+                       "--out", str(tmp_path), "--show"],
+                      play=functools.partial(file_games.play_game, referee=crashed_referee)) == 0
     out = capsys.readouterr().out
     assert out.count(CRASHED) == 1, out           # the "Game 1/1:" line only
     assert "Game 1/1: " in out and f"aborted: {CRASHED}" in out

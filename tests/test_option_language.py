@@ -116,16 +116,14 @@ def test_every_command_names_each_idea_as_the_table_does():
     assert problems == []
 
 
-def test_every_view_takes_a_series_its_games_jsonl_or_one_game(tmp_path, monkeypatch):
+def test_every_view_takes_a_series_its_games_jsonl_or_one_game(tmp_path):
     """uttt-show, uttt-plot and uttt-replay read games the same way (records.games_source); the
     series is uttt-match's, its games played on the referee's machine and a virtual clock."""
     import virtual_games
-    from ref_sim.series import file_games
     from ref_sim.views import plot, replay, show
-    monkeypatch.setattr(file_games, "play_game", virtual_games.play_game)
     out = tmp_path / "run"
     assert match.main(["random", "random", "--games", "2", "--time-limit", "0.2", "--seed", "4", "--out", str(out),
-                       "-q"]) == 0
+                       "-q"], play=virtual_games.play_game) == 0
     one = out / "logs" / "game-0002.json"
     for given in (out, out / "games.jsonl"):
         assert len(show.load_games(given).games) == len(plot.load_series(given)) == 2

@@ -1,7 +1,7 @@
 """The match runner: agent specs, the schedule, log parsing, and the series logic.
 
-Series logic runs against a stand-in for ``play_game`` (no processes, instant games);
-``tests/test_match_series.py`` plays real games through the referee.
+Series logic runs against a stand-in for ``play_game``, given as ``match.main(argv, play=...)``
+(no processes, instant games); ``tests/test_match_series.py`` plays real games through the referee.
 """
 
 import json
@@ -110,11 +110,10 @@ def read_lines(out):
     return [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
 
 
-def test_sprt_stops_the_series_and_says_which(tmp_path, capsys, monkeypatch):
+def test_sprt_stops_the_series_and_says_which(tmp_path, capsys):
     fake = FakeGames(lambda number, p1, names: "Agent1")      # Agent1 wins every game
-    monkeypatch.setattr(file_games, "play_game", fake)
     assert match.main(["agent", "random", "--sprt", "0", "10", "0.05", "0.05", "--seed", "3",
-                       "--out", str(tmp_path)]) == 0
+                       "--out", str(tmp_path)], play=fake) == 0
     out = capsys.readouterr().out
     assert "H1 was accepted (Elo >= 10)" in out and "SPRT decided (H1 accepted)" in out
     lines = read_lines(tmp_path)
@@ -125,25 +124,24 @@ def test_sprt_stops_the_series_and_says_which(tmp_path, capsys, monkeypatch):
     assert f"Ptnml(0-2): [0, 0, 0, 0, {len(lines) // 2}]" in out
     # Resuming a decided series plays nothing more.
     match.main(["agent", "random", "--sprt", "0", "10", "0.05", "0.05", "--out", str(tmp_path),
-                "--resume"])
+                "--resume"], play=fake)
     assert len(read_lines(tmp_path)) == len(lines) == len(fake.played)
     assert "H1 was accepted" in capsys.readouterr().out
 
 
-def test_sprt_accepts_h0_for_a_losing_agent(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(file_games, "play_game", FakeGames(lambda n, p1, names: "Random2"))
+def test_sprt_accepts_h0_for_a_losing_agent(tmp_path, capsys):
+    play = FakeGames(lambda n, p1, names: "Random2")
     match.main(["agent", "random", "--sprt", "0", "10", "0.05", "0.05", "--unpaired",
-                "--games", "500", "--out", str(tmp_path), "-q"])
+                "--games", "500", "--out", str(tmp_path), "-q"], play=play)
     out = capsys.readouterr().out
     assert "H0 was accepted (Elo <= 0)" in out and "Ptnml" not in out
     assert len(read_lines(tmp_path)) < 500
 
 
-def test_pairs_rounding_and_pentanomial(tmp_path, capsys, monkeypatch):
+def test_pairs_rounding_and_pentanomial(tmp_path, capsys):
     # p1 always wins: every pair is split 1-1, so the pentanomial is all in the middle.
     fake = FakeGames(lambda number, p1, names: p1)
-    monkeypatch.setattr(file_games, "play_game", fake)
-    match.main(["agent", "random", "--games", "5", "--seed", "8", "--out", str(tmp_path)])
+    match.main(["agent", "random", "--games", "5", "--seed", "8", "--out", str(tmp_path)], play=fake)
     out = capsys.readouterr().out
     assert "--games 5 rounded up to 6" in out
     assert "Score of Agent1 vs Random2: 3 - 3 - 0  [0.500] 6" in out
@@ -155,21 +153,21 @@ def test_pairs_rounding_and_pentanomial(tmp_path, capsys, monkeypatch):
         assert [m[1:] for m in a["opening"]] == [m[1:] for m in b["opening"]]
 
 
-def test_an_existing_series_needs_resume(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(file_games, "play_game", FakeGames(lambda n, p1, names: None))
-    match.main(["random", "random", "--games", "2", "--seed", "1", "--out", str(tmp_path)])
+def test_an_existing_series_needs_resume(tmp_path, capsys):
+    play = FakeGames(lambda n, p1, names: None)
+    match.main(["random", "random", "--games", "2", "--seed", "1", "--out", str(tmp_path)], play=play)
     with pytest.raises(SystemExit):
-        match.main(["random", "random", "--games", "2", "--out", str(tmp_path)])
+        match.main(["random", "random", "--games", "2", "--out", str(tmp_path)], play=play)
     assert "add --resume" in capsys.readouterr().err
     with pytest.raises(SystemExit):      # a different series cannot be resumed
-        match.main(["random", "agent", "--games", "4", "--out", str(tmp_path), "--resume"])
+        match.main(["random", "agent", "--games", "4", "--out", str(tmp_path), "--resume"], play=play)
     assert (f"cannot resume: AGENT1 AGENT2 was random random in {tmp_path}, not random agent "
             "(leave AGENT1 AGENT2 out to continue the series as it was, or choose another --out)"
             ) in capsys.readouterr().err
     # A line cut by a crash is dropped and its game played again.
     path = tmp_path / "games.jsonl"
     path.write_text(path.read_text() + '{"format": 1, "game": 3, "pa')
-    match.main(["random", "random", "--games", "4", "--out", str(tmp_path), "--resume"])
+    match.main(["random", "random", "--games", "4", "--out", str(tmp_path), "--resume"], play=play)
     out, err = capsys.readouterr()
     assert f"warning: {path} line 3: not JSON" in err and "2 of 4 games already played, 2 to go" in out
     assert (tmp_path / "games.jsonl.dropped").read_text().startswith('{"format": 1, "game": 3, "pa')
@@ -178,11 +176,11 @@ def test_an_existing_series_needs_resume(tmp_path, capsys, monkeypatch):
 
 
 def test_concurrency_is_capped_below_the_cores(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(file_games, "play_game", FakeGames(lambda n, p1, names: p1))
+    play = FakeGames(lambda n, p1, names: p1)
     monkeypatch.setattr(series.os, "cpu_count", lambda: 4)
     assert series.concurrency_cap() == 3
     match.main(["random", "random", "--games", "8", "--concurrency", "16", "--out",
-                str(tmp_path), "-q"])
+                str(tmp_path), "-q"], play=play)
     assert "--concurrency 16 capped to 3" in capsys.readouterr().err
     assert len(read_lines(tmp_path)) == 8
     monkeypatch.setattr(series.os, "cpu_count", lambda: 1)
@@ -227,13 +225,13 @@ def test_out_pointing_at_a_file_is_one_clear_error(tmp_path, capsys):
     assert "Traceback" not in err
 
 
-def test_time_limits_are_checked(tmp_path, capsys, monkeypatch):
+def test_time_limits_are_checked(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         match.main(["random", "random", "--time-limit", "0.05"])
     assert exit_info.value.code == 2
     assert "use at least 0.1" in capsys.readouterr().err
-    monkeypatch.setattr(file_games, "play_game", FakeGames(lambda number, p1, names: None))
-    assert match.main(["random", "random", "--time-limit", "0.5", "--out", str(tmp_path)]) == 0
+    play = FakeGames(lambda number, p1, names: None)
+    assert match.main(["random", "random", "--time-limit", "0.5", "--out", str(tmp_path)], play=play) == 0
     assert capsys.readouterr().err == ("warning: the real referee takes whole seconds "
                                        "(--time_limit N); 0.5 s per move is for rehearsal only\n")
 
@@ -248,13 +246,12 @@ def test_builtin_agents_always_get_the_series_limit():
 
 
 @pytest.mark.e2e
-def test_readme_sprt_example_does_not_stop_after_one_pair(tmp_path, capsys, monkeypatch):
+def test_readme_sprt_example_does_not_stop_after_one_pair(tmp_path, capsys):
     # --sprt 0 20 0.05 0.05 used to accept H1 after 2 won games (LLR 7.46).  Each won pair
     # now adds ~0.056 to the LLR: H1 is accepted only after dozens of won pairs.
     fake = FakeGames(lambda number, p1, names: "Agent1")
-    monkeypatch.setattr(file_games, "play_game", fake)
     assert match.main(["agent", "agent:depth=6", "--sprt", "0", "20", "0.05", "0.05",
-                       "--seed", "1", "--out", str(tmp_path), "-q"]) == 0
+                       "--seed", "1", "--out", str(tmp_path), "-q"], play=fake) == 0
     out = capsys.readouterr().out
     assert "H1 was accepted (Elo >= 20)" in out
     assert len(fake.played) >= 100
@@ -299,11 +296,10 @@ def test_encoding_goes_to_every_builtin_and_to_commands_that_ask(tmp_path):
     assert first.startswith("$ ") and first.endswith(" --encoding iso8859-1"), first
 
 
-def test_series_encoding_is_given_to_every_game_and_kept(tmp_path, capsys, monkeypatch):
+def test_series_encoding_is_given_to_every_game_and_kept(tmp_path, capsys):
     fake = FakeGames(lambda n, p1, names: p1)
-    monkeypatch.setattr(file_games, "play_game", fake)
     assert match.main(["agent", "nbsp", "--games", "2", "--encoding", "Latin-1", "--out",
-                       str(tmp_path), "-q"]) == 0
+                       str(tmp_path), "-q"], play=fake) == 0
     assert fake.encodings == ["iso8859-1", "iso8859-1"]
     assert json.loads((tmp_path / "series.json").read_text())["encoding"] == "iso8859-1"
     for game in read_lines(tmp_path):
@@ -311,26 +307,25 @@ def test_series_encoding_is_given_to_every_game_and_kept(tmp_path, capsys, monke
         assert all(a["command"][-2:] == ["--encoding", "iso8859-1"] for a in game["agents"])
     with pytest.raises(SystemExit):      # the referee's encoding is part of the series
         match.main(["agent", "nbsp", "--games", "4", "--out", str(tmp_path), "--resume",
-                    "--encoding", "cp1252"])
+                    "--encoding", "cp1252"], play=fake)
     assert "cannot resume: --encoding was iso8859-1 in " in capsys.readouterr().err
     # Left out, it is the series' own: --resume continues in Latin-1.
     assert match.main(["agent", "nbsp", "--games", "4", "--out", str(tmp_path), "--resume",
-                       "-q"]) == 0
+                       "-q"], play=fake) == 0
     assert fake.encodings == ["iso8859-1"] * 4
     with pytest.raises(SystemExit) as exit_info:
-        match.main(["agent", "nbsp", "--encoding", "utf-16"])
+        match.main(["agent", "nbsp", "--encoding", "utf-16"], play=fake)
     assert exit_info.value.code == 2
     assert "--encoding utf-16: no locale uses it" in capsys.readouterr().err
 
 
 # -- --resume --out DIR alone, refusals, distinct games, one game -------------------
 
-def test_resume_with_out_alone_continues_the_series_as_recorded(tmp_path, capsys, monkeypatch):
+def test_resume_with_out_alone_continues_the_series_as_recorded(tmp_path, capsys):
     fake = FakeGames(lambda n, p1, names: p1)
-    monkeypatch.setattr(file_games, "play_game", fake)
     assert match.main(["agent", "seed:depth=2", "--games", "6", "--time-limit", "0.7", "--seed",
                        "5", "--unpaired", "--encoding", "latin-1", "--sprt", "0", "10", "0.001",
-                       "0.001", "--out", str(tmp_path), "-q"]) == 0
+                       "0.001", "--out", str(tmp_path), "-q"], play=fake) == 0
     recorded = json.loads((tmp_path / "series.json").read_text())
     assert {key: recorded[key] for key in ("agents", "time_limit", "paired", "encoding", "seed",
                                            "games", "sprt")} == {
@@ -340,7 +335,7 @@ def test_resume_with_out_alone_continues_the_series_as_recorded(tmp_path, capsys
     lines = read_lines(tmp_path)
     (tmp_path / "games.jsonl").write_text("".join(json.dumps(g) + "\n" for g in lines[:2]))
     fake.played.clear()
-    assert match.main(["--resume", "--out", str(tmp_path)]) == 0
+    assert match.main(["--resume", "--out", str(tmp_path)], play=fake) == 0
     out = capsys.readouterr().out
     assert "resuming: 2 of 6 games already played, 4 to go" in out
     assert "series seed 5; 6 games at 0.7 s per move" in out          # unpaired, as recorded
@@ -348,7 +343,7 @@ def test_resume_with_out_alone_continues_the_series_as_recorded(tmp_path, capsys
     assert fake.encodings[-1] == "iso8859-1"
     assert json.loads((tmp_path / "series.json").read_text()) == recorded
     # --games may grow the series; the new count is recorded.
-    assert match.main(["--resume", "--out", str(tmp_path), "--games", "8", "-q"]) == 0
+    assert match.main(["--resume", "--out", str(tmp_path), "--games", "8", "-q"], play=fake) == 0
     assert json.loads((tmp_path / "series.json").read_text())["games"] == 8
     assert sorted(g["game"] for g in read_lines(tmp_path)) == list(range(1, 9))
 
@@ -362,14 +357,13 @@ def test_resume_with_out_alone_continues_the_series_as_recorded(tmp_path, capsys
     (["random", "seed:depth=2"], "AGENT1 AGENT2 was agent seed:depth=2 in {out}, not random "
                                  "seed:depth=2"),
 ], ids=["time-limit", "pairing", "seed", "encoding", "sprt", "agents"])
-def test_resume_refuses_what_contradicts_the_series_in_one_line(option, message, tmp_path, capsys,
-                                                              monkeypatch):
-    monkeypatch.setattr(file_games, "play_game", FakeGames(lambda n, p1, names: p1))
+def test_resume_refuses_what_contradicts_the_series_in_one_line(option, message, tmp_path, capsys):
+    play = FakeGames(lambda n, p1, names: p1)
     assert match.main(["agent", "seed:depth=2", "--games", "2", "--time-limit", "0.7", "--seed",
-                       "5", "--unpaired", "--out", str(tmp_path), "-q"]) == 0
+                       "5", "--unpaired", "--out", str(tmp_path), "-q"], play=play) == 0
     capsys.readouterr()
     with pytest.raises(SystemExit) as exit_info:
-        match.main(["--resume", "--out", str(tmp_path)] + option)
+        match.main(["--resume", "--out", str(tmp_path)] + option, play=play)
     assert exit_info.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err == (f"python -m ref_sim.match: error: cannot resume: {message.format(out=tmp_path)} "
@@ -392,10 +386,9 @@ def test_resume_needs_a_series_or_agents_and_makes_nothing(tmp_path, capsys):
     assert not missing.exists()
 
 
-def test_one_game_has_no_empty_pentanomial_and_repeated_games_are_counted_once(tmp_path, capsys,
-                                                                             monkeypatch):
-    monkeypatch.setattr(file_games, "play_game", FakeGames(lambda n, p1, names: p1))
-    assert match.main(["agent", "random", "--games", "1", "--out", str(tmp_path / "one")]) == 0
+def test_one_game_has_no_empty_pentanomial_and_repeated_games_are_counted_once(tmp_path, capsys):
+    play = FakeGames(lambda n, p1, names: p1)
+    assert match.main(["agent", "random", "--games", "1", "--out", str(tmp_path / "one")], play=play) == 0
     out = capsys.readouterr().out
     assert "Score of Agent1 vs Random2: " in out and "] 1\n" in out and "Ptnml" not in out
     assert "Distinct games: 1 of 1\n" in out
@@ -425,7 +418,7 @@ def test_numbers_are_checked_in_one_line(argv, message, capsys):
     assert message in capsys.readouterr().err.strip().splitlines()[-1]
 
 
-def test_a_lost_cluster_stops_the_series_in_one_line_with_its_resume_line(tmp_path, monkeypatch, capsys):
+def test_a_lost_cluster_stops_the_series_in_one_line_with_its_resume_line(tmp_path, capsys):
     """A game that lost every worker (or a scheduler that went away) ends the series as a stop does:
     the games so far summarised, one line saying why, the command that continues it; exit 1."""
     from ref_sim.series.run import cluster_address
@@ -437,10 +430,9 @@ def test_a_lost_cluster_stops_the_series_in_one_line_with_its_resume_line(tmp_pa
             raise cluster_address.ClusterError("game-2 was lost by every worker that tried it")
         return virtual_games.play_game(number, *args, **kwargs)
 
-    monkeypatch.setattr(file_games, "play_game", flaky)
     out = tmp_path / "run"
     code = match.main(["random", "random", "--games", "4", "--time-limit", "0.2", "--seed", "1",
-                       "--out", str(out), "-q"])
+                       "--out", str(out), "-q"], play=flaky)
     captured = capsys.readouterr()
     assert code == 1, captured.err
     (line,) = [line for line in captured.err.splitlines() if "lost by every worker" in line]
@@ -451,31 +443,34 @@ def test_a_lost_cluster_stops_the_series_in_one_line_with_its_resume_line(tmp_pa
 # -- a resumed series keeps the isolation it began with -----------------------
 
 @pytest.mark.skipif(os.name != "posix", reason="--isolate is refused off POSIX (cgroups, bwrap, resource limits)")
-def test_a_resumed_series_keeps_its_isolation_and_refuses_a_new_one(tmp_path, capsys, monkeypatch):
+def test_a_resumed_series_keeps_its_isolation_and_refuses_a_new_one(tmp_path, capsys):
     from ref_sim.series.process import isolation
     fake = FakeGames(lambda n, p1, names: p1)
     seen = []
-    monkeypatch.setattr(file_games, "play_game", lambda *a, **k: (seen.append(a[5].isolate), fake(*a, **k))[1])
+
+    def play(*args, **kwargs):
+        seen.append(args[5].isolate)
+        return fake(*args, **kwargs)
     isolated, plain = tmp_path / "isolated", tmp_path / "plain"
     assert match.main(["random", "random", "--games", "2", "--out", str(isolated), "--isolate",
-                       "--isolate-memory", "300", "-q"]) == 0
+                       "--isolate-memory", "300", "-q"], play=play) == 0
     assert json.loads((isolated / "series.json").read_text())["isolate"] == {
         "cores": 1, "memory_mb": 300, "processes": isolation.DEFAULT_PROCESSES,
         "disk_mb": isolation.DEFAULT_DISK_MB}
     capsys.readouterr()
-    assert match.main(["--resume", "--out", str(isolated), "--games", "4"]) == 0     # no --isolate
+    assert match.main(["--resume", "--out", str(isolated), "--games", "4"], play=play) == 0     # no --isolate
     assert "isolated as the series began" in capsys.readouterr().out
     assert seen == [isolation.Isolation(1, 300, isolation.DEFAULT_PROCESSES)] * 4
-    assert match.main(["random", "random", "--games", "2", "--out", str(plain), "-q"]) == 0
+    assert match.main(["random", "random", "--games", "2", "--out", str(plain), "-q"], play=play) == 0
     capsys.readouterr()
     with pytest.raises(SystemExit) as exit_info:
-        match.main(["--resume", "--out", str(plain), "--isolate", "--games", "4"])
+        match.main(["--resume", "--out", str(plain), "--isolate", "--games", "4"], play=play)
     assert exit_info.value.code == 2
     assert "cannot resume: --isolate was none in" in capsys.readouterr().err
     (plain / "series.json").write_text(json.dumps({**json.loads((plain / "series.json").read_text()),
                                                    "isolate": {"cores": "all"}}))
     with pytest.raises(SystemExit):
-        match.main(["--resume", "--out", str(plain), "--games", "4"])
+        match.main(["--resume", "--out", str(plain), "--games", "4"], play=play)
     assert "the recorded 'isolate' must be null or" in capsys.readouterr().err
 
 
@@ -497,14 +492,14 @@ def test_the_resume_command_is_the_last_line_and_repeats_the_isolation(tmp_path,
                               f"--isolate-disk {isolation.DEFAULT_DISK_MB}")
 
 
-def test_bots_are_named_from_their_command_and_a_resumed_series_keeps_its_names(tmp_path, monkeypatch):
-    monkeypatch.setattr(file_games, "play_game", FakeGames(lambda n, p1, names: p1))
+def test_bots_are_named_from_their_command_and_a_resumed_series_keeps_its_names(tmp_path):
+    play = FakeGames(lambda n, p1, names: p1)
     walrus = f"{sys.executable} bots/walrus.py {{name}} --dir {{dir}}"
-    assert match.main(["random", walrus, "--games", "2", "--out", str(tmp_path), "-q"]) == 0
+    assert match.main(["random", walrus, "--games", "2", "--out", str(tmp_path), "-q"], play=play) == 0
     recorded = json.loads((tmp_path / "series.json").read_text())
     assert recorded["names"] == ["Random1", "Walrus2"]
     # A series begun when such a bot was named after its interpreter goes on under that name.
     (tmp_path / "series.json").write_text(json.dumps({**recorded, "names": ["Random1", "Python2"]}))
     (tmp_path / "games.jsonl").write_text((tmp_path / "games.jsonl").read_text().replace("Walrus2", "Python2"))
-    assert match.main(["--resume", "--out", str(tmp_path), "--games", "4", "-q"]) == 0
+    assert match.main(["--resume", "--out", str(tmp_path), "--games", "4", "-q"], play=play) == 0
     assert all(set(game["names"]) == {"Random1", "Python2"} for game in read_lines(tmp_path))

@@ -526,13 +526,12 @@ def test_time_limit_is_the_turn_under_the_stdio_protocol_too():
 
 # -- each pairing its own openings; an old event keeps its shared ones ----------
 
-def test_each_pairing_starts_from_openings_of_its_own_and_an_old_event_keeps_its_own(tmp_path, monkeypatch):
+def test_each_pairing_starts_from_openings_of_its_own_and_an_old_event_keeps_its_own(tmp_path):
     import virtual_games
-    from ref_sim.series import file_games
-    monkeypatch.setattr(file_games, "play_game", virtual_games.play_game)
+    play = virtual_games.play_game
     out = tmp_path / "event"
     assert tournament.main(["random", "random", "random", "--rounds", "2", "--seed", "5", "--time-limit", "1",
-                            "--out", str(out), "-q"]) == 0
+                            "--out", str(out), "-q"], play=play) == 0
     settings = json.loads((out / "tournament.json").read_text())
     assert settings["openings"] == tournament.OWN_OPENINGS
     games = read_games(out)
@@ -549,11 +548,11 @@ def test_each_pairing_starts_from_openings_of_its_own_and_an_old_event_keeps_its
     # A tournament.json from before the choice (no "openings") resumes with the event's seed.
     old = tmp_path / "old"
     assert tournament.main(["random", "random", "random", "--seed", "5", "--time-limit", "1",
-                            "--out", str(old), "-q"]) == 0
+                            "--out", str(old), "-q"], play=play) == 0
     recorded = json.loads((old / "tournament.json").read_text())
     del recorded["openings"]
     (old / "tournament.json").write_text(json.dumps(recorded))
-    assert tournament.main(["--resume", "--out", str(old), "--rounds", "2", "-q"]) == 0
+    assert tournament.main(["--resume", "--out", str(old), "--rounds", "2", "-q"], play=play) == 0
     assert json.loads((old / "tournament.json").read_text())["openings"] == tournament.SHARED_OPENINGS
     resumed = [g for g in read_games(old) if g["pairing_game"] > 2]
     assert resumed and all(g["series_seed"] == 5 for g in resumed)

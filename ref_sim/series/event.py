@@ -66,11 +66,12 @@ def schedule(pairing_count: int, rounds: int) -> list[Slot]:
 # -- the games ----------------------------------------------------------------------------
 
 def pairing_games(settings: dict, specs: list, out: Path, stop: threading.Event,
-                  isolate: isolation.Isolation | None = None, waits: dict | None = None
-                  ) -> list[SeriesGames]:
+                  isolate: isolation.Isolation | None = None, waits: dict | None = None, *,
+                  play=file_games.play_game) -> list[SeriesGames]:
     """Each pairing's series (as ``settings["pairings"]``), played by its runner's code
     (``isolate``: each bot contained, :mod:`ref_sim.series.process.isolation`; ``waits``: the bots'
-    start-up and exit waits, :func:`ref_sim.series.process.launch.waits_given`)."""
+    start-up and exit waits, :func:`ref_sim.series.process.launch.waits_given`; ``play``: what
+    plays a game through the referee's files, :func:`ref_sim.series.file_games.play_game`)."""
     names = [bot["name"] for bot in settings["bots"]]
     waits = waits or {}
     if settings["protocol"] == "file":
@@ -82,8 +83,10 @@ def pairing_games(settings: dict, specs: list, out: Path, stop: threading.Event,
     series = []
     for i, j in settings["pairings"]:
         pair = ([specs[i], specs[j]], [names[i], names[j]], pairing_seed(settings, (i, j)))
-        games = file_games.FileGames if settings["protocol"] == "file" else codingame_games.StdioGames
-        series.append(games(*pair, game_settings, out, stop=stop))
+        if settings["protocol"] == "file":
+            series.append(file_games.FileGames(*pair, game_settings, out, stop=stop, play=play))
+        else:
+            series.append(codingame_games.StdioGames(*pair, game_settings, out, stop=stop))
     return series
 
 

@@ -87,7 +87,8 @@ def start_agent(spec: AgentSpec, name: str, directory: Path, time_limit: float, 
 
 def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
               settings: FileGameSettings, *, seed: int | None = None, first=None, opening=None,
-              agent_seeds=None, must_start: bool = False, stop=None, observe=None):
+              agent_seeds=None, must_start: bool = False, stop=None, observe=None,
+              referee=run_game):
     """One game: start both agents, referee, then collect them.  Returns (record, notes).
 
     specs maps each name to its AgentSpec; names is the order given to the referee.
@@ -98,7 +99,8 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
     referee's events (``uttt-tournament --check`` stops a game once a bot moved).  must_start: raise
     :class:`AgentCannotStart` instead of playing when an agent has already exited (or could
     not be launched) once the others are up (the first game of a series).  What each agent
-    used is ``record.usage``, isolated or not.
+    used is ``record.usage``, isolated or not.  referee: what referees the game in ``directory``
+    (:func:`ref_sim.referees.file_shell.run_game`'s signature).
     """
     agent_seeds = agent_seeds or {}
     directory.mkdir(parents=True, exist_ok=True)
@@ -142,9 +144,9 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
                     printer(event)
 
             with bots.exits_noted(decided) as exited_early:
-                record = run_game(directory, names[0], names[1], settings.referee(), seed=seed,
-                                  first=first, opening=opening, on_event=on_event, stop=stop,
-                                  agents_gone=bots.all_exited, views=views)
+                record = referee(directory, names[0], names[1], settings.referee(), seed=seed,
+                                 first=first, opening=opening, on_event=on_event, stop=stop,
+                                 agents_gone=bots.all_exited, views=views)
             if stop is not None and stop.is_set():
                 bots.kill()
             notes = {name: f"crashed ({why})" for name, why in exited_early.items()}
@@ -165,15 +167,16 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
     return record, notes
 
 
-def play_game_on_worker(number: int, specs: dict, names, settings: FileGameSettings, **options):
-    """:func:`play_game` in a temporary directory of the machine that runs it (a cluster
-    worker).  Returns ``(record, notes, logs)``, ``logs`` the game's log files by name, for
+def play_game_on_worker(number: int, specs: dict, names, settings: FileGameSettings, *,
+                        play=play_game, **options):
+    """``play`` (:func:`play_game`) in a temporary directory of the machine that runs it (a
+    cluster worker).  Returns ``(record, notes, logs)``, ``logs`` the game's log files by name, for
     :func:`ref_sim.series.run.shipping.save_files` into the series' ``logs/``."""
     with tempfile.TemporaryDirectory(prefix="uttt-game-") as temp:
         logs = Path(temp) / "logs"
         logs.mkdir()
-        record, notes = play_game(number, specs, names, Path(temp) / f"game-{number:04d}", logs,
-                                  settings, **options)
+        record, notes = play(number, specs, names, Path(temp) / f"game-{number:04d}", logs,
+                             settings, **options)
         return record, notes, shipping.read_files(logs)
 
 
@@ -219,15 +222,15 @@ def game_line(record: GameRecord, notes: dict, scheduled: openings.Scheduled, se
 
 class FileGames(SeriesGames):
     """A series through the referee's files: game ``k`` is :func:`ref_sim.series.openings.game`'s
-    (opening, who moves first, the seeds), played by :func:`play_game` in ``out`` with
-    ``settings`` (:class:`FileGameSettings`)."""
+    (opening, who moves first, the seeds), played by ``play`` (:func:`play_game`, or what takes
+    its arguments) in ``out`` with ``settings`` (:class:`FileGameSettings`)."""
 
     def __init__(self, specs: list[AgentSpec], names: list[str], seed: int,
                  settings: FileGameSettings, out: Path, *, paired: bool = True,
-                 stop: threading.Event | None = None) -> None:
+                 stop: threading.Event | None = None, play=play_game) -> None:
         self.specs, self.names, self.seed, self.settings = specs, names, seed, settings
         self.out, self.logs = out, out / "logs"
-        self.paired = paired
+        self.paired, self.play = paired, play
         self.stop = threading.Event() if stop is None else stop
 
     def scheduled(self, k: int, number: int | None = None) -> openings.Scheduled:
@@ -244,8 +247,8 @@ class FileGames(SeriesGames):
                    "must_start": must_start}
         if runner.remote:       # played in a temporary directory of a worker, nothing shown
             return runner.submit(f"game-{number}", play_game_on_worker, number, specs, order,
-                                 replace(self.settings, show=False), **options)
-        return runner.submit(f"game-{number}", play_game, number, specs, order,
+                                 replace(self.settings, show=False), play=self.play, **options)
+        return runner.submit(f"game-{number}", self.play, number, specs, order,
                              self.out / f"game-{number:04d}", self.logs, self.settings,
                              stop=self.stop, **options)
 
