@@ -94,7 +94,12 @@ KERNEL_FOLDERS = ("/proc", "/sys")
 
 class NotRegularFile(ValueError):
     """A path given to a command that is not a regular file, or is bigger than the command reads:
-    the message says which, without the path (the caller names it)."""
+    the message says which, without the path (the caller names it); ``mode`` is its file type
+    (``stat.S_IFMT``), None where it is a regular file too big."""
+
+    def __init__(self, message: str, mode: int | None = None) -> None:
+        super().__init__(message)
+        self.mode = mode
 
 
 class CannotWrite(OSError):
@@ -102,28 +107,43 @@ class CannotWrite(OSError):
     writes a file already says its OSErrors in one line)."""
 
 
-def open_regular(path, flags: int = os.O_RDONLY, limit: int | None = None, mode: int = 0o666) -> int:
+def open_regular(path, flags: int = os.O_RDONLY, limit: int | None = None, mode: int = 0o666, *,
+                 follow: bool = True) -> int:
     """A descriptor of ``path`` once it is known to be a regular file of at most ``limit`` bytes,
     opened without blocking (a FIFO or a device given by mistake, or planted, would otherwise
     block the open or the read for ever; the descriptor is blocking again when returned) and in
-    binary mode (agent.platform_io: the flags each system has).
-    NotRegularFile if it is something else or bigger; OSError if it cannot be opened."""
+    binary mode (agent.platform_io: the flags each system has).  ``follow=False``: a symbolic
+    link is not followed but refused (looked for first where the system cannot refuse it).
+    The one such open of the project: the commands' inputs and outputs, the referee's move_file,
+    the bench's logs.  NotRegularFile if it is something else or bigger; OSError if it cannot
+    be opened."""
+    if not follow:
+        flags |= platform_io.NO_FOLLOW
+        if platform_io.unfollowed_link(path):
+            raise NotRegularFile("not a regular file (a symbolic link)", stat.S_IFLNK)
     try:
         fd = os.open(path, flags | platform_io.NO_BLOCK | platform_io.NO_TTY | platform_io.BINARY, mode)
     except OSError as error:
-        if error.errno == errno.ENXIO:          # a FIFO nobody reads, opened to write
-            raise NotRegularFile("not a regular file (a FIFO or a device)") from None
+        if not follow and platform_io.refused_link(error):
+            raise NotRegularFile("not a regular file (a symbolic link)", stat.S_IFLNK) from None
+        if error.errno == errno.ENXIO:          # a FIFO nobody reads, opened to write; a socket
+            reading = flags & (os.O_WRONLY | os.O_RDWR) == 0
+            raise NotRegularFile("not a regular file (a FIFO or a device)",
+                                 stat.S_IFSOCK if reading else stat.S_IFIFO) from None
         if error.errno == errno.EISDIR or (error.errno == errno.EACCES and os.path.isdir(path)):
-            raise NotRegularFile("not a regular file (a folder)") from None  # (Windows: EACCES)
+            raise NotRegularFile("not a regular file (a folder)", stat.S_IFDIR) from None  # (Windows: EACCES)
         raise
     try:
         info = os.fstat(fd)
+        kind = stat.S_IFMT(info.st_mode)
         if not stat.S_ISREG(info.st_mode):
-            raise NotRegularFile(f"not a regular file ({_KINDS.get(stat.S_IFMT(info.st_mode), 'not a file')})")
-        real = os.path.realpath(path)
+            raise NotRegularFile(f"not a regular file ({_KINDS.get(kind, 'not a file')})", kind)
+        # A path given by the user may lead into the kernel's folders; ``follow=False`` is for files
+        # in folders the caller chose (move_file, the bench's logs), looked at every tick.
+        real = os.path.realpath(path) if follow else ""
         kernel = next((folder for folder in KERNEL_FOLDERS if real == folder or real.startswith(folder + "/")), None)
         if kernel:
-            raise NotRegularFile(f"not a regular file (one of the kernel's, in {kernel})")
+            raise NotRegularFile(f"not a regular file (one of the kernel's, in {kernel})", kind)
         if limit is not None and info.st_size > limit:
             raise NotRegularFile(f"{info.st_size:,} bytes, more than the {limit:,} read here")
         platform_io.make_blocking(fd)

@@ -14,6 +14,7 @@ import threading
 import pytest
 
 from ref_sim.referees import file_shell
+from agent import platform_io
 from ref_sim.referees.file_shell import (MOVE_READ_LIMIT, NotAMoveFile, RefereeCrash, clean,
                                             line_at_time_out, read_move_line, remove_entry,
                                             write_file)
@@ -179,7 +180,7 @@ def test_without_o_nofollow_a_link_is_looked_for_first(game, outside, monkeypatc
     # Windows has no O_NOFOLLOW: the shell asks whether a link is there before it opens.
     if os.name == "nt":
         pytest.skip("symbolic links need a privilege on Windows")
-    monkeypatch.setattr(file_shell, "NO_FOLLOW", 0)
+    monkeypatch.setattr(platform_io, "NO_FOLLOW", 0)
     (game / "move_file").symlink_to(outside)
     assert what_is_there(game / "move_file").what == "a symbolic link"
     (game / "end_game").symlink_to(outside)

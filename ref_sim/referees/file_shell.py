@@ -14,7 +14,6 @@ writes appears in the same order, with the same timing (docs/protocol.md).
 from __future__ import annotations
 
 import codecs
-import errno
 import os
 import re
 import secrets
@@ -29,6 +28,7 @@ from typing import TextIO
 from collections.abc import Callable
 
 from agent import platform_io
+from agent.cli_common import NotRegularFile, open_regular
 from ref_sim.referees.file_text import check_encoding, last_line, locale_encoding, referee_lines
 from ref_sim.referees.file_referee import (
     CRASHED,
@@ -92,7 +92,6 @@ def clean(directory) -> list[str]:
 
 #: Opened with these, a symbolic link at the last step is refused (ELOOP) and a FIFO does not
 #: wait for a writer.  Windows has neither flag (nor FIFOs); a link is looked for first there.
-NO_FOLLOW, NO_BLOCK, BINARY = platform_io.NO_FOLLOW, platform_io.NO_BLOCK, platform_io.BINARY
 #: The most of ``move_file`` the referee reads.  A bot's move line is a dozen bytes and a game
 #: has at most 81 moves, so a file this big is no bot's honest move; reading no further, a huge
 #: or sparse file costs nothing.
@@ -125,32 +124,15 @@ def kind_of(mode: int) -> str:
     return "not a regular file"
 
 
-def open_regular(path) -> int:
-    """A descriptor of ``path`` opened for reading if it is a regular file (no symbolic link
-    followed, no FIFO waited on); :class:`NotAMoveFile` saying what it is otherwise,
-    FileNotFoundError when nothing is there, another OSError when it cannot be opened."""
-    if not NO_FOLLOW and os.path.islink(path):
-        raise NotAMoveFile("a symbolic link")
-    try:
-        handle = os.open(path, os.O_RDONLY | NO_FOLLOW | NO_BLOCK | BINARY)
-    except OSError as error:
-        if platform_io.refused_link(error):                 # O_NOFOLLOW met a link
-            raise NotAMoveFile("a symbolic link") from None
-        if error.errno == errno.ENXIO:                       # a socket
-            raise NotAMoveFile("a socket") from None
-        if isinstance(error, PermissionError) and os.path.isdir(path):  # Windows opens no folder: EACCES
-            raise NotAMoveFile(kind_of(os.lstat(path).st_mode)) from None
-        raise
-    mode = os.fstat(handle).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(handle)
-        raise NotAMoveFile(kind_of(mode))
-    return handle
-
-
 def read_start(path, limit: int) -> tuple[bytes, int]:
-    """The first ``limit`` bytes of the regular file ``path`` (:func:`open_regular`) and its size."""
-    handle = open_regular(path)
+    """The first ``limit`` bytes of the regular file ``path`` and its size: no symbolic link
+    followed, no FIFO waited on (:func:`agent.cli_common.open_regular`); :class:`NotAMoveFile`
+    saying what it is otherwise, FileNotFoundError when nothing is there, another OSError when
+    it cannot be opened."""
+    try:
+        handle = open_regular(path, follow=False)
+    except NotRegularFile as odd:
+        raise NotAMoveFile(str(odd) if odd.mode in (None, stat.S_IFREG) else kind_of(odd.mode)) from None
     try:
         size, parts, left = os.fstat(handle).st_size, [], limit
         while left > 0:
@@ -196,13 +178,13 @@ def write_file(directory: Path, name: str, text: str, encoding: str) -> None:
 def write_data(path: Path, data: bytes) -> None:
     """:func:`write_file`'s writing, of bytes: a regular file at ``path`` truncated and written in
     place, a missing one created, anything else replaced."""
-    if NO_FOLLOW or not os.path.islink(path):
+    if not platform_io.unfollowed_link(path):
         created = False
         try:
-            handle = os.open(path, os.O_WRONLY | NO_FOLLOW | NO_BLOCK | BINARY)
+            handle = os.open(path, os.O_WRONLY | platform_io.NO_FOLLOW | platform_io.NO_BLOCK | platform_io.BINARY)
         except FileNotFoundError:
             try:
-                handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NO_FOLLOW | BINARY,
+                handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | platform_io.NO_FOLLOW | platform_io.BINARY,
                                  0o666)
                 created = True
             except OSError:
@@ -228,7 +210,7 @@ def write_data(path: Path, data: bytes) -> None:
 def replace_file(path: Path, data: bytes) -> None:
     """Put a new regular file holding ``data`` at ``path``, whatever stands there now."""
     fresh = path.with_name(f".~uttt-referee-{secrets.token_hex(8)}.tmp")
-    handle = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NO_FOLLOW | BINARY, 0o666)
+    handle = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL | platform_io.NO_FOLLOW | platform_io.BINARY, 0o666)
     try:
         try:
             write_all(handle, data)

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from pathlib import Path
 
-from agent import platform_io
+from agent.cli_common import NotRegularFile, open_regular
 from agent.search_log import SEARCH_LOG_ENV
 from ref_sim.series.output import strict_json
 from agent.text import printable
@@ -40,20 +39,14 @@ FIGURES = {
 }
 
 
-def open_regular(path: Path):
+def open_log(path: Path):
     """``path`` opened for binary reading if it is a regular file; OSError for anything else.  A
     program can put a FIFO where its log should be (opening it would wait for a writer forever),
-    a symlink or a device: none of them is read."""
-    if platform_io.unfollowed_link(path):   # no O_NOFOLLOW (Windows): looked for first
-        raise OSError(f"{path} is a symbolic link")
-    handle = os.open(path, os.O_RDONLY | platform_io.NO_BLOCK | platform_io.NO_FOLLOW | platform_io.BINARY)
+    a symlink or a device: none of them is read (:func:`agent.cli_common.open_regular`)."""
     try:
-        if not stat.S_ISREG(os.fstat(handle).st_mode):
-            raise OSError(f"{path} is not a regular file")
-        return os.fdopen(handle, "rb")
-    except BaseException:
-        os.close(handle)
-        raise
+        return os.fdopen(open_regular(path, follow=False), "rb")
+    except NotRegularFile as odd:
+        raise OSError(f"{path}: {odd}") from None
 
 
 def search_log_path(logs: Path, number: int, name: str) -> Path:
@@ -111,7 +104,7 @@ def read_search_log(path: Path) -> tuple[list[dict], int]:
     lines were skipped (a missing file: ``([], 0)``).  At most :data:`MAX_FILE_BYTES` are read;
     a last line cut there counts as skipped."""
     try:
-        with open_regular(path) as handle:
+        with open_log(path) as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
     except OSError:
         return [], 0
@@ -171,7 +164,7 @@ def _tail_lines(log: Path, skip_first: bool) -> list[str]:
     """The lines of the last :data:`TAIL_BYTES` of ``log`` (``skip_first``: not its first line,
     the runner's ``$ command``); [] if unreadable."""
     try:
-        with open_regular(log) as handle:
+        with open_log(log) as handle:
             size = handle.seek(0, os.SEEK_END)
             start = max(0, size - TAIL_BYTES)
             handle.seek(start)
@@ -216,7 +209,7 @@ def wrote_past_first_line(log: Path) -> bool:
     """True once ``log`` holds more than its first line (a program printed something after the
     runner's ``$ command``), reading at most :data:`TAIL_BYTES` of it; True if unreadable."""
     try:
-        with open_regular(log) as handle:
+        with open_log(log) as handle:
             head = handle.read(TAIL_BYTES)
             size = os.fstat(handle.fileno()).st_size
     except OSError:
@@ -232,11 +225,11 @@ def cut_line(size: int, half: int) -> bytes:
 
 
 def read_bounded(path: Path, cap: int = LOG_CAP_BYTES) -> bytes:
-    """The regular file ``path`` (:func:`open_regular`: OSError for anything else) as
+    """The regular file ``path`` (:func:`open_log`: OSError for anything else) as
     :func:`trim_log` would leave it: all of it up to ``cap`` bytes, else its first and last
     ``cap // 2`` with :func:`cut_line` between.  At most ``cap`` bytes are read, however big the
     file (a sparse one too) or however fast a program still writes it."""
-    with open_regular(path) as handle:
+    with open_log(path) as handle:
         size = os.fstat(handle.fileno()).st_size
         if size <= cap:
             return handle.read(cap)
@@ -253,7 +246,7 @@ def trim_log(log: Path, cap: int = LOG_CAP_BYTES) -> int:
     so that nothing it prints can block it or reach the runner's memory, and a runner killed
     outright loses none of it; this keeps a series' logs bounded all the same."""
     try:
-        with open_regular(log) as source:
+        with open_log(log) as source:
             size = os.fstat(source.fileno()).st_size
             if size <= cap:
                 return 0

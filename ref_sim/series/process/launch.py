@@ -130,7 +130,7 @@ def said_ready(path: Path | None) -> bool:
     if path is None:
         return False
     try:
-        with telemetry.open_regular(path) as handle:
+        with telemetry.open_log(path) as handle:
             return handle.read(READY_BYTES).endswith(b"\n")
     except OSError:                         # not yet there, or not a regular file
         return False
