@@ -164,28 +164,28 @@ class Latin1:
 
 
 @contextmanager
-def latin1_locale():
-    """A Latin-1 locale to run the referee and the agents under: the system's, or one
-    ``localedef`` builds into a temporary directory (deleted at the end); where neither
-    works, ``--encoding latin-1`` for the referee and both agents."""
-    for name in LATIN1_LOCALES:
+def latin1_locale(locales: tuple[str, ...] = LATIN1_LOCALES):
+    """A Latin-1 locale to run the referee and the agents under: the system's (one of
+    ``locales``), or one ``localedef`` builds into a temporary directory (deleted at the end) as
+    the first of them; where neither works, ``--encoding latin-1`` for the referee and both agents."""
+    for name in locales:
         if preferred_encoding({"LC_ALL": name}) == "iso8859-1":
             yield Latin1(f"under the system's locale {name}", env={"LC_ALL": name},
                          referee_encoding="iso8859-1")
             return
     built = tempfile.mkdtemp(prefix="uttt-locale-")
     try:
-        env = {"LOCPATH": built, "LC_ALL": LATIN1_LOCALES[0]}
+        env = {"LOCPATH": built, "LC_ALL": locales[0]}
         try:
             made = subprocess.run(["localedef", "-i", "en_US", "-f", "ISO-8859-1",
-                                   os.path.join(built, LATIN1_LOCALES[0])],
+                                   os.path.join(built, locales[0])],
                                   capture_output=True, text=True, timeout=120)
             why = (made.stderr.strip().splitlines() or [f"exit code {made.returncode}"])[-1]
         except (OSError, subprocess.SubprocessError) as error:
             why = f"localedef: {error}"
         # localedef may warn and still build it: the locale is judged by what Python reads.
         if preferred_encoding(env) == "iso8859-1":
-            yield Latin1(f"under the locale {LATIN1_LOCALES[0]} built by localedef in {built}",
+            yield Latin1(f"under the locale {locales[0]} built by localedef in {built}",
                          env=env, referee_encoding="iso8859-1")
         else:
             yield Latin1(f"no Latin-1 locale ({why}): --encoding latin-1 given to the referee "
@@ -195,29 +195,30 @@ def latin1_locale():
 
 
 def play_share(limit: float, opponent: str, games: int, seed: int, out: Path, runner, on_game,
-               latin1: Latin1 | None = None) -> dict:
+               latin1: Latin1 | None = None, *, play=file_games.play_game) -> dict:
     """``games`` games of our agent against ``opponent`` at ``limit`` through ``ref_sim.match``'s
     games (:class:`ref_sim.series.file_games.FileGames`) on the series engine's loop, one at a time on
     ``runner``; each finished game goes to ``out/games.jsonl`` and to ``on_game(game)``.
-    ``latin1``: play them in Latin-1 (the referee, our agent and the opponent).  Returns how
+    ``latin1``: play them in Latin-1 (the referee, our agent and the opponent); ``play``: what
+    plays each game (:func:`ref_sim.series.file_games.play_game`).  Returns how
     they stopped early (:func:`ref_sim.series.loop.play_games`: ``{}`` when they did not)."""
     latin1 = latin1 or Latin1("")
     specs = [agent_spec(OURS), agent_spec(opponent)]
     # The referee burns a core between its ticks, as the real one does.
     settings = file_games.FileGameSettings(limit, encoding=latin1.encoding, env=latin1.env,
                                            referee_encoding=latin1.referee_encoding, busy_poll=True)
-    play = file_games.FileGames(specs, realbots.side_names(specs), seed, settings, out)
-    records.make_dirs(play.logs)
+    share = file_games.FileGames(specs, realbots.side_names(specs), seed, settings, out, play=play)
+    records.make_dirs(share.logs)
 
     def finished(k: int, ticket) -> None:
-        game = play.line(runner, ticket, k)
+        game = share.line(runner, ticket, k)
         if game is None:
             return                                  # Ctrl-C: not a game
         records.append_game(out / "games.jsonl", game)
         on_game(game)
 
     return series.play_games(runner, range(1, games + 1),
-                             lambda k: play.submit(runner, k, must_start=False), finished, play.stop)
+                             lambda k: share.submit(runner, k, must_start=False), finished, share.stop)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -245,12 +246,14 @@ def load_average() -> str:
     return f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "unknown"
 
 
-def main(argv: list[str] | None = None) -> int:
-    """The soak; SIGTERM and SIGHUP stop it as Ctrl-C does (ref_sim.stops)."""
-    return stops.guarded("soak", _main, argv)
+def main(argv: list[str] | None = None, *, play=file_games.play_game, latin1=latin1_locale) -> int:
+    """The soak; SIGTERM and SIGHUP stop it as Ctrl-C does (ref_sim.stops).  ``play`` plays each
+    game (:func:`ref_sim.series.file_games.play_game`); ``latin1()`` gives the Latin-1 opponents'
+    conditions (:func:`latin1_locale`)."""
+    return stops.guarded("soak", _main, argv, play=play, latin1=latin1)
 
 
-def _main(argv: list[str] | None) -> int:
+def _main(argv: list[str] | None, *, play, latin1) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     limits = args.limits or list(QUICK_LIMITS if args.quick else DEFAULT_LIMITS)
@@ -286,9 +289,9 @@ def _main(argv: list[str] | None) -> int:
     latin1_wanted = any(map(plays_in_latin1, args.opponents))
     # The games in a thread of their own (scheduler.LocalRunner): Ctrl-C is seen while one plays.
     with cpu_hog(args.hog), scheduler.LocalRunner(1) as runner, \
-            (latin1_locale() if latin1_wanted else nullcontext()) as latin1:
-        if latin1 is not None:
-            print(f"{', '.join(LATIN1_OPPONENTS)}: referee and agents in Latin-1, {latin1.how}",
+            (latin1() if latin1_wanted else nullcontext()) as in_latin1:
+        if in_latin1 is not None:
+            print(f"{', '.join(LATIN1_OPPONENTS)}: referee and agents in Latin-1, {in_latin1.how}",
                   flush=True)
         for limit, opponent in shares:
             label = f"{limit:g} s vs {opponent}"
@@ -305,7 +308,7 @@ def _main(argv: list[str] | None) -> int:
 
             where = out / f"{limit:g}s-{opponent.replace(':', '-')}"
             stopped = play_share(limit, opponent, per_share, args.seed, where, runner, on_game,
-                                 latin1 if plays_in_latin1(opponent) else None)
+                                 in_latin1 if plays_in_latin1(opponent) else None, play=play)
             if stopped:         # Ctrl-C, SIGTERM, SIGHUP; a full disk; the output closed
                 interrupted = next(iter(stopped.values()))
                 break

@@ -24,7 +24,7 @@ def soak(monkeypatch):
     return module
 
 
-def test_quick_plays_a_pair_against_every_opponent(soak, tmp_path, capsys, monkeypatch):
+def test_quick_plays_a_pair_against_every_opponent(soak, tmp_path, capsys):
     calls = []
 
     def play_game(number, specs, names, directory, logs, settings, *, seed, first=None,
@@ -41,9 +41,7 @@ def test_quick_plays_a_pair_against_every_opponent(soak, tmp_path, capsys, monke
     def latin1_locale():
         yield soak.Latin1("under a test locale", env={"LC_ALL": "test"},
                           referee_encoding="iso8859-1")
-    monkeypatch.setattr(soak.file_games, "play_game", play_game)
-    monkeypatch.setattr(soak, "latin1_locale", latin1_locale)
-    assert soak.main(["--quick", "--no-hog", "--out", str(tmp_path)]) == 0
+    assert soak.main(["--quick", "--no-hog", "--out", str(tmp_path)], play=play_game, latin1=latin1_locale) == 0
     out = capsys.readouterr().out
     assert [name for name, _ in calls] == [n for n in ("Random2", "Seed2", "Eager2", "Flood2",
                                                         "Nbsp2") for _ in range(2)]
@@ -65,8 +63,7 @@ def test_quick_plays_a_pair_against_every_opponent(soak, tmp_path, capsys, monke
 
 def test_without_a_latin1_locale_the_soak_passes_the_encoding(soak, tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))               # no localedef
-    monkeypatch.setattr(soak, "LATIN1_LOCALES", ("en_US.ISO-8859-1-not-installed",))
-    with soak.latin1_locale() as latin1:
+    with soak.latin1_locale(("en_US.ISO-8859-1-not-installed",)) as latin1:
         assert latin1.encoding == "iso8859-1" and latin1.env is None
         assert latin1.how.startswith("no Latin-1 locale (localedef: ")
         assert latin1.how.endswith("--encoding latin-1 given to the referee and both agents")
