@@ -44,7 +44,7 @@ from .exits import (  # noqa: F401  (GameSummary.exit_code picks one; re-exporte
 from .lifeline import Lifeline, ReadyFile
 from .limits import SearchLimit
 from .pauses import RecentPauses, StallWatch, TurnTrace, tracing
-from .referee_files import FileLines, FileReader, MoveWriter, stat_or_none
+from .referee_files import SYSTEM, FileLines, FileReader, Files, MoveWriter, stat_or_none
 from .rules import Move, check_player_name, format_move_line
 from .search_log import SearchLog
 from .file_turns import (  # noqa: F401  (re-exported: the protocol's helpers have always lived here)
@@ -147,10 +147,6 @@ def _identity(st) -> tuple:
     return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
 
 
-def _identity_or_none(path: Path):
-    st = stat_or_none(path)
-    return None if st is None else _identity(st)
-
 
 
 def _seen(st, lines: FileLines | None = None) -> Seen | None:
@@ -183,7 +179,8 @@ class FileProtocolAgent:
     ``encoding``: how the referee decodes the files (default: the locale's, :func:`referee_encoding`).
     ``search_log``: where each move's figures go as a JSON line (:mod:`agent.search_log`).
     ``ready_file``: written once the agent watches the directory, removed when it ends
-    (:class:`~agent.lifeline.ReadyFile`).
+    (:class:`~agent.lifeline.ReadyFile`). ``files``: how the referee's files are reached
+    (:class:`agent.referee_files.Files`: this machine's system calls and rule for refusals).
     """
 
     def __init__(
@@ -203,6 +200,7 @@ class FileProtocolAgent:
         encoding: str | None = None,
         search_log: SearchLog | None = None,
         ready_file=None,
+        files: Files = SYSTEM,
     ) -> None:
         self.name = check_player_name(name)
         self.ready_file = None if ready_file is None else ReadyFile(ready_file)
@@ -229,10 +227,11 @@ class FileProtocolAgent:
         self.opening_path = self.directory / OPENING_FILE
         self.end_path = self.directory / END_FILE
         self.go_path = self.directory / f"{self.name}.go"
+        self.files = files
         self.writer = MoveWriter(self.move_path, say_once=self._say_once, on_coarse=self._say_coarse,
-                                 too_late=self._rewrite_too_late)
+                                 too_late=self._rewrite_too_late, files=files)
         #: Reads the protocol files as the referee does, each version once (agent.referee_files).
-        self.reader = FileReader(self.encoding)
+        self.reader = FileReader(self.encoding, files=files)
         self.watcher = DirectoryWatcher(self.directory, use_watchdog=use_watchdog, interval=poll_interval,
                                         names=(MOVE_FILE, OPENING_FILE, END_FILE, self.go_path.name))
         self._rng = random.Random()
@@ -324,8 +323,15 @@ class FileProtocolAgent:
         return action
 
     def _identities(self) -> tuple:
-        return tuple(_identity_or_none(path) for path in (self.opening_path, self.move_path, self.end_path,
+        return tuple(self._identity_or_none(path) for path in (self.opening_path, self.move_path, self.end_path,
                                                           self.go_path))
+
+    def _stat(self, path: Path):
+        return stat_or_none(path, self.files)
+
+    def _identity_or_none(self, path: Path):
+        st = self._stat(path)
+        return None if st is None else _identity(st)
 
     def _look(self, read: bool = True) -> Look:
         """What the directory shows now. ``NAME.go`` is looked at before ``end_game``: the referee
@@ -335,8 +341,8 @@ class FileProtocolAgent:
         opening are read while my ``.go`` exists, ``end_game`` whenever it does; a file that changes
         while it is read is looked at again."""
         for _ in range(LOOK_ATTEMPTS):
-            opening, move = stat_or_none(self.opening_path), stat_or_none(self.move_path)
-            go, end = stat_or_none(self.go_path), stat_or_none(self.end_path)
+            opening, move = self._stat(self.opening_path), self._stat(self.move_path)
+            go, end = self._stat(self.go_path), self._stat(self.end_path)
             texts = {}
             if read:
                 if end is not None:
@@ -344,9 +350,9 @@ class FileProtocolAgent:
                 if go is not None:
                     texts["move"] = self.reader.read(self.move_path)
                     texts["opening"] = self.reader.read(self.opening_path)
-            stable = not read or ((_identity_or_none(self.go_path) == (go and _identity(go)))
-                                  and _identity_or_none(self.opening_path) == (opening and _identity(opening))
-                                  and _identity_or_none(self.move_path) == (move and _identity(move)))
+            stable = not read or ((self._identity_or_none(self.go_path) == (go and _identity(go)))
+                                  and self._identity_or_none(self.opening_path) == (opening and _identity(opening))
+                                  and self._identity_or_none(self.move_path) == (move and _identity(move)))
             if stable:
                 break
         return Look(opening=_seen(opening, texts.get("opening")), move=_seen(move, texts.get("move")),
@@ -420,7 +426,7 @@ class FileProtocolAgent:
     def _stat_look(self) -> Look:
         """The files' identities now, for the checks while I think and write: nothing read, and the
         watcher's removals left for the next full look (they tell a new .go after my write)."""
-        opening, end, go, move = (stat_or_none(path) for path in (self.opening_path, self.end_path, self.go_path,
+        opening, end, go, move = (self._stat(path) for path in (self.opening_path, self.end_path, self.go_path,
                                                             self.move_path))
         return Look(opening=_seen(opening), move=_seen(move), end=_seen(end), go=_seen(go), now=time.monotonic(),
                     wall=time.time())
@@ -486,7 +492,7 @@ class FileProtocolAgent:
 
     def _rewrite_too_late(self) -> bool:
         """The game is over or my .go gone: a rewrite now could only land outside my turn."""
-        go_id = _identity_or_none(self.go_path)
+        go_id = self._identity_or_none(self.go_path)
         return go_id is None or self._turn_is_over(go_id)
 
     def _say_coarse(self) -> None:

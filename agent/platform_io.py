@@ -16,8 +16,8 @@ from __future__ import annotations
 import errno
 import os
 
-#: Windows' rules for refusals (:func:`transient`). A module global read at each call, so that
-#: tests run Windows' rule on every platform.
+#: Windows' rules for refusals (:func:`transient`): this machine's; a caller may ask for either
+#: (agent.referee_files.Files), so that tests run Windows' rule on every platform.
 WINDOWS = os.name == "nt"
 
 #: A FIFO or device given by mistake, or planted, must not block the open (Windows has none).
@@ -57,13 +57,14 @@ def unfollowed_link(path) -> bool:
     return not NO_FOLLOW and os.path.islink(path)
 
 
-def transient(error: BaseException) -> bool:
+def transient(error: BaseException, *, windows: bool | None = None) -> bool:
     """Is ``error`` a file being replaced or deleted this instant, to look at again shortly?
 
     On Windows a PermissionError (a sharing violation, a delete-pending file) or one of
     :data:`TRANSIENT_WINERRORS`; on POSIX never: a rename there is atomic and a file is gone
-    at once, so a refusal is for good (permissions, a sticky directory)."""
-    if not WINDOWS or not isinstance(error, OSError):
+    at once, so a refusal is for good (permissions, a sticky directory). ``windows``: whose
+    rule (None: this machine's, :data:`WINDOWS`)."""
+    if not (WINDOWS if windows is None else windows) or not isinstance(error, OSError):
         return False
     return isinstance(error, PermissionError) or getattr(error, "winerror", None) in TRANSIENT_WINERRORS
 

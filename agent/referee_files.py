@@ -21,6 +21,7 @@ import re
 import secrets
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,11 +86,62 @@ def temp_name(token=None) -> str:
     return TEMP_NAME_TEMPLATE.format(token=secrets.token_hex(8) if token is None else token)
 
 
+def _stat(path):
+    """The stat of every look at the referee's files (:attr:`Files.stat`)."""
+    return os.stat(path)
+
+
+def _open(path, flags: int, mode: int = 0o777) -> int:
+    """The open of every read of the referee's files and of a move's temp file (:attr:`Files.open`)."""
+    return os.open(path, flags, mode)
+
+
+@dataclass(frozen=True)
+class Files:
+    """How the agent reaches the referee's files: the calls that look at and open them (``stat``,
+    ``open``), where a move's temp file names come from (``temp_name``), and whether Windows' rule
+    for refusals applies (``windows``: :func:`agent.platform_io.transient`), with how long such a
+    refusal is waited out (``transient_wait``). :data:`SYSTEM` is this machine's; tests pass one
+    that answers as Windows does while a file is replaced or deleted, on any platform."""
+
+    windows: bool = platform_io.WINDOWS
+    stat: Callable = _stat
+    open: Callable = _open
+    temp_name: Callable = temp_name
+    transient_wait: float = TRANSIENT_WAIT
+
+    def transient(self, error: BaseException) -> bool:
+        """Is ``error`` a file being replaced or deleted this instant (:func:`agent.platform_io.transient`)?"""
+        return platform_io.transient(error, windows=self.windows)
+
+    def patient(self, call, *args):
+        """``call(*args)``, a transient refusal (:meth:`transient`: a file being replaced or deleted
+        on Windows) tried again for up to :attr:`transient_wait`, then raised; the one rule of
+        every read-side look. A transient refusal ends as what comes next: the file replaced, or
+        gone (FileNotFoundError)."""
+        deadline = None
+        while True:
+            try:
+                return call(*args)
+            except OSError as error:
+                if not self.transient(error):
+                    raise
+                now = time.perf_counter()
+                deadline = now + self.transient_wait if deadline is None else deadline
+                if now >= deadline:
+                    raise
+                time.sleep(TRANSIENT_RETRY_SLEEP)
+
+
+#: This machine's files: its system calls and its platform's rule.
+SYSTEM = Files()
+
+
 class TempNamesTaken(FileExistsError):
     """Every temp name tried already existed (files or symlinks someone planted)."""
 
 
-def create_temp_file(directory, data: bytes) -> Path:
+def create_temp_file(directory, data: bytes, *, files: Files = SYSTEM) -> Path:
     """Create a new file holding ``data`` in ``directory`` under a fresh :func:`temp_name` and
     return its path. ``O_EXCL`` (with ``O_NOFOLLOW`` where defined) never opens anything that
     already exists at the name, a symlink included. TempNamesTaken after ``TEMP_NAME_ATTEMPTS``
@@ -97,9 +149,9 @@ def create_temp_file(directory, data: bytes) -> Path:
     flags = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | platform_io.NO_FOLLOW | platform_io.BINARY
              | platform_io.NO_INHERIT)
     for _ in range(TEMP_NAME_ATTEMPTS):
-        path = Path(directory) / temp_name()
+        path = Path(directory) / files.temp_name()
         try:
-            fd = os.open(path, flags, 0o644)
+            fd = files.open(path, flags, 0o644)
         except FileExistsError:
             continue
         except OSError as error:
@@ -300,11 +352,13 @@ class FileReader:
 
     ``read(path)`` returns :class:`FileLines`, or None when the file does not exist (or cannot be
     opened right now on Windows, where a file being replaced refuses to open). ``encoding``: the
-    referee's; ``chunk_size``: bytes per read (tests make it tiny to cross every boundary)."""
+    referee's; ``chunk_size``: bytes per read (tests make it tiny to cross every boundary);
+    ``files``: how the files are reached (:class:`Files`)."""
 
-    def __init__(self, encoding: str, *, chunk_size: int = CHUNK_SIZE) -> None:
+    def __init__(self, encoding: str, *, chunk_size: int = CHUNK_SIZE, files: Files = SYSTEM) -> None:
         self.encoding = encoding
         self.chunk_size = chunk_size
+        self.files = files
         self._known: dict[str, tuple[tuple, FileLines]] = {}  # path -> (version, what it holds)
         #: Versions read from disk so far (a test's and a benchmark's check that nothing is read twice).
         self.reads = 0
@@ -312,7 +366,7 @@ class FileReader:
     def read(self, path) -> FileLines | None:
         key = os.fspath(path)
         try:
-            st = stat_or_none(key)  # follows a symlink, as the referee's open() does
+            st = stat_or_none(key, self.files)  # follows a symlink, as the referee's open() does
         except OSError as error:  # a symlink loop, a name too long, a directory we may not search
             return self._unreadable(key, ("stat", error.errno, _stat_version(key, os.lstat)),
                                     error.strerror or str(error))
@@ -341,11 +395,12 @@ class FileReader:
     def _read(self, key: str, started: float) -> FileLines | None:
         try:
             # O_NONBLOCK: if a FIFO took the file's place since the stat, opening it must not block.
-            fd = _patient(_open, key, os.O_RDONLY | platform_io.NO_BLOCK | platform_io.BINARY | platform_io.NO_INHERIT)
+            fd = self.files.patient(self.files.open, key,
+                                    os.O_RDONLY | platform_io.NO_BLOCK | platform_io.BINARY | platform_io.NO_INHERIT)
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as error:
-            if platform_io.transient(error):  # still being replaced or deleted: look again next time
+            if self.files.transient(error):  # still being replaced or deleted: look again next time
                 return None
             return self._unreadable(key, _stat_version(key), error.strerror or str(error))
         try:
@@ -416,11 +471,13 @@ class MoveWriter:
     "Writing a move safely"): a whole line by the rename of a temp file (in place where renames
     are refused), and an mtime above the referee's record of it. ``say_once(key, level, text)``
     logs a warning once a game; ``on_coarse()`` is told of whole-second timestamps;
-    ``too_late()`` says a rewrite could now only land outside my turn. ``_replace`` and
-    ``_set_mtime`` are methods so that tests can stand in for odd filesystems."""
+    ``too_late()`` says a rewrite could now only land outside my turn; ``files``: how the files
+    are reached (:class:`Files`). ``_replace`` and ``_set_mtime`` are methods so that tests can
+    stand in for odd filesystems."""
 
-    def __init__(self, move_path: Path, *, say_once, on_coarse, too_late) -> None:
+    def __init__(self, move_path: Path, *, say_once, on_coarse, too_late, files: Files = SYSTEM) -> None:
         self.move_path = Path(move_path)
+        self.files = files
         self._say_once, self._on_coarse, self._too_late = say_once, on_coarse, too_late
         self._temp_path: Path | None = None  # the move's temp file while it exists
 
@@ -437,7 +494,7 @@ class MoveWriter:
         ``hard_deadline``), then the line goes in place at once, in time for the referee's look."""
         if retry_until is None:
             retry_until = hard_deadline
-        before = stat_or_none(self.move_path)
+        before = stat_or_none(self.move_path, self.files)
         before_ns = before.st_mtime_ns if before is not None else -1
         attempt = 0
         landed = None
@@ -454,7 +511,7 @@ class MoveWriter:
                 log.warning("writing my move failed (%s); retrying", error)
                 time.sleep(REWRITE_PAUSE)
                 continue
-            after = stat_or_none(self.move_path)
+            after = stat_or_none(self.move_path, self.files)
             if after is not None and after.st_mtime_ns > before_ns:
                 if attempt > 1:
                     log.info("move_file mtime went up after %d writes (coarse timestamps)", attempt)
@@ -494,7 +551,7 @@ class MoveWriter:
                 self._set_mtime((before_ns // granule + 1) * granule)
             except OSError:  # not the file's owner (written in place into another user's file)
                 return False
-            after = stat_or_none(self.move_path)
+            after = stat_or_none(self.move_path, self.files)
             if after is not None and after.st_mtime_ns > before_ns:
                 return True
         return False
@@ -508,7 +565,7 @@ class MoveWriter:
         rename is refused for good, or still refused at ``retry_until`` (perf_counter)."""
         data = line.encode("ascii")
         try:
-            self._temp_path = create_temp_file(self.move_path.parent, data)
+            self._temp_path = create_temp_file(self.move_path.parent, data, files=self.files)
         except TempNamesTaken as error:
             self._say_once("temp-taken", logging.WARNING,
                            f"could not create my temp file in {self.move_path.parent}: {error.strerror} (files or symlinks "
@@ -526,7 +583,7 @@ class MoveWriter:
                     refused = error
                 attempt += 1
                 # Windows: someone (the referee) has move_file open this instant; retry while time allows.
-                if (not platform_io.transient(refused) or attempt >= REPLACE_ATTEMPTS
+                if (not self.files.transient(refused) or attempt >= REPLACE_ATTEMPTS
                         or time.perf_counter() + REPLACE_RETRY_SLEEP > retry_until):
                     break
                 time.sleep(REPLACE_RETRY_SLEEP)
@@ -564,46 +621,17 @@ class MoveWriter:
                 pass
 
 
-def stat_or_none(path: Path):
+def stat_or_none(path: Path, files: Files = SYSTEM):
     """``os.stat(path)``, or None where nothing is there (the file, or the directory, is gone),
-    a file Windows refuses while it is replaced or deleted included (:func:`_patient`)."""
+    a file Windows refuses while it is replaced or deleted included (:meth:`Files.patient`)."""
     try:
-        return _patient(_stat, path)
+        return files.patient(files.stat, path)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as error:
-        if platform_io.transient(error):  # refused for TRANSIENT_WAIT: being deleted, so gone
+        if files.transient(error):  # refused for transient_wait: being deleted, so gone
             return None
         raise
-
-
-def _stat(path):
-    """The stat of every look at the referee's files; a seam for tests (Windows' refusals)."""
-    return os.stat(path)
-
-
-def _open(path, flags: int) -> int:
-    """The open of every read of the referee's files; a seam for tests (Windows' refusals)."""
-    return os.open(path, flags)
-
-
-def _patient(call, *args):
-    """``call(*args)``, a transient refusal (:func:`agent.platform_io.transient`: a file being
-    replaced or deleted on Windows) tried again for up to :data:`TRANSIENT_WAIT`, then raised;
-    the one rule of every read-side look. A transient refusal ends as what comes next: the file
-    replaced, or gone (FileNotFoundError)."""
-    deadline = None
-    while True:
-        try:
-            return call(*args)
-        except OSError as error:
-            if not platform_io.transient(error):
-                raise
-            now = time.perf_counter()
-            deadline = now + TRANSIENT_WAIT if deadline is None else deadline
-            if now >= deadline:
-                raise
-            time.sleep(TRANSIENT_RETRY_SLEEP)
 
 
 def whole_seconds(st) -> bool:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from agent import file_protocol, platform_io, referee_files
+from agent import file_protocol, referee_files
 from agent.clock import REFEREE_TICK, cutoff_for, first_turn_keep_back
 from agent.limits import STOP_POLL_SECONDS, SearchResult
 from agent.pauses import KEEP_BACK_WINDOW, TRACE_ENV
@@ -31,7 +31,7 @@ from agent.file_protocol import (
     matches_cleanup,
     referee_last_line,
 )
-from agent.referee_files import FileReader, MoveWriter, temp_name
+from agent.referee_files import FileReader, Files, MoveWriter, temp_name
 from agent.rules import InvalidMoveError, Move, Position, parse_move_line
 from agent.watcher import DirectoryWatcher
 
@@ -343,11 +343,10 @@ def test_move_is_written_whole_by_rename(referee, monkeypatch):
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("refusals", [2, 25])
-def test_rename_retried_when_windows_refuses(referee, refusals, monkeypatch):
+def test_rename_retried_when_windows_refuses(referee, refusals):
     """On Windows a PermissionError from the rename is retried quickly (2 refusals); past
     REPLACE_ATTEMPTS (25) the line goes into move_file in place; never crashing the agent
     (docs/protocol.md, "What a bot must survive", row "Windows: the referee has move_file open")."""
-    monkeypatch.setattr(platform_io, "WINDOWS", True)
     failures = [PermissionError("in use")] * refusals
 
     class Flaky(MoveWriter):
@@ -356,7 +355,7 @@ def test_rename_retried_when_windows_refuses(referee, refusals, monkeypatch):
                 raise failures.pop()
             super()._replace(source, target)
 
-    runner = Runner(referee.dir)
+    runner = Runner(referee.dir, files=Files(windows=True))
     runner.agent.writer.__class__ = Flaky
     referee.start()
     referee.go(ME)
@@ -415,9 +414,8 @@ def test_in_place_write_never_shows_a_wrong_line(tmp_path, monkeypatch):
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("transient", [True, False], ids=["windows", "posix"])
-def test_write_retries_stop_at_the_referee_limit(referee, monkeypatch, transient):
+def test_write_retries_stop_at_the_referee_limit(referee, transient):
     """Item 4: every retry (rename or in place) ends by the referee's limit, counted from the .go."""
-    monkeypatch.setattr(platform_io, "WINDOWS", transient)
     attempts = []
 
     class Refused(MoveWriter):
@@ -429,7 +427,7 @@ def test_write_retries_stop_at_the_referee_limit(referee, monkeypatch, transient
             attempts.append(time.time())
             raise PermissionError(errno.EACCES, "Permission denied", str(self.move_path))
 
-    runner = Runner(referee.dir, time_limit=0.5)
+    runner = Runner(referee.dir, time_limit=0.5, files=Files(windows=transient))
     runner.agent.writer.__class__ = Refused
     referee.start()
     stamp = time.time() - 0.4  # 0.1 s left of a 0.5 s limit: less than 20 quick rename retries
@@ -645,7 +643,7 @@ def test_end_game_checked_before_moving(referee):
     assert summary.result_line() == f"{ME} won: {WIN_TEXT}"
 
 
-def test_the_ready_file_is_written_after_the_first_look(referee, tmp_path, monkeypatch):
+def test_the_ready_file_is_written_after_the_first_look(referee, tmp_path):
     """A referee started on the ready file may end its game at once: the agent has already noted
     what the folder held, so that game is not taken for an earlier one (docs/agent.md, --ready-file)."""
     order = []
@@ -658,8 +656,8 @@ def test_the_ready_file_is_written_after_the_first_look(referee, tmp_path, monke
             return function(*args)
         return call
 
-    monkeypatch.setattr(agent.decider, "start", recorded("start", agent.decider.start))
-    monkeypatch.setattr(agent.ready_file, "announce", recorded("announce", agent.ready_file.announce))
+    agent.decider.start = recorded("start", agent.decider.start)  # this agent's own parts: nothing to restore
+    agent.ready_file.announce = recorded("announce", agent.ready_file.announce)
     thread = threading.Thread(target=lambda: order.append(agent.run()), daemon=True)
     thread.start()
     assert wait_for(lambda: "announce" in order, timeout=30)
@@ -1413,25 +1411,22 @@ def test_an_agent_whose_runner_is_gone_ends_by_itself(tmp_path):
 @pytest.mark.skipif(os.name == "nt", reason="symbolic links need a privilege on Windows (Wine makes Unix ones, "
                                               "which its O_EXCL does not see)")
 @pytest.mark.parametrize("taken", ["some", "every"])
-def test_a_symlink_at_every_temp_name_is_never_followed(referee, monkeypatch, taken):
+def test_a_symlink_at_every_temp_name_is_never_followed(referee, taken):
     """Someone who can write in the directory plants symlinks at the temp names (here: at the first
     three, or at every one the agent is handed). Their target outside the directory is never
     written; the move still lands (by rename, or written in place when no name is free)."""
-    from agent import referee_files
-
     outside = referee.dir.parent / f"{referee.dir.name}-outside"
     outside.write_text("precious")
     planted = []
 
-    def planted_name(token=None):
+    def planted_name():
         name = temp_name(f"{len(planted):016x}")
         if taken == "every" or len(planted) < 3:
             (referee.dir / name).symlink_to(outside)
             planted.append(name)
         return name
 
-    monkeypatch.setattr(referee_files, "temp_name", planted_name)
-    runner = Runner(referee.dir)
+    runner = Runner(referee.dir, files=Files(temp_name=planted_name))
     referee.start()
     referee.go(ME)
     assert wait_for(lambda: my_move_written(referee))
@@ -1446,18 +1441,19 @@ def test_a_symlink_at_every_temp_name_is_never_followed(referee, monkeypatch, ta
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("kind", ["directory", "fifo", "unreadable"])
-def test_a_move_file_that_cannot_be_read_is_said_once_and_waited_on(referee, monkeypatch, caplog, kind):
+def test_a_move_file_that_cannot_be_read_is_said_once_and_waited_on(referee, caplog, kind):
     """move_file replaced by a directory, a FIFO or a file the agent may not read, at my turn: no
     traceback, no blocking, one log line for it however many looks, no move; end_game still ends it."""
     if kind == "fifo" and not hasattr(os, "mkfifo"):
         pytest.skip("no FIFOs on this system")
-    from test_referee_files import unreadable_file
+    from test_referee_files import unreadable_file, unreadable_through
 
     caplog.set_level(logging.INFO, logger="agent")
-    runner = Runner(referee.dir, use_watchdog=False)  # a full look every 15 ms
+    runner = Runner(referee.dir, use_watchdog=False,  # a full look every 15 ms
+                    files=unreadable_through(kind, referee.path("move_file")))
     referee.start()
     referee.path("move_file").unlink()
-    unreadable_file(kind, referee.path("move_file"), monkeypatch)
+    unreadable_file(kind, referee.path("move_file"))
     referee.go(ME)
     assert wait_for(lambda: "cannot read move_file" in caplog.text, timeout=10), caplog.text
     time.sleep(0.3)  # ~20 more looks

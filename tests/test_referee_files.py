@@ -17,7 +17,16 @@ import tracemalloc
 import pytest
 
 from agent import referee_files
-from agent.referee_files import FileLines, FileReader, LineScanner, TempNamesTaken, create_temp_file, temp_name
+from agent.referee_files import (
+    SYSTEM,
+    FileLines,
+    FileReader,
+    Files,
+    LineScanner,
+    TempNamesTaken,
+    create_temp_file,
+    temp_name,
+)
 from agent.file_turns import referee_lines
 
 needs_symlinks = pytest.mark.skipif(os.name == "nt", reason="symbolic links need a privilege on Windows (Wine makes "
@@ -116,33 +125,37 @@ def test_an_undecodable_byte_anywhere_is_flagged_as_the_referee_crashes_on_it(tm
     assert not lines.undecodable and lines.last == (2, "\u00e9")
 
 
-def unreadable_file(kind: str, path, monkeypatch) -> None:
-    """Put at ``path`` a file the referee cannot read as text."""
+def unreadable_file(kind: str, path) -> None:
+    """Put at ``path`` a file the referee cannot read as text (read through :func:`unreadable_through`)."""
     if kind == "directory":
         path.mkdir()
     elif kind == "fifo":
         os.mkfifo(path)
     elif kind == "symlink loop":
         path.symlink_to(path.name)
-    elif os.geteuid() != 0:
+    else:
         write_old(path, b"Otter 0 0\n")
         path.chmod(0)
-    else:  # root reads a chmod 000 file: refuse the open as the kernel would refuse anyone else
-        write_old(path, b"Otter 0 0\n")
-        real_open = os.open
 
-        def refusing_open(name, flags, *args, **kwargs):
-            if os.fspath(name) == os.fspath(path):
-                raise PermissionError(13, "Permission denied", os.fspath(name))
-            return real_open(name, flags, *args, **kwargs)
 
-        monkeypatch.setattr(referee_files.os, "open", refusing_open)
+def unreadable_through(kind: str, path) -> Files:
+    """The Files that read :func:`unreadable_file`'s ``path``: this machine's, but for root, who
+    reads a chmod 000 file: there its open is refused as the kernel would refuse anyone else."""
+    if kind != "unreadable" or os.geteuid() != 0:
+        return SYSTEM
+
+    def refusing_open(name, flags, *args):
+        if os.fspath(name) == os.fspath(path):
+            raise PermissionError(13, "Permission denied", os.fspath(name))
+        return os.open(name, flags, *args)
+
+    return Files(open=refusing_open)
 
 
 @pytest.mark.parametrize("kind, why", [("directory", "a directory"), ("fifo", "a FIFO"),
                                        ("unreadable", "Permission denied"),
                                        ("symlink loop", "symbolic links")])
-def test_what_cannot_be_read_is_unreadable_once_without_blocking(tmp_path, monkeypatch, caplog, kind, why):
+def test_what_cannot_be_read_is_unreadable_once_without_blocking(tmp_path, caplog, kind, why):
     """A FIFO is never opened (it would block until a writer comes), and each version is logged
     once however often it is looked at."""
     if kind == "fifo" and not hasattr(os, "mkfifo"):
@@ -151,9 +164,9 @@ def test_what_cannot_be_read_is_unreadable_once_without_blocking(tmp_path, monke
         pytest.skip("Windows: a refused open is a file being replaced (platform_io.transient, test_windows_files), "
                     "and symbolic links need a privilege")
     path = tmp_path / "move_file"
-    unreadable_file(kind, path, monkeypatch)
+    unreadable_file(kind, path)
     caplog.set_level(logging.WARNING, logger="agent")
-    reader = FileReader("utf-8")
+    reader = FileReader("utf-8", files=unreadable_through(kind, path))
     results = []
     worker = threading.Thread(target=lambda: results.extend(reader.read(path) for _ in range(3)), daemon=True)
     worker.start()
@@ -171,10 +184,10 @@ def test_a_missing_file_is_none(tmp_path):
 # -- the temp file ----------------------------------------------------------------------------------
 
 
-def names_from(monkeypatch, names) -> None:
-    """Make temp_name() hand out ``names`` in turn."""
+def names_from(names) -> Files:
+    """Files whose temp names are ``names``, in turn."""
     given = iter(names)
-    monkeypatch.setattr(referee_files, "temp_name", lambda token=None: next(given))
+    return Files(temp_name=lambda: next(given))
 
 
 def test_the_temp_name_is_unpredictable_and_survives_the_cleanup():
@@ -186,7 +199,7 @@ def test_the_temp_name_is_unpredictable_and_survives_the_cleanup():
 
 
 @needs_symlinks
-def test_a_planted_symlink_or_file_is_never_opened(tmp_path, monkeypatch):
+def test_a_planted_symlink_or_file_is_never_opened(tmp_path):
     outside = tmp_path / "outside"
     outside.write_text("precious")
     directory = tmp_path / "game"
@@ -195,8 +208,7 @@ def test_a_planted_symlink_or_file_is_never_opened(tmp_path, monkeypatch):
     (directory / planted[0]).symlink_to(outside)
     (directory / planted[1]).symlink_to(tmp_path / "dangling")
     (directory / planted[2]).write_text("someone's")
-    names_from(monkeypatch, planted + [temp_name("free")])
-    path = create_temp_file(directory, b"Gopher 1 2\n")
+    path = create_temp_file(directory, b"Gopher 1 2\n", files=names_from(planted + [temp_name("free")]))
     assert path.name == temp_name("free") and path.read_bytes() == b"Gopher 1 2\n"
     assert outside.read_text() == "precious" and not (tmp_path / "dangling").exists()
     assert (directory / planted[2]).read_text() == "someone's"
@@ -210,7 +222,7 @@ def current_umask() -> int:
 
 
 @needs_symlinks
-def test_every_name_taken_is_an_error_that_leaves_nothing(tmp_path, monkeypatch):
+def test_every_name_taken_is_an_error_that_leaves_nothing(tmp_path):
     outside = tmp_path / "outside"
     outside.write_text("precious")
     directory = tmp_path / "game"
@@ -218,9 +230,8 @@ def test_every_name_taken_is_an_error_that_leaves_nothing(tmp_path, monkeypatch)
     planted = [temp_name(n) for n in range(referee_files.TEMP_NAME_ATTEMPTS)]
     for name in planted:
         (directory / name).symlink_to(outside)
-    names_from(monkeypatch, planted)
     with pytest.raises(TempNamesTaken):
-        create_temp_file(directory, b"Gopher 1 2\n")
+        create_temp_file(directory, b"Gopher 1 2\n", files=names_from(planted))
     assert outside.read_text() == "precious"
     assert sorted(p.name for p in directory.iterdir()) == sorted(planted)
 
@@ -261,18 +272,18 @@ class RefusedRename(referee_files.MoveWriter):
         raise PermissionError(13, "Access is denied", str(target))
 
 
-def move_writer(tmp_path, cls):
+def move_writer(tmp_path, cls, windows: bool):
     (tmp_path / "move_file").write_bytes(b"")
-    return cls(tmp_path / "move_file", say_once=lambda *_: None, on_coarse=lambda: None, too_late=lambda: False)
+    return cls(tmp_path / "move_file", say_once=lambda *_: None, on_coarse=lambda: None, too_late=lambda: False,
+               files=Files(windows=windows))
 
 
 @pytest.mark.parametrize("windows", [True, False], ids=["windows", "posix"])
-def test_a_rename_refused_at_the_retry_deadline_goes_in_place_at_once(tmp_path, monkeypatch, windows):
+def test_a_rename_refused_at_the_retry_deadline_goes_in_place_at_once(tmp_path, windows):
     """A move lost on time under Wine: retrying a refused rename until the limit left the write in
     place too late. Past ``retry_until`` the first refusal sends the line in place, with no retry."""
-    monkeypatch.setattr(referee_files.platform_io, "WINDOWS", windows)
     RefusedRename.renames = 0
-    writer = move_writer(tmp_path, RefusedRename)
+    writer = move_writer(tmp_path, RefusedRename, windows)
     now = time.perf_counter()
     landed = writer.write("Otter 1 2\n", hard_deadline=now + 60, retry_until=now)
     assert landed is not None and RefusedRename.renames == 1
@@ -280,12 +291,10 @@ def test_a_rename_refused_at_the_retry_deadline_goes_in_place_at_once(tmp_path, 
     assert not [name for name in os.listdir(tmp_path) if name.endswith(".tmp")]
 
 
-def test_a_rename_refused_before_the_retry_deadline_is_retried_on_windows(tmp_path, monkeypatch):
+def test_a_rename_refused_before_the_retry_deadline_is_retried_on_windows(tmp_path):
     """Far from the deadline a transient refusal is retried (REPLACE_ATTEMPTS), then written in place."""
-    monkeypatch.setattr(referee_files.platform_io, "WINDOWS", True)
-    monkeypatch.setattr(referee_files, "REPLACE_RETRY_SLEEP", 0.0)
     RefusedRename.renames = 0
-    writer = move_writer(tmp_path, RefusedRename)
+    writer = move_writer(tmp_path, RefusedRename, windows=True)
     now = time.perf_counter()
     writer.write("Otter 1 2\n", hard_deadline=now + 60, retry_until=now + 60)
     assert RefusedRename.renames == referee_files.REPLACE_ATTEMPTS

@@ -2,8 +2,9 @@
 the agent reading the referee's files through a seam that answers as Windows does while a file
 is replaced or deleted (a sharing violation, a delete-pending file, Wine's invalid handle).
 
-Windows' rules are switched on with ``platform_io.WINDOWS``; the errors are made as Windows
-makes them (a ``winerror`` beside the errno), so Linux CI runs what a Windows machine would.
+Windows' rules are asked for with ``windows=True`` (``referee_files.Files``, the agent's way to the
+referee's files); the errors are made as Windows makes them (a ``winerror`` beside the errno), so
+Linux CI runs what a Windows machine would.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import os
 
 import pytest
 
-from agent import cli_common, platform_io, referee_files
-from agent.referee_files import FileReader, stat_or_none
+from agent import cli_common, platform_io
+from agent.referee_files import SYSTEM, FileReader, Files, stat_or_none
 from tests.test_file_protocol import ME, Referee, Runner, my_move_written, wait_for
 
 
@@ -43,9 +44,9 @@ WINDOWS_REFUSALS = [5, 6, 32, 33]
     (lambda: OSError(errno.ELOOP, "Too many levels of symbolic links"), False),
     (lambda: ValueError("embedded null byte"), False),
 ], ids=["winerror5", "winerror6", "winerror32", "winerror33", "eacces", "enoent", "enospc", "eloop", "nul"])
-def test_transient_refusals_are_windows_only(monkeypatch, windows, error, on_windows):
-    monkeypatch.setattr(platform_io, "WINDOWS", windows)
-    assert platform_io.transient(error()) is (on_windows and windows)
+def test_transient_refusals_are_windows_only(windows, error, on_windows):
+    assert platform_io.transient(error(), windows=windows) is (on_windows and windows)
+    assert Files(windows=windows).transient(error()) is (on_windows and windows)
 
 
 def test_flags_are_the_systems_own():
@@ -98,7 +99,7 @@ def test_a_folder_windows_refuses_to_open_is_called_a_folder(tmp_path, monkeypat
 
 
 class Refusing:
-    """A seam (referee_files._stat or _open) that refuses ``times`` calls on names ending with one of
+    """A stand-in for Files.stat or Files.open that refuses ``times`` calls on names ending with one of
     ``names`` with ``error()``, once armed, then answers as the system does."""
 
     def __init__(self, real, error, times: int, names=(".go", "move_file")) -> None:
@@ -115,74 +116,63 @@ class Refusing:
 
 
 @pytest.mark.parametrize("winerror", WINDOWS_REFUSALS)
-def test_stat_waits_out_a_file_being_replaced(tmp_path, monkeypatch, winerror):
-    monkeypatch.setattr(platform_io, "WINDOWS", True)
+def test_stat_waits_out_a_file_being_replaced(tmp_path, winerror):
     path = tmp_path / "Gopher.go"
     path.touch()
-    seam = Refusing(referee_files._stat, lambda: windows_error(winerror), 3)
+    seam = Refusing(SYSTEM.stat, lambda: windows_error(winerror), 3)
     seam.armed = True
-    monkeypatch.setattr(referee_files, "_stat", seam)
-    assert stat_or_none(path) == os.stat(path)
+    assert stat_or_none(path, Files(windows=True, stat=seam)) == os.stat(path)
     assert seam.refused == 3
 
 
 @pytest.mark.parametrize("winerror", WINDOWS_REFUSALS)
-def test_a_file_refused_for_good_counts_as_gone(tmp_path, monkeypatch, winerror):
+def test_a_file_refused_for_good_counts_as_gone(tmp_path, winerror):
     """Refused past TRANSIENT_WAIT: a file being deleted (whose handle someone keeps open), gone as
     on POSIX; looked at again, it is there or not. Time is counted by the calls, not measured."""
-    monkeypatch.setattr(platform_io, "WINDOWS", True)
-    monkeypatch.setattr(referee_files, "TRANSIENT_WAIT", 0.0)
     path = tmp_path / "move_file"
     path.write_text("")
-    seam = Refusing(referee_files._stat, lambda: windows_error(winerror), 1_000_000)
+    seam = Refusing(SYSTEM.stat, lambda: windows_error(winerror), 1_000_000)
     seam.armed = True
-    monkeypatch.setattr(referee_files, "_stat", seam)
-    assert stat_or_none(path) is None
-    assert FileReader("utf-8").read(path) is None
+    files = Files(windows=True, stat=seam, transient_wait=0.0)
+    assert stat_or_none(path, files) is None
+    assert FileReader("utf-8", files=files).read(path) is None
     seam.left = 0
-    assert stat_or_none(path) is not None
+    assert stat_or_none(path, files) is not None
 
 
-def test_on_posix_a_refusal_is_for_good(tmp_path, monkeypatch):
+def test_on_posix_a_refusal_is_for_good(tmp_path):
     """POSIX's own PermissionError (a folder we may not search) is not waited out: the reader
     says the file is unreadable, once, as before."""
-    monkeypatch.setattr(platform_io, "WINDOWS", False)
     path = tmp_path / "move_file"
     path.write_text("Otter 1 1\n")
-    seam = Refusing(referee_files._open, lambda: PermissionError(errno.EACCES, "Permission denied"), 10)
+    seam = Refusing(SYSTEM.open, lambda: PermissionError(errno.EACCES, "Permission denied"), 10)
     seam.armed = True
-    monkeypatch.setattr(referee_files, "_open", seam)
-    lines = FileReader("utf-8").read(path)
+    lines = FileReader("utf-8", files=Files(windows=False, open=seam)).read(path)
     assert lines.unreadable == "Permission denied" and seam.refused == 1
 
 
 @pytest.mark.parametrize("winerror", WINDOWS_REFUSALS)
-def test_reader_waits_out_a_file_being_replaced(tmp_path, monkeypatch, winerror):
-    monkeypatch.setattr(platform_io, "WINDOWS", True)
+def test_reader_waits_out_a_file_being_replaced(tmp_path, winerror):
     path = tmp_path / "move_file"
     path.write_text("Otter 1 1\n")
-    seam = Refusing(referee_files._open, lambda: windows_error(winerror), 2)
+    seam = Refusing(SYSTEM.open, lambda: windows_error(winerror), 2)
     seam.armed = True
-    monkeypatch.setattr(referee_files, "_open", seam)
-    lines = FileReader("utf-8").read(path)
+    lines = FileReader("utf-8", files=Files(windows=True, open=seam)).read(path)
     assert lines is not None and not lines.unreadable and seam.refused == 2
 
 
 @pytest.mark.parametrize("times", [3, 60], ids=["brief", "past-the-wait"])
 @pytest.mark.parametrize("winerror", WINDOWS_REFUSALS)
-def test_the_agent_plays_through_windows_refusals(tmp_path, monkeypatch, winerror, times):
+def test_the_agent_plays_through_windows_refusals(tmp_path, winerror, times):
     """The game goes on while every look at the .go and move_file is refused for a while at my
     turn (the referee replacing or deleting them under Windows): the move is written, the game
     finished, nothing crashed. 60 refusals outlast TRANSIENT_WAIT: the files count as gone for a
     look, then are seen again (docs/protocol.md, "What a bot must survive", row "Windows: a .go or
     move_file is being replaced or deleted")."""
-    monkeypatch.setattr(platform_io, "WINDOWS", True)
-    stats = Refusing(referee_files._stat, lambda: windows_error(winerror), times)
-    opens = Refusing(referee_files._open, lambda: windows_error(winerror), times)
-    monkeypatch.setattr(referee_files, "_stat", stats)
-    monkeypatch.setattr(referee_files, "_open", opens)
+    stats = Refusing(SYSTEM.stat, lambda: windows_error(winerror), times)
+    opens = Refusing(SYSTEM.open, lambda: windows_error(winerror), times)
     referee = Referee(tmp_path)
-    runner = Runner(tmp_path)
+    runner = Runner(tmp_path, files=Files(windows=True, stat=stats, open=opens))
     referee.start()
     stats.armed = opens.armed = True
     referee.go(ME)
