@@ -110,7 +110,9 @@ def save_record(record, path: str) -> bool:
 
 
 @entry_point(MODULE)
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, referee=run_game, wait_limit: float = WAIT_FOR_LIMIT) -> int:
+    """The command; ``referee`` plays the game (:func:`ref_sim.referees.file_shell.run_game`),
+    ``wait_limit``: how long ``--wait-for`` waits (:data:`WAIT_FOR_LIMIT`)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     for name in (args.name1, args.name2):
@@ -141,12 +143,12 @@ def main(argv: list[str] | None = None) -> int:
     if warning:
         print(warning, file=sys.stderr)
     try:
-        missing = wait_for_agents(args.wait_for, WAIT_FOR_LIMIT)
+        missing = wait_for_agents(args.wait_for, wait_limit)
     except KeyboardInterrupt as interrupt:
         print("Interrupted while waiting for the agents: no game played.", file=sys.stderr)
         return stops.exit_code(interrupt)
     if missing:
-        print(f"{prog(MODULE)}: no running agent wrote {', '.join(missing)} within {WAIT_FOR_LIMIT:g} s "
+        print(f"{prog(MODULE)}: no running agent wrote {', '.join(missing)} within {wait_limit:g} s "
               "(start each with --ready-file FILE): no game played", file=sys.stderr)
         return 1
     printer = Printer(boards=not args.quiet)
@@ -160,8 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = RefereeSettings(time_limit=args.time_limit, linger=args.linger,
                                    busy_poll=args.busy_poll, encoding=encoding)
-        record = run_game(args.dir, args.name1, args.name2, settings, seed=args.seed,
-                          on_event=on_event)
+        record = referee(args.dir, args.name1, args.name2, settings, seed=args.seed,
+                         on_event=on_event)
     except KeyboardInterrupt as interrupt:      # Ctrl-C, or SIGTERM/SIGHUP (ref_sim.stops)
         said = stops.said(interrupt)
         print(f"{said[0].upper()}{said[1:]}: protocol files deleted, no end_game written.",

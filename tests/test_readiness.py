@@ -160,10 +160,10 @@ def test_a_ready_file_inside_the_referee_directory_is_refused_in_one_line(tmp_pa
     assert "--ready-file is for the file protocol" in capsys.readouterr().err
 
 
-def test_the_simulator_waits_for_ready_files_and_gives_up_in_one_line(tmp_path, capsys, monkeypatch):
+def test_the_simulator_waits_for_ready_files_and_gives_up_in_one_line(tmp_path, capsys):
     from ref_sim import ref
-    monkeypatch.setattr(ref, "WAIT_FOR_LIMIT", 0.3)
-    assert ref.main(["A", "B", "--dir", str(tmp_path / "game"), "--wait-for", str(tmp_path / "a.ready")]) == 1
+    assert ref.main(["A", "B", "--dir", str(tmp_path / "game"), "--wait-for", str(tmp_path / "a.ready")],
+                    wait_limit=0.3) == 1
     err = capsys.readouterr().err
     assert "no running agent wrote" in err and "no game played" in err
     assert not any((tmp_path / "game").iterdir())       # nothing was refereed

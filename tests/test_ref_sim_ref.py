@@ -93,16 +93,14 @@ def test_the_wait_after_the_end_is_announced(tmp_path, capsys):
                                        "files are deleted; Ctrl-C closes now)\n")
 
 
-def test_ctrl_c_is_reported_once(tmp_path, capsys, monkeypatch):
-    import ref_sim.ref as ref
+def test_ctrl_c_is_reported_once(tmp_path, capsys):
     from ref_sim.referees.file_referee import INTERRUPTED, Event, GameRecord
 
     def interrupted(directory, name1, name2, settings, on_event=None, **kwargs):
         record = GameRecord((name1, name2), 1.0, result="aborted", reason=INTERRUPTED)
         on_event(Event("abort", None, record))
         raise KeyboardInterrupt
-    monkeypatch.setattr(ref, "run_game", interrupted)
-    assert main(["A", "B", "--dir", str(tmp_path), "--time-limit", "1"]) == 130
+    assert main(["A", "B", "--dir", str(tmp_path), "--time-limit", "1"], referee=interrupted) == 130
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.strip() == "Interrupted: protocol files deleted, no end_game written."
