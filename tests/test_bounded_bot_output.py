@@ -236,15 +236,12 @@ def test_a_workers_files_are_sent_bounded(tmp_path):
     assert peak < 4 * telemetry.LOG_CAP_BYTES, f"{peak:,} bytes allocated"
 
 
-def test_a_worker_sends_no_more_than_its_limits(tmp_path, monkeypatch):
+def test_a_worker_sends_no_more_than_its_limits(tmp_path):
     logs = tmp_path / "logs"
     logs.mkdir()
     for k in range(10):
         (logs / f"game-0001-{k}.log").write_bytes(b"z" * 1000)
-    monkeypatch.setattr(shipping, "MAX_SENT_BYTES", 2500)
-    files = shipping.read_files(logs)
+    files = shipping.read_files(logs, most_bytes=2500)
     assert sorted(files) == [f"game-0001-{k}.log" for k in range(3)]
     assert files["game-0001-0.log"] == b"z" * 1000 and b"cut here" in files["game-0001-2.log"]
-    monkeypatch.setattr(shipping, "MAX_SENT_BYTES", 1 << 20)
-    monkeypatch.setattr(shipping, "MAX_SENT_FILES", 4)
-    assert len(shipping.read_files(logs)) == 4
+    assert len(shipping.read_files(logs, most_bytes=1 << 20, most_files=4)) == 4

@@ -19,17 +19,18 @@ MAX_SENT_BYTES = 64 << 20
 MAX_LISTED = 1024
 
 
-def read_files(directory: Path) -> dict[str, bytes]:
+def read_files(directory: Path, *, most_files: int = MAX_SENT_FILES,
+               most_bytes: int = MAX_SENT_BYTES) -> dict[str, bytes]:
     """The files of ``directory`` (a game's logs on a worker), to send back with its result,
     bounded whatever a bot put there: each read as a log is kept
     (:func:`ref_sim.series.output.telemetry.read_bounded`: a big or sparse one by its first and last
-    halves, with a line saying so), no symlink, FIFO or device read, and within
-    :data:`MAX_SENT_FILES` and :data:`MAX_SENT_BYTES` (the rest is not sent)."""
+    halves, with a line saying so), no symlink, FIFO or device read, and within ``most_files``
+    (:data:`MAX_SENT_FILES`) and ``most_bytes`` (:data:`MAX_SENT_BYTES`): the rest is not sent."""
     with os.scandir(directory) as entries:
         names = sorted(entry.name for _, entry in zip(range(MAX_LISTED), entries))
-    files, left = {}, MAX_SENT_BYTES
+    files, left = {}, most_bytes
     for name in names:
-        if len(files) >= MAX_SENT_FILES or left <= 0:
+        if len(files) >= most_files or left <= 0:
             break
         try:
             files[name] = telemetry.read_bounded(directory / name, min(telemetry.LOG_CAP_BYTES, left))
