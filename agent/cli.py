@@ -34,7 +34,7 @@ from .file_protocol import (
     check_encoding,
     referee_encoding,
 )
-from .referee_files import create_temp_file
+from .referee_files import SYSTEM, Files, create_temp_file
 from .rules import check_player_name
 from .search_log import SEARCH_LOG_ENV, SearchLog
 
@@ -241,13 +241,13 @@ def settle_protocol_options(args) -> None:
             setattr(args, dest, value)
 
 
-def _check_directory(directory: Path, name: str) -> Path:
+def _check_directory(directory: Path, name: str, files: Files) -> Path:
     where = f"referee directory {shown(directory)}"
     try:
         if not directory.is_dir():
             raise UsageError(f"{where} {'is not a directory' if directory.exists() else 'does not exist'}")
         # Try what a move does: create the temp file there, then remove it.
-        os.remove(create_temp_file(directory, b""))
+        os.remove(create_temp_file(directory, b"", files=files))
     except (OSError, ValueError) as error:  # ValueError: a NUL byte; OSError: a path too long...
         raise UsageError(f"cannot write in {where}: {reason(error)}") from None
     try:  # the referee's NAME.go there must be a path this system takes (not too long, say)
@@ -324,9 +324,13 @@ def _print_version() -> int:
     return 0
 
 
-def main(argv: list[str] | None = None, *, parser=None, make_engine=None) -> int:
+def main(argv: list[str] | None = None, *, parser=None, make_engine=None, make_agent=FileProtocolAgent,
+         setup_logging=setup_logging, files: Files = SYSTEM) -> int:
     """Run the agent's command line. ``parser`` and ``make_engine(args)`` (an engine with
-    ``choose(position, limit)``) stand in for ours: agent.bot runs a bot of one's own so."""
+    ``choose(position, limit)``) stand in for ours: agent.bot runs a bot of one's own so.
+    ``make_agent`` makes the file protocol's player (:class:`FileProtocolAgent`'s arguments),
+    ``setup_logging(args, log_path, name)`` sets up the logs, and ``files`` is how the referee's
+    files are reached (agent.referee_files.Files)."""
     args = (parser or build_parser()).parse_args(argv)
     args.threads, capped = core.threads_for_a_clock(args.threads)
     if capped is not None:  # before logging starts: stderr, where both protocols' logs go
@@ -341,7 +345,7 @@ def main(argv: list[str] | None = None, *, parser=None, make_engine=None) -> int
         say_error(PROG, f"error: {error}")
         return EXIT_USAGE
     if args.protocol == "codingame":
-        return _play_codingame(args, make_engine)
+        return _play_codingame(args, make_engine, setup_logging)
     try:
         if args.name is None:
             raise UsageError("NAME is required with the file protocol")
@@ -349,7 +353,7 @@ def main(argv: list[str] | None = None, *, parser=None, make_engine=None) -> int
         if args.margin is not None and not args.margin < args.time_limit:
             raise UsageError(f"--margin must be below the time limit ({args.time_limit:g}), got {args.margin:g}")
         encoding = None if args.encoding is None else check_encoding(args.encoding)
-        directory = _check_directory(Path(args.dir), name)
+        directory = _check_directory(Path(args.dir), name, files)
         log_path = _check_log_file(args.log_file, directory)
         ready_file = _check_ready_file(args.ready_file or os.environ.get(READY_ENV) or None, directory)
     except (UsageError, ValueError) as error:
@@ -367,11 +371,11 @@ def main(argv: list[str] | None = None, *, parser=None, make_engine=None) -> int
         except (UsageError, ValueError) as error:
             say_error(PROG, f"error: {error}")
             return EXIT_USAGE
-        agent = FileProtocolAgent(name, directory, engine, time_limit=args.time_limit, margin=args.margin,
-                                  depth=args.depth, nodes=args.nodes, use_watchdog=not args.polling,
-                                  silence=args.silence, encoding=encoding,
-                                  search_log=SearchLog.chosen(args.search_log, "file", {"threads": args.threads}),
-                                  ready_file=ready_file)
+        agent = make_agent(name, directory, engine, time_limit=args.time_limit, margin=args.margin,
+                           depth=args.depth, nodes=args.nodes, use_watchdog=not args.polling,
+                           silence=args.silence, encoding=encoding,
+                           search_log=SearchLog.chosen(args.search_log, "file", {"threads": args.threads}),
+                           ready_file=ready_file, files=files)
         summary = agent.run()  # logs "ready" once it is watching: match runners wait for that
     except KeyboardInterrupt:
         log.warning("interrupted")
@@ -385,7 +389,7 @@ def main(argv: list[str] | None = None, *, parser=None, make_engine=None) -> int
     return summary.exit_code
 
 
-def _play_codingame(args, make_engine=None) -> int:
+def _play_codingame(args, make_engine, setup_logging) -> int:
     """One game of the CodinGame protocol for parsed arguments (their values are checked as they
     are parsed: agent.options.bounded)."""
     from . import codingame  # here, not at the top: the file protocol (every referee game) never needs it

@@ -80,9 +80,10 @@ PACKAGED_DIGESTS = {
 }
 
 
-def load_data(path: Path | str = DEFAULT_DATA) -> dict:
+def load_data(path: Path | str = DEFAULT_DATA, *, check=None) -> dict:
     """Read and check a data file; EvalDataError with one line saying what is wrong. A file whose
-    bytes are a packaged file's (:data:`PACKAGED_DIGESTS`) passed the check already."""
+    bytes are a packaged file's (:data:`PACKAGED_DIGESTS`) passed the check already; any other is
+    checked in full by ``check(data, where)`` (:func:`check_data`)."""
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -90,7 +91,7 @@ def load_data(path: Path | str = DEFAULT_DATA) -> dict:
     except (OSError, ValueError) as error:
         raise EvalDataError(f"cannot read evaluation data {path}: {error}") from None
     if file_digest(raw) not in PACKAGED_DIGESTS.values():
-        check_data(data, str(path))
+        (check_data if check is None else check)(data, str(path))
     return data
 
 
@@ -229,7 +230,8 @@ class FittedEvaluator(TacticalOrdering):
         return pairs
 
 
-_default: dict | None = None
+#: Data files read so far, by path: the default one is read once per process.
+_read: dict[Path, dict] = {}
 _packaged: dict = {}
 
 
@@ -243,11 +245,10 @@ def packaged_evaluator(name: str) -> FittedEvaluator:
 
 
 def _default_data() -> dict:
-    """The packaged data file, read once per process."""
-    global _default
-    if _default is None:
-        _default = load_data(DEFAULT_DATA)
-    return _default
+    """The packaged data file (:data:`DEFAULT_DATA`), read once per process."""
+    if DEFAULT_DATA not in _read:
+        _read[DEFAULT_DATA] = load_data(DEFAULT_DATA)
+    return _read[DEFAULT_DATA]
 
 
 def decided_chance(a: int, b: int, q: int) -> int | None:

@@ -13,6 +13,7 @@ import pytest
 
 from agent import cli
 from agent.file_protocol import EXIT_USAGE
+from agent.referee_files import Files
 from agent.rules import parse_move_line
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,12 +60,11 @@ def test_unwritable_directory(tmp_path):
         locked.chmod(0o700)
 
 
-def test_unwritable_directory_in_process(tmp_path, monkeypatch, capsys):
+def test_unwritable_directory_in_process(tmp_path, capsys):
     def refuse(path, *args, **kwargs):
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(cli, "create_temp_file", refuse)
-    assert cli.main(["Walrus", "--dir", str(tmp_path)]) == EXIT_USAGE
+    assert cli.main(["Walrus", "--dir", str(tmp_path)], files=Files(open=refuse)) == EXIT_USAGE
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cannot write in referee directory" in err and "Permission denied" in err
 
@@ -92,15 +92,18 @@ def test_bad_options(tmp_path, args, words):
 
 # -- every bad value is one line ------------------------------------------------
 
-@pytest.fixture
-def usage_line(monkeypatch, capsys):
-    """``usage_line(argv)``: run the command line in this process; it must end in exactly one
-    usage-error line, exit 2, nothing on stdout. Returns that line."""
-    monkeypatch.setattr(cli, "setup_logging", lambda *args: None)  # it would take pytest's log capture away
+def no_log_setup(*args) -> None:
+    """Stands in for cli.setup_logging, which would take pytest's log capture away."""
 
-    def run(argv: list[str]) -> str:
+
+@pytest.fixture
+def usage_line(capsys):
+    """``usage_line(argv, **seams)``: run the command line in this process (``seams`` passed to
+    cli.main); it must end in exactly one usage-error line, exit 2, nothing on stdout. Returns that line."""
+
+    def run(argv: list[str], **seams) -> str:
         try:
-            code = cli.main(argv)
+            code = cli.main(argv, setup_logging=no_log_setup, **seams)
         except SystemExit as stop:  # argparse's own errors, through OneLineParser.error
             code = stop.code
         out, err = capsys.readouterr()
@@ -171,17 +174,15 @@ def test_other_bad_values_of_the_file_protocol(tmp_path, usage_line, args, words
 
 
 @pytest.mark.parametrize("given, passed", [(None, None), ("latin-1", "iso8859-1"), ("UTF8", "utf-8")])
-def test_the_encoding_reaches_the_agent(tmp_path, monkeypatch, given, passed):
+def test_the_encoding_reaches_the_agent(tmp_path, given, passed):
     made = []
 
     def agent(*args, **kwargs):
         made.append(kwargs["encoding"])
         raise KeyboardInterrupt  # stop there: no game
 
-    monkeypatch.setattr(cli, "setup_logging", lambda *args: None)
-    monkeypatch.setattr(cli, "FileProtocolAgent", agent)
     argv = ["Walrus", "--dir", str(tmp_path), "--engine", "random"] + (["--encoding", given] if given else [])
-    assert cli.main(argv) == cli.EXIT_INTERRUPTED
+    assert cli.main(argv, make_agent=agent, setup_logging=no_log_setup) == cli.EXIT_INTERRUPTED
     assert made == [passed]  # None: the agent takes the locale's, as the referee's Python does
 
 
@@ -200,7 +201,7 @@ def test_names_that_cannot_be_a_file_name(tmp_path, usage_line, name, words):
 
 
 @pytest.mark.skipif(os.name != "posix", reason="a path's limit here is Linux's PATH_MAX (4096); Windows' differ")
-def test_a_name_the_directory_cannot_hold(tmp_path, monkeypatch, usage_line):
+def test_a_name_the_directory_cannot_hold(tmp_path, usage_line):
     # Within the 252 characters, but DIR/NAME.go is longer than a path may be (4096 on Linux),
     # while DIR and the temp file of a move still fit.
     deep = tmp_path
@@ -211,8 +212,9 @@ def test_a_name_the_directory_cannot_hold(tmp_path, monkeypatch, usage_line):
         deep.mkdir(parents=True)
     except OSError:
         pytest.skip("cannot make so deep a directory here")
-    monkeypatch.setattr(cli, "FileProtocolAgent", None)  # were it to start, exit 1 at once, no game
-    assert f"cannot use {'a' * 252}.go in referee directory" in usage_line(["a" * 252, "--dir", str(deep)])
+    # make_agent=None: were it to start, exit 1 at once, no game
+    assert f"cannot use {'a' * 252}.go in referee directory" in usage_line(["a" * 252, "--dir", str(deep)],
+                                                                           make_agent=None)
 
 
 def test_codingame_name_and_log_file_are_checked(tmp_path, usage_line):
@@ -235,8 +237,7 @@ def test_a_bad_data_file_at_start_is_one_line(tmp_path, monkeypatch, usage_line)
     bad = dict(data, chance=[data["scale"] - v for v in data["chance"]])
     path = tmp_path / "eval-v1.json"
     path.write_text(json.dumps(bad))
-    monkeypatch.setattr(eval_fitted, "DEFAULT_DATA", path)
-    monkeypatch.setattr(eval_fitted, "_default", None)
+    monkeypatch.setattr(eval_fitted, "DEFAULT_DATA", path)  # the package's file on disk: read at the first use
     game = tmp_path / "game"
     game.mkdir()
     for argv in (["Walrus", "--dir", str(game)], ["--protocol", "codingame"]):

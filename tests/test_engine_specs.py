@@ -193,10 +193,9 @@ def test_the_arena_reads_its_specs_with_the_parser(capsys):
 
 
 @pytest.mark.parametrize("protocol", [["Walrus", "--dir", "{dir}"], ["--protocol", "codingame"]])
-def test_the_agents_engine_option_is_read_with_the_parser(protocol, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(cli, "setup_logging", lambda *args: None)  # it would take pytest's log capture away
+def test_the_agents_engine_option_is_read_with_the_parser(protocol, tmp_path, capsys):
     argv = [arg.format(dir=tmp_path) for arg in protocol] + ["--engine", "seed:nodes=5"]
-    assert cli.main(argv) == 2
+    assert cli.main(argv, setup_logging=lambda *args: None) == 2  # ours would take pytest's log capture away
     assert capsys.readouterr().err == ("uttt-agent: error: engine 'seed' takes no option 'nodes'; "
                                        "its options: depth (1-128, default 3)\n")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent import engines, eval_fitted
+from agent import engines
 from agent.engines import build_engine
 from agent.eval_fitted import (DEFAULT_DATA, GLOBAL_LINES, PACKAGED_DIGESTS, PATTERNS, EvalDataError, FittedEvaluator,
                                check_data, decided_chance, file_digest, load_data, pattern_index)
@@ -181,33 +181,29 @@ def test_every_recorded_digest_is_a_packaged_files():
     assert not stale, f"agent/eval_fitted.py's PACKAGED_DIGESTS names files agent/data does not have: {sorted(stale)}"
 
 
-def full_checks(monkeypatch) -> list:
-    """The paths load_data checks in full from now on."""
-    checked = []
+class FullChecks(list):
+    """A load_data ``check`` that notes the paths it checks in full."""
 
-    def counting(data, where="evaluation data"):
-        checked.append(where)
+    def __call__(self, data, where="evaluation data"):
+        self.append(where)
         check_data(data, where)
 
-    monkeypatch.setattr(eval_fitted, "check_data", counting)
-    return checked
 
-
-def test_a_packaged_files_bytes_skip_the_full_check_wherever_they_are(tmp_path, monkeypatch):
-    checked = full_checks(monkeypatch)
+def test_a_packaged_files_bytes_skip_the_full_check_wherever_they_are(tmp_path):
+    checked = FullChecks()
     copy_of_it = tmp_path / "mine.json"
     copy_of_it.write_bytes(DEFAULT_DATA.read_bytes())
-    assert load_data(DEFAULT_DATA) == load_data(copy_of_it) == DATA
+    assert load_data(DEFAULT_DATA, check=checked) == load_data(copy_of_it, check=checked) == DATA
     assert checked == []
 
 
-def test_an_edited_packaged_file_is_checked_in_full(tmp_path, monkeypatch):
-    checked = full_checks(monkeypatch)
+def test_an_edited_packaged_file_is_checked_in_full(tmp_path):
+    checked = FullChecks()
     text = DEFAULT_DATA.read_text(encoding="utf-8")
     # The same tables written out again: other bytes, so checked (and valid).
     same = tmp_path / "rewritten.json"
     same.write_text(json.dumps(json.loads(text)), encoding="utf-8")
-    assert load_data(same) == DATA and checked == [str(same)]
+    assert load_data(same, check=checked) == DATA and checked == [str(same)]
     # One fixed value edited in place, every other byte the packaged file's: refused as before.
     start = re.search(r'"chance": *\[', text).end()  # the table ("fit" has a "chance" object too)
     position = [match.start() for match in re.finditer(r"-?\d+", text[start:])][A_BLOCKED]
@@ -216,7 +212,7 @@ def test_an_edited_packaged_file_is_checked_in_full(tmp_path, monkeypatch):
     edited.write_text(text[:start + position] + "1" + text[start + position + 1:], encoding="utf-8")
     with pytest.raises(EvalDataError, match=rf"^{re.escape(str(edited))}: chance\[{A_BLOCKED}\] is 1, not 0: "
                                             "on board AB./BB./..B A cannot win") as error:
-        load_data(edited)
+        load_data(edited, check=checked)
     assert "\n" not in str(error.value) and checked == [str(same), str(edited)]
 
 
