@@ -14,6 +14,7 @@ worker that tried it, 2 bad command line or cluster, 130 Ctrl-C, 143 SIGTERM, 12
 from __future__ import annotations
 
 import argparse
+import functools
 import random
 import sys
 import threading
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 
 from ref_sim import stops
 from ref_sim.series.run import cluster, cluster_address, scheduler
-from ref_sim.series.stats import match_stats
+from ref_sim.series.stats import match_stats, ratings
 from ref_sim.series.loop import play_games
 from ref_sim.series.openings import random_opening
 from agent.cli_common import OneLineParser, say_error, silence_output
@@ -37,7 +38,9 @@ EXIT_CLUSTER_LOST = 1   # a game lost every cluster worker that tried it
 
 
 @dataclass
-class GameRecord:
+class EngineGame:
+    """One game of an arena series, two engines in this process (or a cluster worker's): no
+    referee, so no verdict but the rules' result."""
     pair: int
     first: int                  # which engine (0 = A, 1 = B) played X
     opening: list[int]
@@ -52,28 +55,31 @@ class GameRecord:
 
 
 @dataclass
-class Series:
+class EngineSeries:
+    """An arena series so far: the engines' names (A first), the games in schedule order and
+    the SPRT it runs; its figures are :mod:`ref_sim.series.stats`' over engine A's points."""
     names: tuple[str, str]
-    games: list[GameRecord] = field(default_factory=list)
+    games: list[EngineGame] = field(default_factory=list)
     sprt: tuple[float, float, float, float] | None = None  # (elo0, elo1, alpha, beta)
+
+    def record(self) -> ratings.Record:
+        """Engine A's wins, losses and draws."""
+        return functools.reduce(ratings.Record.add, (g.score_a for g in self.games), ratings.Record())
 
     @property
     def wins(self) -> int:
-        return sum(g.winner == 0 for g in self.games)
+        return self.record().wins
 
     @property
     def losses(self) -> int:
-        return sum(g.winner == 1 for g in self.games)
+        return self.record().losses
 
     @property
     def draws(self) -> int:
-        return sum(g.winner is None for g in self.games)
+        return self.record().draws
 
     def ptnml(self) -> list[int]:
-        pairs: dict[int, list[float]] = {}
-        for g in self.games:
-            pairs.setdefault(g.pair, []).append(g.score_a)
-        return match_stats.pentanomial(p for p in pairs.values() if len(p) == 2)
+        return match_stats.paired_pentanomial((g.pair, g.score_a) for g in self.games)
 
     def sprt_result(self) -> match_stats.SprtResult | None:
         """The SPRT over the complete pairs, when the series runs one."""
@@ -84,14 +90,15 @@ class Series:
         worker's games and how many games were retried; an in-process game has no referee, so
         no time-outs."""
         played_on = [{"worker": g.worker, "attempts": g.attempts} for g in self.games]
-        lines = match_stats.summary_lines(self.names, self.wins, self.losses, self.draws, self.ptnml())
+        record = self.record()
+        lines = match_stats.summary_lines(self.names, record.wins, record.losses, record.draws, self.ptnml())
         result = self.sprt_result()
         if result is not None:
             lines.append(result.report_line(*self.sprt[:2]))
         return lines + cluster.worker_lines(played_on, timeout_reason="Time out!")
 
 
-def play_game(game, engines, opening, first: int, limit_kwargs: dict):
+def play_engine_game(game, engines, opening, first: int, limit_kwargs: dict):
     """One game from ``opening``; ``engines[first]`` plays X. Returns (moves after the opening,
     winner as engine index or None). Every move is checked against the rules."""
     state = game.new_state()
@@ -118,14 +125,14 @@ def play_game(game, engines, opening, first: int, limit_kwargs: dict):
 def play_scheduled_game(game_name: str, specs: tuple[str, str], seeds: tuple[int, int],
                         opening: list[int], first: int, limit_kwargs: dict):
     """One game of a series from plain, picklable values, so a cluster worker can play it:
-    fresh engines from ``specs`` with ``seeds``, then :func:`play_game`. Returns (moves after
+    fresh engines from ``specs`` with ``seeds``, then :func:`play_engine_game`. Returns (moves after
     the opening, winner as engine index or None)."""
     game = get_game(game_name)
     engines = tuple(make_engine(spec, game, defaults={"seed": seed}) for spec, seed in zip(specs, seeds))
-    return play_game(game, engines, opening, first, limit_kwargs)
+    return play_engine_game(game, engines, opening, first, limit_kwargs)
 
 
-def schedule(game, games: int, seed: int, plies: int) -> list[tuple[int, list[int], int, tuple[int, int]]]:
+def plan_games(game, games: int, seed: int, plies: int) -> list[tuple[int, list[int], int, tuple[int, int]]]:
     """Every game of a series as (pair, opening, first, (seed of A, seed of B)), drawn from one
     ``random.Random(seed)`` in play order: a pair's opening, then each game's two engine seeds.
     Drawn before any game is played, wherever the games are played."""
@@ -141,19 +148,27 @@ def schedule(game, games: int, seed: int, plies: int) -> list[tuple[int, list[in
 
 def run_series(game, spec_a: str, spec_b: str, games: int, seed: int = 0, opening_plies: int | None = None,
                seconds: float | None = None, depth: int | None = None, nodes: int | None = None,
-               on_game=None, runner=None, sprt=None) -> Series:
+               on_game=None, runner=None, sprt=None) -> EngineSeries:
     """Play ``games`` games (rounded up to pairs) between two engine specs, here one after the
     other, or through ``runner`` (an :class:`ref_sim.series.run.cluster.ClusterRunner`) several at once;
     either way ``on_game`` sees the games in schedule order. ``sprt`` (elo0, elo1, alpha, beta):
-    stop once the SPRT decides."""
+    stop once the SPRT decides.
+
+    The series engine's loop plays them (:func:`ref_sim.series.loop.play_games`), but not as a
+    :class:`ref_sim.series.loop.SeriesGames` reported by :mod:`ref_sim.series.output.report`:
+    those are a referee's games.jsonl lines (verdicts, logs shipped back from a worker, a forfeit
+    when a program cannot start, an abort through a ``stop`` event, UTTT's board and spot moves),
+    and an arena game has none of these: two engines search in this thread (an
+    :class:`~ref_sim.series.run.scheduler.InlineRunner`, which only Ctrl-C stops) in any game of
+    the family, and nothing is written. Its figures are :mod:`ref_sim.series.stats`' (:class:`EngineSeries`)."""
     parse_engine_spec(spec_a), parse_engine_spec(spec_b)  # fail before playing
     plies = game.opening_plies if opening_plies is None else opening_plies
     names = (f"{spec_a}#1", f"{spec_b}#2")
-    series = Series(names, sprt=tuple(sprt) if sprt else None)
+    series = EngineSeries(names, sprt=tuple(sprt) if sprt else None)
     limit_kwargs = {"seconds": seconds, "depth": depth, "nodes": nodes}
     if not (seconds or depth or nodes):
         limit_kwargs["seconds"] = game.seconds
-    planned = schedule(game, games, seed, plies)
+    planned = plan_games(game, games, seed, plies)
     runner = scheduler.InlineRunner() if runner is None else runner
 
     def submit(number: int):
@@ -163,7 +178,7 @@ def run_series(game, spec_a: str, spec_b: str, games: int, seed: int = 0, openin
 
     def finished(number: int, ticket) -> None:
         pair, opening, first, _ = planned[number - 1]
-        record = GameRecord(pair, first, opening, *ticket.result())
+        record = EngineGame(pair, first, opening, *ticket.result())
         if runner.remote:
             record.worker, record.attempts = ticket.worker, runner.attempts(ticket)
         series.games.append(record)
@@ -251,9 +266,9 @@ def _main(argv, stdout) -> int:
 def _play(args, game, out, runner) -> int:
     """The series and its summary, here or through ``runner``; the exit code."""
     prog = stops.invoked_as(MODULE)
-    so_far: list[Series] = []
+    so_far: list[EngineSeries] = []
 
-    def on_game(record: GameRecord, series: Series) -> None:
+    def on_game(record: EngineGame, series: EngineSeries) -> None:
         so_far[:] = [series]
         if args.verbose:
             state = game.new_state()

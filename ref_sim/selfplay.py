@@ -30,10 +30,10 @@ class GameResult:
     moves: list[int]
 
 
-def play_game(engines, opening: list[int], first: int, seconds: float | None = None) -> GameResult:
+def play_uttt_game(engines, opening: list[int], first: int, seconds: float | None = None) -> GameResult:
     """Play one game; ``engines[first]`` moves first. ``seconds`` per move if the engines are not
     limited by depth or nodes themselves. ``moves`` in the result include the opening."""
-    moves, winner = arena.play_game(get_game("uttt"), engines, opening, first, {"seconds": seconds})
+    moves, winner = arena.play_engine_game(get_game("uttt"), engines, opening, first, {"seconds": seconds})
     played = list(opening) + moves
     return GameResult(winner, len(played), played)
 
@@ -53,7 +53,7 @@ def play_pairs(make_a, make_b, pairs: int, seed: int = 0, seconds: float | None 
     games = ((opening, first) for opening in (cell_opening(rng) for _ in range(pairs)) for first in (0, 1))
 
     def submit(game):
-        return runner.submit("game", play_game, (make_a(), make_b()), *game, seconds)
+        return runner.submit("game", play_uttt_game, (make_a(), make_b()), *game, seconds)
 
     def finished(_, ticket) -> None:
         result = ticket.result()

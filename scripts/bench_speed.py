@@ -40,7 +40,7 @@ from agent.limits import SearchLimit
 from agent.options import MAX_TIME_LIMIT, real, whole
 from agent.rules import Move, Position
 from ref_sim.series.openings import cell_opening
-from ref_sim.selfplay import play_game
+from ref_sim.selfplay import play_uttt_game
 
 SUITE = Path(__file__).with_name("bench_positions.txt")
 #: The cores (agent/core.py) by name, and their short names in the table's columns.
@@ -53,7 +53,7 @@ def generate(games: int = 12, seed: int = 4341) -> None:
     rng = random.Random(seed)
     lines = ["# phase: moves from the empty board (BOARD SPOT, comma separated); made by --generate"]
     for g in range(games):
-        result = play_game((AlphaBetaEngine(nodes=20000), AlphaBetaEngine(nodes=20000)), cell_opening(rng), g % 2)
+        result = play_uttt_game((AlphaBetaEngine(nodes=20000), AlphaBetaEngine(nodes=20000)), cell_opening(rng), g % 2)
         for phase, (low, high) in PHASES.items():
             if result.plies - 2 <= low:
                 continue

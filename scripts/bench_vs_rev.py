@@ -5,7 +5,7 @@ Usage:
 
 The revision's ``agent`` package is exported (git archive) to a temporary folder, its C core built
 there, and imported under another name, so both engines play in one process, move after move on
-the same machine load: the arena's paired openings (``ref_sim.arena.schedule``), fresh engines for
+the same machine load: the arena's paired openings (``ref_sim.arena.plan_games``), fresh engines for
 every game (the agent's defaults, a 64 MB table each, touched before the clock runs). ``--spec``
 changes this checkout's search features (``agent.search.Features``, as the arena's engine options).
 Prints the arena's summary every 10 games and at the end: Score, Elo +/- (pentanomial), Ptnml.
@@ -68,12 +68,12 @@ def main(argv=None) -> int:
     game = get_game("uttt")
     with tempfile.TemporaryDirectory() as folder:
         reference = import_revision(args.rev, Path(folder))
-        series = arena.Series(("this checkout", args.rev))
-        planned = arena.schedule(game, args.games, args.seed, game.opening_plies)
+        series = arena.EngineSeries(("this checkout", args.rev))
+        planned = arena.plan_games(game, args.games, args.seed, game.opening_plies)
         for number, (pair, opening, first, _) in enumerate(planned, 1):
             engines = (AlphaBetaEngine(hash_mb=HASH_MB, features=features), reference.AlphaBetaEngine(hash_mb=HASH_MB))
-            moves, winner = arena.play_game(game, engines, opening, first, {"seconds": args.seconds})
-            series.games.append(arena.GameRecord(pair, first, opening, moves, winner))
+            moves, winner = arena.play_engine_game(game, engines, opening, first, {"seconds": args.seconds})
+            series.games.append(arena.EngineGame(pair, first, opening, moves, winner))
             if number % 10 == 0 or number == len(planned):
                 print(f"after {number} games:", *series.report_lines(), sep="\n  ", flush=True)
     return 0

@@ -78,11 +78,8 @@ def tally(games: list[dict], names: list[str]) -> dict[str, Side]:
 
 def pair_counts(games: list[dict]) -> list[int]:
     """Pentanomial counts of agent 1 over the complete pairs among ``games``."""
-    by_pair: dict[int, list[float]] = {}
-    for game in games:
-        if game["pair"] is not None and game["score"] is not None:
-            by_pair.setdefault(game["pair"], []).append(game["score"])
-    return match_stats.pentanomial(points for points in by_pair.values() if len(points) == 2)
+    return match_stats.paired_pentanomial((game["pair"], game["score"]) for game in games
+                                          if game["pair"] is not None and game["score"] is not None)
 
 
 def summarize(games: list[dict], names: list[str], paired: bool, sprt_args=None) -> Summary:

@@ -113,6 +113,20 @@ def pentanomial(pair_points) -> list[int]:
     return counts
 
 
+def paired_pentanomial(scores) -> list[int]:
+    """:func:`pentanomial` over the complete pairs among ``scores``, ``(pair, points)`` each: the
+    first agent's points (1, 1/2 or 0) in a game of that pair; a pair with one game so far
+    does not count.
+
+    >>> paired_pentanomial([(0, 1), (1, 0.5), (0, 0.5), (2, 1)])
+    [0, 0, 0, 1, 0]
+    """
+    by_pair: dict = {}
+    for pair, points in scores:
+        by_pair.setdefault(pair, []).append(points)
+    return pentanomial(points for points in by_pair.values() if len(points) == 2)
+
+
 @dataclass(frozen=True)
 class EloEstimate:
     """What the ``Elo difference`` line shows."""
