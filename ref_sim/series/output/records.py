@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from agent import platform_io
+from ref_sim.series.output.game_line import GameLine, _is_int, line_problem
 from ref_sim.series.output.strict_json import RecordError, _short, read_lines
 
 
@@ -37,52 +38,12 @@ class WriteError(RuntimeError):
 
 # -- games.jsonl ---------------------------------------------------------------------------
 
-RESULTS = ("win", "tie", "aborted")
-
-
 #: The reason (games.jsonl's ``reason``) of a game that never began because a side could not start: a tournament scores
 #: it as that side's loss and goes on (a head-to-head series stops instead).
 CANNOT_START = "could not start"
 
-
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def game_problem(game) -> str | None:
-    """Why ``game`` cannot be a games.jsonl line the runners' summary reads (the keys it
-    uses, with their types), or None.  Keys it does not read are left as they are."""
-    if not isinstance(game, dict):
-        return f"not a game (a JSON {type(game).__name__}, not an object)"
-    checks = (
-        ("game", _is_int(game.get("game")) and game.get("game") >= 1, "a positive integer"),
-        ("result", game.get("result") in RESULTS, "win, tie or aborted"),
-        ("reason", isinstance(game.get("reason"), (str, type(None))), "text or null"),
-        ("winner", isinstance(game.get("winner"), (str, type(None))), "a name or null"),
-        ("names", isinstance(game.get("names"), list)
-         and all(isinstance(name, str) for name in game["names"]), "a list of names"),
-        ("notes", isinstance(game.get("notes"), dict)
-         and all(isinstance(note, str) for note in game["notes"].values()), "{name: text}"),
-        ("pair", game.get("pair") is None or _is_int(game.get("pair")), "an integer or null"),
-        ("score", game.get("score") in (None, 0, 0.5, 1) and not isinstance(game.get("score"), bool),
-         "1, 0.5, 0 or null"),
-        ("moves", isinstance(game.get("moves"), list)
-         and all(isinstance(move, dict) and _is_int(move.get("board")) and _is_int(move.get("spot"))
-                 for move in game["moves"]), "a list of moves with their board and spot"),
-        ("opening", isinstance(game.get("opening", []), list)
-         and all(isinstance(move, list) and len(move) == 3 and _is_int(move[1]) and _is_int(move[2])
-                 for move in game.get("opening", [])), "a list of [name, board, spot]"),
-        ("agents", isinstance(game.get("agents", []), list)
-         and all(isinstance(agent, dict) and isinstance(agent.get("name"), str)
-                 for agent in game.get("agents", [])), "a list of agents with their names"),
-        ("duration", isinstance(game.get("duration", 0), (int, float))
-         and not isinstance(game.get("duration", 0), bool), "seconds"),
-    )
-    for key, good, wanted in checks:
-        if not good:
-            shown = _short(json.dumps(game[key]), 30) if key in game else "missing"
-            return f"{key!r} must be {wanted}, not {shown}"
-    return None
+#: temporary: removed once no reader uses it (ref_sim/views/replay.py; GameLine.from_json checks)
+game_problem = line_problem
 
 
 def _number(value) -> bool:
@@ -140,7 +101,7 @@ def games_source(given) -> Path:
     return path
 
 
-def read_games(path) -> tuple[list[dict], list[tuple[int, str]]]:
+def read_games(path) -> tuple[list[GameLine], list[tuple[int, str]]]:
     """The good game lines of ``path`` (games.jsonl), sorted by number, the last kept when a
     game repeats, and the problems of the others (``[(line number, "PATH line N: why")]``).
     A missing file has no games."""
@@ -148,13 +109,14 @@ def read_games(path) -> tuple[list[dict], list[tuple[int, str]]]:
     if not path.exists():
         return [], []
     values, problems = read_lines(path)
-    games: dict[int, dict] = {}
-    for number, game in values:
-        problem = game_problem(game)
-        if problem:
-            problems.append((number, f"{path} line {number}: {problem}"))
+    games: dict[int, GameLine] = {}
+    for number, value in values:
+        try:
+            game = GameLine.from_json(value, where=f"{path} line {number}")
+        except RecordError as error:
+            problems.append((number, str(error)))
         else:
-            games[game["game"]] = game
+            games[game.game] = game
     problems.sort()
     return [games[k] for k in sorted(games)], problems
 
@@ -168,7 +130,7 @@ def problems_line(path, problems: list[tuple[int, str]], what: str) -> str:
                                    if more else "") + f"; {what}")
 
 
-def resume_games(path, warn=None) -> list[dict]:
+def resume_games(path, warn=None) -> list[GameLine]:
     """The games recorded in ``path`` (games.jsonl) for ``--resume``: bad lines are dropped
     with one warning line (``warn``; default stderr), kept in ``games.jsonl.dropped``, and
     ``path`` is rewritten without them (WriteError if that fails: the file is left as it was)."""
