@@ -13,7 +13,6 @@ import pytest
 
 from ref_sim import match, stdio, tournament
 from ref_sim.views import plot, replay, show
-from ref_sim.series import file_games
 from ref_sim.series.output import out_lock, records, strict_json
 from ref_sim.referees.file_referee import GameRecord
 
@@ -58,9 +57,7 @@ def good_series(tmp_path_factory):
     series.json), each game refereed by the referee's own decisions on a virtual clock
     (tests/virtual_games.py): the records are the runner's, in milliseconds."""
     out = tmp_path_factory.mktemp("good")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(file_games, "play_game", virtual_games.play_game)
-        assert match.main(["random", "random", *TINY, "--out", str(out)]) == 0
+    assert match.main(["random", "random", *TINY, "--out", str(out)], play=virtual_games.play_game) == 0
     assert len((out / "games.jsonl").read_text().splitlines()) == 2
     return out
 

@@ -178,11 +178,7 @@ CLASS = ("name=Otter:python3 otter.py", "random", "random")
 def tournament(play, out: Path, bots=CLASS, *options: str) -> Path:
     """A tournament's ``--out`` folder, each game played by ``play`` (a stand-in for
     ``ref_sim.series.file_games.play_game``, as :func:`play_game` is): no process, no real time."""
-    import pytest
-
     from ref_sim import tournament as command
-    from ref_sim.series import file_games
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(file_games, "play_game", play)
-        assert command.main([*bots, "--seed", "3", "--time-limit", "1", "--out", str(out), "-q", *options]) == 0
+    assert command.main([*bots, "--seed", "3", "--time-limit", "1", "--out", str(out), "-q", *options],
+                        play=play) == 0
     return out
