@@ -195,7 +195,7 @@ def test_game_slots_leave_a_core_free():
     assert admission.game_slots(1, cores=1) == 1          # a single core still plays
 
 
-def test_project_version_follows_the_sources(tmp_path, monkeypatch):
+def test_project_version_follows_the_sources(tmp_path):
     here = admission.project_version()
     assert here.startswith("uttt-agent ") and ", sources " in here
     # Another checkout of the same version, one file changed: another version.
@@ -203,9 +203,8 @@ def test_project_version_follows_the_sources(tmp_path, monkeypatch):
     shutil.copytree(Path(match.__file__).parent, copy,
                     ignore=shutil.ignore_patterns("__pycache__"))
     (copy / "rules.py").write_text((copy / "rules.py").read_text() + "\n# changed\n")
-    real = admission._package_dir
-    monkeypatch.setattr(admission, "_package_dir", lambda name: copy if name == "ref_sim" else real(name))
-    assert admission.project_version() != here
+    real = admission.package_dir
+    assert admission.project_version(where=lambda name: copy if name == "ref_sim" else real(name)) != here
 
 
 def test_worker_lines_count_time_outs_per_worker():

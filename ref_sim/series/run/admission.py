@@ -24,7 +24,8 @@ SOURCE_SUFFIXES = (".py", ".c", ".json")
 
 # -- what a worker must have ------------------------------------------------------------
 
-def _package_dir(name: str) -> Path | None:
+def package_dir(name: str) -> Path | None:
+    """The folder of the top-level package ``name`` where Python would import it from (None: missing)."""
     import importlib.util
     spec = importlib.util.find_spec(name)        # finds, does not import, a top-level package
     if spec is None or not spec.submodule_search_locations:
@@ -32,11 +33,12 @@ def _package_dir(name: str) -> Path | None:
     return Path(list(spec.submodule_search_locations)[0])
 
 
-def project_version() -> str:
+def project_version(*, where=package_dir) -> str:
     """``"uttt-agent 0.1.0, sources 1a2b3c4d5e6f"``: the installed version and a digest of the
     sources of ``agent/`` and ``ref_sim/`` (two checkouts of one version can differ; a
     compiled core built on each machine does not count, its C source does).  Read afresh at
-    each call: agents are started from the files as they are now."""
+    each call: agents are started from the files as they are now.  ``where(package)``: the
+    folder of a top-level package (:func:`package_dir`)."""
     from importlib import metadata
     try:
         version = metadata.version("uttt-agent")
@@ -44,7 +46,7 @@ def project_version() -> str:
         version = "not installed"
     digest = hashlib.sha256()
     for package in ("agent", "ref_sim"):
-        root = _package_dir(package)
+        root = where(package)
         if root is None:
             digest.update(f"{package}: missing".encode())
             continue
