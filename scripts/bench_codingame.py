@@ -41,7 +41,7 @@ def agent_command(args) -> str:
     return command
 
 
-def report(title: str, games: list[dict], name: str, args) -> None:
+def report(title: str, games: list[dict], name: str, args, logs: Path) -> None:
     mine = [m for g in games for m in g["moves"] if m["player"] == name]
     searched = [m for m in mine if "nps" in m]
     later = [m for g in games for m in [m for m in g["moves"] if m["player"] == name][1:]]
@@ -65,7 +65,7 @@ def report(title: str, games: list[dict], name: str, args) -> None:
     print(f"  time-outs {lost[codingame_shell.TIME_OUT]} of {len(games)} games, invalid moves "
           f"{lost[codingame_shell.INVALID_MOVE]}, crashes {lost[codingame_shell.CRASHED]}")
     kept = [int(ms) for g in games
-            for ms in re.findall(r"kept back (\d+) ms", read_log(g, name))]
+            for ms in re.findall(r"kept back (\d+) ms", read_log(logs, g, name))]
     if kept:
         print(f"  kept back for pauses: median {statistics.median(kept):.0f} ms, most {max(kept)} ms "
               f"({len(kept)} of {len(later)} later turns)")
@@ -74,10 +74,10 @@ def report(title: str, games: list[dict], name: str, args) -> None:
             print(f"  !! game {game['game']}: {game['reason']} {game['notes']}")
 
 
-def read_log(game: dict, name: str) -> str:
-    """The agent's stderr in that game (ref_sim.stdio's logs/game-NNNN-NAME.log)."""
+def read_log(logs: Path, game: dict, name: str) -> str:
+    """The agent's stderr in that game (``logs``: its series' logs folder, game-NNNN-NAME.log)."""
     try:
-        return (Path(game["out"]) / "logs" / f"game-{game['game']:04d}-{name}.log").read_text(errors="replace")
+        return (logs / f"game-{game['game']:04d}-{name}.log").read_text(errors="replace")
     except OSError:
         return ""
 
@@ -136,9 +136,7 @@ def run(args, out: Path, kept: bool) -> int:
             where.mkdir(parents=True, exist_ok=True)
             settings = StdioGameSettings(args.turn_ms, args.first_turn_ms, args.grace_ms)
             games = play_series([ours, opponent], args.games, where, args.seed, settings)
-            for game in games:
-                game["out"] = str(where)
-            report(title, games, "Agent1", args)
+            report(title, games, "Agent1", args, where / "logs")
     finally:
         if hog is not None:
             hog.kill()
