@@ -279,11 +279,12 @@ class CompiledAlphaBeta(AlphaBeta):
     when it is made (``prefault``) so that page faults do not slow the first searches. ``threads``
     (1 to MAX_THREADS) searches run at once, sharing the table (Lazy SMP: docs/engine.md, "Threads"); with
     more than one, ``nodes`` counts every thread's and a node limit the main thread's.
-    ``core_module`` is another build of the core (the arena's, ref_sim/games/core_builds.py), default this one's."""
+    ``core_module`` is another build of the core (the arena's, ref_sim/games/core_builds.py), default this one's.
+    ``checked``: the evaluations that passed the self-check already (default: this process's)."""
 
     def __init__(self, evaluator, hash_mb: float = 192.0, tt_slots: int | None = None,
                  prefault: bool = True, features: Features | None = None, threads: int = 1,
-                 core_module=None) -> None:
+                 core_module=None, checked: set | None = None) -> None:
         if core_module is None and unavailable_reason():
             raise CoreUnavailable(unavailable_reason())
         module = core_module or _core
@@ -297,9 +298,10 @@ class CompiledAlphaBeta(AlphaBeta):
         self._core.set_features(self.features.values())
         _CONFIGURE[kind](self._core, evaluator)
         key = _check_key(evaluator, kind, module)
-        if key not in _checked:
+        checked = _checked if checked is None else checked
+        if key not in checked:
             _self_check(self._core, evaluator)
-            _checked.add(key)
+            checked.add(key)
         self._deadline = None
 
     @property
@@ -399,14 +401,27 @@ def core_in_use(core: str | None = None) -> str:
     return core_status("python", "; ".join(why_not) or _chosen(choice))
 
 
-_announced: set[str] = set()
+class Announcements:
+    """Messages logged once (which core runs: see make_searcher). The process has one
+    (:func:`announce`); an engine may be given its own (agent.engines.AlphaBetaEngine)."""
+
+    def __init__(self) -> None:
+        self.said: set[str] = set()
+
+    def announce(self, level: int, message: str) -> None:
+        """Log ``message`` unless it was said already."""
+        if message not in self.said:
+            self.said.add(message)
+            log.log(level, "%s", message)
+
+
+#: This process's.
+ANNOUNCEMENTS = Announcements()
 
 
 def announce(level: int, message: str) -> None:
     """Log ``message`` once per process (which core runs: see make_searcher)."""
-    if message not in _announced:
-        _announced.add(message)
-        log.log(level, "%s", message)
+    ANNOUNCEMENTS.announce(level, message)
 
 
 def make_searcher(evaluator, hash_mb: float = 192.0, core: str | None = None, prefault: bool = True,

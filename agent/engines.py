@@ -114,11 +114,12 @@ class AlphaBetaEngine(SearchEngine):
     ``core``: ``auto``, ``compiled``, ``wasm`` or ``python`` (None: ``$UTTT_CORE``, else auto), see agent/core.py;
     ``self.core`` and the engine's name say which one runs. ``features``: the search's refinements
     (agent.search.Features; None: the defaults). ``threads``: a number, or ``auto``, of threads the
-    compiled core searches on (agent.core.make_searcher); the name says when above 1."""
+    compiled core searches on (agent.core.make_searcher); the name says when above 1.
+    ``announce(level, message)`` says which core runs at the first move (default: once a process)."""
 
     def __init__(self, depth: int | None = None, nodes: int | None = None, hash_mb: float = AGENT_HASH_MB,
                  weights=None, evaluation: str = DEFAULT_EVALUATION, core: str | None = None,
-                 features: Features | None = None, threads: int | str = 1) -> None:
+                 features: Features | None = None, threads: int | str = 1, *, announce=announce) -> None:
         self.evaluator = make_evaluator(evaluation, weights)
         # A fixed-effort engine (tests, self-play data) does not race a clock: no need to touch
         # the whole table up front.
@@ -128,12 +129,13 @@ class AlphaBetaEngine(SearchEngine):
         threaded = getattr(searcher, "threads", 1)
         self.name = f"alphabeta ({self.core} core{f', {threaded} threads' if threaded > 1 else ''})"
         self.core_status = searcher.core_status  # the ready line's "core: wasm (why)"
+        self._announce = announce
         super().__init__(searcher, depth, nodes)
 
     def choose(self, position, limit: SearchLimit) -> SearchResult:
         # Which core runs is logged at the first move, not when the engine is made: an agent's
         # first line must be its ready line (a match runner starts the referee when it speaks).
-        announce(*self._core_note)
+        self._announce(*self._core_note)
         return super().choose(position, limit)
 
 

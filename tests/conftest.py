@@ -107,6 +107,25 @@ def _core_choice_restored():
         os.environ["UTTT_CORE"] = before
 
 
+@pytest.fixture
+def fake_machine(monkeypatch):
+    """``fake_machine(compiled=WHY, wasm=WHY, cores=N)``: this process as on a machine where the
+    compiled core cannot run (``compiled``: why not), nor the WebAssembly one (``wasm``: why not),
+    or that grants it ``cores`` cores; what is not given stays this machine's. The one place tests
+    stand in for what is built and installed and what the system grants: the agent asks
+    agent.core.unavailable_reason, agent.core_wasm.unavailable_reason and agent.core.usable_cores."""
+    from agent import core, core_wasm
+
+    def fake(*, compiled: str | None = None, wasm: str | None = None, cores: int | None = None) -> None:
+        if compiled is not None:
+            monkeypatch.setattr(core, "unavailable_reason", lambda: compiled)
+        if wasm is not None:
+            monkeypatch.setattr(core_wasm, "unavailable_reason", lambda: wasm)
+        if cores is not None:
+            monkeypatch.setattr(core, "usable_cores", lambda: cores)
+    return fake
+
+
 #: The share of a large random sample the everyday lane (``pytest -m quick``) takes.
 EVERYDAY_SHARE = 5
 

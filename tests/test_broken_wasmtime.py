@@ -3,7 +3,7 @@ dependencies, seen under Wine 8) never ends the agent: ``--core auto`` plays on 
 says so in one warning line; ``--core wasm`` is the one-line refusal of a core asked for.
 
 The broken wasmtime is a package of that name first on the path whose import raises as the
-real one's ctypes load does; the compiled core is taken away through ``core.unavailable_reason``.
+real one's ctypes load does; the compiled core is taken away through the ``fake_machine`` fixture.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ FAILURES = {
 
 
 @pytest.fixture(params=sorted(FAILURES))
-def broken_wasmtime(request, tmp_path, monkeypatch):
+def broken_wasmtime(request, tmp_path, monkeypatch, fake_machine):
     """This process with a wasmtime that fails to load as ``request.param`` says and no compiled core."""
     package = tmp_path / "wasmtime"
     package.mkdir()
@@ -37,8 +37,7 @@ def broken_wasmtime(request, tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "wasmtime", raising=False)
     monkeypatch.setattr(core_wasm, "_loaded", None)      # a module loaded before would hide it
-    monkeypatch.setattr(core, "unavailable_reason", lambda: core.NOT_BUILT)
-    monkeypatch.setattr(core, "_announced", set())
+    fake_machine(compiled=core.NOT_BUILT)
     monkeypatch.delenv(core.CORE_ENV, raising=False)
     if not core_wasm.WASM_PATH.is_file():
         pytest.skip(core_wasm.unavailable_reason())
@@ -48,7 +47,7 @@ def broken_wasmtime(request, tmp_path, monkeypatch):
 
 def test_auto_falls_back_to_python_with_one_warning(broken_wasmtime, caplog):
     caplog.set_level(logging.INFO, logger="agent")
-    engine = engines.make_engine("alphabeta:depth=1")
+    engine = engines.AlphaBetaEngine(depth=1, announce=core.Announcements().announce)  # as a fresh process's
     assert engine.core == "python"
     result = engine.choose(Position(), SearchLimit(depth=1))
     assert Position().is_legal(result.move)

@@ -390,7 +390,7 @@ def test_bad_input_with_the_referees_pipe_still_open_exits_with_its_code():
     assert "bad input" in stderr and "Fatal" not in stderr
 
 
-def test_the_evaluation_option_reaches_the_codingame_engine(monkeypatch):
+def test_the_evaluation_option_reaches_the_codingame_engine(monkeypatch, fake_machine):
     # --eval was dropped on the way to the CodinGame engine: it always got the default. --threads too.
     asked = []
 
@@ -398,9 +398,9 @@ def test_the_evaluation_option_reaches_the_codingame_engine(monkeypatch):
         asked.append(args)
         raise UsageError("stop here")
 
-    from agent import cli, core
+    from agent import cli
     monkeypatch.setattr(cli, "build_engine", build_engine)
-    monkeypatch.setattr(core, "usable_cores", lambda: 4)  # 2 threads fit: not capped
+    fake_machine(cores=4)  # 2 threads fit: not capped
     assert cli.main(["--protocol", "codingame", "--eval", "classic", "--depth", "3", "--threads", "2"]) == \
         codingame.EXIT_USAGE
     assert asked == [(None, 3, None, "classic", 2)]

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from agent import core, core_wasm
+from agent import core
 from agent.baselines import SeedEvaluator
 from agent.engines import AlphaBetaEngine
 from agent.evaluation import Evaluator, Weights
@@ -376,17 +376,16 @@ def test_a_bad_core_name_is_a_clear_error(monkeypatch):
         AlphaBetaEngine()
 
 
-def test_without_the_core_auto_falls_back_and_compiled_is_an_error(monkeypatch, caplog):
+def test_without_the_core_auto_falls_back_and_compiled_is_an_error(monkeypatch, fake_machine, caplog):
     """Without the compiled core and without wasmtime (tests/test_core_wasm.py: with it, auto runs
     the WebAssembly core)."""
-    monkeypatch.setattr(core, "unavailable_reason", lambda: core.NOT_BUILT)
-    monkeypatch.setattr(core, "_announced", set())
-    monkeypatch.setattr(core_wasm, "unavailable_reason", lambda: "wasmtime is not installed (python -m pip install wasmtime)")
+    fake_machine(compiled=core.NOT_BUILT, wasm="wasmtime is not installed (python -m pip install wasmtime)")
     monkeypatch.delenv(core.CORE_ENV, raising=False)
+    announce = core.Announcements().announce  # as a fresh process's
     with caplog.at_level(logging.INFO, logger="agent.core"):
-        engine = AlphaBetaEngine(depth=2)
+        engine = AlphaBetaEngine(depth=2, announce=announce)
         assert not caplog.records  # nothing before the first move: the ready line comes first
-        for each in (engine, AlphaBetaEngine(depth=2)):
+        for each in (engine, AlphaBetaEngine(depth=2, announce=announce)):
             each.choose(Position(), SearchLimit())
     assert each.core == "python" and type(each.searcher) is AlphaBeta
     said = [r.getMessage() for r in caplog.records if r.name == "agent.core"]
@@ -398,8 +397,7 @@ def test_without_the_core_auto_falls_back_and_compiled_is_an_error(monkeypatch, 
 
 
 @compiled
-def test_an_evaluator_the_core_does_not_compute_falls_back_with_a_warning(monkeypatch, caplog):
-    monkeypatch.setattr(core, "_announced", set())
+def test_an_evaluator_the_core_does_not_compute_falls_back_with_a_warning():
     searcher, used, (level, message) = core.make_searcher(SeedEvaluator(), hash_mb=1, core="auto")
     assert used == "python" and type(searcher) is AlphaBeta
     assert level == logging.WARNING and "no SeedEvaluator evaluation" in message
@@ -408,19 +406,14 @@ def test_an_evaluator_the_core_does_not_compute_falls_back_with_a_warning(monkey
 
 
 @compiled
-def test_the_self_check_refuses_a_compiled_evaluation_that_disagrees(monkeypatch):
-    """Drift between the C and Python evaluations is caught when an engine is made."""
-    real = core._configure_classic
-
-    def off_by_one(searcher, evaluator):
-        real(searcher, evaluator)
-        searcher.set_classic(core._int32_bytes(evaluator._local), lambda *masks: (1,) + (2,) * 9,
-                             evaluator.weights.free_move * 5)
-
-    monkeypatch.setattr(core, "_CONFIGURE", {**core._CONFIGURE, "classic": off_by_one})
-    monkeypatch.setattr(core, "_checked", set())
+def test_the_self_check_refuses_a_compiled_evaluation_that_disagrees():
+    """Drift between the C and Python evaluations is caught when an engine is made (here the
+    Python side drifts: the C tables are made from the evaluator's own)."""
+    evaluator = Evaluator(Weights(free_move=41))
+    real = evaluator.evaluate
+    evaluator.evaluate = lambda pos: real(pos) + 1
     with pytest.raises(core.UnsupportedEvaluation, match="the compiled evaluation gives"):
-        core.CompiledAlphaBeta(Evaluator(Weights(free_move=41)), tt_slots=1024)
+        core.CompiledAlphaBeta(evaluator, tt_slots=1024, checked=set())
 
 
 def test_the_table_fits_the_memory_budget():
@@ -497,10 +490,10 @@ def test_help_says_which_core_auto_runs_here():
     assert "--core {auto,compiled,wasm,python}" in text and expected in text
 
 
-def test_asking_for_the_missing_core_on_the_command_line_is_a_usage_error(monkeypatch, tmp_path, capsys):
+def test_asking_for_the_missing_core_on_the_command_line_is_a_usage_error(monkeypatch, fake_machine, tmp_path, capsys):
     from agent import cli
 
-    monkeypatch.setattr(core, "unavailable_reason", lambda: core.NOT_BUILT)
+    fake_machine(compiled=core.NOT_BUILT)
     monkeypatch.setenv(core.CORE_ENV, "auto")  # restored afterwards: --core sets it for the process
     assert cli.main(["Probe", "--dir", str(tmp_path), "--core", "compiled"]) == 2
     err = capsys.readouterr().err.strip()

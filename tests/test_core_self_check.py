@@ -77,7 +77,7 @@ def test_the_self_check_reaches_every_case():
 
 
 @compiled
-def test_a_compiled_core_that_disagrees_in_the_rarest_case_is_refused(monkeypatch):
+def test_a_compiled_core_that_disagrees_in_the_rarest_case_is_refused():
     """Only a block that fills the board it sends back to, under CodinGame's rules, is ordered
     otherwise here (random games reach it about once in 200): the self-check still finds it."""
     evaluator = Evaluator()
@@ -88,8 +88,6 @@ def test_a_compiled_core_that_disagrees_in_the_rarest_case_is_refused(monkeypatc
                 for priority, move in zip(real(pos, moves), moves)]
 
     evaluator.move_priority = one_case_off
-    monkeypatch.setattr(core, "_checked", set())
     with pytest.raises(core.UnsupportedEvaluation, match="move priorities differ"):
-        core.CompiledAlphaBeta(evaluator, tt_slots=1024)
-    monkeypatch.setattr(core, "_checked", set())
-    assert core.CompiledAlphaBeta(Evaluator(), tt_slots=1024).evaluation == "classic"  # the real one passes
+        core.CompiledAlphaBeta(evaluator, tt_slots=1024, checked=set())
+    assert core.CompiledAlphaBeta(Evaluator(), tt_slots=1024, checked=set()).evaluation == "classic"  # the real one passes

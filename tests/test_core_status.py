@@ -2,9 +2,9 @@
 and ``uttt-agent --version``. A compiler-less install only warns inside pip's hidden output, so
 these two must say it.
 
-Each machine is faked through the two questions everything in agent/core.py asks:
-``core.unavailable_reason`` (the compiled core) and ``core_wasm.unavailable_reason`` (wasmtime
-and the module), '' where the core can run.
+Each machine is faked (the ``fake_machine`` fixture) through the two questions everything in
+agent/core.py asks: ``core.unavailable_reason`` (the compiled core) and
+``core_wasm.unavailable_reason`` (wasmtime and the module), '' where the core can run.
 """
 
 from __future__ import annotations
@@ -41,17 +41,14 @@ MACHINES = {
 
 
 @pytest.fixture(params=list(MACHINES))
-def machine(request, monkeypatch):
+def machine(request, monkeypatch, fake_machine):
     """This machine as ``request.param`` says: (the --core option, the status the user reads)."""
     compiled_reason, wasm_reason, asked, status = MACHINES[request.param]
     if not compiled_reason and not core.compiled_available():
         pytest.skip(core.unavailable_reason())
     if not wasm_reason and (asked == "wasm" or compiled_reason) and not core.wasm_available():
         pytest.skip(core.wasm_unavailable_reason())
-    if compiled_reason:
-        monkeypatch.setattr(core, "unavailable_reason", lambda: compiled_reason)
-    if wasm_reason:
-        monkeypatch.setattr(core_wasm, "unavailable_reason", lambda: wasm_reason)
+    fake_machine(compiled=compiled_reason or None, wasm=wasm_reason or None)
     monkeypatch.delenv(core.CORE_ENV, raising=False)  # --core sets it in-process: restored after
     return asked, status
 
@@ -110,8 +107,8 @@ def test_an_engine_without_a_core_says_nothing_of_one(tmp_path, caplog):
     assert "core:" not in _ready_line(make_engine("random"), tmp_path, caplog)
 
 
-def test_version_when_the_core_asked_for_cannot_run(monkeypatch, capsys):
-    monkeypatch.setattr(core, "unavailable_reason", lambda: NOT_BUILT)
+def test_version_when_the_core_asked_for_cannot_run(monkeypatch, fake_machine, capsys):
+    fake_machine(compiled=NOT_BUILT)
     monkeypatch.delenv(core.CORE_ENV, raising=False)
     assert cli.main(["--version", "--core", "compiled"]) == 0
     assert capsys.readouterr().out.endswith(f"; core: none, --core compiled cannot run ({NOT_BUILT})\n")

@@ -236,12 +236,10 @@ def test_more_threads_are_refused_with_the_reason():
 # -- choosing it ------------------------------------------------------------------------------------------
 
 @wasm
-def test_auto_runs_it_where_the_compiled_core_is_missing_and_says_why(monkeypatch, caplog):
-    monkeypatch.setattr(core, "_core", None)
-    monkeypatch.setattr(core, "IMPORT_ERROR", "No module named 'agent._core'")
-    monkeypatch.setattr(core, "_announced", set())
+def test_auto_runs_it_where_the_compiled_core_is_missing_and_says_why(monkeypatch, fake_machine, caplog):
+    fake_machine(compiled=core.NOT_BUILT)
     monkeypatch.delenv(core.CORE_ENV, raising=False)
-    engine = AlphaBetaEngine(depth=3)
+    engine = AlphaBetaEngine(depth=3, announce=core.Announcements().announce)  # as a fresh process's
     assert engine.core == "wasm" and isinstance(engine.searcher, core.WasmAlphaBeta)
     assert engine.name == "alphabeta (wasm core)"
     with caplog.at_level(logging.INFO, logger="agent.core"):
@@ -252,12 +250,9 @@ def test_auto_runs_it_where_the_compiled_core_is_missing_and_says_why(monkeypatc
     assert "wasm here" in core.default_core_text()
 
 
-def test_without_wasmtime_the_python_fallback_says_how_to_get_it(monkeypatch):
-    monkeypatch.setattr(core, "_core", None)
-    monkeypatch.setattr(core, "IMPORT_ERROR", "No module named 'agent._core'")
-    monkeypatch.setattr(core_wasm, "unavailable_reason", lambda: f"wasmtime is not installed ({core_wasm.INSTALL_HINT})")
-    monkeypatch.setattr(core_wasm, "available", lambda: False)
-    monkeypatch.setattr(core_wasm, "_loaded", None)
+def test_without_wasmtime_the_python_fallback_says_how_to_get_it(fake_machine):
+    # A module loaded before does not hide it: WasmAlphaBeta asks why it could not run first.
+    fake_machine(compiled=core.NOT_BUILT, wasm=f"wasmtime is not installed ({core_wasm.INSTALL_HINT})")
     searcher, used, (level, message) = core.make_searcher(evaluation("fitted"), hash_mb=1, core="auto")
     assert used == "python" and type(searcher) is AlphaBeta
     assert "the compiled core is not built" in message and "python -m pip install wasmtime" in message

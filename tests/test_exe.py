@@ -131,16 +131,13 @@ def test_a_python_without_the_project_is_refused_before_anything_is_installed(tm
     ("no compiler", "", "carrying the wasm core"),
     ("no compiler", "no wasmtime", None),
 ])
-def test_check_says_which_core_the_executable_would_carry(compiled, wasm, said, monkeypatch, capsys):
+def test_check_says_which_core_the_executable_would_carry(compiled, wasm, said, monkeypatch, fake_machine, capsys):
     """--check with this (the project's) Python, each machine faked through agent.core's seams."""
-    from agent import core, core_wasm
+    from agent import core
 
     build_exe = _build_exe()
     monkeypatch.setattr(sys, "path", list(sys.path))  # check_python puts the project first on it
-    if compiled:
-        monkeypatch.setattr(core, "unavailable_reason", lambda: compiled)
-    if wasm:
-        monkeypatch.setattr(core_wasm, "unavailable_reason", lambda: wasm)
+    fake_machine(compiled=compiled or None, wasm=wasm or None)
     if not compiled and not core.compiled_available() or not wasm and compiled and not core.wasm_available():
         pytest.skip("this machine cannot run the core to fake")
     installs = []

@@ -44,8 +44,8 @@ def middle_game():
 
 @compiled
 @pytest.mark.parametrize("threads", [1, "auto"])
-def test_one_thread_is_the_single_threaded_search(threads, monkeypatch):
-    monkeypatch.setattr(core, "usable_cores", lambda: 2)  # auto: one core for the referee, one for us
+def test_one_thread_is_the_single_threaded_search(threads, fake_machine):
+    fake_machine(cores=2)  # auto: one core for the referee, one for us
     for _, pos in load_suite()[::9]:
         engine = AlphaBetaEngine(depth=5, hash_mb=64, core="compiled", threads=threads, evaluation="classic")
         assert engine.searcher.threads == 1 and engine.name == "alphabeta (compiled core)"
@@ -161,16 +161,16 @@ def test_without_a_table_threads_have_nothing_to_share_and_none_start():
 # -- asking for threads -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("cores, expected", [(1, 1), (2, 1), (4, 3), (8, 7), (1000, core.MAX_THREADS)])
-def test_auto_is_every_core_but_the_referees(cores, expected, monkeypatch):
-    monkeypatch.setattr(core, "usable_cores", lambda: cores)
+def test_auto_is_every_core_but_the_referees(cores, expected, fake_machine):
+    fake_machine(cores=cores)
     assert core.auto_threads() == expected
 
 
 @pytest.mark.parametrize("cores, asked, given", [
     (1, 1, 1), (1, 2, 1), (2, 2, 1), (2, 64, 1), (4, 3, 3), (4, 4, 3), (8, 64, 7), (2, "auto", "auto"),
 ])
-def test_threads_under_a_clock_never_exceed_the_free_cores(cores, asked, given, monkeypatch):
-    monkeypatch.setattr(core, "usable_cores", lambda: cores)
+def test_threads_under_a_clock_never_exceed_the_free_cores(cores, asked, given, fake_machine):
+    fake_machine(cores=cores)
     threads, why = core.threads_for_a_clock(asked)
     assert threads == given
     if asked == given:
@@ -181,8 +181,8 @@ def test_threads_under_a_clock_never_exceed_the_free_cores(cores, asked, given, 
 
 
 @pytest.mark.parametrize("protocol", [["Probe", "--dir", "{dir}"], ["--protocol", "codingame"]])
-def test_the_agent_caps_threads_above_the_free_cores_in_one_line(protocol, tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(core, "usable_cores", lambda: 2)
+def test_the_agent_caps_threads_above_the_free_cores_in_one_line(protocol, tmp_path, capsys, fake_machine):
+    fake_machine(cores=2)
     made = []
 
     def make_engine(args):  # stands in for the engine: records what it was given, then stops the run
@@ -228,9 +228,9 @@ def test_a_bad_threads_value_is_one_line(value, capsys):
     (["--engine", "random"], "engine random searches on one thread; --threads 2 is for alphabeta"),
 ])
 def test_threads_nobody_can_run_are_a_usage_error_on_both_protocols(protocol, extra, message, tmp_path, capsys,
-                                                                       monkeypatch):
+                                                                       monkeypatch, fake_machine):
     monkeypatch.setenv(core.CORE_ENV, "auto")  # restored afterwards: --core sets it for the process
-    monkeypatch.setattr(core, "usable_cores", lambda: 4)  # 2 threads fit: not capped
+    fake_machine(cores=4)  # 2 threads fit: not capped
     argv = [arg.format(dir=tmp_path) for arg in protocol] + ["--threads", "2", *extra]
     assert cli.main(argv) == 2
     err = capsys.readouterr().err.strip()
