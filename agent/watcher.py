@@ -80,13 +80,15 @@ class DirectoryWatcher:
 
     ``use_watchdog=False`` (the ``--polling`` switch) never starts an observer. If the observer
     cannot start, or dies later, the watcher logs a warning and keeps going by polling. ``names``
-    (file names in ``directory``) limits the wake-ups to changes of those files.
+    (file names in ``directory``) limits the wake-ups to changes of those files. ``noise_pause``:
+    seconds a flood of unrelated events pauses the watch (:data:`NOISE_PAUSE`).
     """
 
     def __init__(self, directory, *, use_watchdog: bool = True, interval: float = POLL_INTERVAL,
-                 names=None) -> None:
+                 names=None, noise_pause: float = NOISE_PAUSE) -> None:
         self.directory = str(directory)
         self.interval = interval
+        self.noise_pause = noise_pause
         self.names = None if names is None else frozenset(names)
         self._use_watchdog = use_watchdog
         self._event = threading.Event()
@@ -166,18 +168,18 @@ class DirectoryWatcher:
         self._event.set()  # after the removal is recorded: the woken caller sees it
 
     def _pause(self, now: float) -> None:
-        """Stop watching for ``NOISE_PAUSE`` (in the observer's thread). The caller's resume cannot
+        """Stop watching for ``noise_pause`` seconds (in the observer's thread). The caller's resume cannot
         overtake the unschedule: watchdog holds its observer's lock while it calls the handler."""
         observer = self._observer
         if observer is None or self._resume_at is not None:
             return  # stopping, or an event that was already on its way
-        self._resume_at = now + NOISE_PAUSE
+        self._resume_at = now + self.noise_pause
         self.backend = "polling"
         observer.unschedule(self._watch)  # within watchdog's dispatch: its lock is re-entrant
         log.log(logging.DEBUG if self._said_noise else logging.INFO,
                 "over %.0f events a second about other files in %s (a process writing there?): polling "
                 "every %.0f ms instead of watching, trying again every %g s", NOISE_EVENTS / NOISE_WINDOW,
-                self.directory, self.interval * 1000, NOISE_PAUSE)
+                self.directory, self.interval * 1000, self.noise_pause)
         self._said_noise = True
 
     def _resume(self) -> None:

@@ -6,6 +6,7 @@ Wake-ups are counted, never timed: the timeouts below only bound how long a test
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
@@ -13,7 +14,6 @@ import threading
 
 import pytest
 
-import agent.watcher
 from agent.watcher import DirectoryWatcher
 
 ME = "Gopher"
@@ -24,10 +24,19 @@ inotify = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inoti
 
 @pytest.fixture
 def watcher(tmp_path):
-    watcher = DirectoryWatcher(tmp_path, names=NAMES)
+    with watching(tmp_path) as watcher:
+        yield watcher
+
+
+@contextlib.contextmanager
+def watching(directory, **options):
+    """A DirectoryWatcher of ``directory`` (with ``options``) on watchdog, stopped at the end."""
+    watcher = DirectoryWatcher(directory, names=NAMES, **options)
     assert watcher.start() == "watchdog"
-    yield watcher
-    watcher.stop()
+    try:
+        yield watcher
+    finally:
+        watcher.stop()
 
 
 def settle(watcher: DirectoryWatcher) -> None:
@@ -105,30 +114,30 @@ def test_writes_that_do_not_close_the_file_are_not_even_delivered(watcher, tmp_p
 
 
 @pytest.mark.e2e
-def test_a_flood_of_unrelated_events_pauses_the_watch_until_the_next_try(watcher, tmp_path, monkeypatch, caplog):
+def test_a_flood_of_unrelated_events_pauses_the_watch_until_the_next_try(tmp_path, caplog):
     """Creations and deletions (or closes) of other files cannot be masked out: past NOISE_EVENTS in
     NOISE_WINDOW the watch is dropped, the caller polls, and ``wait()`` tries events again after
-    NOISE_PAUSE (here at once), saying so in the log only the first time."""
-    monkeypatch.setattr(agent.watcher, "NOISE_PAUSE", 0.0)
+    the pause (NOISE_PAUSE; here at once), saying so in the log only the first time."""
     caplog.set_level(logging.DEBUG, logger="agent.watcher")
-    for _ in range(2):
-        settle(watcher)
-        for _ in range(50):  # however slowly a loaded machine delivers them
+    with watching(tmp_path, noise_pause=0.0) as watcher:
+        for _ in range(2):
+            settle(watcher)
+            for _ in range(50):  # however slowly a loaded machine delivers them
+                create_and_delete(tmp_path, count=200)
+                if watcher.backend == "polling":
+                    break
+            assert watcher.backend == "polling"
+            ignored = watcher.ignored
             create_and_delete(tmp_path, count=200)
-            if watcher.backend == "polling":
-                break
-        assert watcher.backend == "polling"
-        ignored = watcher.ignored
-        create_and_delete(tmp_path, count=200)
-        open_write_close(tmp_path, count=200)
-        assert watcher.ignored == ignored, "paused, yet events were delivered"
-        watcher.wait(timeout=0.01)
-        assert watcher.backend == "watchdog"
-        settle(watcher)
-        (tmp_path / f"{ME}.go").touch()
-        (tmp_path / f"{ME}.go").unlink()
-        assert watcher.wait(timeout=5.0)
-        assert removed_after(watcher, lambda: None) == {f"{ME}.go"}
+            open_write_close(tmp_path, count=200)
+            assert watcher.ignored == ignored, "paused, yet events were delivered"
+            watcher.wait(timeout=0.01)
+            assert watcher.backend == "watchdog"
+            settle(watcher)
+            (tmp_path / f"{ME}.go").touch()
+            (tmp_path / f"{ME}.go").unlink()
+            assert watcher.wait(timeout=5.0)
+            assert removed_after(watcher, lambda: None) == {f"{ME}.go"}
     said = [record.levelno for record in caplog.records if "instead of watching" in record.getMessage()]
     assert said == [logging.INFO, logging.DEBUG]
 
