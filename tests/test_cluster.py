@@ -23,6 +23,7 @@ import pytest
 
 from ref_sim.series.run import cluster, admission, cluster_address, cluster_reach, scheduler
 from ref_sim.series import file_games, openings
+from ref_sim.series.output.game_line import GameLine
 from ref_sim import match
 from ref_sim.series.specs import agent_spec
 # A scheduler serves health checks over HTTP, on port 8787 or, when a cluster of another test
@@ -69,8 +70,9 @@ def play_series(runner, games):
         for ticket in done:
             number = int(ticket.label.split("-")[1])
             assert number not in results, f"game {number} came back twice"
-            record, notes, files = ticket.result()
-            results[number] = (record, notes, files, ticket.worker, runner.attempts(ticket))
+            played, files = ticket.result()
+            results[number] = (played.record, played.notes, files, ticket.worker,
+                               runner.attempts(ticket))
 
 
 @pytest.fixture(scope="module")
@@ -208,14 +210,15 @@ def test_project_version_follows_the_sources(tmp_path):
 
 
 def test_worker_lines_count_time_outs_per_worker():
-    games = [{"worker": "tcp://a:1", "reason": "Time out!", "attempts": 1},
-             {"worker": "tcp://a:1", "reason": "tie", "attempts": 3},
-             {"worker": "tcp://b:1", "reason": "Time out!", "attempts": 1}]
+    games = [GameLine(k, "win", [], {}, [], worker=worker, reason=reason, attempts=attempts)
+             for k, (worker, reason, attempts) in enumerate([("tcp://a:1", "Time out!", 1),
+                                                             ("tcp://a:1", "tie", 3),
+                                                             ("tcp://b:1", "Time out!", 1)], 1)]
     assert cluster.worker_lines(games, "Time out!") == [
         "Worker tcp://a:1: 2 games, 1 time-outs",
         "Worker tcp://b:1: 1 games, 1 time-outs",
         "Retried: 1 game started again after its worker was lost"]
-    assert cluster.worker_lines([{"reason": "tie"}], "Time out!") == []     # a local series
+    assert cluster.worker_lines([GameLine(1, "tie", [], {}, [], reason="tie")], "Time out!") == []     # a local series
 
 
 def echo_after(value, seconds, log):
@@ -456,11 +459,10 @@ def odd_peer(kind):
              "port? the scheduler's is 8786 unless told, its dashboard's 8787)"),
 ])
 @pytest.mark.cluster
-def test_a_peer_that_is_no_scheduler_is_one_line_in_seconds(kind, why, monkeypatch):
+def test_a_peer_that_is_no_scheduler_is_one_line_in_seconds(kind, why):
     pytest.importorskip("distributed")
-    monkeypatch.setattr(cluster_reach, "REACH_TIMEOUT", 1.0)       # a few seconds: no need to wait 5
     with odd_peer(kind) as port, pytest.raises(cluster_address.ClusterError) as error:
-        cluster.connect(f"tcp://127.0.0.1:{port}")
+        cluster.connect(f"tcp://127.0.0.1:{port}", reach_timeout=1.0)       # a few seconds: no need to wait 5
     assert str(error.value) == f"cannot reach the scheduler at tcp://127.0.0.1:{port}: {why}"
 
 

@@ -17,6 +17,7 @@ import threading
 import time
 import uuid
 
+from ref_sim.series.output.game_line import GameLine
 from ref_sim.series.run import admission, cluster_reach
 from ref_sim.series.run.cluster_address import INSTALL_HINT, ClusterError, ClusterTarget, secured_address
 from ref_sim.series.run.scheduler import Ticket
@@ -300,13 +301,13 @@ def _duration(seconds: float) -> str:
 
 
 def connect(address: str | ClusterTarget, say=None, connect_wait: float | None = None,
-            tls: str | None = None) -> ClusterRunner:
+            tls: str | None = None, *, reach_timeout: float = cluster_reach.REACH_TIMEOUT) -> ClusterRunner:
     """A :class:`ClusterRunner` on the scheduler at ``address`` (:func:`scheduler_address`
     reads it; a :class:`ClusterTarget` brings its certificate folder, else ``tls``, else
     ``UTTT_CLUSTER_TLS``), once at least one worker has been admitted (waiting up to
     ``connect_wait`` s, default :data:`CONNECT_WAIT`).  Raises :class:`ClusterError` with a
     one-line reason: a bad address or certificate folder, no scheduler answering within
-    :data:`cluster_reach.REACH_TIMEOUT` s, certificates it refuses, no worker to play."""
+    ``reach_timeout`` s (:data:`cluster_reach.REACH_TIMEOUT`), certificates it refuses, no worker to play."""
     if isinstance(address, ClusterTarget):
         address, tls = address.address, tls or address.tls
     connect_wait = CONNECT_WAIT if connect_wait is None else connect_wait
@@ -316,9 +317,9 @@ def connect(address: str | ClusterTarget, say=None, connect_wait: float | None =
         raise ClusterError(f"--cluster needs Dask's distributed scheduler: {INSTALL_HINT} "
                            "(or pip install -e '.[cluster]' in a checkout)") from None
     address, files = secured_address(address, tls)
-    cluster_reach.reach(address, files)
+    cluster_reach.reach(address, files, timeout=reach_timeout)
     try:
-        client = distributed.Client(address, timeout=cluster_reach.REACH_TIMEOUT,
+        client = distributed.Client(address, timeout=reach_timeout,
                                     security=files.security() if files else None)
     except Exception as error:          # gone since _reach asked
         raise ClusterError(f"cannot reach the scheduler at {address}: {type(error).__name__}: "
@@ -332,12 +333,12 @@ def connect(address: str | ClusterTarget, say=None, connect_wait: float | None =
 
 # -- the summary ------------------------------------------------------------------------
 
-def worker_lines(games: list[dict], timeout_reason: str, retried: int | None = None) -> list[str]:
+def worker_lines(games: list[GameLine], timeout_reason: str, retried: int | None = None) -> list[str]:
     """Per-worker lines for a series summary: games and time-outs of each worker that played
-    (games with a ``"worker"`` key), then how many games were started again elsewhere.
+    (games with a ``worker``), then how many games were started again elsewhere.
 
-    >>> games = [{"worker": "tcp://a:1", "reason": "Time out!", "attempts": 2},
-    ...          {"worker": "tcp://b:1", "reason": "tie", "attempts": 1}]
+    >>> games = [GameLine(1, "win", [], {}, [], worker="tcp://a:1", reason="Time out!", attempts=2),
+    ...          GameLine(2, "tie", [], {}, [], worker="tcp://b:1", reason="tie", attempts=1)]
     >>> for line in worker_lines(games, "Time out!"): print(line)
     Worker tcp://a:1: 1 games, 1 time-outs
     Worker tcp://b:1: 1 games, 0 time-outs
@@ -345,17 +346,17 @@ def worker_lines(games: list[dict], timeout_reason: str, retried: int | None = N
     """
     per_worker: dict[str, list[int]] = {}
     for game in games:
-        worker = game.get("worker")
+        worker = game.worker
         if worker:
             counts = per_worker.setdefault(worker, [0, 0])
             counts[0] += 1
-            counts[1] += game.get("reason") == timeout_reason
+            counts[1] += game.reason == timeout_reason
     if not per_worker:
         return []
     lines = [f"Worker {worker}: {played} games, {timeouts} time-outs"
              for worker, (played, timeouts) in sorted(per_worker.items())]
     if retried is None:
-        retried = sum(game.get("attempts", 1) > 1 for game in games)
+        retried = sum((game.attempts or 1) > 1 for game in games)
     lines.append(f"Retried: {retried} game{'' if retried == 1 else 's'} started again after "
                  f"{'its' if retried == 1 else 'their'} worker was lost")
     return lines

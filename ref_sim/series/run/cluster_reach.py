@@ -20,20 +20,20 @@ from ref_sim.series.run.cluster_address import DEFAULT_PORT, ClusterError
 REACH_TIMEOUT = 5.0
 
 
-def reach(address: str, files=None) -> None:
-    """Make sure a Dask scheduler answers at ``address`` within :data:`REACH_TIMEOUT` s (two
+def reach(address: str, files=None, *, timeout: float = REACH_TIMEOUT) -> None:
+    """Make sure a Dask scheduler answers at ``address`` within ``timeout`` s (two
     more at most for a peer that connects and then says nothing), over TLS with ``files`` (a
     :class:`ref_sim.series.run.cluster_tls.TLSFiles`); :class:`ClusterError` with one line if not.  Dask's
     ``Client`` would retry for 30 s, wait forever for a silent peer and fail with any error at
     all on a peer that answers something else (or refuses our certificate)."""
     outcome: dict = {}
     # A thread of its own: a name lookup that hangs cannot hold the caller longer.
-    asker = threading.Thread(target=_ask_identity, args=(address, outcome, files),
+    asker = threading.Thread(target=_ask_identity, args=(address, outcome, files, timeout),
                              name="uttt-reach", daemon=True)
     asker.start()
-    asker.join(REACH_TIMEOUT + 3)
+    asker.join(timeout + 3)
     if "identity" not in outcome:
-        why = outcome.get("why", f"no answer within {REACH_TIMEOUT:g} s (a wrong address, a "
+        why = outcome.get("why", f"no answer within {timeout:g} s (a wrong address, a "
                                  "machine that is down, or a firewall?)")
         raise ClusterError(f"cannot reach the scheduler at {address}: {why}")
     identity = outcome["identity"]
@@ -49,17 +49,17 @@ ANOTHER_SERVICE = (f"another service on that port? the scheduler's is {DEFAULT_P
                    "told, its dashboard's 8787")
 
 
-def _ask_identity(address: str, outcome: dict, files=None) -> None:
+def _ask_identity(address: str, outcome: dict, files=None, timeout: float = REACH_TIMEOUT) -> None:
     """:func:`reach`'s work: a TCP connection first (so that a refusal or a timeout is told
     apart, which Dask's error does not always do), with ``files`` a TLS handshake (so that
     certificates refused either way are said so: Dask retries them until its timeout), then
-    Dask's handshake and the scheduler's identity.  Puts ``identity``, or ``why`` not, into
-    ``outcome``."""
+    Dask's handshake and the scheduler's identity, all within ``timeout`` s.  Puts ``identity``,
+    or ``why`` not, into ``outcome``."""
     from distributed import Security
     from distributed.core import rpc
 
     host, port = address.partition("://")[2].rsplit(":", 1)
-    deadline = time.monotonic() + REACH_TIMEOUT
+    deadline = time.monotonic() + timeout
     while True:
         try:
             socket.create_connection((host.strip("[]"), int(port)),
@@ -83,7 +83,7 @@ def _ask_identity(address: str, outcome: dict, files=None) -> None:
 
     security = files.security() if files else Security()
     if files:
-        why = tls_refusal(host.strip("[]"), int(port), security, files.folder, deadline)
+        why = tls_refusal(host.strip("[]"), int(port), security, files.folder, deadline, timeout)
         if why:
             outcome["why"] = why
             return
@@ -91,7 +91,7 @@ def _ask_identity(address: str, outcome: dict, files=None) -> None:
     import asyncio  # here, not at the top: a local series imports this module for its options
 
     async def identity():
-        scheduler = rpc(address, timeout=REACH_TIMEOUT,
+        scheduler = rpc(address, timeout=timeout,
                         connection_args=security.get_connection_args("client"))
         try:
             return await asyncio.wait_for(scheduler.identity(),
@@ -111,9 +111,11 @@ def _ask_identity(address: str, outcome: dict, files=None) -> None:
                           f"(--tls DIR or ${cluster_tls.ENV})")
 
 
-def tls_refusal(host: str, port: int, security, folder: Path, deadline: float) -> str | None:
+def tls_refusal(host: str, port: int, security, folder: Path, deadline: float,
+                timeout: float = REACH_TIMEOUT) -> str | None:
     """Why a TLS connection to ``host:port`` with ``security``'s certificates fails (one line
-    naming ``folder``), or None when the scheduler accepts them.  Its TLS handshake, then its
+    naming ``folder``) by ``deadline`` (``timeout`` s after the first try), or None when the
+    scheduler accepts them.  Its TLS handshake, then its
     first bytes: Dask's server speaks first, so a refused client certificate (an alert that
     comes after the handshake in TLS 1.3) shows before anything waits."""
     import ssl
@@ -142,7 +144,7 @@ def tls_refusal(host: str, port: int, security, folder: Path, deadline: float) -
         return (f"no TLS there ({reason}): a scheduler started without certificates? "
                 "(uttt-cluster scheduler --tls DIR starts one with them)")
     except TimeoutError:
-        return (f"no TLS handshake within {REACH_TIMEOUT:g} s: a scheduler started without "
+        return (f"no TLS handshake within {timeout:g} s: a scheduler started without "
                 "certificates? (uttt-cluster scheduler --tls DIR starts one with them)")
     except OSError as error:
         return f"the TLS connection failed: {error.strerror or error}"
