@@ -206,7 +206,7 @@ def test_a_stopped_match_ends_its_agents_and_resumes_as_printed(signum, tmp_path
     assert os.listdir(run.temp) == []
 
 
-def test_a_stop_before_the_first_game_of_a_resumed_series_says_how_to_continue(tmp_path, monkeypatch, capsys):
+def test_a_stop_before_the_first_game_of_a_resumed_series_says_how_to_continue(tmp_path, capsys):
     # The window between "resuming:" and the first game (the series being set up): a user who
     # stops there gets the line that continues the series, as between games. Met by
     # test_a_stopped_match_ends_its_agents_and_resumes_as_printed on a loaded machine, where the
@@ -218,11 +218,11 @@ def test_a_stop_before_the_first_game_of_a_resumed_series_says_how_to_continue(t
                        "--out", str(out), "-q"]) == 0
     capsys.readouterr()
 
-    def stopped_while_setting_up(self, *args):
-        raise stops.Stopped(signal.SIGTERM)
+    class StoppedWhileSettingUp(match.Match):
+        def series(self, *args):
+            raise stops.Stopped(signal.SIGTERM)
 
-    monkeypatch.setattr(match.Match, "series", stopped_while_setting_up)
-    assert match.main(["--resume", "--out", str(out), "--games", "4"]) == 128 + signal.SIGTERM
+    assert StoppedWhileSettingUp().main(["--resume", "--out", str(out), "--games", "4"]) == 128 + signal.SIGTERM
     said = capsys.readouterr()
     assert "resuming: 2 of 4 games already played, 2 to go" in said.out
     line = said.err.strip().splitlines()[-1]
