@@ -34,14 +34,8 @@ BAD_LINES = [
     ("wrong-types", b'{"game": "one", "result": 7, "notes": 5, "moves": "e4"}', ""),
     ("not-utf8", b'{"game": 1, "reason": "\xff\xfe"}', "not UTF-8"),
     ("cut", b'{"game": 1, "resu', "not JSON"),
-    ("huge", b'{"game": 1, "x": "' + b"a" * 400_000 + b'"}', "longer than"),
+    ("huge", b'{"game": 1, "x": "' + b"a" * strict_json.MAX_LINE_BYTES + b'"}', "longer than"),
 ]
-
-
-@pytest.fixture
-def small_lines(monkeypatch):
-    """Lines over 300 KB count as huge here, so that the test needs no 16 MB file."""
-    monkeypatch.setattr(strict_json, "MAX_LINE_BYTES", 300_000)
 
 
 def one_line(err: str) -> str:
@@ -73,8 +67,7 @@ def copy_series(good: Path, to: Path, extra: bytes = b"", keep_games: int = 2) -
 # -- the parser ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name, data, word", BAD_LINES, ids=[case[0] for case in BAD_LINES])
-def test_read_lines_names_the_file_and_line_of_every_bad_line(tmp_path, small_lines, name, data,
-                                                              word):
+def test_read_lines_names_the_file_and_line_of_every_bad_line(tmp_path, name, data, word):
     path = tmp_path / "games.jsonl"
     path.write_bytes(b'{"a": 1}\n' + data + b"\n" + b'{"b": 2}\n')
     values, problems = strict_json.read_lines(path)
@@ -122,8 +115,7 @@ def test_what_the_runners_write_reads_back():
 # -- every reader, through its command line ----------------------------------------------
 
 @pytest.mark.parametrize("name, data, word", BAD_LINES, ids=[case[0] for case in BAD_LINES])
-def test_show_and_plot_refuse_a_bad_line_in_one_line(tmp_path, capsys, good_series, small_lines,
-                                                     name, data, word):
+def test_show_and_plot_refuse_a_bad_line_in_one_line(tmp_path, capsys, good_series, name, data, word):
     folder = copy_series(good_series, tmp_path / "run", data + b"\n")
     path = str(folder / "games.jsonl")
     assert show.main([path, "--game", "1"]) == 2
@@ -133,8 +125,7 @@ def test_show_and_plot_refuse_a_bad_line_in_one_line(tmp_path, capsys, good_seri
 
 
 @pytest.mark.parametrize("name, data, word", BAD_LINES, ids=[case[0] for case in BAD_LINES])
-def test_show_refuses_a_bad_game_record_in_one_line(tmp_path, capsys, small_lines, name, data,
-                                                    word):
+def test_show_refuses_a_bad_game_record_in_one_line(tmp_path, capsys, name, data, word):
     record = tmp_path / "game-0001.json"
     record.write_bytes(data + b"\n")
     assert show.main([str(record)]) == 2
@@ -162,8 +153,7 @@ def test_show_refuses_wrong_types_in_the_keys_it_shows(tmp_path, capsys, good_se
 
 
 @pytest.mark.parametrize("name, data, word", BAD_LINES, ids=[case[0] for case in BAD_LINES])
-def test_replay_leaves_a_bad_line_out_with_one_warning(tmp_path, capsys, good_series, small_lines,
-                                                       name, data, word):
+def test_replay_leaves_a_bad_line_out_with_one_warning(tmp_path, capsys, good_series, name, data, word):
     folder = copy_series(good_series, tmp_path / "run", data + b"\n", keep_games=1)
     assert replay.main([str(folder)]) == 0
     warning = one_line(capsys.readouterr().err)
@@ -178,8 +168,7 @@ def test_replay_leaves_a_bad_line_out_with_one_warning(tmp_path, capsys, good_se
 
 
 @pytest.mark.parametrize("name, data, word", BAD_LINES, ids=[case[0] for case in BAD_LINES])
-def test_resume_drops_a_bad_line_with_one_warning_and_keeps_it_aside(tmp_path, capsys,
-                                                                     good_series, small_lines,
+def test_resume_drops_a_bad_line_with_one_warning_and_keeps_it_aside(tmp_path, capsys, good_series,
                                                                      name, data, word):
     folder = copy_series(good_series, tmp_path / "run", data + b"\n", keep_games=1)
     games = records.resume_games(folder / "games.jsonl")
@@ -192,7 +181,7 @@ def test_resume_drops_a_bad_line_with_one_warning_and_keeps_it_aside(tmp_path, c
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("runner", ["match", "stdio"])
-def test_a_resumed_series_plays_the_bad_lines_games_again(tmp_path, capsys, small_lines, runner):
+def test_a_resumed_series_plays_the_bad_lines_games_again(tmp_path, capsys, runner):
     module = {"match": match, "stdio": stdio}[runner]
     out = tmp_path / runner
     tiny = TINY if runner == "match" else ["--games", "2", "--seed", "3", "-q"]
