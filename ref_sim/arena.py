@@ -89,7 +89,7 @@ class EngineSeries:
         """The match runner's summary (and the SPRT's line), then (a series on a cluster) each
         worker's games and how many games were retried; an in-process game has no referee, so
         no time-outs."""
-        played_on = [{"worker": g.worker, "attempts": g.attempts} for g in self.games]
+        played_on = [(g.worker, g.attempts, None) for g in self.games]
         record = self.record()
         lines = match_stats.summary_lines(self.names, record.wins, record.losses, record.draws, self.ptnml())
         result = self.sprt_result()
@@ -193,8 +193,7 @@ def run_series(game, spec_a: str, spec_b: str, games: int, seed: int = 0, openin
     # In schedule order (on_game, the SPRT); an interrupted series drops the games not handled.
     stopped = play_games(runner, range(1, len(planned) + 1), submit, finished, threading.Event(),
                          wanted=undecided, ordered=True)
-    for error in stopped.values():
-        raise error
+    stopped.raise_error()
     return series
 
 

@@ -61,8 +61,7 @@ def play_pairs(make_a, make_b, pairs: int, seed: int = 0, seconds: float | None 
         if on_game is not None:
             on_game(result, tally)
 
-    for error in play_games(runner, games, submit, finished, threading.Event(), wanted).values():
-        raise error
+    play_games(runner, games, submit, finished, threading.Event(), wanted).raise_error()
     return tuple(tally)
 
 

@@ -8,6 +8,7 @@ schedule, tournament.json, the tables) is :mod:`ref_sim.series.event`.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from agent.options import whole
@@ -16,6 +17,7 @@ from ref_sim.series.command import MAX_GAMES
 from ref_sim.referees.file_shell import check_time_limit
 from ref_sim.referees.file_text import check_encoding
 from ref_sim.series import bot_list, command, event, file_games, preflight
+from ref_sim.series.output.game_line import GameLine
 from ref_sim.series.process import isolation, launch
 from ref_sim.series.run import cluster_address
 from ref_sim.series.specs import agent_spec, stdio_spec
@@ -164,12 +166,13 @@ class Tournament(command.SeriesCommand):
     def describe(self, game: dict) -> str:
         return event.describe(self.settings, game)
 
-    def annotate(self, slot: command.Slot, game: dict) -> None:
-        game.update(pairing=list(self.settings["pairings"][slot.pairing]), pairing_game=slot.k)
+    def annotate(self, slot: command.Slot, game: GameLine) -> GameLine:
+        return replace(game, pairing=list(self.settings["pairings"][slot.pairing]),
+                       pairing_game=slot.k)
 
     def after_game(self, out: Path, games: list[dict], game: dict) -> None:
-        pairing = tuple(game["pairing"])
-        if self.args.out and sum(tuple(g.get("pairing") or ()) == pairing
+        pairing = tuple(game.pairing)
+        if self.args.out and sum(tuple(g.pairing or ()) == pairing
                                  for g in games) == 2 * self.settings["rounds"]:
             # A pairing just ended: the crosstable is kept current while a long event runs.
             crosstable.write_pages(out, self.settings, games, self.anchor,

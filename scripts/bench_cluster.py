@@ -27,7 +27,7 @@ from ref_sim.series.specs import agent_spec
 def timed_game(*args, **kwargs):
     """:func:`ref_sim.series.file_games.play_game_on_worker`, and how long it took where it ran."""
     started = time.perf_counter()
-    record, notes, _logs = play_game_on_worker(*args, **kwargs)
+    record = play_game_on_worker(*args, **kwargs)[0].record
     return (record.result, record.winner, len(record.moves)), time.perf_counter() - started
 
 
@@ -50,8 +50,7 @@ def play(runner, schedule, specs, names, time_limit) -> tuple[float, dict, list[
         inside.append(seconds)
 
     started = time.perf_counter()
-    for error in series.play_games(runner, schedule, submit, finished, threading.Event()).values():
-        raise error
+    series.play_games(runner, schedule, submit, finished, threading.Event()).raise_error()
     return time.perf_counter() - started, outcomes, inside
 
 

@@ -118,8 +118,7 @@ def play_series(bots: list[specs.StdioSpec], games: int, out: Path, seed: int,
         stopped = loop.play_games(runner, range(1, games + 1),
                                   lambda k: series.submit(runner, k, must_start=not played),
                                   finished, series.stop)
-    for error in stopped.values():
-        raise error
+    stopped.raise_error()
     return played
 
 

@@ -30,6 +30,7 @@ from ref_sim.series.command import MAX_GAMES
 from ref_sim.series import file_games, loop as series, realbots
 from ref_sim.series.run import scheduler
 from ref_sim.series.output import records, report
+from ref_sim.series.output.game_line import GameLine
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.referees.file_shell import check_time_limit
 from ref_sim.series.specs import agent_spec
@@ -65,35 +66,35 @@ class Tally:
     slowest_own: float = 0.0        # agent's own measure / limit
     where: list[str] = field(default_factory=list)   # "0.5 s vs seed, game 7: Time out!"
 
-    def add(self, game: dict, ours: str, label: str) -> None:
+    def add(self, game: GameLine, ours: str, label: str) -> None:
         self.games += 1
-        limit = game["time_limit"]
-        if game["result"] == "tie":
+        limit = game.time_limit
+        if game.result == "tie":
             self.draws += 1
-        elif game["result"] == "win":
-            if game["winner"] == ours:
+        elif game.result == "win":
+            if game.winner == ours:
                 self.wins += 1
-                self.their_out_of_order += game["reason"] == OUT_OF_ORDER
+                self.their_out_of_order += game.reason == OUT_OF_ORDER
             else:
                 self.losses += 1
         else:
             self.aborted += 1
-            self.where.append(f"{label}, game {game['game']}: aborted ({game['reason']})")
-        if game["result"] == "win" and game["loser"] == ours:
-            if game["reason"] == TIME_OUT:
+            self.where.append(f"{label}, game {game.game}: aborted ({game.reason})")
+        if game.result == "win" and game.loser == ours:
+            if game.reason == TIME_OUT:
                 self.time_outs += 1
-            elif game["reason"] in (INVALID_MOVE, OUT_OF_ORDER):
+            elif game.reason in (INVALID_MOVE, OUT_OF_ORDER):
                 self.invalid_moves += 1
-            if game["reason"] in (TIME_OUT, INVALID_MOVE, OUT_OF_ORDER):
-                self.where.append(f"{label}, game {game['game']}: {game['reason']}")
-        note = game["notes"].get(ours, "")
+            if game.reason in (TIME_OUT, INVALID_MOVE, OUT_OF_ORDER):
+                self.where.append(f"{label}, game {game.game}: {game.reason}")
+        note = game.notes.get(ours, "")
         if note.startswith("crashed"):
             self.crashes += 1
         elif note:
             self.hangs += 1
         if note:
-            self.where.append(f"{label}, game {game['game']}: {note}")
-        mine = [m for m in game["moves"] if m["player"] == ours]
+            self.where.append(f"{label}, game {game.game}: {note}")
+        mine = [m for m in game.moves if m["player"] == ours]
         self.slowest = max([self.slowest] + [m["seconds"] / limit for m in mine])
         self.slowest_own = max([self.slowest_own] + [m["agent_seconds"] / limit
                                                      for m in mine if "agent_seconds" in m])
@@ -201,7 +202,7 @@ def play_share(limit: float, opponent: str, games: int, seed: int, out: Path, ru
     ``runner``; each finished game goes to ``out/games.jsonl`` and to ``on_game(game)``.
     ``latin1``: play them in Latin-1 (the referee, our agent and the opponent); ``play``: what
     plays each game (:func:`ref_sim.series.file_games.play_game`).  Returns how
-    they stopped early (:func:`ref_sim.series.loop.play_games`: ``{}`` when they did not)."""
+    they stopped early (:func:`ref_sim.series.loop.play_games`: false when they did not)."""
     latin1 = latin1 or Latin1("")
     specs = [agent_spec(OURS), agent_spec(opponent)]
     # The referee burns a core between its ticks, as the real one does.
@@ -214,7 +215,7 @@ def play_share(limit: float, opponent: str, games: int, seed: int, out: Path, ru
         game = share.line(runner, ticket, k)
         if game is None:
             return                                  # Ctrl-C: not a game
-        records.append_game(out / "games.jsonl", game)
+        series.append_game(out / "games.jsonl", game)
         on_game(game)
 
     return series.play_games(runner, range(1, games + 1),
@@ -300,8 +301,8 @@ def _main(argv: list[str] | None, *, play, latin1) -> int:
             def on_game(game, label=label, tally=tally):
                 done[0] += 1
                 tally.add(game, "Agent1", label)
-                mine = [m for m in game["moves"] if m["player"] == "Agent1"]
-                slowest = max((m["seconds"] for m in mine), default=0.0) / game["time_limit"]
+                mine = [m for m in game.moves if m["player"] == "Agent1"]
+                slowest = max((m["seconds"] for m in mine), default=0.0) / game.time_limit
                 print(f"[{done[0]}/{per_share * len(shares)}] {label}: {report.describe(game)}; "
                       f"our slowest move {slowest:.2f} of the limit "
                       f"({time.monotonic() - started:.0f} s)", flush=True)
@@ -310,7 +311,7 @@ def _main(argv: list[str] | None, *, play, latin1) -> int:
             stopped = play_share(limit, opponent, per_share, args.seed, where, runner, on_game,
                                  in_latin1 if plays_in_latin1(opponent) else None, play=play)
             if stopped:         # Ctrl-C, SIGTERM, SIGHUP; a full disk; the output closed
-                interrupted = next(iter(stopped.values()))
+                interrupted = stopped.error
                 break
     if isinstance(interrupted, BrokenPipeError):
         raise interrupted                           # one line (ref_sim.stops.guarded), 141

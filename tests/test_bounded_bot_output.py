@@ -208,7 +208,7 @@ def test_an_endless_stdout_line_over_the_stdio_referee_is_read_once_and_times_ou
     other = [sys.executable, "-m", "ref_sim.bots.stdio_random"]
     settings = codingame_games.StdioGameSettings(first_turn_ms=500, startup_wait=0.5, exit_wait=0.5)
     record = codingame_games.play_game({"Endless": endless, "Random": other}, "Endless",
-                                       tmp_path / "logs", settings)
+                                       tmp_path / "logs", settings).record
     assert record["reason"] == codingame_shell.TIME_OUT and record["loser"] == "Endless"
     assert "its stdout was read no further" in record["notes"]["Endless"]
     assert len(streams) == 2

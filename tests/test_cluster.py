@@ -23,7 +23,6 @@ import pytest
 
 from ref_sim.series.run import cluster, admission, cluster_address, cluster_reach, scheduler
 from ref_sim.series import file_games, openings
-from ref_sim.series.output.game_line import GameLine
 from ref_sim import match
 from ref_sim.series.specs import agent_spec
 # A scheduler serves health checks over HTTP, on port 8787 or, when a cluster of another test
@@ -210,15 +209,12 @@ def test_project_version_follows_the_sources(tmp_path):
 
 
 def test_worker_lines_count_time_outs_per_worker():
-    games = [GameLine(k, "win", [], {}, [], worker=worker, reason=reason, attempts=attempts)
-             for k, (worker, reason, attempts) in enumerate([("tcp://a:1", "Time out!", 1),
-                                                             ("tcp://a:1", "tie", 3),
-                                                             ("tcp://b:1", "Time out!", 1)], 1)]
+    games = [("tcp://a:1", 1, "Time out!"), ("tcp://a:1", 3, "tie"), ("tcp://b:1", 1, "Time out!")]
     assert cluster.worker_lines(games, "Time out!") == [
         "Worker tcp://a:1: 2 games, 1 time-outs",
         "Worker tcp://b:1: 1 games, 1 time-outs",
         "Retried: 1 game started again after its worker was lost"]
-    assert cluster.worker_lines([GameLine(1, "tie", [], {}, [], reason="tie")], "Time out!") == []     # a local series
+    assert cluster.worker_lines([(None, None, "tie")], "Time out!") == []     # a local series
 
 
 def echo_after(value, seconds, log):

@@ -41,6 +41,7 @@ from ref_sim.referees.codingame_referee import (
     to_cell,
 )
 from ref_sim.rules import CODINGAME, TIE, Game, line_winner
+from ref_sim.series.output.game_line import GameLine
 from ref_sim.series.process import turn_share
 #: Its output ends (the program exits) / a line of it never ends (its stdout is read no further).
 EXIT, ENDLESS = object(), object()
@@ -307,7 +308,8 @@ def test_the_record_says_the_game_and_its_times():
     assert [action for _, action in run.log[-2:]] == [Finish("A", 3.0), Finish("B", 3.0)]
     assert record["notes"] == {"B": "did not exit (killed)"}      # the winner's, noted
     assert record["slowest_ms"] == {"A": 0.0, "B": 0.0}
-    assert codingame_shell.describe(record).startswith("A (X) vs B (O): B wins: Invalid move! ('hello') [0 moves")
+    line = GameLine(game=1, **record)      # the games.jsonl line the series makes of it
+    assert codingame_shell.describe(line).startswith("A (X) vs B (O): B wins: Invalid move! ('hello') [0 moves")
 
 
 def test_a_crash_note_is_not_replaced_by_the_closing_one():

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from ref_sim.series import bot_list
+from ref_sim.series.output.game_line import GameLine
 from ref_sim import tournament
 from ref_sim.views import crosstable, replay
 from ref_sim.referees.file_referee import TIME_OUT
@@ -35,11 +36,11 @@ def settings_of(names, gauntlet=False, rounds=1):
 def game(settings, number, pairing, points, reason="3 in a row", notes=None):
     """A games.jsonl line with what the tables read: agent 1 is the pairing's first bot."""
     a, b = (settings["bots"][i]["name"] for i in pairing)
-    return {"game": number, "pairing": list(pairing), "pair": 0,
-            "agents": [{"name": a}, {"name": b}], "names": [a, b],
-            "result": "tie" if points == 0.5 else "win", "score": points,
-            "winner": {1: a, 0: b}.get(points), "reason": "tie" if points == 0.5 else reason,
-            "notes": notes or {}}
+    return GameLine.from_json({
+        "game": number, "pairing": list(pairing), "pair": 0, "agents": [{"name": a}, {"name": b}],
+        "names": [a, b], "moves": [], "result": "tie" if points == 0.5 else "win", "score": points,
+        "winner": {1: a, 0: b}.get(points), "reason": "tie" if points == 0.5 else reason,
+        "notes": notes or {}})
 
 
 class Page(HTMLParser):

@@ -106,9 +106,9 @@ def test_usage_of_a_shell_child_killed_at_the_end_is_sampled(tmp_path):
 def test_usage_line_skips_what_is_malformed():
     game = {"usage": {"A1": {"cpu_seconds": 1.234, "peak_mb": 40.2}, "B2": {"cpu_seconds": "x"},
                       "C3": "junk", "D4": {"cpu_seconds": 1e999, "peak_mb": 1}}}
-    assert metering.usage_line(game) == "usage: A1 1.23 s CPU, 40 MB; D4 inf s CPU, 1 MB"
-    assert metering.usage_line({"usage": [1, 2]}) is None
-    assert metering.usage_line({}) is None
+    assert metering.usage_line(game["usage"]) == "usage: A1 1.23 s CPU, 40 MB; D4 inf s CPU, 1 MB"
+    assert metering.usage_line([1, 2]) is None
+    assert metering.usage_line(None) is None
 
 
 # -- cores and caps -----------------------------------------------------------------------------

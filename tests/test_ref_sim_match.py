@@ -14,6 +14,7 @@ import pytest
 from ref_sim import match
 from ref_sim.series import file_games, loop as series, openings
 from ref_sim.series.output import report
+from ref_sim.series.output.game_line import GameLine, Played
 from ref_sim.referees.file_referee import WIN_REASON, GameRecord
 from ref_sim.rules import Game
 from ref_sim.series.specs import BUILTINS, agent_spec
@@ -103,7 +104,7 @@ class FakeGames:
             record.winner, record.loser = winner, [n for n in names if n != winner][0]
         self.played.append((number, p1, [tuple(m) for m in opening]))
         self.encodings.append(encoding)
-        return record, {}
+        return Played(record)
 
 
 def read_lines(out):
@@ -392,9 +393,8 @@ def test_one_game_has_no_empty_pentanomial_and_repeated_games_are_counted_once(t
     out = capsys.readouterr().out
     assert "Score of Agent1 vs Random2: " in out and "] 1\n" in out and "Ptnml" not in out
     assert "Distinct games: 1 of 1\n" in out
-    games = [{"p1": "A", "opening": [["A", 4, 4]], "moves": [{"board": 4, "spot": 0}]},
-             {"p1": "B", "opening": [["B", 4, 4]], "moves": [{"board": 4, "spot": 0}]},  # other side
-             {"p1": "A", "opening": [["A", 4, 4]], "moves": [{"board": 4, "spot": 0}]}]  # a repeat
+    games = [GameLine(k, "tie", ["A", "B"], {}, [{"board": 4, "spot": 0}], p1=p1, opening=[[p1, 4, 4]])
+             for k, p1 in enumerate(["A", "B", "A"], 1)]      # the other side, then a repeat
     assert report.distinct_line(games, "vary them") == (
         "Distinct games: 2 of 3 (warning: 1 repeats an earlier game move for move (game 3 = game 1), and counts "
         "again in the figures above; vary them)")
@@ -482,7 +482,8 @@ def test_the_resume_command_is_the_last_line_and_repeats_the_isolation(tmp_path,
     monkeypatch.setattr(sys, "stdout", both)
     monkeypatch.setattr(sys, "stderr", both)
     code = series.conclude("ref_sim.tournament", [], lambda games: ["the table"], out_arg=str(tmp_path),
-                           out=tmp_path, say=print, interrupt=KeyboardInterrupt(), what="tournament",
+                           out=tmp_path, say=print, what="tournament",
+                           stopped=series.Stopped(interrupt=KeyboardInterrupt()),
                            resume_options=isolation.command_options(isolation.Isolation()),
                            more_lines=["Crosstable: x.html"])
     lines = both.getvalue().splitlines()

@@ -50,7 +50,7 @@ def test_ordered_hands_the_games_in_the_order_of_the_schedule():
     log: list = []
     with scheduler.LocalRunner(2) as runner:
         handed, stopped = series_of(runner, DELAYS, log, ordered=True)
-    assert stopped == {} and handed == list(range(6))
+    assert not stopped and handed == list(range(6))
     assert [event[1] for event in log if event[0] == "end"][0] == 1     # yet played two at once
 
 
@@ -70,7 +70,7 @@ def test_ordered_series_once_decided_hands_no_later_game_and_cancels_the_rest():
 
         stopped = play_games(runner, range(40), submit, lambda k, t: handed.append(t.result()),
                              threading.Event(), wanted=lambda: len(handed) < 3, ordered=True)
-    assert stopped == {} and handed == [0, 1, 2]
+    assert not stopped and handed == [0, 1, 2]
     assert len([event for event in log if event[0] == "start"]) <= 3 + 2 * 2   # the window, at most
 
 
@@ -87,7 +87,7 @@ def test_the_inline_runner_plays_in_this_thread_and_ctrl_c_leaves_nothing_in_fli
     handed: list = []
     stopped = play_games(runner, range(10), lambda k: runner.submit(f"game-{k}", game, k),
                          lambda k, ticket: handed.append(ticket.result()), threading.Event())
-    assert isinstance(stopped["interrupt"], KeyboardInterrupt)
+    assert isinstance(stopped.interrupt, KeyboardInterrupt) and stopped.error is stopped.interrupt
     assert handed == [0, 1, 2] and played == [(0, True), (1, True), (2, True)]
 
 

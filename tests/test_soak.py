@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ref_sim.referees.file_referee import OUT_OF_ORDER, WIN_REASON, GameRecord
+from ref_sim.series.output.game_line import Played
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,7 +36,7 @@ def test_quick_plays_a_pair_against_every_opponent(soak, tmp_path, capsys):
                             p2=p2, result="win", winner="Agent1",
                             reason=OUT_OF_ORDER if "Eager2" in names else WIN_REASON)
         record.loser = [n for n in names if n != "Agent1"][0]
-        return record, {}
+        return Played(record)
 
     @contextmanager
     def latin1_locale():

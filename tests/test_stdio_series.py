@@ -50,7 +50,7 @@ def script(tmp_path):
 
 def play(commands, first="A", tmp_path=None, **timing):
     settings = codingame_games.StdioGameSettings(**{"turn_ms": 100, "first_turn_ms": 100, **timing})
-    return codingame_games.play_game(commands, first, tmp_path / "logs", settings)
+    return codingame_games.play_game(commands, first, tmp_path / "logs", settings).record
 
 
 def test_coordinates_and_turn_input():

@@ -21,6 +21,7 @@ import virtual_games
 from ref_sim import replay as replay_command
 from ref_sim.referees.file_referee import INVALID_MOVE, TIME_OUT, GameRecord, MoveRecord
 from ref_sim.series import realbots
+from ref_sim.series.output.game_line import Played
 from ref_sim.series.specs import agent_spec
 from ref_sim.views import replay, team_page
 from test_replay import browser, embedded, needs_chromium  # noqa: F401  (browser: the replay tests' fixture)
@@ -52,10 +53,9 @@ def faulty_game(number, specs, names, directory, logs, settings, *, seed=None, f
         return 0.01, f"{mover} {board} {spot}\n"
     record = virtual_games.Virtual(answer).play(settings.referee(), names=tuple(names), seed=seed,
                                                 first=first, opening=opening)
-    record.late_start = {"Otter": 2.0} if other == "Random2" else {}
-    record.usage = {name: {"cpu_seconds": 0.25, "peak_mb": 31.5} for name in names}
     record.save(logs / f"game-{number:04d}.json")
-    return record, {}
+    return Played(record, late_start={"Otter": 2.0} if other == "Random2" else {},
+                  usage={name: {"cpu_seconds": 0.25, "peak_mb": 31.5} for name in names})
 
 
 @pytest.fixture(scope="module")

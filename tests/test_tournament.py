@@ -13,12 +13,14 @@ import re
 import signal
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from ref_sim import stdio, tournament
 from ref_sim.series import openings
+from ref_sim.series.output.game_line import GameLine
 from ref_sim.referees.file_referee import TIME_OUT
 # The runner processes of tests/test_stops.py; no_leftovers is its autouse clean-up, here too.
 from test_stops import (PATIENCE, SHELL_RANDOM, SIGNAL_IDS, SIGNALS, Run, assert_stopped,  # noqa: F401
@@ -64,11 +66,11 @@ def game(number, pairing, points, pair=0, reason="3 in a row", notes=None):
     """A games.jsonl line with what the tables read: agent 1 is the pairing's first bot."""
     a, b = (SETTINGS["bots"][i]["name"] for i in pairing)
     winner = {1: a, 0: b}.get(points)
-    return {"game": number, "pairing": list(pairing), "pair": pair,
-            "agents": [{"name": a}, {"name": b}], "names": [a, b],
-            "result": "tie" if points == 0.5 else "win", "score": points,
-            "winner": winner, "reason": "tie" if points == 0.5 else reason,
-            "notes": notes or {}}
+    return GameLine(game=number, pairing=list(pairing), pair=pair,
+                    agents=[{"name": a}, {"name": b}], names=[a, b],
+                    result="tie" if points == 0.5 else "win", score=points,
+                    winner=winner, reason="tie" if points == 0.5 else reason,
+                    notes=notes or {}, moves=[])
 
 
 def test_the_table_ranks_rates_and_counts_faults():
@@ -111,9 +113,9 @@ def test_the_table_with_an_anchor_and_an_event_stopped_early():
     # Two pairs that never met, even through others: said, not silently compared.
     apart = {"bots": SETTINGS["bots"] + [{"name": "Eager4", "spec": "eager"}],
              "pairings": [[0, 1], [2, 3], [0, 2]]}
-    text = "\n".join(tournament.report_lines(apart, [game(1, (0, 1), 1), {
-        **game(2, (0, 1), 1), "pairing": [2, 3], "agents": [{"name": "Seed3"}, {"name": "Eager4"}],
-        "names": ["Seed3", "Eager4"], "winner": "Seed3"}]))
+    text = "\n".join(tournament.report_lines(apart, [game(1, (0, 1), 1), replace(
+        game(2, (0, 1), 1), pairing=[2, 3], agents=[{"name": "Seed3"}, {"name": "Eager4"}],
+        names=["Seed3", "Eager4"], winner="Seed3")]))
     assert "The bots fall into 2 groups that never met" in text
     assert "(Agent1, Random2; Seed3, Eager4)" in text
 

@@ -22,6 +22,7 @@ from ref_sim import match, tournament
 from ref_sim.referees.file_referee import TIME_OUT, Notify
 from ref_sim.series.stats import ratings
 from ref_sim.series.output import machine_load, report
+from ref_sim.series.output.game_line import GameLine, Played
 from ref_sim.series.process import turn_share
 from ref_sim.views import replay, team_page
 
@@ -231,39 +232,39 @@ def loaded_game(number, specs, names, directory, logs, settings, *, seed=None, f
     holder["game"] = game = Metered(silent("Otter") if other else virtual_games.legal(0.01), meter)
     record = game.play(settings.referee(), names=tuple(names), seed=seed, first=first,
                        opening=opening)
-    record.turn_share = meter.keys(record.reason, record.loser)
     record.save(logs / f"game-{number:04d}.json")
-    return record, {}
+    return Played(record, **meter.keys(record.reason, record.loser))
 
 
 @pytest.fixture(scope="module")
 def event(tmp_path_factory):
     out = virtual_games.tournament(loaded_game, tmp_path_factory.mktemp("event") / "class")
-    games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+    games = [GameLine.from_json(json.loads(line))
+             for line in (out / "games.jsonl").read_text().splitlines()]
     return out, games
 
 
 def test_the_record_marks_the_loaded_time_outs_and_keeps_the_figures_of_all(event):
     _, games = event
     for game in games:
-        names = set(game["names"])
+        names = set(game.names)
         if "Otter" not in names:
-            assert "timeout_share" not in game and "machine_timeout" not in game
+            assert game.timeout_share is None and game.machine_timeout is None
         elif "Random2" in names:
-            assert game["timeout_share"]["Otter"]["waited"] == 0.65
-            assert game["machine_timeout"] == game["timeout_share"]
+            assert game.timeout_share["Otter"]["waited"] == 0.65
+            assert game.machine_timeout == game.timeout_share
         else:
-            assert game["timeout_share"]["Otter"]["cpu"] == 0.0
-            assert "machine_timeout" not in game
+            assert game.timeout_share["Otter"]["cpu"] == 0.0
+            assert game.machine_timeout is None
 
 
 def test_the_tournaments_text_says_how_many_results_load_may_have_decided(event):
     out, games = event
     lines = tournament.report_lines(json.loads((out / "tournament.json").read_text()), games)
-    loaded = [g["game"] for g in games if "machine_timeout" in g]
+    loaded = [g.game for g in games if g.machine_timeout is not None]
     (head,) = [line for line in lines if line.startswith("Load:")]
     assert head.startswith(f"Load: {len(loaded)} results load may have decided")
-    assert f"{len(games) - len(loaded) - sum('Otter' not in g['names'] for g in games)} " \
+    assert f"{len(games) - len(loaded) - sum('Otter' not in g.names for g in games)} " \
            "time-outs the bots' own" in head
     assert loaded
     for number in loaded:
@@ -274,8 +275,8 @@ def test_the_tournaments_text_says_how_many_results_load_may_have_decided(event)
 def test_the_crosstable_counts_the_loaded_time_outs_and_lists_them(event):
     out, games = event
     page = (out / "crosstable.html").read_text()
-    loaded = [g["game"] for g in games if "machine_timeout" in g]
-    timeouts = sum("timeout_share" in g for g in games)
+    loaded = [g.game for g in games if g.machine_timeout is not None]
+    timeouts = sum(g.timeout_share is not None for g in games)
     assert f"{timeouts} <small>({len(loaded)} load)</small>" in page
     assert '<section id="load">' in page
     for number in loaded:
@@ -288,16 +289,16 @@ def test_the_crosstable_counts_the_loaded_time_outs_and_lists_them(event):
 def test_a_team_page_says_which_time_outs_were_the_machines_and_which_its_own(event):
     out, games = event
     page = (out / team_page.team_file(json.loads((out / "tournament.json").read_text()), "Otter")).read_text()
-    loaded = [g for g in games if "machine_timeout" in g]
+    loaded = [g for g in games if g.machine_timeout is not None]
     assert loaded
-    for game in [g for g in games if "Otter" in g["names"]]:     # its page: its games
-        row = page[page.index(f'<tr data-game="{game["game"]}"'):]
+    for game in [g for g in games if "Otter" in g.names]:     # its page: its games
+        row = page[page.index(f'<tr data-game="{game.game}"'):]
         row = row[:row.index("</tr>")]
         marked = "Time out! (load: the machine&#x27;s more than the bot&#x27;s)" in row
-        assert marked is ("machine_timeout" in game)
+        assert marked is (game.machine_timeout is not None)
     assert page.count("the machine&#x27;s time-out more than the bot&#x27;s (it was ready to run") \
         == len(loaded)
-    own = [g for g in games if "timeout_share" in g and "machine_timeout" not in g]
+    own = [g for g in games if g.timeout_share is not None and g.machine_timeout is None]
     assert page.count("its own time-out (the machine gave it the core when it asked") == len(own)
 
 
@@ -306,10 +307,10 @@ def test_a_series_summary_says_it_too_and_that_an_unmeasured_one_is_unmarked():
             "result": "win", "winner": "Kea", "loser": "Otter", "reason": TIME_OUT, "score": 0.0,
             "notes": {}, "moves": [], "opening": []}
     figures = {"cpu": 0.2, "waited": 0.75, "seconds": 1.01}
-    games = [{**base, "game": 1, "timeout_share": {"Otter": figures},
-              "machine_timeout": {"Otter": figures}},
-             {**base, "game": 2, "timeout_share": {"Otter": None}},
-             {**base, "game": 3, "timeout_share": {"Otter": None}}]
+    games = [GameLine(**base, game=1, timeout_share={"Otter": figures},
+                      machine_timeout={"Otter": figures}),
+             GameLine(**base, game=2, timeout_share={"Otter": None}),
+             GameLine(**base, game=3, timeout_share={"Otter": None})]
     lines = report.report_lines(games, ["Otter", "Kea"], paired=False)
     assert "  game 1: Otter had 20 % of a core and waited for one 75 % of its 1.01 s turn" in lines
     unmeasured = [line for line in lines if "not measured" in line]
@@ -317,7 +318,7 @@ def test_a_series_summary_says_it_too_and_that_an_unmeasured_one_is_unmarked():
                           "/proc/PID/schedstat: not Linux), so not told the machine's."]
     assert replay.verdict(games[1])[1].startswith("Load: Otter's turn was not measured")
     assert not any(line.startswith("Load:") for line in
-                   report.report_lines([{**base, "game": 4}], ["Otter", "Kea"], paired=False))
+                   report.report_lines([GameLine(**base, game=4)], ["Otter", "Kea"], paired=False))
 
 
 # -- does the ranking separate the bots? ----------------------------------------------------

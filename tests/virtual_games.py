@@ -10,6 +10,7 @@ import random
 from pathlib import Path
 
 from ref_sim.referees.file_shell import is_cleanup_name
+from ref_sim.series.output.game_line import Played
 from ref_sim.referees.file_text import last_line, referee_lines
 from ref_sim.referees.file_referee import (
     Clean,
@@ -168,7 +169,7 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path, sett
     record = run.play(settings.referee(), names=tuple(names), seed=seed, first=first,
                       opening=opening)
     record.save(logs / f"game-{number:04d}.json")
-    return record, {}
+    return Played(record)
 
 
 #: The class of the view tests' tournaments: a bot given its name, and two built-ins.

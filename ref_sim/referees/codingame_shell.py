@@ -249,17 +249,17 @@ def _perform(programs: dict, action, show, stop):
     return program.finish(action.wait)
 
 
-def describe(game: dict) -> str:
-    """One line about a finished game."""
-    if game["result"] == "tie":
-        text = f"draw ({game['boards'][game['p1']]}-{game['boards'][game['p2']]} boards)"
+def describe(game) -> str:
+    """One line about a finished game (its games.jsonl line: a GameLine)."""
+    if game.result == "tie":
+        text = f"draw ({game.boards[game.p1]}-{game.boards[game.p2]} boards)"
     else:
-        text = f"{game['winner']} wins: {game['reason']}"
-        if game["bad_line"] is not None:
-            text += f" ({game['bad_line']!r})"
-        if game.get("late_ms") is not None:
-            text += f" (answer after {game['late_ms']:.1f} ms)"
-    extra = "; ".join(f"{name} {note}" for name, note in game["notes"].items())
-    slowest = max(game["slowest_ms"].values(), default=0.0)
-    return (f"{game['p1']} (X) vs {game['p2']} (O): {text} [{len(game['moves'])} moves, "
-            f"{game['duration']:.1f} s, slowest turn {slowest:.1f} ms]" + (f" -- {extra}" if extra else ""))
+        text = f"{game.winner} wins: {game.reason}"
+        if game.bad_line is not None:
+            text += f" ({game.bad_line!r})"
+        if game.late_ms is not None:
+            text += f" (answer after {game.late_ms:.1f} ms)"
+    extra = "; ".join(f"{name} {note}" for name, note in game.notes.items())
+    slowest = max(game.slowest_ms.values(), default=0.0)
+    return (f"{game.p1} (X) vs {game.p2} (O): {text} [{len(game.moves)} moves, "
+            f"{game.duration:.1f} s, slowest turn {slowest:.1f} ms]" + (f" -- {extra}" if extra else ""))

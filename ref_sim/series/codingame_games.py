@@ -11,7 +11,7 @@ import random
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ref_sim.referees.codingame_shell import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS,
@@ -20,11 +20,12 @@ from ref_sim.rules import CODINGAME
 from ref_sim.series.run import shipping
 from ref_sim.series.process import isolation, launch, turn_share
 from ref_sim.series.output import records, telemetry
+from ref_sim.series.output.game_line import GameLine, Played
 from ref_sim.series.process.bot_process import BotProcess, GameBots
 from ref_sim.series.loop import SeriesGames
 from ref_sim.series.specs import StdioSpec
 
-#: The games.jsonl lines' format.
+#: series.json's format (the lines': :data:`ref_sim.series.output.game_line.FORMAT`).
 FORMAT = 1
 #: The first input waits for each program to write on stderr or exit, at most this long.
 STARTUP_WAIT = 2.0
@@ -62,14 +63,15 @@ def program_of(bot: BotProcess) -> Program:
 
 def play_game(commands: dict[str, list[str]], first: str, logs: Path,
               settings: StdioGameSettings = StdioGameSettings(), number: int = 1, *, show=None,
-              must_start: bool = False, stop: threading.Event | None = None, patient=()) -> dict:
+              must_start: bool = False, stop: threading.Event | None = None, patient=()) -> Played:
     """Play one game between two commands (``{name: argv}``); ``first`` moves first, as
     ``settings`` say (:class:`StdioGameSettings`); ``show``: given each position's text;
     ``patient``: the names of built-ins, waited for until they say they are up
     (:func:`ref_sim.series.process.launch.wait_until_started`).
 
-    Returns the game's record (:func:`ref_sim.referees.codingame_shell.referee_game`'s, with
-    ``usage``: what each program used).  ``must_start``: raise
+    Returns a :class:`ref_sim.series.output.game_line.Played`: the game's record
+    (:func:`ref_sim.referees.codingame_shell.referee_game`'s), what each program used and a
+    time-out's share of a core.  ``must_start``: raise
     :class:`ref_sim.series.process.launch.AgentCannotStart` when a program has exited (or could not be
     launched) before the first input (the first game of a series: its command is wrong).
     ``stop``: a threading.Event that ends the game at once (result "aborted").  Whatever
@@ -89,8 +91,7 @@ def play_game(commands: dict[str, list[str]], first: str, logs: Path,
         record = referee_game(programs, names, settings.turn_ms, settings.first_turn_ms,
                               settings.grace_ms, show, settings.exit_wait, stop)
         usage = bots.end()
-    record = {**record, **meter.keys(record["reason"], record["loser"])}
-    return {**record, "usage": usage} if usage else record
+    return Played(record, usage=usage or None, **meter.keys(record["reason"], record["loser"]))
 
 
 def commands_of(specs: dict, agent_seeds: dict, turn_ms: float, first_turn_ms: float) -> dict:
@@ -103,14 +104,14 @@ def play_game_on_worker(number: int, specs: dict, agent_seeds: dict, first: str,
                         settings: StdioGameSettings, **options):
     """:func:`play_game` on the machine that runs it (a cluster worker), the commands built
     there (its Python), the logs in a temporary directory.  ``specs`` and ``agent_seeds`` map
-    each name to its :class:`StdioSpec` and seed.  Returns ``(record, commands, logs)``, ``logs``
+    each name to its :class:`StdioSpec` and seed.  Returns ``(played, commands, logs)``, ``logs``
     the log files by name, for :func:`ref_sim.series.run.shipping.save_files`."""
     commands = commands_of(specs, agent_seeds, settings.turn_ms, settings.first_turn_ms)
     with tempfile.TemporaryDirectory(prefix="uttt-game-") as temp:
         logs = Path(temp) / "logs"
-        record = play_game(commands, first, logs, settings, number,
+        played = play_game(commands, first, logs, settings, number,
                            patient={name for name, spec in specs.items() if spec.builtin}, **options)
-        return record, commands, shipping.read_files(logs)
+        return played, commands, shipping.read_files(logs)
 
 
 # -- the series ---------------------------------------------------------------------------
@@ -127,21 +128,23 @@ def agent_seeds(seed: int, number: int) -> list[int]:
     return [rng.randrange(2 ** 32), rng.randrange(2 ** 32)]
 
 
-def game_line(record: dict, commands: dict, number: int, series_seed: int, specs, names,
-              logs: Path, k: int | None = None) -> dict:
-    """The games.jsonl object of a game (each key described in docs/formats.md: keep the two
+def game_line(played: Played, commands: dict, number: int, series_seed: int, specs, names,
+              logs: Path, k: int | None = None) -> GameLine:
+    """The games.jsonl line of a game (each key described in docs/formats.md: keep the two
     together), with the search figures
     its programs logged.  ``k``: its number in its series when that is not ``number`` (a
     tournament's pairing): the pair and the seeds follow ``k``, ``game`` and the logs ``number``."""
-    k = number if k is None else k
+    k, record = number if k is None else k, played.record
     skipped = {name: telemetry.attach_search_log(record["moves"], name, telemetry.search_log_path(
         logs, number, name))[1] for name in names}
     score = (None if record["result"] == "aborted" else 0.5 if record["result"] == "tie"
              else float(record["winner"] == names[0]))
     agents = [{"name": name, "spec": spec.spec, "command": commands[name], "seed": agent_seed}
               for name, spec, agent_seed in zip(names, specs, agent_seeds(series_seed, k))]
-    return {"format": FORMAT, "game": number, "pair": (k - 1) // 2, "series_seed": series_seed,
-            "agents": agents, **record, "score": score, **telemetry.skipped_key(skipped)}
+    return GameLine(game=number, pair=(k - 1) // 2, series_seed=series_seed, agents=agents,
+                    **record, usage=played.usage, timeout_share=played.timeout_share,
+                    machine_timeout=played.machine_timeout, score=score,
+                    **telemetry.skipped_key(skipped))
 
 
 class StdioGames(SeriesGames):
@@ -170,15 +173,15 @@ class StdioGames(SeriesGames):
 
     def _play_here(self, number: int, specs: dict, seeds: dict, first: str, must_start: bool):
         commands = commands_of(specs, seeds, self.settings.turn_ms, self.settings.first_turn_ms)
-        record = play_game(commands, first, self.logs, self.settings, number, show=self.show,
+        played = play_game(commands, first, self.logs, self.settings, number, show=self.show,
                            must_start=must_start, stop=self.stop,
                            patient={name for name, spec in specs.items() if spec.builtin})
-        return record, commands
+        return played, commands
 
-    def game_line(self, record, commands, *, k: int, number: int) -> dict:
-        return game_line(record, commands, number, self.seed, self.specs, self.names, self.logs, k)
+    def game_line(self, played: Played, commands, *, k: int, number: int) -> GameLine:
+        return game_line(played, commands, number, self.seed, self.specs, self.names, self.logs, k)
 
-    def forfeit_line(self, error: launch.AgentCannotStart, *, k: int, number: int) -> dict:
+    def forfeit_line(self, error: launch.AgentCannotStart, *, k: int, number: int) -> GameLine:
         settings, first = self.settings, self.names[(k - 1) % 2]
         names = [first] + [name for name in self.names if name != first]
         commands = commands_of(dict(zip(self.names, self.specs)),
@@ -193,4 +196,5 @@ class StdioGames(SeriesGames):
                   "reason": records.CANNOT_START, "bad_line": None, "late_ms": None,
                   "boards": dict.fromkeys(names, 0), "notes": {},
                   "slowest_ms": dict.fromkeys(names, 0.0), "started": time.time(), "duration": 0.0}
-        return {**self.game_line(record, commands, k=k, number=number), "cannot_start": gone}
+        return replace(self.game_line(Played(record), commands, k=k, number=number),
+                       cannot_start=gone)

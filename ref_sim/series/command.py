@@ -24,8 +24,9 @@ from ref_sim.series.run import cluster_address
 from ref_sim.series.process import isolation, contain, metering, sandbox, launch
 from ref_sim.series import realbots
 from ref_sim.series.output import out_lock, records
-from ref_sim.series.loop import (append_game, capped_concurrency, conclude, play_games, prepare_out,
-                                 run_in, series_settings, went_wrong)
+from ref_sim.series.loop import (Stopped, append_game, capped_concurrency, conclude, play_games,
+                                 prepare_out, run_in, series_settings, went_wrong)
+from ref_sim.series.output.game_line import GameLine
 from ref_sim.series.specs import keep_recorded_names
 from ref_sim.series.process.launch import AgentCannotStart
 from ref_sim.series.output.progress import Progress
@@ -257,8 +258,9 @@ class SeriesCommand:
         """A finished game in one line."""
         raise NotImplementedError
 
-    def annotate(self, slot: Slot, game: dict) -> None:
-        """What a game's line holds beyond its series' (a tournament's pairing)."""
+    def annotate(self, slot: Slot, game: GameLine) -> GameLine:
+        """``game`` with what its line holds beyond its series' (a tournament's pairing)."""
+        return game
 
     def after_game(self, out: Path, games: list[dict], game: dict) -> None:
         """A game was just recorded (``games``: all so far)."""
@@ -317,8 +319,8 @@ class SeriesCommand:
         records.write_json(out / self.settings_name, self.record())
         done = records.resume_games(games_path)     # bad lines: a warning, played again
         slots = self.slots()
-        done = [g for g in done if g["game"] <= len(slots)]
-        done_numbers = {g["game"] for g in done}
+        done = [g for g in done if g.game <= len(slots)]
+        done_numbers = {g.game for g in done}
         todo = [slot for slot in slots if slot.number not in done_numbers]
         try:    # what no bot may see: --out, each bot's program to every other bot
             isolate = sandbox.for_event(isolation.from_args(args),
@@ -347,14 +349,14 @@ class SeriesCommand:
                 game = own.forfeit_line(error, k=slot.k, number=slot.number)
             if game is None:
                 return
-            self.annotate(slot, game)
+            game = self.annotate(slot, game)
             append_game(games_path, game)
             games.append(game)
-            if not game.get("cannot_start"):    # a forfeit proves neither side can start
-                proven.update(game["names"])
+            if not game.cannot_start:           # a forfeit proves neither side can start
+                proven.update(game.names)
             self.after_game(out, games, game)
             if progress is not None:
-                used = metering.usage_line(game) if isolate is not None else None
+                used = metering.usage_line(game.usage) if isolate is not None else None
                 progress.game(slot.pairing, f"Game {slot.number}/{len(slots)}: {self.describe(game)}"
                                             + (f" -- {used}" if used else ""), game)
 
@@ -372,7 +374,7 @@ class SeriesCommand:
             # Stopped before its first game (a user who saw "resuming:" and pressed Ctrl-C):
             # the settings are written, so it ends as a stop between games does, with the command
             # that continues it.
-            stopped = {"interrupt": interrupt}
+            stopped = Stopped(interrupt=interrupt)
         else:
             # How the games end early: Ctrl-C or a stop signal (ref_sim.stops), the output closed
             # (| head), or a bot that cannot start in its first game of this run (its command is wrong).
@@ -387,7 +389,7 @@ class SeriesCommand:
         return conclude(self.module, games, report, out_arg=args.out, out=out, say=say,
                         progress=progress, figures=self.figures, decided=self.decided,
                         what=self.what, resume_options=isolation.command_options(isolate),
-                        more_lines=pages, **stopped)
+                        more_lines=pages, stopped=stopped)
 
 
 class HeadToHead(SeriesCommand):

@@ -17,6 +17,7 @@ from ref_sim.series.process import isolation
 from ref_sim.series.output import machine_load, report
 from ref_sim.series.stats import match_stats, ratings
 from ref_sim.series.output.records import CANNOT_START
+from ref_sim.series.output.game_line import GameLine
 from ref_sim.series.loop import SeriesGames, SettingsFile, merge_settings, read_settings, went_wrong
 from ref_sim.series.output.progress import Progress
 from ref_sim.series.output.report import HANGS, distinct_line, pair_counts, summarize, tally
@@ -109,27 +110,27 @@ def pairing_seed(settings: dict, pairing: tuple[int, int]) -> int:
     return random.Random(f"uttt-tournament/{settings['seed']}/pairing/{i}-{j}").randrange(2 ** 32)
 
 
-def describe(settings: dict, game: dict) -> str:
-    stdio = settings["protocol"] == "stdio" and not game.get("cannot_start")   # a forfeit: alike
+def describe(settings: dict, game: GameLine) -> str:
+    stdio = settings["protocol"] == "stdio" and not game.cannot_start   # a forfeit: alike
     return (codingame_shell.describe if stdio else report.describe)(game)
 
 
 # -- the tables ---------------------------------------------------------------------------
 
-def rated_games(games: list[dict]):
+def rated_games(games: list[GameLine]):
     """``(agent 1, agent 2, agent 1's points)`` of each game with a result (not aborted)."""
-    return [(g["agents"][0]["name"], g["agents"][1]["name"], g["score"])
-            for g in games if g["score"] is not None]
+    return [(g.agents[0]["name"], g.agents[1]["name"], g.score)
+            for g in games if g.score is not None]
 
 
-def report_lines(settings: dict, games: list[dict], anchor: str | None = None) -> list[str]:
+def report_lines(settings: dict, games: list[GameLine], anchor: str | None = None) -> list[str]:
     """The rating table, the head-to-head results and the faults, over ``games``."""
     names = [bot["name"] for bot in settings["bots"]]
     specs = {bot["name"]: bot["spec"] for bot in settings["bots"]}
     pairs = ratings.pairwise(rated_games(games))
     fit = ratings.fit(names, pairs, anchor=anchor)
     totals = ratings.standings(names, pairs)
-    sides = {name: tally([g for g in games if name in g["names"]], [name])[name]
+    sides = {name: tally([g for g in games if name in g.names], [name])[name]
              for name in names}
     lines = table_lines(fit, totals, sides, specs) + cannot_start_lines(names, games)
     joined = [group for group in fit.groups if totals[group[0]].games]
@@ -145,7 +146,7 @@ def report_lines(settings: dict, games: list[dict], anchor: str | None = None) -
                   "bar over the opening pairs):"]
     width = max(len(f"{names[i]} vs {names[j]}") for i, j in settings["pairings"])
     for i, j in settings["pairings"]:
-        own = [g for g in games if g.get("pairing") == [i, j]]
+        own = [g for g in games if g.pairing == [i, j]]
         lines.append("  " + head_to_head(names[i], names[j], pairs, own, width))
     faulty = [sides[name].line() for name in fit.ranked() if sides[name].reasons]
     if faulty:
@@ -155,7 +156,7 @@ def report_lines(settings: dict, games: list[dict], anchor: str | None = None) -
     lines += [""] + load if load else []
     if games:
         hint = codingame_games.REPEAT_HINT if settings.get("protocol") == "stdio" else ""
-        played = [g for g in games if not g.get("cannot_start")]    # a forfeit has no moves
+        played = [g for g in games if not g.cannot_start]    # a forfeit has no moves
         if played:
             lines += ["", distinct_line(played, hint)]
     return lines
@@ -187,17 +188,17 @@ def table_lines(fit: ratings.Ratings, totals: dict, sides: dict, specs: dict) ->
     return lines
 
 
-def cannot_start_lines(names: list[str], games: list[dict]) -> list[str]:
+def cannot_start_lines(names: list[str], games: list[GameLine]) -> list[str]:
     """A line for each bot that could not start in some games: why (its log's line), how those
     games were scored, and the log that says so.  The event went on without it."""
     lines = []
     for name in names:
-        forfeits = [g for g in games if name in (g.get("cannot_start") or {})]
+        forfeits = [g for g in games if name in (g.cannot_start or {})]
         if not forfeits:
             continue
         last = forfeits[-1]
-        lost = sum(g["result"] == "win" for g in forfeits)
-        played = sum(name in g["names"] for g in games)
+        lost = sum(g.result == "win" for g in forfeits)
+        played = sum(name in g.names for g in games)
         which = f"its {lost} game{'s' * (lost != 1)}" if lost == played else \
             f"{lost} of its {played} games"
         text = f"{name}: could not start ({last['cannot_start'][name]}); {which} scored as losses"
@@ -208,7 +209,7 @@ def cannot_start_lines(names: list[str], games: list[dict]) -> list[str]:
     return lines
 
 
-def head_to_head(a: str, b: str, pairs: dict, games: list[dict], width: int = 0) -> str:
+def head_to_head(a: str, b: str, pairs: dict, games: list[GameLine], width: int = 0) -> str:
     """``A vs B: W - L - D  [score] N, Elo difference: ..., Ptnml(0-2): [...]`` (A's view)."""
     title = f"{a} vs {b}:".ljust(width + 1)
     record = pairs.get((a, b), ratings.Record())        # agent 1 of every game is a
@@ -228,11 +229,11 @@ class PairingProgress:
     whose figures mean something where a sum over the event would not; every round plays every
     pairing, so a pairing's bar and time left follow the tournament's): a :class:`Progress` from the pairing's first game in this run (the time left is this run's pace)."""
 
-    def __init__(self, settings: dict, games: list[dict]) -> None:
+    def __init__(self, settings: dict, games: list[GameLine]) -> None:
         names = [bot["name"] for bot in settings["bots"]]
         self.total = 2 * settings["rounds"]
         self.names = [[names[i], names[j]] for i, j in settings["pairings"]]
-        self.played = [[g for g in games if g.get("pairing") == list(pair)]
+        self.played = [[g for g in games if g.pairing == list(pair)]
                        for pair in settings["pairings"]]
         self.lines: dict[int, Progress] = {}
         self.shown: Progress | None = None        # the line on a terminal: the others drawn over

@@ -18,6 +18,7 @@ from ref_sim.series.run import shipping
 from ref_sim.series.process import isolation, launch
 from ref_sim.series import openings, realbots
 from ref_sim.series.output import records, telemetry
+from ref_sim.series.output.game_line import GameLine, Played
 from ref_sim.series.process.bot_process import BotProcess, GameBots
 from ref_sim.series.process.launch import AgentCannotStart
 from ref_sim.series.loop import SeriesGames
@@ -89,7 +90,9 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
               settings: FileGameSettings, *, seed: int | None = None, first=None, opening=None,
               agent_seeds=None, must_start: bool = False, stop=None, observe=None,
               referee=run_game):
-    """One game: start both agents, referee, then collect them.  Returns (record, notes).
+    """One game: start both agents, referee, then collect them.  Returns a
+    :class:`ref_sim.series.output.game_line.Played`: the referee's record, the notes, what each
+    agent used (isolated or not), who was late to start and a time-out's share of a core.
 
     specs maps each name to its AgentSpec; names is the order given to the referee.
     notes maps a name to "crashed (...)" (exited before the end) or "did not exit (killed)".
@@ -98,8 +101,7 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
     stop: a threading.Event that aborts the game (Ctrl-C); observe: called with each of the
     referee's events (``uttt-tournament --check`` stops a game once a bot moved).  must_start: raise
     :class:`AgentCannotStart` instead of playing when an agent has already exited (or could
-    not be launched) once the others are up (the first game of a series).  What each agent
-    used is ``record.usage``, isolated or not.  referee: what referees the game in ``directory``
+    not be launched) once the others are up (the first game of a series).  referee: what referees the game in ``directory``
     (:func:`ref_sim.referees.file_shell.run_game`'s signature).
     """
     agent_seeds = agent_seeds or {}
@@ -153,10 +155,7 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
             for name in bots.kill_lingering(0.05, skip=notes):  # run_game waited for them to exit
                 if record.result != "aborted":      # no end_game to read: not the agent's fault
                     notes[name] = "did not exit (killed)"
-            record.usage = bots.end()               # reaped: CPU seconds, peak memory
-        record.late_start = late                    # for the hints: who was not up when it began
-        # games.jsonl's timeout_share and machine_timeout
-        record.turn_share = bots.meter.keys(record.reason, record.loser)
+            usage = bots.end()                      # reaped: CPU seconds, peak memory
         record.save(logs / f"game-{number:04d}.json")
     finally:
         for folder in [*(views or {}).values(), directory]:
@@ -164,27 +163,29 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
                 folder.rmdir()                  # the referee cleaned it: no empty folder left
             except OSError:
                 pass                            # something else is in it: keep it
-    return record, notes
+    return Played(record, notes, usage=usage or None, late_start=late,
+                  **bots.meter.keys(record.reason, record.loser))
 
 
 def play_game_on_worker(number: int, specs: dict, names, settings: FileGameSettings, *,
                         play=play_game, **options):
     """``play`` (:func:`play_game`) in a temporary directory of the machine that runs it (a
-    cluster worker).  Returns ``(record, notes, logs)``, ``logs`` the game's log files by name, for
+    cluster worker).  Returns ``(played, logs)``, ``logs`` the game's log files by name, for
     :func:`ref_sim.series.run.shipping.save_files` into the series' ``logs/``."""
     with tempfile.TemporaryDirectory(prefix="uttt-game-") as temp:
         logs = Path(temp) / "logs"
         logs.mkdir()
-        record, notes = play(number, specs, names, Path(temp) / f"game-{number:04d}", logs,
-                             settings, **options)
-        return record, notes, shipping.read_files(logs)
+        played = play(number, specs, names, Path(temp) / f"game-{number:04d}", logs, settings,
+                      **options)
+        return played, shipping.read_files(logs)
 
 
-def game_line(record: GameRecord, notes: dict, scheduled: openings.Scheduled, series_seed: int,
+def game_line(played: Played, scheduled: openings.Scheduled, series_seed: int,
               specs: list[AgentSpec], names: list[str], logs: Path,
-              encoding: str | None = None) -> dict:
-    """The games.jsonl object of a game, each key described in docs/formats.md (keep the two
+              encoding: str | None = None) -> GameLine:
+    """The games.jsonl line of a game, each key described in docs/formats.md (keep the two
     together); ``encoding``: the series' ``--encoding``, as given to the agents."""
+    record, notes = played.record, played.notes
     data = record.to_dict()
     moves = data["moves"]
     skipped = {}
@@ -197,27 +198,22 @@ def game_line(record: GameRecord, notes: dict, scheduled: openings.Scheduled, se
         points = 1.0 if record.winner == names[0] else 0.0
     else:
         points = None
-    return {
-        "format": FORMAT, "game": scheduled.index, "pair": scheduled.pair,
-        "series_seed": series_seed, "seed": scheduled.seed, "time_limit": record.time_limit,
-        "encoding": record.encoding,
-        "agents": [{"name": name, "spec": spec.spec,
-                    "command": spec.command(name, "{dir}", record.time_limit, agent_seed,
-                                            encoding),
-                    "seed": agent_seed}
-                   for name, spec, agent_seed in zip(names, specs, scheduled.agent_seeds)],
-        "names": list(record.names), "p1": record.p1, "p2": record.p2,
-        "opening": [list(item) for item in record.opening], "moves": moves,
-        "result": record.result, "winner": record.winner, "loser": record.loser,
-        "reason": record.reason, "end_text": record.end_text, "bad_line": record.bad_line,
-        "score": points, "notes": dict(notes),
-        "hints": realbots.stall_notes(record, notes, dict(zip(names, specs)),
-                                      getattr(record, "late_start", None)),
-        "started": record.started, "duration": round(record.duration, 3),
-        **({"usage": record.usage} if getattr(record, "usage", None) else {}),
-        **(getattr(record, "turn_share", None) or {}),
-        **telemetry.skipped_key(skipped),
-    }
+    return GameLine(
+        game=scheduled.index, pair=scheduled.pair, series_seed=series_seed, seed=scheduled.seed, time_limit=record.time_limit,
+        encoding=record.encoding,
+        agents=[{"name": name, "spec": spec.spec,
+                 "command": spec.command(name, "{dir}", record.time_limit, agent_seed, encoding),
+                 "seed": agent_seed}
+                for name, spec, agent_seed in zip(names, specs, scheduled.agent_seeds)],
+        names=list(record.names), p1=record.p1, p2=record.p2,
+        opening=[list(item) for item in record.opening], moves=moves,
+        result=record.result, winner=record.winner, loser=record.loser,
+        reason=record.reason, end_text=record.end_text, bad_line=record.bad_line,
+        score=points, notes=dict(notes),
+        hints=realbots.stall_notes(record, notes, dict(zip(names, specs)), played.late_start),
+        started=record.started, duration=round(record.duration, 3),
+        usage=played.usage, timeout_share=played.timeout_share,
+        machine_timeout=played.machine_timeout, **telemetry.skipped_key(skipped))
 
 
 class FileGames(SeriesGames):
@@ -252,11 +248,11 @@ class FileGames(SeriesGames):
                              self.out / f"game-{number:04d}", self.logs, self.settings,
                              stop=self.stop, **options)
 
-    def game_line(self, record, notes, *, k: int, number: int) -> dict:
-        return game_line(record, notes, self.scheduled(k, number), self.seed, self.specs,
-                         self.names, self.logs, self.settings.encoding)
+    def game_line(self, played: Played, *, k: int, number: int) -> GameLine:
+        return game_line(played, self.scheduled(k, number), self.seed, self.specs, self.names,
+                         self.logs, self.settings.encoding)
 
-    def forfeit_line(self, error: AgentCannotStart, *, k: int, number: int) -> dict:
+    def forfeit_line(self, error: AgentCannotStart, *, k: int, number: int) -> GameLine:
         scheduled = self.scheduled(k, number)
         p1 = self.names[scheduled.first]
         gone = {name: why for name, why in error.gone.items() if name in self.names}
@@ -265,4 +261,4 @@ class FileGames(SeriesGames):
                             p1=p1, p2=next(name for name in self.names if name != p1),
                             result=result, winner=winner, loser=loser,
                             reason=records.CANNOT_START, started=time.time())
-        return {**self.game_line(record, {}, k=k, number=number), "cannot_start": gone}
+        return replace(self.game_line(Played(record), k=k, number=number), cannot_start=gone)

@@ -13,12 +13,13 @@ import shutil
 import sys
 import tempfile
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agent.cli_common import say_error, silence_output
 from ref_sim.series.run import cluster, cluster_address, shipping, scheduler
 from ref_sim.series.output import records, strict_json
+from ref_sim.series.output.game_line import GameLine
 from ref_sim import stops
 from ref_sim.referees.file_referee import TIME_OUT
 from ref_sim.series.process.launch import AgentCannotStart
@@ -38,21 +39,22 @@ class SeriesGames:
     def submit(self, runner, k: int, must_start: bool, number: int | None = None):
         raise NotImplementedError
 
-    def game_line(self, *result, k: int, number: int) -> dict:
+    def game_line(self, *result, k: int, number: int) -> GameLine:
         """The line of a game from what its game function returned (without the logs)."""
         raise NotImplementedError
 
-    def forfeit_line(self, error: AgentCannotStart, *, k: int, number: int) -> dict:
+    def forfeit_line(self, error: AgentCannotStart, *, k: int, number: int) -> GameLine:
         """The line of a game that never began because a side could not start (``error``): that
-        side loses it, reason :data:`ref_sim.series.output.records.CANNOT_START`, and ``"cannot_start"``
+        side loses it, reason :data:`ref_sim.series.output.records.CANNOT_START`, and ``cannot_start``
         holds ``{name: why}`` of each side that could not (a tournament goes on)."""
         raise NotImplementedError
 
-    def line(self, runner, ticket, k: int, number: int | None = None) -> dict | None:
+    def line(self, runner, ticket, k: int, number: int | None = None) -> GameLine | None:
         """The games.jsonl line of a finished game, its logs saved first when a worker sent
         them; None for a game the stop cut short: not a game, ``--resume`` plays it again."""
         try:
-            result = ticket.result()
+            result = ticket.result()    # a Played, or a tuple of it and the rest of the line's makings
+            result = list(result) if isinstance(result, tuple) else [result]
             if runner.remote:
                 *result, files = result
                 shipping.save_files(self.logs, files)
@@ -60,15 +62,41 @@ class SeriesGames:
             raise records.WriteError(records.write_failed(
                 error.filename or f"the files of game {number or k}", error)) from None
         game = self.game_line(*result, k=k, number=number or k)
-        if self.stop.is_set() and game["result"] == "aborted":
+        if self.stop.is_set() and game.result == "aborted":
             return None
         if runner.remote:
-            game.update(worker=ticket.worker, attempts=runner.attempts(ticket))
+            game = replace(game, worker=ticket.worker, attempts=runner.attempts(ticket))
         return game
 
 
+@dataclass(frozen=True)
+class Stopped:
+    """How :func:`play_games` ended early, if it did (else it is false): ``interrupt`` (Ctrl-C,
+    or SIGTERM/SIGHUP through :mod:`ref_sim.stops`; a
+    :class:`ref_sim.series.run.cluster_address.ClusterError`: a game lost every worker, or the
+    scheduler went away; a :class:`ref_sim.series.output.records.WriteError`: the records cannot
+    be written), ``cannot_start`` (:class:`AgentCannotStart`) or ``broken_pipe`` (the output
+    closed)."""
+    interrupt: BaseException | None = None
+    cannot_start: AgentCannotStart | None = None
+    broken_pipe: BrokenPipeError | None = None
+
+    @property
+    def error(self) -> BaseException | None:
+        """The error that stopped the games, whichever it was; None when none did."""
+        return self.interrupt or self.cannot_start or self.broken_pipe
+
+    def __bool__(self) -> bool:
+        return self.error is not None
+
+    def raise_error(self) -> None:
+        """Raise the error that stopped the games, if one did (a series played in-process)."""
+        if self.error is not None:
+            raise self.error
+
+
 def play_games(runner, todo, submit, finished, stop: threading.Event, wanted=None,
-               ordered: bool = False) -> dict:
+               ordered: bool = False) -> Stopped:
     """Play ``todo`` through ``runner``, ``runner.capacity()`` games at once: ``submit(item)``
     starts one and returns its ticket, ``finished(item, ticket)`` takes each as it ends (games
     that end together in the order they were submitted; with ``ordered``, all in the order of
@@ -78,16 +106,13 @@ def play_games(runner, todo, submit, finished, stop: threading.Event, wanted=Non
     in-process series of ref_sim.arena and ref_sim.selfplay (on a
     :class:`ref_sim.series.run.scheduler.InlineRunner`), and scripts/train_eval.py's self-play.
 
-    Returns how the games stopped early, as :func:`conclude`'s keywords: ``{}`` (they did not),
-    ``{"interrupt": error}`` (Ctrl-C, or SIGTERM/SIGHUP through :mod:`ref_sim.stops`, or a
-    :class:`ref_sim.series.run.cluster_address.ClusterError`: a game lost every worker, or the scheduler went away),
-    ``{"cannot_start": error}`` (:class:`AgentCannotStart`) or ``{"broken_pipe": error}`` (the
-    output closed).  Then, and on any other error, which goes on, the games in flight end
+    Returns how the games stopped early, a :class:`Stopped` (false when they did not).  Then,
+    and on any other error, which goes on, the games in flight end
     first: a cluster's are cancelled (``--resume`` plays them again), local ones are told
     through ``stop`` (they abort, their agents killed) and each is handed to ``finished``, so
     that one that ended in time is kept."""
     window: list = []               # (ticket, item) submitted, not yet handed to finished
-    stopped: dict = {}
+    stopped = Stopped()
     ended = False
     try:
         for item, ticket in scheduler.stream(runner, todo, submit, window, ordered=ordered,
@@ -95,15 +120,15 @@ def play_games(runner, todo, submit, finished, stop: threading.Event, wanted=Non
             finished(item, ticket)
         ended = True
     except KeyboardInterrupt as error:
-        stopped["interrupt"] = error
+        stopped = Stopped(interrupt=error)
     except cluster_address.ClusterError as error:   # a game lost every worker, or the scheduler went away
-        stopped["interrupt"] = error
+        stopped = Stopped(interrupt=error)
     except records.WriteError as error:     # the records cannot be written: a full disk
-        stopped["interrupt"] = error
+        stopped = Stopped(interrupt=error)
     except AgentCannotStart as error:
-        stopped["cannot_start"] = error
+        stopped = Stopped(cannot_start=error)
     except BrokenPipeError as error:
-        stopped["broken_pipe"] = error
+        stopped = Stopped(broken_pipe=error)
         silence_output(sys.stdout)
     finally:
         if window and (runner.remote or ended):     # ended: an ordered series was decided
@@ -120,12 +145,12 @@ def play_games(runner, todo, submit, finished, stop: threading.Event, wanted=Non
     return stopped
 
 
-def append_game(path: Path, game: dict) -> None:
+def append_game(path: Path, game: GameLine) -> None:
     """Add a finished game's line to games.jsonl, whole or not at all (:func:`ref_sim.series.output.records.append_game`)."""
-    records.append_game(path, game)
+    records.append_game(path, game.to_json())
 
 
-def read_games(path: Path) -> tuple[list[dict], int]:
+def read_games(path: Path) -> tuple[list[GameLine], int]:
     """The valid game lines of ``games.jsonl`` (the last game kept when one repeats) and the
     number of lines that could not be read (a line cut by a crash; :func:`ref_sim.series.output.records.read_games`
     says why)."""
@@ -233,10 +258,10 @@ def prepare_out(path: str, option: str = "--out") -> str | None:
 
 # -- the end of a series ---------------------------------------------------------------
 
-def went_wrong(game: dict) -> bool:
+def went_wrong(game: GameLine) -> bool:
     """A game whose logs say why: a time-out, a bad move, a crash, a hang, an abort."""
-    return (bool(game["notes"]) or game["reason"] in SHORT or game["result"] == "aborted"
-            or bool(game.get("cannot_start")))
+    return (bool(game.notes) or game.reason in SHORT or game.result == "aborted"
+            or bool(game.cannot_start))
 
 
 def keep_logs(files) -> Path | None:
@@ -276,23 +301,24 @@ def stopped_line(module: str, interrupt: BaseException, games: int, out: str | N
                   "it can be continued)"
 
 
-def conclude(module: str, games: list[dict], report, *, out_arg: str | None, out: Path, say,
-             progress=None, figures=None, interrupt=None, cannot_start=None, broken_pipe=None,
-             decided=None, what: str = "series", resume_options=(), more_lines=()) -> int:
-    """The end of a run of games, however it ended (match, stdio, the tournament): without
-    ``--out`` (``out_arg``) the logs of the games that went wrong are moved out of the temporary
-    folder ``out``; then the error, or the summary (``report(games)``, its lines) and where the
-    files are, and after a stop (``interrupt``) the line that continues the ``what`` (series,
-    tournament).  ``progress``: what showed the games, closed here; ``figures(games)``: its
+def conclude(module: str, games: list[GameLine], report, *, out_arg: str | None, out: Path, say,
+             progress=None, figures=None, stopped: Stopped = Stopped(), decided=None,
+             what: str = "series", resume_options=(), more_lines=()) -> int:
+    """The end of a run of games, however it ended (match, stdio, the tournament; ``stopped``:
+    how :func:`play_games` ended): without ``--out`` (``out_arg``) the logs of the games that
+    went wrong are moved out of the temporary folder ``out``; then the error, or the summary
+    (``report(games)``, its lines) and where the files are, and after a stop the line that
+    continues the ``what`` (series, tournament).  ``progress``: what showed the games, closed here; ``figures(games)``: its
     :class:`ref_sim.series.output.progress.Summary`, shown once more after a stop; ``more_lines``: printed
     after where the files are (read then: ``report`` may fill it), before the line that continues
     a stopped run, which is the last (``resume_options``: in its command).  Returns the exit code."""
-    games.sort(key=lambda g: g["game"])
+    games.sort(key=lambda g: g.game)
+    interrupt, cannot_start, broken_pipe = stopped.interrupt, stopped.cannot_start, stopped.broken_pipe
     logs = out / "logs"
     kept = None
     if not out_arg:         # the temporary folder goes: the logs that say what went wrong stay
         try:
-            kept = keep_logs(game_logs(logs, [g["game"] for g in games if went_wrong(g)])
+            kept = keep_logs(game_logs(logs, [g.game for g in games if went_wrong(g)])
                              + ([cannot_start.log] if cannot_start else []))
         except OSError as error:    # a full disk: the summary still comes
             print(f"warning: the logs of the games that went wrong were not kept ({error})",
@@ -315,7 +341,7 @@ def conclude(module: str, games: list[dict], report, *, out_arg: str | None, out
         say(f"SPRT decided ({decided} accepted) after {len(games)} games.")
     for line in report(games):
         print(line)
-    for line in cluster.worker_lines(games, TIME_OUT):     # games played on a cluster
+    for line in cluster.worker_lines([(g.worker, g.attempts, g.reason) for g in games], TIME_OUT):
         print(line)
     if out_arg:
         print(f"Games: {out / 'games.jsonl'}  logs: {logs}")

@@ -22,6 +22,7 @@ from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.series import event, file_games
 from ref_sim.series.process import isolation, sandbox, launch
 from ref_sim.series.output import telemetry
+from ref_sim.series.output.game_line import GameLine
 from ref_sim.series.process.launch import AgentCannotStart
 from ref_sim.series.loop import capped_concurrency, game_logs, keep_logs, play_games
 from ref_sim.series.run.scheduler import LocalRunner
@@ -106,16 +107,16 @@ def cannot_start(name: str, number: int, error: AgentCannotStart) -> Verdict:
     return Verdict(name, number, [], f"does not start: {why}", [error.said] if error.said else [])
 
 
-def judge(name: str, number: int, game: dict, limit: float, logs: Path, file: bool) -> Verdict:
+def judge(name: str, number: int, game: GameLine, limit: float, logs: Path, file: bool) -> Verdict:
     """The verdict on ``name`` from its game's games.jsonl line (``limit``: seconds per move)."""
-    mine = [m for m in game["moves"] if m["player"] == name]
+    mine = [m for m in game.moves if m["player"] == name]
     # CodinGame's first turn has a limit of its own: the others are held to the turn's.
     seconds = [m["seconds"] for m in mine] if file else [m["ms"] / 1000 for m in mine[1:]]
-    note = game["notes"].get(name, "")
-    hint = (game.get("hints") or {}).get(name, "")
+    note = game.notes.get(name, "")
+    hint = (game.hints or {}).get(name, "")
     verdict = Verdict(name, number, ["starts"])
     named = ["answers to its name"] if file else []         # CodinGame's protocol has no names
-    lost = game["result"] == "win" and game["loser"] == name
+    lost = game.result == "win" and game.loser == name
     if "move_file had lines from" in hint:
         verdict.failed = f"does not answer to its name: {hint}"
     elif note.startswith("crashed"):
@@ -123,18 +124,18 @@ def judge(name: str, number: int, game: dict, limit: float, logs: Path, file: bo
         verdict.failed = f"crashed at its move {len(mine) + 1}: {note[len('crashed ('):-1]}"
         said = telemetry.error_line(log_of(logs, number, name))
         verdict.said = [said] if said else []
-    elif lost and game["reason"] == TIME_OUT and not mine and file:
+    elif lost and game.reason == TIME_OUT and not mine and file:
         verdict.again, verdict.hint = True, hint
-    elif lost and game["reason"] == TIME_OUT:
+    elif lost and game.reason == TIME_OUT:
         verdict.passed += named if mine else []
         verdict.failed = (f"moves too slowly: lost on time at its move {len(mine) + 1} (no move "
                           f"within {shown(limit)}" + (f"; its slowest before: {shown(max(seconds))})"
                                                   if seconds else ")"))
-    elif lost and game["reason"] in (INVALID_MOVE, OUT_OF_ORDER):
+    elif lost and game.reason in (INVALID_MOVE, OUT_OF_ORDER):
         verdict.passed += named
-        verdict.failed = f"lost by {game['reason']} {game.get('bad_line')!r}" + (
+        verdict.failed = f"lost by {game.reason} {game.bad_line!r}" + (
             f": {hint}" if hint else "")
-    elif game["result"] == "aborted" or not mine:     # the random bot's fault, or a stop
+    elif game.result == "aborted" or not mine:     # the random bot's fault, or a stop
         verdict.failed = (f"not checked: the game ended before it could show "
                           f"({event.describe({'protocol': 'file' if file else 'stdio'}, game)})")
     else:
@@ -212,10 +213,10 @@ def run(settings: dict, specs: list, args, say=print) -> int:
             again = [v for v in verdicts.values() if v.again]
             if again and not stopped:
                 stopped = _second_looks(runner, again, series, specs, names, logs, limit, stop)
-        if "broken_pipe" in stopped:
+        if stopped.broken_pipe:
             return stops.EXIT_BROKEN_PIPE
         if stopped:
-            interrupt = stopped["interrupt"]
+            interrupt = stopped.interrupt
             said = stops.said(interrupt)
             print(f"{said[0].upper()}{said[1:]}: the check stopped", file=sys.stderr)
             return stops.exit_code(interrupt)
@@ -266,9 +267,9 @@ def _second_looks(runner, verdicts: list[Verdict], series: dict, specs: list, na
                              first=name, stop=mine, observe=watch)
 
     def finished(verdict: Verdict, ticket) -> None:
-        record, notes = ticket.result()
+        played = ticket.result()
         if not stop.is_set():
-            second_verdict(verdict, record, notes, limit, again)
+            second_verdict(verdict, played.record, played.notes, limit, again)
 
     return play_games(runner, verdicts, submit, finished, stop)
 

@@ -248,11 +248,11 @@ def stall_notes(record, notes: dict, specs: dict, late: dict | None = None) -> d
 MAX_HINT_LINES = 4
 
 
-def hint_lines(games: list[dict]) -> list[str]:
-    """The summary's lines about the hints of ``games`` (their ``"hints"``), each distinct one
-    once with how many games it came in, so that ``-q`` shows them too."""
-    counts = Counter(text for game in games if isinstance(game.get("hints"), dict)
-                     for text in game["hints"].values() if isinstance(text, str))
+def hint_lines(games: list) -> list[str]:
+    """The summary's lines about the hints of ``games`` (games.jsonl lines: their ``hints``), each
+    distinct one once with how many games it came in, so that ``-q`` shows them too."""
+    counts = Counter(text for game in games if isinstance(game.hints, dict)
+                     for text in game.hints.values() if isinstance(text, str))
     return [f"Hint: {text}" + (f" ({count} games)" if count > 1 else "")
             for text, count in counts.most_common(MAX_HINT_LINES)]
 

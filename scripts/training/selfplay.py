@@ -94,7 +94,8 @@ def generate(directory: Path, games: int, nodes: int, seed: int, deviation: floa
         stopped = series.play_games(runner, range(done, games), submit, finished, threading.Event(),
                                     ordered=True)
     kept_line = f"after {done + made} of {games} games ({made} this run, kept in {path})"
-    for error in stopped.values():
+    error = stopped.error
+    if error is not None:
         if isinstance(error, KeyboardInterrupt):    # Ctrl-C, SIGTERM, SIGHUP (ref_sim.stops)
             raise StepStopped(error, f"{kept_line}; the same command continues: {again}")
         if isinstance(error, (ClusterError, records.WriteError)):

@@ -187,5 +187,23 @@ class GameLine:
         return key in self.to_json()
 
 
+@dataclass(frozen=True)
+class Played:
+    """A game as a series' game function (``play_game`` of either protocol) returns it: the
+    referee's ``record`` (the file referee's :class:`ref_sim.referees.file_referee.GameRecord`,
+    or CodinGame's record, a dict of line keys) and what the bench saw of the bots beside it,
+    which the line keeps: ``notes`` (the file protocol's ``{name: "crashed (...)" | "did not exit
+    (killed)"}``; CodinGame's referee notes them in its record), ``usage`` (what each bot used,
+    None where not known), ``timeout_share`` and ``machine_timeout`` (after a time-out:
+    :meth:`ref_sim.series.process.turn_share.TurnMeter.keys`) and ``late_start`` (``{name:
+    seconds}``, who was not up when it began: the file protocol's hints)."""
+    record: object
+    notes: dict = field(default_factory=dict)
+    usage: dict | None = None
+    timeout_share: dict | None = None
+    machine_timeout: dict | None = None
+    late_start: dict | None = None
+
+
 #: The keys that are attributes of :class:`GameLine`.
 KEYS = frozenset(f.name for f in fields(GameLine)) - {"extra", "order"}

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from ref_sim.series import realbots
 from ref_sim.series.output import machine_load
+from ref_sim.series.output.game_line import GameLine
 from ref_sim.series.output.progress import Summary
 from ref_sim.series.output.records import CANNOT_START
 from ref_sim.series.stats import match_stats
@@ -43,29 +44,29 @@ class Side:
         return text + (f"; {details}" if details else "")
 
 
-def tally(games: list[dict], names: list[str]) -> dict[str, Side]:
+def tally(games: list[GameLine], names: list[str]) -> dict[str, Side]:
     """Each agent's wins, losses, draws and what went wrong, over ``games``."""
     sides = {name: Side(name) for name in names}
     for game in games:
         for name, side in sides.items():
-            gone = game.get("cannot_start") or {}
+            gone = game.cannot_start or {}
             if name in gone:            # a forfeit: never started, so no other fault counts
                 side.reasons[CANNOT_START] += 1
                 side.details[str(gone[name])] += 1
-                side.losses += game["result"] == "win"
+                side.losses += game.result == "win"
                 continue
-            if game["result"] == "tie":
+            if game.result == "tie":
                 side.draws += 1
-            elif game["result"] == "win":
-                if game["winner"] == name:
+            elif game.result == "win":
+                if game.winner == name:
                     side.wins += 1
                 else:
                     side.losses += 1
-                    if game["reason"] in SHORT:
-                        side.reasons[SHORT[game["reason"]]] += 1
+                    if game.reason in SHORT:
+                        side.reasons[SHORT[game.reason]] += 1
             else:
                 side.reasons["aborted"] += 1
-            note = game["notes"].get(name)
+            note = game.notes.get(name)
             if note:
                 if note.startswith("crashed"):
                     side.reasons["crashes"] += 1
@@ -76,13 +77,13 @@ def tally(games: list[dict], names: list[str]) -> dict[str, Side]:
     return sides
 
 
-def pair_counts(games: list[dict]) -> list[int]:
+def pair_counts(games: list[GameLine]) -> list[int]:
     """Pentanomial counts of agent 1 over the complete pairs among ``games``."""
-    return match_stats.paired_pentanomial((game["pair"], game["score"]) for game in games
-                                          if game["pair"] is not None and game["score"] is not None)
+    return match_stats.paired_pentanomial((game.pair, game.score) for game in games
+                                          if game.pair is not None and game.score is not None)
 
 
-def summarize(games: list[dict], names: list[str], paired: bool, sprt_args=None) -> Summary:
+def summarize(games: list[GameLine], names: list[str], paired: bool, sprt_args=None) -> Summary:
     sides = tally(games, names)
     a = sides[names[0]]
     ptnml = pair_counts(games) if paired else None
@@ -97,28 +98,28 @@ def summarize(games: list[dict], names: list[str], paired: bool, sprt_args=None)
     return Summary(a.wins, a.losses, a.draws, ptnml, result, timeouts)
 
 
-def game_moves(game: dict) -> tuple:
+def game_moves(game: GameLine) -> tuple:
     """What makes a game the same game: who moved first, then every cell in order (the
     opening's too).  Two games with the same moves are one game played twice."""
-    cells = [(int(board), int(spot)) for _, board, spot in game.get("opening") or []]
-    cells += [(move["board"], move["spot"]) for move in game.get("moves") or []]
-    return game.get("p1"), tuple(cells)
+    cells = [(int(board), int(spot)) for _, board, spot in game.opening or []]
+    cells += [(move["board"], move["spot"]) for move in game.moves]
+    return game.p1, tuple(cells)
 
 
-def distinct_line(games: list[dict], hint: str = "") -> str:
+def distinct_line(games: list[GameLine], hint: str = "") -> str:
     """``Distinct games: D of N``, with a warning when some repeat (``hint``: how to vary them).
 
-    >>> distinct_line([{"game": 1, "p1": "A", "moves": []}, {"game": 2, "p1": "A", "moves": []}])
+    >>> distinct_line([GameLine(1, "tie", [], {}, [], p1="A"), GameLine(2, "tie", [], {}, [], p1="A")])
     'Distinct games: 1 of 2 (warning: 1 repeats an earlier game move for move (game 2 = game 1), and counts again in the figures above)'
     """
     first_of: dict = {}
     repeated = []                   # (game, the earlier game it repeats)
-    for number, game in enumerate(games, 1):
+    for game in games:
         moves = game_moves(game)
         if moves in first_of:
-            repeated.append((game.get("game", number), first_of[moves]))
+            repeated.append((game.game, first_of[moves]))
         else:
-            first_of[moves] = game.get("game", number)
+            first_of[moves] = game.game
     line = f"Distinct games: {len(first_of)} of {len(games)}"
     repeats = len(repeated)
     if repeats:
@@ -137,7 +138,7 @@ HANGS = ("hangs: games after which the bot was still running at the end of the e
          "(--exit-wait), and was killed")
 
 
-def report_lines(games: list[dict], names: list[str], paired: bool, sprt_args=None,
+def report_lines(games: list[GameLine], names: list[str], paired: bool, sprt_args=None,
                  repeat_hint: str = "") -> list[str]:
     """The cutechess-style summary, then how many games were distinct (``repeat_hint``: what
     to do when some repeat).  No Ptnml line before a pair is complete: it would be all zeros."""
@@ -157,22 +158,22 @@ def report_lines(games: list[dict], names: list[str], paired: bool, sprt_args=No
     return lines
 
 
-def describe(game: dict) -> str:
+def describe(game: GameLine) -> str:
     """One line about a finished game of the file protocol (a CodinGame game:
     :func:`ref_sim.referees.codingame_shell.describe`)."""
-    if game.get("cannot_start"):       # a forfeit: no game was played
-        gone = "; ".join(f"{name} could not start ({why})" for name, why in game["cannot_start"].items())
-        return (f"{game['p1']} (X) vs {game['p2']} (O): "
-                + (f"{game['winner']} wins: " if game["winner"] else "not rated: ")
+    if game.cannot_start:       # a forfeit: no game was played
+        gone = "; ".join(f"{name} could not start ({why})" for name, why in game.cannot_start.items())
+        return (f"{game.p1} (X) vs {game.p2} (O): "
+                + (f"{game.winner} wins: " if game.winner else "not rated: ")
                 + f"{gone} [not played]")
-    if game["result"] == "tie":
+    if game.result == "tie":
         text = "draw"
-    elif game["result"] == "win":
-        text = f"{game['winner']} wins: {game['reason']}"
+    elif game.result == "win":
+        text = f"{game.winner} wins: {game.reason}"
     else:
-        text = f"aborted: {game['reason']}"
-    extra = "; ".join([f"{name} {note}" for name, note in game["notes"].items()]
-                      + list((game.get("hints") or {}).values()))
-    return (f"{game['p1']} (X) vs {game['p2']} (O): {text} "
-            f"[{len(game['moves']) + 4} moves, {game['duration']:.1f} s]"
+        text = f"aborted: {game.reason}"
+    extra = "; ".join([f"{name} {note}" for name, note in game.notes.items()]
+                      + list((game.hints or {}).values()))
+    return (f"{game.p1} (X) vs {game.p2} (O): {text} "
+            f"[{len(game.moves) + 4} moves, {game.duration:.1f} s]"
             + (f" -- {extra}" if extra else ""))

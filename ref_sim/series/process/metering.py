@@ -219,10 +219,9 @@ def usage_of(processes: dict) -> dict | None:
     return usage or None
 
 
-def usage_line(game: dict) -> str | None:
-    """``usage: Agent1 3.20 s CPU, 41 MB; Random2 0.05 s CPU, 12 MB`` of a game line, or None
-    (no usage recorded, or a malformed one: a record is untrusted input)."""
-    usage = game.get("usage")
+def usage_line(usage) -> str | None:
+    """``usage: Agent1 3.20 s CPU, 41 MB; Random2 0.05 s CPU, 12 MB`` of a game line's ``usage``,
+    or None (no usage recorded, or a malformed one: a record is untrusted input)."""
     if not isinstance(usage, dict):
         return None
     parts = []

@@ -17,7 +17,6 @@ import threading
 import time
 import uuid
 
-from ref_sim.series.output.game_line import GameLine
 from ref_sim.series.run import admission, cluster_reach
 from ref_sim.series.run.cluster_address import INSTALL_HINT, ClusterError, ClusterTarget, secured_address
 from ref_sim.series.run.scheduler import Ticket
@@ -333,30 +332,29 @@ def connect(address: str | ClusterTarget, say=None, connect_wait: float | None =
 
 # -- the summary ------------------------------------------------------------------------
 
-def worker_lines(games: list[GameLine], timeout_reason: str, retried: int | None = None) -> list[str]:
+def worker_lines(games: list[tuple], timeout_reason: str, retried: int | None = None) -> list[str]:
     """Per-worker lines for a series summary: games and time-outs of each worker that played
-    (games with a ``worker``), then how many games were started again elsewhere.
+    (``games``: each game's ``(worker, attempts, reason)``, the worker None for a game played
+    here), then how many games were started again elsewhere.
 
-    >>> games = [GameLine(1, "win", [], {}, [], worker="tcp://a:1", reason="Time out!", attempts=2),
-    ...          GameLine(2, "tie", [], {}, [], worker="tcp://b:1", reason="tie", attempts=1)]
+    >>> games = [("tcp://a:1", 2, "Time out!"), ("tcp://b:1", 1, "tie")]
     >>> for line in worker_lines(games, "Time out!"): print(line)
     Worker tcp://a:1: 1 games, 1 time-outs
     Worker tcp://b:1: 1 games, 0 time-outs
     Retried: 1 game started again after its worker was lost
     """
     per_worker: dict[str, list[int]] = {}
-    for game in games:
-        worker = game.worker
+    for worker, _, reason in games:
         if worker:
             counts = per_worker.setdefault(worker, [0, 0])
             counts[0] += 1
-            counts[1] += game.reason == timeout_reason
+            counts[1] += reason == timeout_reason
     if not per_worker:
         return []
     lines = [f"Worker {worker}: {played} games, {timeouts} time-outs"
              for worker, (played, timeouts) in sorted(per_worker.items())]
     if retried is None:
-        retried = sum((game.attempts or 1) > 1 for game in games)
+        retried = sum((attempts or 1) > 1 for _, attempts, _ in games)
     lines.append(f"Retried: {retried} game{'' if retried == 1 else 's'} started again after "
                  f"{'its' if retried == 1 else 'their'} worker was lost")
     return lines
