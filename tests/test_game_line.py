@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from ref_sim import match, stdio
+from ref_sim import match, stdio, tournament
+from ref_sim.views import replay
 from ref_sim.series.output import records
 from ref_sim.series.output.game_line import CODINGAME_KEYS, FILE_KEYS, GameLine
 from ref_sim.series.output.strict_json import RecordError
@@ -100,3 +101,71 @@ def test_a_bad_line_is_one_error_naming_the_line_and_the_key(key, value, said):
         GameLine.from_json({k: v for k, v in LINE.items() if k != "notes"})
     with pytest.raises(RecordError, match=r"^x line 2: not a game \(a JSON list, not an object\)$"):
         GameLine.from_json([1], where="x line 2")
+
+
+# -- older files: a series and a tournament written before later keys came ---------------------
+
+#: Keys the lines gained after the first series was written (docs/formats.md's history: the
+#: encoding and the hints in November, what a bot used and the time-out figures later).
+LATER_KEYS = ("encoding", "hints", "usage", "search_log_skipped", "timeout_share", "machine_timeout")
+
+
+def in_older_shape(path):
+    """Rewrite the games.jsonl ``path`` as an older runner wrote it, without :data:`LATER_KEYS`;
+    returns its lines."""
+    lines = []
+    for text in lines_of(path):
+        obj = {key: value for key, value in json.loads(text).items() if key not in LATER_KEYS}
+        lines.append(records.dumps_line(obj))
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return lines
+
+
+def assert_resumed_and_replayed(out, old_lines, games):
+    """``out``'s old lines are kept as they were, read as they were, the run played on to
+    ``games`` games, and ``uttt-replay`` draws them all."""
+    now = lines_of(out / "games.jsonl")
+    assert now[:len(old_lines)] == old_lines and len(now) == games
+    for text in old_lines:
+        line = GameLine.from_json(json.loads(text))
+        assert line.hints is None and line.encoding is None
+        assert records.dumps_line(line.to_json()) == text
+    assert [game.game for game in records.read_games(out / "games.jsonl")[0]] == list(range(1, games + 1))
+    assert replay.main([str(out), "-o", str(out / "replay.html")]) == 0
+    assert (out / "replay.html").stat().st_size > 0
+
+
+@pytest.mark.e2e
+def test_a_series_of_an_older_shape_resumes_and_replays(tmp_path, capsys):
+    out = tmp_path / "old-series"
+    assert match.main(["random", "random", "--games", "2", "--time-limit", "0.3", "--seed", "4",
+                       "--out", str(out)]) == 0
+    old_lines = in_older_shape(out / "games.jsonl")
+    # series.json as the first ref_sim.match wrote it: no encoding, games, sprt or isolate.
+    recorded = json.loads((out / "series.json").read_text())
+    (out / "series.json").write_text(json.dumps({key: recorded[key] for key in (
+        "format", "seed", "agents", "names", "time_limit", "paired")}))
+    capsys.readouterr()
+    assert match.main(["--resume", "--out", str(out), "--games", "4"]) == 0
+    assert "resuming: 2 of 4 games already played" in capsys.readouterr().out
+    assert_resumed_and_replayed(out, old_lines, 4)
+
+
+@pytest.mark.e2e
+def test_a_tournament_of_an_older_shape_resumes_and_replays(tmp_path, capsys):
+    out = tmp_path / "old-event"
+    assert tournament.main(["random", "random", "--time-limit", "0.3", "--seed", "4", "-q",
+                            "--out", str(out)]) == 0
+    old_lines = in_older_shape(out / "games.jsonl")
+    assert all('"pairing": [0, 1]' in line for line in old_lines)
+    # tournament.json as the first uttt-tournament wrote it: the bots unnamed, no "openings"
+    # (every pairing plays the event's seed) and no isolate.
+    recorded = json.loads((out / "tournament.json").read_text())
+    (out / "tournament.json").write_text(json.dumps({
+        **{key: recorded[key] for key in ("format", "kind", "protocol", "seed", "rounds",
+                                          "time_limit", "encoding", "pairings")},
+        "bots": [{"spec": bot["spec"]} for bot in recorded["bots"]]}))
+    capsys.readouterr()
+    assert tournament.main(["--resume", "--out", str(out), "--rounds", "2", "-q"]) == 0
+    capsys.readouterr()
+    assert_resumed_and_replayed(out, old_lines, 4)
