@@ -31,6 +31,7 @@ from ref_sim.referees import codingame_shell
 from ref_sim import stdio
 from ref_sim.series import loop, realbots, specs
 from ref_sim.series.codingame_games import StdioGames, StdioGameSettings
+from ref_sim.series.output.game_line import GameLine
 from ref_sim.series.run import scheduler
 
 
@@ -41,14 +42,14 @@ def agent_command(args) -> str:
     return command
 
 
-def report(title: str, games: list[dict], name: str, args, logs: Path) -> None:
-    mine = [m for g in games for m in g["moves"] if m["player"] == name]
+def report(title: str, games: list[GameLine], name: str, args, logs: Path) -> None:
+    mine = [m for g in games for m in g.moves if m["player"] == name]
     searched = [m for m in mine if "nps" in m]
-    later = [m for g in games for m in [m for m in g["moves"] if m["player"] == name][1:]]
-    first = [m for g in games for m in [m for m in g["moves"] if m["player"] == name][:1]]
+    later = [m for g in games for m in [m for m in g.moves if m["player"] == name][1:]]
+    first = [m for g in games for m in [m for m in g.moves if m["player"] == name][:1]]
     print(f"== {title}")
     for game in games:
-        print(f"  game {game['game']}: {codingame_shell.describe(game)}")
+        print(f"  game {game.game}: {codingame_shell.describe(game)}")
     if searched:
         print(f"  nodes/s: mean {statistics.mean(m['nps'] for m in searched):,.0f}, "
               f"median {statistics.median(m['nps'] for m in searched):,.0f} over {len(searched)} moves")
@@ -60,7 +61,7 @@ def report(title: str, games: list[dict], name: str, args, logs: Path) -> None:
               f"median {statistics.median(m['ms'] for m in later):.1f} ms")
     if first:
         print(f"  first turn (referee): {max(m['ms'] for m in first):.1f} ms of {args.first_turn_ms:g}")
-    lost = {reason: sum(g["loser"] == name and g["reason"] == reason for g in games)
+    lost = {reason: sum(g.loser == name and g.reason == reason for g in games)
             for reason in (codingame_shell.TIME_OUT, codingame_shell.INVALID_MOVE, codingame_shell.CRASHED)}
     print(f"  time-outs {lost[codingame_shell.TIME_OUT]} of {len(games)} games, invalid moves "
           f"{lost[codingame_shell.INVALID_MOVE]}, crashes {lost[codingame_shell.CRASHED]}")
@@ -70,14 +71,14 @@ def report(title: str, games: list[dict], name: str, args, logs: Path) -> None:
         print(f"  kept back for pauses: median {statistics.median(kept):.0f} ms, most {max(kept)} ms "
               f"({len(kept)} of {len(later)} later turns)")
     for game in games:
-        if game["reason"] in (codingame_shell.TIME_OUT, codingame_shell.INVALID_MOVE, codingame_shell.CRASHED) or game["notes"]:
-            print(f"  !! game {game['game']}: {game['reason']} {game['notes']}")
+        if game.reason in (codingame_shell.TIME_OUT, codingame_shell.INVALID_MOVE, codingame_shell.CRASHED) or game.notes:
+            print(f"  !! game {game.game}: {game.reason} {game.notes}")
 
 
-def read_log(logs: Path, game: dict, name: str) -> str:
+def read_log(logs: Path, game: GameLine, name: str) -> str:
     """The agent's stderr in that game (``logs``: its series' logs folder, game-NNNN-NAME.log)."""
     try:
-        return (logs / f"game-{game['game']:04d}-{name}.log").read_text(errors="replace")
+        return (logs / f"game-{game.game:04d}-{name}.log").read_text(errors="replace")
     except OSError:
         return ""
 

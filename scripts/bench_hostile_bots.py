@@ -22,6 +22,7 @@ import time
 import uuid
 from pathlib import Path
 
+from ref_sim.series.output.game_line import GameLine
 from scripts.processes import carrying, kill
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,15 +74,16 @@ def run_case(case: str, args, work: Path) -> dict:
     peak = re.search(r"peak_kb (\d+)", err)
     figures["runner_peak_mb"] = round(int(peak.group(1)) / 1024, 1) if peak else None
     games = out / "games.jsonl"
-    game = json.loads(games.read_text().splitlines()[0]) if games.is_file() and games.stat().st_size else None
+    game = (GameLine.from_json(json.loads(games.read_text().splitlines()[0]), f"{games} line 1")
+            if games.is_file() and games.stat().st_size else None)
     if game:
-        figures["verdict"] = f"{game['result']}: {game['reason']}"
-        figures["hints"] = game.get("hints")
+        figures["verdict"] = f"{game.result}: {game.reason}"
+        figures["hints"] = game.hints
         logs = sorted((out / "logs").glob("game-0001-*.log"))
         planted = [float(m.group(1)) for log in logs
                    for m in re.finditer(r"planted: .* at (\d+\.\d+)", log.read_text(errors="replace"))]
         if planted:
-            figures["plant_to_verdict_s"] = round(game["started"] + game["duration"] - planted[0], 3)
+            figures["plant_to_verdict_s"] = round(game.started + game.duration - planted[0], 3)
     else:
         figures["verdict"] = "none"
         figures["stderr"] = err.strip().splitlines()[-3:]

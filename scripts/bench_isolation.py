@@ -19,6 +19,7 @@ from pathlib import Path
 from agent.options import MAX_TIME_LIMIT, real, whole
 from ref_sim.series.command import MAX_GAMES
 from ref_sim.series.output import records
+from ref_sim.series.output.game_line import GameLine
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -58,12 +59,12 @@ def series(opponent: str, args, isolate: bool, seed: int) -> list[dict]:
         return records.read_games(Path(out, "games.jsonl"))[0]
 
 
-def figures(label: str, games: list[dict]) -> dict:
+def figures(label: str, games: list[GameLine]) -> dict:
     """Our agent's mean nodes/s and depth, each bot's mean CPU seconds per game."""
-    moves = [m for g in games for m in g["moves"] if m["player"] == "Agent1" and "nps" in m]
-    usage = [g.get("usage") or {} for g in games]
+    moves = [m for g in games for m in g.moves if m["player"] == "Agent1" and "nps" in m]
+    usage = [g.usage or {} for g in games]
     cpu = {name: statistics.mean(u[name]["cpu_seconds"] for u in usage if name in u)
-           for name in ("Agent1", next(n for n in games[0]["names"] if n != "Agent1"))
+           for name in ("Agent1", next(n for n in games[0].names if n != "Agent1"))
            if any(name in u for u in usage)}
     return {"label": label, "games": len(games), "moves": len(moves),
             "nps": statistics.mean(m["nps"] for m in moves) if moves else 0.0,

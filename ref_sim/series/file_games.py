@@ -112,7 +112,7 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
     home = {name: (views or {}).get(name, directory).absolute() for name in names}
     for view in home.values():
         view.mkdir(exist_ok=True)
-    game = {}                       # the referee's record, from its "start" event on, and its end
+    seen = {}                       # the referee's record, from its "start" event on, and its end
     printer = Printer(boards=True) if settings.show else None
     try:
         with GameBots(logs, number) as bots:
@@ -130,17 +130,17 @@ def play_game(number: int, specs: dict, names, directory: Path, logs: Path,
                 # The referee sets the end's text before it writes end_game, and reports the end
                 # only after both .go files: an agent may exit on end_game before that report, not
                 # before this; after an abort, its exit is no crash either.
-                record = game.get("record")
-                return "over" in game or record is not None and record.end_text is not None
+                record = seen.get("record")
+                return "over" in seen or record is not None and record.end_text is not None
 
             def on_event(event):
                 if observe is not None:
                     observe(event)
                 bots.meter.file_event(event)
                 if event.kind == "start":
-                    game["record"] = event.record
+                    seen["record"] = event.record
                 if event.kind in ("end", "abort"):
-                    game["over"] = True
+                    seen["over"] = True
                 # The end and an abort are reported once, by the series' "Game N:" line.
                 elif printer is not None:
                     printer(event)
