@@ -12,11 +12,11 @@ from pathlib import Path
 from ref_sim import entry_point
 from ref_sim.referees.file_shell import check_time_limit
 from ref_sim.referees.file_text import check_encoding, locale_encoding
-from ref_sim.series import command
-from ref_sim.series.process import isolation, launch
+from ref_sim.series import command, command_line
 from ref_sim.series.stats import match_stats
 from ref_sim.series.file_games import EXIT_WAIT, FORMAT, STARTUP_WAIT, FileGames, FileGameSettings, play_game
 from ref_sim.series.output.report import describe, report_lines, summarize
+from ref_sim.series.settings import MatchSettings, whole_pairs
 from ref_sim.series.specs import agent_spec
 
 __all__ = ["main", "build_parser", "describe", "locale_encoding", "SPRT_MAX_GAMES"]
@@ -42,7 +42,7 @@ output (agent 1's view; error bars at 95 %, pentanomial over pairs when paired):
   Ptnml(0-2): [pairs scoring 0, 1/2, 1, 3/2, 2 points]
   SPRT: llr L (p%), lbound a, ubound b
 
-""" + command.files_and_exits("agent") + """
+""" + command_line.files_and_exits("agent") + """
 
 examples:
   python -m ref_sim.match agent random --games 1 --time-limit 1 --show
@@ -54,22 +54,22 @@ More in docs/bench.md: openings and pairs, the statistics, stops and --resume, -
 
 
 def build_parser():
-    parser = command.parser_for(
+    parser = command_line.parser_for(
         MODULE, "Play a series of games between two agents through the referee files, "
                 "with paired openings, cutechess-style statistics and optional SPRT.", EPILOG)
-    command.add_agents(parser, "agent")
+    command_line.add_agents(parser, "agent")
     # Settings a series keeps (series.json) default to None: given or not, --resume knows.
-    command.add_games(parser, sprt_max=SPRT_MAX_GAMES)
-    command.add_time_limit(parser)
+    command_line.add_games(parser, sprt_max=SPRT_MAX_GAMES)
+    command_line.add_time_limit(parser)
     pairing = parser.add_mutually_exclusive_group()
     pairing.add_argument("--paired", action="store_true", default=None,
                          help="each opening twice, sides swapped (the default)")
     pairing.add_argument("--unpaired", dest="paired", action="store_false",
                          help="one game per opening, a coin flip for who moves first")
     match_stats.add_sprt_option(parser, "0 10 0.05 0.05")
-    command.add_encoding(parser)
-    command.add_run_options(parser)
-    command.add_bot_options(parser, STARTUP_WAIT, EXIT_WAIT, ", or one time limit and a second")
+    command_line.add_encoding(parser)
+    command_line.add_run_options(parser)
+    command_line.add_bot_options(parser, STARTUP_WAIT, EXIT_WAIT, ", or one time limit and a second")
     return parser
 
 
@@ -95,44 +95,38 @@ class Match(command.HeadToHead):
         match_stats.check_sprt_option(parser, args.sprt)
 
     def given(self, args) -> dict:
-        return {"time_limit": args.time_limit, "paired": args.paired, "encoding": args.encoding,
+        encoding = None if args.encoding is None else check_encoding(args.encoding)
+        return {"time_limit": args.time_limit, "paired": args.paired, "encoding": encoding,
                 "sprt": args.sprt}
 
     def defaults(self) -> dict:
         return {"time_limit": 10.0, "paired": True, "encoding": None, "sprt": None, "games": None}
 
-    def settle(self, args) -> None:
-        if args.encoding is not None:
-            args.encoding = check_encoding(args.encoding)
-        super().settle(args)
+    def value(self, settings: dict, run, say) -> MatchSettings:
+        sprt = None if settings["sprt"] is None else tuple(settings["sprt"])
+        games = whole_pairs(settings["games"] or (SPRT_MAX_GAMES if sprt else 2), settings["paired"],
+                            self.before, say, "openings are played in pairs (--unpaired for an odd number)",
+                            single="--games 1: one game, the first of its opening pair")
+        return MatchSettings(run=run, agents=tuple(settings["agents"]), seed=settings["seed"],
+                             games=games, time_limit=settings["time_limit"],
+                             paired=settings["paired"], encoding=settings["encoding"], sprt=sprt)
 
-    def ready(self, parser, args) -> None:
-        settings = self.settings
-        limit_error, limit_warning = check_time_limit(settings["time_limit"])
+    def ready(self, parser) -> None:
+        limit_error, limit_warning = check_time_limit(self.settings.time_limit)
         if limit_error:
             parser.error(limit_error)
         if limit_warning:
             self.warnings.append(limit_warning)
-        (args.agent1, args.agent2), args.time_limit = settings["agents"], settings["time_limit"]
-        args.paired, args.encoding, args.seed = settings["paired"], settings["encoding"], settings["seed"]
-        args.sprt = settings["sprt"]
-        games = settings["games"] or (SPRT_MAX_GAMES if args.sprt else 2)
-        args.games = command.whole_pairs(games, args.paired, self.before, self.say,
-                                         "openings are played in pairs (--unpaired for an odd number)",
-                                         single="--games 1: one game, the first of its opening pair")
+        super().ready(parser)
 
     def record(self) -> dict:
-        args = self.args
-        return {"format": FORMAT, "seed": args.seed, "agents": [args.agent1, args.agent2],
-                "names": self.names, "time_limit": args.time_limit, "paired": args.paired,
-                "encoding": args.encoding, "games": args.games, "sprt": args.sprt,
-                "isolate": isolation.recorded_setting(isolation.from_args(args))}
+        return self.settings.record(FORMAT, self.names)
 
     def header(self, runner, out: Path, kept: bool) -> str:
-        args = self.args
+        settings = self.settings
         return (f"{self.bots_lines()}\n"
-                f"series seed {args.seed}; {args.games} game{'s' if args.games > 1 else ''}"
-                + (" in pairs" if args.paired else "") + f" at {args.time_limit:g} s per move"
+                f"series seed {settings.seed}; {settings.games} game{'s' if settings.games > 1 else ''}"
+                + (" in pairs" if settings.paired else "") + f" at {settings.time_limit:g} s per move"
                 + (f", {runner.capacity()} at once" if runner.capacity() > 1 and not runner.remote else "")
                 + (f", on {len(runner.slots())} cluster worker(s), {runner.capacity()} at once"
                    if runner.remote else "")
@@ -141,19 +135,19 @@ class Match(command.HeadToHead):
                    "keeps them), but for the logs of games that go wrong"))
 
     def series(self, out: Path, isolate, stop, done: list[dict]) -> list[FileGames]:
-        args = self.args
-        settings = FileGameSettings(args.time_limit, encoding=args.encoding, isolate=isolate,
-                                    show=args.show, **launch.waits_given(args))
-        if done and args.sprt:          # a resumed series may have been decided already
+        own = self.settings
+        settings = FileGameSettings(own.time_limit, encoding=own.encoding, isolate=isolate,
+                                    show=own.run.show, **dict(own.run.waits))
+        if done and own.sprt:           # a resumed series may have been decided already
             self.decided = self.figures(done).sprt.decision
-        return [FileGames(self.specs, self.names, args.seed, settings, out, paired=args.paired,
+        return [FileGames(self.specs, self.names, own.seed, settings, out, paired=own.paired,
                           stop=stop, play=self.play_game)]
 
     def describe(self, game: dict) -> str:
         return describe(game)
 
     def figures(self, games: list[dict]):
-        return summarize(games, self.names, self.args.paired, self.args.sprt)
+        return summarize(games, self.names, self.settings.paired, self.settings.sprt)
 
     def after_game(self, out: Path, games: list[dict], game: dict) -> None:
         summary = self.figures(games)
@@ -164,7 +158,7 @@ class Match(command.HeadToHead):
         return self.decided is None
 
     def report(self, games: list[dict]) -> list[str]:
-        return report_lines(games, self.names, self.args.paired, self.args.sprt)
+        return report_lines(games, self.names, self.settings.paired, self.settings.sprt)
 
 
 @entry_point.entry_point(MODULE)

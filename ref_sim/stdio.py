@@ -14,11 +14,11 @@ from ref_sim import entry_point
 from ref_sim.referees.codingame_shell import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS, EXIT_WAIT,
                                        describe)
 from ref_sim.rules import CODINGAME
-from ref_sim.series import command
-from ref_sim.series.process import isolation, launch
+from ref_sim.series import command, command_line
 from ref_sim.series.codingame_games import FORMAT, REPEAT_HINT, STARTUP_WAIT, StdioGames, StdioGameSettings
-from ref_sim.series.command import MAX_TURN_MS, add_timing, seconds_in_ms
+from ref_sim.series.command_line import MAX_TURN_MS, add_timing, seconds_in_ms
 from ref_sim.series.output.report import report_lines, summarize
+from ref_sim.series.settings import StdioSettings, whole_pairs
 from ref_sim.series.specs import stdio_spec
 
 __all__ = ["main", "build_parser", "add_timing", "seconds_in_ms", "MAX_TURN_MS",
@@ -45,7 +45,7 @@ output (agent 1's view; error bars at 95 %, pentanomial over pairs):
   Ptnml(0-2): [pairs scoring 0, 1/2, 1, 3/2, 2 points]
   Distinct games: D of N
 
-""" + command.files_and_exits("program") + """
+""" + command_line.files_and_exits("program") + """
 
 examples:
   python -m ref_sim.stdio agent random --games 2
@@ -56,15 +56,15 @@ More in docs/bench.md (series, stops, --resume) and docs/protocol.md (CodinGame'
 
 
 def build_parser():
-    parser = command.parser_for(
+    parser = command_line.parser_for(
         MODULE, "Referee games between two stdin/stdout programs with CodinGame's Ultimate "
                 "Tic-Tac-Toe protocol and rules, in pairs, with cutechess-style statistics.", EPILOG)
-    command.add_agents(parser, "program")
+    command_line.add_agents(parser, "program")
     # Settings a series keeps (series.json) default to None: given or not, --resume knows.
-    command.add_games(parser)
+    command_line.add_games(parser)
     add_timing(parser)
-    command.add_run_options(parser, seeds="the programs' {seed}", concurrency=False)
-    command.add_bot_options(parser, STARTUP_WAIT, EXIT_WAIT, "")
+    command_line.add_run_options(parser, seeds="the programs' {seed}", concurrency=False)
+    command_line.add_bot_options(parser, STARTUP_WAIT, EXIT_WAIT, "")
     return parser
 
 
@@ -87,22 +87,20 @@ class Stdio(command.HeadToHead):
         return {"turn_ms": DEFAULT_TURN_MS, "first_turn_ms": DEFAULT_FIRST_TURN_MS,
                 "grace_ms": DEFAULT_GRACE_MS, "games": 2}
 
-    def ready(self, parser, args) -> None:
-        args.games = command.whole_pairs(self.settings["games"], True, self.before, self.say,
-                                         "games are played in pairs, sides swapped")
+    def value(self, settings: dict, run, say) -> StdioSettings:
+        games = whole_pairs(settings["games"], True, self.before, say,
+                            "games are played in pairs, sides swapped")
+        return StdioSettings(run=run, agents=tuple(settings["agents"]), seed=settings["seed"],
+                             games=games, **{key: settings[key] for key in TIMING})
 
     def record(self) -> dict:
-        settings = self.settings
-        return {"format": FORMAT, "rules": CODINGAME, "seed": settings["seed"],
-                "agents": settings["agents"], "names": self.names, "games": self.args.games,
-                **{key: settings[key] for key in TIMING},
-                "isolate": isolation.recorded_setting(isolation.from_args(self.args))}
+        return self.settings.record(FORMAT, CODINGAME, self.names)
 
     def header(self, runner, out: Path, kept: bool) -> str:
-        games = self.args.games
-        turn_ms, first_turn_ms, grace_ms = (self.settings[key] for key in TIMING)
+        games = self.settings.games
+        turn_ms, first_turn_ms, grace_ms = self.settings.timing()
         return (f"{self.bots_lines()}\n"
-                f"series seed {self.settings['seed']}; {games} game{'s' if games > 1 else ''} at "
+                f"series seed {self.settings.seed}; {games} game{'s' if games > 1 else ''} at "
                 f"{turn_ms:g} ms per turn (first {first_turn_ms:g} ms, grace {grace_ms:g} ms); "
                 + (f"on {len(runner.slots())} cluster worker(s), {runner.capacity()} at once; "
                    if runner.remote else "")
@@ -110,20 +108,19 @@ class Stdio(command.HeadToHead):
                    "(--out DIR keeps them), but for the logs of games that go wrong"))
 
     def series(self, out: Path, isolate, stop, done: list[dict]) -> list[StdioGames]:
-        settings = StdioGameSettings(*(self.settings[key] for key in TIMING), isolate,
-                                     **launch.waits_given(self.args))
-        show = (lambda text: print(text, flush=True)) if self.args.show else None
-        return [StdioGames(self.specs, self.names, self.settings["seed"], settings, out, show=show,
+        settings = StdioGameSettings(*self.settings.timing(), isolate, **dict(self.settings.run.waits))
+        show = (lambda text: print(text, flush=True)) if self.settings.run.show else None
+        return [StdioGames(self.specs, self.names, self.settings.seed, settings, out, show=show,
                            stop=stop)]
 
     def describe(self, game: dict) -> str:
         return describe(game)
 
     def figures(self, games: list[dict]):
-        return summarize(games, self.names, self.args.games > 1)
+        return summarize(games, self.names, self.settings.games > 1)
 
     def report(self, games: list[dict]) -> list[str]:
-        return report_lines(games, self.names, self.args.games > 1, repeat_hint=REPEAT_HINT)
+        return report_lines(games, self.names, self.settings.games > 1, repeat_hint=REPEAT_HINT)
 
 
 @entry_point.entry_point(MODULE)

@@ -13,12 +13,12 @@ from pathlib import Path
 
 from agent.options import whole
 from ref_sim import entry_point
-from ref_sim.series.command import MAX_GAMES
 from ref_sim.referees.file_shell import check_time_limit
 from ref_sim.referees.file_text import check_encoding
-from ref_sim.series import bot_list, command, event, file_games, preflight
+from ref_sim.series import bot_list, command, command_line, event, file_games, preflight
+from ref_sim.series.command_line import MAX_GAMES
+from ref_sim.series.settings import TournamentSettings
 from ref_sim.series.output.game_line import GameLine
-from ref_sim.series.process import isolation, launch
 from ref_sim.series.run import cluster_address
 from ref_sim.series.specs import agent_spec, stdio_spec
 from ref_sim.series.event import (OWN_OPENINGS, SHARED_OPENINGS, PairingProgress, check_settings,
@@ -26,7 +26,7 @@ from ref_sim.series.event import (OWN_OPENINGS, SHARED_OPENINGS, PairingProgress
 from ref_sim.views import crosstable
 
 __all__ = ["main", "build_parser", "OWN_OPENINGS", "SHARED_OPENINGS", "PairingProgress",
-           "check_settings", "event_settings", "pairing_seed", "pairings", "report_lines", "schedule"]
+           "check_settings", "event_settings", "given_settings", "pairing_seed", "pairings", "report_lines", "schedule"]
 
 MODULE = "ref_sim.tournament"
 
@@ -66,7 +66,7 @@ More in docs/tournament.md."""
 
 
 def build_parser():
-    parser = command.parser_for(
+    parser = command_line.parser_for(
         MODULE, "A round-robin or gauntlet of many bots through the simulated referee "
                 "(or CodinGame's stdin/stdout), ending in an Ordo-style rating table.", EPILOG)
     parser.add_argument("bots", nargs="*", metavar="BOT",
@@ -91,15 +91,26 @@ def build_parser():
     parser.add_argument("--anchor", metavar="BOT",
                         help="rate this bot (its name, e.g. Random3, or its spec) at 0 "
                              "instead of the mean")
-    command.add_run_options(parser, what="tournament", seeds="openings, colours, the bots' seeds",
+    command_line.add_run_options(parser, what="tournament", seeds="openings, colours, the bots' seeds",
                             show=False, summary="tables")
     file_group = parser.add_argument_group("--protocol file (ref_sim.match)")
-    command.add_time_limit(file_group, stdio_default=True)
-    command.add_encoding(file_group)
-    command.add_timing(parser.add_argument_group("--protocol stdio (ref_sim.stdio)"), time_limit=False)
-    command.add_bot_options(parser, file_games.STARTUP_WAIT, file_games.EXIT_WAIT,
+    command_line.add_time_limit(file_group, stdio_default=True)
+    command_line.add_encoding(file_group)
+    command_line.add_timing(parser.add_argument_group("--protocol stdio (ref_sim.stdio)"), time_limit=False)
+    command_line.add_bot_options(parser, file_games.STARTUP_WAIT, file_games.EXIT_WAIT,
                             ", or one time limit and a second with the file protocol", cluster_note="")
     return parser
+
+
+def given_settings(args) -> tuple[dict, list]:
+    """The event's settings as the command line gives them (None: left out), for
+    :func:`ref_sim.series.event.event_settings`, and the bots its ``--bots`` lists hold."""
+    encoding = None if args.encoding is None else check_encoding(args.encoding)
+    listed = bot_list.read(args.bot_lists)
+    given = {key: getattr(args, key) for key in event.DEFAULTS if key not in ("bots", "isolate")}
+    given.update(bots=args.bots + [bot.text for bot in listed] or None, encoding=encoding,
+                 isolate=command_line.given_isolation(args))
+    return given, listed
 
 
 class Tournament(command.SeriesCommand):
@@ -123,67 +134,67 @@ class Tournament(command.SeriesCommand):
                          "machine, whose interpreters the event will use")
 
     def settle(self, args) -> None:
-        if args.encoding is not None:
-            args.encoding = check_encoding(args.encoding)
-        listed = bot_list.read(args.bot_lists)
-        args.bots = args.bots + [bot.text for bot in listed]
-        self.settings = settings = event_settings(args)
-        args.isolated_as_recorded = isolation.resume_setting(args, settings["isolate"])
+        given, listed = given_settings(args)
+        out = Path(args.out) if args.out else None
+        settings = event_settings(out, args.resume, given)
+        run = command_line.run_settings(args, settings["isolate"], out and out / self.settings_name)
         bot_list.check(listed, agent_spec if settings["protocol"] == "file" else stdio_spec)
-        self.specs = check_settings(settings)
-        self.anchor = event.find_bot(settings, args.anchor) if args.anchor else None
+        specs = check_settings(settings)
+        anchor = event.find_bot(settings, args.anchor) if args.anchor else None
         if settings["protocol"] == "file":
             warning = check_time_limit(settings["time_limit"])[1]
             if warning:
                 self.warnings.append(warning)
+        self.specs, self.settings = specs, TournamentSettings(run, settings, args.check, anchor)
 
     def only_check(self) -> int | None:
-        if not self.args.check:
+        if not self.settings.check:
             return None
         for warning in self.warnings:
             print(warning, file=sys.stderr)
         try:
-            return preflight.run(self.settings, self.specs, self.args)
+            return preflight.run(self.settings.event, self.specs, self.settings.run)
         except ValueError as error:         # a --isolate-share that holds a bot's program
             self.parser.error(str(error))
 
     def record(self) -> dict:
-        return self.settings
+        return self.settings.event
 
     def slots(self) -> list[command.Slot]:
-        return schedule(len(self.settings["pairings"]), self.settings["rounds"])
+        return schedule(len(self.settings.event["pairings"]), self.settings.event["rounds"])
 
     def header(self, runner, out: Path, kept: bool) -> str:
-        return event.header(self.settings, runner, out, kept)
+        return event.header(self.settings.event, runner, out, kept)
 
     def series(self, out: Path, isolate, stop, done: list[dict]) -> list:
-        return event.pairing_games(self.settings, self.specs, out, stop, isolate,
-                                   launch.waits_given(self.args), play=self.play_game)
+        return event.pairing_games(self.settings.event, self.specs, out, stop, isolate,
+                                   dict(self.settings.run.waits), play=self.play_game)
 
     def progress(self, done: list[dict]) -> PairingProgress:
-        return PairingProgress(self.settings, done)
+        return PairingProgress(self.settings.event, done)
 
     def describe(self, game: dict) -> str:
-        return event.describe(self.settings, game)
+        return event.describe(self.settings.event, game)
 
     def annotate(self, slot: command.Slot, game: GameLine) -> GameLine:
-        return replace(game, pairing=list(self.settings["pairings"][slot.pairing]),
+        return replace(game, pairing=list(self.settings.event["pairings"][slot.pairing]),
                        pairing_game=slot.k)
 
     def after_game(self, out: Path, games: list[dict], game: dict) -> None:
         pairing = tuple(game.pairing)
-        if self.args.out and sum(tuple(g.pairing or ()) == pairing
-                                 for g in games) == 2 * self.settings["rounds"]:
+        settings, anchor = self.settings.event, self.settings.anchor
+        if self.settings.run.out and sum(tuple(g.pairing or ()) == pairing
+                                         for g in games) == 2 * settings["rounds"]:
             # A pairing just ended: the crosstable is kept current while a long event runs.
-            crosstable.write_pages(out, self.settings, games, self.anchor,
-                                   report_lines(self.settings, games, self.anchor), only={pairing})
+            crosstable.write_pages(out, settings, games, anchor,
+                                   report_lines(settings, games, anchor), only={pairing})
 
     def report(self, games: list[dict]) -> list[str]:
-        lines = report_lines(self.settings, games, self.anchor)
+        settings, anchor, out = self.settings.event, self.settings.anchor, self.settings.run.out
+        lines = report_lines(settings, games, anchor)
         self.pages = []                 # where the pages are: said after where the games are
-        if self.args.out:       # the pages stay with the games: not in a temporary folder
-            self.pages = crosstable.write_pages(Path(self.args.out), self.settings, games,
-                                                self.anchor, report=lines)
+        if out:                 # the pages stay with the games: not in a temporary folder
+            self.pages = crosstable.write_pages(Path(out), settings, games, anchor, report=lines)
         return lines
 
     def more_lines(self) -> list[str]:

@@ -92,17 +92,12 @@ def test_the_cap_is_recorded_and_kept_by_resume(tmp_path):
     recorded = isolation.recorded_setting(isolate)
     assert recorded["disk_mb"] == 7
     assert "--isolate-disk" in isolation.command_options(isolate)
-
-    class Args:
-        isolate = False
-    args = Args()
-    isolation.resume_setting(args, recorded)
-    assert isolation.from_args(args).disk_mb == 7
+    assert isolation.from_record(recorded).disk_mb == 7
     older = {key: value for key, value in recorded.items() if key != "disk_mb"}
-    isolation.resume_setting(args, older)       # a series begun before the option
-    assert isolation.from_args(args).disk_mb == isolation.DEFAULT_DISK_MB
+    # a series begun before the option
+    assert isolation.from_record(older).disk_mb == isolation.DEFAULT_DISK_MB
     with pytest.raises(ValueError, match="disk_mb"):
-        isolation.resume_setting(args, {**recorded, "disk_mb": -1})
+        isolation.from_record({**recorded, "disk_mb": -1})
 
 
 @pytest.mark.e2e

@@ -394,7 +394,5 @@ def test_a_share_is_refused_where_it_would_open_the_host_and_kept_on_resume(tmp_
     isolate = isolation.Isolation(share=(str(tmp_path / "lib"),))
     recorded = isolation.recorded_setting(isolate)
     assert recorded["share"] == [str(tmp_path / "lib")]
-    args = match.build_parser().parse_args(["random", "random"])
-    assert isolation.resume_setting(args, json.loads(json.dumps(recorded)))
-    assert isolation.from_args(args) == isolate
+    assert isolation.from_record(json.loads(json.dumps(recorded))) == isolate
     assert isolation.command_options(isolate)[-2:] == ["--isolate-share", str(tmp_path / "lib")]

@@ -241,7 +241,8 @@ def test_ref_sim_shows_its_parts(graph):
 
 #: The series engine's own core: the loop, its commands and each protocol's game, over everything
 #: else of ``ref_sim/series/``; the parts below it never import it.
-SERIES_ENGINE = {"ref_sim.series.loop", "ref_sim.series.command", "ref_sim.series.event", "ref_sim.series.preflight",
+SERIES_ENGINE = {"ref_sim.series.loop", "ref_sim.series.command", "ref_sim.series.command_line",
+                 "ref_sim.series.settings", "ref_sim.series.event", "ref_sim.series.preflight",
                  "ref_sim.series.file_games", "ref_sim.series.codingame_games"}
 #: The series' parts (subpackages), each with the parts it must never import.
 SERIES_PARTS = {

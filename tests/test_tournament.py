@@ -522,7 +522,7 @@ def test_time_limit_is_the_turn_under_the_stdio_protocol_too():
     # One name for the time per move in every command: CodinGame's turn is counted in ms.
     args = tournament.build_parser().parse_args(["random", "random", "--protocol", "stdio",
                                                  "--time-limit", "0.05"])
-    settings = tournament.event_settings(args)
+    settings = tournament.event_settings(None, False, tournament.given_settings(args)[0])
     assert settings["turn_ms"] == 50 and "time_limit" not in settings
 
 

@@ -109,9 +109,5 @@ def test_isolate_where_it_cannot_work_is_one_line(monkeypatch, capsys):
 
 def test_resuming_an_isolated_series_where_it_cannot_work_says_why(monkeypatch):
     monkeypatch.setattr(isolation, "SUPPORTED", False)
-
-    class Args:
-        isolate = False
-
     with pytest.raises(ValueError, match="--isolate needs Linux"):
-        isolation.resume_setting(Args(), {"cores": 1, "memory_mb": 0, "processes": 0})
+        isolation.from_record({"cores": 1, "memory_mb": 0, "processes": 0})

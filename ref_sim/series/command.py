@@ -1,168 +1,34 @@
 """The series command: the one skeleton under ``uttt-match``, ``uttt-stdio`` and ``uttt-tournament``.
 
-A command is a :class:`SeriesCommand` that says what differs (its options, its settings file,
-its games, its header and report); :meth:`SeriesCommand.main` runs the rest alike.  The options
-the commands share are defined here, each help text once.
+A command is a :class:`SeriesCommand` that says what differs (its options, its settings value
+and file, its games, its header and report); :meth:`SeriesCommand.main` runs the rest alike.  The
+options the commands share: :mod:`ref_sim.series.command_line`; the settings: :mod:`ref_sim.series.settings`.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import random
 import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.cli_common import OneLineParser
-from agent.options import MAX_TIME_LIMIT, real, whole
 from ref_sim import stops
-from ref_sim.referees.codingame_shell import DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS
-from ref_sim.referees.file_text import locale_encoding
 from ref_sim.series.run import cluster_address
-from ref_sim.series.process import isolation, contain, metering, sandbox, launch
+from ref_sim.series.process import isolation, contain, metering, sandbox
 from ref_sim.series import realbots
+from ref_sim.series.command_line import MAX_GAMES, MAX_TURN_MS, check_agents, given_isolation, run_settings
+from ref_sim.series.settings import HeadToHeadSettings, series_settings
 from ref_sim.series.output import out_lock, records
 from ref_sim.series.loop import (Stopped, append_game, capped_concurrency, conclude, play_games,
-                                 prepare_out, run_in, series_settings, went_wrong)
+                                 prepare_out, run_in, went_wrong)
 from ref_sim.series.output.game_line import GameLine
 from ref_sim.series.specs import keep_recorded_names
 from ref_sim.series.process.launch import AgentCannotStart
 from ref_sim.series.output.progress import Progress
 
-#: More games than this in one run is a typo (a day of the quickest games is ~50,000).
-MAX_GAMES = 100_000
-#: --turn-ms and the others above an hour are a typo.
-MAX_TURN_MS = 3_600_000.0
-
-
-# -- the options every series command shares ----------------------------------------------
-
-def parser_for(module: str, description: str, epilog: str) -> argparse.ArgumentParser:
-    """A series command's parser: one-line usage errors, the epilog as written."""
-    return OneLineParser(prog=stops.invoked_as(module), description=description, epilog=epilog,
-                         formatter_class=argparse.RawDescriptionHelpFormatter)
-
-
-def files_and_exits(noun: str) -> str:
-    """The end of a head-to-head series' epilog: its files and exit codes (``noun``: agent, program)."""
-    return f"""\
-files in --out: series.json (the settings --resume continues from), games.jsonl (one JSON
-line per game, docs/formats.md), logs/.  Without --out: a temporary directory, deleted at
-the end but for the logs of games that went wrong (kept in a uttt-logs-* folder).
-
-exit codes: 0 the series ran, 1 {'an' if noun[0] in 'aeiou' else 'a'} {noun} could not start in the first game, 2 bad
-arguments, 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (the last line gives the command that
-continues the series), 141 the output was closed (| head)."""
-
-
-def add_agents(parser, noun: str) -> None:
-    """AGENT1 and AGENT2 (``noun``: agent or program), both left out with ``--resume``."""
-    parser.add_argument("agent1", metavar="AGENT1", nargs="?",
-                        help=f"{noun} 1 (its score is the one reported); with --resume, leave "
-                             "both out to continue the series as it was")
-    parser.add_argument("agent2", metavar="AGENT2", nargs="?", help=f"{noun} 2")
-
-
-def check_agents(parser, args, noun: str) -> None:
-    """Both agents, or neither with ``--resume --out DIR``: else a usage error."""
-    if args.agent1 is None and not args.resume:
-        parser.error("AGENT1 and AGENT2 are required (or --resume --out DIR, to continue "
-                     "the series in DIR)")
-    if args.agent2 is None and args.agent1 is not None:
-        parser.error(f"AGENT2 is missing: give both {noun}s (or neither, with --resume)")
-    if args.resume and not args.out:
-        parser.error("--resume needs --out (the directory of the series to continue)")
-
-
-def add_games(parser, sprt_max: int | None = None) -> None:
-    """``--games N`` (default None: a resumed series keeps its own)."""
-    sprt = f"; with --sprt a maximum, default {sprt_max}" if sprt_max else ""
-    parser.add_argument("--games", type=whole(1, MAX_GAMES), default=None,
-                        help=f"games to play (default 2{sprt}); rounded up to whole pairs when "
-                             "paired; with --resume it may grow or shrink the series")
-
-
-def add_time_limit(parser, stdio_default: bool = False) -> None:
-    """The file protocol's ``--time-limit S`` (``stdio_default``: the tournament's, which is
-    also the stdio turn's)."""
-    also = (f"; with --protocol stdio the turn's time, default {DEFAULT_TURN_MS / 1000:g}"
-            if stdio_default else "")
-    # Below 0.1 s check_time_limit says why; here nan, inf and hours are refused.
-    parser.add_argument("--time-limit", type=real(-math.inf, MAX_TIME_LIMIT), default=None,
-                        metavar="S", help=f"seconds per move (default 10{also})")
-
-
-def add_encoding(parser) -> None:
-    parser.add_argument("--encoding", metavar="ENC",
-                        help="the referee's encoding, also given to the built-in agents "
-                             f"(default: this machine's, {locale_encoding()})")
-
-
-def seconds_in_ms(text: str) -> float:
-    """``--time-limit S``, the name every command gives the time per move, as milliseconds."""
-    return 1000 * real(0, MAX_TURN_MS / 1000, low_open=True)(text)
-
-
-def add_timing(parser, time_limit: bool = True) -> None:
-    """CodinGame's --time-limit S (or --turn-ms MS, its old name there), --first-turn-ms and
-    --grace-ms (default None: a resumed series keeps its own), on ``parser`` or an argument
-    group (the tournament's, whose own --time-limit serves both protocols: ``time_limit=False``)."""
-    turn = parser.add_mutually_exclusive_group() if time_limit else parser
-    if time_limit:
-        turn.add_argument("--time-limit", type=seconds_in_ms, dest="turn_ms", default=None,
-                          metavar="S", help=f"seconds per turn (default {DEFAULT_TURN_MS / 1000:g})")
-    turn.add_argument("--turn-ms", type=real(0, MAX_TURN_MS, low_open=True), default=None,
-                      metavar="MS", help=f"time per turn in milliseconds (default {DEFAULT_TURN_MS:g})"
-                                         + ("; the same as --time-limit" if time_limit else ""))
-    parser.add_argument("--first-turn-ms", type=real(0, MAX_TURN_MS, low_open=True), default=None,
-                        metavar="MS",
-                        help=f"time of each program's first turn (default {DEFAULT_FIRST_TURN_MS:g})")
-    parser.add_argument("--grace-ms", type=real(0, MAX_TURN_MS), default=None, metavar="MS",
-                        help=f"added to every turn's limit (default {DEFAULT_GRACE_MS:g})")
-
-
-def add_run_options(parser, what: str = "series", seeds: str = "openings, who moves first, the "
-                    "agents' seeds", concurrency: bool = True, show: bool = True,
-                    summary: str = "summary") -> None:
-    """--seed, --out, --resume, --concurrency, --show, -q: how a series (``what``) is run."""
-    parser.add_argument("--seed", type=int,
-                        help=f"seed of the {what}: {seeds} (default: random, printed)")
-    parser.add_argument("--out", help=f"directory for the games, logs and records of the {what} "
-                                      "(default: a new temporary directory)")
-    parser.add_argument("--resume", action="store_true",
-                        help=f"continue the {what} in --out with the settings it recorded: games "
-                             "already in games.jsonl are not replayed, and they count in the "
-                             "statistics")
-    if concurrency:
-        parser.add_argument("--concurrency", type=whole(1), default=1, metavar="N",
-                            help="games at once (default 1; at most the number of cores - 1)")
-    if show:
-        parser.add_argument("--show", action="store_true", help="print the board after every move")
-    parser.add_argument("-q", "--quiet", action="store_true", help=f"only the final {summary}")
-
-
-def add_bot_options(parser, startup: float, exit_wait: float, exit_note: str,
-                    cluster_note: str = "each worker plays cores - 1 games at once") -> None:
-    """Where the bots run and how they are held: --cluster, --isolate, the start and exit waits."""
-    cluster_address.add_cluster_options(parser, note=cluster_note)
-    isolation.add_options(parser)
-    launch.add_wait_options(parser, startup, exit_wait, exit_note)
-
-
-def whole_pairs(games: int, paired: bool, recorded: dict | None, say, why: str,
-                single: str | None = None) -> int:
-    """``games`` rounded up to whole pairs when ``paired`` (but one game), said with ``why``;
-    and said when a resumed series (``recorded``: its settings) now has another number."""
-    if paired and games > 1 and games % 2:
-        say(f"--games {games} rounded up to {games + 1}: {why}")
-        games += 1
-    elif paired and games == 1 and single:
-        say(single)
-    if recorded is not None and recorded.get("games") not in (None, games):
-        say(f"the series now has {games} games (it had {recorded['games']})")
-    return games
+__all__ = ["MAX_GAMES", "MAX_TURN_MS", "Slot", "SeriesCommand", "HeadToHead"]
 
 
 # -- the skeleton -------------------------------------------------------------------------
@@ -223,7 +89,9 @@ class SeriesCommand:
         """Usage errors the parsed command line alone shows."""
 
     def settle(self, args) -> None:
-        """This run's settings (the recorded ones when resuming) and bots; ValueError, one line."""
+        """The command line's one reading: :attr:`settings`, this run's settings value (the
+        recorded ones when resuming, :mod:`ref_sim.series.settings`), and the bots; ValueError
+        (one line), or CannotResume."""
         raise NotImplementedError
 
     def only_check(self) -> int | None:
@@ -231,7 +99,7 @@ class SeriesCommand:
         ``--check``): its exit code; None: play the games."""
         return None
 
-    def ready(self, parser, args) -> None:
+    def ready(self, parser) -> None:
         """Once --out is made: what needs the settings (usage errors, notes on the games)."""
 
     def record(self) -> dict:
@@ -278,41 +146,41 @@ class SeriesCommand:
     def main(self, argv: list[str] | None = None) -> int:
         """Parse, settle the settings, make --out, hold it, and play the games here or on a cluster."""
         self.parser = parser = self.build_parser()
-        self.args = args = parser.parse_args(argv)
+        args = parser.parse_args(argv)
         self.warnings: list[str] = []
         isolation.check_options(parser, args)
         cluster_address.check_options(parser, args)
         self.check(parser, args)
-        self.say = (lambda *a, **k: None) if args.quiet else (lambda *a, **k: print(*a, **k, flush=True))
         try:
-            self.settle(args)
-        except ValueError as error:
+            self.settle(args)               # args is read here, and no more
+        except (ValueError, records.CannotResume) as error:
             parser.error(str(error))
+        run = self.settings.run
+        self.say = (lambda *a, **k: None) if run.quiet else (lambda *a, **k: print(*a, **k, flush=True))
         checked = self.only_check()         # before --out is made: a check writes nothing there
         if checked is not None:
             return checked
-        if args.out:        # created once the settings are known: a refused --resume makes nothing
-            problem = prepare_out(args.out)
+        if run.out:         # created once the settings are known: a refused --resume makes nothing
+            problem = prepare_out(run.out)
             if problem:
                 parser.error(problem)
-        self.ready(parser, args)
-        concurrency = capped_concurrency(getattr(args, "concurrency", 1))
-        if getattr(args, "show", False) and concurrency > 1:
+        self.ready(parser)
+        concurrency = capped_concurrency(run.concurrency)
+        if run.show and concurrency > 1:
             print("warning: --show plays one game at a time", file=sys.stderr)
             concurrency = 1
         for warning in self.warnings:
             print(warning, file=sys.stderr)
-        address = cluster_address.cluster_target(args)
-        if address and getattr(args, "show", False):
+        if run.cluster and run.show:
             parser.error("--show plays here, one game at a time: not with --cluster")
-        with out_lock.lock_out(args.out, stops.invoked_as(self.module), argv):   # one runner per --out
-            return run_in(parser, address, args.out, self.prefix, self.play, concurrency)
+        with out_lock.lock_out(run.out, stops.invoked_as(self.module), argv):   # one runner per --out
+            return run_in(parser, run.cluster, run.out, self.prefix, self.play, concurrency)
 
     def play(self, runner, out: Path) -> int:
         """Play the games not yet in ``out``'s games.jsonl, then the report; the exit code."""
-        args, say = self.args, self.say
+        run, say = self.settings.run, self.say
         games_path = out / "games.jsonl"
-        if records.recorded_games(games_path) and not args.resume:
+        if records.recorded_games(games_path) and not run.resume:
             self.parser.error(f"{games_path} already holds games: add --resume to continue "
                               f"that {self.what}, or choose another --out")
         records.make_dirs(out / "logs")
@@ -323,8 +191,7 @@ class SeriesCommand:
         done_numbers = {g.game for g in done}
         todo = [slot for slot in slots if slot.number not in done_numbers]
         try:    # what no bot may see: --out, each bot's program to every other bot
-            isolate = sandbox.for_event(isolation.from_args(args),
-                                        [spec.template for spec in self.specs], out)
+            isolate = sandbox.for_event(run.isolate, [spec.template for spec in self.specs], out)
         except ValueError as error:
             self.parser.error(str(error))
         stop = threading.Event()
@@ -361,15 +228,15 @@ class SeriesCommand:
                                             + (f" -- {used}" if used else ""), game)
 
         try:
-            say(self.header(runner, out, bool(args.out)))
+            say(self.header(runner, out, bool(run.out)))
             if done:
                 say(f"resuming: {len(done)} of {len(slots)} games already played, {len(todo)} to go")
             if isolate is not None:
                 say(contain.status_line(isolate, runner.capacity()))
-                if getattr(args, "isolated_as_recorded", False):
+                if run.isolated_as_recorded:
                     say(f"isolated as the {self.what} began: --resume keeps the isolation it recorded")
             series = self.series(out, isolate, stop, done)
-            progress = None if args.quiet else self.progress(done)
+            progress = None if run.quiet else self.progress(done)
         except KeyboardInterrupt as interrupt:
             # Stopped before its first game (a user who saw "resuming:" and pressed Ctrl-C):
             # the settings are written, so it ends as a stop between games does, with the command
@@ -386,7 +253,7 @@ class SeriesCommand:
             pages.extend(self.more_lines())
             return lines
 
-        return conclude(self.module, games, report, out_arg=args.out, out=out, say=say,
+        return conclude(self.module, games, report, out_arg=run.out, out=out, say=say,
                         progress=progress, figures=self.figures, decided=self.decided,
                         what=self.what, resume_options=isolation.command_options(isolate),
                         more_lines=pages, stopped=stopped)
@@ -394,11 +261,12 @@ class SeriesCommand:
 
 class HeadToHead(SeriesCommand):
     """A series between two bots (match, stdio): AGENT1 AGENT2, series.json, one series of games.
-    A subclass gives its own settings (:meth:`given`, :meth:`defaults`, :attr:`flags`) and
-    how it reads a bot (:meth:`spec`)."""
+    A subclass gives its own settings (:meth:`given`, :meth:`defaults`, :attr:`flags`, and
+    :meth:`value`, the settings value they make) and how it reads a bot (:meth:`spec`)."""
 
     noun = "agent"
     flags: dict = {}                # each of its own settings' option, for messages
+    settings: HeadToHeadSettings
 
     def spec(self, text: str):
         raise NotImplementedError
@@ -411,32 +279,42 @@ class HeadToHead(SeriesCommand):
         """Its own settings in a new series (``games`` among them)."""
         return {}
 
+    def value(self, settings: dict, run, say) -> HeadToHeadSettings:
+        """The settings value of the merged ``settings`` (``say``: notes on the games)."""
+        raise NotImplementedError
+
     def check(self, parser, args) -> None:
         check_agents(parser, args, self.noun)
 
     def settle(self, args) -> None:
         given = {"agents": None if args.agent1 is None else [args.agent1, args.agent2],
                  "seed": args.seed, "games": args.games, **self.given(args),
-                 "isolate": isolation.recorded_setting(isolation.from_args(args))}
+                 "isolate": given_isolation(args)}
         defaults = {"agents": None, "seed": random.randrange(2 ** 32), **self.defaults(),
                     "isolate": None}
         flags = {"agents": "AGENT1 AGENT2", "seed": "--seed", "games": "--games", **self.flags,
                  "isolate": "--isolate"}
-        self.settings, self.before = series_settings(Path(args.out) if args.out else None,
-                                                     args.resume, given, defaults, flags)
-        self.specs = [self.spec(text) for text in self.settings["agents"]]
+        out = Path(args.out) if args.out else None
+        settings, self.before = series_settings(out, args.resume, given, defaults, flags)
+        self.specs = [self.spec(text) for text in settings["agents"]]
         if self.before is not None:
             keep_recorded_names(self.specs, self.before.get("names"))
         self.names = realbots.side_names(self.specs)    # a clash of names: refused before any game
-        args.isolated_as_recorded = isolation.resume_setting(args, self.settings["isolate"])
+        run = run_settings(args, settings["isolate"], out and out / self.settings_name)
+        self.notes: list[str] = []      # said once --out is made
+        self.settings = self.value(settings, run, self.notes.append)
+
+    def ready(self, parser) -> None:
+        for note in self.notes:
+            self.say(note)
 
     def slots(self) -> list[Slot]:
-        return [Slot(k, 0, k) for k in range(1, self.args.games + 1)]
+        return [Slot(k, 0, k) for k in range(1, self.settings.games + 1)]
 
     def bots_lines(self) -> str:
         return "\n".join(f"{name}: {spec.template}" for name, spec in zip(self.names, self.specs))
 
     def progress(self, done: list[dict]) -> SeriesProgress:
         # On a terminal the line is redrawn (not with --show, whose boards scroll).
-        return SeriesProgress(self.args.games, self.figures, done,
-                              terminal=sys.stdout.isatty() and not self.args.show)
+        return SeriesProgress(self.settings.games, self.figures, done,
+                              terminal=sys.stdout.isatty() and not self.settings.run.show)

@@ -8,7 +8,8 @@ import random
 import threading
 from pathlib import Path
 
-from ref_sim.series.command import MAX_GAMES, MAX_TURN_MS, Slot
+from ref_sim.series.command import Slot
+from ref_sim.series.command_line import MAX_GAMES, MAX_TURN_MS
 from ref_sim.referees import codingame_shell
 from ref_sim.referees.codingame_shell import DEFAULT_FIRST_TURN_MS, DEFAULT_GRACE_MS, DEFAULT_TURN_MS
 from ref_sim.referees.file_shell import check_time_limit
@@ -18,9 +19,10 @@ from ref_sim.series.output import machine_load, report
 from ref_sim.series.stats import match_stats, ratings
 from ref_sim.series.output.records import CANNOT_START
 from ref_sim.series.output.game_line import GameLine
-from ref_sim.series.loop import SeriesGames, SettingsFile, merge_settings, read_settings, went_wrong
+from ref_sim.series.loop import SeriesGames, went_wrong
 from ref_sim.series.output.progress import Progress
 from ref_sim.series.output.report import HANGS, distinct_line, pair_counts, summarize, tally
+from ref_sim.series.settings import SettingsFile, merge_settings, read_settings, refused
 from ref_sim.series.specs import agent_spec, keep_recorded_names, stdio_spec
 
 FORMAT = 1
@@ -263,12 +265,12 @@ class PairingProgress:
             self.shown.close()
 
 
-def event_settings(args) -> dict:
-    """tournament.json for this run: the recorded tournament's when resuming (what the command
-    line gives again must agree, but ``--rounds``), else the command line's.  The bots are
-    named by :func:`check_settings`.  Raises ValueError (:class:`EventError`)."""
-    out = Path(args.out) if args.out else None
-    recorded = read_settings(out, args.resume, bool(args.bots), TOURNAMENT_FILE)
+def event_settings(out: Path | None, resume: bool, given: dict) -> dict:
+    """tournament.json for this run: the recorded tournament's in ``out`` when resuming (what
+    the command line gives again, ``given``: each of :data:`DEFAULTS`, None where left out,
+    must agree, but ``--rounds``), else the command line's.  The bots are named by
+    :func:`check_settings`.  Raises ValueError (:class:`EventError`), or CannotResume."""
+    recorded = read_settings(out, resume, bool(given["bots"]), TOURNAMENT_FILE)
     if recorded is not None:        # compared as the command line gives them
         try:
             recorded_names = [bot.get("name") if isinstance(bot, dict) else None for bot in recorded["bots"]]
@@ -277,11 +279,9 @@ def event_settings(args) -> dict:
             if not all(isinstance(spec, str) for spec in recorded["bots"]):
                 raise TypeError("a bot's spec is not text")
         except (KeyError, TypeError):
-            raise EventError(f"cannot resume: {out / TOURNAMENT_FILE.name} is not a "
-                             "tournament file") from None
-    given = {key: getattr(args, key) for key in DEFAULTS if key != "isolate"}
-    given["bots"] = args.bots or None
-    given["isolate"] = isolation.recorded_setting(isolation.from_args(args))
+            path = out / TOURNAMENT_FILE.name
+            raise refused(f"cannot resume: {path} is not a tournament file", path, "bots") from None
+    given = dict(given)
     flags = {key: "--" + key.replace("_", "-") for key in DEFAULTS}
     flags["bots"] = "BOT ..."
     if given["time_limit"] is not None and (given["protocol"] or (recorded or DEFAULTS)["protocol"]) == "stdio":

@@ -2,8 +2,9 @@
 
 :func:`play_games` plays a :class:`SeriesGames` a few at once (here or on a cluster, or in this
 thread for the arena, self-play and training) and says how a stop ended it; :func:`append_game`
-writes a game's line; :func:`series_settings` reads and writes the settings ``--resume`` continues
-with; :func:`conclude` ends a run (the logs kept, the summary, the command that continues it).
+writes a game's line; :func:`prepare_out` makes ``--out``; :func:`conclude` ends a run (the logs
+kept, the summary, the command that continues it).  The settings ``--resume`` continues with:
+:mod:`ref_sim.series.settings`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from agent.cli_common import say_error, silence_output
 from ref_sim.series.run import cluster, cluster_address, shipping, scheduler
-from ref_sim.series.output import records, strict_json
+from ref_sim.series.output import records
 from ref_sim.series.output.game_line import GameLine
 from ref_sim import stops
 from ref_sim.referees.file_referee import TIME_OUT
@@ -158,91 +159,7 @@ def read_games(path: Path) -> tuple[list[GameLine], int]:
     return games, len(problems)
 
 
-# -- settings and --out ------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class SettingsFile:
-    """The file in ``--out`` where a runner records its settings, so that ``--resume --out DIR``
-    alone continues as it was: series.json (match, stdio), tournament.json (the tournament)."""
-    name: str = "series.json"
-    what: str = "series"                    # what it records, in messages
-    start: str = "AGENT1 AGENT2"            # what the command line gives to start one
-    grows: str = "games"                    # the setting a resumed run may change
-    required: tuple[str, ...] = ()          # keys without which it is no such file
-
-
-SERIES_FILE = SettingsFile(required=("agents",))
-
-
-def series_settings(out: Path | None, resume: bool, given: dict, defaults: dict,
-                    flags: dict) -> tuple[dict, dict | None]:
-    """The settings of this run and those ``out/series.json`` recorded (None: a new series).
-
-    ``given``: the settings on the command line, None where left out; ``defaults``: those of
-    a new series; ``flags``: each setting's option, for messages.  Resuming takes every
-    setting from series.json, except ``games`` when given (a series may grow or shrink);
-    a given setting that differs from the recorded one is refused (ValueError, one line).
-    ``--resume`` where there is no series.json starts one, if the agents are given."""
-    recorded = read_settings(out, resume, given.get("agents") is not None)
-    return merge_settings(recorded, given, defaults, flags, out), recorded
-
-
-def read_settings(out: Path | None, resume: bool, starts: bool,
-                  record: SettingsFile = SERIES_FILE) -> dict | None:
-    """What ``out`` recorded (``record``: which file) when resuming; None for a new one, which
-    ``starts`` (the command line gives what starts one) or else is refused.  ValueError."""
-    path = out / record.name if out is not None else None
-    if not (resume and path is not None and path.exists()):
-        if resume and not starts:
-            raise ValueError(f"--resume: {out} holds no {record.what} to continue (no "
-                             f"{record.name}); give {record.start} to start one there")
-        return None
-    try:
-        recorded = strict_json.read_json(path, record.name)
-    except strict_json.RecordError as error:        # one line (no usage): the file is the problem
-        raise records.CannotResume(f"cannot resume: {error}") from None
-    if not isinstance(recorded, dict) or not set(record.required) <= set(recorded):
-        raise ValueError(f"cannot resume: {path} is not a {record.what} file")
-    problem = records.settings_problem(recorded)
-    if problem:
-        raise ValueError(f"cannot resume: {path}: {problem}")
-    return recorded
-
-
-def merge_settings(recorded: dict | None, given: dict, defaults: dict, flags: dict,
-                   out: Path | None, record: SettingsFile = SERIES_FILE) -> dict:
-    """This run's settings: the command line's (``given``, None where left out) over
-    ``defaults`` for a new one; else the ``recorded`` ones, a given setting that differs
-    refused (ValueError, one line) but for ``record.grows``."""
-    if recorded is None:
-        return {key: defaults[key] if given.get(key) is None else given[key] for key in defaults}
-    settings = {}
-    for key, default in defaults.items():
-        old, new = recorded.get(key, default), given.get(key)
-        if new is not None and key in recorded and new != old and key != record.grows:
-            raise ValueError(f"cannot resume: {flags[key]} was {_shown(old)} in {out}, not "
-                             f"{_shown(new)} (leave {flags[key]} out to continue the "
-                             f"{record.what} as it was, or choose another --out)")
-        settings[key] = old if new is None else new
-    return settings
-
-
-def _shown(value) -> str:
-    """A setting as a command line gives it.
-
-    >>> _shown(["agent", "seed:depth=4"]), _shown(0.5), _shown(None), _shown(False)
-    ('agent seed:depth=4', '0.5', 'none', 'no')
-    """
-    if isinstance(value, list):
-        return " ".join(map(_shown, value))
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:g}"
-    if isinstance(value, dict):
-        return ", ".join(f"{key} {_shown(item)}" for key, item in value.items())
-    return "none" if value is None else str(value)
-
+# -- --out ------------------------------------------------------------------------------
 
 def prepare_out(path: str, option: str = "--out") -> str | None:
     """Make ``--out`` (``option``: the option that names it) a directory, created with its

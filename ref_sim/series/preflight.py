@@ -20,12 +20,13 @@ from pathlib import Path
 from ref_sim import stops
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.series import event, file_games
-from ref_sim.series.process import isolation, sandbox, launch
+from ref_sim.series.process import sandbox
 from ref_sim.series.output import telemetry
 from ref_sim.series.output.game_line import GameLine
 from ref_sim.series.process.launch import AgentCannotStart
 from ref_sim.series.loop import capped_concurrency, game_logs, keep_logs, play_games
 from ref_sim.series.run.scheduler import LocalRunner
+from ref_sim.series.settings import RunSettings
 from ref_sim.series.specs import agent_spec, stdio_spec
 
 #: Every bot meets this built-in: quick, legal, and always there.
@@ -164,29 +165,28 @@ def second_verdict(verdict: Verdict, record, notes: dict, limit: float, again: f
                           "a second game; does it answer to the name it is given?")
 
 
-def run(settings: dict, specs: list, args, say=print) -> int:
+def run(settings: dict, specs: list, run_as: RunSettings, say=print) -> int:
     """Check each bot of the event ``settings`` (named, with their ``specs``) as the module
-    docstring says; ``args``: the command line's --isolate, waits and --concurrency.  Returns the
+    docstring says; ``run_as``: the run's isolation, waits and concurrency.  Returns the
     exit code: 0 when every bot passed, 1 when one did not, 128 + N when a signal stopped it.
     ValueError (one line): a --isolate-share folder that holds a bot's program."""
     file = settings["protocol"] == "file"
     names = [bot["name"] for bot in settings["bots"]]
     opponent = (agent_spec if file else stdio_spec)(OPPONENT)
     limit = settings["time_limit"] if file else settings["turn_ms"] / 1000
-    concurrency = capped_concurrency(getattr(args, "concurrency", 1))
+    concurrency = capped_concurrency(run_as.concurrency)
     out = Path(tempfile.mkdtemp(prefix="uttt-check-"))
     logs = out / "logs"
     logs.mkdir()
     stop = _Stops()
     try:
-        isolate = sandbox.for_event(isolation.from_args(args),
-                                    [spec.template for spec in [*specs, opponent]], out)
+        isolate = sandbox.for_event(run_as.isolate, [spec.template for spec in [*specs, opponent]], out)
         series, first = {}, stop.new()
         for name, spec in zip(names, specs):
             rival = "Random" if name != "Random" else "Random0"
             pair = {**settings, "bots": [{"name": name}, {"name": rival}], "pairings": [[0, 1]]}
             series[name] = event.pairing_games(pair, [spec, opponent], out, first,
-                                               isolate, launch.waits_given(args))[0]
+                                               isolate, dict(run_as.waits))[0]
         timing = (f"{shown(limit)} per move" if file else
                   f"{settings['turn_ms']:g} ms per turn (first {settings['first_turn_ms']:g} ms)")
         say(f"Checking {len(names)} bot{'s' * (len(names) != 1)}: each plays one game against the "

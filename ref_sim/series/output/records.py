@@ -27,8 +27,13 @@ DROPPED_SUFFIX = ".dropped"
 
 
 class CannotResume(RuntimeError):
-    """A settings file (series.json, tournament.json) that cannot be read: one line, exit 2."""
+    """A settings file (series.json, tournament.json) that cannot be resumed: one line, exit 2;
+    ``file`` and ``field`` (None: the whole file) say where."""
     exit_code = 2
+
+    def __init__(self, message: str, file: Path | None = None, field: str | None = None) -> None:
+        super().__init__(message)
+        self.file, self.field = file, field
 
 
 class WriteError(RuntimeError):
@@ -71,12 +76,12 @@ SETTINGS = {
 }
 
 
-def settings_problem(settings: dict) -> str | None:
-    """Why the recorded ``settings`` cannot be used (a key of :data:`SETTINGS` of the wrong
-    type), or None."""
+def settings_problem(settings: dict) -> tuple[str, str] | None:
+    """``(key, why)`` the recorded ``settings`` cannot be used (a key of :data:`SETTINGS` of
+    the wrong type), or None."""
     for key, (good, wanted) in SETTINGS.items():
         if key in settings and not good(settings[key]):
-            return f"{key!r} must be {wanted}, not {_short(json.dumps(settings[key]), 30)}"
+            return key, f"{key!r} must be {wanted}, not {_short(json.dumps(settings[key]), 30)}"
     return None
 
 

@@ -173,7 +173,7 @@ NEEDS_LINUX = ("--isolate needs Linux (cgroups, bwrap, resource limits): on Wind
 # -- isolation kept across --resume ------------------------------------------------------------
 # A series or tournament records its isolation in series.json / tournament.json ("isolate": the
 # settings, or null), so that --resume keeps it: a series begun isolated is resumed isolated,
-# --isolate given or not, and one begun without it refuses --isolate (loop.merge_settings).
+# --isolate given or not, and one begun without it refuses --isolate (settings.merge_settings).
 
 def recorded_setting(isolate: Isolation | None) -> dict | None:
     """What the settings file keeps of ``isolate`` (None: not isolated)."""
@@ -184,12 +184,11 @@ def recorded_setting(isolate: Isolation | None) -> dict | None:
             "disk_mb": isolate.disk_mb, **shares}
 
 
-def resume_setting(args, setting) -> bool:
-    """Put the recorded ``setting`` (:func:`recorded_setting`) into ``args``, so that
-    :func:`from_args` gives it; True when it isolates although ``--isolate`` was not given
-    (the caller says so).  ValueError, one line, if the file's value is not one."""
+def from_record(setting) -> Isolation | None:
+    """The :class:`Isolation` a settings file records (:func:`recorded_setting`; None: not
+    isolated).  ValueError, one line, if the file's value is not one."""
     if setting is None:
-        return False
+        return None
     numbers = {"cores", "memory_mb", "processes"}
     shares = setting.get("share", []) if isinstance(setting, dict) else None
     # A series begun before --isolate-disk has no disk_mb: resumed with the default cap.
@@ -205,13 +204,8 @@ def resume_setting(args, setting) -> bool:
                          "folders")
     if not SUPPORTED:
         raise ValueError(f"cannot resume here: the series was isolated, and {NEEDS_LINUX}")
-    added = not args.isolate
-    args.isolate = True
-    args.isolate_cores, args.isolate_memory, args.isolate_processes = (
-        setting["cores"], setting["memory_mb"], setting["processes"])
-    args.isolate_share = list(shares) or None
-    args.isolate_disk = disk
-    return added
+    return Isolation(setting["cores"], setting["memory_mb"], setting["processes"],
+                     share=tuple(os.path.realpath(path) for path in shares), disk_mb=disk)
 
 
 def command_options(isolate: Isolation | None) -> list[str]:
