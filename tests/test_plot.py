@@ -1,6 +1,7 @@
 """ref_sim.plot: the running score with its band, move times, PNG and SVG output."""
 
 import builtins
+import dataclasses
 import json
 import random
 import re
@@ -41,10 +42,10 @@ def series_records(count=6, time_limit=0.5):
 
 @pytest.fixture
 def series(tmp_path):
+    """The series' games.jsonl, and its games as the plot reads them."""
     path = tmp_path / "games.jsonl"
-    records = series_records()
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    return path, records
+    path.write_text("".join(json.dumps(r) + "\n" for r in series_records()))
+    return path, plot.load_series(path)
 
 
 def test_running_score_and_band():
@@ -70,13 +71,13 @@ def test_a_clean_sweep_still_has_a_band():
 def test_scores_times_and_limit(series):
     _, records = series
     assert plot.agents(records) == ("A1", "B2")
-    swapped = [dict(records[1], agents=[{"name": "A1"}, {"name": "B2"}])] + records
+    swapped = [dataclasses.replace(records[1], agents=[{"name": "A1"}, {"name": "B2"}])] + records
     assert plot.agents(swapped) == ("A1", "B2")         # the runner's agent 1 comes first
     scores = [plot.game_score(r, "A1") for r in records]
     assert set(scores) <= {0.0, 0.5, 1.0}
-    assert plot.game_score({"result": "aborted"}, "A1") is None
+    assert plot.game_score(dataclasses.replace(records[0], result="aborted"), "A1") is None
     times = plot.move_times(records)
-    assert sum(len(v) for v in times.values()) == sum(len(r["moves"]) for r in records)
+    assert sum(len(v) for v in times.values()) == sum(len(r.moves) for r in records)
     assert min(n for v in times.values() for n, _ in v) == 5      # after the opening
     assert plot.time_limit(records) == 0.5
 

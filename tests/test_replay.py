@@ -144,7 +144,8 @@ def test_a_codingame_series_has_no_opening_and_a_longer_first_turn(tmp_path):
                   for i, m in enumerate(line_moves[::2]))
     line = {"format": 1, "rules": "codingame", "game": 1, "turn_ms": 100.0,
             "first_turn_ms": 1000.0, "names": list(names), "p1": "Agent1", "p2": "Random2",
-            "moves": line_moves, "result": "tie", "winner": None, "reason": "tie", "score": 0.5}
+            "moves": line_moves, "result": "tie", "winner": None, "reason": "tie", "score": 0.5,
+            "notes": {}}
     folder = write_series(tmp_path / "cg", [line], {"game-0001-Agent1.search.jsonl": log})
     read = replay.read_run(folder)["games"][0]
     assert read["rules"] == "codingame" and not any(m["opening"] for m in read["moves"])
@@ -557,13 +558,16 @@ def test_the_analysis_on_a_cluster_is_the_local_one(series, tmp_path, monkeypatc
 
 
 @pytest.mark.cluster
-def test_an_unreachable_cluster_is_one_line(series, capsys, monkeypatch):
+def test_an_unreachable_cluster_is_one_line(series, capsys):
     pytest.importorskip("distributed")
-    from ref_sim.series.run import cluster_reach
+    from ref_sim.series.run import cluster
     folder, _ = series
-    monkeypatch.setattr(cluster_reach, "REACH_TIMEOUT", 1.0)  # a closed port is retried that long
+
+    def connect(address, say):          # a closed port is retried for a second, not five
+        return cluster.connect(address, say=say, reach_timeout=1.0)
     with pytest.raises(SystemExit) as stop:
-        replay.main([str(folder), "--analyse", "--cluster", "tcp://127.0.0.1:9"])   # discard port
+        replay.main([str(folder), "--analyse", "--cluster", "tcp://127.0.0.1:9"],  # discard port
+                    connect=connect)
     err = capsys.readouterr().err
     assert stop.value.code == 2 and err.count("\n") == 1
     assert "cannot reach the scheduler at tcp://127.0.0.1:9" in err
@@ -677,26 +681,32 @@ def test_a_stop_on_a_cluster_keeps_the_finished_positions_and_cancels_the_rest(s
 # -- odd values in a record do not stop the page's script ------------------------
 
 def odd_lines():
-    """Game lines edited by hand: text, null and booleans where the page computes with numbers."""
+    """Game lines edited by hand: text, null and booleans where the page computes with numbers,
+    in the keys a game line takes as they are (a move's figures, the time limit, the loser, the
+    hints)."""
     lines = [file_protocol_line(n, *random_game(n)) for n in (1, 2)]
     moves = lines[0]["moves"]
     moves[0].update(score="x", depth="3", nodes="many", nps=True, agent_seconds=None)
     moves[1].update(seconds="fast")
     moves[2].pop("seconds", None)
-    lines[0].update(score="half", time_limit="ten", notes="oops", reason=5, winner=["A"])
-    lines[1].update(score=None, notes={"Agent1": 3})
+    lines[0].update(time_limit="ten", loser=5, hints={"Agent1": 3})
+    lines[1].update(score=None)
     return lines
 
 
-def test_odd_values_reach_the_page_as_numbers_or_nothing(tmp_path):
-    data = replay.read_run(write_series(tmp_path / "run", odd_lines()))
+def test_odd_values_reach_the_page_as_numbers_or_nothing(tmp_path, capsys):
+    # A line whose keys the summary reads are wrong (ref_sim.series.output.game_line) is left
+    # out, said in one line naming the line and the key.
+    refused = {**file_protocol_line(3, *random_game(3)), "score": "half"}
+    data = replay.read_run(write_series(tmp_path / "run", [*odd_lines(), refused]))
+    assert [game["game"] for game in data["games"]] == [1, 2]
+    assert "games.jsonl line 3: 'score' must be 1, 0.5, 0 or null" in capsys.readouterr().err
     first = data["games"][0]
-    assert first["score"] is None and first["time_limit"] is None and first["notes"] == {}
-    assert first["reason"] == "5" and first["winner"] == "['A']"
+    assert first["time_limit"] is None and first["loser"] == "5" and first["hints"] == {"Agent1": "3"}
     assert {key: first["moves"][4][key] for key in ("score", "depth", "nodes", "nps", "agent_seconds")} == \
         dict.fromkeys(("score", "depth", "nodes", "nps", "agent_seconds"))
     assert first["moves"][5]["seconds"] is None
-    assert data["games"][1]["notes"] == {"Agent1": "3"}
+    assert data["games"][1]["score"] is None
 
 
 @pytest.mark.e2e

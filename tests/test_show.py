@@ -5,6 +5,7 @@ import random
 
 import pytest
 
+from ref_sim.series.output.game_line import GameLine
 from ref_sim.views import show
 from ref_sim.rules import Game
 
@@ -244,6 +245,7 @@ def test_a_game_without_winner_is_a_draw_as_in_every_summary():
             break
     else:
         raise AssertionError("no drawn game in 300 seeds")
-    assert show.result_text(record) == "Result: draw"
-    assert show.summary(1, record).endswith(": draw, " + f"{len(game.moves)} moves")
+    line = GameLine.from_json(show.record_line(record))
+    assert show.result_text(line) == "Result: draw"
+    assert show.summary(1, line).endswith(": draw, " + f"{len(game.moves)} moves")
     assert game.render().splitlines()[-1] == "Result: draw"

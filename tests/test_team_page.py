@@ -7,6 +7,7 @@ its replay pages link the analysis board; the whole event's replay is titled as 
 crosstable's faults link their replays and logs; each team has a page of its own. Then the
 pages in Chromium, as a person sees them."""
 
+import dataclasses
 import json
 import random
 import re
@@ -21,7 +22,7 @@ import virtual_games
 from ref_sim import replay as replay_command
 from ref_sim.referees.file_referee import INVALID_MOVE, TIME_OUT, GameRecord, MoveRecord
 from ref_sim.series import realbots
-from ref_sim.series.output.game_line import Played
+from ref_sim.series.output.game_line import GameLine, Played
 from ref_sim.series.specs import agent_spec
 from ref_sim.views import replay, team_page
 from test_replay import browser, embedded, needs_chromium  # noqa: F401  (browser: the replay tests' fixture)
@@ -130,13 +131,14 @@ def test_an_empty_bad_line_is_shown_as_one(event):
 
 
 def test_a_codingame_time_out_says_how_late_the_answer_came():
-    line = {"result": "win", "winner": "Random2", "loser": "Bot1", "reason": TIME_OUT,
-            "turn_ms": 100, "first_turn_ms": 1000, "late_ms": 153.2,
-            "moves": [{"player": "Bot1", "ms": 950.0}, {"player": "Random2", "ms": 3.0}]}
+    line = GameLine(game=1, result="win", names=["Bot1", "Random2"], notes={},
+                    winner="Random2", loser="Bot1", reason=TIME_OUT, turn_ms=100,
+                    first_turn_ms=1000, late_ms=153.2,
+                    moves=[{"player": "Bot1", "ms": 950.0}, {"player": "Random2", "ms": 3.0}])
     assert replay.verdict(line) == [
         "Bot1 ran out of time on move 3 (its move 2): its answer came after 0.15 s, 53.2 ms over "
         "the 0.1 s limit; its slowest move before: 0.95 s of 1 s"]
-    line["late_ms"] = None
+    line = dataclasses.replace(line, late_ms=None)
     assert "no answer within the 0.1 s limit, nor in the 1 s after" in replay.verdict(line)[0]
 
 
@@ -217,9 +219,10 @@ def test_uttt_replay_team_writes_one_teams_page_of_a_tournament_played_before(ev
 
 def test_a_bot_that_could_not_start_has_why_as_its_fault(tmp_path):
     why = "exited with code 1 before the game began: ModuleNotFoundError: No module named 'x'"
-    line = {"game": 7, "names": ["Walrus", "Otter"], "p1": "Walrus", "p2": "Otter", "result": "win",
-            "winner": "Otter", "loser": "Walrus", "reason": "could not start", "notes": {},
-            "cannot_start": {"Walrus": why}, "opening": [], "moves": []}
+    line = GameLine.from_json({
+        "game": 7, "names": ["Walrus", "Otter"], "p1": "Walrus", "p2": "Otter", "result": "win",
+        "winner": "Otter", "loser": "Walrus", "reason": "could not start", "notes": {},
+        "cannot_start": {"Walrus": why}, "opening": [], "moves": []})
     assert replay.verdict(line) == [f"Walrus could not start: {why}"]
     assert team_page.is_fault(line, "Walrus") and not team_page.is_fault(line, "Otter")
     settings = {"kind": "round-robin", "bots": [{"name": "Walrus"}, {"name": "Otter"}]}

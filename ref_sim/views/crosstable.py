@@ -20,6 +20,7 @@ from urllib.parse import quote
 from ref_sim.series.stats import match_stats, ratings
 
 from ref_sim.series.output import machine_load
+from ref_sim.series.output.game_line import GameLine
 from ref_sim.views import board_page, replay, team_page
 from ref_sim.views.replay_page import asset
 from ref_sim.series.output.report import tally
@@ -43,19 +44,18 @@ class Row:
     load_timeouts: int = 0      # of its time-outs, those marked the machine's (machine_load)
 
 
-def table_rows(settings: dict, games: list[dict], anchor: str | None = None):
+def table_rows(settings: dict, games: list[GameLine], anchor: str | None = None):
     """The rating table's rows (best first), the fit, and each pairing's record keyed
     ``(agent 1, agent 2)`` by name, as :func:`ref_sim.series.event.report_lines` computes them."""
     names = [bot["name"] for bot in settings["bots"]]
     specs = {bot["name"]: bot["spec"] for bot in settings["bots"]}
-    rated = [(g["agents"][0]["name"], g["agents"][1]["name"], g["score"])
-             for g in games if g["score"] is not None]
+    rated = [(g.agents[0]["name"], g.agents[1]["name"], g.score) for g in games if g.score is not None]
     pairs = ratings.pairwise(rated)
     fit = ratings.fit(names, pairs, anchor=anchor)
     totals = ratings.standings(names, pairs)
     rows = []
     for rank, name in enumerate(fit.ranked(), 1):
-        side = tally([g for g in games if name in g["names"]], [name])[name]
+        side = tally([g for g in games if name in g.names], [name])[name]
         rows.append(Row(rank if not math.isnan(fit.elo[name]) else None, name, specs[name],
                         fit.elo[name], math.nan if name == fit.anchor else fit.error[name],
                         totals[name], side.reasons["time-outs"], side.reasons["crashes"],
@@ -64,14 +64,14 @@ def table_rows(settings: dict, games: list[dict], anchor: str | None = None):
     return rows, fit, pairs
 
 
-def rounds_played(settings: dict, games: list[dict]) -> float:
+def rounds_played(settings: dict, games: list[GameLine]) -> float:
     """The rated games in rounds (each pairing plays two games a round): what the error bars
     stand on."""
     per_round = 2 * len(settings["pairings"])
-    return sum(g["score"] is not None for g in games) / per_round if per_round else 0.0
+    return sum(g.score is not None for g in games) / per_round if per_round else 0.0
 
 
-def separation(settings: dict, fit: ratings.Ratings, games: list[dict]) -> str:
+def separation(settings: dict, fit: ratings.Ratings, games: list[GameLine]) -> str:
     """Whether the ranking separates the bots: each pair of neighbours, and the rounds that
     might separate those whose bars overlap (:func:`ref_sim.series.stats.ratings.separation_lines`)."""
     lines = ratings.separation_lines(fit, rounds_played(settings, games))
@@ -82,7 +82,7 @@ def separation(settings: dict, fit: ratings.Ratings, games: list[dict]) -> str:
     return f'<div class="note{warn}" id="separation"><p>{escape(lines[0])}</p><ul>{items}</ul></div>'
 
 
-def load_section(games: list[dict], links: dict) -> str:
+def load_section(games: list[GameLine], links: dict) -> str:
     """Which results the machine's load may have decided, each game linked to its replay."""
     lines = machine_load.load_lines(games)
     if not lines:
@@ -90,7 +90,7 @@ def load_section(games: list[dict], links: dict) -> str:
     items = []
     for game, name, measured in machine_load.machine_games(games):
         href = team_page.replay_href(game, links)
-        items.append(f'<li data-game="{int(game["game"])}">game {int(game["game"])}: '
+        items.append(f'<li data-game="{game.game}">game {game.game}: '
                      f"{escape(machine_load.describe(name, measured))}"
                      + (f' <a href="{escape(href)}">replay</a>' if href else "") + "</li>")
     rest = "".join(f"<p>{escape(line.strip())}</p>" for line in lines[1:]
@@ -122,12 +122,11 @@ def _write(path: Path, text: str) -> None:
         raise
 
 
-def write_replays(out: Path, settings: dict, games: list[dict], only=None) -> dict[tuple, str]:
+def write_replays(out: Path, settings: dict, games: list[GameLine], only=None) -> dict[tuple, str]:
     """Each pairing's replay page in ``out/replays`` (``only``: just these pairings', the
     others' pages kept as they are); returns ``{(i, j): relative path}`` of the pairings that
     have one.  Raises :class:`ref_sim.views.replay.ReplayError` or OSError."""
-    pairing_of = {g["game"]: tuple(g["pairing"]) for g in games
-                  if isinstance(g.get("pairing"), list)}
+    pairing_of = {g.game: tuple(g.pairing) for g in games if isinstance(g.pairing, list)}
     if not pairing_of:
         return {}
     data = replay.read_run(out)      # the run's games as the page reads them, logs included
@@ -166,7 +165,7 @@ def replay_page_text(data: dict) -> str:
     return page(replay.embedded_json(data)).replace("<header>", "<header>" + BACK_LINK, 1)
 
 
-def write_pages(out: Path, settings: dict, games: list[dict], anchor: str | None = None,
+def write_pages(out: Path, settings: dict, games: list[GameLine], anchor: str | None = None,
                 report: list[str] | None = None, only=None) -> list[str]:
     """Write the replay pages and the crosstable into ``out``; returns the line that says where
     (or why not: a page that cannot be written never stops the tournament's report).  During
@@ -333,16 +332,16 @@ def _settings_line(settings: dict, played: int) -> str:
             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
 
 
-def fault_games(games: list[dict], name: str, links: dict) -> str:
+def fault_games(games: list[GameLine], name: str, links: dict) -> str:
     """The games that went wrong for ``name``, each with its cause and links to its replay and
     its log (``<ul>``; empty if none)."""
     items = []
     for game in games:
-        if name not in (game.get("names") or []) or not team_page.is_fault(game, name):
+        if name not in game.names or not team_page.is_fault(game, name):
             continue
-        number = int(game["game"])
+        number = game.game
         lines = replay.verdict(game)
-        cause = lines[0] if lines else str(game.get("reason") or "")
+        cause = lines[0] if lines else str(game.reason or "")
         if machine_load.marked(game, name):
             cause += " [load: the machine's time-out more than the bot's]"
         href = team_page.replay_href(game, links)
@@ -353,7 +352,7 @@ def fault_games(games: list[dict], name: str, links: dict) -> str:
     return f'<ul class="games">{"".join(items)}</ul>' if items else ""
 
 
-def page(settings: dict, games: list[dict], links: dict, anchor: str | None = None,
+def page(settings: dict, games: list[GameLine], links: dict, anchor: str | None = None,
          report: list[str] | None = None, teams: dict | None = None) -> str:
     """The crosstable page's HTML (see the module docstring); ``teams``: each bot's team page
     (:mod:`ref_sim.views.team_page`) by name, linked from its row and its faults."""
@@ -371,7 +370,7 @@ def page(settings: dict, games: list[dict], links: dict, anchor: str | None = No
                  + "; ".join(escape(", ".join(group)) for group in groups) + ".</p>")
     faults = []
     for row in rows:
-        side = tally([g for g in games if row.name in g["names"]], [row.name])[row.name]
+        side = tally([g for g in games if row.name in g.names], [row.name])[row.name]
         if side.reasons:
             own = teams.get(row.name)
             faults.append(f"<li>{escape(side.line())}"

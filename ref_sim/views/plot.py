@@ -16,6 +16,7 @@ from pathlib import Path
 from agent.cli_common import OneLineParser
 from ref_sim.series.stats import match_stats
 from ref_sim.series.output import records
+from ref_sim.series.output.game_line import GameLine
 from ref_sim.views import render
 from ref_sim.entry_point import entry_point, prog
 from ref_sim.views.show import RecordError, load_games, player_names
@@ -24,7 +25,7 @@ MODULE = "ref_sim.plot"
 AGENT_COLOURS = ("#d62839", "#1d5fd1")
 
 
-def load_series(path) -> list[dict]:
+def load_series(path) -> list[GameLine]:
     """The game records of a series' folder, its games.jsonl, or one game's record (read as
     every view reads them, :func:`ref_sim.series.output.records.games_source`); the records of a folder that
     holds only game-*.json files (a series' logs/) too."""
@@ -34,12 +35,12 @@ def load_series(path) -> list[dict]:
     return load_games(path).games
 
 
-def game_score(record: dict, agent: str) -> float | None:
+def game_score(record: GameLine, agent: str) -> float | None:
     """1, 0.5 or 0 for ``agent`` in ``record``; None if the game has no result (aborted)."""
-    if record.get("result") == "tie":
+    if record.result == "tie":
         return 0.5
-    if record.get("result") == "win":
-        return 1.0 if record.get("winner") == agent else 0.0
+    if record.result == "win":
+        return 1.0 if record.winner == agent else 0.0
     return None
 
 
@@ -69,30 +70,29 @@ def running_score(scores: list[float]) -> list[tuple[float, float, float]]:
     return out
 
 
-def agents(records: list[dict]) -> tuple[str, str]:
+def agents(records: list[GameLine]) -> tuple[str, str]:
     """The two agents of a series, A first.
 
     A is agent 1 of the match runner's ``"agents"`` list when the records have one, else
     the first name of the first game (game 1 gives the names in the runner's order).
     """
-    listed = records[0].get("agents")
-    if isinstance(listed, list) and len(listed) == 2 and all(
-            isinstance(agent, dict) and agent.get("name") for agent in listed):
+    listed = records[0].agents
+    if len(listed) == 2 and all(agent["name"] for agent in listed):
         return str(listed[0]["name"]), str(listed[1]["name"])
-    names = [str(n) for n in records[0].get("names") or player_names(records[0])]
+    names = [str(n) for n in records[0].names or player_names(records[0])]
     if len(names) != 2:
         raise RecordError("the first game does not name two players")
     return names[0], names[1]
 
 
-def move_times(records: list[dict]) -> dict[str, list[tuple[int, float]]]:
+def move_times(records: list[GameLine]) -> dict[str, list[tuple[int, float]]]:
     """For each player, (move number, seconds) of every timed move of the series."""
     times: dict[str, list[tuple[int, float]]] = {}
     for record in records:
-        first = len(record.get("opening") or []) + 1
-        for number, move in enumerate(record.get("moves") or [], first):
-            seconds = move.get("seconds") if isinstance(move, dict) else None
-            if seconds is None and isinstance(move, dict) and _number(move.get("ms")):
+        first = len(record.opening or []) + 1
+        for number, move in enumerate(record.moves, first):
+            seconds = move.get("seconds")
+            if seconds is None and _number(move.get("ms")):
                 seconds = move["ms"] / 1000         # a uttt-stdio game times its turns in ms
             if isinstance(seconds, (int, float)) and math.isfinite(seconds):
                 times.setdefault(str(move.get("player")), []).append((number, float(seconds)))
@@ -103,15 +103,14 @@ def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def time_limit(records: list[dict]) -> float | None:
+def time_limit(records: list[GameLine]) -> float | None:
     """The time limit per move if every record that gives one gives the same."""
-    limits = {record["turn_ms"] / 1000 if _number(record.get("turn_ms")) else record.get("time_limit")
-              for record in records
-              if _number(record.get("time_limit")) or _number(record.get("turn_ms"))}
+    limits = {record.turn_ms / 1000 if _number(record.turn_ms) else record.time_limit
+              for record in records if _number(record.time_limit) or _number(record.turn_ms)}
     return limits.pop() if len(limits) == 1 else None
 
 
-def plot(records: list[dict], out, agent: str | None = None) -> str:
+def plot(records: list[GameLine], out, agent: str | None = None) -> str:
     """Draw the two panels for ``records`` into ``out`` (.png or .svg); return a summary line."""
     if not records:
         raise RecordError("no games to plot")
@@ -172,7 +171,7 @@ def plot(records: list[dict], out, agent: str | None = None) -> str:
         bottom.axhline(limit, color="#111827", linewidth=1.2, linestyle="-",
                        label=f"time limit {limit:g} s")
     bottom.set_xlabel("move number (opening moves 1-4 are the referee's)"
-                      if any(record.get("opening") for record in records) else "move number")
+                      if any(record.opening for record in records) else "move number")
     bottom.set_ylabel("seconds")
     bottom.set_title("Time per move", fontsize=11, loc="left")
     highest = max([s for points in times.values() for _, s in points] + [limit or 0.0])

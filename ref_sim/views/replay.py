@@ -23,9 +23,11 @@ from agent.search import PROVEN_SCORE, WIN_SCORE
 from ref_sim.views import analysis
 from ref_sim.referees import codingame_referee
 from ref_sim.series.output import machine_load, records, strict_json, telemetry
+from ref_sim.series.output.game_line import GameLine
 from ref_sim.entry_point import entry_point, prog
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.views.render import boards_to_play
+from ref_sim.views.show import record_line
 from ref_sim.rules import DRAW, TIE, WPI, Game, IllegalMoveError
 
 MODULE = "ref_sim.replay"
@@ -76,22 +78,21 @@ def games_file(run) -> Path:
         raise ReplayError(str(error)) from None
 
 
-def _one_game(path: Path) -> list[tuple[int, object]] | None:
-    """``[(1, line)]`` when ``path`` is one game's record (``logs/game-NNNN.json``, or one saved
-    by ``python -m ref_sim --record``): the game as a series' line, game 1 of its own series;
-    None when it is not one (JSON lines, read as such)."""
+def _one_game(path: Path) -> tuple[list[GameLine], list[tuple[int, str]]] | None:
+    """The game of ``path`` when it is one game's record (``logs/game-NNNN.json``, or one saved
+    by ``python -m ref_sim --record``), game 1 of its own series (:func:`ref_sim.views.show.record_line`),
+    as :func:`ref_sim.series.output.records.read_games` gives a series' games (none and why, if it
+    is no line); None when it is not one (JSON lines, read as such)."""
     try:
         record = strict_json.read_json(path, "game record")
     except strict_json.RecordError:
         return None
     if not isinstance(record, dict) or not isinstance(record.get("moves"), list):
         return None
-    names = record.get("names") if isinstance(record.get("names"), list) else []
-    result = record.get("result")
-    score = (0.5 if result == "tie" else float(record.get("winner") == names[0])
-             if result == "win" and names else None)      # agent 1's, as a series line has it
-    return [(1, {"game": 1, "pair": 0, "score": score, **record,
-                 "agents": record.get("agents") or [{"name": name} for name in names]})]
+    try:
+        return [GameLine.from_json(record_line(record), f"{path} line 1")], []
+    except strict_json.RecordError as error:
+        return [], [(1, str(error))]
 
 
 def read_run(run, warn=None) -> dict:
@@ -102,25 +103,17 @@ def read_run(run, warn=None) -> dict:
     path = games_file(run)
     single = None if path.suffix == ".jsonl" else _one_game(path)
     try:
-        values, problems = (single, []) if single else strict_json.read_lines(path)
+        lines, problems = single or records.read_games(path)
     except strict_json.RecordError as error:
         raise ReplayError(str(error)) from None
-    lines: dict[int, tuple[int, dict]] = {}
-    for number, line in values:
-        game = line.get("game") if isinstance(line, dict) else None
-        if isinstance(game, int) and not isinstance(game, bool) and game >= 1:
-            lines[game] = (number, line)        # the last kept when a game repeats
-        else:
-            problems.append((number, f"{path} line {number}: "
-                                     + (records.game_problem(line) or "not a game")))
     games = []
-    for number, line in (lines[k] for k in sorted(lines)):
+    for line in lines:
         try:
             games.append(game_data(line, path.parent / "logs"))
         except (KeyError, TypeError, ValueError, AttributeError, IndexError,
                 ArithmeticError) as error:
-            problems.append((number, f"{path} line {number}: game {line['game']} is not a game "
-                                     f"line ({type(error).__name__}: {error})"))
+            problems.append((0, f"{path} game {line.game}: not a game line "
+                                f"({type(error).__name__}: {error})"))
     problems.sort()
     if not games:
         more = (f" ({len(problems)} unreadable lines; "
@@ -131,7 +124,7 @@ def read_run(run, warn=None) -> dict:
             records.problems_line(path, problems, "left out of the page"))
     # A tournament's games are many pairings': the page is titled by the event, not by the
     # first game's two bots (crosstable.write_replays drops the key for a pairing's page).
-    paired = [line for _, line in lines.values() if isinstance(line.get("pairing"), list)]
+    paired = any(isinstance(line.pairing, list) for line in lines)
     tournament = _tournament(path.parent, games) if paired else None
     return {"format": FORMAT, "source": str(path), "agents": games[0]["agents"],
             "tournament": tournament,
@@ -152,13 +145,13 @@ def _tournament(folder: Path, games: list[dict]) -> dict:
     return {"bots": bots, "kind": _text(kind)}
 
 
-def _names(line: dict) -> tuple[list[str], str, str]:
+def _names(line: GameLine) -> tuple[list[str], str, str]:
     """(agent 1 and 2, X, O) of a game line."""
-    names = [str(name) for name in line.get("names") or []]
-    agents = [str(agent["name"]) for agent in line.get("agents") or []] or names
-    opening = line.get("opening") or []
-    x = line.get("p1") or (opening[0][0] if opening else None) or (names or ["X"])[0]
-    o = line.get("p2") or (opening[1][0] if len(opening) > 1 else None) or \
+    names = [str(name) for name in line.names]
+    agents = [str(agent["name"]) for agent in line.agents] or names
+    opening = line.opening or []
+    x = line.p1 or (opening[0][0] if opening else None) or (names or ["X"])[0]
+    o = line.p2 or (opening[1][0] if len(opening) > 1 else None) or \
         ([name for name in names if name != x] or ["O"])[0]
     return (agents if len(agents) == 2 else [x, o]), str(x), str(o)
 
@@ -198,15 +191,13 @@ def on_our_scale(agent) -> bool:
     return spec.partition(":")[0] == "agent"
 
 
-def _scales(line: dict) -> dict[str, str]:
+def _scales(line: GameLine) -> dict[str, str]:
     """Each player's logged scores: "engine" (our engine's scale) or "own" (see on_our_scale)."""
-    agents = line.get("agents") if isinstance(line.get("agents"), list) else []
-    return {str(agent["name"]): "engine" if on_our_scale(agent) else "own"
-            for agent in agents if isinstance(agent, dict) and "name" in agent}
+    return {str(agent["name"]): "engine" if on_our_scale(agent) else "own" for agent in line.agents}
 
 
-def _ending(line: dict) -> str:
-    result, reason = line.get("result"), line.get("reason")
+def _ending(line: GameLine) -> str:
+    result, reason = line.result, line.reason
     if result == "aborted" or result is None:
         return "aborted"
     if result == "tie":
@@ -222,10 +213,10 @@ def _ending(line: dict) -> str:
     return "line"
 
 
-def _timing(line: dict, moves: list[dict]) -> None:
+def _timing(line: GameLine, moves: list[dict]) -> None:
     """Set each move's ``seconds`` and ``limit`` from the file protocol's or CodinGame's keys."""
-    time_limit = _number(line.get("time_limit"))
-    turn_ms, first_ms = _number(line.get("turn_ms")), _number(line.get("first_turn_ms"))
+    time_limit = _number(line.time_limit)
+    turn_ms, first_ms = _number(line.turn_ms), _number(line.first_turn_ms)
     seen = set()
     for move in moves:
         if move["opening"]:
@@ -242,7 +233,7 @@ def _timing(line: dict, moves: list[dict]) -> None:
         seen.add(move["player"])
 
 
-def _search_from_logs(line: dict, moves: list[dict], logs: Path) -> None:
+def _search_from_logs(line: GameLine, moves: list[dict], logs: Path) -> None:
     """Read the search figures for players whose moves have none from their search logs
     (``logs/game-NNNN-NAME.search.jsonl``), with the runners' own strict reader
     (:mod:`ref_sim.series.output.telemetry`).  A program's text log is never parsed: anyone can print."""
@@ -250,18 +241,17 @@ def _search_from_logs(line: dict, moves: list[dict], logs: Path) -> None:
         mine = [move for move in moves if move["player"] == name and not move["opening"]]
         if not mine or any("depth" in move for move in mine):
             continue
-        telemetry.attach_search_log(mine, name, telemetry.search_log_path(
-            logs, int(line["game"]), name))
+        telemetry.attach_search_log(mine, name, telemetry.search_log_path(logs, line.game, name))
 
 
-def game_data(line: dict, logs: Path | None = None) -> dict:
+def game_data(line: GameLine, logs: Path | None = None) -> dict:
     """One game of the page's data (docs/formats.md) from its games.jsonl line;
     ``logs``: the run's ``logs/`` folder, read only for search figures the line lacks."""
-    rules = line.get("rules") or WPI
+    rules = line.rules or WPI
     agents, x, o = _names(line)
     moves = [{"player": str(player), "board": board, "spot": spot, "opening": True}
-             for player, board, spot in line.get("opening") or []]
-    for item in line.get("moves") or []:
+             for player, board, spot in line.opening or []]
+    for item in line.moves:
         move = {key: item[key] for key in ("player", "board", "spot", "seconds", "ms",
                                            "row", "col", *SEARCH_KEYS) if key in item}
         if "board" not in move:         # a CodinGame line with rows and columns only
@@ -269,7 +259,7 @@ def game_data(line: dict, logs: Path | None = None) -> dict:
         move["player"] = str(move["player"])
         move["opening"] = False
         moves.append(move)
-    if logs is not None and "game" in line:
+    if logs is not None:
         _search_from_logs(line, moves, logs)
     _timing(line, moves)
 
@@ -292,15 +282,12 @@ def game_data(line: dict, logs: Path | None = None) -> dict:
         for key in ("seconds", "limit", *SEARCH_KEYS):     # the page does arithmetic with these
             if key in move:
                 move[key] = _number(move[key])
-    notes = line.get("notes")
-    return {"format": FORMAT, "game": line.get("game"), "rules": rules, "agents": agents,
-            "x": x, "o": o, "result": _text(line.get("result")), "winner": _text(line.get("winner")),
-            "loser": _text(line.get("loser")), "reason": _text(line.get("reason")),
-            "bad_line": line.get("bad_line"),
-            "notes": {str(k): str(v) for k, v in notes.items()} if isinstance(notes, dict) else {},
-            "hints": _texts(line.get("hints")), "verdict": verdict(line),
-            "score": _number(line.get("score")), "ending": _ending(line),
-            "time_limit": _number(line.get("time_limit")), "logged_scale": _scales(line),
+    return {"format": FORMAT, "game": line.game, "rules": rules, "agents": agents,
+            "x": x, "o": o, "result": _text(line.result), "winner": _text(line.winner),
+            "loser": _text(line.loser), "reason": _text(line.reason), "bad_line": line.bad_line,
+            "notes": _texts(line.notes), "hints": _texts(line.hints), "verdict": verdict(line),
+            "score": _number(line.score), "ending": _ending(line),
+            "time_limit": _number(line.time_limit), "logged_scale": _scales(line),
             "moves": moves, "states": states,
             "problem": problem, "analysis": None}
 
@@ -334,42 +321,42 @@ def move_seconds(move: dict) -> float | None:
     return move["ms"] / 1000 if _number(move.get("ms")) is not None else None
 
 
-def turn_limit(line: dict, first: bool) -> float | None:
+def turn_limit(line: GameLine, first: bool) -> float | None:
     """A move's limit in seconds: the file protocol's ``time_limit``, or CodinGame's turn (its
     longer first turn where ``first``, a program's first move)."""
-    turn_ms = _number(line.get("turn_ms"))
+    turn_ms = _number(line.turn_ms)
     if turn_ms is not None:
-        first_ms = _number(line.get("first_turn_ms"))
+        first_ms = _number(line.first_turn_ms)
         return (first_ms if first and first_ms is not None else turn_ms) / 1000
-    return _number(line.get("time_limit"))
+    return _number(line.time_limit)
 
 
-def move_times(line: dict, name: str) -> list[tuple[float, float | None]]:
+def move_times(line: GameLine, name: str) -> list[tuple[float, float | None]]:
     """``name``'s timed moves in a game line: (seconds, the limit of that move)."""
-    own = [m for m in line.get("moves") or [] if isinstance(m, dict) and str(m.get("player")) == name]
+    own = [m for m in line.moves if str(m.get("player")) == name]
     return [(seconds, turn_limit(line, index == 0)) for index, seconds in
             enumerate(map(move_seconds, own)) if seconds is not None]
 
 
-def time_out_text(line: dict) -> str | None:
+def time_out_text(line: GameLine) -> str | None:
     """Who ran out of time, on which move, and how late, from a game line (None if no one did):
     the limit of that move, what the loser's answer took where the referee waited for a late
     one (CodinGame's ``late_ms``), and its slowest move before it against its limit."""
-    if line.get("result") != "win" or line.get("reason") != TIME_OUT or not line.get("loser"):
+    if line.result != "win" or line.reason != TIME_OUT or not line.loser:
         return None
-    loser = str(line["loser"])
-    moves = [m for m in line.get("moves") or [] if isinstance(m, dict)]
+    loser = str(line.loser)
+    moves = line.moves
     own = [m for m in moves if str(m.get("player")) == loser]
     limit = turn_limit(line, not own)
     within = f"the {seconds_text(limit)} limit" if limit else "the limit"
-    text = (f"{loser} ran out of time on move {len(line.get('opening') or []) + len(moves) + 1} "
+    text = (f"{loser} ran out of time on move {len(line.opening or []) + len(moves) + 1} "
             f"(its move {len(own) + 1}): ")
-    late_ms = _number(line.get("late_ms"))
+    late_ms = _number(line.late_ms)
     if late_ms is not None:
         over = late_ms / 1000 - limit if limit else 0
         text += f"its answer came after {seconds_text(late_ms / 1000)}" + (
             f", {seconds_text(over)} over {within}" if over > 0 else f" ({within})")
-    elif _number(line.get("turn_ms")) is not None:
+    elif _number(line.turn_ms) is not None:
         text += f"no answer within {within}, nor in the {codingame_referee.LATE_WAIT:g} s after"
     else:
         text += f"no move seen within {within}"
@@ -381,24 +368,24 @@ def time_out_text(line: dict) -> str | None:
     return text
 
 
-def verdict(line: dict) -> list[str]:
+def verdict(line: GameLine) -> list[str]:
     """Why the game ended as it did, in lines a person reads (the pages show them): who ran out
     of time and how late, the bad line read (an empty one said so), each bot's note (a crash,
     a kill), and the runner's hints on why a bot never moved (``hints``, ref_sim.series.realbots)."""
     # A game scored because a bot could not start was never played: that is its whole story.
-    lines = [f"{name} could not start: {why}" for name, why in _texts(line.get("cannot_start")).items()]
+    lines = [f"{name} could not start: {why}" for name, why in _texts(line.cannot_start).items()]
     timed_out = time_out_text(line)
     if timed_out:
         lines.append(timed_out)
         load = machine_load.verdict_line(line)     # the machine's fault, or the bot's own
         if load:
             lines.append(load)
-    elif line.get("result") == "win" and line.get("bad_line") is not None:
-        lines.append(f"{line.get('loser')} lost to {line.get('reason')}: the line read was "
-                     f"{bad_line_text(line['bad_line'])}")
-    for name, note in _texts(line.get("notes")).items():
+    elif line.result == "win" and line.bad_line is not None:
+        lines.append(f"{line.loser} lost to {line.reason}: the line read was "
+                     f"{bad_line_text(line.bad_line)}")
+    for name, note in _texts(line.notes).items():
         lines.append(f"{name}: {note}")
-    for name, hint in _texts(line.get("hints")).items():
+    for name, hint in _texts(line.hints).items():
         lines.append(f"Hint: {hint}" if hint.startswith(name) else f"Hint ({name}): {hint}")
     return lines
 
@@ -495,8 +482,9 @@ def _as_typed(parser, option: str, argv: list[str]) -> str:
                 option)
 
 
-def _analyse(args, data: dict, folder: Path, search) -> None:
-    """--analyse: the chosen games' positions searched here or on a cluster, each by ``search``."""
+def _analyse(args, data: dict, folder: Path, search, connect) -> None:
+    """--analyse: the chosen games' positions searched here or on a cluster (``connect``), each
+    by ``search``."""
     def say(text):
         print(text, file=sys.stderr, flush=True)
     settings = analysis.Settings.from_args(args.time, args.depth, args.nodes)
@@ -504,7 +492,7 @@ def _analyse(args, data: dict, folder: Path, search) -> None:
     data["analysis_selection"] = args.games or "all"   # the page tells a game left out from one never analysed
     cache = folder / analysis.CACHE_NAME
     address = cluster_address.cluster_target(args)
-    runner = cluster.connect(address, say=say) if address else None
+    runner = connect(address, say=say) if address else None
     try:
         analysis.analyse_run(data, chosen, settings, jobs=args.jobs, cache=cache, say=say,
                              runner=runner, fresh=args.fresh, search=search)
@@ -515,11 +503,12 @@ def _analyse(args, data: dict, folder: Path, search) -> None:
 
 @entry_point(MODULE)
 def main(argv: list[str] | None = None, *, write_team_page=None,
-         search=analysis.search_position) -> int:
+         search=analysis.search_position, connect=cluster.connect) -> int:
     """Entry point of ``python -m ref_sim.replay``; returns the exit code. ``write_team_page(run,
     name)`` writes ``--team``'s page (:func:`ref_sim.views.team_page.write_one`, which the command
     passes: the team page draws on this module, so this one does not import it); ``search``:
-    what searches a position for --analyse (:func:`ref_sim.views.analysis.search_positions`)."""
+    what searches a position for --analyse (:func:`ref_sim.views.analysis.search_positions`);
+    ``connect(address, say=)``: the runner on --cluster's workers (:func:`ref_sim.series.run.cluster.connect`)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.analyse:
@@ -549,7 +538,7 @@ def main(argv: list[str] | None = None, *, write_team_page=None,
         source = Path(data["source"])
         out = Path(args.out) if args.out else source.parent / "replay.html"
         if args.analyse:
-            _analyse(args, data, source.parent, search)
+            _analyse(args, data, source.parent, search, connect)
         write_page(data, out)
     except (ReplayError, analysis.AnalysisError, cluster_address.ClusterError, OSError) as error:
         parser.exit(2, f"{prog(MODULE)}: error: {error}\n")

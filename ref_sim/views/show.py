@@ -25,6 +25,7 @@ from typing import TextIO
 
 from agent.cli_common import OneLineParser
 from ref_sim.series.output import records, strict_json
+from ref_sim.series.output.game_line import GameLine
 from ref_sim.views import render
 from ref_sim.rules import CODINGAME
 from ref_sim.entry_point import entry_point, prog
@@ -45,22 +46,40 @@ class RecordError(strict_json.RecordError):
 
 @dataclass(frozen=True)
 class Games:
-    """The games of one file: ``series`` is True for a JSON-lines file.
+    """The games of one file, sorted by number: ``series`` is True for a JSON-lines file.
 
     The match runner writes games.jsonl in the order games finish, each with its number in
-    ``"game"``; when every game has one, games are sorted by it and ``--game N`` means that
-    number.  Otherwise the games are numbered by line, from 1.
+    ``"game"``; when every game has one, ``--game N`` means that number.  Otherwise the games
+    are numbered by line, from 1 (:func:`load_games`).
     """
     path: str
-    games: list[dict]
+    games: list[GameLine]
     series: bool
 
     def numbers(self) -> list[int]:
         """The number of each game, as ``--game`` takes it."""
-        if self.games and all(isinstance(g.get("game"), int) and not isinstance(g["game"], bool)
-                              for g in self.games):
-            return [g["game"] for g in self.games]
-        return list(range(1, len(self.games) + 1))
+        return [game.game for game in self.games]
+
+
+def record_line(record: dict, number: int = 1) -> dict:
+    """One game's record (the referee's keys: ``logs/game-NNNN.json``, one saved by ``python -m
+    ref_sim --record``) as a series' line for :meth:`GameLine.from_json`: game ``number`` and no
+    notes unless it says, agent 1's score, its agents by name.  A series' line stays as it is."""
+    names = record.get("names") if isinstance(record.get("names"), list) else []
+    result = record.get("result")
+    score = (0.5 if result == "tie" else float(record.get("winner") == names[0])
+             if result == "win" and names else None)      # agent 1's, as a series line has it
+    return {"game": number, "score": score, "notes": {}, **record,
+            "agents": record.get("agents") or [{"name": name} for name in names]}
+
+
+def _game_line(record: dict, where: str, number: int | None = None) -> GameLine:
+    """A checked record (:func:`_check_record`) as a line, numbered ``number`` if given."""
+    line = record_line(record) if number is None else {**record_line(record), "game": number}
+    try:
+        return GameLine.from_json(line, where)
+    except strict_json.RecordError as error:
+        raise RecordError(str(error)) from None
 
 
 def load_games(path) -> Games:
@@ -82,7 +101,7 @@ def load_games(path) -> Games:
                 raise RecordError(str(error)) from None
             whole_error = error
     if isinstance(whole, dict):
-        return Games(path, [_check_record(whole, path)], False)
+        return Games(path, [_game_line(_check_record(whole, path), path)], False)
     if whole is not None:
         raise RecordError(f"{path}: expected a game record (a JSON object) or JSON lines, "
                           f"got a JSON {type(whole).__name__}")
@@ -97,11 +116,13 @@ def load_games(path) -> Games:
         raise RecordError(problems[0][1])
     if not values:
         raise RecordError(f"{path}: the file is empty")
-    games = [_check_record(data, f"{path} line {number}") for number, data in values]
-    series = Games(path, games, True)
-    numbers = series.numbers()
-    return Games(path, [game for _, game in sorted(zip(numbers, games),
-                                                   key=lambda item: item[0])], True)
+    checked = [(f"{path} line {number}", _check_record(data, f"{path} line {number}"))
+               for number, data in values]
+    numbered = all(isinstance(data.get("game"), int) and not isinstance(data["game"], bool)
+                   for _, data in checked)
+    games = [_game_line(data, where, None if numbered else index)
+             for index, (where, data) in enumerate(checked, 1)]
+    return Games(path, sorted(games, key=lambda game: game.game), True)
 
 
 def _check_record(data, where: str) -> dict:
@@ -123,7 +144,7 @@ def _check_record(data, where: str) -> dict:
     return data
 
 
-def select(games: Games, number: int | None) -> dict:
+def select(games: Games, number: int | None) -> GameLine:
     """Game ``number`` (see :meth:`Games.numbers`) of ``games``; RecordError if there is none."""
     count = len(games.games)
     if number is None:
@@ -160,7 +181,7 @@ def _int(value, where: str) -> int:
     return value
 
 
-def plies(record: dict) -> list[Ply]:
+def plies(record: GameLine) -> list[Ply]:
     """Every move of ``record``, opening included, checked against the rules.
 
     RecordError if a move is malformed or illegal (a record edited by hand, or not ours).
@@ -168,8 +189,8 @@ def plies(record: dict) -> list[Ply]:
     names = player_names(record)
     game = Game()
     out = []
-    entries = [(True, item) for item in record["opening"]]
-    entries += [(False, item) for item in record["moves"]]
+    entries = [(True, item) for item in record.opening]
+    entries += [(False, item) for item in record.moves]
     for number, (opening, item) in enumerate(entries, 1):
         where = f"move {number}"
         try:
@@ -193,11 +214,11 @@ def plies(record: dict) -> list[Ply]:
     return out
 
 
-def player_names(record: dict) -> tuple[str, str]:
+def player_names(record: GameLine) -> tuple[str, str]:
     """(X's name, O's name): p1 and p2, or from the opening, else "X" and "O"."""
-    p1, p2 = record.get("p1"), record.get("p2")
+    p1, p2 = record.p1, record.p2
     if not (p1 and p2):
-        opening = record.get("opening") or []
+        opening = record.opening or []
         try:
             p1, p2 = opening[0][0], opening[1][0]
         except (IndexError, TypeError):
@@ -205,7 +226,7 @@ def player_names(record: dict) -> tuple[str, str]:
     return str(p1), str(p2)
 
 
-def position(record: dict, ply: int | None = None) -> Game:
+def position(record: GameLine, ply: int | None = None) -> Game:
     """The game after ``ply`` moves (default: all); RecordError if ``ply`` is out of range."""
     moves = plies(record)
     if ply is None:
@@ -221,9 +242,9 @@ def position(record: dict, ply: int | None = None) -> Game:
 
 # -- words -------------------------------------------------------------------------------
 
-def result_text(record: dict) -> str:
+def result_text(record: GameLine) -> str:
     """The result in one line: who won and why, a draw, or why there is none."""
-    result = record.get("result")
+    result = record.result
     names = player_names(record)
     marks = {names[X]: "X", names[O]: "O"}
 
@@ -232,34 +253,34 @@ def result_text(record: dict) -> str:
     if result == "tie":             # the records' word; every tool prints "draw"
         return "Result: draw"
     if result == "win":
-        text = f"Result: {who(record.get('winner'))} wins"
-        if record.get("reason"):
-            text += f": {record['reason']}"
-        if record.get("bad_line"):
-            text += f" (the line read: {record['bad_line'].strip()!r})"
+        text = f"Result: {who(record.winner)} wins"
+        if record.reason:
+            text += f": {record.reason}"
+        if record.bad_line:
+            text += f" (the line read: {record.bad_line.strip()!r})"
         return text
     if result == "aborted":
-        return f"Result: aborted ({record.get('reason') or 'no reason given'})"
+        return f"Result: aborted ({record.reason or 'no reason given'})"
     return "Result: none recorded"
 
 
-def summary(number: int, record: dict) -> str:
+def summary(number: int, record: GameLine) -> str:
     """One line about a game, for the list of a series."""
     names = player_names(record)
-    result = record.get("result")
+    result = record.result
     if result == "win":
-        outcome = f"{record.get('winner')} wins"
-        reason = record.get("reason") or ""
+        outcome = f"{record.winner} wins"
+        reason = record.reason or ""
         if reason and "3 local boards in a row" not in reason:
             outcome += f" ({reason.rstrip('!').lower()})"
     elif result == "tie":
         outcome = "draw"
     else:
         outcome = result or "no result"
-    count = len(record.get("opening") or []) + len(record.get("moves") or [])
+    count = len(record.opening or []) + len(record.moves)
     text = f"{number:4d}  {names[X]} (X) vs {names[O]} (O): {outcome}, {count} moves"
-    if record.get("pair") is not None:
-        text += f", pair {record['pair']}"
+    if record.pair is not None:
+        text += f", pair {record.pair}"
     return text
 
 
@@ -389,7 +410,7 @@ def board_lines(game: Game, color: bool = False, last_move: tuple[int, int] | No
     return lines
 
 
-def print_game(record: dict, stream: TextIO, color: bool = False, ply: int | None = None,
+def print_game(record: GameLine, stream: TextIO, color: bool = False, ply: int | None = None,
                number: int | None = None) -> None:
     """Print ``record``: the opening, then each move and the board after it, then the result.
 
@@ -407,11 +428,11 @@ def print_game(record: dict, stream: TextIO, color: bool = False, ply: int | Non
     head = f"{names[X]} (X) vs {names[O]} (O)"
     if number is not None:
         head = f"Game {number}: " + head
-    if isinstance(record.get("time_limit"), (int, float)):
-        head += f", {record['time_limit']:g} s per move"
+    if isinstance(record.time_limit, (int, float)):
+        head += f", {record.time_limit:g} s per move"
     head += f", {total} moves"
-    if record.get("pair") is not None:
-        head += f", pair {record['pair']}"
+    if record.pair is not None:
+        head += f", pair {record.pair}"
     say(head)
     say(LEGEND_COLOR if color else LEGEND)
     say()
@@ -491,15 +512,15 @@ def use_color(stream, no_color: bool) -> bool:
         return False
 
 
-def draw(record: dict, path, ply: int | None = None) -> None:
+def draw(record: GameLine, path, ply: int | None = None) -> None:
     """Write the position after ``ply`` moves (default: the end) of ``record`` to SVG or PNG."""
     game = position(record, ply)
     names = player_names(record)
     title = f"{names[X]} (X) vs {names[O]} (O)"
     subtitle = render.describe(game, names)
     total = len(plies(record))
-    if len(game.moves) == total and not game.is_over() and record.get("result") == "win":
-        subtitle += f" · {record.get('winner')} wins: {record.get('reason')}"
+    if len(game.moves) == total and not game.is_over() and record.result == "win":
+        subtitle += f" · {record.winner} wins: {record.reason}"
     render.save(render.scene(game, title=title, subtitle=subtitle), path)
 
 

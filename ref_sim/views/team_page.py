@@ -22,6 +22,7 @@ from urllib.parse import quote
 from ref_sim.referees import codingame_referee
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.series.output import machine_load
+from ref_sim.series.output.game_line import GameLine
 from ref_sim.views import replay
 from ref_sim.views.replay_page import STYLE, coloured
 
@@ -45,9 +46,9 @@ def team_file(settings: dict, name: str) -> str:
     return f"team-{names.index(name) + 1:0{width}d}-{own}.html"
 
 
-def log_name(game: dict, name: str) -> str:
+def log_name(game: GameLine, name: str) -> str:
     """The bot's log of ``game`` in the tournament's folder (the runners' name for it)."""
-    return f"logs/game-{int(game['game']):04d}-{name}.log"
+    return f"logs/game-{game.game:04d}-{name}.log"
 
 
 def log_tail(path: Path) -> str | None:
@@ -68,70 +69,68 @@ def log_tail(path: Path) -> str | None:
     return "\n".join(lines[-TAIL_LINES:])
 
 
-def is_fault(game: dict, name: str) -> bool:
+def is_fault(game: GameLine, name: str) -> bool:
     """Whether ``game`` went wrong for ``name``: lost on time, to a bad move or a crash, or its
     program crashed or had to be killed, it could not start (a forfeit, ``cannot_start``), or
     the runner had a hint about it."""
-    lost = game.get("result") == "win" and game.get("winner") != name \
-        and game.get("reason") in FAULTS           # as the crosstable's tally counts it
-    return lost or any(name in (game.get(key) or {}) for key in ("notes", "hints", "cannot_start"))
+    lost = game.result == "win" and game.winner != name \
+        and game.reason in FAULTS           # as the crosstable's tally counts it
+    return lost or any(name in (said or {}) for said in (game.notes, game.hints, game.cannot_start))
 
 
 def _seconds(value: float | None) -> str:
     return "" if value is None else replay.seconds_text(value)
 
 
-def _usage(game: dict, name: str) -> tuple[float | None, float | None]:
-    usage = game.get("usage")
-    usage = usage.get(name) if isinstance(usage, dict) else None
+def _usage(game: GameLine, name: str) -> tuple[float | None, float | None]:
+    usage = game.usage.get(name) if isinstance(game.usage, dict) else None
     if not isinstance(usage, dict):
         return None, None
     return replay._number(usage.get("cpu_seconds")), replay._number(usage.get("peak_mb"))
 
 
-def _result(game: dict, name: str) -> tuple[str, str]:
+def _result(game: GameLine, name: str) -> tuple[str, str]:
     """(text, class) of the game's result for ``name``."""
-    if game.get("result") == "tie":
+    if game.result == "tie":
         return "drawn", "draw"
-    if game.get("result") != "win":
-        return str(game.get("result") or "no result"), "draw"
-    won = game.get("winner") == name
-    reason = str(game.get("reason") or "")
+    if game.result != "win":
+        return str(game.result or "no result"), "draw"
+    won = game.winner == name
+    reason = str(game.reason or "")
     if not won and machine_load.marked(game, name):     # the Faults below say why
         reason += " (load: the machine's more than the bot's)"
     return ("won" if won else "lost") + (f": {reason}" if reason else ""), "win" if won else "loss"
 
 
-def _opponent(game: dict, name: str) -> str:
-    return next((str(n) for n in game.get("names") or [] if n != name), "?")
+def _opponent(game: GameLine, name: str) -> str:
+    return next((str(n) for n in game.names if n != name), "?")
 
 
 def _link(href: str | None, text: str) -> str:
     return f'<a href="{escape(href)}">{escape(text)}</a>' if href else ""
 
 
-def replay_href(game: dict, links: dict) -> str | None:
+def replay_href(game: GameLine, links: dict) -> str | None:
     """The game's place on its pairing's replay page, if the page exists."""
-    pairing = game.get("pairing")
-    link = links.get(tuple(pairing)) if isinstance(pairing, list) else None
-    return f"{quote(link)}#game={int(game['game'])}" if link else None
+    link = links.get(tuple(game.pairing)) if isinstance(game.pairing, list) else None
+    return f"{quote(link)}#game={game.game}" if link else None
 
 
-def page(out: Path, settings: dict, games: list[dict], name: str, links: dict) -> str:
+def page(out: Path, settings: dict, games: list[GameLine], name: str, links: dict) -> str:
     """The HTML of ``name``'s page; ``out``: the tournament's folder (its logs are read there),
     ``links``: the replay pages by pairing (:func:`ref_sim.views.crosstable.write_replays`)."""
-    own = [g for g in games if name in (g.get("names") or [])]
-    won = sum(g.get("result") == "win" and g.get("winner") == name for g in own)
-    lost = sum(g.get("result") == "win" and g.get("winner") != name for g in own)
-    drawn = sum(g.get("result") == "tie" for g in own)
+    own = [g for g in games if name in g.names]
+    won = sum(g.result == "win" and g.winner == name for g in own)
+    lost = sum(g.result == "win" and g.winner != name for g in own)
+    drawn = sum(g.result == "tie" for g in own)
     kind = "gauntlet" if settings.get("kind") == "gauntlet" else "round-robin"
     event = f"a {kind} of {len(settings['bots'])} bots"
 
     rows, faults, all_times, cpu_total, peak = [], [], [], 0.0, None
     for game in own:
-        number = int(game["game"])
+        number = game.game
         result, cls = _result(game, name)
-        mark = "X" if game.get("p1") == name else "O" if game.get("p2") == name else ""
+        mark = "X" if game.p1 == name else "O" if game.p2 == name else ""
         times = replay.move_times(game, name)
         all_times += times
         slowest = max(times, default=None)
@@ -224,20 +223,19 @@ def write_one(out, name: str) -> Path:
     """``uttt-replay TOURNAMENT --team NAME``: write bot ``name``'s page into the tournament's
     folder ``out`` from its tournament.json and games.jsonl, linking the replay pages there;
     its path.  ValueError (one line) when ``out`` is no tournament or no bot is so named."""
-    from ref_sim.series.output import strict_json
+    from ref_sim.series.output import records, strict_json
     out = Path(out)
     if out.name in ("games.jsonl", "tournament.json"):
         out = out.parent
     try:
         settings = strict_json.read_json(out / "tournament.json", "tournament settings")
-        values, _ = strict_json.read_lines(out / "games.jsonl")
+        games, _ = records.read_games(records.games_source(out))
     except strict_json.RecordError as error:
         raise ValueError(f"--team needs a tournament's folder: {error}") from None
     names = [bot["name"] for bot in settings["bots"]]
     if name not in names:
         raise ValueError(f"--team {name!r}: no such bot in {out / 'tournament.json'} "
                          f"(its bots: {', '.join(names)})")
-    games = [line for _, line in values if isinstance(line, dict) and isinstance(line.get("game"), int)]
     links = {}
     for pairing in map(tuple, settings["pairings"]):
         link = f"{replay.REPLAYS}/{replay.replay_file(settings, pairing)}"
@@ -246,7 +244,7 @@ def write_one(out, name: str) -> Path:
     return out / write_pages(out, settings, games, links, [name])[name]
 
 
-def write_pages(out: Path, settings: dict, games: list[dict], links: dict, names=None,
+def write_pages(out: Path, settings: dict, games: list[GameLine], links: dict, names=None,
                 write=None) -> dict[str, str]:
     """Write the team pages of ``names`` (default: every bot) into ``out`` with ``write(path,
     text)``; returns ``{name: file name}`` of every bot (the crosstable links them all)."""
