@@ -2,12 +2,13 @@
 
 Its own core, here:
 
-* :mod:`.command`: the one series command (match, stdio and the tournament describe it) and
-  the options they share; :mod:`.event`: a tournament's pairings, schedule and tables;
-  :mod:`.preflight`: ``uttt-tournament --check``.
-* :mod:`.loop`: the one series loop (:func:`.loop.play_games`), settings and ``--resume``, how a
-  run ends; :mod:`.file_games` and :mod:`.codingame_games`: one game of each protocol, its bots
-  started, refereed and recorded.
+* :mod:`.command`: the one series command (match, stdio and the tournament describe it);
+  :mod:`.command_line`: the options they share, read once; :mod:`.settings`: a run's settings as
+  a value, and the settings files ``--resume`` continues from; :mod:`.event`: a tournament's
+  pairings, schedule and tables; :mod:`.preflight`: ``uttt-tournament --check``.
+* :mod:`.loop`: the one series loop (:func:`.loop.play_games`), how a run ends;
+  :mod:`.file_games` and :mod:`.codingame_games`: one game of each protocol, its bots started,
+  refereed and recorded.
 * :mod:`.specs`, :mod:`.realbots`, :mod:`.bot_list`: bot specs and the built-ins, real bots as
   they are, a class's list of bots; :mod:`.openings`: openings and schedules.
 
