@@ -61,15 +61,15 @@ class Games:
         return [game.game for game in self.games]
 
 
-def record_line(record: dict, number: int = 1) -> dict:
+def record_line(record: dict) -> dict:
     """One game's record (the referee's keys: ``logs/game-NNNN.json``, one saved by ``python -m
-    ref_sim --record``) as a series' line for :meth:`GameLine.from_json`: game ``number`` and no
-    notes unless it says, agent 1's score, its agents by name.  A series' line stays as it is."""
+    ref_sim --record``) as a series' line for :meth:`GameLine.from_json`: game 1 and no notes
+    unless it says, agent 1's score, its agents by name.  A series' line stays as it is."""
     names = record.get("names") if isinstance(record.get("names"), list) else []
     result = record.get("result")
     score = (0.5 if result == "tie" else float(record.get("winner") == names[0])
              if result == "win" and names else None)      # agent 1's, as a series line has it
-    return {"game": number, "score": score, "notes": {}, **record,
+    return {"game": 1, "score": score, "notes": {}, **record,
             "agents": record.get("agents") or [{"name": name} for name in names]}
 
 
