@@ -172,7 +172,7 @@ def test_resume_drops_a_bad_line_with_one_warning_and_keeps_it_aside(tmp_path, c
                                                                      name, data, word):
     folder = copy_series(good_series, tmp_path / "run", data + b"\n", keep_games=1)
     games = records.resume_games(folder / "games.jsonl")
-    assert [game["game"] for game in games] == [1]
+    assert [game.game for game in games] == [1]
     warning = one_line(capsys.readouterr().err)
     assert warning.startswith(f"warning: {folder / 'games.jsonl'} line 2: ")
     assert (folder / "games.jsonl.dropped").read_bytes() == data + b"\n"
@@ -198,8 +198,8 @@ def test_a_resumed_series_plays_the_bad_lines_games_again(tmp_path, capsys, runn
     assert f"and {len(BAD_LINES) - 1} more bad lines" in warning
     assert "those games are played again" in warning
     games, problems = records.read_games(out / "games.jsonl")
-    assert [game["game"] for game in games] == [1, 2] and problems == []
-    assert games[1]["seed" if runner == "match" else "agents"] == \
+    assert [game.game for game in games] == [1, 2] and problems == []
+    assert (games[1].seed if runner == "match" else games[1].agents) == \
         second["seed" if runner == "match" else "agents"]
     assert (out / "games.jsonl.dropped").read_bytes() == bad
 
@@ -375,7 +375,7 @@ def test_a_full_disk_ends_the_series_cleanly_and_resume_continues(tmp_path, caps
     monkeypatch.setattr(records, "_write_all", real_write)        # space again
     assert main(["--resume", "--out", str(out), "-q"]) == 0
     games, problems = records.read_games(out / "games.jsonl")
-    assert [game["game"] for game in games] == list(range(1, len(games) + 1)) and problems == []
+    assert [game.game for game in games] == list(range(1, len(games) + 1)) and problems == []
     assert len(games) == (2 if runner == "tournament" else 4)
 
 

@@ -203,11 +203,11 @@ def cannot_start_lines(names: list[str], games: list[GameLine]) -> list[str]:
         played = sum(name in g.names for g in games)
         which = f"its {lost} game{'s' * (lost != 1)}" if lost == played else \
             f"{lost} of its {played} games"
-        text = f"{name}: could not start ({last['cannot_start'][name]}); {which} scored as losses"
+        text = f"{name}: could not start ({last.cannot_start[name]}); {which} scored as losses"
         if len(forfeits) > lost:
             text += (f", {len(forfeits) - lost} against bots that could not start either not "
                      "rated")
-        lines.append(text + f" (its output: game-{last['game']:04d}-{name}.log)")
+        lines.append(text + f" (its output: game-{last.game:04d}-{name}.log)")
     return lines
 
 
