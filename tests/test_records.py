@@ -14,6 +14,7 @@ import pytest
 from ref_sim import match, stdio, tournament
 from ref_sim.views import plot, replay, show
 from ref_sim.series.output import out_lock, records, strict_json
+from ref_sim.series.output.game_line import GameLine
 from ref_sim.referees.file_referee import GameRecord
 
 import virtual_games
@@ -72,7 +73,9 @@ def test_read_lines_names_the_file_and_line_of_every_bad_line(tmp_path, name, da
     path.write_bytes(b'{"a": 1}\n' + data + b"\n" + b'{"b": 2}\n')
     values, problems = strict_json.read_lines(path)
     if name in ("not-an-object", "text", "wrong-types"):   # JSON: the game check refuses them
-        assert len(values) == 3 and records.game_problem(values[1][1])
+        assert len(values) == 3
+        with pytest.raises(strict_json.RecordError):
+            GameLine.from_json(values[1][1])
         return
     assert [number for number, _ in values] == [1, 3]
     assert len(problems) == 1 and problems[0][0] == 2
@@ -100,9 +103,9 @@ def test_a_whole_file_error_gives_the_line(tmp_path):
 ])
 def test_a_game_line_with_a_key_of_the_wrong_type_is_no_game(good_series, key, change):
     game = json.loads((good_series / "games.jsonl").read_text().splitlines()[0])
-    assert records.game_problem(game) is None
-    problem = records.game_problem({**game, key: change(game)})
-    assert problem.startswith(f"{key!r} must be ")
+    GameLine.from_json(game)
+    with pytest.raises(strict_json.RecordError, match=f"^{key!r} must be "):
+        GameLine.from_json({**game, key: change(game)})
 
 
 def test_what_the_runners_write_reads_back():

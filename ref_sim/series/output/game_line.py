@@ -53,7 +53,7 @@ def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def line_problem(game) -> str | None:
+def _problem(game) -> str | None:
     """Why ``game`` (a JSON value) cannot be a games.jsonl line the runners' summary reads (the
     keys it uses, with their types), or None.  Keys it does not read are left as they are."""
     if not isinstance(game, dict):
@@ -152,7 +152,7 @@ class GameLine:
     def from_json(cls, obj, where: str | None = None) -> GameLine:
         """The line ``obj`` (a JSON value) holds; RecordError ``"WHERE: 'key' must be ..., not
         ..."`` (``where``: the file and line, e.g. ``games.jsonl line 3``) if it is no game."""
-        problem = line_problem(obj)
+        problem = _problem(obj)
         if problem:
             raise RecordError(f"{where}: {problem}" if where else problem)
         known = {key: value for key, value in obj.items() if key in KEYS}
@@ -173,18 +173,6 @@ class GameLine:
         for key, value in self.extra.items():
             data.setdefault(key, value)
         return data
-
-    # temporary: removed once no reader uses it (the views read games as dicts until converted)
-    def __getitem__(self, key: str):
-        return self.to_json()[key]
-
-    # temporary: removed once no reader uses it
-    def get(self, key: str, default=None):
-        return self.to_json().get(key, default)
-
-    # temporary: removed once no reader uses it
-    def __contains__(self, key: str) -> bool:
-        return key in self.to_json()
 
 
 @dataclass(frozen=True)

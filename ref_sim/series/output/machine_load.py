@@ -9,6 +9,8 @@ that cannot be read are said so, never raised.
 
 from __future__ import annotations
 
+from ref_sim.series.output.game_line import GameLine
+
 #: Less than half a core over the turn it lost: a bot alone on a core has all of it; half is
 #: what it keeps when one other busy program shares that core with it.  Below that the machine
 #: took more than a fair share of the bot's turn.
@@ -28,8 +30,8 @@ def is_machines(measured) -> bool:
         return False                        # unmeasured, or not the runner's record
 
 
-def _pairs(game: dict, key: str) -> dict:
-    value = game.get(key)
+def _pairs(game: GameLine, key: str) -> dict:
+    value = getattr(game, key)
     return value if isinstance(value, dict) else {}
 
 
@@ -43,7 +45,7 @@ def describe(name: str, measured) -> str:
         return f"{name} (its figures unreadable: {str(measured)[:80]})"
 
 
-def verdict_line(game: dict) -> str | None:
+def verdict_line(game: GameLine) -> str | None:
     """Whose fault a game's time-out was, as the pages say it; None without a measure."""
     for name, measured in _pairs(game, "timeout_share").items():
         if measured is None:
@@ -58,18 +60,18 @@ def verdict_line(game: dict) -> str | None:
     return None
 
 
-def marked(game: dict, name: str) -> bool:
+def marked(game: GameLine, name: str) -> bool:
     """Whether ``name``'s time-out in ``game`` is marked as the machine's."""
     return name in _pairs(game, "machine_timeout")
 
 
-def machine_games(games: list[dict]) -> list[tuple[dict, str, dict]]:
+def machine_games(games: list[GameLine]) -> list[tuple[GameLine, str, dict]]:
     """``(game, bot, figures)`` of each time-out marked as the machine's."""
     return [(game, name, measured) for game in games
             for name, measured in _pairs(game, "machine_timeout").items()]
 
 
-def load_lines(games: list[dict]) -> list[str]:
+def load_lines(games: list[GameLine]) -> list[str]:
     """The summary's lines on load: how many results it may have decided and which, how many
     time-outs were the bots' own, and once whether none could be measured; [] without a
     measured or unmeasured time-out."""
@@ -84,7 +86,7 @@ def load_lines(games: list[dict]) -> list[str]:
              f"(time-outs of a bot kept waiting for a core: below {FAIR_SHARE:g} of one, waiting "
              f"over {100 * MACHINE_WAIT:.0f} % of its turn); {own} time-out{'s' * (own != 1)} "
              "the bots' own." + (" Replay those games on a quiet machine." if results else "")]
-    lines += [f"  game {game.get('game')}: {describe(name, measured)}"
+    lines += [f"  game {game.game}: {describe(name, measured)}"
               for game, name, measured in marked]
     if unknown:
         lines.append(f"  {unknown} time-out{'s' * (unknown != 1)} {NOT_MEASURED}.")

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from agent import platform_io
-from ref_sim.series.output.game_line import GameLine, _is_int, line_problem
+from ref_sim.series.output.game_line import GameLine, _is_int
 from ref_sim.series.output.strict_json import RecordError, _short, read_lines
 
 
@@ -46,9 +46,6 @@ class WriteError(RuntimeError):
 #: The reason (games.jsonl's ``reason``) of a game that never began because a side could not start: a tournament scores
 #: it as that side's loss and goes on (a head-to-head series stops instead).
 CANNOT_START = "could not start"
-
-#: temporary: removed once no reader uses it (ref_sim/views/replay.py; GameLine.from_json checks)
-game_problem = line_problem
 
 
 def _number(value) -> bool:
