@@ -148,11 +148,11 @@ def plan_games(game, games: int, seed: int, plies: int) -> list[tuple[int, list[
 
 def run_series(game, spec_a: str, spec_b: str, games: int, seed: int = 0, opening_plies: int | None = None,
                seconds: float | None = None, depth: int | None = None, nodes: int | None = None,
-               on_game=None, runner=None, sprt=None) -> EngineSeries:
+               on_game=None, runner=None, sprt=None, play=play_scheduled_game) -> EngineSeries:
     """Play ``games`` games (rounded up to pairs) between two engine specs, here one after the
     other, or through ``runner`` (an :class:`ref_sim.series.run.cluster.ClusterRunner`) several at once;
     either way ``on_game`` sees the games in schedule order. ``sprt`` (elo0, elo1, alpha, beta):
-    stop once the SPRT decides.
+    stop once the SPRT decides.  ``play``: what plays one game (:func:`play_scheduled_game`).
 
     The series engine's loop plays them (:func:`ref_sim.series.loop.play_games`), but not as a
     :class:`ref_sim.series.loop.SeriesGames` reported by :mod:`ref_sim.series.output.report`:
@@ -173,7 +173,7 @@ def run_series(game, spec_a: str, spec_b: str, games: int, seed: int = 0, openin
 
     def submit(number: int):
         pair, opening, first, seeds = planned[number - 1]
-        return runner.submit(f"game-{number}", play_scheduled_game, game.name, (spec_a, spec_b),
+        return runner.submit(f"game-{number}", play, game.name, (spec_a, spec_b),
                              seeds, opening, first, limit_kwargs)
 
     def finished(number: int, ticket) -> None:
@@ -221,12 +221,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv=None, stdout=None) -> int:
-    """The command; a stop signal anywhere (ref_sim.stops) ends in one line and 128 + its number."""
-    return stops.guarded(stops.invoked_as(MODULE), _main, argv, stdout)
+def main(argv=None, stdout=None, *, connect=cluster.connect, play=play_scheduled_game) -> int:
+    """The command; a stop signal anywhere (ref_sim.stops) ends in one line and 128 + its number.
+    ``connect``: how a cluster is reached (:func:`ref_sim.series.run.cluster.connect`); ``play``:
+    what plays one game (:func:`play_scheduled_game`)."""
+    return stops.guarded(stops.invoked_as(MODULE), _main, argv, stdout, connect, play)
 
 
-def _main(argv, stdout) -> int:
+def _main(argv, stdout, connect, play) -> int:
     out = stdout if stdout is not None else sys.stdout
     prog = stops.invoked_as(MODULE)
     parser = build_parser()
@@ -248,9 +250,9 @@ def _main(argv, stdout) -> int:
 
     address = cluster_address.cluster_target(args)
     if not address:
-        return _play(args, game, out, runner=None)
+        return _play(args, game, out, None, play)
     try:
-        runner = cluster.connect(address, say=lambda message: say_error(prog, message))
+        runner = connect(address, say=lambda message: say_error(prog, message))
     except cluster_address.ClusterError as error:
         parser.error(str(error))
     except KeyboardInterrupt as interrupt:
@@ -259,10 +261,10 @@ def _main(argv, stdout) -> int:
     with runner:
         print(f"arena: on {len(runner.slots())} cluster worker(s), {runner.capacity()} games at once",
               file=out, flush=True)
-        return _play(args, game, out, runner)
+        return _play(args, game, out, runner, play)
 
 
-def _play(args, game, out, runner) -> int:
+def _play(args, game, out, runner, play) -> int:
     """The series and its summary, here or through ``runner``; the exit code."""
     prog = stops.invoked_as(MODULE)
     so_far: list[EngineSeries] = []
@@ -292,7 +294,8 @@ def _play(args, game, out, runner) -> int:
         try:
             series = run_series(game, args.engine_a, args.engine_b, args.games, seed=args.seed,
                                 opening_plies=args.opening_plies, seconds=args.seconds, depth=args.depth,
-                                nodes=args.nodes, on_game=on_game, runner=runner, sprt=args.sprt)
+                                nodes=args.nodes, on_game=on_game, runner=runner, sprt=args.sprt,
+                                play=play)
         except KeyboardInterrupt as interrupt:      # Ctrl-C, SIGTERM, SIGHUP (ref_sim.stops)
             say_error(prog, f"{stops.said(interrupt)} after {report_so_far()}")
             return stops.exit_code(interrupt)

@@ -13,6 +13,7 @@ from ref_sim import entry_point
 from ref_sim.referees.file_shell import check_time_limit
 from ref_sim.referees.file_text import check_encoding, locale_encoding
 from ref_sim.series import command, command_line
+from ref_sim.series.run import cluster
 from ref_sim.series.stats import match_stats
 from ref_sim.series.file_games import EXIT_WAIT, FORMAT, STARTUP_WAIT, FileGames, FileGameSettings, play_game
 from ref_sim.series.output.report import describe, report_lines, summarize
@@ -81,7 +82,8 @@ class Match(command.HeadToHead):
     flags = {"time_limit": "--time-limit", "paired": "--paired", "encoding": "--encoding",
              "sprt": "--sprt"}
 
-    def __init__(self, *, play=play_game) -> None:
+    def __init__(self, *, play=play_game, connect=cluster.connect) -> None:
+        super().__init__(connect=connect)
         self.play_game = play
 
     def build_parser(self):
@@ -162,9 +164,10 @@ class Match(command.HeadToHead):
 
 
 @entry_point.entry_point(MODULE)
-def main(argv: list[str] | None = None, *, play=play_game) -> int:
-    """The command; ``play`` plays each game (:func:`ref_sim.series.file_games.play_game`)."""
-    return Match(play=play).main(argv)
+def main(argv: list[str] | None = None, *, play=play_game, connect=cluster.connect) -> int:
+    """The command; ``play`` plays each game (:func:`ref_sim.series.file_games.play_game`),
+    ``connect`` reaches --cluster's scheduler (:func:`ref_sim.series.run.cluster.connect`)."""
+    return Match(play=play, connect=connect).main(argv)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from ref_sim.series import bot_list, command, command_line, event, file_games, p
 from ref_sim.series.command_line import MAX_GAMES
 from ref_sim.series.settings import TournamentSettings
 from ref_sim.series.output.game_line import GameLine
-from ref_sim.series.run import cluster_address
+from ref_sim.series.run import cluster, cluster_address
 from ref_sim.series.specs import agent_spec, stdio_spec
 from ref_sim.series.event import (OWN_OPENINGS, SHARED_OPENINGS, PairingProgress, check_settings,
                                   event_settings, pairing_seed, pairings, report_lines, schedule)
@@ -120,7 +120,8 @@ class Tournament(command.SeriesCommand):
     module, prefix, what, settings_name = MODULE, "uttt-tournament-", "tournament", "tournament.json"
     forfeits = True         # a class's event goes on past a bot that cannot start
 
-    def __init__(self, *, play=file_games.play_game) -> None:
+    def __init__(self, *, play=file_games.play_game, connect=cluster.connect) -> None:
+        super().__init__(connect=connect)
         self.play_game = play
 
     def build_parser(self):
@@ -202,9 +203,10 @@ class Tournament(command.SeriesCommand):
 
 
 @entry_point.entry_point(MODULE)
-def main(argv: list[str] | None = None, *, play=file_games.play_game) -> int:
-    """The command; ``play`` plays each file-protocol game (:func:`ref_sim.series.file_games.play_game`)."""
-    return Tournament(play=play).main(argv)
+def main(argv: list[str] | None = None, *, play=file_games.play_game, connect=cluster.connect) -> int:
+    """The command; ``play`` plays each file-protocol game (:func:`ref_sim.series.file_games.play_game`),
+    ``connect`` reaches --cluster's scheduler (:func:`ref_sim.series.run.cluster.connect`)."""
+    return Tournament(play=play, connect=connect).main(argv)
 
 
 if __name__ == "__main__":

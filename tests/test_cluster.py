@@ -7,6 +7,7 @@ does) and are skipped without it; the tests of the local pieces always run.
 """
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from ref_sim.series.run import cluster, admission, cluster_address, cluster_reach, scheduler
+from ref_sim.series.run import cluster, admission, cluster_address, scheduler
 from ref_sim.series import file_games, openings
 from ref_sim import match
 from ref_sim.series.specs import agent_spec
@@ -384,6 +385,9 @@ def closed_port():
         return probe.getsockname()[1]
 
 
+#: cluster.connect trying the scheduler for one second, not REACH_TIMEOUT's five: nothing listens.
+QUICK_REACH = functools.partial(cluster.connect, reach_timeout=1.0)
+
 REFUSED = "connection refused: no scheduler listens on that port (not started? another port?)"
 
 
@@ -391,10 +395,9 @@ REFUSED = "connection refused: no scheduler listens on that port (not started? a
 def test_a_match_with_an_unreachable_cluster_is_one_line(tmp_path, capsys, monkeypatch,
                                                          closed_port):
     pytest.importorskip("distributed")
-    monkeypatch.setattr(cluster_reach, "REACH_TIMEOUT", 1.0)
     with pytest.raises(SystemExit) as stop:
         match.main(["random", "random", "--out", str(tmp_path), "--cluster",
-                    f"127.0.0.1:{closed_port}"])
+                    f"127.0.0.1:{closed_port}"], connect=QUICK_REACH)
     assert stop.value.code == 2
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert error.endswith(f"cannot reach the scheduler at tcp://127.0.0.1:{closed_port}: {REFUSED}")
@@ -581,9 +584,8 @@ def test_the_arena_stops_in_one_line_when_a_game_loses_every_worker(capsys, monk
         third_game_lost.calls += 1
         return real(*args)
     third_game_lost.calls = 0
-    monkeypatch.setattr(arena, "play_scheduled_game", third_game_lost)
-    monkeypatch.setattr(cluster, "connect", lambda address, say=None: SlottedLocalRunner(1))
-    code = arena.main(["ttt", "alphabeta", "random", "--games", "6", "--cluster", "tcp://x:1"])
+    code = arena.main(["ttt", "alphabeta", "random", "--games", "6", "--cluster", "tcp://x:1"],
+                      connect=lambda address, say=None: SlottedLocalRunner(1), play=third_game_lost)
     out, err = capsys.readouterr()
     assert code == 1
     score = next(line for line in out.splitlines() if line.startswith("Score of alphabeta#1"))
@@ -596,9 +598,9 @@ def test_the_arena_stops_in_one_line_when_a_game_loses_every_worker(capsys, monk
 def test_the_arena_with_an_unreachable_cluster_is_one_line(capsys, monkeypatch, closed_port):
     pytest.importorskip("distributed")
     from ref_sim import arena
-    monkeypatch.setattr(cluster_reach, "REACH_TIMEOUT", 1.0)
     with pytest.raises(SystemExit) as stop:
-        arena.main(["ttt", "random", "random", "--cluster", f"tcp://127.0.0.1:{closed_port}"])
+        arena.main(["ttt", "random", "random", "--cluster", f"tcp://127.0.0.1:{closed_port}"],
+                   connect=QUICK_REACH)
     assert stop.value.code == 2
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert error.endswith(f"cannot reach the scheduler at tcp://127.0.0.1:{closed_port}: {REFUSED}")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ref_sim import stops
-from ref_sim.series.run import cluster_address
+from ref_sim.series.run import cluster, cluster_address
 from ref_sim.series.process import isolation, contain, metering, sandbox
 from ref_sim.series import realbots
 from ref_sim.series.command_line import MAX_GAMES, MAX_TURN_MS, check_agents, given_isolation, run_settings
@@ -78,6 +78,9 @@ class SeriesCommand:
     decided = None                  # an SPRT's decision, once made
     wanted = None                   # () -> False once no more games are wanted
     figures = None                  # (games) -> the progress line's figures, shown after a stop
+
+    def __init__(self, *, connect=cluster.connect) -> None:
+        self.connect = connect          # how --cluster's scheduler is reached
     #: A bot that cannot start: False stops the run (a rehearsal of two bots says why at once);
     #: True scores each game it could not start as its loss, and the run goes on (an event).
     forfeits = False
@@ -174,7 +177,8 @@ class SeriesCommand:
         if run.cluster and run.show:
             parser.error("--show plays here, one game at a time: not with --cluster")
         with out_lock.lock_out(run.out, stops.invoked_as(self.module), argv):   # one runner per --out
-            return run_in(parser, run.cluster, run.out, self.prefix, self.play, concurrency)
+            return run_in(parser, run.cluster, run.out, self.prefix, self.play, concurrency,
+                          connect=self.connect)
 
     def play(self, runner, out: Path) -> int:
         """Play the games not yet in ``out``'s games.jsonl, then the report; the exit code."""

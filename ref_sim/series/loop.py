@@ -292,13 +292,14 @@ def capped_concurrency(wanted: int) -> int:
 
 
 def run_in(parser, address: cluster_address.ClusterTarget | None, out_arg: str | None, prefix: str, run,
-           concurrency: int = 1) -> int:
+           concurrency: int = 1, connect=cluster.connect) -> int:
     """``run(runner, out)``, its exit code: ``runner`` plays the games on the cluster at
     ``address`` (unreachable: a usage error), else ``concurrency`` at once here; ``out`` is
     ``--out`` (``out_arg``), or else a temporary folder (``prefix``) deleted at the end, once
-    the runner is closed (after a stop the games in flight have ended already)."""
+    the runner is closed (after a stop the games in flight have ended already).  ``connect``:
+    how the cluster is reached (:func:`ref_sim.series.run.cluster.connect`)."""
     try:
-        runner = cluster.connect(address) if address else scheduler.LocalRunner(concurrency)
+        runner = connect(address) if address else scheduler.LocalRunner(concurrency)
     except cluster_address.ClusterError as error:
         parser.error(str(error))
     out = Path(out_arg) if out_arg else Path(tempfile.mkdtemp(prefix=prefix))
