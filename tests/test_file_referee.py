@@ -5,7 +5,7 @@ Each player is a script: at its ``.go`` it writes a text some seconds later (or 
 virtual directory keeps each file's text and modification time; a look (``Stat``) sees the writes
 made by then. Every action is logged with its time, so the order of the referee's files, when it
 looks, its verdicts and how long the files stay are checked exactly, where a real game could only
-check them within a tick. A few real-tick games (tests/test_ref_sim_referee.py) show that the shell
+check them within a tick. A few real-tick games (tests/test_file_shell.py) show that the shell
 does what the machine asks.
 """
 

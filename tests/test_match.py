@@ -1,7 +1,7 @@
 """The match runner: agent specs, the schedule, log parsing, and the series logic.
 
 Series logic runs against a stand-in for ``play_game``, given as ``match.main(argv, play=...)``
-(no processes, instant games); ``tests/test_match_series.py`` plays real games through the referee.
+(no processes, instant games); ``tests/test_match_e2e.py`` plays real games through the referee.
 """
 
 import json
