@@ -401,7 +401,7 @@ def test_a_game_whose_record_cannot_be_written_stops_the_series(tmp_path, capsys
 def test_a_cut_last_line_is_closed_before_the_next_game(tmp_path):
     path = tmp_path / "games.jsonl"
     path.write_bytes(b'{"game": 1, "resu')              # a runner killed while writing
-    records.append_game(path, {"game": 2})
+    records.append_line(path, {"game": 2})
     assert path.read_bytes() == b'{"game": 1, "resu\n{"game": 2}\n'
 
 

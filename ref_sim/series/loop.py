@@ -147,16 +147,8 @@ def play_games(runner, todo, submit, finished, stop: threading.Event, wanted=Non
 
 
 def append_game(path: Path, game: GameLine) -> None:
-    """Add a finished game's line to games.jsonl, whole or not at all (:func:`ref_sim.series.output.records.append_game`)."""
-    records.append_game(path, game.to_json())
-
-
-def read_games(path: Path) -> tuple[list[GameLine], int]:
-    """The valid game lines of ``games.jsonl`` (the last game kept when one repeats) and the
-    number of lines that could not be read (a line cut by a crash; :func:`ref_sim.series.output.records.read_games`
-    says why)."""
-    games, problems = records.read_games(path)
-    return games, len(problems)
+    """Add a finished game's line to games.jsonl, whole or not at all (:func:`ref_sim.series.output.records.append_line`)."""
+    records.append_line(path, game.to_json())
 
 
 # -- --out ------------------------------------------------------------------------------

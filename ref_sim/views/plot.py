@@ -19,7 +19,8 @@ from ref_sim.series.output import records
 from ref_sim.series.output.game_line import GameLine
 from ref_sim.views import render
 from ref_sim.entry_point import entry_point, prog
-from ref_sim.views.show import RecordError, load_games, player_names
+from ref_sim.series.output.strict_json import RecordError
+from ref_sim.views.show import load_games, player_names
 
 MODULE = "ref_sim.plot"
 AGENT_COLOURS = ("#d62839", "#1d5fd1")

@@ -25,6 +25,7 @@ from typing import TextIO
 
 from agent.cli_common import OneLineParser
 from ref_sim.series.output import records, strict_json
+from ref_sim.series.output.strict_json import RecordError
 from ref_sim.series.output.game_line import GameLine
 from ref_sim.views import render
 from ref_sim.rules import CODINGAME
@@ -36,10 +37,6 @@ MODULE = "ref_sim.show"
 OPENING_MOVES = 4
 #: The keys of a record shown as text.
 TEXT_KEYS = ("p1", "p2", "result", "winner", "loser", "reason", "bad_line")
-
-
-class RecordError(strict_json.RecordError):
-    """A file or a game record that cannot be shown; the message is one line for the user."""
 
 
 # -- reading -----------------------------------------------------------------------------
@@ -76,10 +73,7 @@ def record_line(record: dict) -> dict:
 def _game_line(record: dict, where: str, number: int | None = None) -> GameLine:
     """A checked record (:func:`_check_record`) as a line, numbered ``number`` if given."""
     line = record_line(record) if number is None else {**record_line(record), "game": number}
-    try:
-        return GameLine.from_json(line, where)
-    except strict_json.RecordError as error:
-        raise RecordError(str(error)) from None
+    return GameLine.from_json(line, where)
 
 
 def load_games(path) -> Games:
@@ -87,28 +81,22 @@ def load_games(path) -> Games:
     games.jsonl, :func:`ref_sim.series.output.records.games_source`); RecordError if neither.
     Every line is read by :mod:`ref_sim.series.output.records` (no NaN, no ``1e999``, no absurd nesting, no
     huge line); a bad one is an error naming the file and the line: the file is shown exactly."""
-    try:
-        path = str(records.games_source(path))
-    except strict_json.RecordError as error:
-        raise RecordError(str(error)) from None
+    path = str(records.games_source(path))
     lines_only = path.endswith((".jsonl", ".ndjson"))
     whole, whole_error = None, None
     if not lines_only:
         try:
             whole = strict_json.read_json(path, "game file")
-        except strict_json.RecordError as error:
+        except RecordError as error:
             if not os.path.isfile(path):
-                raise RecordError(str(error)) from None
+                raise
             whole_error = error
     if isinstance(whole, dict):
         return Games(path, [_game_line(_check_record(whole, path), path)], False)
     if whole is not None:
         raise RecordError(f"{path}: expected a game record (a JSON object) or JSON lines, "
                           f"got a JSON {type(whole).__name__}")
-    try:
-        values, problems = strict_json.read_lines(path)
-    except strict_json.RecordError as error:
-        raise RecordError(str(error)) from None
+    values, problems = strict_json.read_lines(path)
     if problems:
         if whole_error is not None and (not values or problems[0][0] < values[0][0]):
             # neither one record nor JSON lines: the whole file's error says where it breaks

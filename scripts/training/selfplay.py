@@ -81,7 +81,7 @@ def generate(directory: Path, games: int, nodes: int, seed: int, deviation: floa
         nonlocal plies, made
         winner, game_plies, moves, scores = ticket.result()
         # A whole line or none: a stop between games never cuts one.
-        records.append_game(path, {"game": i, "winner": winner, "moves": moves, "scores": scores})
+        records.append_line(path, {"game": i, "winner": winner, "moves": moves, "scores": scores})
         plies += game_plies
         made = i + 1 - done
         if made % 100 == 0 or i + 1 == games:

@@ -2,7 +2,7 @@
 
 Every runner and every view reads and writes ``--out`` through here: one runner per folder
 (:func:`ref_sim.series.output.out_lock.lock_out`), a game one whole line or nothing
-(:func:`append_game`), settings replaced whole (:func:`write_json`), write failures as
+(:func:`append_line`), settings replaced whole (:func:`write_json`), write failures as
 :class:`WriteError`, and games and settings checked as the strict JSON reader gives them
 (:mod:`ref_sim.series.output.strict_json`). What each command does with a bad record:
 docs/bench.md ("What a series keeps"); the files: docs/formats.md.
@@ -196,12 +196,12 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def append_game(path, game: dict) -> None:
-    """Add a finished game's line to ``path`` (games.jsonl): the whole line or nothing
+def append_line(path, value: dict) -> None:
+    """Add one JSON line to ``path`` (a finished game's to games.jsonl): the whole line or nothing
     (WriteError).  A last line left without its newline (a runner killed while writing) is
-    ended first, so that this game does not join it."""
+    ended first, so that this line does not join it."""
     path = Path(path)
-    data = (dumps_line(game) + "\n").encode("utf-8")
+    data = (dumps_line(value) + "\n").encode("utf-8")
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | platform_io.BINARY,
                      0o666)
