@@ -119,7 +119,8 @@ def replay_href(game: GameLine, links: dict) -> str | None:
 def page(out: Path, settings: dict, games: list[GameLine], name: str, links: dict) -> str:
     """The HTML of ``name``'s page; ``out``: the tournament's folder (its logs are read there),
     ``links``: the replay pages by pairing (:func:`ref_sim.views.crosstable.write_replays`)."""
-    own = [g for g in games if name in g.names]
+    # by number, however they came: the running tournament's list holds them as they ended
+    own = sorted((g for g in games if name in g.names), key=lambda g: g.game)
     won = sum(g.result == "win" and g.winner == name for g in own)
     lost = sum(g.result == "win" and g.winner != name for g in own)
     drawn = sum(g.result == "tie" for g in own)
