@@ -138,12 +138,12 @@ class Tournament(command.SeriesCommand):
         given, listed = given_settings(args)
         out = Path(args.out) if args.out else None
         settings = event_settings(out, args.resume, given)
-        run = command_line.run_settings(args, settings["isolate"], out and out / self.settings_name)
-        bot_list.check(listed, agent_spec if settings["protocol"] == "file" else stdio_spec)
-        specs = check_settings(settings)
+        run = command_line.run_settings(args, settings.isolate, out and out / self.settings_name)
+        bot_list.check(listed, agent_spec if settings.protocol == "file" else stdio_spec)
+        specs, settings = check_settings(settings)
         anchor = event.find_bot(settings, args.anchor) if args.anchor else None
-        if settings["protocol"] == "file":
-            warning = check_time_limit(settings["time_limit"])[1]
+        if settings.protocol == "file":
+            warning = check_time_limit(settings.time_limit)[1]
             if warning:
                 self.warnings.append(warning)
         self.specs, self.settings = specs, TournamentSettings(run, settings, args.check, anchor)
@@ -159,10 +159,10 @@ class Tournament(command.SeriesCommand):
             self.parser.error(str(error))
 
     def record(self) -> dict:
-        return self.settings.event
+        return self.settings.event.to_json()
 
     def slots(self) -> list[command.Slot]:
-        return schedule(len(self.settings.event["pairings"]), self.settings.event["rounds"])
+        return schedule(len(self.settings.event.pairings), self.settings.event.rounds)
 
     def header(self, runner, out: Path, kept: bool) -> str:
         return event.header(self.settings.event, runner, out, kept)
@@ -175,17 +175,17 @@ class Tournament(command.SeriesCommand):
         return PairingProgress(self.settings.event, done)
 
     def describe(self, game: dict) -> str:
-        return event.describe(self.settings.event, game)
+        return event.describe(self.settings.event.protocol, game)
 
     def annotate(self, slot: command.Slot, game: GameLine) -> GameLine:
-        return replace(game, pairing=list(self.settings.event["pairings"][slot.pairing]),
+        return replace(game, pairing=list(self.settings.event.pairings[slot.pairing]),
                        pairing_game=slot.k)
 
     def after_game(self, out: Path, games: list[dict], game: dict) -> None:
         pairing = tuple(game.pairing)
         settings, anchor = self.settings.event, self.settings.anchor
         if self.settings.run.out and sum(tuple(g.pairing or ()) == pairing
-                                         for g in games) == 2 * settings["rounds"]:
+                                         for g in games) == 2 * settings.rounds:
             # A pairing just ended: the crosstable is kept current while a long event runs.
             crosstable.write_pages(out, settings, games, anchor,
                                    report_lines(settings, games, anchor), only={pairing})

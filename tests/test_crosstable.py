@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from ref_sim.series import bot_list
+from ref_sim.series.output.event_record import EventSettings
 from ref_sim.series.output.game_line import GameLine
 from ref_sim import tournament
 from ref_sim.views import crosstable, replay
@@ -27,15 +28,16 @@ NASTY = '<script>alert("x")</script>&amp;'
 
 def settings_of(names, gauntlet=False, rounds=1):
     pairs = tournament.pairings(len(names), gauntlet)
-    return {"kind": "gauntlet" if gauntlet else "round-robin", "protocol": "file", "seed": 1,
-            "rounds": rounds, "time_limit": 1.0,
-            "bots": [{"name": name, "spec": f"spec of {name}"} for name in names],
-            "pairings": [list(pair) for pair in pairs]}
+    return EventSettings.from_json({
+        "kind": "gauntlet" if gauntlet else "round-robin", "protocol": "file", "seed": 1,
+        "rounds": rounds, "time_limit": 1.0,
+        "bots": [{"name": name, "spec": f"spec of {name}"} for name in names],
+        "pairings": [list(pair) for pair in pairs]})
 
 
 def game(settings, number, pairing, points, reason="3 in a row", notes=None):
     """A games.jsonl line with what the tables read: agent 1 is the pairing's first bot."""
-    a, b = (settings["bots"][i]["name"] for i in pairing)
+    a, b = (settings.names[i] for i in pairing)
     return GameLine.from_json({
         "game": number, "pairing": list(pairing), "pair": 0, "agents": [{"name": a}, {"name": b}],
         "names": [a, b], "moves": [], "result": "tie" if points == 0.5 else "win", "score": points,
@@ -261,8 +263,8 @@ def test_the_docstring_examples_hold():
 
 def test_replay_file_names_are_unique_and_safe():
     settings = settings_of(["Team 7", "Team/7", "../x", ""] + [f"B{n}" for n in range(8)])
-    names = {replay.replay_file(settings, pair) for pair in settings["pairings"]}
-    assert len(names) == len(settings["pairings"])
+    names = {replay.replay_file(settings, pair) for pair in settings.pairings}
+    assert len(names) == len(settings.pairings)
     assert all(re.fullmatch(r"[\w.-]+\.html", name) and not name.startswith(".") for name in names)
     assert replay.replay_file(settings, [0, 1]) == "01-Team_7-vs-02-Team_7.html"
     assert replay.replay_file(settings, [2, 3]) == "03-x-vs-04-bot.html"

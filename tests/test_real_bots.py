@@ -15,6 +15,7 @@ import pytest
 
 from ref_sim import command_words, match, tournament
 from ref_sim.series import realbots, specs
+from ref_sim.series.output.event_record import Bot, EventSettings
 from ref_sim.series.process.launch import child_env
 from ref_sim.series.specs import PROJECT_ROOT, agent_spec
 from ref_sim.referees.file_referee import (INVALID_MOVE, OUT_OF_ORDER, TIME_OUT, WIN_REASON, GameRecord,
@@ -105,8 +106,8 @@ def test_a_clash_of_names_stops_match_before_any_game(tmp_path):
 
 def test_a_tournament_refuses_two_bots_with_one_name_in_one_line():
     with pytest.raises(ValueError, match="bots 1 and 3 would both answer to 'Otter'"):
-        tournament.check_settings({"protocol": "file", "time_limit": 1.0, "bots": [
-            {"spec": f"name=Otter:{OTTER}"}, {"spec": "random"}, {"spec": f"name=Otter:{OTTER}"}]})
+        tournament.check_settings(EventSettings(
+            (Bot(f"name=Otter:{OTTER}"), Bot("random"), Bot(f"name=Otter:{OTTER}")), time_limit=1.0))
 
 
 # -- commands: relative paths ----------------------------------------------------------------

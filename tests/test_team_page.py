@@ -22,6 +22,7 @@ import virtual_games
 from ref_sim import replay as replay_command
 from ref_sim.referees.file_referee import INVALID_MOVE, TIME_OUT, GameRecord, MoveRecord
 from ref_sim.series import realbots
+from ref_sim.series.output.event_record import Bot, EventSettings
 from ref_sim.series.output.game_line import GameLine, Played
 from ref_sim.series.specs import agent_spec
 from ref_sim.views import replay, team_page
@@ -225,14 +226,14 @@ def test_a_bot_that_could_not_start_has_why_as_its_fault(tmp_path):
         "cannot_start": {"Walrus": why}, "opening": [], "moves": []})
     assert replay.verdict(line) == [f"Walrus could not start: {why}"]
     assert team_page.is_fault(line, "Walrus") and not team_page.is_fault(line, "Otter")
-    settings = {"kind": "round-robin", "bots": [{"name": "Walrus"}, {"name": "Otter"}]}
+    settings = EventSettings((Bot("x", "Walrus"), Bot("random", "Otter")))
     text = team_page.page(tmp_path, settings, [line], "Walrus", {})
     assert "Walrus could not start: exited with code 1" in text and "No module named &#x27;x&#x27;" in text
 
 
 def test_a_team_file_name_is_safe_and_unique():
-    settings = {"bots": [{"name": "Otter"}, {"name": "Team 7"}, {"name": "Team/7"}, {"name": "../x"}]}
-    assert [team_page.team_file(settings, bot["name"]) for bot in settings["bots"]] == \
+    settings = EventSettings(tuple(Bot("random", name) for name in ("Otter", "Team 7", "Team/7", "../x")))
+    assert [team_page.team_file(settings, name) for name in settings.names] == \
         ["team-Otter.html", "team-02-Team_7.html", "team-03-Team_7.html", "team-04-x.html"]
 
 

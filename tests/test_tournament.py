@@ -20,6 +20,8 @@ import pytest
 
 from ref_sim import stdio, tournament
 from ref_sim.series import openings
+from ref_sim.series.output import records
+from ref_sim.series.output.event_record import Bot, EventSettings
 from ref_sim.series.output.game_line import GameLine
 from ref_sim.referees.file_referee import TIME_OUT
 # The runner processes of tests/test_stops.py; no_leftovers is its autouse clean-up, here too.
@@ -56,15 +58,15 @@ def test_gauntlet_and_round_robin_pairings():
 
 # -- the tables, from game lines ----------------------------------------------------------
 
-SETTINGS = {"bots": [{"name": "Agent1", "spec": "agent:depth=3"},
-                     {"name": "Random2", "spec": "random"},
-                     {"name": "Seed3", "spec": "seed:depth=1"}],
-            "pairings": [[0, 1], [0, 2], [1, 2]]}
+SETTINGS = EventSettings.from_json({"bots": [{"name": "Agent1", "spec": "agent:depth=3"},
+                                             {"name": "Random2", "spec": "random"},
+                                             {"name": "Seed3", "spec": "seed:depth=1"}],
+                                    "pairings": [[0, 1], [0, 2], [1, 2]]})
 
 
 def game(number, pairing, points, pair=0, reason="3 in a row", notes=None):
     """A games.jsonl line with what the tables read: agent 1 is the pairing's first bot."""
-    a, b = (SETTINGS["bots"][i]["name"] for i in pairing)
+    a, b = (SETTINGS.names[i] for i in pairing)
     winner = {1: a, 0: b}.get(points)
     return GameLine(game=number, pairing=list(pairing), pair=pair,
                     agents=[{"name": a}, {"name": b}], names=[a, b],
@@ -111,8 +113,8 @@ def test_the_table_with_an_anchor_and_an_event_stopped_early():
     assert "Random2 at 0" in lines[4]
     assert any(line.endswith("Agent1 vs Seed3:   not played yet") for line in lines)
     # Two pairs that never met, even through others: said, not silently compared.
-    apart = {"bots": SETTINGS["bots"] + [{"name": "Eager4", "spec": "eager"}],
-             "pairings": [[0, 1], [2, 3], [0, 2]]}
+    apart = replace(SETTINGS, bots=SETTINGS.bots + (Bot("eager", "Eager4"),),
+                    pairings=((0, 1), (2, 3), (0, 2)))
     text = "\n".join(tournament.report_lines(apart, [game(1, (0, 1), 1), replace(
         game(2, (0, 1), 1), pairing=[2, 3], agents=[{"name": "Seed3"}, {"name": "Eager4"}],
         names=["Seed3", "Eager4"], winner="Seed3")]))
@@ -127,7 +129,7 @@ class Terminal(io.StringIO):
 
 def test_on_a_terminal_the_pairings_take_turns_on_one_line(monkeypatch):
     monkeypatch.setattr(sys, "stdout", Terminal())
-    settings = {**SETTINGS, "rounds": 10}
+    settings = replace(SETTINGS, rounds=10)
     progress = tournament.PairingProgress(settings, [game(1, (0, 1), 1)])   # played before
     progress.start(0)                       # drawn at once, as ref_sim.match draws its line
     progress.start(1)
@@ -146,11 +148,11 @@ def test_on_a_terminal_the_pairings_take_turns_on_one_line(monkeypatch):
 
 def test_in_a_log_every_game_is_a_line_and_each_pairing_its_figures(monkeypatch):
     monkeypatch.setattr(sys, "stdout", io.StringIO())
-    progress = tournament.PairingProgress({**SETTINGS, "rounds": 10}, [])
+    progress = tournament.PairingProgress(replace(SETTINGS, rounds=10), [])
     for number in range(1, 13):
         pairing = (0, 1) if number <= 10 else (0, 2)
-        progress.start(SETTINGS["pairings"].index(list(pairing)))
-        progress.game(SETTINGS["pairings"].index(list(pairing)), f"Game {number}/60: won",
+        progress.start(SETTINGS.pairings.index(pairing))
+        progress.game(SETTINGS.pairings.index(pairing), f"Game {number}/60: won",
                       game(number, pairing, 1, pair=(number - 1) // 2))
     progress.close()
     lines = sys.stdout.getvalue().splitlines()
@@ -257,7 +259,7 @@ def test_a_round_robin_of_three_bots_through_the_files(tmp_path, capsys):
         ([1, 2], 2, 0)]
     for g in games:
         a, b = (event["bots"][i]["name"] for i in g["pairing"])
-        seed = tournament.pairing_seed(event, tuple(g["pairing"]))
+        seed = tournament.pairing_seed(EventSettings.from_json(event), tuple(g["pairing"]))
         assert [agent["name"] for agent in g["agents"]] == [a, b] and g["series_seed"] == seed
         assert g["result"] in ("win", "tie") and g["notes"] == {}
         # Game k of the pairing is game k of `ref_sim.match A B --seed` its pairing's seed.
@@ -304,7 +306,7 @@ def test_a_stdio_gauntlet_is_the_head_to_head_series_of_ref_sim_stdio(tmp_path, 
     assert [(g["pairing"], g["pairing_game"]) for g in games] == [
         ([0, 1], 1), ([0, 1], 2), ([0, 2], 1), ([0, 2], 2), ([0, 1], 3), ([0, 1], 4),
         ([0, 2], 3), ([0, 2], 4)]
-    event = json.loads((tmp_path / "event" / "tournament.json").read_text())
+    event = assert_round_trips(tmp_path / "event" / "tournament.json")
     assert all(g["rules"] == "codingame" and g["series_seed"] == tournament.pairing_seed(event, tuple(g["pairing"]))
                for g in games)
     assert all(g["p1"] == g["agents"][(g["pairing_game"] - 1) % 2]["name"] for g in games)
@@ -523,10 +525,22 @@ def test_time_limit_is_the_turn_under_the_stdio_protocol_too():
     args = tournament.build_parser().parse_args(["random", "random", "--protocol", "stdio",
                                                  "--time-limit", "0.05"])
     settings = tournament.event_settings(None, False, tournament.given_settings(args)[0])
-    assert settings["turn_ms"] == 50 and "time_limit" not in settings
+    assert settings.turn_ms == 50 and "time_limit" not in settings.to_json()
 
 
 # -- each pairing its own openings; an old event keeps its shared ones ----------
+
+def assert_round_trips(path: Path) -> EventSettings:
+    """The settings of the tournament.json at ``path``, which they write back byte for byte (the
+    same keys in the same order: EventSettings.to_json is the dict the event writes)."""
+    written = path.read_bytes()
+    settings = EventSettings.from_json(json.loads(written), where=path)
+    again = path.with_name("again.json")
+    records.write_json(again, settings.to_json())
+    assert again.read_bytes() == written
+    again.unlink()
+    return settings
+
 
 def test_each_pairing_starts_from_openings_of_its_own_and_an_old_event_keeps_its_own(tmp_path):
     import virtual_games
@@ -534,8 +548,8 @@ def test_each_pairing_starts_from_openings_of_its_own_and_an_old_event_keeps_its
     out = tmp_path / "event"
     assert tournament.main(["random", "random", "random", "--rounds", "2", "--seed", "5", "--time-limit", "1",
                             "--out", str(out), "-q"], play=play) == 0
-    settings = json.loads((out / "tournament.json").read_text())
-    assert settings["openings"] == tournament.OWN_OPENINGS
+    settings = assert_round_trips(out / "tournament.json")
+    assert settings.openings == tournament.OWN_OPENINGS
     games = read_games(out)
     by_pairing = {}
     for game in games:
@@ -555,6 +569,6 @@ def test_each_pairing_starts_from_openings_of_its_own_and_an_old_event_keeps_its
     del recorded["openings"]
     (old / "tournament.json").write_text(json.dumps(recorded))
     assert tournament.main(["--resume", "--out", str(old), "--rounds", "2", "-q"], play=play) == 0
-    assert json.loads((old / "tournament.json").read_text())["openings"] == tournament.SHARED_OPENINGS
+    assert assert_round_trips(old / "tournament.json").openings == tournament.SHARED_OPENINGS
     resumed = [g for g in read_games(old) if g["pairing_game"] > 2]
     assert resumed and all(g["series_seed"] == 5 for g in resumed)

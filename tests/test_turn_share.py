@@ -22,6 +22,7 @@ from ref_sim import match, tournament
 from ref_sim.referees.file_referee import TIME_OUT, Notify
 from ref_sim.series.stats import ratings
 from ref_sim.series.output import machine_load, report
+from ref_sim.series.output.event_record import read_event
 from ref_sim.series.output.game_line import GameLine, Played
 from ref_sim.series.process import turn_share
 from ref_sim.views import replay, team_page
@@ -260,7 +261,7 @@ def test_the_record_marks_the_loaded_time_outs_and_keeps_the_figures_of_all(even
 
 def test_the_tournaments_text_says_how_many_results_load_may_have_decided(event):
     out, games = event
-    lines = tournament.report_lines(json.loads((out / "tournament.json").read_text()), games)
+    lines = tournament.report_lines(read_event(out / "tournament.json"), games)
     loaded = [g.game for g in games if g.machine_timeout is not None]
     (head,) = [line for line in lines if line.startswith("Load:")]
     assert head.startswith(f"Load: {len(loaded)} results load may have decided")
@@ -288,7 +289,7 @@ def test_the_crosstable_counts_the_loaded_time_outs_and_lists_them(event):
 
 def test_a_team_page_says_which_time_outs_were_the_machines_and_which_its_own(event):
     out, games = event
-    page = (out / team_page.team_file(json.loads((out / "tournament.json").read_text()), "Otter")).read_text()
+    page = (out / team_page.team_file(read_event(out / "tournament.json"), "Otter")).read_text()
     loaded = [g for g in games if g.machine_timeout is not None]
     assert loaded
     for game in [g for g in games if "Otter" in g.names]:     # its page: its games
@@ -366,7 +367,7 @@ def test_the_crosstable_and_the_text_say_whether_one_round_separates_the_bots(ev
     assert "The ranking separates 0 of 2 pairs of neighbours" in part
     assert part.count("bars overlap (") == 2
     assert "An estimate after 1 round: bars shrink as 1/sqrt(games)" in part
-    text = tournament.report_lines(json.loads((out / "tournament.json").read_text()), games)
+    text = tournament.report_lines(read_event(out / "tournament.json"), games)
     assert any(line.startswith("The ranking separates 0 of 2 pairs of neighbours") for line in text)
 
 

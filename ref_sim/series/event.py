@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 from ref_sim.series.command import Slot
@@ -18,17 +19,18 @@ from ref_sim.series.process import isolation
 from ref_sim.series.output import machine_load, report
 from ref_sim.series.stats import match_stats, ratings
 from ref_sim.series.output.records import CANNOT_START
+from ref_sim.series.output.event_record import (FILE_SETTINGS, FORMAT, OWN_OPENINGS,
+                                                SHARED_OPENINGS, STDIO_SETTINGS, Bot, EventSettings)
 from ref_sim.series.output.game_line import GameLine
 from ref_sim.series.loop import SeriesGames, went_wrong
 from ref_sim.series.output.progress import Progress
+from ref_sim.series.output.strict_json import RecordError
 from ref_sim.series.output.report import HANGS, distinct_line, pair_counts, summarize, tally
 from ref_sim.series.settings import SettingsFile, merge_settings, read_settings, refused
 from ref_sim.series.specs import agent_spec, keep_recorded_names, stdio_spec
 
-FORMAT = 1
-#: Settings that make games what they are, per protocol: a resumed tournament keeps them.
-FILE_SETTINGS = ("time_limit", "encoding")
-STDIO_SETTINGS = ("turn_ms", "first_turn_ms", "grace_ms")
+#: The command line's settings of a new event (FILE_SETTINGS, STDIO_SETTINGS: those that make
+#: each protocol's games what they are, which a resumed tournament keeps).
 DEFAULTS = {"bots": None, "gauntlet": False, "protocol": "file", "seed": None, "rounds": 1,
             "time_limit": 10.0, "encoding": None, "turn_ms": DEFAULT_TURN_MS,
             "first_turn_ms": DEFAULT_FIRST_TURN_MS, "grace_ms": DEFAULT_GRACE_MS,
@@ -68,52 +70,48 @@ def schedule(pairing_count: int, rounds: int) -> list[Slot]:
 
 # -- the games ----------------------------------------------------------------------------
 
-def pairing_games(settings: dict, specs: list, out: Path, stop: threading.Event,
+def pairing_games(settings: EventSettings, specs: list, out: Path, stop: threading.Event,
                   isolate: isolation.Isolation | None = None, waits: dict | None = None, *,
                   play=file_games.play_game) -> list[SeriesGames]:
-    """Each pairing's series (as ``settings["pairings"]``), played by its runner's code
+    """Each pairing's series (as ``settings.pairings``), played by its runner's code
     (``isolate``: each bot contained, :mod:`ref_sim.series.process.isolation`; ``waits``: the bots'
     start-up and exit waits, :func:`ref_sim.series.process.launch.waits_given`; ``play``: what
     plays a game through the referee's files, :func:`ref_sim.series.file_games.play_game`)."""
-    names = [bot["name"] for bot in settings["bots"]]
+    names = settings.names
     waits = waits or {}
-    if settings["protocol"] == "file":
-        game_settings = file_games.FileGameSettings(settings["time_limit"], encoding=settings["encoding"],
+    if settings.protocol == "file":
+        game_settings = file_games.FileGameSettings(settings.time_limit, encoding=settings.encoding,
                                                     isolate=isolate, **waits)
     else:
-        game_settings = codingame_games.StdioGameSettings(*(settings[key] for key in STDIO_SETTINGS),
-                                                          isolate=isolate, **waits)
+        game_settings = codingame_games.StdioGameSettings(settings.turn_ms, settings.first_turn_ms,
+                                                          settings.grace_ms, isolate=isolate, **waits)
     series = []
-    for i, j in settings["pairings"]:
+    for i, j in settings.pairings:
         pair = ([specs[i], specs[j]], [names[i], names[j]], pairing_seed(settings, (i, j)))
-        if settings["protocol"] == "file":
+        if settings.protocol == "file":
             series.append(file_games.FileGames(*pair, game_settings, out, stop=stop, play=play))
         else:
             series.append(codingame_games.StdioGames(*pair, game_settings, out, stop=stop))
     return series
 
 
-#: How a tournament's pairings draw their openings (tournament.json's "openings"): each from its
-#: own seed, so that the event is not one opening played by every pairing.  A tournament.json
-#: without the key is from before: all its pairings play the event's seed, and go on doing so.
-OWN_OPENINGS, SHARED_OPENINGS = "per-pairing", "shared"
-
-
-def pairing_seed(settings: dict, pairing: tuple[int, int]) -> int:
+def pairing_seed(settings: EventSettings, pairing: tuple[int, int]) -> int:
     """The series seed of ``pairing`` (bot indexes): its games are games 1, 2... of
-    ``uttt-match A B --seed`` it, colours paired as there.
+    ``uttt-match A B --seed`` it, colours paired as there (each pairing its own openings, or
+    the event's seed for all: ``settings.openings``).
 
-    >>> pairing_seed({"seed": 7}, (0, 1)), pairing_seed({"seed": 7, "openings": "per-pairing"}, (0, 1))
+    >>> pairing_seed(EventSettings((), seed=7), (0, 1)), pairing_seed(EventSettings((), seed=7, openings="per-pairing"), (0, 1))
     (7, 69974328)
     """
-    if settings.get("openings", SHARED_OPENINGS) == SHARED_OPENINGS:
-        return settings["seed"]
+    if settings.openings == SHARED_OPENINGS:
+        return settings.seed
     i, j = pairing
-    return random.Random(f"uttt-tournament/{settings['seed']}/pairing/{i}-{j}").randrange(2 ** 32)
+    return random.Random(f"uttt-tournament/{settings.seed}/pairing/{i}-{j}").randrange(2 ** 32)
 
 
-def describe(settings: dict, game: GameLine) -> str:
-    stdio = settings["protocol"] == "stdio" and not game.cannot_start   # a forfeit: alike
+def describe(protocol: str, game: GameLine) -> str:
+    """A game's line as the runner of the event's ``protocol`` says it."""
+    stdio = protocol == "stdio" and not game.cannot_start   # a forfeit: alike
     return (codingame_shell.describe if stdio else report.describe)(game)
 
 
@@ -125,10 +123,10 @@ def rated_games(games: list[GameLine]):
             for g in games if g.score is not None]
 
 
-def report_lines(settings: dict, games: list[GameLine], anchor: str | None = None) -> list[str]:
+def report_lines(settings: EventSettings, games: list[GameLine], anchor: str | None = None) -> list[str]:
     """The rating table, the head-to-head results and the faults, over ``games``."""
-    names = [bot["name"] for bot in settings["bots"]]
-    specs = {bot["name"]: bot["spec"] for bot in settings["bots"]}
+    names = settings.names
+    specs = {bot.name: bot.spec for bot in settings.bots}
     pairs = ratings.pairwise(rated_games(games))
     fit = ratings.fit(names, pairs, anchor=anchor)
     totals = ratings.standings(names, pairs)
@@ -140,14 +138,14 @@ def report_lines(settings: dict, games: list[GameLine], anchor: str | None = Non
         lines.append(f"The bots fall into {len(joined)} groups that never met, even through "
                      "others: Elo compares within a group only ("
                      + "; ".join(", ".join(group) for group in joined) + ").")
-    per_round = 2 * len(settings["pairings"])       # each pairing plays twice a round
+    per_round = 2 * len(settings.pairings)       # each pairing plays twice a round
     apart = ratings.separation_lines(fit, sum(t.games for t in pairs.values()) / per_round
                                      if per_round else 0.0)
     lines += [""] + apart if apart else []
     lines += ["", "Head to head (the first bot's score; Elo difference with its 95 % error "
                   "bar over the opening pairs):"]
-    width = max(len(f"{names[i]} vs {names[j]}") for i, j in settings["pairings"])
-    for i, j in settings["pairings"]:
+    width = max(len(f"{names[i]} vs {names[j]}") for i, j in settings.pairings)
+    for i, j in settings.pairings:
         own = [g for g in games if g.pairing == [i, j]]
         lines.append("  " + head_to_head(names[i], names[j], pairs, own, width))
     faulty = [sides[name].line() for name in fit.ranked() if sides[name].reasons]
@@ -157,7 +155,7 @@ def report_lines(settings: dict, games: list[GameLine], anchor: str | None = Non
     load = machine_load.load_lines(games)         # which time-outs the machine's load caused
     lines += [""] + load if load else []
     if games:
-        hint = codingame_games.REPEAT_HINT if settings.get("protocol") == "stdio" else ""
+        hint = codingame_games.REPEAT_HINT if settings.protocol == "stdio" else ""
         played = [g for g in games if not g.cannot_start]    # a forfeit has no moves
         if played:
             lines += ["", distinct_line(played, hint)]
@@ -231,12 +229,12 @@ class PairingProgress:
     whose figures mean something where a sum over the event would not; every round plays every
     pairing, so a pairing's bar and time left follow the tournament's): a :class:`Progress` from the pairing's first game in this run (the time left is this run's pace)."""
 
-    def __init__(self, settings: dict, games: list[GameLine]) -> None:
-        names = [bot["name"] for bot in settings["bots"]]
-        self.total = 2 * settings["rounds"]
-        self.names = [[names[i], names[j]] for i, j in settings["pairings"]]
+    def __init__(self, settings: EventSettings, games: list[GameLine]) -> None:
+        names = settings.names
+        self.total = 2 * settings.rounds
+        self.names = [[names[i], names[j]] for i, j in settings.pairings]
         self.played = [[g for g in games if g.pairing == list(pair)]
-                       for pair in settings["pairings"]]
+                       for pair in settings.pairings]
         self.lines: dict[int, Progress] = {}
         self.shown: Progress | None = None        # the line on a terminal: the others drawn over
 
@@ -265,22 +263,20 @@ class PairingProgress:
             self.shown.close()
 
 
-def event_settings(out: Path | None, resume: bool, given: dict) -> dict:
+def event_settings(out: Path | None, resume: bool, given: dict) -> EventSettings:
     """tournament.json for this run: the recorded tournament's in ``out`` when resuming (what
     the command line gives again, ``given``: each of :data:`DEFAULTS`, None where left out,
     must agree, but ``--rounds``), else the command line's.  The bots are named by
     :func:`check_settings`.  Raises ValueError (:class:`EventError`), or CannotResume."""
     recorded = read_settings(out, resume, bool(given["bots"]), TOURNAMENT_FILE)
+    old = None
     if recorded is not None:        # compared as the command line gives them
+        path = out / TOURNAMENT_FILE.name
         try:
-            recorded_names = [bot.get("name") if isinstance(bot, dict) else None for bot in recorded["bots"]]
-            recorded = {**recorded, "bots": [bot["spec"] for bot in recorded["bots"]],
-                        "gauntlet": recorded["kind"] == "gauntlet"}
-            if not all(isinstance(spec, str) for spec in recorded["bots"]):
-                raise TypeError("a bot's spec is not text")
-        except (KeyError, TypeError):
-            path = out / TOURNAMENT_FILE.name
+            old = EventSettings.from_json(recorded, where=path)
+        except RecordError:
             raise refused(f"cannot resume: {path} is not a tournament file", path, "bots") from None
+        recorded = {**recorded, "bots": [bot.spec for bot in old.bots], "gauntlet": old.gauntlet}
     given = dict(given)
     flags = {key: "--" + key.replace("_", "-") for key in DEFAULTS}
     flags["bots"] = "BOT ..."
@@ -292,75 +288,73 @@ def event_settings(out: Path | None, resume: bool, given: dict) -> dict:
             raise EventError(f"--time-limit {given['time_limit']:g}: a turn is more than 0 and at "
                              f"most {MAX_TURN_MS / 1000:,g} s")
         given["turn_ms"], given["time_limit"] = 1000 * given["time_limit"], None
-    settings = merge_settings(recorded, given, {**DEFAULTS, "seed": random.randrange(2 ** 32)},
-                                    flags, out, TOURNAMENT_FILE)
-    protocol = settings["protocol"]
+    merged = merge_settings(recorded, given, {**DEFAULTS, "seed": random.randrange(2 ** 32)},
+                            flags, out, TOURNAMENT_FILE)
+    protocol = merged["protocol"]
     own, other = ((FILE_SETTINGS, STDIO_SETTINGS) if protocol == "file"
                   else (STDIO_SETTINGS, FILE_SETTINGS))
     for key in other:
         if given[key] is not None:
             raise EventError(f"{flags[key]} is not for --protocol {protocol}")
-    if len(settings["bots"] or ()) < 2:
+    if len(merged["bots"] or ()) < 2:
         raise EventError("a tournament needs at least two bots")
-    pairs = pairings(len(settings["bots"]), settings["gauntlet"])
-    if 2 * len(pairs) * settings["rounds"] > MAX_GAMES:
-        raise EventError(f"{2 * len(pairs) * settings['rounds']:,} games: at most {MAX_GAMES:,} "
+    pairs = pairings(len(merged["bots"]), merged["gauntlet"])
+    if 2 * len(pairs) * merged["rounds"] > MAX_GAMES:
+        raise EventError(f"{2 * len(pairs) * merged['rounds']:,} games: at most {MAX_GAMES:,} "
                          "in one tournament (fewer --rounds or bots)")
-    return {"format": FORMAT, "kind": "gauntlet" if settings["gauntlet"] else "round-robin",
-            "protocol": protocol, "seed": settings["seed"], "rounds": settings["rounds"],
-            "isolate": settings["isolate"],
-            "openings": (recorded.get("openings", SHARED_OPENINGS) if recorded is not None
-                         else OWN_OPENINGS),
-            **{key: settings[key] for key in own},
-            "bots": [{"spec": spec} for spec in settings["bots"]],
-            "recorded_names": recorded_names if recorded is not None else None,
-            "pairings": [list(pair) for pair in pairs]}
+    return EventSettings(
+        format=FORMAT, kind="gauntlet" if merged["gauntlet"] else "round-robin",
+        protocol=protocol, seed=merged["seed"], rounds=merged["rounds"], isolate=merged["isolate"],
+        openings=OWN_OPENINGS if old is None else old.openings,
+        **{key: merged[key] for key in own},
+        bots=tuple(Bot(spec) for spec in merged["bots"]), pairings=tuple(pairs),
+        recorded_names=None if old is None else old.names)
 
 
-def check_settings(settings: dict) -> list:
-    """The bots' specs, each bot named in ``settings``, after checking the time limit;
+def check_settings(settings: EventSettings) -> tuple[list, EventSettings]:
+    """The bots' specs and ``settings`` with each bot named, after checking the time limit;
     ValueError."""
-    if settings["protocol"] == "file":
-        problem, _ = check_time_limit(settings["time_limit"])
+    if settings.protocol == "file":
+        problem, _ = check_time_limit(settings.time_limit)
         if problem:
             raise EventError(problem)
         parse = agent_spec
     else:
         parse = stdio_spec
-    specs = [parse(bot["spec"]) for bot in settings["bots"]]
-    keep_recorded_names(specs, settings.pop("recorded_names", None))
-    settings["bots"] = [{"name": name, "spec": bot["spec"]}       # a clash: ValueError
-                        for name, bot in zip(realbots.bot_names(specs), settings["bots"])]
-    return specs
+    specs = [parse(bot.spec) for bot in settings.bots]
+    keep_recorded_names(specs, settings.recorded_names)
+    bots = tuple(Bot(bot.spec, name)                                # a clash: ValueError
+                 for name, bot in zip(realbots.bot_names(specs), settings.bots))
+    return specs, replace(settings, bots=bots, recorded_names=None)
 
 
-def find_bot(settings: dict, text: str) -> str:
+def find_bot(settings: EventSettings, text: str) -> str:
     """The name of the bot ``text`` names (a name, any case, or a spec that only one has)."""
-    bots = settings["bots"]
-    found = ([b["name"] for b in bots if b["name"].lower() == text.lower()]
-             or [b["name"] for b in bots if b["spec"] == text])
+    bots = settings.bots
+    found = ([b.name for b in bots if b.name.lower() == text.lower()]
+             or [b.name for b in bots if b.spec == text])
     if len(found) == 1:
         return found[0]
     why = f"{len(found)} bots have that spec" if found else "no such bot"
-    raise EventError(f"--anchor {text}: {why}; name one of {', '.join(b['name'] for b in bots)}")
+    raise EventError(f"--anchor {text}: {why}; name one of {', '.join(settings.names)}")
 
 
-def header(settings: dict, runner, out: Path, kept: bool) -> str:
+def header(settings: EventSettings, runner, out: Path, kept: bool) -> str:
     """What is about to be played, one bot a line."""
-    count, rounds = len(settings["pairings"]), settings["rounds"]
-    if settings["protocol"] == "file":
-        timing = f"{settings['time_limit']:g} s per move"
+    count, rounds = len(settings.pairings), settings.rounds
+    if settings.protocol == "file":
+        timing = f"{settings.time_limit:g} s per move"
         pairing = "each opening twice, colours swapped"
     else:
-        timing = (f"{settings['turn_ms']:g} ms per turn (first {settings['first_turn_ms']:g} "
-                  f"ms, grace {settings['grace_ms']:g} ms), stdin/stdout")
+        timing = (f"{settings.turn_ms:g} ms per turn (first {settings.first_turn_ms:g} "
+                  f"ms, grace {settings.grace_ms:g} ms), stdin/stdout")
         pairing = "each program first once"
-    kind = "Gauntlet" if settings["kind"] == "gauntlet" else "Round-robin"
-    width = max(len(bot["name"]) for bot in settings["bots"])
-    lines = [f"{kind} of {len(settings['bots'])} bots, {count} pairing{'s' * (count > 1)}, "
+    kind = "Gauntlet" if settings.gauntlet else "Round-robin"
+    width = max(len(bot.name) for bot in settings.bots)
+    lines = [f"{kind} of {len(settings.bots)} bots, {count} pairing{'s' * (count > 1)}, "
              f"{rounds} round{'s' * (rounds > 1)}: {2 * count * rounds} games ({pairing}) at "
-             f"{timing}; seed {settings['seed']}"]
-    lines += [f"  {bot['name']:<{width}}  {bot['spec']}" for bot in settings["bots"]]
+             f"{timing}; seed {settings.seed}"]
+    lines += [f"  {bot.name:<{width}}  {bot.spec}" for bot in settings.bots]
     if runner.remote:
         lines.append(f"on {len(runner.slots())} cluster worker(s), {runner.capacity()} at once")
     elif runner.capacity() > 1:

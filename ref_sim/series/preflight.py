@@ -22,6 +22,7 @@ from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.series import event, file_games
 from ref_sim.series.process import sandbox
 from ref_sim.series.output import telemetry
+from ref_sim.series.output.event_record import Bot, EventSettings
 from ref_sim.series.output.game_line import GameLine
 from ref_sim.series.process.launch import AgentCannotStart
 from ref_sim.series.loop import capped_concurrency, game_logs, keep_logs, play_games
@@ -138,7 +139,7 @@ def judge(name: str, number: int, game: GameLine, limit: float, logs: Path, file
             f": {hint}" if hint else "")
     elif game.result == "aborted" or not mine:     # the random bot's fault, or a stop
         verdict.failed = (f"not checked: the game ended before it could show "
-                          f"({event.describe({'protocol': 'file' if file else 'stdio'}, game)})")
+                          f"({event.describe('file' if file else 'stdio', game)})")
     else:
         verdict.passed += named + [f"moves in time (slowest {shown(max(seconds, default=0))} of {shown(limit)})"]
         if note:
@@ -165,15 +166,15 @@ def second_verdict(verdict: Verdict, record, notes: dict, limit: float, again: f
                           "a second game; does it answer to the name it is given?")
 
 
-def run(settings: dict, specs: list, run_as: RunSettings, say=print) -> int:
+def run(settings: EventSettings, specs: list, run_as: RunSettings, say=print) -> int:
     """Check each bot of the event ``settings`` (named, with their ``specs``) as the module
     docstring says; ``run_as``: the run's isolation, waits and concurrency.  Returns the
     exit code: 0 when every bot passed, 1 when one did not, 128 + N when a signal stopped it.
     ValueError (one line): a --isolate-share folder that holds a bot's program."""
-    file = settings["protocol"] == "file"
-    names = [bot["name"] for bot in settings["bots"]]
+    file = settings.protocol == "file"
+    names = settings.names
     opponent = (agent_spec if file else stdio_spec)(OPPONENT)
-    limit = settings["time_limit"] if file else settings["turn_ms"] / 1000
+    limit = settings.time_limit if file else settings.turn_ms / 1000
     concurrency = capped_concurrency(run_as.concurrency)
     out = Path(tempfile.mkdtemp(prefix="uttt-check-"))
     logs = out / "logs"
@@ -184,11 +185,11 @@ def run(settings: dict, specs: list, run_as: RunSettings, say=print) -> int:
         series, first = {}, stop.new()
         for name, spec in zip(names, specs):
             rival = "Random" if name != "Random" else "Random0"
-            pair = {**settings, "bots": [{"name": name}, {"name": rival}], "pairings": [[0, 1]]}
+            pair = replace(settings, bots=(Bot(spec.spec, name), Bot(OPPONENT, rival)), pairings=((0, 1),))
             series[name] = event.pairing_games(pair, [spec, opponent], out, first,
                                                isolate, dict(run_as.waits))[0]
         timing = (f"{shown(limit)} per move" if file else
-                  f"{settings['turn_ms']:g} ms per turn (first {settings['first_turn_ms']:g} ms)")
+                  f"{settings.turn_ms:g} ms per turn (first {settings.first_turn_ms:g} ms)")
         say(f"Checking {len(names)} bot{'s' * (len(names) != 1)}: each plays one game against the "
             f"built-in {OPPONENT} bot at {timing}"
             + (", isolated" if isolate is not None else "") + f", {concurrency} at once")

@@ -17,6 +17,7 @@ from pathlib import Path
 from agent.cli_common import SHOWN_MESSAGE
 from agent.text import printable
 from ref_sim.series.output import records, strict_json
+from ref_sim.series.output.event_record import EventSettings
 from ref_sim.series.process import isolation
 from ref_sim.series.run.cluster_address import ClusterTarget
 
@@ -90,10 +91,10 @@ class StdioSettings(HeadToHeadSettings):
 @dataclass(frozen=True)
 class TournamentSettings:
     """``uttt-tournament``'s: ``event``, tournament.json as :func:`ref_sim.series.event.event_settings`
-    made it (its bots named); ``check``: only ``--check`` the bots; ``anchor``: the bot rated
+    made it (:class:`ref_sim.series.output.event_record.EventSettings`, its bots named); ``check``: only ``--check`` the bots; ``anchor``: the bot rated
     at 0 (None: the mean)."""
     run: RunSettings
-    event: dict
+    event: EventSettings
     check: bool = False
     anchor: str | None = None
 

@@ -20,6 +20,7 @@ from urllib.parse import quote
 from ref_sim.series.stats import match_stats, ratings
 
 from ref_sim.series.output import machine_load
+from ref_sim.series.output.event_record import EventSettings
 from ref_sim.series.output.game_line import GameLine
 from ref_sim.views import board_page, replay, team_page
 from ref_sim.views.replay_page import asset
@@ -44,11 +45,11 @@ class Row:
     load_timeouts: int = 0      # of its time-outs, those marked the machine's (machine_load)
 
 
-def table_rows(settings: dict, games: list[GameLine], anchor: str | None = None):
+def table_rows(settings: EventSettings, games: list[GameLine], anchor: str | None = None):
     """The rating table's rows (best first), the fit, and each pairing's record keyed
     ``(agent 1, agent 2)`` by name, as :func:`ref_sim.series.event.report_lines` computes them."""
-    names = [bot["name"] for bot in settings["bots"]]
-    specs = {bot["name"]: bot["spec"] for bot in settings["bots"]}
+    names = settings.names
+    specs = {bot.name: bot.spec for bot in settings.bots}
     rated = [(g.agents[0]["name"], g.agents[1]["name"], g.score) for g in games if g.score is not None]
     pairs = ratings.pairwise(rated)
     fit = ratings.fit(names, pairs, anchor=anchor)
@@ -64,14 +65,14 @@ def table_rows(settings: dict, games: list[GameLine], anchor: str | None = None)
     return rows, fit, pairs
 
 
-def rounds_played(settings: dict, games: list[GameLine]) -> float:
+def rounds_played(settings: EventSettings, games: list[GameLine]) -> float:
     """The rated games in rounds (each pairing plays two games a round): what the error bars
     stand on."""
-    per_round = 2 * len(settings["pairings"])
+    per_round = 2 * len(settings.pairings)
     return sum(g.score is not None for g in games) / per_round if per_round else 0.0
 
 
-def separation(settings: dict, fit: ratings.Ratings, games: list[GameLine]) -> str:
+def separation(settings: EventSettings, fit: ratings.Ratings, games: list[GameLine]) -> str:
     """Whether the ranking separates the bots: each pair of neighbours, and the rounds that
     might separate those whose bars overlap (:func:`ref_sim.series.stats.ratings.separation_lines`)."""
     lines = ratings.separation_lines(fit, rounds_played(settings, games))
@@ -122,7 +123,7 @@ def _write(path: Path, text: str) -> None:
         raise
 
 
-def write_replays(out: Path, settings: dict, games: list[GameLine], only=None) -> dict[tuple, str]:
+def write_replays(out: Path, settings: EventSettings, games: list[GameLine], only=None) -> dict[tuple, str]:
     """Each pairing's replay page in ``out/replays`` (``only``: just these pairings', the
     others' pages kept as they are); returns ``{(i, j): relative path}`` of the pairings that
     have one.  Raises :class:`ref_sim.views.replay.ReplayError` or OSError."""
@@ -135,8 +136,8 @@ def write_replays(out: Path, settings: dict, games: list[GameLine], only=None) -
     # Each position links to the analysis board beside the pages, as a series' replay does.
     board_page.write_page(folder / BOARD)
     links = {}
-    names = [bot["name"] for bot in settings["bots"]]
-    for pairing in map(tuple, settings["pairings"]):
+    names = settings.names
+    for pairing in map(tuple, settings.pairings):
         name = replay.replay_file(settings, pairing)
         if only is not None and pairing not in only:
             if (folder / name).is_file():
@@ -165,7 +166,7 @@ def replay_page_text(data: dict) -> str:
     return page(replay.embedded_json(data)).replace("<header>", "<header>" + BACK_LINK, 1)
 
 
-def write_pages(out: Path, settings: dict, games: list[GameLine], anchor: str | None = None,
+def write_pages(out: Path, settings: EventSettings, games: list[GameLine], anchor: str | None = None,
                 report: list[str] | None = None, only=None) -> list[str]:
     """Write the replay pages and the crosstable into ``out``; returns the line that says where
     (or why not: a page that cannot be written never stops the tournament's report).  During
@@ -177,7 +178,7 @@ def write_pages(out: Path, settings: dict, games: list[GameLine], anchor: str | 
     else:
         problem = None
     # Each team's page, beside the crosstable: during a run only the teams that just played.
-    names = [bot["name"] for bot in settings["bots"]]
+    names = settings.names
     teams = None if only is None else {names[i] for pairing in only for i in pairing}
     try:
         team_files = team_page.write_pages(out, settings, games, links, teams, write=_write)
@@ -260,19 +261,19 @@ def rating_table(rows: list[Row], fit: ratings.Ratings, teams: dict | None = Non
     return (f"<table><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>")
 
 
-def bot_table(settings: dict) -> str:
-    rows = "".join(f"<tr><td>{number}</td><td class=bot>{escape(bot['name'])}</td>"
-                   f"<td class=spec>{escape(bot['spec'])}</td></tr>"
-                   for number, bot in enumerate(settings["bots"], 1))
+def bot_table(settings: EventSettings) -> str:
+    rows = "".join(f"<tr><td>{number}</td><td class=bot>{escape(bot.name)}</td>"
+                   f"<td class=spec>{escape(bot.spec)}</td></tr>"
+                   for number, bot in enumerate(settings.bots, 1))
     return ("<table><thead><tr><th title='its place in the list, the number in its name'>#</th>"
             "<th class=bot>Bot</th><th class=bot>Spec</th></tr>"
             f"</thead><tbody>{rows}</tbody></table>")
 
 
-def cross_table(settings: dict, rows: list[Row], pairs: dict, links: dict) -> str:
-    names = [bot["name"] for bot in settings["bots"]]
+def cross_table(settings: EventSettings, rows: list[Row], pairs: dict, links: dict) -> str:
+    names = settings.names
     index = {name: i for i, name in enumerate(names)}
-    pairings = {tuple(p) for p in settings["pairings"]}
+    pairings = {tuple(p) for p in settings.pairings}
     # Bots are numbered one way on the page: their place in the list, which their names carry
     # (Walrus2) and the bot table shows; the rows are in the order of the rating table's Rank.
     head = ['<tr><th class=bot>Bot</th>']
@@ -315,20 +316,20 @@ def cross_table(settings: dict, rows: list[Row], pairs: dict, links: dict) -> st
             f'<tbody>{"".join(body)}</tbody></table></div>')
 
 
-def _settings_line(settings: dict, played: int) -> str:
-    total = 2 * len(settings["pairings"]) * settings["rounds"]
-    if settings.get("protocol") == "stdio":
-        timing = f"CodinGame stdin/stdout, {settings['turn_ms']:g} ms per turn"
+def _settings_line(settings: EventSettings, played: int) -> str:
+    total = 2 * len(settings.pairings) * settings.rounds
+    if settings.protocol == "stdio":
+        timing = f"CodinGame stdin/stdout, {settings.turn_ms:g} ms per turn"
         pairing = "each program first once"
     else:
-        timing = f"the referee's files, {settings['time_limit']:g} s per move"
+        timing = f"the referee's files, {settings.time_limit:g} s per move"
         pairing = "one opening twice, colours swapped"
-    rounds = settings["rounds"]
+    rounds = settings.rounds
     state = ("complete" if played >= total else
              "stopped early or under way: --resume --out continues it")
     return (f"{played} of {total} games played ({state}) &middot; {rounds} "
             f"round{'s' * (rounds != 1)} (each pairing {pairing}) &middot; "
-            f"{escape(timing)} &middot; seed {settings['seed']} &middot; written "
+            f"{escape(timing)} &middot; seed {settings.seed} &middot; written "
             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
 
 
@@ -352,14 +353,14 @@ def fault_games(games: list[GameLine], name: str, links: dict) -> str:
     return f'<ul class="games">{"".join(items)}</ul>' if items else ""
 
 
-def page(settings: dict, games: list[GameLine], links: dict, anchor: str | None = None,
+def page(settings: EventSettings, games: list[GameLine], links: dict, anchor: str | None = None,
          report: list[str] | None = None, teams: dict | None = None) -> str:
     """The crosstable page's HTML (see the module docstring); ``teams``: each bot's team page
     (:mod:`ref_sim.views.team_page`) by name, linked from its row and its faults."""
     teams = teams or {}
     rows, fit, pairs = table_rows(settings, games, anchor)
-    kind = "Gauntlet" if settings.get("kind") == "gauntlet" else "Round-robin"
-    title = f"{kind} of {len(settings['bots'])} bots"
+    kind = "Gauntlet" if settings.gauntlet else "Round-robin"
+    title = f"{kind} of {len(settings.bots)} bots"
     where = (f"{fit.anchor} at 0" if fit.anchor else "the mean at 0")
     played = {row.name for row in rows if row.record.games}
     groups = [group for group in fit.groups if played & set(group)]

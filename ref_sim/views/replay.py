@@ -23,6 +23,7 @@ from agent.search import PROVEN_SCORE, WIN_SCORE
 from ref_sim.views import analysis
 from ref_sim.referees import codingame_referee
 from ref_sim.series.output import machine_load, records, strict_json, telemetry
+from ref_sim.series.output.event_record import EventSettings, read_event
 from ref_sim.series.output.game_line import GameLine
 from ref_sim.entry_point import entry_point, prog
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
@@ -58,13 +59,13 @@ class ReplayError(ValueError):
 REPLAYS = "replays"
 
 
-def replay_file(settings: dict, pairing) -> str:
+def replay_file(settings: EventSettings, pairing) -> str:
     """The replay page's file name of ``pairing`` ([i, j]), unique by the bot numbers and
     readable by the names: ``02-Seed2-vs-04-Team_7.html``."""
-    width = max(2, len(str(len(settings["bots"]))))
+    width = max(2, len(str(len(settings.bots))))
     parts = []
     for index in pairing:
-        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", settings["bots"][index]["name"]).strip("._")
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", settings.bots[index].name).strip("._")
         parts.append(f"{index + 1:0{width}d}-{slug[:32] or 'bot'}")
     return "-vs-".join(parts) + ".html"
 
@@ -138,9 +139,9 @@ def _tournament(folder: Path, games: list[dict]) -> dict:
     """``{"bots": N, "kind": "round-robin" | "gauntlet" | None}``: the event's bots as its
     tournament.json lists them (those that never played too), else those in its games."""
     try:
-        settings = strict_json.read_json(folder / "tournament.json", "tournament settings")
-        bots, kind = len(settings["bots"]), settings.get("kind")
-    except (strict_json.RecordError, KeyError, TypeError, AttributeError):
+        settings = read_event(folder / "tournament.json")
+        bots, kind = len(settings.bots), settings.kind
+    except strict_json.RecordError:
         bots, kind = len({name for game in games for name in game["agents"]}), None
     return {"bots": bots, "kind": _text(kind)}
 

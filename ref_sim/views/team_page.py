@@ -22,6 +22,7 @@ from urllib.parse import quote
 from ref_sim.referees import codingame_referee
 from ref_sim.referees.file_referee import INVALID_MOVE, OUT_OF_ORDER, TIME_OUT
 from ref_sim.series.output import machine_load
+from ref_sim.series.output.event_record import EventSettings, read_event
 from ref_sim.series.output.game_line import GameLine
 from ref_sim.views import replay
 from ref_sim.views.replay_page import STYLE, coloured
@@ -33,12 +34,12 @@ FAULTS = (TIME_OUT, INVALID_MOVE, OUT_OF_ORDER, codingame_referee.CRASHED)
 TAIL_LINES, TAIL_WIDTH, TAIL_BYTES = 15, 200, 8192
 
 
-def team_file(settings: dict, name: str) -> str:
+def team_file(settings: EventSettings, name: str) -> str:
     """The page's file name: ``team-Otter.html``; a name that is no safe file name, or whose
     safe form another bot shares, also gets its number in the list (``team-03-Team_7.html``)."""
     def slug(text):
         return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("._")[:40] or "bot"
-    names = [bot["name"] for bot in settings["bots"]]
+    names = settings.names
     own = slug(name)
     if own == name and [slug(other) for other in names].count(own) == 1:
         return f"team-{own}.html"
@@ -116,7 +117,7 @@ def replay_href(game: GameLine, links: dict) -> str | None:
     return f"{quote(link)}#game={game.game}" if link else None
 
 
-def page(out: Path, settings: dict, games: list[GameLine], name: str, links: dict) -> str:
+def page(out: Path, settings: EventSettings, games: list[GameLine], name: str, links: dict) -> str:
     """The HTML of ``name``'s page; ``out``: the tournament's folder (its logs are read there),
     ``links``: the replay pages by pairing (:func:`ref_sim.views.crosstable.write_replays`)."""
     # by number, however they came: the running tournament's list holds them as they ended
@@ -124,8 +125,8 @@ def page(out: Path, settings: dict, games: list[GameLine], name: str, links: dic
     won = sum(g.result == "win" and g.winner == name for g in own)
     lost = sum(g.result == "win" and g.winner != name for g in own)
     drawn = sum(g.result == "tie" for g in own)
-    kind = "gauntlet" if settings.get("kind") == "gauntlet" else "round-robin"
-    event = f"a {kind} of {len(settings['bots'])} bots"
+    kind = "gauntlet" if settings.gauntlet else "round-robin"
+    event = f"a {kind} of {len(settings.bots)} bots"
 
     rows, faults, all_times, cpu_total, peak = [], [], [], 0.0, None
     for game in own:
@@ -229,27 +230,27 @@ def write_one(out, name: str) -> Path:
     if out.name in ("games.jsonl", "tournament.json"):
         out = out.parent
     try:
-        settings = strict_json.read_json(out / "tournament.json", "tournament settings")
+        settings = read_event(out / "tournament.json")
         games, _ = records.read_games(records.games_source(out))
     except strict_json.RecordError as error:
         raise ValueError(f"--team needs a tournament's folder: {error}") from None
-    names = [bot["name"] for bot in settings["bots"]]
+    names = settings.names
     if name not in names:
         raise ValueError(f"--team {name!r}: no such bot in {out / 'tournament.json'} "
                          f"(its bots: {', '.join(names)})")
     links = {}
-    for pairing in map(tuple, settings["pairings"]):
+    for pairing in map(tuple, settings.pairings):
         link = f"{replay.REPLAYS}/{replay.replay_file(settings, pairing)}"
         if (out / link).is_file():
             links[pairing] = link
     return out / write_pages(out, settings, games, links, [name])[name]
 
 
-def write_pages(out: Path, settings: dict, games: list[GameLine], links: dict, names=None,
+def write_pages(out: Path, settings: EventSettings, games: list[GameLine], links: dict, names=None,
                 write=None) -> dict[str, str]:
     """Write the team pages of ``names`` (default: every bot) into ``out`` with ``write(path,
     text)``; returns ``{name: file name}`` of every bot (the crosstable links them all)."""
-    files = {bot["name"]: team_file(settings, bot["name"]) for bot in settings["bots"]}
+    files = {bot.name: team_file(settings, bot.name) for bot in settings.bots}
     for name in files if names is None else names:
         text = page(out, settings, games, name, links)
         if write is None:
