@@ -23,6 +23,7 @@ from ref_sim.series import openings
 from ref_sim.series.output import records
 from ref_sim.series.output.event_record import Bot, EventSettings
 from ref_sim.series.output.game_line import GameLine
+from ref_sim.series.output.strict_json import RecordError
 from ref_sim.referees.file_referee import TIME_OUT
 # The runner processes of tests/test_stops.py; no_leftovers is its autouse clean-up, here too.
 from test_stops import (PATIENCE, SHELL_RANDOM, SIGNAL_IDS, SIGNALS, Run, assert_stopped,  # noqa: F401
@@ -540,6 +541,25 @@ def assert_round_trips(path: Path) -> EventSettings:
     assert again.read_bytes() == written
     again.unlink()
     return settings
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"bots": [{"spec": "random"}, {"spec": 7}]}, "'bots' must be a list of bots with their specs, not "),
+    ({"bots": "random random"}, "'bots' must be a list of bots with their specs"),
+    ({"pairings": [[0, 2]]}, "'pairings' must be a list of pairs of bots, not [[0, 2]]"),
+    ({"rounds": 0}, "'rounds' must be a positive whole number, not 0"),
+])
+def test_settings_that_are_no_tournaments_are_one_error_naming_the_file_and_the_key(change, message):
+    with pytest.raises(RecordError) as error:
+        EventSettings.from_json({**RECORDED, **change}, where="t/tournament.json")
+    assert str(error.value).startswith(f"t/tournament.json: {message}")
+
+
+def test_an_older_tournament_json_reads_as_it_was_played():
+    older = {key: value for key, value in RECORDED.items() if key not in ("format", "isolate")}
+    settings = EventSettings.from_json({**older, "bots": [{"spec": "random"}, {"spec": "seed"}]})
+    assert settings.openings == tournament.SHARED_OPENINGS and settings.names == [None, None]
+    assert settings.pairings == ((0, 1),) and settings.to_json()["bots"] == [{"spec": "random"}, {"spec": "seed"}]
 
 
 def test_each_pairing_starts_from_openings_of_its_own_and_an_old_event_keeps_its_own(tmp_path):

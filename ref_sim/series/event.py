@@ -272,8 +272,8 @@ def event_settings(out: Path | None, resume: bool, given: dict) -> EventSettings
     old = None
     if recorded is not None:        # compared as the command line gives them
         path = out / TOURNAMENT_FILE.name
-        try:
-            old = EventSettings.from_json(recorded, where=path)
+        try:            # its pairings are made anew below, whatever it held
+            old = EventSettings.from_json({**recorded, "pairings": []}, where=path)
         except RecordError:
             raise refused(f"cannot resume: {path} is not a tournament file", path, "bots") from None
         recorded = {**recorded, "bots": [bot.spec for bot in old.bots], "gauntlet": old.gauntlet}

@@ -90,7 +90,7 @@ class EventSettings:
         """The settings ``obj`` (tournament.json's JSON value) holds; RecordError ``"WHERE:
         'key' must be ..., not ..."`` (``where``: the file) if it holds no tournament's.  A key
         an older file lacks is as it was then ("openings": shared); a bot's name that is not
-        text is none."""
+        text is none; "kind" is as the file has it (None: none)."""
         def refused(key: str, wanted: str) -> RecordError:
             shown = _short(json.dumps(obj[key]), 30) if key in obj else "missing"
             return RecordError(f"{where}: {key!r} must be {wanted}, not {shown}")
@@ -111,10 +111,10 @@ class EventSettings:
                     isinstance(i, int) and not isinstance(i, bool) and 0 <= i < len(bots) for i in pair)
                 for pair in pairings)):
             raise refused("pairings", "a list of pairs of bots")
-        return cls(bots=tuple(Bot(bot["spec"], bot["name"] if isinstance(bot.get("name"), str) else None)
+        return cls(kind=obj.get("kind"), bots=tuple(Bot(bot["spec"], bot["name"] if isinstance(bot.get("name"), str) else None)
                               for bot in bots),
                    pairings=tuple(tuple(pair) for pair in pairings),
-                   **{key: obj[key] for key in ("kind", "protocol", "seed", "rounds", "isolate",
+                   **{key: obj[key] for key in ("protocol", "seed", "rounds", "isolate",
                                                 "openings", *FILE_SETTINGS, *STDIO_SETTINGS,
                                                 "format") if key in obj})
 
