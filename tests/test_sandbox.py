@@ -623,6 +623,23 @@ def test_a_program_run_through_a_link_is_shown_where_the_command_names_it(tmp_pa
     assert any(real.startswith(path + os.sep) for path in shown) or real.startswith("/usr/")
 
 
+def test_a_version_managers_shim_on_path_shows_the_managers_folder(tmp_path):
+    """``python3`` on PATH as pyenv's shim (~/.pyenv/shims/python3, a script that runs
+    ~/.pyenv/libexec/pyenv, which reads ~/.pyenv/version and runs ~/.pyenv/versions/...): the
+    shim's folder alone left the bot exiting 127, "~/.pyenv/libexec/pyenv: No such file"."""
+    root = tmp_path / ".pyenv"
+    (root / "shims").mkdir(parents=True)
+    (root / "libexec").mkdir()
+    shim = root / "shims" / "python3"
+    shim.write_text(f'#!/bin/sh\nexec "{root}/libexec/pyenv" exec python3 "$@"\n')
+    shim.chmod(0o755)
+    script = tmp_path / "team" / "bot.py"
+    script.parent.mkdir()
+    script.write_text("print('hello')\n")
+    shown = sandbox.readable_paths(["python3", str(script), "Team"], {"PATH": str(shim.parent)})
+    assert str(root) in shown and str(script.parent) in shown
+
+
 @pytest.mark.e2e
 @needs_bwrap
 def test_a_home_folder_named_on_the_command_line_is_not_shown(tmp_path, monkeypatch):

@@ -236,13 +236,15 @@ def readable_paths(command: list[str], env: dict, isolate: Isolation | None = No
     interpreter = shutil.which(first, path=env.get("PATH")) if first else None
     real = os.path.realpath(interpreter) if interpreter else ""
     # The interpreter of its script: its installation (~/.nvm/.../bin/node: the folder above
-    # bin), unless the bot's line names one in a hidden folder of a home or another bot's.
+    # bin; a version manager's shim, ~/.pyenv/shims/python3: the manager's folder, which the
+    # shim runs and reads), unless the bot's line names one in a hidden folder of a home or
+    # another bot's.
     if interpreter and real not in own:
         folder = os.path.dirname(real)
         # the path the command runs and each link on the way (a link to a venv's python, a
         # link to pyenv's), then what it leads to
         for path in ([os.path.dirname(hop) for hop in _link_chain(interpreter)]
-                     + [os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder]):
+                     + [os.path.dirname(folder) if os.path.basename(folder) in ("bin", "shims") else folder]):
             real = os.path.realpath(path)
             if os.sep in first and (_hidden_folder_of_home(real, homes) or any(
                     _under(real, [o if os.path.isdir(o) else os.path.dirname(o)]) for o in others)):
