@@ -15,6 +15,7 @@ from ref_sim.referees.file_text import check_encoding, locale_encoding
 from ref_sim.series import command, command_line
 from ref_sim.series.run import cluster
 from ref_sim.series.stats import match_stats
+from ref_sim.series.output.game_line import GameLine
 from ref_sim.series.file_games import EXIT_WAIT, FORMAT, STARTUP_WAIT, FileGames, FileGameSettings, play_game
 from ref_sim.series.output.report import describe, report_lines, summarize
 from ref_sim.series.settings import MatchSettings, whole_pairs
@@ -136,7 +137,7 @@ class Match(command.HeadToHead):
                    "; games and logs in a temporary directory, deleted at the end (--out DIR "
                    "keeps them), but for the logs of games that go wrong"))
 
-    def series(self, out: Path, isolate, stop, done: list[dict]) -> list[FileGames]:
+    def series(self, out: Path, isolate, stop, done: list[GameLine]) -> list[FileGames]:
         own = self.settings
         settings = FileGameSettings(own.time_limit, encoding=own.encoding, isolate=isolate,
                                     show=own.run.show, **dict(own.run.waits))
@@ -145,13 +146,13 @@ class Match(command.HeadToHead):
         return [FileGames(self.specs, self.names, own.seed, settings, out, paired=own.paired,
                           stop=stop, play=self.play_game)]
 
-    def describe(self, game: dict) -> str:
+    def describe(self, game: GameLine) -> str:
         return describe(game)
 
-    def figures(self, games: list[dict]):
+    def figures(self, games: list[GameLine]):
         return summarize(games, self.names, self.settings.paired, self.settings.sprt)
 
-    def after_game(self, out: Path, games: list[dict], game: dict) -> None:
+    def after_game(self, out: Path, games: list[GameLine], game: GameLine) -> None:
         summary = self.figures(games)
         if summary.sprt is not None and summary.sprt.decision:
             self.decided = summary.sprt.decision
@@ -159,7 +160,7 @@ class Match(command.HeadToHead):
     def wanted(self) -> bool:
         return self.decided is None
 
-    def report(self, games: list[dict]) -> list[str]:
+    def report(self, games: list[GameLine]) -> list[str]:
         return report_lines(games, self.names, self.settings.paired, self.settings.sprt)
 
 

@@ -15,6 +15,7 @@ from ref_sim.referees.codingame_shell import (DEFAULT_FIRST_TURN_MS, DEFAULT_GRA
                                        describe)
 from ref_sim.rules import CODINGAME
 from ref_sim.series import command, command_line
+from ref_sim.series.output.game_line import GameLine
 from ref_sim.series.codingame_games import FORMAT, REPEAT_HINT, STARTUP_WAIT, StdioGames, StdioGameSettings
 from ref_sim.series.command_line import MAX_TURN_MS, add_timing, seconds_in_ms
 from ref_sim.series.output.report import report_lines, summarize
@@ -107,19 +108,19 @@ class Stdio(command.HeadToHead):
                 + (f"files in {out}" if kept else "files in a temporary directory, deleted at the end "
                    "(--out DIR keeps them), but for the logs of games that go wrong"))
 
-    def series(self, out: Path, isolate, stop, done: list[dict]) -> list[StdioGames]:
+    def series(self, out: Path, isolate, stop, done: list[GameLine]) -> list[StdioGames]:
         settings = StdioGameSettings(*self.settings.timing(), isolate, **dict(self.settings.run.waits))
         show = (lambda text: print(text, flush=True)) if self.settings.run.show else None
         return [StdioGames(self.specs, self.names, self.settings.seed, settings, out, show=show,
                            stop=stop)]
 
-    def describe(self, game: dict) -> str:
+    def describe(self, game: GameLine) -> str:
         return describe(game)
 
-    def figures(self, games: list[dict]):
+    def figures(self, games: list[GameLine]):
         return summarize(games, self.names, self.settings.games > 1)
 
-    def report(self, games: list[dict]) -> list[str]:
+    def report(self, games: list[GameLine]) -> list[str]:
         return report_lines(games, self.names, self.settings.games > 1, repeat_hint=REPEAT_HINT)
 
 

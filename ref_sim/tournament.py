@@ -167,21 +167,21 @@ class Tournament(command.SeriesCommand):
     def header(self, runner, out: Path, kept: bool) -> str:
         return event.header(self.settings.event, runner, out, kept)
 
-    def series(self, out: Path, isolate, stop, done: list[dict]) -> list:
+    def series(self, out: Path, isolate, stop, done: list[GameLine]) -> list:
         return event.pairing_games(self.settings.event, self.specs, out, stop, isolate,
                                    dict(self.settings.run.waits), play=self.play_game)
 
-    def progress(self, done: list[dict]) -> PairingProgress:
+    def progress(self, done: list[GameLine]) -> PairingProgress:
         return PairingProgress(self.settings.event, done)
 
-    def describe(self, game: dict) -> str:
+    def describe(self, game: GameLine) -> str:
         return event.describe(self.settings.event.protocol, game)
 
     def annotate(self, slot: command.Slot, game: GameLine) -> GameLine:
         return replace(game, pairing=list(self.settings.event.pairings[slot.pairing]),
                        pairing_game=slot.k)
 
-    def after_game(self, out: Path, games: list[dict], game: dict) -> None:
+    def after_game(self, out: Path, games: list[GameLine], game: GameLine) -> None:
         pairing = tuple(game.pairing)
         settings, anchor = self.settings.event, self.settings.anchor
         if self.settings.run.out and sum(tuple(g.pairing or ()) == pairing
@@ -190,7 +190,7 @@ class Tournament(command.SeriesCommand):
             crosstable.write_pages(out, settings, games, anchor,
                                    report_lines(settings, games, anchor), only={pairing})
 
-    def report(self, games: list[dict]) -> list[str]:
+    def report(self, games: list[GameLine]) -> list[str]:
         settings, anchor, out = self.settings.event, self.settings.anchor, self.settings.run.out
         lines = report_lines(settings, games, anchor)
         self.pages = []                 # where the pages are: said after where the games are

@@ -46,7 +46,7 @@ class SeriesProgress:
     """A series' progress line (:class:`ref_sim.series.output.progress.Progress`), told of games as a
     tournament's pairings are (``start``, ``game``): drawn at once on a terminal."""
 
-    def __init__(self, total: int, figures, played: list[dict], terminal: bool) -> None:
+    def __init__(self, total: int, figures, played: list[GameLine], terminal: bool) -> None:
         self.line = Progress(total, terminal=terminal, done=len(played))
         self.figures, self.played = figures, list(played)
         if self.line.terminal:
@@ -55,7 +55,7 @@ class SeriesProgress:
     def start(self, pairing: int) -> None:
         """A game is starting: nothing to show."""
 
-    def game(self, pairing: int, line: str, game: dict) -> None:
+    def game(self, pairing: int, line: str, game: GameLine) -> None:
         self.played.append(game)
         self.line.game(line, notable=went_wrong(game))
         self.line.update(len(self.played), self.figures(self.played))
@@ -117,15 +117,15 @@ class SeriesCommand:
         """What is about to be played, said first (``kept``: ``out`` is --out, not temporary)."""
         raise NotImplementedError
 
-    def series(self, out: Path, isolate, stop: threading.Event, done: list[dict]) -> list:
+    def series(self, out: Path, isolate, stop: threading.Event, done: list[GameLine]) -> list:
         """The :class:`ref_sim.series.loop.SeriesGames` of each pairing (one for a series)."""
         raise NotImplementedError
 
-    def progress(self, done: list[dict]):
+    def progress(self, done: list[GameLine]):
         """What shows the games as they end (``start``, ``game``, ``close``)."""
         raise NotImplementedError
 
-    def describe(self, game: dict) -> str:
+    def describe(self, game: GameLine) -> str:
         """A finished game in one line."""
         raise NotImplementedError
 
@@ -133,10 +133,10 @@ class SeriesCommand:
         """``game`` with what its line holds beyond its series' (a tournament's pairing)."""
         return game
 
-    def after_game(self, out: Path, games: list[dict], game: dict) -> None:
+    def after_game(self, out: Path, games: list[GameLine], game: GameLine) -> None:
         """A game was just recorded (``games``: all so far)."""
 
-    def report(self, games: list[dict]) -> list[str]:
+    def report(self, games: list[GameLine]) -> list[str]:
         """The summary's lines over ``games``."""
         raise NotImplementedError
 
@@ -252,7 +252,7 @@ class SeriesCommand:
             stopped = play_games(runner, todo, submit, finished, stop, wanted=self.wanted)
         pages: list[str] = []
 
-        def report(games: list[dict]) -> list[str]:
+        def report(games: list[GameLine]) -> list[str]:
             lines = self.report(games)
             pages.extend(self.more_lines())
             return lines
@@ -318,7 +318,7 @@ class HeadToHead(SeriesCommand):
     def bots_lines(self) -> str:
         return "\n".join(f"{name}: {spec.template}" for name, spec in zip(self.names, self.specs))
 
-    def progress(self, done: list[dict]) -> SeriesProgress:
+    def progress(self, done: list[GameLine]) -> SeriesProgress:
         # On a terminal the line is redrawn (not with --show, whose boards scroll).
         return SeriesProgress(self.settings.games, self.figures, done,
                               terminal=sys.stdout.isatty() and not self.settings.run.show)

@@ -246,7 +246,7 @@ class PairingProgress:
             if self.lines[pairing].terminal and self.shown is None:
                 self._show(pairing)             # a line from the start, as ref_sim.match
 
-    def game(self, pairing: int, line: str, game: dict) -> None:
+    def game(self, pairing: int, line: str, game: GameLine) -> None:
         """A finished game of the pairing: its line (in a log; on a terminal if it went wrong),
         then the pairing's figures."""
         self.played[pairing].append(game)
