@@ -10,11 +10,10 @@ the value keeps no unknown keys.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 from ref_sim.series.output.records import settings_problem
-from ref_sim.series.output.strict_json import RecordError, _short, read_json
+from ref_sim.series.output.strict_json import RecordError, read_json, wrong_value
 
 #: The ``format`` of the tournament.json written now.
 FORMAT = 1
@@ -92,8 +91,7 @@ class EventSettings:
         an older file lacks is as it was then ("openings": shared); a bot's name that is not
         text is none; "kind" is as the file has it (None: none)."""
         def refused(key: str, wanted: str) -> RecordError:
-            shown = _short(json.dumps(obj[key]), 30) if key in obj else "missing"
-            return RecordError(f"{where}: {key!r} must be {wanted}, not {shown}")
+            return RecordError(f"{where}: {wrong_value(obj, key, wanted)}")
 
         if not isinstance(obj, dict):
             raise RecordError(f"{where}: not a tournament's settings (a JSON "

@@ -19,11 +19,10 @@ type for each would only copy them.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, fields
 
 from ref_sim.rules import CODINGAME
-from ref_sim.series.output.strict_json import RecordError, _short
+from ref_sim.series.output.strict_json import RecordError, wrong_value
 
 #: The ``format`` of the lines written now.
 FORMAT = 1
@@ -84,8 +83,7 @@ def _problem(game) -> str | None:
     )
     for key, good, wanted in checks:
         if not good:
-            shown = _short(json.dumps(game[key]), 30) if key in game else "missing"
-            return f"{key!r} must be {wanted}, not {shown}"
+            return wrong_value(game, key, wanted)
     return None
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from agent import platform_io
 from ref_sim.series.output.game_line import GameLine, _is_int
-from ref_sim.series.output.strict_json import RecordError, _short, read_lines
+from ref_sim.series.output.strict_json import RecordError, read_lines, wrong_value
 
 
 DROPPED_SUFFIX = ".dropped"
@@ -78,7 +78,7 @@ def settings_problem(settings: dict) -> tuple[str, str] | None:
     the wrong type), or None."""
     for key, (good, wanted) in SETTINGS.items():
         if key in settings and not good(settings[key]):
-            return key, f"{key!r} must be {wanted}, not {_short(json.dumps(settings[key]), 30)}"
+            return key, wrong_value(settings, key, wanted)
     return None
 
 

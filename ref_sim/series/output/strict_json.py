@@ -38,6 +38,13 @@ class RecordError(ValueError):
     """A record that cannot be read; the message is one line naming the file (and line)."""
 
 
+def wrong_value(record: dict, key: str, wanted: str) -> str:
+    """How every check of a record says a key is wrong: ``'key' must be WANTED, not VALUE``
+    (the value as JSON, cut short; ``missing`` when ``record`` has no such key)."""
+    shown = _short(json.dumps(record[key]), 30) if key in record else "missing"
+    return f"{key!r} must be {wanted}, not {shown}"
+
+
 # -- reading -------------------------------------------------------------------------------
 
 class _Refused(ValueError):
