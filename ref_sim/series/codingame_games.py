@@ -20,7 +20,7 @@ from ref_sim.rules import CODINGAME
 from ref_sim.series.run import shipping
 from ref_sim.series.process import isolation, launch, turn_share
 from ref_sim.series.output import records, telemetry
-from ref_sim.series.output.game_line import GameLine, Played
+from ref_sim.series.output.game_line import GameLine, Played, score_of
 from ref_sim.series.process.bot_process import BotProcess, GameBots
 from ref_sim.series.loop import SeriesGames
 from ref_sim.series.specs import StdioSpec
@@ -135,16 +135,14 @@ def game_line(played: Played, commands: dict, number: int, series_seed: int, spe
     its programs logged.  ``k``: its number in its series when that is not ``number`` (a
     tournament's pairing): the pair and the seeds follow ``k``, ``game`` and the logs ``number``."""
     k, record = number if k is None else k, played.record
-    skipped = {name: telemetry.attach_search_log(record["moves"], name, telemetry.search_log_path(
-        logs, number, name))[1] for name in names}
-    score = (None if record["result"] == "aborted" else 0.5 if record["result"] == "tie"
-             else float(record["winner"] == names[0]))
+    skipped = telemetry.attach_search_logs(record["moves"], names, logs, number)
+    score = score_of(record["result"], record["winner"], names[0])
     agents = [{"name": name, "spec": spec.spec, "command": commands[name], "seed": agent_seed}
               for name, spec, agent_seed in zip(names, specs, agent_seeds(series_seed, k))]
     return GameLine(game=number, pair=(k - 1) // 2, series_seed=series_seed, agents=agents,
                     **record, usage=played.usage, timeout_share=played.timeout_share,
                     machine_timeout=played.machine_timeout, score=score,
-                    **telemetry.skipped_key(skipped))
+                    **skipped)
 
 
 class StdioGames(SeriesGames):

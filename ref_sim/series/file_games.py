@@ -18,7 +18,7 @@ from ref_sim.series.run import shipping
 from ref_sim.series.process import isolation, launch
 from ref_sim.series import openings, realbots
 from ref_sim.series.output import records, telemetry
-from ref_sim.series.output.game_line import GameLine, Played
+from ref_sim.series.output.game_line import GameLine, Played, score_of
 from ref_sim.series.process.bot_process import BotProcess, GameBots
 from ref_sim.series.process.launch import AgentCannotStart
 from ref_sim.series.loop import SeriesGames
@@ -186,18 +186,8 @@ def game_line(played: Played, scheduled: openings.Scheduled, series_seed: int,
     """The games.jsonl line of a game, each key described in docs/formats.md (keep the two
     together); ``encoding``: the series' ``--encoding``, as given to the agents."""
     record, notes = played.record, played.notes
-    data = record.to_dict()
-    moves = data["moves"]
-    skipped = {}
-    for name in names:
-        path = telemetry.search_log_path(logs, scheduled.index, name)
-        skipped[name] = telemetry.attach_search_log(moves, name, path)[1]
-    if record.result == "tie":
-        points = 0.5
-    elif record.result == "win":
-        points = 1.0 if record.winner == names[0] else 0.0
-    else:
-        points = None
+    moves = record.to_dict()["moves"]
+    skipped = telemetry.attach_search_logs(moves, names, logs, scheduled.index)
     return GameLine(
         game=scheduled.index, pair=scheduled.pair, series_seed=series_seed, seed=scheduled.seed, time_limit=record.time_limit,
         encoding=record.encoding,
@@ -209,11 +199,11 @@ def game_line(played: Played, scheduled: openings.Scheduled, series_seed: int,
         opening=[list(item) for item in record.opening], moves=moves,
         result=record.result, winner=record.winner, loser=record.loser,
         reason=record.reason, end_text=record.end_text, bad_line=record.bad_line,
-        score=points, notes=dict(notes),
+        score=score_of(record.result, record.winner, names[0]), notes=dict(notes),
         hints=realbots.stall_notes(record, notes, dict(zip(names, specs)), played.late_start),
         started=record.started, duration=round(record.duration, 3),
         usage=played.usage, timeout_share=played.timeout_share,
-        machine_timeout=played.machine_timeout, **telemetry.skipped_key(skipped))
+        machine_timeout=played.machine_timeout, **skipped)
 
 
 class FileGames(SeriesGames):

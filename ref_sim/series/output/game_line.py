@@ -87,6 +87,18 @@ def _problem(game) -> str | None:
     return None
 
 
+def score_of(result: str, winner: str | None, first: str) -> float | None:
+    """A line's ``score``: what the series' first agent (``first``) made of the game, 1, 0.5 or
+    0; None for an aborted one.
+
+    >>> score_of("win", "A", "A"), score_of("win", "B", "A"), score_of("tie", None, "A"), score_of("aborted", None, "A")
+    (1.0, 0.0, 0.5, None)
+    """
+    if result == "tie":
+        return 0.5
+    return float(winner == first) if result == "win" else None
+
+
 @dataclass(frozen=True)
 class GameLine:
     """One finished game as ``games.jsonl`` holds it; each attribute is the key of that name

@@ -147,6 +147,13 @@ def attach_search_log(moves: list[dict], player: str, path: Path) -> tuple[int, 
     return attach(moves, player, entries), skipped
 
 
+def attach_search_logs(moves: list[dict], names, logs: Path, number: int) -> dict:
+    """Each of ``names``' search log of game ``number`` in ``logs`` (:func:`search_log_path`)
+    attached to its moves; the line's key for the lines skipped (:func:`skipped_key`)."""
+    return skipped_key({name: attach_search_log(moves, name, search_log_path(logs, number, name))[1]
+                        for name in names})
+
+
 def skipped_key(skipped: dict) -> dict:
     """The games.jsonl key for search-log lines that were skipped, ``{"search_log_skipped":
     {name: count}}`` for the programs with any, else nothing (the line stays as it was).
